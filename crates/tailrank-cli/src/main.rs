@@ -1,0 +1,58 @@
+//! `tailrank`: a thin command-line layer over the `tailrank` library. Each subcommand lives in
+//! `cmd/<name>.rs`, parses its arguments and calls the library; no logic lives here.
+
+use clap::{Parser, Subcommand};
+
+mod cmd;
+
+#[derive(Parser)]
+#[command(
+    name = "tailrank",
+    version,
+    about = "Exact and predicted mAP@k for image retrieval against web-scale distractor pools"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Simulate an ILIAS-like benchmark, predict mAP@1k at N = 10^8 from a 5% sample, compare with the truth.
+    Demo(cmd::demo::DemoArgs),
+    /// Exact metrics from a results JSON (or a whole-pool scan summary).
+    Eval(cmd::eval::EvalArgs),
+    /// Scan descriptors: scores, per-query top-M and per-positive counts, into a summary.
+    Scan(cmd::scan::ScanArgs),
+    /// Merge summaries of disjoint pool shards.
+    Merge(cmd::merge::MergeArgs),
+    /// Hash-sample pool ids (SPEC 4) and write the sample with a manifest.
+    Sample(cmd::sample::SampleArgs),
+    /// Predict the full-pool metric from a sample summary or a hardness file.
+    Predict(cmd::predict::PredictArgs),
+    /// Plot predicted mAP@k against pool size.
+    Curve(cmd::curve::CurveArgs),
+    /// Simulate a benchmark with known truth (summary-level or descriptor files).
+    Simulate(cmd::simulate::SimulateArgs),
+    /// Validation study on simulated data: errors of the estimate and the baselines.
+    Validate(cmd::validate::ValidateArgs),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Demo(a) => cmd::demo::run(a),
+        Command::Eval(a) => cmd::eval::run(a),
+        Command::Scan(a) => cmd::scan::run(a),
+        Command::Merge(a) => cmd::merge::run(a),
+        Command::Sample(a) => cmd::sample::run(a),
+        Command::Predict(a) => cmd::predict::run(a),
+        Command::Curve(a) => cmd::curve::run(a),
+        Command::Simulate(a) => cmd::simulate::run(a),
+        Command::Validate(a) => cmd::validate::run(a),
+    };
+    if let Err(e) = result {
+        eprintln!("tailrank: error: {e:#}");
+        std::process::exit(2);
+    }
+}

@@ -1,0 +1,61 @@
+//! One error type for the library. Every variant that concerns a file names it, so that a user
+//! with a hundred shards knows which one is wrong and what is wrong with it.
+
+use std::path::{Path, PathBuf};
+
+/// Errors raised by tailrank. Never a panic on bad input: every problem with a file or an
+/// argument ends up here with a message a user can act on.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The operating system refused an operation on `path`.
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The content of `path` is malformed or inconsistent (`msg` says how; it names the row or
+    /// the id where one is known).
+    #[error("{}: {msg}", path.display())]
+    File { path: PathBuf, msg: String },
+    /// Arguments or inputs that do not fit together (no single file is to blame).
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Result alias used across the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// An I/O error on `path`.
+    pub fn io(path: impl AsRef<Path>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.as_ref().to_path_buf(),
+            source,
+        }
+    }
+
+    /// Malformed or inconsistent content in `path`.
+    pub fn file(path: impl AsRef<Path>, msg: impl Into<String>) -> Self {
+        Error::File {
+            path: path.as_ref().to_path_buf(),
+            msg: msg.into(),
+        }
+    }
+
+    /// Arguments or inputs that do not fit together.
+    pub fn invalid(msg: impl Into<String>) -> Self {
+        Error::Invalid(msg.into())
+    }
+}
+
+/// Attach a path to `std::io::Result`s.
+pub trait IoContext<T> {
+    fn at(self, path: impl AsRef<Path>) -> Result<T>;
+}
+
+impl<T> IoContext<T> for std::io::Result<T> {
+    fn at(self, path: impl AsRef<Path>) -> Result<T> {
+        self.map_err(|e| Error::io(path, e))
+    }
+}

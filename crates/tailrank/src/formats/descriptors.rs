@@ -1,0 +1,128 @@
+//! A uniform view of descriptor files: `rows × dim` matrices with one string id per row, read in
+//! blocks converted to f32. The scan engine only sees [`DescriptorSource`].
+
+use crate::error::{Error, Result};
+use std::path::{Path, PathBuf};
+
+/// Element type of stored descriptors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Dtype {
+    F16,
+    F32,
+}
+
+/// A readable matrix of descriptors with row ids.
+///
+/// Invariants: `ids().len() == rows()`, ids are unique, `dim() > 0`.
+pub trait DescriptorSource: Send + Sync {
+    /// Where the descriptors come from (a file path, or a label for in-memory data).
+    fn path(&self) -> &Path;
+    fn rows(&self) -> usize;
+    fn dim(&self) -> usize;
+    fn dtype(&self) -> Dtype;
+    /// Row ids, one per row.
+    fn ids(&self) -> &[String];
+    /// Convert rows `start .. start + out.len() / dim` to f32 into `out` (row-major).
+    /// Errors name the file and the row when the data cannot be read (e.g. truncated file).
+    fn read_rows(&self, start: usize, out: &mut [f32]) -> Result<()>;
+    /// A digest identifying the content (xxh3 of header + ids + a data fingerprint), recorded in
+    /// summaries so that mismatched inputs are detected.
+    fn digest(&self) -> String;
+}
+
+/// Open a descriptor file by extension: `.npy` (with ids from `ids`, or from a sibling file
+/// `<stem>.ids.txt` / `<stem>_ids.txt` when `ids` is `None`) or `.h5`/`.hdf5` (ILIAS extractor
+/// layout: datasets `features` and `index`).
+pub fn open_descriptors(path: &Path, ids: Option<&Path>) -> Result<Box<dyn DescriptorSource>> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    match ext.as_str() {
+        "npy" => Ok(Box::new(super::npy::NpyDescriptors::open(path, ids)?)),
+        "h5" | "hdf5" => Ok(Box::new(super::hdf5::Hdf5Descriptors::open(path)?)),
+        _ => Err(Error::file(
+            path,
+            "unknown descriptor format: expected .npy (with an id file) or .h5/.hdf5",
+        )),
+    }
+}
+
+/// Descriptors held in memory (tests, simulators, the Python binding).
+#[derive(Debug, Clone)]
+pub struct InMemoryDescriptors {
+    pub label: PathBuf,
+    pub ids: Vec<String>,
+    pub dim: usize,
+    /// Row-major `ids.len() × dim`.
+    pub data: Vec<f32>,
+}
+
+impl InMemoryDescriptors {
+    pub fn new(
+        label: impl Into<PathBuf>,
+        ids: Vec<String>,
+        dim: usize,
+        data: Vec<f32>,
+    ) -> Result<Self> {
+        let label = label.into();
+        if dim == 0 || data.len() != ids.len() * dim {
+            return Err(Error::file(
+                &label,
+                format!(
+                    "{} values do not form {} rows of dimension {dim}",
+                    data.len(),
+                    ids.len()
+                ),
+            ));
+        }
+        Ok(InMemoryDescriptors {
+            label,
+            ids,
+            dim,
+            data,
+        })
+    }
+}
+
+impl DescriptorSource for InMemoryDescriptors {
+    fn path(&self) -> &Path {
+        &self.label
+    }
+    fn rows(&self) -> usize {
+        self.ids.len()
+    }
+    fn dim(&self) -> usize {
+        self.dim
+    }
+    fn dtype(&self) -> Dtype {
+        Dtype::F32
+    }
+    fn ids(&self) -> &[String] {
+        &self.ids
+    }
+    fn read_rows(&self, start: usize, out: &mut [f32]) -> Result<()> {
+        let begin = start * self.dim;
+        let end = begin + out.len();
+        if end > self.data.len() || out.len() % self.dim != 0 {
+            return Err(Error::file(
+                &self.label,
+                format!("rows {start}.. out of range ({} rows)", self.rows()),
+            ));
+        }
+        out.copy_from_slice(&self.data[begin..end]);
+        Ok(())
+    }
+    fn digest(&self) -> String {
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        for id in &self.ids {
+            h.update(id.as_bytes());
+            h.update(b"\n");
+        }
+        for v in &self.data {
+            h.update(&v.to_le_bytes());
+        }
+        format!("xxh3:{:016x}", h.digest())
+    }
+}

@@ -1,0 +1,32 @@
+//! tailrank: exact and predicted mAP@k for image retrieval against web-scale distractor pools.
+//!
+//! Data flow (see `docs/architecture.md`):
+//!
+//! ```text
+//! descriptors (.npy / HDF5) ──► formats ──► scan ──► Summary ──► hardness (count | evt)
+//!                                   │                    │              │
+//! ground truth, results JSON ──► metric (exact)          └──► predict ◄─┘ (maps, baselines,
+//!                                                                        bootstrap, diagnostics)
+//! simulate ──► Summary + truth ──► predict ──► report (table, JSON, CSV, plots)
+//! ```
+//!
+//! Definitions follow `SPEC.md`; every module documents the formula it implements.
+
+pub mod atomic;
+pub mod error;
+pub mod evt;
+pub mod formats;
+pub mod hardness;
+pub mod maps;
+pub mod metric;
+pub mod plot;
+pub mod predict;
+pub mod report;
+pub mod sample;
+pub mod scan;
+pub mod simulate;
+
+pub use error::{Error, Result};
+
+/// Version of this library, recorded in every file it writes.
+pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");

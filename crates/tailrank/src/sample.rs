@@ -1,0 +1,120 @@
+//! Hash sampling of the distractor pool (SPEC 4).
+//!
+//! An item with id `id` is in the sample at fraction `f` iff
+//! `xxh3_64_with_seed(utf8(id), seed) < t(f)` with `t(f) = ⌊f · 2^64⌋` computed in f64
+//! (`t(1) = u64::MAX`, everything kept). Membership is deterministic, independent of order and
+//! sharding, and nested: `f' < f ⇒ sample(f') ⊆ sample(f)`. Python draws the same set with
+//! `xxhash.xxh3_64_intdigest(id.encode(), seed=seed) < int(f * 2**64)`.
+
+use crate::error::{Error, Result};
+use xxhash_rust::xxh3::xxh3_64_with_seed;
+
+/// The 64-bit hash that decides membership of `id`.
+#[inline]
+pub fn id_hash(id: &str, seed: u64) -> u64 {
+    xxh3_64_with_seed(id.as_bytes(), seed)
+}
+
+/// Check that `f` is a usable sampling fraction: finite and in (0, 1].
+pub fn check_fraction(f: f64) -> Result<f64> {
+    if f.is_finite() && f > 0.0 && f <= 1.0 {
+        Ok(f)
+    } else {
+        Err(Error::invalid(format!(
+            "sampling fraction must be in (0, 1], got {f}"
+        )))
+    }
+}
+
+/// Threshold `t(f) = ⌊f · 2^64⌋` (f64 arithmetic, truncated), saturating to `u64::MAX` at
+/// `f = 1`. An id is sampled iff its hash is `< t(f)`, except at `f = 1` where all are kept.
+pub fn threshold(f: f64) -> Result<u64> {
+    let f = check_fraction(f)?;
+    // `as` saturates: f = 1 gives 2^64 → u64::MAX.
+    Ok((f * 18_446_744_073_709_551_616.0) as u64)
+}
+
+/// A hash interval `[lo, hi)`; `hi = u64::MAX` is treated as inclusive so that `f = 1` keeps
+/// every id. Sampling levels are `[0, t(f_ℓ))`; drift shards are disjoint slices of the sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct HashRange {
+    pub lo: u64,
+    pub hi: u64,
+}
+
+impl HashRange {
+    /// The sample at fraction `f`.
+    pub fn fraction(f: f64) -> Result<Self> {
+        Ok(HashRange {
+            lo: 0,
+            hi: threshold(f)?,
+        })
+    }
+
+    /// Whether hash `h` falls in the range.
+    #[inline]
+    pub fn contains(&self, h: u64) -> bool {
+        h >= self.lo && (h < self.hi || self.hi == u64::MAX)
+    }
+
+    /// Split into `parts` disjoint, adjacent ranges covering this one.
+    pub fn split(&self, parts: u64) -> Vec<HashRange> {
+        let width = (self.hi - self.lo) as u128;
+        (0..parts)
+            .map(|i| HashRange {
+                lo: self.lo + (width * i as u128 / parts as u128) as u64,
+                hi: self.lo + (width * (i + 1) as u128 / parts as u128) as u64,
+            })
+            .collect()
+    }
+}
+
+/// Whether `id` is in the sample at fraction `f` with `seed`.
+pub fn in_sample(id: &str, f: f64, seed: u64) -> Result<bool> {
+    Ok(HashRange::fraction(f)?.contains(id_hash(id, seed)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_reference_values() {
+        // Values from SPEC 4 (Python's xxhash.xxh3_64_intdigest).
+        assert_eq!(id_hash("12345", 42), 7110486700300227737);
+        assert_eq!(id_hash("yfcc000/000000001", 7), 2222919332169938572);
+    }
+
+    #[test]
+    fn thresholds() {
+        assert_eq!(threshold(1.0).unwrap(), u64::MAX);
+        assert_eq!(threshold(0.5).unwrap(), 1u64 << 63);
+        assert!(threshold(0.0).is_err());
+        assert!(threshold(1.5).is_err());
+        assert!(threshold(f64::NAN).is_err());
+    }
+
+    #[test]
+    fn nested_and_close_to_fraction() {
+        let ids: Vec<String> = (0..200_000).map(|i| format!("img/{i:08}")).collect();
+        let a: Vec<bool> = ids.iter().map(|i| in_sample(i, 0.05, 3).unwrap()).collect();
+        let b: Vec<bool> = ids
+            .iter()
+            .map(|i| in_sample(i, 0.025, 3).unwrap())
+            .collect();
+        assert!(a.iter().zip(&b).all(|(x, y)| *x || !*y), "nested");
+        let n = a.iter().filter(|x| **x).count() as f64;
+        assert!((n / 200_000.0 - 0.05).abs() < 0.003, "fraction {n}");
+    }
+
+    #[test]
+    fn split_is_a_partition() {
+        let r = HashRange::fraction(0.3).unwrap();
+        let parts = r.split(4);
+        assert_eq!(parts[0].lo, r.lo);
+        assert_eq!(parts[3].hi, r.hi);
+        for w in parts.windows(2) {
+            assert_eq!(w[0].hi, w[1].lo);
+        }
+    }
+}

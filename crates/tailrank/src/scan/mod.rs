@@ -1,0 +1,10 @@
+//! The streaming scan (SPEC 5): one pass over pool descriptors producing a mergeable
+//! [`Summary`]: per query the positives' scores, exact core counts `C_j`, and per sample subset
+//! (nested levels and drift shards) the pool size seen, counts `K_{j,ℓ}` and the top-M pool
+//! scores.
+
+pub mod engine;
+pub mod summary;
+pub mod topm;
+
+pub use summary::{PositiveSummary, QuerySummary, Subset, SubsetKind, Summary};
