@@ -1,0 +1,873 @@
+//! Simulators with known truth (SPEC 10).
+//!
+//! **Summary level** ([`simulate_summary`]): per query a pool score law with a bounded upper tail
+//! ([`law`]), positives whose hardness `x` spans many decades ([`hardness_law`]), and then,
+//! without ever drawing the `S` sample scores:
+//!
+//! - the sample is cut into hash *cells* (the elementary intervals between the level boundaries
+//!   `f/2^ℓ` and the drift-shard boundaries `h·f/H`); cell sizes are a multinomial split of
+//!   `S ~ Binomial(N, f)`, shared by all queries, and every level and shard is a union of cells,
+//!   so levels are nested and shards disjoint by construction;
+//! - within a cell (and mixture component) the exceedance probabilities `p = F̄(score)` of its
+//!   `n` items are i.i.d. uniform; their order statistics are drawn lazily, largest score first,
+//!   by Rényi's representation `p_(i) = 1 − exp(−Σ_{k≤i} E_k/(n − k + 1))`, `E_k ~ Exp(1)`, which
+//!   is the exact law of the i-th smallest of `n` uniforms; the top-M of a subset merges its
+//!   cells' streams, drawing only as far as needed;
+//! - `K_{j,ℓ}` counts the drawn items of the subset scoring strictly above `s_j` (f32 scores, as a
+//!   scan would) plus, per stream, the not-yet-drawn items above it, which are i.i.d. uniform on
+//!   `(p_last, 1)`: conditional binomials taken over the positives in score order, so counts are
+//!   jointly monotone in `j` and nested across levels;
+//! - `C_j ~` the same construction over the `|core| − n_q` non-relevant core items with
+//!   hardness `min(1, γ·x_j)` (core items are γ times as likely as pool items to outrank);
+//! - the full pool's realized counts are `K_j^N = K_{j,0} + D_j`, `D_j` the count of the `N − S`
+//!   non-sampled items above `s_j`, drawn sequentially over the positives:
+//!   `D_j = D_{j−1} + Binomial(N − S − D_{j−1}, (x_j − x_{j−1})/(1 − x_{j−1}))`, and likewise
+//!   for a nested sequence of larger pools (the truth curve).
+//!
+//! The truth is the realized exact mAP@k at `N`, `1/n Σ_{r_j ≤ k} j/r_j` with
+//! `r_j = j + C_j + K_j^N` ([`crate::metric::ap_at_k_from_ranks`]), and at every nested level.
+//!
+//! **Vector level** ([`vectors`]): a clustered synthetic benchmark written as descriptor files.
+
+pub mod hardness_law;
+pub mod law;
+pub mod vectors;
+
+use crate::error::{Error, Result};
+use crate::metric::ap_at_k_from_ranks;
+use crate::sample::{check_fraction, HashRange};
+use crate::scan::summary::{
+    PositiveSummary, QuerySummary, Subset, SubsetKind, Summary, SUMMARY_FORMAT_VERSION,
+};
+pub use hardness_law::HardnessLaw;
+pub use law::{Component, Family, ScoreLaw};
+use rand::rngs::Xoshiro256PlusPlus;
+use rand::{Rng, RngExt, SeedableRng};
+use rand_distr::{Binomial, Distribution, Exp1, Poisson, StandardNormal};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// Names of the built-in presets.
+pub const PRESETS: &[&str] = &["ilias-like", "mixture-tail"];
+
+/// How the per-query pool score laws are drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "model", rename_all = "kebab-case")]
+pub enum TailModel {
+    /// One family per query, chosen with the given weights (GPD tail over an exponential body,
+    /// power-function, Kumaraswamy), GPD-like shape `ξ` uniform on `xi_range`, Kumaraswamy
+    /// body exponent `a` uniform on `kumaraswamy_a`, upper endpoint uniform on `endpoint`.
+    Families {
+        weights: [f64; 3],
+        xi_range: [f64; 2],
+        kumaraswamy_a: [f64; 2],
+        endpoint: [f64; 2],
+    },
+    /// A two-component tail: a main family (as in `Families` with equal GPD / power-function
+    /// weights) plus a rare component of weight `ε` (log-uniform on `weight_range`) whose
+    /// power-function tail (`β` uniform on `beta_range`) ends `gap` (uniform on `gap_range`)
+    /// above the main endpoint. A single GPD fitted at the sample's threshold sees the main
+    /// component and calls positives beyond its endpoint immune although they are not.
+    MixtureTail {
+        xi_range: [f64; 2],
+        endpoint: [f64; 2],
+        weight_range: [f64; 2],
+        gap_range: [f64; 2],
+        beta_range: [f64; 2],
+    },
+}
+
+/// Everything that defines a simulated benchmark. Same config ⇒ same output, bit for bit,
+/// whatever the number of threads.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SimConfig {
+    pub preset: String,
+    pub seed: u64,
+    /// Number of object instances; each has `1 + Poisson(mean_positives − 1)` positives.
+    pub instances: usize,
+    /// Number of queries; every instance gets one, the rest go to distinct random instances
+    /// (queries of one instance share its positives).
+    pub queries: usize,
+    pub mean_positives: f64,
+    /// N, the full pool size.
+    pub pool_size: u64,
+    /// f, the level-0 sampling fraction.
+    pub fraction: f64,
+    /// Number of nesting levels (f, f/2, …, f/2^(levels−1)).
+    pub levels: usize,
+    /// Number of drift shards (disjoint equal hash slices of the sample; 0 for none).
+    pub shards: usize,
+    /// M, the top pool scores kept per query and subset.
+    pub top_m: usize,
+    /// k of the truth mAP@k.
+    pub k: usize,
+    pub tails: TailModel,
+    pub hardness: HardnessLaw,
+    /// γ: a non-relevant core item outranks positive j with probability `min(1, γ·x_j)`.
+    pub core_hardness: f64,
+    /// Extra pool sizes (between S and N) at which the truth curve is realized, nested.
+    pub truth_pool_sizes: Vec<u64>,
+}
+
+impl SimConfig {
+    /// A named preset (see [`PRESETS`]) with the given seed.
+    ///
+    /// - `ilias-like`: 1,232 queries over 1,000 instances, ~4,700 positives, N = 10^8, f = 5%,
+    ///   M = 4000, levels f … f/16, 4 drift shards, k = 1000.
+    /// - `mixture-tail`: the same benchmark with two-component tails (a deliberately hard case).
+    pub fn preset(name: &str, seed: u64) -> Result<SimConfig> {
+        let hardness = HardnessLaw {
+            immune_share: 0.23,
+            immune_log10: [-14.0, -10.0],
+            hopeless_share: 0.485,
+            hopeless_log10: [-3.0, -0.5],
+            alpha: 1.2,
+            log10_range: [-8.3, -3.0],
+            instance_corr: 0.45,
+            query_corr: 0.25,
+        };
+        let families = TailModel::Families {
+            weights: [0.4, 0.4, 0.2],
+            xi_range: [-0.5, -0.05],
+            kumaraswamy_a: [1.2, 2.0],
+            endpoint: [0.45, 0.75],
+        };
+        let mut cfg = SimConfig {
+            preset: name.to_string(),
+            seed,
+            instances: 1000,
+            queries: 1232,
+            mean_positives: 4.7,
+            pool_size: 100_000_000,
+            fraction: 0.05,
+            levels: 5,
+            shards: 4,
+            top_m: 4000,
+            k: 1000,
+            tails: families,
+            hardness,
+            core_hardness: 10.0,
+            truth_pool_sizes: vec![10_000_000, 20_000_000, 50_000_000],
+        };
+        match name {
+            "ilias-like" => {}
+            "mixture-tail" => {
+                cfg.tails = TailModel::MixtureTail {
+                    xi_range: [-0.5, -0.05],
+                    endpoint: [0.45, 0.75],
+                    weight_range: [1e-6, 1e-5],
+                    gap_range: [0.05, 0.15],
+                    beta_range: [2.0, 4.0],
+                }
+            }
+            _ => {
+                return Err(Error::invalid(format!(
+                    "unknown simulation preset {name:?} (known: {})",
+                    PRESETS.join(", ")
+                )))
+            }
+        }
+        Ok(cfg)
+    }
+
+    /// Scale the benchmark down to `queries` queries (instances scaled in proportion), for tests.
+    pub fn with_queries(mut self, queries: usize) -> Self {
+        let ratio = self.instances as f64 / self.queries as f64;
+        self.queries = queries.max(1);
+        self.instances = ((queries as f64 * ratio).round() as usize).clamp(1, self.queries);
+        self
+    }
+
+    fn check(&self) -> Result<()> {
+        check_fraction(self.fraction)?;
+        let bad = |m: String| Err(Error::invalid(m));
+        if self.instances == 0 || self.queries == 0 {
+            return bad("simulation needs at least one instance and one query".into());
+        }
+        if self.levels == 0 || self.levels > 20 {
+            return bad(format!("levels must be in 1..=20, got {}", self.levels));
+        }
+        if self.top_m == 0 || self.k == 0 {
+            return bad("top_m and k must be positive".into());
+        }
+        if self.pool_size < 2 || (self.fraction * self.pool_size as f64) < 1.0 {
+            return bad(format!(
+                "pool size {} with fraction {} leaves an empty sample",
+                self.pool_size, self.fraction
+            ));
+        }
+        if !(self.mean_positives >= 1.0) {
+            return bad("mean_positives must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+/// Realized metric on a nested sample level (the evaluate-at-S_ℓ truth).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LevelTruth {
+    pub fraction: f64,
+    pub sample_size: u64,
+    pub map_at_k: f64,
+}
+
+/// Realized metric on a pool of `pool_size` items (nested pools).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CurvePoint {
+    pub pool_size: u64,
+    pub map_at_k: f64,
+}
+
+/// Truth about one positive of one query.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PositiveTruth {
+    pub id: String,
+    pub score: f32,
+    /// True hardness `x = F̄(s)`, the fraction of the pool law scoring strictly above `s`.
+    pub x: f64,
+    pub core_above: u64,
+    /// `K_j^N`, realized count in the full pool.
+    pub pool_above_n: u64,
+}
+
+/// Truth about one query.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QueryTruth {
+    pub id: String,
+    pub instance: String,
+    /// Realized AP@k at N.
+    pub ap_at_k: f64,
+    pub law: ScoreLaw,
+    pub positives: Vec<PositiveTruth>,
+}
+
+/// The known truth of a simulated benchmark (written as `truth.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Truth {
+    pub config: SimConfig,
+    pub tool_version: String,
+    pub pool_size: u64,
+    pub sample_size: u64,
+    pub k: usize,
+    /// Realized exact mAP@k of the full pool of size N (the target of prediction).
+    pub map_at_k: f64,
+    /// The expected-rank map fed with the true hardness, `r_j = j + C_j + N·x_j`: what a perfect
+    /// hardness estimator would predict (its gap to `map_at_k` is the map's own error).
+    pub oracle_map_at_k: f64,
+    /// Realized mAP@k on each nested sample level (core + S_ℓ items): evaluate-at-S_ℓ.
+    pub levels: Vec<LevelTruth>,
+    /// Realized mAP@k on nested pools from S to N (last point is N).
+    pub curve: Vec<CurvePoint>,
+    pub queries: Vec<QueryTruth>,
+}
+
+impl Truth {
+    /// Write as pretty JSON, atomically.
+    pub fn write(&self, path: &Path) -> Result<()> {
+        let bytes = serde_json::to_vec_pretty(self)
+            .map_err(|e| Error::file(path, format!("cannot serialise truth: {e}")))?;
+        crate::atomic::write_bytes(path, &bytes)
+    }
+
+    /// Read a `truth.json`.
+    pub fn read(path: &Path) -> Result<Truth> {
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        serde_json::from_slice(&bytes)
+            .map_err(|e| Error::file(path, format!("not a simulation truth file: {e}")))
+    }
+}
+
+/// A simulated benchmark: the summary a scan of the sample would have produced, and the truth.
+#[derive(Debug, Clone)]
+pub struct Simulation {
+    pub summary: Summary,
+    pub truth: Truth,
+}
+
+/// A seeded generator for `(tag, index)`, independent of thread scheduling.
+fn rng_for(seed: u64, tag: u64, index: u64) -> Xoshiro256PlusPlus {
+    let mut z = seed ^ splitmix(tag.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ splitmix(index));
+    z = splitmix(z);
+    Xoshiro256PlusPlus::seed_from_u64(z)
+}
+
+fn splitmix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn binomial<R: Rng + ?Sized>(rng: &mut R, n: u64, p: f64) -> u64 {
+    if n == 0 || p <= 0.0 {
+        return 0;
+    }
+    if p >= 1.0 {
+        return n;
+    }
+    Binomial::new(n, p).expect("p in (0, 1)").sample(rng)
+}
+
+/// Counts of `n` i.i.d. items (exceedance `p ~ U(p0, 1)`) above each of the increasing
+/// thresholds `xs` (exceedance scale), jointly: `D_j = D_{j−1} + Bin(n − D_{j−1},
+/// (x_j − x_{j−1})/(1 − x_{j−1}))` with `x_0 = p0`. Returns cumulative counts.
+fn nested_counts<R: Rng + ?Sized>(rng: &mut R, n: u64, p0: f64, xs: &[f64]) -> Vec<u64> {
+    let mut out = Vec::with_capacity(xs.len());
+    let (mut d, mut prev) = (0u64, p0);
+    for &x in xs {
+        if x > prev && d < n {
+            let q = if prev >= 1.0 {
+                1.0
+            } else {
+                ((x - prev) / (1.0 - prev)).min(1.0)
+            };
+            d += binomial(rng, n - d, q);
+            prev = x;
+        }
+        out.push(d);
+    }
+    out
+}
+
+/// The hash cells of the sample and the subsets built from them.
+struct Layout {
+    /// Cell sizes (sum = S).
+    cell_sizes: Vec<u64>,
+    /// Per subset: range of cell indices `[a, b)`.
+    subset_cells: Vec<(usize, usize)>,
+    subsets: Vec<Subset>,
+    subset_sizes: Vec<u64>,
+}
+
+impl Layout {
+    fn new(cfg: &SimConfig, rng: &mut Xoshiro256PlusPlus) -> Result<(Layout, u64)> {
+        let f = cfg.fraction;
+        let s_total = binomial(rng, cfg.pool_size, f).max(1);
+        // Boundaries on the relative hash axis [0, 1) of the level-0 sample.
+        let mut bounds: Vec<f64> = vec![0.0, 1.0];
+        for l in 1..cfg.levels {
+            bounds.push(0.5f64.powi(l as i32));
+        }
+        for h in 1..cfg.shards {
+            bounds.push(h as f64 / cfg.shards as f64);
+        }
+        bounds.sort_by(|a, b| a.total_cmp(b));
+        bounds.dedup_by(|a, b| (*a - *b).abs() < 1e-12);
+        let ncell = bounds.len() - 1;
+        // Multinomial split of S over the cells by sequential binomials.
+        let mut cell_sizes = Vec::with_capacity(ncell);
+        let (mut left, mut mass_left) = (s_total, 1.0f64);
+        for c in 0..ncell {
+            let w = bounds[c + 1] - bounds[c];
+            let n = if c + 1 == ncell {
+                left
+            } else {
+                binomial(rng, left, (w / mass_left).min(1.0))
+            };
+            cell_sizes.push(n);
+            left -= n;
+            mass_left -= w;
+        }
+        let find = |x: f64| {
+            bounds
+                .iter()
+                .position(|b| (b - x).abs() < 1e-12)
+                .expect("boundary present")
+        };
+        let full = HashRange::fraction(f)?;
+        let mut subset_cells = Vec::new();
+        let mut subsets = Vec::new();
+        for l in 0..cfg.levels {
+            let rel = 0.5f64.powi(l as i32);
+            subset_cells.push((0, find(rel)));
+            subsets.push(Subset {
+                kind: SubsetKind::Level,
+                fraction: f * rel,
+                range: HashRange::fraction(f * rel)?,
+            });
+        }
+        if cfg.shards > 0 {
+            for (h, range) in full.split(cfg.shards as u64).into_iter().enumerate() {
+                let a = find(h as f64 / cfg.shards as f64);
+                let b = find((h + 1) as f64 / cfg.shards as f64);
+                subset_cells.push((a, b));
+                subsets.push(Subset {
+                    kind: SubsetKind::Shard,
+                    fraction: f / cfg.shards as f64,
+                    range,
+                });
+            }
+        }
+        let subset_sizes = subset_cells
+            .iter()
+            .map(|&(a, b)| cell_sizes[a..b].iter().sum())
+            .collect();
+        Ok((
+            Layout {
+                cell_sizes,
+                subset_cells,
+                subsets,
+                subset_sizes,
+            },
+            s_total,
+        ))
+    }
+}
+
+/// Lazily drawn order statistics of `n` i.i.d. items of one mixture component in one cell,
+/// highest score first (Rényi representation on the exceedance scale).
+struct Stream {
+    n: u64,
+    comp: usize,
+    /// `−ln(1 − p)` of the last drawn item.
+    cum: f64,
+    p: Vec<f64>,
+    s: Vec<f32>,
+}
+
+impl Stream {
+    /// Make item `i` available; false when the stream holds fewer than `i + 1` items.
+    fn ensure<R: Rng + ?Sized>(&mut self, i: usize, rng: &mut R, law: &ScoreLaw) -> bool {
+        while self.p.len() <= i {
+            let drawn = self.p.len() as u64;
+            if drawn >= self.n {
+                return false;
+            }
+            let e: f64 = Exp1.sample(rng);
+            self.cum += e / (self.n - drawn) as f64;
+            let p = -(-self.cum).exp_m1();
+            self.p.push(p);
+            self.s.push(law.components[self.comp].family.isf(p) as f32);
+        }
+        true
+    }
+
+    fn last_p(&self) -> f64 {
+        self.p.last().copied().unwrap_or(0.0)
+    }
+}
+
+/// Per-query plan fixed by the global structure.
+struct QueryPlan {
+    id: String,
+    instance: usize,
+    /// Positive ids and their instance-level latent normals.
+    positives: Vec<(String, f64)>,
+    core_nonrel: u64,
+}
+
+fn uniform<R: Rng + ?Sized>(rng: &mut R, [a, b]: [f64; 2]) -> f64 {
+    a + (b - a) * rng.random::<f64>()
+}
+
+fn draw_main_family<R: Rng + ?Sized>(
+    rng: &mut R,
+    which: usize,
+    xi: f64,
+    e: f64,
+    ka: [f64; 2],
+) -> Family {
+    match which {
+        0 => {
+            let u0 = uniform(rng, [0.15, 0.3]);
+            Family::GpdTail {
+                u0,
+                p_u: 0.01,
+                sigma: -xi * (e - u0),
+                xi,
+                sigma_body: uniform(rng, [0.03, 0.06]),
+            }
+        }
+        1 => {
+            let lower = uniform(rng, [-0.15, 0.05]);
+            Family::PowerFunction {
+                endpoint: e,
+                width: e - lower,
+                beta: -1.0 / xi,
+            }
+        }
+        _ => {
+            let lo = uniform(rng, [-0.2, 0.0]);
+            Family::Kumaraswamy {
+                lo,
+                width: e - lo,
+                a: uniform(rng, ka),
+                b: -1.0 / xi,
+            }
+        }
+    }
+}
+
+fn draw_law<R: Rng + ?Sized>(rng: &mut R, model: &TailModel) -> ScoreLaw {
+    match *model {
+        TailModel::Families {
+            weights,
+            xi_range,
+            kumaraswamy_a,
+            endpoint,
+        } => {
+            let total: f64 = weights.iter().sum();
+            let mut u = rng.random::<f64>() * total;
+            let mut which = 2;
+            for (i, w) in weights.iter().enumerate() {
+                if u < *w {
+                    which = i;
+                    break;
+                }
+                u -= w;
+            }
+            let xi = uniform(rng, xi_range);
+            let e = uniform(rng, endpoint);
+            ScoreLaw::single(draw_main_family(rng, which, xi, e, kumaraswamy_a))
+        }
+        TailModel::MixtureTail {
+            xi_range,
+            endpoint,
+            weight_range,
+            gap_range,
+            beta_range,
+        } => {
+            let which = usize::from(rng.random::<f64>() < 0.5);
+            let xi = uniform(rng, xi_range);
+            let e = uniform(rng, endpoint);
+            let main = draw_main_family(rng, which, xi, e, [1.0, 1.0]);
+            let eps = 10f64.powf(uniform(
+                rng,
+                [weight_range[0].log10(), weight_range[1].log10()],
+            ));
+            let gap = uniform(rng, gap_range);
+            let e2 = main.endpoint() + gap;
+            let rare = Family::PowerFunction {
+                endpoint: e2,
+                width: 0.3 + gap,
+                beta: uniform(rng, beta_range),
+            };
+            ScoreLaw {
+                components: vec![
+                    Component {
+                        weight: 1.0 - eps,
+                        family: main,
+                    },
+                    Component {
+                        weight: eps,
+                        family: rare,
+                    },
+                ],
+            }
+        }
+    }
+}
+
+/// Global structure: instances, their positives, the queries.
+fn plan_queries(cfg: &SimConfig) -> (Vec<QueryPlan>, u64) {
+    let mut rng = rng_for(cfg.seed, 1, 0);
+    let extra = Poisson::new(cfg.mean_positives - 1.0 + 1e-12).expect("valid mean");
+    let mut inst_pos: Vec<Vec<(String, f64)>> = Vec::with_capacity(cfg.instances);
+    for i in 0..cfg.instances {
+        let n = 1 + extra.sample(&mut rng) as usize;
+        inst_pos.push(
+            (0..n)
+                .map(|j| {
+                    let g: f64 = StandardNormal.sample(&mut rng);
+                    (format!("inst{i:04}/pos{j:02}"), g)
+                })
+                .collect(),
+        );
+    }
+    let core_size: u64 = inst_pos.iter().map(|p| p.len() as u64).sum();
+    // Query counts per instance: one each, then the rest to distinct random instances.
+    let mut per_inst = vec![1usize; cfg.instances];
+    let mut order: Vec<usize> = (0..cfg.instances).collect();
+    let mut left = cfg.queries.saturating_sub(cfg.instances);
+    while left > 0 {
+        for i in (1..order.len()).rev() {
+            let j = rng.random_range(0..=i);
+            order.swap(i, j);
+        }
+        for &i in order.iter().take(left) {
+            per_inst[i] += 1;
+        }
+        left = left.saturating_sub(order.len());
+    }
+    let mut plans = Vec::with_capacity(cfg.queries);
+    'outer: for (i, &nq) in per_inst.iter().enumerate() {
+        for r in 0..nq {
+            if plans.len() == cfg.queries {
+                break 'outer;
+            }
+            plans.push(QueryPlan {
+                id: format!("inst{i:04}/query{r}"),
+                instance: i,
+                positives: inst_pos[i].clone(),
+                core_nonrel: core_size - inst_pos[i].len() as u64,
+            });
+        }
+    }
+    (plans, core_size)
+}
+
+/// Simulate one query: its summary and its truth.
+fn simulate_query(
+    cfg: &SimConfig,
+    layout: &Layout,
+    s_total: u64,
+    truth_sizes: &[u64],
+    plan: &QueryPlan,
+    qi: usize,
+) -> (QuerySummary, QueryTruth, Vec<f64>) {
+    let mut rng = rng_for(cfg.seed, 2, qi as u64);
+    let law = draw_law(&mut rng, &cfg.tails);
+    let ncomp = law.components.len();
+
+    // Positives: hardness from the copula, score by inversion, true x at the f32 score.
+    let g_query: f64 = StandardNormal.sample(&mut rng);
+    struct Pos {
+        id: String,
+        s: f32,
+        x: f64,
+    }
+    let mut pos: Vec<Pos> = plan
+        .positives
+        .iter()
+        .map(|(id, g_inst)| {
+            let g_pair: f64 = StandardNormal.sample(&mut rng);
+            let target = cfg.hardness.hardness(*g_inst, g_query, g_pair);
+            let s = law.isf(target) as f32;
+            Pos {
+                id: id.clone(),
+                s,
+                x: law.sf(s as f64),
+            }
+        })
+        .collect();
+    pos.sort_by(|a, b| b.s.total_cmp(&a.s).then_with(|| a.id.cmp(&b.id)));
+    let xs: Vec<f64> = pos.iter().map(|p| p.x).collect();
+
+    // Core non-relevant items above each positive.
+    let core_x: Vec<f64> = xs
+        .iter()
+        .map(|x| (x * cfg.core_hardness).min(1.0))
+        .collect();
+    let core_above = nested_counts(&mut rng, plan.core_nonrel, 0.0, &core_x);
+
+    // Streams: one per (cell, component); component sizes a multinomial split of the cell.
+    let mut streams: Vec<Stream> = Vec::new();
+    for &n_cell in &layout.cell_sizes {
+        let (mut left, mut wleft) = (n_cell, 1.0f64);
+        for (c, comp) in law.components.iter().enumerate() {
+            let n = if c + 1 == ncomp {
+                left
+            } else {
+                binomial(&mut rng, left, (comp.weight / wleft).min(1.0))
+            };
+            left -= n;
+            wleft -= comp.weight;
+            streams.push(Stream {
+                n,
+                comp: c,
+                cum: 0.0,
+                p: Vec::new(),
+                s: Vec::new(),
+            });
+        }
+    }
+
+    // Top-M of every subset: merge its streams, drawing lazily.
+    let mut top_scores = Vec::with_capacity(layout.subsets.len());
+    for &(a, b) in &layout.subset_cells {
+        let ids: Vec<usize> = (a * ncomp..b * ncomp).collect();
+        let mut cursor = vec![0usize; ids.len()];
+        let mut top = Vec::with_capacity(cfg.top_m);
+        while top.len() < cfg.top_m {
+            let mut best: Option<(usize, f32)> = None;
+            for (k, &si) in ids.iter().enumerate() {
+                if streams[si].ensure(cursor[k], &mut rng, &law) {
+                    let v = streams[si].s[cursor[k]];
+                    if best.is_none_or(|(_, bv)| v > bv) {
+                        best = Some((k, v));
+                    }
+                }
+            }
+            match best {
+                Some((k, v)) => {
+                    top.push(v);
+                    cursor[k] += 1;
+                }
+                None => break,
+            }
+        }
+        top_scores.push(top);
+    }
+
+    // Per stream counts above each positive: drawn items (f32 comparison, strict) plus the
+    // not-yet-drawn ones, jointly over the positives.
+    let mut stream_counts: Vec<Vec<u64>> = Vec::with_capacity(streams.len());
+    for st in &streams {
+        let rest = st.n - st.p.len() as u64;
+        let xc: Vec<f64> = pos
+            .iter()
+            .map(|p| law.components[st.comp].family.sf(p.s as f64))
+            .collect();
+        let undrawn = nested_counts(&mut rng, rest, st.last_p(), &xc);
+        stream_counts.push(
+            pos.iter()
+                .zip(undrawn)
+                .map(|(p, u)| st.s.partition_point(|&v| v > p.s) as u64 + u)
+                .collect(),
+        );
+    }
+    let positives: Vec<PositiveSummary> = pos
+        .iter()
+        .enumerate()
+        .map(|(j, p)| PositiveSummary {
+            id: p.id.clone(),
+            score: p.s,
+            core_above: core_above[j],
+            pool_above: layout
+                .subset_cells
+                .iter()
+                .map(|&(a, b)| (a * ncomp..b * ncomp).map(|si| stream_counts[si][j]).sum())
+                .collect(),
+        })
+        .collect();
+
+    // Truth: nested pools S < N_1 < … < N, each adding i.i.d. items from the law.
+    let n_pos = pos.len();
+    let mut k_n: Vec<u64> = positives.iter().map(|p| p.pool_above[0]).collect();
+    let mut prev_size = s_total;
+    let mut curve_ap = Vec::with_capacity(truth_sizes.len());
+    for &size in truth_sizes {
+        let add = size.saturating_sub(prev_size);
+        let inc = nested_counts(&mut rng, add, 0.0, &xs);
+        for (k, d) in k_n.iter_mut().zip(inc) {
+            *k += d;
+        }
+        prev_size = prev_size.max(size);
+        let ranks: Vec<f64> = (0..n_pos)
+            .map(|j| (j + 1) as f64 + core_above[j] as f64 + k_n[j] as f64)
+            .collect();
+        curve_ap.push(ap_at_k_from_ranks(&ranks, n_pos, cfg.k));
+    }
+    let ap_n = *curve_ap.last().expect("N is in the truth sizes");
+    let summary = QuerySummary {
+        id: plan.id.clone(),
+        positives,
+        top_scores,
+    };
+    let truth = QueryTruth {
+        id: plan.id.clone(),
+        instance: format!("inst{:04}", plan.instance),
+        ap_at_k: ap_n,
+        law,
+        positives: pos
+            .iter()
+            .enumerate()
+            .map(|(j, p)| PositiveTruth {
+                id: p.id.clone(),
+                score: p.s,
+                x: p.x,
+                core_above: core_above[j],
+                pool_above_n: k_n[j],
+            })
+            .collect(),
+    };
+    (summary, truth, curve_ap)
+}
+
+/// Simulate a benchmark at the summary level: the [`Summary`] a scan of the hash sample would
+/// produce (readable by `predict` unchanged) and its [`Truth`]. Deterministic in `cfg`.
+pub fn simulate_summary(cfg: &SimConfig) -> Result<Simulation> {
+    cfg.check()?;
+    let mut grng = rng_for(cfg.seed, 0, 0);
+    let (layout, s_total) = Layout::new(cfg, &mut grng)?;
+    let (plans, core_size) = plan_queries(cfg);
+    let mut truth_sizes: Vec<u64> = cfg
+        .truth_pool_sizes
+        .iter()
+        .copied()
+        .filter(|&n| n > s_total && n < cfg.pool_size)
+        .collect();
+    truth_sizes.push(cfg.pool_size.max(s_total));
+    truth_sizes.sort_unstable();
+    truth_sizes.dedup();
+
+    let results: Vec<(QuerySummary, QueryTruth, Vec<f64>)> = plans
+        .par_iter()
+        .enumerate()
+        .map(|(qi, plan)| simulate_query(cfg, &layout, s_total, &truth_sizes, plan, qi))
+        .collect();
+
+    let nq = results.len() as f64;
+    let mean = |f: &dyn Fn(&(QuerySummary, QueryTruth, Vec<f64>)) -> f64| {
+        results.iter().map(f).sum::<f64>() / nq
+    };
+    let curve: Vec<CurvePoint> = truth_sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| CurvePoint {
+            pool_size: n,
+            map_at_k: mean(&|r| r.2[i]),
+        })
+        .collect();
+    let levels: Vec<LevelTruth> = layout
+        .subsets
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.kind == SubsetKind::Level)
+        .map(|(l, s)| LevelTruth {
+            fraction: s.fraction,
+            sample_size: layout.subset_sizes[l],
+            map_at_k: mean(&|r| {
+                let ps = &r.0.positives;
+                let ranks: Vec<f64> = ps
+                    .iter()
+                    .enumerate()
+                    .map(|(j, p)| (j + 1) as f64 + p.core_above as f64 + p.pool_above[l] as f64)
+                    .collect();
+                ap_at_k_from_ranks(&ranks, ps.len(), cfg.k)
+            }),
+        })
+        .collect();
+    let n_f = cfg.pool_size as f64;
+    let oracle = mean(&|r| {
+        let ps = &r.1.positives;
+        let ranks: Vec<f64> = ps
+            .iter()
+            .enumerate()
+            .map(|(j, p)| (j + 1) as f64 + p.core_above as f64 + n_f * p.x)
+            .collect();
+        ap_at_k_from_ranks(&ranks, ps.len(), cfg.k)
+    });
+    let map_n = curve.last().expect("N present").map_at_k;
+    let (queries, truths): (Vec<QuerySummary>, Vec<QueryTruth>) =
+        results.into_iter().map(|(q, t, _)| (q, t)).unzip();
+    let summary = Summary {
+        format_version: SUMMARY_FORMAT_VERSION,
+        tool_version: crate::TOOL_VERSION.to_string(),
+        model: format!("simulated:{}:seed{}", cfg.preset, cfg.seed),
+        query_set: "image".to_string(),
+        pool_size: Some(cfg.pool_size),
+        fraction: cfg.fraction,
+        seed: cfg.seed,
+        top_m: cfg.top_m,
+        core_size,
+        subsets: layout.subsets,
+        subset_sizes: layout.subset_sizes,
+        queries,
+        inputs: Vec::new(),
+    };
+    let truth = Truth {
+        config: cfg.clone(),
+        tool_version: crate::TOOL_VERSION.to_string(),
+        pool_size: cfg.pool_size,
+        sample_size: s_total,
+        k: cfg.k,
+        map_at_k: map_n,
+        oracle_map_at_k: oracle,
+        levels,
+        curve,
+        queries: truths,
+    };
+    Ok(Simulation { summary, truth })
+}

@@ -1,0 +1,1 @@
+//! Vector-level simulator: a clustered synthetic benchmark written as descriptor files.
