@@ -71,7 +71,13 @@ pub fn prediction_table(p: &Prediction) -> String {
         }
     );
     let w = 34;
-    let _ = writeln!(t, "{:<w$} {:>9}  {}", "", format!("@{k} (%)"), "uncertainty");
+    let _ = writeln!(
+        t,
+        "{:<w$} {:>9}  {}",
+        "",
+        format!("@{k} (%)"),
+        "uncertainty"
+    );
     let _ = writeln!(
         t,
         "{:<w$} {:>9}  {conf} BCa {}, percentile {}, SE {}",
@@ -93,10 +99,19 @@ pub fn prediction_table(p: &Prediction) -> String {
             );
         }
         _ => {
-            let _ = writeln!(t, "{:<w$} {:>9}  sample noise n/a", "  + pool-sample noise", "");
+            let _ = writeln!(
+                t,
+                "{:<w$} {:>9}  sample noise n/a",
+                "  + pool-sample noise", ""
+            );
         }
     }
-    let _ = writeln!(t, "{:<w$} {:>9}", format!("predicted Recall@{k}"), pct(p.recall_at_k));
+    let _ = writeln!(
+        t,
+        "{:<w$} {:>9}",
+        format!("predicted Recall@{k}"),
+        pct(p.recall_at_k)
+    );
     let _ = writeln!(t, "{:<w$} {:>9}", "predicted hit@1", pct(p.hit_at_1));
     let b = &p.baselines;
     let _ = writeln!(t, "baselines");
@@ -107,8 +122,18 @@ pub fn prediction_table(p: &Prediction) -> String {
         pct(b.evaluate_at_s)
     );
     let _ = writeln!(t, "{:<w$} {:>9}", "  count (K/S) at N", pct(b.count));
-    let _ = writeln!(t, "{:<w$} {:>9}", "  power-law fit at N", pct_opt(b.power_law));
-    let _ = writeln!(t, "{:<w$} {:>9}", "  log-linear fit at N", pct_opt(b.log_linear));
+    let _ = writeln!(
+        t,
+        "{:<w$} {:>9}",
+        "  power-law fit at N",
+        pct_opt(b.power_law)
+    );
+    let _ = writeln!(
+        t,
+        "{:<w$} {:>9}",
+        "  log-linear fit at N",
+        pct_opt(b.log_linear)
+    );
     if !p.levels.is_empty() {
         let _ = writeln!(t, "levels (prediction at N from each nested sample)");
         for l in &p.levels {
@@ -171,11 +196,7 @@ pub fn prediction_table(p: &Prediction) -> String {
             let _ = writeln!(
                 t,
                 "{:<w$} xi quartiles {:.3} / {:.3} / {:.3} over {} fitted queries",
-                "",
-                qs[0],
-                qs[1],
-                qs[2],
-                tr.queries_with_tail
+                "", qs[0], qs[1], qs[2], tr.queries_with_tail
             );
         }
         None => {

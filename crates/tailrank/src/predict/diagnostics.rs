@@ -181,7 +181,12 @@ pub fn drift(
     }
     let mut aps = Vec::with_capacity(shards.len());
     for &h in &shards {
-        aps.push(per_query_ap(&hardness_for(s, h, opts)?, n_pool, opts.k, opts.map));
+        aps.push(per_query_ap(
+            &hardness_for(s, h, opts)?,
+            n_pool,
+            opts.k,
+            opts.map,
+        ));
     }
     let q = s.queries.len();
     let hn = shards.len() as f64;

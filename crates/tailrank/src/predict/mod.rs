@@ -170,22 +170,6 @@ pub struct Prediction {
     pub hardness: Vec<QueryHardness>,
 }
 
-impl Prediction {
-    /// The hardness artifact's header for this prediction.
-    pub fn hardness_meta(&self, fraction: f64, seed: u64, pool_size: Option<u64>) -> HardnessMeta {
-        HardnessMeta {
-            model: self.model.clone(),
-            query_set: self.query_set.clone(),
-            pool_size,
-            sample_size: self.sample_size,
-            fraction,
-            seed,
-            estimator: self.options.estimator_name().to_string(),
-            tool_version: crate::TOOL_VERSION.to_string(),
-        }
-    }
-}
-
 /// Check a summary before predicting from it: known format version, at least one subset whose
 /// first is a level, at least one query, every query with ≥ 1 positive, arrays consistent.
 pub fn check_summary(s: &Summary) -> Result<()> {
@@ -203,7 +187,9 @@ pub fn check_summary(s: &Summary) -> Result<()> {
         )));
     }
     if s.level_indices().first() != Some(&0) {
-        return Err(Error::invalid("summary's first subset is not the level-0 sample"));
+        return Err(Error::invalid(
+            "summary's first subset is not the level-0 sample",
+        ));
     }
     if s.queries.is_empty() {
         return Err(Error::invalid("summary holds no query"));
@@ -254,11 +240,13 @@ fn check_hardness(qs: &[QueryHardness]) -> Result<()> {
 }
 
 /// The target pool size: `opts.pool_size`, else `fallback`; error when missing or `N < S`.
-pub fn target_pool_size(opts: &PredictOptions, fallback: Option<u64>, sample_size: u64) -> Result<u64> {
+pub fn target_pool_size(
+    opts: &PredictOptions,
+    fallback: Option<u64>,
+    sample_size: u64,
+) -> Result<u64> {
     let n = opts.pool_size.or(fallback).ok_or_else(|| {
-        Error::invalid(
-            "the pool size N is unknown: the input does not record it, give --pool-size",
-        )
+        Error::invalid("the pool size N is unknown: the input does not record it, give --pool-size")
     })?;
     if n < sample_size {
         return Err(Error::invalid(format!(
@@ -269,7 +257,11 @@ pub fn target_pool_size(opts: &PredictOptions, fallback: Option<u64>, sample_siz
 }
 
 /// Hardness of level-0 (or any) subset with the options' estimator.
-pub fn hardness_for(s: &Summary, subset: usize, opts: &PredictOptions) -> Result<Vec<QueryHardness>> {
+pub fn hardness_for(
+    s: &Summary,
+    subset: usize,
+    opts: &PredictOptions,
+) -> Result<Vec<QueryHardness>> {
     hardness::estimate_summary(s, subset, &opts.estimator)
 }
 

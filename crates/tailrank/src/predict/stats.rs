@@ -196,7 +196,12 @@ pub fn percentile_interval(replicates: &[f64], confidence: f64) -> Interval {
 ///
 /// Falls back to the percentile interval when `z₀` is infinite (all replicates on one side of
 /// θ̂, e.g. a degenerate statistic).
-pub fn bca_interval(theta_hat: f64, replicates: &[f64], jackknife: &[f64], confidence: f64) -> Interval {
+pub fn bca_interval(
+    theta_hat: f64,
+    replicates: &[f64],
+    jackknife: &[f64],
+    confidence: f64,
+) -> Interval {
     let b = replicates.len();
     if b == 0 {
         return Interval::undefined();
@@ -212,7 +217,12 @@ pub fn bca_interval(theta_hat: f64, replicates: &[f64], jackknife: &[f64], confi
     } else {
         let mean = jackknife.iter().sum::<f64>() / n;
         let num: f64 = jackknife.iter().map(|t| (mean - t).powi(3)).sum();
-        let den = 6.0 * jackknife.iter().map(|t| (mean - t).powi(2)).sum::<f64>().powf(1.5);
+        let den = 6.0
+            * jackknife
+                .iter()
+                .map(|t| (mean - t).powi(2))
+                .sum::<f64>()
+                .powf(1.5);
         if den > 0.0 {
             num / den
         } else {
