@@ -15,10 +15,12 @@
 
 pub mod baselines;
 pub mod bootstrap;
+pub mod curve;
 pub mod diagnostics;
 pub mod stats;
 
-pub use baselines::Baselines;
+pub use baselines::{Baselines, LevelPoint};
+pub use curve::{curve, curve_from_hardness, Curve, CurvePoint};
 pub use diagnostics::{Budget, Drift, LevelPrediction, ShardPrediction, TailReport};
 pub use stats::Interval;
 
