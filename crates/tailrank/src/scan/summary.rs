@@ -299,5 +299,25 @@ impl Summary {
     }
 }
 
+/// Digest of a query set's content (name, query ids and their positives, in order),
+/// independent of the file it came from: recorded as the `ground_truth` input of a summary so
+/// that [`Summary::merge`] refuses parts scanned against different ground truths.
+pub fn query_set_digest(qs: &crate::formats::gt::QuerySet) -> String {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    h.update(qs.name.as_bytes());
+    for (q, pos) in qs.query_ids.iter().zip(&qs.positives) {
+        h.update(b"\nQ");
+        h.update(q.as_bytes());
+        for p in pos {
+            h.update(b"\tP");
+            h.update(p.as_bytes());
+        }
+    }
+    format!("xxh3:{:016x}", h.digest())
+}
+
 mod format;
 mod merge;
+
+pub use format::{FORMAT_NAME, MANIFEST};
+pub use merge::POOL_ROLE;
