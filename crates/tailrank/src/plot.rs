@@ -22,7 +22,8 @@ const FAMILY: &str = "sans-serif";
 
 fn register_font() -> Result<()> {
     static ONCE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let ok = *ONCE.get_or_init(|| plotters::style::register_font(FAMILY, FontStyle::Normal, FONT).is_ok());
+    let ok = *ONCE
+        .get_or_init(|| plotters::style::register_font(FAMILY, FontStyle::Normal, FONT).is_ok());
     if ok {
         Ok(())
     } else {
@@ -63,7 +64,10 @@ fn pct(x: f64) -> f64 {
     100.0 * x
 }
 
-fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, c: &Curve) -> std::result::Result<(), String> {
+fn draw<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    c: &Curve,
+) -> std::result::Result<(), String> {
     let e = |x: &dyn std::fmt::Display| x.to_string();
     root.fill(&WHITE).map_err(|x| e(&x))?;
     let pts = &c.points;
@@ -71,7 +75,13 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, c: &Curve) -> std::res
     let hi = pts.last().map_or(10.0, |p| p.pool_size).max(lo * 1.0001);
     let mut ymax: f64 = 0.0;
     for p in pts {
-        for v in [p.estimate, p.hi, p.count, p.power_law.unwrap_or(0.0), p.log_linear.unwrap_or(0.0)] {
+        for v in [
+            p.estimate,
+            p.hi,
+            p.count,
+            p.power_law.unwrap_or(0.0),
+            p.log_linear.unwrap_or(0.0),
+        ] {
             if v.is_finite() {
                 ymax = ymax.max(pct(v));
             }
@@ -126,7 +136,9 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, c: &Curve) -> std::res
             .draw_series(std::iter::once(Polygon::new(band, blue.mix(0.2).filled())))
             .map_err(|x| e(&x))?
             .label(format!("{:.0}% query-bootstrap band", 100.0 * c.confidence))
-            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 20, y + 5)], blue.mix(0.2).filled()));
+            .legend(move |(x, y)| {
+                Rectangle::new([(x, y - 5), (x + 20, y + 5)], blue.mix(0.2).filled())
+            });
     }
     chart
         .draw_series(LineSeries::new(
@@ -147,8 +159,16 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, c: &Curve) -> std::res
         .label("count baseline (K/S)")
         .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], orange.stroke_width(2)));
     let fits = [
-        ("power-law fit", green, pts.iter().map(|p| p.power_law).collect::<Vec<_>>()),
-        ("log-linear fit", purple, pts.iter().map(|p| p.log_linear).collect::<Vec<_>>()),
+        (
+            "power-law fit",
+            green,
+            pts.iter().map(|p| p.power_law).collect::<Vec<_>>(),
+        ),
+        (
+            "log-linear fit",
+            purple,
+            pts.iter().map(|p| p.log_linear).collect::<Vec<_>>(),
+        ),
     ];
     for (name, col, vals) in fits {
         if vals.iter().all(|v| v.is_some()) && !vals.is_empty() {
@@ -163,7 +183,9 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, c: &Curve) -> std::res
                 ))
                 .map_err(|x| e(&x))?
                 .label(name)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], col.stroke_width(2)));
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], col.stroke_width(2))
+                });
         }
     }
     let lp: Vec<(f64, f64)> = c

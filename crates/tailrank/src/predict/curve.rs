@@ -102,7 +102,13 @@ fn build(
 }
 
 /// The predicted curve from a summary over `log_grid(lo, hi, per_decade)`.
-pub fn curve(s: &Summary, opts: &PredictOptions, lo: f64, hi: f64, per_decade: usize) -> Result<Curve> {
+pub fn curve(
+    s: &Summary,
+    opts: &PredictOptions,
+    lo: f64,
+    hi: f64,
+    per_decade: usize,
+) -> Result<Curve> {
     check_summary(s)?;
     let g = grid(lo, hi, per_decade)?;
     let h0 = hardness_for(s, 0, opts)?;
@@ -129,7 +135,9 @@ pub fn curve_from_hardness(
     per_decade: usize,
 ) -> Result<Curve> {
     if qs.is_empty() || qs.iter().any(|q| q.positives.is_empty()) {
-        return Err(Error::invalid("hardness holds no query, or a query without positives"));
+        return Err(Error::invalid(
+            "hardness holds no query, or a query without positives",
+        ));
     }
     let g = grid(lo, hi, per_decade)?;
     Ok(build(
