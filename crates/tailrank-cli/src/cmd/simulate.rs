@@ -1,10 +1,131 @@
-//! `tailrank simulate`. TODO: implement.
+//! `tailrank simulate`: a benchmark with known truth, either at the summary level
+//! (`--preset`, writes `DIR/summary` and `DIR/truth.json`) or as descriptor files (`--vectors`).
 
+use anyhow::Context;
 use clap::Args;
+use std::path::PathBuf;
+use tailrank::formats::descriptors::Dtype;
+use tailrank::simulate::vectors::{write_vectors, VectorConfig};
+use tailrank::simulate::{simulate_summary, SimConfig, PRESETS};
 
 #[derive(Args, Debug)]
-pub struct SimulateArgs {}
+pub struct SimulateArgs {
+    /// Output folder.
+    #[arg(short, long)]
+    pub out: PathBuf,
+    /// Summary-level preset: ilias-like or mixture-tail.
+    #[arg(long, default_value = "ilias-like", conflicts_with = "vectors")]
+    pub preset: String,
+    /// Write a clustered synthetic benchmark as descriptor files instead (.npy + ids + gt.json).
+    #[arg(long)]
+    pub vectors: bool,
+    /// Seed of every random draw.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Pool size N (presets: default 10^8; vectors: number of pool rows, default 50,000).
+    #[arg(long)]
+    pub pool_size: Option<u64>,
+    /// Level-0 sampling fraction f of the summary (presets only; default 0.05).
+    #[arg(long)]
+    pub fraction: Option<f64>,
+    /// Scale the preset down to this many queries.
+    #[arg(long)]
+    pub queries: Option<usize>,
+    /// Vectors: descriptor dimension.
+    #[arg(long, default_value_t = 32)]
+    pub dim: usize,
+    /// Vectors: number of object instances (one query each, plus --extra-queries).
+    #[arg(long, default_value_t = 40)]
+    pub instances: usize,
+    /// Vectors: extra queries on random instances.
+    #[arg(long, default_value_t = 10)]
+    pub extra_queries: usize,
+    /// Vectors: element type of the .npy files.
+    #[arg(long, default_value = "f16", value_parser = ["f16", "f32"])]
+    pub dtype: String,
+}
 
-pub fn run(_args: SimulateArgs) -> anyhow::Result<()> {
-    anyhow::bail!("`tailrank simulate` is not implemented yet")
+pub fn run(a: SimulateArgs) -> anyhow::Result<()> {
+    if a.vectors {
+        let mut cfg = VectorConfig {
+            seed: a.seed,
+            dim: a.dim,
+            instances: a.instances,
+            extra_queries: a.extra_queries,
+            dtype: if a.dtype == "f32" {
+                Dtype::F32
+            } else {
+                Dtype::F16
+            },
+            ..VectorConfig::default()
+        };
+        if let Some(n) = a.pool_size {
+            cfg.pool_size = n;
+        }
+        if a.fraction.is_some() || a.queries.is_some() {
+            anyhow::bail!("--fraction and --queries apply to --preset, not --vectors");
+        }
+        let b = write_vectors(&cfg, &a.out)?;
+        println!(
+            "wrote {} queries, {} core items, {} pool rows (dim {}) to {}:",
+            b.queries,
+            b.core,
+            b.pool,
+            cfg.dim,
+            a.out.display()
+        );
+        for f in &b.files {
+            println!("  {}", a.out.join(f).display());
+        }
+        return Ok(());
+    }
+    if !PRESETS.contains(&a.preset.as_str()) {
+        anyhow::bail!(
+            "unknown preset {:?} (known: {})",
+            a.preset,
+            PRESETS.join(", ")
+        );
+    }
+    let mut cfg = SimConfig::preset(&a.preset, a.seed)?;
+    if let Some(n) = a.pool_size {
+        cfg.pool_size = n;
+        cfg.truth_pool_sizes.retain(|&m| m < n);
+    }
+    if let Some(f) = a.fraction {
+        cfg.fraction = f;
+    }
+    if let Some(q) = a.queries {
+        cfg = cfg.with_queries(q);
+    }
+    let sim = simulate_summary(&cfg)?;
+    std::fs::create_dir_all(&a.out)
+        .with_context(|| format!("cannot create {}", a.out.display()))?;
+    let summary_dir = a.out.join("summary");
+    let truth_path = a.out.join("truth.json");
+    sim.summary.write(&summary_dir)?;
+    sim.truth.write(&truth_path)?;
+    let t = &sim.truth;
+    println!(
+        "simulated {:?} (seed {}): {} queries, {} positives, N = {}, S = {} (f = {})",
+        cfg.preset,
+        cfg.seed,
+        sim.summary.queries.len(),
+        sim.summary
+            .queries
+            .iter()
+            .map(|q| q.positives.len())
+            .sum::<usize>(),
+        t.pool_size,
+        t.sample_size,
+        cfg.fraction
+    );
+    println!(
+        "true mAP@{} at N: {:.2}%   (evaluate-at-S: {:.2}%)",
+        t.k,
+        100.0 * t.map_at_k,
+        100.0 * t.levels[0].map_at_k
+    );
+    println!("summary: {}", summary_dir.display());
+    println!("truth:   {}", truth_path.display());
+    Ok(())
 }

@@ -31,6 +31,7 @@
 
 pub mod hardness_law;
 pub mod law;
+pub mod validation;
 pub mod vectors;
 
 use crate::error::{Error, Result};

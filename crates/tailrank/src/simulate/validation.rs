@@ -1,0 +1,501 @@
+//! The validation study (SPEC 10): simulate benchmarks with known truth, predict from the
+//! sample, and measure the error of the tail-aware estimate and of every baseline.
+//!
+//! For each preset and seed the benchmark is simulated at the main fraction (with the query
+//! bootstrap, for interval coverage) and at each fraction of the convergence sweep (point
+//! estimates). A given seed fixes the queries, positives, hardness and score laws; the sample and
+//! the realized full pool are drawn anew for every fraction, so each run has its own truth.
+//!
+//! error = prediction − realized truth (mAP@k at N, fractions); coverage = share of seeds whose
+//! truth lies inside the interval.
+
+use super::{simulate_summary, SimConfig, Truth};
+use crate::error::{Error, Result};
+use crate::maps::MapKind;
+use crate::predict::{per_query_ap, predict, Interval, PredictOptions};
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+
+/// What to run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ValidationOptions {
+    pub presets: Vec<String>,
+    /// Seeds `first_seed .. first_seed + seeds`.
+    pub seeds: usize,
+    pub first_seed: u64,
+    /// Main sample fraction (coverage and the headline errors).
+    pub fraction: f64,
+    /// Convergence sweep.
+    pub fractions: Vec<f64>,
+    /// Override of the presets' pool size N.
+    pub pool_size: Option<u64>,
+    /// Scale the presets down to this many queries.
+    pub queries: Option<usize>,
+    /// Query-bootstrap replicates at the main fraction.
+    pub bootstrap: usize,
+    pub confidence: f64,
+}
+
+impl Default for ValidationOptions {
+    fn default() -> Self {
+        ValidationOptions {
+            presets: vec!["ilias-like".into(), "mixture-tail".into()],
+            seeds: 10,
+            first_seed: 0,
+            fraction: 0.05,
+            fractions: vec![0.005, 0.01, 0.02, 0.05, 0.1],
+            pool_size: None,
+            queries: None,
+            bootstrap: 1000,
+            confidence: 0.95,
+        }
+    }
+}
+
+/// One simulated benchmark and its predictions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Run {
+    pub preset: String,
+    pub seed: u64,
+    pub fraction: f64,
+    pub pool_size: u64,
+    pub sample_size: u64,
+    pub k: usize,
+    /// Realized mAP@k at N.
+    pub truth: f64,
+    /// Expected-rank map with the true hardness.
+    pub oracle: f64,
+    /// Tail-aware estimate, expected-rank map (the default).
+    pub evt: f64,
+    /// Tail-aware hardness through the binomial map.
+    pub evt_binomial: f64,
+    pub count: f64,
+    pub evaluate_at_s: f64,
+    pub power_law: Option<f64>,
+    pub log_linear: Option<f64>,
+    /// Query-bootstrap intervals of `evt` (main fraction only).
+    pub percentile: Option<Interval>,
+    pub bca: Option<Interval>,
+    pub std_error: Option<f64>,
+}
+
+/// Error statistics of one method over seeds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorStats {
+    pub method: String,
+    pub runs: usize,
+    pub mean_error: f64,
+    pub mean_abs_error: f64,
+    pub max_abs_error: f64,
+}
+
+/// Everything the study produced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ValidationReport {
+    pub options: ValidationOptions,
+    pub runs: Vec<Run>,
+}
+
+/// Names of the compared methods, in table order.
+pub const METHODS: &[&str] = &[
+    "evt",
+    "evt-binomial",
+    "count",
+    "evaluate-at-S",
+    "power-law",
+    "log-linear",
+    "oracle",
+];
+
+impl Run {
+    /// The value of `method` (see [`METHODS`]).
+    pub fn value(&self, method: &str) -> Option<f64> {
+        match method {
+            "evt" => Some(self.evt),
+            "evt-binomial" => Some(self.evt_binomial),
+            "count" => Some(self.count),
+            "evaluate-at-S" => Some(self.evaluate_at_s),
+            "power-law" => self.power_law,
+            "log-linear" => self.log_linear,
+            "oracle" => Some(self.oracle),
+            _ => None,
+        }
+    }
+}
+
+/// Simulate one benchmark and predict it.
+pub fn run_one(
+    preset: &str,
+    seed: u64,
+    fraction: f64,
+    opts: &ValidationOptions,
+    bootstrap: usize,
+) -> Result<(Run, Truth)> {
+    let mut cfg = SimConfig::preset(preset, seed)?;
+    cfg.fraction = fraction;
+    if let Some(n) = opts.pool_size {
+        cfg.pool_size = n;
+        cfg.truth_pool_sizes.retain(|&m| m < n);
+    }
+    if let Some(q) = opts.queries {
+        cfg = cfg.with_queries(q);
+    }
+    let sim = simulate_summary(&cfg)?;
+    let popts = PredictOptions {
+        k: cfg.k,
+        bootstrap,
+        sample_noise: 0,
+        confidence: opts.confidence,
+        seed,
+        ..PredictOptions::default()
+    };
+    let p = predict(&sim.summary, &popts)?;
+    let evt_binomial = mean(&per_query_ap(
+        &p.hardness,
+        p.pool_size as f64,
+        cfg.k,
+        MapKind::Binomial,
+    ));
+    let t = sim.truth;
+    let with_boot = bootstrap > 0;
+    Ok((
+        Run {
+            preset: preset.to_string(),
+            seed,
+            fraction,
+            pool_size: t.pool_size,
+            sample_size: t.sample_size,
+            k: t.k,
+            truth: t.map_at_k,
+            oracle: t.oracle_map_at_k,
+            evt: p.estimate,
+            evt_binomial,
+            count: p.baselines.count,
+            evaluate_at_s: p.baselines.evaluate_at_s,
+            power_law: p.baselines.power_law,
+            log_linear: p.baselines.log_linear,
+            percentile: with_boot.then_some(p.percentile),
+            bca: with_boot.then_some(p.bca),
+            std_error: with_boot.then_some(p.std_error),
+        },
+        t,
+    ))
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+/// Run the study; `progress` is called after each run.
+pub fn run_validation(
+    opts: &ValidationOptions,
+    mut progress: impl FnMut(&Run),
+) -> Result<ValidationReport> {
+    if opts.presets.is_empty() || opts.seeds == 0 {
+        return Err(Error::invalid(
+            "validation needs at least one preset and one seed",
+        ));
+    }
+    crate::sample::check_fraction(opts.fraction)?;
+    for &f in &opts.fractions {
+        crate::sample::check_fraction(f)?;
+    }
+    let mut runs = Vec::new();
+    for preset in &opts.presets {
+        SimConfig::preset(preset, 0)?;
+        for s in 0..opts.seeds as u64 {
+            let seed = opts.first_seed + s;
+            let (r, _) = run_one(preset, seed, opts.fraction, opts, opts.bootstrap)?;
+            progress(&r);
+            runs.push(r);
+            for &f in &opts.fractions {
+                if (f - opts.fraction).abs() < 1e-15 {
+                    continue;
+                }
+                let (r, _) = run_one(preset, seed, f, opts, 0)?;
+                progress(&r);
+                runs.push(r);
+            }
+        }
+    }
+    Ok(ValidationReport {
+        options: opts.clone(),
+        runs,
+    })
+}
+
+fn stats_of(method: &str, runs: &[&Run]) -> Option<ErrorStats> {
+    let errs: Vec<f64> = runs
+        .iter()
+        .filter_map(|r| r.value(method).map(|v| v - r.truth))
+        .collect();
+    if errs.is_empty() {
+        return None;
+    }
+    Some(ErrorStats {
+        method: method.to_string(),
+        runs: errs.len(),
+        mean_error: mean(&errs),
+        mean_abs_error: mean(&errs.iter().map(|e| e.abs()).collect::<Vec<_>>()),
+        max_abs_error: errs.iter().fold(0.0f64, |m, e| m.max(e.abs())),
+    })
+}
+
+/// Share of runs whose truth lies in the interval chosen by `pick` (None if no run has one).
+fn coverage(runs: &[&Run], pick: impl Fn(&Run) -> Option<Interval>) -> Option<(usize, usize)> {
+    let with: Vec<(Interval, f64)> = runs
+        .iter()
+        .filter_map(|r| pick(r).map(|i| (i, r.truth)))
+        .filter(|(i, _)| i.lo.is_finite() && i.hi.is_finite())
+        .collect();
+    if with.is_empty() {
+        return None;
+    }
+    let inside = with
+        .iter()
+        .filter(|(i, t)| i.lo <= *t && *t <= i.hi)
+        .count();
+    Some((inside, with.len()))
+}
+
+fn same_fraction(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-12 * a.abs().max(b.abs())
+}
+
+impl ValidationReport {
+    /// Runs of `preset` at `fraction`.
+    pub fn runs_at(&self, preset: &str, fraction: f64) -> Vec<&Run> {
+        self.runs
+            .iter()
+            .filter(|r| r.preset == preset && same_fraction(r.fraction, fraction))
+            .collect()
+    }
+
+    /// Error statistics of every method for `preset` at the main fraction.
+    pub fn headline(&self, preset: &str) -> Vec<ErrorStats> {
+        let runs = self.runs_at(preset, self.options.fraction);
+        METHODS.iter().filter_map(|m| stats_of(m, &runs)).collect()
+    }
+
+    /// `(inside, total)` coverage of the evt percentile and BCa intervals at the main fraction.
+    pub fn coverage(&self, preset: &str) -> (Option<(usize, usize)>, Option<(usize, usize)>) {
+        let runs = self.runs_at(preset, self.options.fraction);
+        (
+            coverage(&runs, |r| r.percentile),
+            coverage(&runs, |r| r.bca),
+        )
+    }
+
+    fn fractions(&self) -> Vec<f64> {
+        let mut f: Vec<f64> = self.options.fractions.clone();
+        f.push(self.options.fraction);
+        f.sort_by(|a, b| a.total_cmp(b));
+        f.dedup_by(|a, b| same_fraction(*a, *b));
+        f
+    }
+
+    /// Plain-text table (mAP in percent points of error, two decimals).
+    pub fn table(&self) -> String {
+        let mut t = String::new();
+        for preset in &self.options.presets {
+            let runs = self.runs_at(preset, self.options.fraction);
+            let Some(r0) = runs.first() else { continue };
+            let truth_mean = mean(&runs.iter().map(|r| r.truth).collect::<Vec<_>>());
+            let _ = writeln!(
+                t,
+                "{preset}: {} seeds, N = {}, f = {} (S ≈ {}), k = {}, mean true mAP@{} = {:.2}%",
+                runs.len(),
+                r0.pool_size,
+                self.options.fraction,
+                r0.sample_size,
+                r0.k,
+                r0.k,
+                100.0 * truth_mean
+            );
+            let _ = writeln!(
+                t,
+                "  {:<14} {:>12} {:>14} {:>13}",
+                "method", "mean err (%)", "mean |err| (%)", "max |err| (%)"
+            );
+            for s in self.headline(preset) {
+                let _ = writeln!(
+                    t,
+                    "  {:<14} {:>+12.2} {:>14.2} {:>13.2}",
+                    s.method,
+                    100.0 * s.mean_error,
+                    100.0 * s.mean_abs_error,
+                    100.0 * s.max_abs_error
+                );
+            }
+            let (pc, bc) = self.coverage(preset);
+            let fmt = |c: Option<(usize, usize)>| match c {
+                Some((i, n)) => format!("{i}/{n} ({:.0}%)", 100.0 * i as f64 / n as f64),
+                None => "n/a".into(),
+            };
+            let _ = writeln!(
+                t,
+                "  evt {:.0}% interval coverage: percentile {}, BCa {}",
+                100.0 * self.options.confidence,
+                fmt(pc),
+                fmt(bc)
+            );
+            let _ = writeln!(
+                t,
+                "  convergence over sample fractions (mean error / mean |error|, %):"
+            );
+            let _ = writeln!(
+                t,
+                "  {:>8} {:>10} {:>17} {:>17} {:>17}",
+                "f", "S", "evt", "count", "evaluate-at-S"
+            );
+            for f in self.fractions() {
+                let rs = self.runs_at(preset, f);
+                let Some(r) = rs.first() else { continue };
+                let cell = |m: &str| match stats_of(m, &rs) {
+                    Some(s) => format!(
+                        "{:+.2} / {:.2}",
+                        100.0 * s.mean_error,
+                        100.0 * s.mean_abs_error
+                    ),
+                    None => "n/a".into(),
+                };
+                let _ = writeln!(
+                    t,
+                    "  {:>8} {:>10} {:>17} {:>17} {:>17}",
+                    f,
+                    r.sample_size,
+                    cell("evt"),
+                    cell("count"),
+                    cell("evaluate-at-S")
+                );
+            }
+            let _ = writeln!(t);
+        }
+        t
+    }
+
+    /// Markdown report: settings, headline tables, coverage, convergence, per-run rows.
+    pub fn markdown(&self, command: &str) -> String {
+        let mut m = String::new();
+        let o = &self.options;
+        let _ = writeln!(m, "# tailrank validation report\n");
+        let _ = writeln!(m, "Command: `{command}`\n");
+        let _ = writeln!(
+            m,
+            "Presets {}, {} seeds from {}, main fraction f = {}, sweep {:?}, query bootstrap B = {} \
+             ({:.0}% intervals), tool version {}.\n",
+            o.presets.join(", "),
+            o.seeds,
+            o.first_seed,
+            o.fraction,
+            o.fractions,
+            o.bootstrap,
+            100.0 * o.confidence,
+            crate::TOOL_VERSION
+        );
+        let _ = writeln!(
+            m,
+            "Errors are prediction − realized truth of mAP@k at N, in mAP points (percent). \
+             `oracle` is the expected-rank map fed with the true hardness.\n"
+        );
+        for preset in &o.presets {
+            let runs = self.runs_at(preset, o.fraction);
+            let Some(r0) = runs.first() else { continue };
+            let truth_mean = mean(&runs.iter().map(|r| r.truth).collect::<Vec<_>>());
+            let _ = writeln!(m, "## {preset}\n");
+            let _ = writeln!(
+                m,
+                "N = {}, f = {} (S ≈ {}), k = {}, {} seeds; mean realized mAP@{} at N = {:.2}%.\n",
+                r0.pool_size,
+                o.fraction,
+                r0.sample_size,
+                r0.k,
+                runs.len(),
+                r0.k,
+                100.0 * truth_mean
+            );
+            let _ = writeln!(
+                m,
+                "| method | mean error | mean abs error | max abs error |"
+            );
+            let _ = writeln!(m, "|---|---:|---:|---:|");
+            for s in self.headline(preset) {
+                let _ = writeln!(
+                    m,
+                    "| {} | {:+.2} | {:.2} | {:.2} |",
+                    s.method,
+                    100.0 * s.mean_error,
+                    100.0 * s.mean_abs_error,
+                    100.0 * s.max_abs_error
+                );
+            }
+            let (pc, bc) = self.coverage(preset);
+            let fmt = |c: Option<(usize, usize)>| match c {
+                Some((i, n)) => format!("{i}/{n} ({:.0}%)", 100.0 * i as f64 / n as f64),
+                None => "n/a".into(),
+            };
+            let _ = writeln!(
+                m,
+                "\nevt {:.0}% interval coverage over seeds: percentile {}, BCa {}.\n",
+                100.0 * o.confidence,
+                fmt(pc),
+                fmt(bc)
+            );
+            let _ = writeln!(
+                m,
+                "Convergence over sample fractions (mean error / mean abs error):\n"
+            );
+            let _ = writeln!(m, "| f | S | evt | evt-binomial | count | evaluate-at-S |");
+            let _ = writeln!(m, "|---:|---:|---:|---:|---:|---:|");
+            for f in self.fractions() {
+                let rs = self.runs_at(preset, f);
+                let Some(r) = rs.first() else { continue };
+                let cell = |meth: &str| match stats_of(meth, &rs) {
+                    Some(s) => format!(
+                        "{:+.2} / {:.2}",
+                        100.0 * s.mean_error,
+                        100.0 * s.mean_abs_error
+                    ),
+                    None => "n/a".into(),
+                };
+                let _ = writeln!(
+                    m,
+                    "| {} | {} | {} | {} | {} | {} |",
+                    f,
+                    r.sample_size,
+                    cell("evt"),
+                    cell("evt-binomial"),
+                    cell("count"),
+                    cell("evaluate-at-S")
+                );
+            }
+            let _ = writeln!(m, "\nPer seed at f = {} (percent):\n", o.fraction);
+            let _ = writeln!(
+                m,
+                "| seed | truth | evt | interval (percentile) | count | evaluate-at-S | power-law | log-linear |"
+            );
+            let _ = writeln!(m, "|---:|---:|---:|---|---:|---:|---:|---:|");
+            let opt = |v: Option<f64>| v.map_or("n/a".into(), |v| format!("{:.2}", 100.0 * v));
+            for r in &runs {
+                let _ = writeln!(
+                    m,
+                    "| {} | {:.2} | {:.2} | {} | {:.2} | {:.2} | {} | {} |",
+                    r.seed,
+                    100.0 * r.truth,
+                    100.0 * r.evt,
+                    r.percentile.map_or("n/a".into(), |i| format!(
+                        "[{:.2}, {:.2}]",
+                        100.0 * i.lo,
+                        100.0 * i.hi
+                    )),
+                    100.0 * r.count,
+                    100.0 * r.evaluate_at_s,
+                    opt(r.power_law),
+                    opt(r.log_linear)
+                );
+            }
+            let _ = writeln!(m);
+        }
+        m
+    }
+}
