@@ -287,7 +287,7 @@ pub struct Simulation {
 }
 
 /// A seeded generator for `(tag, index)`, independent of thread scheduling.
-fn rng_for(seed: u64, tag: u64, index: u64) -> Xoshiro256PlusPlus {
+pub fn rng_for(seed: u64, tag: u64, index: u64) -> Xoshiro256PlusPlus {
     let mut z = seed ^ splitmix(tag.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ splitmix(index));
     z = splitmix(z);
     Xoshiro256PlusPlus::seed_from_u64(z)
@@ -310,10 +310,11 @@ fn binomial<R: Rng + ?Sized>(rng: &mut R, n: u64, p: f64) -> u64 {
     Binomial::new(n, p).expect("p in (0, 1)").sample(rng)
 }
 
-/// Counts of `n` i.i.d. items (exceedance `p ~ U(p0, 1)`) above each of the increasing
-/// thresholds `xs` (exceedance scale), jointly: `D_j = D_{j−1} + Bin(n − D_{j−1},
-/// (x_j − x_{j−1})/(1 − x_{j−1}))` with `x_0 = p0`. Returns cumulative counts.
-fn nested_counts<R: Rng + ?Sized>(rng: &mut R, n: u64, p0: f64, xs: &[f64]) -> Vec<u64> {
+/// Counts of `n` i.i.d. items (exceedance `p ~ U(p0, 1)`) below each of the non-decreasing
+/// exceedance thresholds `xs` (i.e. scoring above the corresponding scores), jointly:
+/// `D_j = D_{j−1} + Bin(n − D_{j−1}, (x_j − x_{j−1})/(1 − x_{j−1}))` with `x_0 = p0`.
+/// Marginally `D_j ~ Binomial(n, (x_j − p0)/(1 − p0))`. Returns the cumulative counts.
+pub fn joint_counts<R: Rng + ?Sized>(rng: &mut R, n: u64, p0: f64, xs: &[f64]) -> Vec<u64> {
     let mut out = Vec::with_capacity(xs.len());
     let (mut d, mut prev) = (0u64, p0);
     for &x in xs {
@@ -416,6 +417,25 @@ impl Layout {
     }
 }
 
+/// One step of Rényi's representation: with `cum = −ln(1 − p_(i))` for the i-th smallest of `n`
+/// uniforms and `remaining = n − i`, returns `p_(i+1) = 1 − exp(−cum − E/remaining)`,
+/// `E ~ Exp(1)`, updating `cum`.
+#[inline]
+pub fn renyi_step<R: Rng + ?Sized>(rng: &mut R, cum: &mut f64, remaining: u64) -> f64 {
+    let e: f64 = Exp1.sample(rng);
+    *cum += e / remaining as f64;
+    -(-*cum).exp_m1()
+}
+
+/// The `m` smallest of `n` i.i.d. U(0, 1) variables, ascending, drawn exactly in `O(m)` without
+/// drawing the other `n − m` (Rényi's exponential spacings). On the exceedance scale these are
+/// the `m` highest scores of `n` items: score = `F̄⁻¹(p)`.
+pub fn smallest_uniforms<R: Rng + ?Sized>(rng: &mut R, n: u64, m: usize) -> Vec<f64> {
+    let m = m.min(n as usize);
+    let mut cum = 0.0;
+    (0..m).map(|i| renyi_step(rng, &mut cum, n - i as u64)).collect()
+}
+
 /// Lazily drawn order statistics of `n` i.i.d. items of one mixture component in one cell,
 /// highest score first (Rényi representation on the exceedance scale).
 struct Stream {
@@ -435,9 +455,7 @@ impl Stream {
             if drawn >= self.n {
                 return false;
             }
-            let e: f64 = Exp1.sample(rng);
-            self.cum += e / (self.n - drawn) as f64;
-            let p = -(-self.cum).exp_m1();
+            let p = renyi_step(rng, &mut self.cum, self.n - drawn);
             self.p.push(p);
             self.s.push(law.components[self.comp].family.isf(p) as f32);
         }
@@ -650,7 +668,7 @@ fn simulate_query(
         .iter()
         .map(|x| (x * cfg.core_hardness).min(1.0))
         .collect();
-    let core_above = nested_counts(&mut rng, plan.core_nonrel, 0.0, &core_x);
+    let core_above = joint_counts(&mut rng, plan.core_nonrel, 0.0, &core_x);
 
     // Streams: one per (cell, component); component sizes a multinomial split of the cell.
     let mut streams: Vec<Stream> = Vec::new();
@@ -679,24 +697,32 @@ fn simulate_query(
     for &(a, b) in &layout.subset_cells {
         let ids: Vec<usize> = (a * ncomp..b * ncomp).collect();
         let mut cursor = vec![0usize; ids.len()];
+        // Cached head score of each stream (None once exhausted).
+        let mut heads: Vec<Option<f32>> = ids
+            .iter()
+            .map(|&si| {
+                streams[si]
+                    .ensure(0, &mut rng, &law)
+                    .then(|| streams[si].s[0])
+            })
+            .collect();
         let mut top = Vec::with_capacity(cfg.top_m);
         while top.len() < cfg.top_m {
             let mut best: Option<(usize, f32)> = None;
-            for (k, &si) in ids.iter().enumerate() {
-                if streams[si].ensure(cursor[k], &mut rng, &law) {
-                    let v = streams[si].s[cursor[k]];
+            for (k, h) in heads.iter().enumerate() {
+                if let Some(v) = *h {
                     if best.is_none_or(|(_, bv)| v > bv) {
                         best = Some((k, v));
                     }
                 }
             }
-            match best {
-                Some((k, v)) => {
-                    top.push(v);
-                    cursor[k] += 1;
-                }
-                None => break,
-            }
+            let Some((k, v)) = best else { break };
+            top.push(v);
+            cursor[k] += 1;
+            let si = ids[k];
+            heads[k] = streams[si]
+                .ensure(cursor[k], &mut rng, &law)
+                .then(|| streams[si].s[cursor[k]]);
         }
         top_scores.push(top);
     }
@@ -710,7 +736,7 @@ fn simulate_query(
             .iter()
             .map(|p| law.components[st.comp].family.sf(p.s as f64))
             .collect();
-        let undrawn = nested_counts(&mut rng, rest, st.last_p(), &xc);
+        let undrawn = joint_counts(&mut rng, rest, st.last_p(), &xc);
         stream_counts.push(
             pos.iter()
                 .zip(undrawn)
@@ -740,7 +766,7 @@ fn simulate_query(
     let mut curve_ap = Vec::with_capacity(truth_sizes.len());
     for &size in truth_sizes {
         let add = size.saturating_sub(prev_size);
-        let inc = nested_counts(&mut rng, add, 0.0, &xs);
+        let inc = joint_counts(&mut rng, add, 0.0, &xs);
         for (k, d) in k_n.iter_mut().zip(inc) {
             *k += d;
         }

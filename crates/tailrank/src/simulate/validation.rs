@@ -12,7 +12,9 @@
 use super::{simulate_summary, SimConfig, Truth};
 use crate::error::{Error, Result};
 use crate::maps::MapKind;
-use crate::predict::{per_query_ap, predict, Interval, PredictOptions};
+use crate::predict::{
+    baselines, count_hardness, hardness_for, per_query_ap, predict, Interval, PredictOptions,
+};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
@@ -149,37 +151,55 @@ pub fn run_one(
         seed,
         ..PredictOptions::default()
     };
-    let p = predict(&sim.summary, &popts)?;
-    let evt_binomial = mean(&per_query_ap(
-        &p.hardness,
-        p.pool_size as f64,
-        cfg.k,
-        MapKind::Binomial,
-    ));
     let t = sim.truth;
-    let with_boot = bootstrap > 0;
-    Ok((
-        Run {
-            preset: preset.to_string(),
-            seed,
-            fraction,
-            pool_size: t.pool_size,
-            sample_size: t.sample_size,
-            k: t.k,
-            truth: t.map_at_k,
-            oracle: t.oracle_map_at_k,
-            evt: p.estimate,
-            evt_binomial,
-            count: p.baselines.count,
-            evaluate_at_s: p.baselines.evaluate_at_s,
-            power_law: p.baselines.power_law,
-            log_linear: p.baselines.log_linear,
-            percentile: with_boot.then_some(p.percentile),
-            bca: with_boot.then_some(p.bca),
-            std_error: with_boot.then_some(p.std_error),
-        },
-        t,
-    ))
+    let s = &sim.summary;
+    let nf = t.pool_size as f64;
+    let k = cfg.k;
+    let mut run = Run {
+        preset: preset.to_string(),
+        seed,
+        fraction,
+        pool_size: t.pool_size,
+        sample_size: t.sample_size,
+        k: t.k,
+        truth: t.map_at_k,
+        oracle: t.oracle_map_at_k,
+        evt: f64::NAN,
+        evt_binomial: f64::NAN,
+        count: f64::NAN,
+        evaluate_at_s: f64::NAN,
+        power_law: None,
+        log_linear: None,
+        percentile: None,
+        bca: None,
+        std_error: None,
+    };
+    let hardness = if bootstrap > 0 {
+        // The full prediction (intervals, diagnostics), as `tailrank predict` gives it.
+        let p = predict(s, &popts)?;
+        run.evt = p.estimate;
+        run.count = p.baselines.count;
+        run.evaluate_at_s = p.baselines.evaluate_at_s;
+        run.power_law = p.baselines.power_law;
+        run.log_linear = p.baselines.log_linear;
+        run.percentile = Some(p.percentile);
+        run.bca = Some(p.bca);
+        run.std_error = Some(p.std_error);
+        p.hardness
+    } else {
+        // Point estimates only: the same functions `predict` uses, without the per-level and
+        // per-shard diagnostics.
+        let h = hardness_for(s, 0, &popts)?;
+        run.evt = mean(&per_query_ap(&h, nf, k, MapKind::ExpectedRank));
+        run.count = mean(&per_query_ap(&count_hardness(&h), nf, k, MapKind::ExpectedRank));
+        run.evaluate_at_s = mean(&baselines::per_query_at_sample(&h, k));
+        let pts = baselines::level_points(s, k);
+        run.power_law = baselines::power_law(&pts, nf);
+        run.log_linear = baselines::log_linear(&pts, nf);
+        h
+    };
+    run.evt_binomial = mean(&per_query_ap(&hardness, nf, k, MapKind::Binomial));
+    Ok((run, t))
 }
 
 fn mean(v: &[f64]) -> f64 {
