@@ -246,11 +246,9 @@ impl Summary {
                             q.id, p.id, pr.id
                         ));
                     }
-                    if p.core_above < pr.core_above
-                        || p.pool_above.iter().zip(&pr.pool_above).any(|(a, b)| a < b)
-                    {
+                    if p.pool_above.iter().zip(&pr.pool_above).any(|(a, b)| a < b) {
                         return Err(format!(
-                            "query {:?}: counts of positive {:?} smaller than those of the better positive {:?}",
+                            "query {:?}: pool counts of positive {:?} smaller than those of the better positive {:?}",
                             q.id, p.id, pr.id
                         ));
                     }
