@@ -133,6 +133,17 @@ print(json.dumps({"exact": reference(1.0, 0.25, 2, 0, 50, 100),
                   "sampled": reference(0.5, 0.125, 2, 7, 50, 0)}))
 "#;
 
+/// The inputs written by GENERATE, common to every scan.
+const INPUTS: [&str; 7] = [
+    "scan",
+    "--queries",
+    "queries.npy",
+    "--core",
+    "core.npy",
+    "--gt",
+    "gt",
+];
+
 fn tailrank(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_tailrank"))
         .current_dir(dir)
@@ -210,13 +221,6 @@ fn scan_matches_numpy_and_merge_of_shards_equals_one_scan() {
     let reference: Value =
         serde_json::from_str(&common::run_python(GENERATE, &[d.to_str().unwrap()])).unwrap();
     let base = [
-        "scan",
-        "--queries",
-        "queries.npy",
-        "--core",
-        "core.npy",
-        "--gt",
-        "gt",
         "--query-set",
         "image",
         "--top-m",
@@ -226,7 +230,7 @@ fn scan_matches_numpy_and_merge_of_shards_equals_one_scan() {
         "--model",
         "toy",
     ];
-    let run = |extra: &[&str]| tailrank(d, &[&base[..], extra].concat());
+    let run = |extra: &[&str]| tailrank(d, &[&INPUTS[..], &base[..], extra].concat());
 
     // Exact mode, both shards (ids: an explicit file for a, the sibling file for b).
     ok(&run(&[
@@ -349,18 +353,8 @@ fn scan_refuses_bad_inputs_and_writes_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     common::run_python(GENERATE, &[d.to_str().unwrap()]);
-    let base = [
-        "scan",
-        "--queries",
-        "queries.npy",
-        "--core",
-        "core.npy",
-        "--gt",
-        "gt",
-        "--top-m",
-        "20",
-    ];
-    let run = |extra: &[&str]| tailrank(d, &[&base[..], extra].concat());
+    let base = ["--top-m", "20"];
+    let run = |extra: &[&str]| tailrank(d, &[&INPUTS[..], &base[..], extra].concat());
     let set = ["--query-set", "image"];
 
     // Several query sets and none chosen.
