@@ -81,18 +81,37 @@ pub fn parse_ids(path: &Path, mut reader: impl BufRead) -> Result<Vec<String>> {
 }
 
 /// Check that `ids` (read from `path`) are unique; a duplicate is reported with the id and both
-/// (1-based) positions, which are line numbers for an id file.
+/// (1-based) line numbers.
 pub fn check_unique(path: &Path, ids: &[String]) -> Result<()> {
+    check_unique_at(path, ids, "lines", 1)
+}
+
+/// Like [`check_unique`], naming positions as `unit` counted from `base` (e.g. `"rows"`, 0 for a
+/// dataset, `"lines"`, 1 for a text file).
+pub fn check_unique_at(path: &Path, ids: &[String], unit: &str, base: usize) -> Result<()> {
+    match find_duplicate(ids) {
+        Some((a, b)) => Err(Error::file(
+            path,
+            format!(
+                "duplicate id {:?} on {unit} {} and {}",
+                ids[b],
+                a + base,
+                b + base
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The 0-based positions `(first, second)` of the first repeated id, if any.
+pub fn find_duplicate(ids: &[String]) -> Option<(usize, usize)> {
     let mut seen: HashMap<&str, usize> = HashMap::with_capacity(ids.len());
     for (i, id) in ids.iter().enumerate() {
         if let Some(first) = seen.insert(id.as_str(), i) {
-            return Err(Error::file(
-                path,
-                format!("duplicate id {id:?} on lines {} and {}", first + 1, i + 1),
-            ));
+            return Some((first, i));
         }
     }
-    Ok(())
+    None
 }
 
 /// Write `ids`, one per line, atomically (gzip when the name ends in `.gz`). Ids must be
