@@ -18,7 +18,7 @@
 //! file and the rows.
 
 use super::descriptors::{DescriptorSource, Dtype};
-use super::ids::find_duplicate;
+use super::ids::{check_unique, find_duplicate, read_ids};
 use super::npy::{check_range, hash_ids};
 use crate::error::{Error, IoContext, Result};
 use half::f16;
@@ -168,6 +168,12 @@ fn describe(t: &Datatype) -> String {
 impl Hdf5Descriptors {
     /// Open an ILIAS feature file (see the module doc for the layout and the checks).
     pub fn open(path: &Path) -> Result<Self> {
+        Self::open_with_ids(path, None)
+    }
+
+    /// Open a feature file, taking the row ids from the text id file `ids` instead of the
+    /// `index` dataset when given (the dataset may then be absent; it is not read).
+    pub fn open_with_ids(path: &Path, ids: Option<&Path>) -> Result<Self> {
         let len = std::fs::metadata(path).at(path)?.len();
         if len == 0 {
             return Err(Error::file(path, "empty file (0 bytes), not an HDF5 file"));
@@ -212,41 +218,45 @@ impl Hdf5Descriptors {
         let dtype = float_dtype(path, features.dtype())?;
         let chunk_rows = features.chunks().map(|c| c[0] as usize);
 
-        let index = file.dataset("index").map_err(|e| {
-            Error::file(
-                path,
-                format!("no dataset 'index' with the row ids ({e}); root group holds: {names}"),
-            )
-        })?;
-        if index.ndim() != 1 {
-            return Err(Error::file(
-                path,
-                format!(
-                    "dataset 'index' has rank {} (shape {:?}); expected a 1-D list of ids",
-                    index.ndim(),
-                    index.shape()
-                ),
-            ));
-        }
-        let ids = read_index(path, &index)?;
-        if ids.len() != rows {
-            return Err(Error::file(
-                path,
-                format!(
-                    "dataset 'index' has {} ids but 'features' has {rows} rows",
-                    ids.len()
-                ),
-            ));
-        }
-        if let Some((a, b)) = find_duplicate(&ids) {
-            return Err(Error::file(
-                path,
-                format!(
-                    "dataset 'index': duplicate id {:?} on rows {a} and {b} (0-based)",
-                    ids[b]
-                ),
-            ));
-        }
+        let ids = match ids {
+            Some(ids_path) => {
+                let ids = read_ids(ids_path)?;
+                if ids.len() != rows {
+                    return Err(Error::file(
+                        ids_path,
+                        format!(
+                            "{} ids but dataset 'features' of {} has {rows} rows",
+                            ids.len(),
+                            path.display()
+                        ),
+                    ));
+                }
+                check_unique(ids_path, &ids)?;
+                ids
+            }
+            None => {
+                let ids = read_index_dataset(path, &file, &names)?;
+                if ids.len() != rows {
+                    return Err(Error::file(
+                        path,
+                        format!(
+                            "dataset 'index' has {} ids but 'features' has {rows} rows",
+                            ids.len()
+                        ),
+                    ));
+                }
+                if let Some((a, b)) = find_duplicate(&ids) {
+                    return Err(Error::file(
+                        path,
+                        format!(
+                            "dataset 'index': duplicate id {:?} on rows {a} and {b} (0-based)",
+                            ids[b]
+                        ),
+                    ));
+                }
+                ids
+            }
+        };
 
         let mut d = Hdf5Descriptors {
             path: path.to_path_buf(),
@@ -308,6 +318,26 @@ fn root_names(file: &Hdf5File) -> String {
             .join(", "),
         _ => "no datasets".into(),
     }
+}
+
+fn read_index_dataset(path: &Path, file: &Hdf5File, names: &str) -> Result<Vec<String>> {
+    let index = file.dataset("index").map_err(|e| {
+        Error::file(
+            path,
+            format!("no dataset 'index' with the row ids ({e}); root group holds: {names}"),
+        )
+    })?;
+    if index.ndim() != 1 {
+        return Err(Error::file(
+            path,
+            format!(
+                "dataset 'index' has rank {} (shape {:?}); expected a 1-D list of ids",
+                index.ndim(),
+                index.shape()
+            ),
+        ));
+    }
+    read_index(path, &index)
 }
 
 /// Read the `index` dataset: variable-length strings, or fixed-length byte strings. Ids must be
