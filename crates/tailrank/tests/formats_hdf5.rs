@@ -50,6 +50,8 @@ case("resizable", 1000, 24, np.float16, maxshape=True, chunks=(128, 24), compres
 case("latest", 999, 24, np.float16, libver="latest", maxshape=True, chunks=(50, 24), compression="gzip")
 case("latest_fixed", 500, 16, np.float32, libver="latest", chunks=(50, 16), compression="gzip")
 case("one_row", 1, 8, np.float16, chunks=(4, 8), compression="gzip", maxshape=True)
+case("big_f2", 90, 8, ">f2", chunks=(16, 8), compression="gzip")
+case("big_f4", 90, 8, ">f4")
 "#;
 
 fn read_f32_raw(p: &Path) -> Vec<f32> {
@@ -73,6 +75,8 @@ fn reads_h5py_files_like_numpy() {
         ("latest", 999, 24, Dtype::F16),
         ("latest_fixed", 500, 16, Dtype::F32),
         ("one_row", 1, 8, Dtype::F16),
+        ("big_f2", 90, 8, Dtype::F16),
+        ("big_f4", 90, 8, Dtype::F32),
     ] {
         let p = d.path().join(format!("{name}.h5"));
         let src = open_descriptors(&p, None).unwrap_or_else(|e| panic!("{name}: {e}"));
