@@ -151,24 +151,8 @@ with h5py.File(sys.argv[1], "w") as f:
     assert_eq!(buf[0], (10_150 * 64) as f32);
 }
 
-/// Build a broken file with h5py (`setup` sees `f`, an open writable file, and `np`) and return
-/// the error message of opening it (and reading every row, for errors found lazily).
-fn h5_err(d: &Path, name: &str, setup: &str) -> String {
-    let p = d.join(format!("{name}.h5"));
-    common::run_python(
-        &format!(
-            "import sys, numpy as np, h5py\nwith h5py.File(sys.argv[1], 'w') as f:\n{}\n",
-            setup
-                .lines()
-                .map(|l| format!("    {l}"))
-                .collect::<Vec<_>>()
-                .join("\n")
-        ),
-        &[p.to_str().unwrap()],
-    );
-    open_err(&p)
-}
-
+/// The error of opening `p` (and reading every row, for errors found lazily); it must name the
+/// file.
 fn open_err(p: &Path) -> String {
     let e = match Hdf5Descriptors::open(p) {
         Err(e) => e.to_string(),
@@ -185,67 +169,85 @@ fn open_err(p: &Path) -> String {
     e
 }
 
+const IDS10: &str =
+    "f.create_dataset('index', data=[f'i{k}' for k in range(10)], dtype=h5py.string_dtype())";
+
+/// Broken files: (name, h5py code run with `f` open for writing, words the error must contain).
+const BROKEN: &[(&str, &str, &[&str])] = &[
+    (
+        "nofeat",
+        "f.create_dataset('feats', data=np.ones((10, 4), np.float32)); IDS10",
+        &["no dataset 'features'", "feats"],
+    ),
+    (
+        "noindex",
+        "f.create_dataset('features', data=np.ones((10, 4), np.float32))",
+        &["no dataset 'index'"],
+    ),
+    (
+        "rank3",
+        "f.create_dataset('features', data=np.ones((10, 2, 2), np.float32)); IDS10",
+        &["rank 3"],
+    ),
+    (
+        "f64",
+        "f.create_dataset('features', data=np.ones((10, 4), np.float64)); IDS10",
+        &["float64"],
+    ),
+    (
+        "int8",
+        "f.create_dataset('features', data=np.ones((10, 4), np.int8)); IDS10",
+        &["int8"],
+    ),
+    (
+        "count",
+        "f.create_dataset('features', data=np.ones((11, 4), np.float16)); IDS10",
+        &["10 ids", "11 rows"],
+    ),
+    (
+        "dup",
+        "f.create_dataset('features', data=np.ones((3, 4), np.float16)); f.create_dataset('index', data=np.array([b'a', b'b', b'a']))",
+        &["\"a\"", "rows 0 and 2"],
+    ),
+    (
+        "numidx",
+        "f.create_dataset('features', data=np.ones((3, 4), np.float16)); f.create_dataset('index', data=np.arange(3))",
+        &["'index'", "int64"],
+    ),
+    (
+        "idx2d",
+        "f.create_dataset('features', data=np.ones((4, 4), np.float16)); f.create_dataset('index', data=np.array([[b'a', b'b'], [b'c', b'd']]))",
+        &["'index' has rank 2"],
+    ),
+    // A 2-byte float that is not IEEE half (bfloat16 layout), via h5py's low-level API.
+    (
+        "bf16",
+        "t = h5py.h5t.IEEE_F16LE.copy(); t.set_fields(15, 7, 8, 0, 7); t.set_ebias(127); h5py.h5d.create(f.id, b'features', t, h5py.h5s.create_simple((3, 4))); f.create_dataset('index', data=[b'a', b'b', b'c'])",
+        &["not IEEE", "bias 127"],
+    ),
+];
+
 #[test]
 fn broken_files_give_clear_errors() {
     let d = tempfile::tempdir().unwrap();
-    let ids =
-        "f.create_dataset('index', data=[f'i{k}' for k in range(10)], dtype=h5py.string_dtype())";
-    let e = h5_err(
-        d.path(),
-        "nofeat",
-        &format!("f.create_dataset('feats', data=np.ones((10, 4), np.float32))\n{ids}"),
-    );
-    assert!(
-        e.contains("no dataset 'features'") && e.contains("feats"),
-        "{e}"
-    );
-    let e = h5_err(
-        d.path(),
-        "noindex",
-        "f.create_dataset('features', data=np.ones((10, 4), np.float32))",
-    );
-    assert!(e.contains("no dataset 'index'"), "{e}");
-    let e = h5_err(
-        d.path(),
-        "rank3",
-        &format!("f.create_dataset('features', data=np.ones((10, 2, 2), np.float32))\n{ids}"),
-    );
-    assert!(e.contains("rank 3"), "{e}");
-    let e = h5_err(
-        d.path(),
-        "f64",
-        &format!("f.create_dataset('features', data=np.ones((10, 4), np.float64))\n{ids}"),
-    );
-    assert!(e.contains("float64"), "{e}");
-    let e = h5_err(
-        d.path(),
-        "int8",
-        &format!("f.create_dataset('features', data=np.ones((10, 4), np.int8))\n{ids}"),
-    );
-    assert!(e.contains("int8"), "{e}");
-    let e = h5_err(
-        d.path(),
-        "count",
-        "f.create_dataset('features', data=np.ones((11, 4), np.float16))\nf.create_dataset('index', data=[f'i{k}' for k in range(10)], dtype=h5py.string_dtype())",
-    );
-    assert!(e.contains("10 ids") && e.contains("11 rows"), "{e}");
-    let e = h5_err(
-        d.path(),
-        "dup",
-        "f.create_dataset('features', data=np.ones((3, 4), np.float16))\nf.create_dataset('index', data=np.array([b'a', b'b', b'a']))",
-    );
-    assert!(e.contains("\"a\"") && e.contains("rows 0 and 2"), "{e}");
-    let e = h5_err(
-        d.path(),
-        "numidx",
-        "f.create_dataset('features', data=np.ones((3, 4), np.float16))\nf.create_dataset('index', data=np.arange(3))",
-    );
-    assert!(e.contains("'index'") && e.contains("int64"), "{e}");
-
+    let mut code = String::from("import sys, os, numpy as np, h5py\nd = sys.argv[1]\n");
+    for (name, setup, _) in BROKEN {
+        code += &format!(
+            "with h5py.File(os.path.join(d, '{name}.h5'), 'w') as f:\n    {}\n",
+            setup.replace("IDS10", IDS10)
+        );
+    }
+    common::run_python(&code, &[d.path().to_str().unwrap()]);
+    for (name, _, words) in BROKEN {
+        let e = open_err(&d.path().join(format!("{name}.h5")));
+        for w in *words {
+            assert!(e.contains(w), "{name}: {e:?} lacks {w:?}");
+        }
+    }
     // Not HDF5 at all, and empty.
     let p = d.path().join("text.h5");
     std::fs::write(&p, "just some text, no superblock here").unwrap();
-    open_err(&p);
+    assert!(open_err(&p).contains("not a valid HDF5 file"));
     let p = d.path().join("empty.h5");
     std::fs::write(&p, "").unwrap();
     assert!(open_err(&p).contains("empty"));

@@ -152,6 +152,42 @@ fn float_dtype(path: &Path, t: &Datatype) -> Result<Dtype> {
     }
 }
 
+/// Check that a 2- or 4-byte float is IEEE binary16/binary32 (and not, e.g., bfloat16 stored as a
+/// custom 2-byte float): the datatype message's bit fields must be sign bit 15/31, exponent at bit
+/// 10/23 of 5/8 bits, mantissa at 0 of 10/23 bits, exponent bias 15/127.
+fn check_ieee_layout(path: &Path, ds: &Dataset, dtype: Dtype) -> Result<()> {
+    let raw = ds
+        .raw_datatype()
+        .map_err(|e| h5err(path, "cannot read the datatype of 'features'", e))?;
+    // Message: class+version (1), class bit fields (3), size (4), then for floats: bit offset
+    // (2), precision (2), exponent location (1), exponent size (1), mantissa location (1),
+    // mantissa size (1), exponent bias (4).
+    if raw.len() < 20 || raw[0] & 0x0f != 1 {
+        return Ok(()); // not a plain float message (already classified by the reader)
+    }
+    let sign_loc = raw[2];
+    let offset = u16::from_le_bytes([raw[8], raw[9]]);
+    let precision = u16::from_le_bytes([raw[10], raw[11]]);
+    let fields = (raw[12], raw[13], raw[14], raw[15]);
+    let bias = u32::from_le_bytes([raw[16], raw[17], raw[18], raw[19]]);
+    let want = match dtype {
+        Dtype::F16 => (15, 16, (10, 5, 0, 10), 15),
+        Dtype::F32 => (31, 32, (23, 8, 0, 23), 127),
+    };
+    if (sign_loc, offset, precision, fields, bias) != (want.0, 0, want.1, want.2, want.3) {
+        return Err(Error::file(
+            path,
+            format!(
+                "dataset 'features' is a {}-bit float that is not IEEE {:?} (sign bit {sign_loc}, \
+                 exponent {} bits at {}, mantissa {} bits at {}, bias {bias}); convert it to \
+                 float16 or float32",
+                precision, dtype, fields.1, fields.0, fields.3, fields.2
+            ),
+        ));
+    }
+    Ok(())
+}
+
 fn describe(t: &Datatype) -> String {
     match t {
         Datatype::FloatingPoint { size, .. } => format!("float{}", *size as u32 * 8),
@@ -216,6 +252,7 @@ impl Hdf5Descriptors {
             return Err(Error::file(path, "dataset 'features' has dimension 0"));
         }
         let dtype = float_dtype(path, features.dtype())?;
+        check_ieee_layout(path, &features, dtype)?;
         let chunk_rows = features.chunks().map(|c| c[0] as usize);
 
         let ids = match ids {
