@@ -326,3 +326,22 @@ fn throughput_sanity() {
         (rows * dim * 2) as f64 / s / 1e6
     );
 }
+
+#[test]
+fn zero_rows_and_numpy_reads_empty() {
+    // An empty shard is legal: 0 rows, an empty id file.
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("empty_shard.npy");
+    write_npy(&p, 0, 16, &[], Dtype::F16).unwrap();
+    write_ids(&d.path().join("empty_shard.ids.txt"), &[]).unwrap();
+    let src = NpyDescriptors::open(&p, None).unwrap();
+    assert_eq!((src.rows(), src.dim()), (0, 16));
+    src.read_rows(0, &mut []).unwrap();
+    let out = common::run_python(
+        "import sys, numpy as np; a = np.load(sys.argv[1]); print(a.shape, a.dtype)",
+        &[p.to_str().unwrap()],
+    );
+    assert_eq!(out.trim(), "(0, 16) float16");
+    // Dimension 0 is refused on both sides.
+    assert!(write_npy(&p, 0, 0, &[], Dtype::F32).is_err());
+}
