@@ -15,22 +15,25 @@ import sys, os, numpy as np, h5py
 d = sys.argv[1]
 def ids(n, tag):
     return [f"{tag}{i % 5:03d}/{i:08d}" for i in range(n)]
-def case(name, rows, dim, dtype, index="vlen", libver=None, maxshape=False, **kw):
+def case(name, rows, dim, dtype, index="vlen", libver=None, maxshape=False, ext=".h5", **kw):
     rng = np.random.default_rng(rows * 7 + dim)
     a = rng.standard_normal((rows, dim)).astype(np.float32)
     a = (a / np.linalg.norm(a, axis=1, keepdims=True)).astype(dtype)
     if a.size >= 3:
         a.flat[:3] = [np.inf, -0.0, 1e-7]
-    p = os.path.join(d, name + ".h5")
+    p = os.path.join(d, name + ext)
     with h5py.File(p, "w", **({"libver": libver} if libver else {})) as f:
-        if maxshape:  # the extractor's incremental pattern: resizable dataset, appended in blocks
+        names = ids(rows, name[:4])
+        if index == "ascii":  # what the ILIAS extractor's store_features writes, index first
+            f.create_dataset("index", data=names, dtype=h5py.string_dtype(encoding="ascii"))
+            f.create_dataset("features", data=a, dtype=a.dtype, **kw)
+        elif maxshape:  # an incremental writer: resizable dataset, appended in blocks
             ds = f.create_dataset("features", shape=(0, dim), maxshape=(None, dim), dtype=dtype, **kw)
             for s in range(0, rows, 333):
                 e = min(rows, s + 333)
                 ds.resize((e, dim)); ds[s:e] = a[s:e]
         else:
             f.create_dataset("features", data=a, **kw)
-        names = ids(rows, name[:4])
         if index == "vlen":
             f.create_dataset("index", data=names, dtype=h5py.string_dtype())
         elif index == "fixed":
@@ -49,6 +52,9 @@ case("f16_colchunks", 301, 48, np.float16, chunks=(64, 16), compression="gzip", 
 case("resizable", 1000, 24, np.float16, maxshape=True, chunks=(128, 24), compression="gzip", compression_opts=1)
 case("latest", 999, 24, np.float16, libver="latest", maxshape=True, chunks=(50, 24), compression="gzip")
 case("latest_fixed", 500, 16, np.float32, libver="latest", chunks=(50, 16), compression="gzip")
+# Exactly the extractor's store_features: ascii vlen index written first, then features with
+# gzip level 0 and h5py's automatic chunk shape, in a `.hdf5` file.
+case("ilias_store", 3000, 64, np.float16, index="ascii", ext=".hdf5", compression="gzip", compression_opts=0)
 case("one_row", 1, 8, np.float16, chunks=(4, 8), compression="gzip", maxshape=True)
 case("big_f2", 90, 8, ">f2", chunks=(16, 8), compression="gzip")
 case("big_f4", 90, 8, ">f4")
@@ -74,11 +80,15 @@ fn reads_h5py_files_like_numpy() {
         ("resizable", 1000, 24, Dtype::F16),
         ("latest", 999, 24, Dtype::F16),
         ("latest_fixed", 500, 16, Dtype::F32),
+        ("ilias_store", 3000, 64, Dtype::F16),
         ("one_row", 1, 8, Dtype::F16),
         ("big_f2", 90, 8, Dtype::F16),
         ("big_f4", 90, 8, Dtype::F32),
     ] {
-        let p = d.path().join(format!("{name}.h5"));
+        let mut p = d.path().join(format!("{name}.h5"));
+        if !p.exists() {
+            p = d.path().join(format!("{name}.hdf5"));
+        }
         let src = open_descriptors(&p, None).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(
             (src.rows(), src.dim(), src.dtype()),
