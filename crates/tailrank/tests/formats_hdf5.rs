@@ -337,3 +337,45 @@ with h5py.File(sys.argv[1], "w") as f:
         20000.0 * 768.0 * 2.0 / s / 1e6
     );
 }
+
+#[test]
+fn corrupted_bytes_never_panic() {
+    // Flip single bytes all over a small file (metadata included): opening and reading must end
+    // in Ok or Err, never a panic.
+    let d = tempfile::tempdir().unwrap();
+    let full = d.path().join("small.h5");
+    common::run_python(
+        r#"
+import sys, numpy as np, h5py
+with h5py.File(sys.argv[1], "w") as f:
+    f.create_dataset("index", data=[f"id{i}" for i in range(64)], dtype=h5py.string_dtype(encoding="ascii"))
+    f.create_dataset("features", data=np.ones((64, 8), np.float16), chunks=(16, 8), compression="gzip")
+"#,
+        &[full.to_str().unwrap()],
+    );
+    let bytes = std::fs::read(&full).unwrap();
+    let p = d.path().join("mutant.h5");
+    let mut x: u64 = 0x2545F4914F6CDD1D;
+    let (mut ok, mut err) = (0, 0);
+    for pos in (0..bytes.len()).step_by(bytes.len() / 300 + 1) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let mut m = bytes.clone();
+        m[pos] ^= (x as u8) | 1;
+        std::fs::write(&p, &m).unwrap();
+        let r = std::panic::catch_unwind(|| match Hdf5Descriptors::open(&p) {
+            Ok(src) => {
+                let mut buf = vec![0.0; src.rows() * src.dim()];
+                src.read_rows(0, &mut buf).map(|_| ())
+            }
+            Err(e) => Err(e),
+        });
+        match r {
+            Ok(Ok(())) => ok += 1,
+            Ok(Err(_)) => err += 1,
+            Err(_) => panic!("panic on a byte flipped at offset {pos}"),
+        }
+    }
+    eprintln!("corrupted copies: {ok} read, {err} refused");
+}

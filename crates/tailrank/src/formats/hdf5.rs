@@ -210,6 +210,10 @@ impl Hdf5Descriptors {
     /// Open a feature file, taking the row ids from the text id file `ids` instead of the
     /// `index` dataset when given (the dataset may then be absent; it is not read).
     pub fn open_with_ids(path: &Path, ids: Option<&Path>) -> Result<Self> {
+        guarded(path, "cannot open", || Self::open_inner(path, ids))
+    }
+
+    fn open_inner(path: &Path, ids: Option<&Path>) -> Result<Self> {
         let len = std::fs::metadata(path).at(path)?.len();
         if len == 0 {
             return Err(Error::file(path, "empty file (0 bytes), not an HDF5 file"));
@@ -346,6 +350,27 @@ impl Hdf5Descriptors {
     }
 }
 
+/// Run `f`, turning a panic inside the HDF5 parser (malformed metadata it did not anticipate) into
+/// an error naming the file, so that bad input never aborts a scan.
+fn guarded<T>(path: &Path, what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(payload) => {
+            let msg = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            Err(Error::file(
+                path,
+                format!(
+                    "{what}: the HDF5 reader failed on malformed data ({msg}); the file is corrupt"
+                ),
+            ))
+        }
+    }
+}
+
 fn root_names(file: &Hdf5File) -> String {
     match file.root_group().and_then(|g| g.datasets()) {
         Ok(ds) if !ds.is_empty() => ds
@@ -474,7 +499,9 @@ impl DescriptorSource for Hdf5Descriptors {
         };
         match self.dtype {
             Dtype::F32 => {
-                let a = self.features.read_slice::<f32>(&sel).map_err(fail)?;
+                let a = guarded(&self.path, "cannot read rows", || {
+                    self.features.read_slice::<f32>(&sel).map_err(fail)
+                })?;
                 match a.as_slice() {
                     Some(s) if s.len() == out.len() => out.copy_from_slice(s),
                     Some(s) => return Err(bad_len(s.len())),
@@ -487,7 +514,9 @@ impl DescriptorSource for Hdf5Descriptors {
                 }
             }
             Dtype::F16 => {
-                let a = self.features.read_slice::<F16>(&sel).map_err(fail)?;
+                let a = guarded(&self.path, "cannot read rows", || {
+                    self.features.read_slice::<F16>(&sel).map_err(fail)
+                })?;
                 if a.len() != out.len() {
                     return Err(bad_len(a.len()));
                 }
