@@ -49,13 +49,13 @@ fn merge_cli_equals_whole_and_refuses_bad_inputs() {
         .collect();
     let out = d.path().join("merged");
     let o = Path::new("-o");
-    let r = tailrank(&[&paths[0], &paths[1], &paths[2], &o, &out]);
+    let r = tailrank(&[&paths[0], &paths[1], &paths[2], o, &out]);
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     assert_eq!(Summary::read(&out).unwrap(), build(&w, &named, &st));
 
     // The same shard twice.
     let bad = d.path().join("bad");
-    let r = tailrank(&[&paths[0], &paths[1], &paths[0], &o, &bad]);
+    let r = tailrank(&[&paths[0], &paths[1], &paths[0], o, &bad]);
     assert_eq!(r.status.code(), Some(2));
     let err = String::from_utf8_lossy(&r.stderr);
     assert!(
@@ -70,7 +70,7 @@ fn merge_cli_equals_whole_and_refuses_bad_inputs() {
     let n = bytes.len();
     bytes[n - 1] ^= 1;
     std::fs::write(&f, bytes).unwrap();
-    let r = tailrank(&[&paths[0], &paths[2], &o, &bad]);
+    let r = tailrank(&[&paths[0], &paths[2], o, &bad]);
     assert_eq!(r.status.code(), Some(2));
     let err = String::from_utf8_lossy(&r.stderr);
     assert!(
