@@ -433,7 +433,9 @@ pub fn renyi_step<R: Rng + ?Sized>(rng: &mut R, cum: &mut f64, remaining: u64) -
 pub fn smallest_uniforms<R: Rng + ?Sized>(rng: &mut R, n: u64, m: usize) -> Vec<f64> {
     let m = m.min(n as usize);
     let mut cum = 0.0;
-    (0..m).map(|i| renyi_step(rng, &mut cum, n - i as u64)).collect()
+    (0..m)
+        .map(|i| renyi_step(rng, &mut cum, n - i as u64))
+        .collect()
 }
 
 /// Lazily drawn order statistics of `n` i.i.d. items of one mixture component in one cell,

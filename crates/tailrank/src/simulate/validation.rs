@@ -191,7 +191,12 @@ pub fn run_one(
         // per-shard diagnostics.
         let h = hardness_for(s, 0, &popts)?;
         run.evt = mean(&per_query_ap(&h, nf, k, MapKind::ExpectedRank));
-        run.count = mean(&per_query_ap(&count_hardness(&h), nf, k, MapKind::ExpectedRank));
+        run.count = mean(&per_query_ap(
+            &count_hardness(&h),
+            nf,
+            k,
+            MapKind::ExpectedRank,
+        ));
         run.evaluate_at_s = mean(&baselines::per_query_at_sample(&h, k));
         let pts = baselines::level_points(s, k);
         run.power_law = baselines::power_law(&pts, nf);

@@ -1,0 +1,88 @@
+//! `tailrank demo` runs end to end and prints the predicted and the true values.
+
+use std::process::Command;
+
+#[test]
+fn demo_prints_predicted_and_true() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("demo");
+    let o = Command::new(env!("CARGO_BIN_EXE_tailrank"))
+        .args([
+            "demo",
+            "--queries",
+            "150",
+            "--bootstrap",
+            "100",
+            "--sample-noise",
+            "0",
+            "--seed",
+            "3",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    for needle in [
+        "TRUE mAP",
+        "PREDICTED",
+        "baseline: count hardness",
+        "baseline: evaluate-at-S",
+        "interval",
+    ] {
+        assert!(stdout.contains(needle), "missing {needle:?} in\n{stdout}");
+    }
+    let grab = |label: &str| -> f64 {
+        let line = stdout.lines().find(|l| l.starts_with(label)).unwrap();
+        line[label.len()..]
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let (truth, pred) = (
+        grab("TRUE mAP (realized at N)"),
+        grab("PREDICTED (evt, expected-rank)"),
+    );
+    assert!(truth > 5.0 && truth < 70.0, "{truth}");
+    assert!((pred - truth).abs() < 5.0, "{pred} vs {truth}");
+    // The files it names exist and are what they claim to be.
+    let s = tailrank::scan::summary::Summary::read(&out.join("summary")).unwrap();
+    assert_eq!(s.queries.len(), 150);
+    let t = tailrank::simulate::Truth::read(&out.join("truth.json")).unwrap();
+    assert!((100.0 * t.map_at_k - truth).abs() < 0.006);
+    let p: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("prediction.json")).unwrap()).unwrap();
+    assert!(p.is_object());
+    // Same seed, same numbers.
+    let o2 = Command::new(env!("CARGO_BIN_EXE_tailrank"))
+        .args([
+            "demo",
+            "--queries",
+            "150",
+            "--bootstrap",
+            "100",
+            "--sample-noise",
+            "0",
+            "--seed",
+            "3",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let s2 = String::from_utf8_lossy(&o2.stdout);
+    let pick = |s: &str| {
+        s.lines()
+            .filter(|l| l.starts_with("TRUE") || l.starts_with("PREDICTED"))
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(pick(&stdout), pick(&s2));
+}

@@ -1,0 +1,102 @@
+//! End to end on vectors (SPEC 10): `tailrank simulate --vectors` writes a clustered benchmark,
+//! `tailrank scan` reads it twice — the whole pool (exact) and a 5% hash sample — and the
+//! prediction from the sample is compared with the exact metric of the whole pool.
+
+use std::path::Path;
+use std::process::Command;
+use tailrank::predict::{baselines, predict, PredictOptions};
+use tailrank::scan::summary::Summary;
+
+fn tailrank(args: &[&str], extra: &[&Path]) -> String {
+    let o = Command::new(env!("CARGO_BIN_EXE_tailrank"))
+        .args(args)
+        .args(extra)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        o.status.success(),
+        "tailrank {args:?} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    stdout
+}
+
+#[test]
+fn vectors_scan_predict_matches_exact_scan() {
+    let d = tempfile::tempdir().unwrap();
+    let b = d.path().join("bench");
+    let n = 300_000u64;
+    let out = tailrank(
+        &[
+            "simulate",
+            "--vectors",
+            "--seed",
+            "1",
+            "--pool-size",
+            &n.to_string(),
+            "-o",
+        ],
+        &[&b],
+    );
+    assert!(out.contains("300000 pool rows"), "{out}");
+    let p = |f: &str| b.join(f);
+    let common = |out: &Path, fraction: &str| {
+        let o = Command::new(env!("CARGO_BIN_EXE_tailrank"))
+            .arg("scan")
+            .arg("--queries")
+            .arg(p("queries.npy"))
+            .arg("--core")
+            .arg(p("core.npy"))
+            .arg("--gt")
+            .arg(p("gt.json"))
+            .arg("--pool")
+            .arg(p("pool.npy"))
+            .args([
+                "--fraction",
+                fraction,
+                "--pool-size",
+                &n.to_string(),
+                "--threads",
+                "2",
+                "-o",
+            ])
+            .arg(out)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "scan failed: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    };
+    let exact_dir = d.path().join("exact");
+    let sample_dir = d.path().join("sample");
+    common(&exact_dir, "1");
+    common(&sample_dir, "0.05");
+    let exact = Summary::read(&exact_dir).unwrap();
+    let sample = Summary::read(&sample_dir).unwrap();
+    assert_eq!(exact.subset_sizes[0], n);
+    let truth = baselines::evaluate_at_subset(&exact, 0, 1000);
+    let pred = predict(
+        &sample,
+        &PredictOptions {
+            bootstrap: 200,
+            sample_noise: 0,
+            ..PredictOptions::default()
+        },
+    )
+    .unwrap();
+    let (evt, count, at_s) = (
+        pred.estimate - truth,
+        pred.baselines.count - truth,
+        pred.baselines.evaluate_at_s - truth,
+    );
+    eprintln!(
+        "exact {truth:.4}; S = {}: evt {evt:+.4} [{:.4}, {:.4}], count {count:+.4}, at-S {at_s:+.4}",
+        pred.sample_size, pred.percentile.lo, pred.percentile.hi
+    );
+    assert!(at_s > 0.0);
+    assert!(evt.abs() < 0.03, "evt error {evt}");
+    assert!(evt.abs() < at_s.abs(), "evt {evt} vs evaluate-at-S {at_s}");
+}
