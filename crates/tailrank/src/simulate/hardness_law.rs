@@ -116,8 +116,7 @@ mod tests {
         }
         // CDF of the power-law part at its midpoint, from the closed form.
         let c = -0.2 * std::f64::consts::LN_10;
-        let cdf_mid =
-            ((c * -6.0).exp() - (c * -11.0).exp()) / ((c * -1.0).exp() - (c * -11.0).exp());
+        let cdf_mid = ((c * -6.0).exp() - (c * -11.0).exp()) / ((-c).exp() - (c * -11.0).exp());
         let z = law.log10_quantile(0.2 + 0.8 * cdf_mid);
         assert!((z + 6.0).abs() < 1e-9, "{z}");
     }

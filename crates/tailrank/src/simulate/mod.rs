@@ -198,7 +198,7 @@ impl SimConfig {
                 self.pool_size, self.fraction
             ));
         }
-        if !(self.mean_positives >= 1.0) {
+        if self.mean_positives.is_nan() || self.mean_positives < 1.0 {
             return bad("mean_positives must be at least 1".into());
         }
         Ok(())
@@ -628,6 +628,9 @@ fn plan_queries(cfg: &SimConfig) -> (Vec<QueryPlan>, u64) {
     (plans, core_size)
 }
 
+/// One simulated query: summary, truth, realized AP@k at each truth pool size.
+type QueryResult = (QuerySummary, QueryTruth, Vec<f64>);
+
 /// Simulate one query: its summary and its truth.
 fn simulate_query(
     cfg: &SimConfig,
@@ -636,7 +639,7 @@ fn simulate_query(
     truth_sizes: &[u64],
     plan: &QueryPlan,
     qi: usize,
-) -> (QuerySummary, QueryTruth, Vec<f64>) {
+) -> QueryResult {
     let mut rng = rng_for(cfg.seed, 2, qi as u64);
     let law = draw_law(&mut rng, &cfg.tails);
     let ncomp = law.components.len();
@@ -821,16 +824,14 @@ pub fn simulate_summary(cfg: &SimConfig) -> Result<Simulation> {
     truth_sizes.sort_unstable();
     truth_sizes.dedup();
 
-    let results: Vec<(QuerySummary, QueryTruth, Vec<f64>)> = plans
+    let results: Vec<QueryResult> = plans
         .par_iter()
         .enumerate()
         .map(|(qi, plan)| simulate_query(cfg, &layout, s_total, &truth_sizes, plan, qi))
         .collect();
 
     let nq = results.len() as f64;
-    let mean = |f: &dyn Fn(&(QuerySummary, QueryTruth, Vec<f64>)) -> f64| {
-        results.iter().map(f).sum::<f64>() / nq
-    };
+    let mean = |f: &dyn Fn(&QueryResult) -> f64| results.iter().map(f).sum::<f64>() / nq;
     let curve: Vec<CurvePoint> = truth_sizes
         .iter()
         .enumerate()

@@ -266,8 +266,11 @@ fn stats_of(method: &str, runs: &[&Run]) -> Option<ErrorStats> {
     })
 }
 
-/// Share of runs whose truth lies in the interval chosen by `pick` (None if no run has one).
-fn coverage(runs: &[&Run], pick: impl Fn(&Run) -> Option<Interval>) -> Option<(usize, usize)> {
+/// `(inside, total)`: runs whose truth lies in the interval, out of the runs that have one.
+pub type Coverage = (usize, usize);
+
+/// Coverage of the interval chosen by `pick` (None if no run has one).
+fn coverage(runs: &[&Run], pick: impl Fn(&Run) -> Option<Interval>) -> Option<Coverage> {
     let with: Vec<(Interval, f64)> = runs
         .iter()
         .filter_map(|r| pick(r).map(|i| (i, r.truth)))
@@ -303,7 +306,7 @@ impl ValidationReport {
     }
 
     /// `(inside, total)` coverage of the evt percentile and BCa intervals at the main fraction.
-    pub fn coverage(&self, preset: &str) -> (Option<(usize, usize)>, Option<(usize, usize)>) {
+    pub fn coverage(&self, preset: &str) -> (Option<Coverage>, Option<Coverage>) {
         let runs = self.runs_at(preset, self.options.fraction);
         (
             coverage(&runs, |r| r.percentile),
@@ -353,7 +356,7 @@ impl ValidationReport {
                 );
             }
             let (pc, bc) = self.coverage(preset);
-            let fmt = |c: Option<(usize, usize)>| match c {
+            let fmt = |c: Option<Coverage>| match c {
                 Some((i, n)) => format!("{i}/{n} ({:.0}%)", 100.0 * i as f64 / n as f64),
                 None => "n/a".into(),
             };
@@ -455,7 +458,7 @@ impl ValidationReport {
                 );
             }
             let (pc, bc) = self.coverage(preset);
-            let fmt = |c: Option<(usize, usize)>| match c {
+            let fmt = |c: Option<Coverage>| match c {
                 Some((i, n)) => format!("{i}/{n} ({:.0}%)", 100.0 * i as f64 / n as f64),
                 None => "n/a".into(),
             };

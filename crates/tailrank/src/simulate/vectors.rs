@@ -121,7 +121,7 @@ impl VectorConfig {
                 "vector simulation needs dim, instances, pool size and clusters ≥ 1",
             ));
         }
-        if !(self.mean_positives >= 1.0) {
+        if self.mean_positives.is_nan() || self.mean_positives < 1.0 {
             return Err(Error::invalid("mean positives must be at least 1"));
         }
         Ok(())
