@@ -27,7 +27,12 @@ pub fn run_python(code: &str, args: &[&str]) -> String {
         .arg(code)
         .args(args)
         .output()
-        .unwrap_or_else(|e| panic!("cannot start {}: {e}; run scripts/test.sh", python().display()));
+        .unwrap_or_else(|e| {
+            panic!(
+                "cannot start {}: {e}; run scripts/test.sh",
+                python().display()
+            )
+        });
     if !out.status.success() {
         panic!(
             "python reference failed (run the suite through scripts/test.sh, which installs \
