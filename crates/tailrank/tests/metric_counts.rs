@@ -142,7 +142,7 @@ proptest! {
         let s = summary_of(&gs, true);
         let from_counts = evaluate_summary(&s, k).unwrap();
         let (set, res) = results_of(&gs);
-        let from_list = evaluate_results(&[set.clone()], &res, k, MissingPolicy::Error).unwrap();
+        let from_list = evaluate_results(std::slice::from_ref(&set), &res, k, MissingPolicy::Error).unwrap();
         let (a, b) = (&from_counts.sets[0], &from_list.sets[0]);
         prop_assert_eq!(a.queries.len(), b.queries.len());
         for (qa, qb) in a.queries.iter().zip(&b.queries) {

@@ -254,7 +254,7 @@ fn missing_queries_error_or_zero_and_unknown_warns() {
         ],
     )
     .unwrap();
-    let e = evaluate_results(&[set.clone()], &res, 1000, MissingPolicy::Error)
+    let e = evaluate_results(std::slice::from_ref(&set), &res, 1000, MissingPolicy::Error)
         .unwrap_err()
         .to_string();
     assert!(
