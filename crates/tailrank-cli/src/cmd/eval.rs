@@ -63,6 +63,9 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
 }
 
 fn build_report(args: &EvalArgs, missing: MissingPolicy) -> anyhow::Result<EvalReport> {
+    if args.k == 0 {
+        bail!("--k: k must be at least 1");
+    }
     match (&args.results, &args.summary) {
         (Some(r), None) => {
             let Some(gt) = &args.gt else {
