@@ -1,10 +1,49 @@
-//! `tailrank merge`. TODO: implement.
+//! `tailrank merge A B ... -o OUT`: merge scan summaries of disjoint pool shards (exact: counts
+//! and subset sizes add, top-M lists merge; see `docs/summary-format.md`).
 
+use anyhow::Context;
 use clap::Args;
+use std::path::PathBuf;
+use tailrank::scan::summary::POOL_ROLE;
+use tailrank::scan::Summary;
 
 #[derive(Args, Debug)]
-pub struct MergeArgs {}
+pub struct MergeArgs {
+    /// Summary folders of disjoint pool shards (same queries, core, model, f, seed, M).
+    #[arg(required = true, num_args = 1..)]
+    pub inputs: Vec<PathBuf>,
+    /// Output summary folder (replaced atomically if it exists).
+    #[arg(short, long)]
+    pub output: PathBuf,
+}
 
-pub fn run(_args: MergeArgs) -> anyhow::Result<()> {
-    anyhow::bail!("`tailrank merge` is not implemented yet")
+pub fn run(args: MergeArgs) -> anyhow::Result<()> {
+    let parts = args
+        .inputs
+        .iter()
+        .map(|p| Summary::read(p).with_context(|| format!("reading summary {}", p.display())))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let merged = Summary::merge(&parts).with_context(|| {
+        let names: Vec<String> = args
+            .inputs
+            .iter()
+            .enumerate()
+            .map(|(i, p)| format!("part {} = {}", i + 1, p.display()))
+            .collect();
+        format!("merging {}", names.join(", "))
+    })?;
+    merged.write(&args.output)?;
+    eprintln!(
+        "tailrank merge: {} summaries -> {}: {} queries, {} pool inputs, S_0 = {}{}",
+        parts.len(),
+        args.output.display(),
+        merged.queries.len(),
+        merged.inputs.iter().filter(|r| r.role == POOL_ROLE).count(),
+        merged.subset_sizes[0],
+        merged
+            .pool_size
+            .map(|n| format!(", N = {n}"))
+            .unwrap_or_default()
+    );
+    Ok(())
 }

@@ -1,2 +1,1038 @@
-//! Blocked GEMM scan fused with per-query top-M and per-positive counts.
-//! TODO(scan helper): implement.
+//! Blocked GEMM scan fused with per-query top-M and per-positive counts (SPEC 5).
+//!
+//! One pass over the pool computes, for every query `q` of a [`QuerySet`]:
+//!
+//! * the positives' scores `s_{q,j}` (inner products, f32 accumulation), sorted descending
+//!   (ties by id);
+//! * `C_j` = #{non-relevant core items `c` : `⟨q, c⟩ > s_j`} (exact, the whole core);
+//! * for every subset `ℓ` of the sample (nested levels, then drift shards, see [`subsets`]):
+//!   `S_ℓ` = #{pool items in ℓ}, `K_{j,ℓ}` = #{pool items `p` in ℓ : `⟨q, p⟩ > s_j`} and the
+//!   top-M pool scores of ℓ.
+//!
+//! Bitwise-equal scores do not outrank (strict `>`). Every score, of a positive, a core item or
+//! a pool item, comes from the same kernel: one `gemm` call of the fixed shape
+//! `Q × BLOCK_ROWS × D` (partial blocks are zero-padded), so an exact duplicate of a positive in
+//! the pool scores bitwise equal to it and does not outrank it.
+//!
+//! ## Algorithm
+//!
+//! 1. Every pool id is hashed once (`sample::id_hash`); rows outside the level-0 range
+//!    `[0, t(f))` are skipped entirely (never read, never multiplied). Each sampled row gets its
+//!    deepest level `L` (it belongs to levels `0..=L`) and its shard.
+//! 2. Sampled rows are gathered into blocks of `BLOCK_ROWS` rows (f16 converted to f32 by the
+//!    source into a reused buffer), checked (finite, unit norm) and multiplied with all queries.
+//! 3. Per score `s` of query `q`: a vectorisable pre-filter against
+//!    `cut_q = min(lowest positive score, top-M thresholds, results threshold)` discards most
+//!    scores with one compare. A score above the lowest positive is binary-searched among the
+//!    sorted positive scores: `m = #{j : s_j ≥ s}` and `hist[L][m] += 1`, `hist[shard][m] += 1`.
+//!    At the end `K_{j,ℓ} = Σ_{m < j} Σ_{L ≥ ℓ} hist[L][m]` (prefix sum over `m`, suffix sum over
+//!    levels), and likewise per shard. Top-M: [`TopM`] reservoirs with a rising threshold.
+//! 4. Blocks are processed in parallel (rayon, one state per worker, merged at the end). Counts
+//!    are sums and top-M lists are value multisets, so the result does not depend on the number
+//!    of threads nor on how the pool is split into sources.
+//!
+//! Memory: `O(Q · (2M · subsets + Σ n_q · subsets))` per worker plus block buffers
+//! (`BLOCK_ROWS · (D + Q)` floats per worker) plus 8 bytes per sampled row of the largest pool
+//! source (row index and level/shard code), whatever the pool size.
+//!
+//! ## Input checks
+//!
+//! Query, core and pool rows must be finite with `|‖x‖₂ − 1| ≤ NORM_TOLERANCE` (1e-3, on the
+//! f32 values after conversion from f16: f16 rounding moves a norm by ~1e-4). With
+//! `normalize`, every row is L2-normalised and the rows that were outside the tolerance are
+//! counted (`ScanOutput::renormalized_rows`); rows with a non-finite value or a zero norm are
+//! errors in both cases.
+
+use crate::error::{Error, Result};
+use crate::formats::descriptors::DescriptorSource;
+use crate::formats::gt::QuerySet;
+use crate::sample::{check_fraction, id_hash, HashRange};
+use crate::scan::summary::{
+    InputRecord, PositiveSummary, QuerySummary, Subset, SubsetKind, Summary, SUMMARY_FORMAT_VERSION,
+};
+use crate::scan::topm::{TopKeyed, TopM};
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// Rows of a descriptor must satisfy `|‖x‖₂ − 1| ≤ NORM_TOLERANCE` (f32 values).
+pub const NORM_TOLERANCE: f32 = 1e-3;
+/// Default M (top pool scores kept per query and subset).
+pub const DEFAULT_TOP_M: usize = 4000;
+/// Default number of drift shards.
+pub const DEFAULT_DRIFT_SHARDS: usize = 4;
+/// Default number of nested levels (`min_fraction = f / 2^(levels-1)`).
+pub const DEFAULT_LEVELS: usize = 5;
+/// At most this many nested levels.
+pub const MAX_LEVELS: usize = 32;
+/// Pool rows per GEMM block (the `n` of every `Q × n × D` product). Tuned on Zen 3 (AVX2/FMA),
+/// see `docs/performance.md`.
+pub const BLOCK_ROWS: usize = 512;
+/// Scores per pre-filter chunk.
+const CHUNK: usize = 16;
+
+/// Options of a scan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScanConfig {
+    /// Level-0 sampling fraction f in (0, 1]; 1 is exact mode.
+    pub fraction: f64,
+    /// Hash seed of the sample (SPEC 4).
+    pub seed: u64,
+    /// Nested levels are `f, f/2, f/4, …` while `≥ min_fraction` (level 0 always).
+    pub min_fraction: f64,
+    /// Number of disjoint drift shards of the level-0 sample (0: none). Kept in exact mode too.
+    pub drift_shards: usize,
+    /// M, top pool scores kept per query and subset.
+    pub top_m: usize,
+    /// When set, also return the top-k `(id, score)` over core ∪ scanned pool per query.
+    pub results_k: Option<usize>,
+    /// Worker threads (None: the current rayon pool).
+    pub threads: Option<usize>,
+    /// L2-normalise rows instead of refusing rows that are not unit-norm.
+    pub normalize: bool,
+    /// Model name recorded in the summary.
+    pub model: String,
+    /// Size N of the full pool, recorded in the summary.
+    pub pool_size: Option<u64>,
+}
+
+impl ScanConfig {
+    /// Defaults for a sample at `fraction`: 5 levels (`min_fraction = f/16`), 4 drift shards,
+    /// M = 4000, no results, all threads, no normalisation.
+    pub fn new(fraction: f64, seed: u64) -> Self {
+        ScanConfig {
+            fraction,
+            seed,
+            min_fraction: fraction / (1u64 << (DEFAULT_LEVELS - 1)) as f64,
+            drift_shards: DEFAULT_DRIFT_SHARDS,
+            top_m: DEFAULT_TOP_M,
+            results_k: None,
+            threads: None,
+            normalize: false,
+            model: String::new(),
+            pool_size: None,
+        }
+    }
+}
+
+impl Default for ScanConfig {
+    /// Exact mode (f = 1), seed 0.
+    fn default() -> Self {
+        ScanConfig::new(1.0, 0)
+    }
+}
+
+/// What to scan.
+pub struct ScanInputs<'a> {
+    pub query_set: &'a QuerySet,
+    /// Descriptors holding (at least) every query of the set.
+    pub queries: &'a dyn DescriptorSource,
+    /// The core: every positive of every query; the other rows are non-relevant core items.
+    pub core: &'a dyn DescriptorSource,
+    /// Pool sources (shards of the distractor pool, disjoint from the core).
+    pub pool: Vec<&'a dyn DescriptorSource>,
+}
+
+/// Result of [`scan`].
+#[derive(Debug, Clone)]
+pub struct ScanOutput {
+    pub summary: Summary,
+    /// Top-`results_k` (db id, score) over core ∪ scanned pool, per query (query-set order),
+    /// best first; equal scores in input order (core rows, then pool sources in order).
+    pub results: Option<Vec<Vec<(String, f32)>>>,
+    /// Rows (queries, core and pool) whose norm was outside the tolerance and were
+    /// renormalised (always 0 without `normalize`).
+    pub renormalized_rows: u64,
+}
+
+/// Progress callback, called from worker threads with the number of pool rows (sampled or
+/// skipped) just finished. The calls add up to the total number of pool rows.
+pub trait Progress: Sync {
+    fn rows_done(&self, rows: u64);
+}
+
+/// A [`Progress`] that ignores progress.
+pub struct NoProgress;
+
+impl Progress for NoProgress {
+    fn rows_done(&self, _rows: u64) {}
+}
+
+/// The subsets of a scan: nesting levels `ℓ = 0, 1, …` with fraction `f/2^ℓ ≥ min_fraction`
+/// (hash ranges `[0, t(f/2^ℓ))`, level 0 always present, at most [`MAX_LEVELS`]), then
+/// `drift_shards` disjoint, adjacent, equal hash slices of `[0, t(f))` (fraction `f/H`).
+/// Shards are kept in exact mode (f = 1) too: there they split the whole pool, which makes
+/// drift checks of the exact scan possible.
+pub fn subsets(fraction: f64, min_fraction: f64, drift_shards: usize) -> Result<Vec<Subset>> {
+    let f = check_fraction(fraction)?;
+    if !(min_fraction.is_finite() && min_fraction > 0.0 && min_fraction <= f) {
+        return Err(Error::invalid(format!(
+            "minimum level fraction must be in (0, f = {f}], got {min_fraction}"
+        )));
+    }
+    let mut out = Vec::new();
+    let mut level_f = f;
+    // Relative slack so that f/16 with min_fraction = f/16 is kept despite rounding.
+    while level_f >= min_fraction * (1.0 - 1e-12) {
+        if out.len() == MAX_LEVELS {
+            return Err(Error::invalid(format!(
+                "more than {MAX_LEVELS} nested levels between f = {f} and {min_fraction}"
+            )));
+        }
+        out.push(Subset {
+            kind: SubsetKind::Level,
+            fraction: level_f,
+            range: HashRange::fraction(level_f)?,
+        });
+        level_f /= 2.0;
+    }
+    if drift_shards > 0 {
+        if drift_shards > 1 << 20 {
+            return Err(Error::invalid(format!(
+                "too many drift shards: {drift_shards}"
+            )));
+        }
+        let whole = HashRange::fraction(f)?;
+        for range in whole.split(drift_shards as u64) {
+            out.push(Subset {
+                kind: SubsetKind::Shard,
+                fraction: f / drift_shards as f64,
+                range,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Hash-range bookkeeping of the subsets: which level and shard a hash falls in.
+struct Sampler {
+    levels: Vec<HashRange>,
+    shards: Vec<HashRange>,
+}
+
+/// Code of a sampled row: deepest level in the low 8 bits, shard above.
+const LEVEL_BITS: u32 = 8;
+
+impl Sampler {
+    fn new(subs: &[Subset]) -> Self {
+        let pick = |k| {
+            subs.iter()
+                .filter(|s| s.kind == k)
+                .map(|s| s.range)
+                .collect()
+        };
+        Sampler {
+            levels: pick(SubsetKind::Level),
+            shards: pick(SubsetKind::Shard),
+        }
+    }
+
+    /// `None` when the hash is outside level 0, else `(deepest level) | shard << 8`.
+    #[inline]
+    fn code(&self, h: u64) -> Option<u32> {
+        if !self.levels[0].contains(h) {
+            return None;
+        }
+        let deepest = self.levels.iter().take_while(|r| r.contains(h)).count() as u32 - 1;
+        let shard = if self.shards.is_empty() {
+            0
+        } else {
+            (self.shards.partition_point(|r| r.hi <= h)).min(self.shards.len() - 1) as u32
+        };
+        Some(deepest | shard << LEVEL_BITS)
+    }
+}
+
+/// Per query: positives sorted by score descending (ties by id).
+struct QueryPositives {
+    ids: Vec<String>,
+    scores: Vec<f32>,
+    /// Core rows of the positives, sorted ascending (relevance test in the core pass).
+    rows_sorted: Vec<usize>,
+    lowest: f32,
+}
+
+/// Check (or, with `normalize`, fix) `n` rows of `buf`. Returns the number of rows whose norm
+/// was outside the tolerance. `row_of(i)` gives the source row of buffer row `i` for messages.
+fn check_rows(
+    buf: &mut [f32],
+    d: usize,
+    normalize: bool,
+    src: &dyn DescriptorSource,
+    row_of: impl Fn(usize) -> usize,
+) -> Result<u64> {
+    let mut off = 0u64;
+    for (i, x) in buf.chunks_exact_mut(d).enumerate() {
+        let mut acc = [0f32; 8];
+        let mut it = x.chunks_exact(8);
+        for c in &mut it {
+            for l in 0..8 {
+                acc[l] += c[l] * c[l];
+            }
+        }
+        let mut sq: f32 = it.remainder().iter().map(|v| v * v).sum();
+        sq += acc.iter().sum::<f32>();
+        let norm = sq.sqrt();
+        let bad = |msg: String| {
+            let row = row_of(i);
+            let id = src.ids().get(row).map(String::as_str).unwrap_or("?");
+            Error::file(src.path(), format!("row {row} (id {id:?}): {msg}"))
+        };
+        if !norm.is_finite() {
+            return Err(match x.iter().position(|v| !v.is_finite()) {
+                Some(c) => bad(format!("non-finite value {} in column {c}", x[c])),
+                None => bad("norm overflows f32".into()),
+            });
+        }
+        if norm == 0.0 {
+            return Err(bad("zero vector (cannot be L2-normalised)".into()));
+        }
+        let outside = (norm - 1.0).abs() > NORM_TOLERANCE;
+        if outside {
+            if !normalize {
+                return Err(bad(format!(
+                    "L2 norm {norm} is not 1 (tolerance {NORM_TOLERANCE}); descriptors must be \
+                     L2-normalised (or use the normalize option)"
+                )));
+            }
+            off += 1;
+        }
+        if normalize {
+            let inv = 1.0 / norm;
+            x.iter_mut().for_each(|v| *v *= inv);
+        }
+    }
+    Ok(off)
+}
+
+/// The one scoring kernel: `out (Q × BLOCK_ROWS, row-major) = queries (Q × D) · block^T`, block
+/// being `BLOCK_ROWS × D` row-major. Always the same shape, so scores are bitwise reproducible.
+struct Kernel<'a> {
+    queries: &'a [f32],
+    nq: usize,
+    d: usize,
+}
+
+impl Kernel<'_> {
+    fn scores(&self, block: &[f32], out: &mut [f32]) {
+        let (m, n, k) = (self.nq, BLOCK_ROWS, self.d);
+        assert!(block.len() == n * k && out.len() == m * n && self.queries.len() == m * k);
+        // SAFETY: the slices hold exactly the m×k, k×n (as n×k row-major = column-major k×n)
+        // and m×n matrices described by the strides; dst does not alias the inputs.
+        unsafe {
+            gemm::gemm(
+                m,
+                n,
+                k,
+                out.as_mut_ptr(),
+                1,
+                n as isize,
+                false,
+                self.queries.as_ptr(),
+                1,
+                k as isize,
+                block.as_ptr(),
+                k as isize,
+                1,
+                0.0f32,
+                1.0f32,
+                false,
+                false,
+                false,
+                gemm::Parallelism::None,
+            )
+        }
+    }
+}
+
+/// Block buffers of one worker.
+struct Buffers {
+    block: Vec<f32>,
+    scores: Vec<f32>,
+}
+
+impl Buffers {
+    fn new(nq: usize, d: usize) -> Self {
+        Buffers {
+            block: vec![0.0; BLOCK_ROWS * d],
+            scores: vec![0.0; BLOCK_ROWS * nq],
+        }
+    }
+}
+
+/// Read rows `rows` (sorted, ascending) of `src` into the first `rows.len()` rows of `block`,
+/// one `read_rows` call per run of consecutive rows; zero the rest.
+fn gather(src: &dyn DescriptorSource, rows: &[u32], d: usize, block: &mut [f32]) -> Result<()> {
+    let mut i = 0;
+    while i < rows.len() {
+        let mut j = i + 1;
+        while j < rows.len() && rows[j] == rows[j - 1] + 1 {
+            j += 1;
+        }
+        src.read_rows(rows[i] as usize, &mut block[i * d..j * d])?;
+        i = j;
+    }
+    block[rows.len() * d..].fill(0.0);
+    Ok(())
+}
+
+/// Run `nblocks` work items on `workers` threads of the current rayon pool, each worker with
+/// its own state from `init`. On errors, the error of the lowest-numbered failing block is
+/// returned (deterministic: blocks are claimed in order and claimed blocks always finish).
+fn run_blocks<S: Send>(
+    nblocks: usize,
+    init: impl Fn() -> S + Sync,
+    work: impl Fn(&mut S, usize) -> Result<()> + Sync,
+) -> Result<Vec<S>> {
+    let workers = rayon::current_num_threads().max(1).min(nblocks.max(1));
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let first_err: Mutex<Option<(usize, Error)>> = Mutex::new(None);
+    let states: Mutex<Vec<(usize, S)>> = Mutex::new(Vec::new());
+    rayon::scope(|sc| {
+        for w in 0..workers {
+            let (next, stop, first_err, states, init, work) =
+                (&next, &stop, &first_err, &states, &init, &work);
+            sc.spawn(move |_| {
+                let mut st = init();
+                while !stop.load(Ordering::Relaxed) {
+                    let b = next.fetch_add(1, Ordering::Relaxed);
+                    if b >= nblocks {
+                        break;
+                    }
+                    if let Err(e) = work(&mut st, b) {
+                        stop.store(true, Ordering::Relaxed);
+                        let mut g = first_err.lock().unwrap_or_else(|p| p.into_inner());
+                        if g.as_ref().is_none_or(|(i, _)| b < *i) {
+                            *g = Some((b, e));
+                        }
+                    }
+                }
+                states
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push((w, st));
+            });
+        }
+    });
+    if let Some((_, e)) = first_err.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Err(e);
+    }
+    let mut states = states.into_inner().unwrap_or_else(|p| p.into_inner());
+    states.sort_by_key(|(w, _)| *w);
+    Ok(states.into_iter().map(|(_, s)| s).collect())
+}
+
+/// Scan: see the module documentation.
+pub fn scan(inputs: &ScanInputs, cfg: &ScanConfig, progress: &dyn Progress) -> Result<ScanOutput> {
+    match cfg.threads {
+        Some(n) => {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(n.max(1))
+                .build()
+                .map_err(|e| Error::invalid(format!("cannot start {n} threads: {e}")))?;
+            pool.install(|| scan_in_pool(inputs, cfg, progress))
+        }
+        None => scan_in_pool(inputs, cfg, progress),
+    }
+}
+
+/// A sampled pool source: its sampled rows (ascending) and their codes.
+struct SampledSource {
+    rows: Vec<u32>,
+    codes: Vec<u32>,
+    /// Key of row 0 in the results ordering (core rows first, then sources in order).
+    key_offset: u64,
+}
+
+/// Per-worker state of the pool pass, per query.
+struct PoolQueryState {
+    tops: Vec<TopM>,
+    /// `(levels + shards) × (n + 1)` histogram of `m = #{j : s_j ≥ s}`: rows `0..levels` by
+    /// deepest level, then one row per shard.
+    hist: Vec<u64>,
+    res: Option<TopKeyed>,
+}
+
+impl PoolQueryState {
+    #[inline]
+    fn cut(&self, lowest: f32) -> f32 {
+        let mut c = lowest;
+        for t in &self.tops {
+            c = c.min(t.threshold());
+        }
+        if let Some(r) = &self.res {
+            // Results accept scores equal to their threshold (ties broken by key).
+            c = c.min(r.threshold().next_down_f32());
+        }
+        c
+    }
+}
+
+trait NextDown {
+    fn next_down_f32(self) -> f32;
+}
+
+impl NextDown for f32 {
+    /// The largest f32 below `self` (for finite `self`; infinities unchanged).
+    fn next_down_f32(self) -> f32 {
+        if !self.is_finite() {
+            return self;
+        }
+        if self == 0.0 {
+            return -f32::from_bits(1);
+        }
+        let b = self.to_bits();
+        f32::from_bits(if self > 0.0 { b - 1 } else { b + 1 })
+    }
+}
+
+fn scan_in_pool(
+    inputs: &ScanInputs,
+    cfg: &ScanConfig,
+    progress: &dyn Progress,
+) -> Result<ScanOutput> {
+    let qs = inputs.query_set;
+    let (queries, core) = (inputs.queries, inputs.core);
+    let d = queries.dim();
+    let subs = subsets(cfg.fraction, cfg.min_fraction, cfg.drift_shards)?;
+    let nlev = subs.iter().filter(|s| s.kind == SubsetKind::Level).count();
+    let nsub = subs.len();
+    let sampler = Sampler::new(&subs);
+    if cfg.top_m == 0 {
+        return Err(Error::invalid("top-M must be at least 1"));
+    }
+    if qs.query_ids.len() != qs.positives.len() {
+        return Err(Error::invalid(format!(
+            "query set {:?}: {} query ids but {} positive lists",
+            qs.name,
+            qs.query_ids.len(),
+            qs.positives.len()
+        )));
+    }
+    for src in std::iter::once(core).chain(inputs.pool.iter().copied()) {
+        if src.dim() != d {
+            return Err(Error::invalid(format!(
+                "dimension mismatch: {} has dimension {} but {} has dimension {d}",
+                src.path().display(),
+                src.dim(),
+                queries.path().display()
+            )));
+        }
+    }
+    let mut renormalized = 0u64;
+
+    // ---- Queries.
+    let nq = qs.query_ids.len();
+    let qrow: HashMap<&str, usize> = queries
+        .ids()
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.as_str(), i))
+        .collect();
+    let mut missing = Vec::new();
+    let mut qrows = Vec::with_capacity(nq);
+    for id in &qs.query_ids {
+        match qrow.get(id.as_str()) {
+            Some(&r) => qrows.push(r),
+            None => missing.push(id.as_str()),
+        }
+    }
+    if !missing.is_empty() {
+        return Err(Error::file(
+            queries.path(),
+            format!(
+                "{} query id(s) of set {:?} not found, e.g. {:?}",
+                missing.len(),
+                qs.name,
+                &missing[..missing.len().min(5)]
+            ),
+        ));
+    }
+    let mut qmat = vec![0f32; nq * d];
+    for (i, &r) in qrows.iter().enumerate() {
+        queries.read_rows(r, &mut qmat[i * d..(i + 1) * d])?;
+    }
+    renormalized += check_rows(&mut qmat, d, cfg.normalize, queries, |i| qrows[i])?;
+    let kernel = Kernel {
+        queries: &qmat,
+        nq,
+        d,
+    };
+
+    // ---- Positives (gathered core rows, scored with the same kernel).
+    let crow: HashMap<&str, usize> = core
+        .ids()
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.as_str(), i))
+        .collect();
+    let mut pos_rows: Vec<Vec<usize>> = Vec::with_capacity(nq);
+    for (qi, plist) in qs.positives.iter().enumerate() {
+        if plist.is_empty() {
+            return Err(Error::invalid(format!(
+                "query {:?} of set {:?} has no positive",
+                qs.query_ids[qi], qs.name
+            )));
+        }
+        let mut rows = Vec::with_capacity(plist.len());
+        for p in plist {
+            match crow.get(p.as_str()) {
+                Some(&r) => rows.push(r),
+                None => {
+                    return Err(Error::file(
+                        core.path(),
+                        format!(
+                            "positive id {p:?} of query {:?} is not in the core file",
+                            qs.query_ids[qi]
+                        ),
+                    ))
+                }
+            }
+        }
+        pos_rows.push(rows);
+    }
+    let mut uniq: Vec<usize> = pos_rows.iter().flatten().copied().collect();
+    uniq.sort_unstable();
+    uniq.dedup();
+    let col_of: HashMap<usize, usize> = uniq.iter().enumerate().map(|(i, &r)| (r, i)).collect();
+    // pos_score[q][col] for the unique positive rows, block by block.
+    let mut pos_scores = vec![0f32; nq * uniq.len()];
+    {
+        let mut buf = Buffers::new(nq, d);
+        let mut off = 0u64;
+        for (bi, chunk) in uniq.chunks(BLOCK_ROWS).enumerate() {
+            for (i, &r) in chunk.iter().enumerate() {
+                core.read_rows(r, &mut buf.block[i * d..(i + 1) * d])?;
+            }
+            buf.block[chunk.len() * d..].fill(0.0);
+            off += check_rows(
+                &mut buf.block[..chunk.len() * d],
+                d,
+                cfg.normalize,
+                core,
+                |i| chunk[i],
+            )?;
+            kernel.scores(&buf.block, &mut buf.scores);
+            for q in 0..nq {
+                for i in 0..chunk.len() {
+                    pos_scores[q * uniq.len() + bi * BLOCK_ROWS + i] =
+                        buf.scores[q * BLOCK_ROWS + i];
+                }
+            }
+        }
+        // Positive rows are core rows: counted once, in the core pass below.
+        let _ = off;
+    }
+    let positives: Vec<QueryPositives> = (0..nq)
+        .map(|q| {
+            let mut v: Vec<(f32, &str, usize)> = pos_rows[q]
+                .iter()
+                .zip(&qs.positives[q])
+                .map(|(&r, id)| (pos_scores[q * uniq.len() + col_of[&r]], id.as_str(), r))
+                .collect();
+            v.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+            let mut rows_sorted: Vec<usize> = v.iter().map(|x| x.2).collect();
+            rows_sorted.sort_unstable();
+            QueryPositives {
+                ids: v.iter().map(|x| x.1.to_string()).collect(),
+                scores: v.iter().map(|x| x.0).collect(),
+                rows_sorted,
+                lowest: v.last().map(|x| x.0).expect("≥ 1 positive"),
+            }
+        })
+        .collect();
+    drop(pos_scores);
+
+    // ---- Core pass: C_j and core results.
+    let ncore = core.rows();
+    let results_k = cfg.results_k;
+    let res_cap = |k: usize| (2 * k).max(64);
+    struct CoreState {
+        buf: Buffers,
+        hist: Vec<Vec<u64>>,
+        res: Vec<Option<TopKeyed>>,
+        off: u64,
+    }
+    let core_blocks = ncore.div_ceil(BLOCK_ROWS);
+    let core_states = run_blocks(
+        core_blocks,
+        || CoreState {
+            buf: Buffers::new(nq, d),
+            hist: positives
+                .iter()
+                .map(|p| vec![0; p.scores.len() + 1])
+                .collect(),
+            res: (0..nq)
+                .map(|_| results_k.map(|k| TopKeyed::new(k, res_cap(k))))
+                .collect(),
+            off: 0,
+        },
+        |st, b| {
+            let start = b * BLOCK_ROWS;
+            let n = BLOCK_ROWS.min(ncore - start);
+            core.read_rows(start, &mut st.buf.block[..n * d])?;
+            st.buf.block[n * d..].fill(0.0);
+            st.off += check_rows(&mut st.buf.block[..n * d], d, cfg.normalize, core, |i| {
+                start + i
+            })?;
+            kernel.scores(&st.buf.block, &mut st.buf.scores);
+            for (q, p) in positives.iter().enumerate() {
+                let row = &st.buf.scores[q * BLOCK_ROWS..q * BLOCK_ROWS + n];
+                let hist = &mut st.hist[q];
+                for (i, &s) in row.iter().enumerate() {
+                    if s > p.lowest && p.rows_sorted.binary_search(&(start + i)).is_err() {
+                        hist[p.scores.partition_point(|&x| x >= s)] += 1;
+                    }
+                }
+                if let Some(r) = &mut st.res[q] {
+                    for (i, &s) in row.iter().enumerate() {
+                        r.push(s, (start + i) as u64);
+                    }
+                }
+            }
+            Ok(())
+        },
+    )?;
+    let mut core_hist: Vec<Vec<u64>> = positives
+        .iter()
+        .map(|p| vec![0; p.scores.len() + 1])
+        .collect();
+    let mut results: Vec<Option<TopKeyed>> = (0..nq)
+        .map(|_| results_k.map(|k| TopKeyed::new(k, res_cap(k))))
+        .collect();
+    for st in &core_states {
+        renormalized += st.off;
+        for q in 0..nq {
+            for (a, b) in core_hist[q].iter_mut().zip(&st.hist[q]) {
+                *a += b;
+            }
+            if let (Some(r), Some(o)) = (&mut results[q], &st.res[q]) {
+                r.merge(o);
+            }
+        }
+    }
+    drop(core_states);
+
+    // ---- Pool: hash every id once, keep the sampled rows.
+    let core_hashes: HashSet<u64> = core.ids().iter().map(|s| id_hash(s, cfg.seed)).collect();
+    let mut sampled: Vec<SampledSource> = Vec::with_capacity(inputs.pool.len());
+    let mut key_offset = ncore as u64;
+    for src in &inputs.pool {
+        let rows = src.rows();
+        if rows > u32::MAX as usize {
+            return Err(Error::file(
+                src.path(),
+                format!("{rows} rows: split pool files above 2^32 rows into shards"),
+            ));
+        }
+        use rayon::prelude::*;
+        let parts: Vec<(Vec<u32>, Vec<u32>)> = src
+            .ids()
+            .par_chunks(1 << 16)
+            .enumerate()
+            .map(|(ci, ids)| {
+                let base = ci << 16;
+                let (mut r, mut c) = (Vec::new(), Vec::new());
+                for (i, id) in ids.iter().enumerate() {
+                    let h = id_hash(id, cfg.seed);
+                    if core_hashes.contains(&h) && crow.contains_key(id.as_str()) {
+                        return Err(Error::file(
+                            src.path(),
+                            format!(
+                                "row {} (id {id:?}) is also in the core file {}: pool and core \
+                                 must be disjoint",
+                                base + i,
+                                core.path().display()
+                            ),
+                        ));
+                    }
+                    if let Some(code) = sampler.code(h) {
+                        r.push((base + i) as u32);
+                        c.push(code);
+                    }
+                }
+                Ok((r, c))
+            })
+            .collect::<Result<_>>()?;
+        let mut s = SampledSource {
+            rows: Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum()),
+            codes: Vec::new(),
+            key_offset,
+        };
+        s.codes.reserve(s.rows.capacity());
+        for (r, c) in parts {
+            s.rows.extend(r);
+            s.codes.extend(c);
+        }
+        if s.rows.is_empty() {
+            progress.rows_done(rows as u64);
+        }
+        key_offset += rows as u64;
+        sampled.push(s);
+    }
+    // S_ℓ: levels nest (deepest level ≥ ℓ), shards partition.
+    let mut subset_sizes = vec![0u64; nsub];
+    for s in &sampled {
+        for &c in &s.codes {
+            let deepest = (c & ((1 << LEVEL_BITS) - 1)) as usize;
+            for size in &mut subset_sizes[..=deepest] {
+                *size += 1;
+            }
+            if nsub > nlev {
+                subset_sizes[nlev + (c >> LEVEL_BITS) as usize] += 1;
+            }
+        }
+    }
+    // Blocks: (source, first sampled index, end, source rows covered for progress).
+    let mut blocks: Vec<(usize, usize, usize, u64)> = Vec::new();
+    for (si, s) in sampled.iter().enumerate() {
+        let n = s.rows.len();
+        let mut covered_to = 0u64;
+        let mut a = 0;
+        while a < n {
+            let b = (a + BLOCK_ROWS).min(n);
+            let end_row = if b == n {
+                inputs.pool[si].rows() as u64
+            } else {
+                s.rows[b - 1] as u64 + 1
+            };
+            blocks.push((si, a, b, end_row - covered_to));
+            covered_to = end_row;
+            a = b;
+        }
+    }
+
+    // ---- Pool pass.
+    let nshard = nsub - nlev;
+    let top_m = cfg.top_m;
+    let top_cap = 2 * top_m;
+    struct PoolState {
+        buf: Buffers,
+        q: Vec<PoolQueryState>,
+        off: u64,
+    }
+    let pool_states = run_blocks(
+        blocks.len(),
+        || PoolState {
+            buf: Buffers::new(nq, d),
+            q: positives
+                .iter()
+                .map(|p| PoolQueryState {
+                    tops: (0..nsub).map(|_| TopM::new(top_m, top_cap)).collect(),
+                    hist: vec![0; nsub * (p.scores.len() + 1)],
+                    res: results_k.map(|k| TopKeyed::new(k, res_cap(k))),
+                })
+                .collect(),
+            off: 0,
+        },
+        |st, b| {
+            let (si, a, e, covered) = blocks[b];
+            let (src, s) = (inputs.pool[si], &sampled[si]);
+            let key_offset = s.key_offset;
+            let rows = &s.rows[a..e];
+            let codes = &s.codes[a..e];
+            let n = rows.len();
+            gather(src, rows, d, &mut st.buf.block)?;
+            st.off += check_rows(&mut st.buf.block[..n * d], d, cfg.normalize, src, |i| {
+                rows[i] as usize
+            })?;
+            kernel.scores(&st.buf.block, &mut st.buf.scores);
+            for (q, p) in positives.iter().enumerate() {
+                let row = &st.buf.scores[q * BLOCK_ROWS..q * BLOCK_ROWS + n];
+                let qst = &mut st.q[q];
+                let npos1 = p.scores.len() + 1;
+                let mut cut = qst.cut(p.lowest);
+                let mut base = 0;
+                for chunk in row.chunks(CHUNK) {
+                    let mut any = false;
+                    for &s in chunk {
+                        any |= s > cut;
+                    }
+                    if any {
+                        for (o, &s) in chunk.iter().enumerate() {
+                            if s <= cut {
+                                continue;
+                            }
+                            let i = base + o;
+                            let code = codes[i];
+                            let deepest = (code & ((1 << LEVEL_BITS) - 1)) as usize;
+                            let shard = (code >> LEVEL_BITS) as usize;
+                            for t in &mut qst.tops[..=deepest] {
+                                t.push(s);
+                            }
+                            if nshard > 0 {
+                                qst.tops[nlev + shard].push(s);
+                            }
+                            if s > p.lowest {
+                                let m = p.scores.partition_point(|&x| x >= s);
+                                qst.hist[deepest * npos1 + m] += 1;
+                                if nshard > 0 {
+                                    qst.hist[(nlev + shard) * npos1 + m] += 1;
+                                }
+                            }
+                            if let Some(r) = &mut qst.res {
+                                r.push(s, key_offset + rows[i] as u64);
+                            }
+                        }
+                        cut = qst.cut(p.lowest);
+                    }
+                    base += chunk.len();
+                }
+            }
+            progress.rows_done(covered);
+            Ok(())
+        },
+    )?;
+
+    // ---- Merge workers and assemble the summary.
+    let mut merged: Vec<PoolQueryState> = Vec::with_capacity(nq);
+    let mut pool_states = pool_states;
+    for st in &pool_states {
+        renormalized += st.off;
+    }
+    for q in 0..nq {
+        let mut acc = PoolQueryState {
+            tops: (0..nsub).map(|_| TopM::new(top_m, top_cap)).collect(),
+            hist: vec![0; nsub * (positives[q].scores.len() + 1)],
+            res: None,
+        };
+        for st in pool_states.iter_mut() {
+            let o = &mut st.q[q];
+            for (t, ot) in acc.tops.iter_mut().zip(&o.tops) {
+                t.merge(ot);
+            }
+            for (a, b) in acc.hist.iter_mut().zip(&o.hist) {
+                *a += b;
+            }
+            if let (Some(r), Some(or)) = (&mut results[q], &o.res) {
+                r.merge(or);
+            }
+            // Free worker memory as we go.
+            o.tops = Vec::new();
+            o.hist = Vec::new();
+            o.res = None;
+        }
+        merged.push(acc);
+    }
+    drop(pool_states);
+
+    let mut out_queries = Vec::with_capacity(nq);
+    for (q, (p, acc)) in positives.iter().zip(merged).enumerate() {
+        let n = p.scores.len();
+        let npos1 = n + 1;
+        // Level rows: suffix sum over deepest level so that row ℓ counts items of level ℓ.
+        let mut per_subset: Vec<Vec<u64>> = Vec::with_capacity(nsub);
+        let mut running = vec![0u64; npos1];
+        let mut level_rows = vec![Vec::new(); nlev];
+        for l in (0..nlev).rev() {
+            for (r, h) in running
+                .iter_mut()
+                .zip(&acc.hist[l * npos1..(l + 1) * npos1])
+            {
+                *r += h;
+            }
+            level_rows[l] = running.clone();
+        }
+        per_subset.extend(level_rows);
+        for sh in 0..nshard {
+            per_subset.push(acc.hist[(nlev + sh) * npos1..(nlev + sh + 1) * npos1].to_vec());
+        }
+        // K_j = Σ_{m < j} hist[m] (1-based j).
+        let prefix = |h: &[u64]| -> Vec<u64> {
+            let mut out = Vec::with_capacity(n);
+            let mut c = 0;
+            for &x in &h[..n] {
+                c += x;
+                out.push(c);
+            }
+            out
+        };
+        let k_sub: Vec<Vec<u64>> = per_subset.iter().map(|h| prefix(h)).collect();
+        let c_core = prefix(&core_hist[q]);
+        let positives_out = (0..n)
+            .map(|j| PositiveSummary {
+                id: p.ids[j].clone(),
+                score: p.scores[j],
+                core_above: c_core[j],
+                pool_above: k_sub.iter().map(|k| k[j]).collect(),
+            })
+            .collect();
+        out_queries.push(QuerySummary {
+            id: qs.query_ids[q].clone(),
+            positives: positives_out,
+            top_scores: acc.tops.into_iter().map(TopM::into_sorted).collect(),
+        });
+    }
+
+    let results = results_k.map(|_| {
+        results
+            .into_iter()
+            .map(|r| {
+                r.expect("results reservoir")
+                    .into_sorted()
+                    .into_iter()
+                    .map(|(s, key)| (key_to_id(key, core, &inputs.pool, &sampled), s))
+                    .collect()
+            })
+            .collect()
+    });
+
+    let mut records = vec![
+        InputRecord {
+            role: "queries".into(),
+            path: queries.path().display().to_string(),
+            digest: queries.digest(),
+            rows: queries.rows() as u64,
+        },
+        InputRecord {
+            role: "core".into(),
+            path: core.path().display().to_string(),
+            digest: core.digest(),
+            rows: ncore as u64,
+        },
+    ];
+    for src in &inputs.pool {
+        records.push(InputRecord {
+            role: "pool".into(),
+            path: src.path().display().to_string(),
+            digest: src.digest(),
+            rows: src.rows() as u64,
+        });
+    }
+
+    Ok(ScanOutput {
+        summary: Summary {
+            format_version: SUMMARY_FORMAT_VERSION,
+            tool_version: crate::TOOL_VERSION.to_string(),
+            model: cfg.model.clone(),
+            query_set: qs.name.clone(),
+            pool_size: cfg.pool_size,
+            fraction: cfg.fraction,
+            seed: cfg.seed,
+            top_m,
+            core_size: ncore as u64,
+            subsets: subs,
+            subset_sizes,
+            queries: out_queries,
+            inputs: records,
+        },
+        results,
+        renormalized_rows: renormalized,
+    })
+}
+
+/// Map a results key back to its id: keys `0..core.rows()` are core rows, then each pool
+/// source's rows from its `key_offset`.
+fn key_to_id(
+    key: u64,
+    core: &dyn DescriptorSource,
+    pool: &[&dyn DescriptorSource],
+    sampled: &[SampledSource],
+) -> String {
+    if key < core.rows() as u64 {
+        return core.ids()[key as usize].clone();
+    }
+    let si = sampled.partition_point(|s| s.key_offset <= key) - 1;
+    pool[si].ids()[(key - sampled[si].key_offset) as usize].clone()
+}

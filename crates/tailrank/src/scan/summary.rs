@@ -1,8 +1,9 @@
 //! The scan summary (SPEC 5): everything prediction and exact evaluation need from a pass over
 //! the descriptors, small enough to keep (ILIAS: ~100 MB), and mergeable across disjoint shards.
 //!
-//! On disk it is a folder readable with numpy alone (see `docs/formats.md`):
-//! `manifest.json` plus `.npy` arrays. TODO(scan helper): `write`, `read`, `merge`.
+//! On disk it is a folder readable with numpy alone (see `docs/summary-format.md`):
+//! `manifest.json` plus `.npy` arrays, written atomically and checked on reading (format name,
+//! version, xxh3 checksums, shapes). [`Summary::merge`] adds summaries of disjoint pool shards.
 
 use crate::error::{Error, Result};
 use crate::sample::HashRange;
@@ -118,20 +119,205 @@ impl Summary {
         self.fraction >= 1.0 && self.pool_size.is_none_or(|n| n == self.subset_sizes[0])
     }
 
-    /// Write the summary folder atomically.
-    pub fn write(&self, dir: &Path) -> Result<()> {
-        Err(Error::file(dir, "summary writer not implemented yet"))
+    /// Check the structural invariants (shapes, sorted positives and top lists, finite scores,
+    /// counts within the subset sizes, monotone counts). Returns a message naming the first
+    /// violation; [`Summary::write`], [`Summary::read`] and [`Summary::merge`] call it.
+    pub fn validate(&self) -> Result<()> {
+        self.check().map_err(Error::invalid)
     }
 
-    /// Read a summary folder, refusing unknown or newer format versions and corrupted arrays.
+    fn check(&self) -> std::result::Result<(), String> {
+        let l = self.subsets.len();
+        if l == 0 {
+            return Err("summary has no subsets (subset 0 must be the level-0 sample)".into());
+        }
+        if self.subset_sizes.len() != l {
+            return Err(format!(
+                "{} subsets but {} subset sizes",
+                l,
+                self.subset_sizes.len()
+            ));
+        }
+        if self.subsets[0].kind != SubsetKind::Level {
+            return Err("subset 0 must be the level-0 sample (kind `level`)".into());
+        }
+        if !(self.fraction.is_finite() && self.fraction > 0.0 && self.fraction <= 1.0) {
+            return Err(format!("fraction {} is not in (0, 1]", self.fraction));
+        }
+        if self.top_m == 0 {
+            return Err("top_m (M) must be at least 1".into());
+        }
+        if let Some(n) = self.pool_size {
+            if n < self.subset_sizes[0] {
+                return Err(format!(
+                    "pool size N = {n} is smaller than the {} pool items seen (S_0)",
+                    self.subset_sizes[0]
+                ));
+            }
+        }
+        let levels = self.level_indices();
+        let mut seen = std::collections::HashSet::with_capacity(self.queries.len());
+        for q in &self.queries {
+            if !seen.insert(q.id.as_str()) {
+                return Err(format!("query id {:?} appears twice", q.id));
+            }
+            if q.positives.is_empty() {
+                return Err(format!("query {:?} has no positives", q.id));
+            }
+            if q.top_scores.len() != l {
+                return Err(format!(
+                    "query {:?}: {} top-M lists for {} subsets",
+                    q.id,
+                    q.top_scores.len(),
+                    l
+                ));
+            }
+            for (i, t) in q.top_scores.iter().enumerate() {
+                let cap = (self.top_m as u64).min(self.subset_sizes[i]);
+                if t.len() as u64 > cap {
+                    return Err(format!(
+                        "query {:?}, subset {i}: {} top scores, more than min(M = {}, S = {})",
+                        q.id,
+                        t.len(),
+                        self.top_m,
+                        self.subset_sizes[i]
+                    ));
+                }
+                if let Some(x) = t.iter().find(|x| x.is_nan()) {
+                    return Err(format!("query {:?}, subset {i}: top score {x}", q.id));
+                }
+                if t.windows(2).any(|w| w[0] < w[1]) {
+                    return Err(format!(
+                        "query {:?}, subset {i}: top scores not in descending order",
+                        q.id
+                    ));
+                }
+            }
+            let mut pos_ids = std::collections::HashSet::with_capacity(q.positives.len());
+            let mut prev: Option<&PositiveSummary> = None;
+            for p in &q.positives {
+                if !pos_ids.insert(p.id.as_str()) {
+                    return Err(format!(
+                        "query {:?}: positive {:?} appears twice",
+                        q.id, p.id
+                    ));
+                }
+                if !p.score.is_finite() {
+                    return Err(format!(
+                        "query {:?}, positive {:?}: score {} is not finite",
+                        q.id, p.id, p.score
+                    ));
+                }
+                if p.pool_above.len() != l {
+                    return Err(format!(
+                        "query {:?}, positive {:?}: {} pool counts for {} subsets",
+                        q.id,
+                        p.id,
+                        p.pool_above.len(),
+                        l
+                    ));
+                }
+                if self.core_size > 0 && p.core_above > self.core_size {
+                    return Err(format!(
+                        "query {:?}, positive {:?}: C_j = {} but the core holds {} items",
+                        q.id, p.id, p.core_above, self.core_size
+                    ));
+                }
+                for (i, (&k, &s)) in p.pool_above.iter().zip(&self.subset_sizes).enumerate() {
+                    if k > s {
+                        return Err(format!(
+                            "query {:?}, positive {:?}: K = {k} in subset {i} exceeds its size S = {s}",
+                            q.id, p.id
+                        ));
+                    }
+                }
+                for w in levels.windows(2) {
+                    if p.pool_above[w[1]] > p.pool_above[w[0]] {
+                        return Err(format!(
+                            "query {:?}, positive {:?}: level counts not nested (K = {} at subset {} > K = {} at subset {})",
+                            q.id, p.id, p.pool_above[w[1]], w[1], p.pool_above[w[0]], w[0]
+                        ));
+                    }
+                }
+                if let Some(pr) = prev {
+                    if p.score > pr.score {
+                        return Err(format!(
+                            "query {:?}: positives not sorted by descending score ({:?} after {:?})",
+                            q.id, p.id, pr.id
+                        ));
+                    }
+                    if p.core_above < pr.core_above
+                        || p.pool_above.iter().zip(&pr.pool_above).any(|(a, b)| a < b)
+                    {
+                        return Err(format!(
+                            "query {:?}: counts of positive {:?} smaller than those of the better positive {:?}",
+                            q.id, p.id, pr.id
+                        ));
+                    }
+                }
+                prev = Some(p);
+            }
+        }
+        Ok(())
+    }
+
+    /// Write the summary folder atomically (see `docs/summary-format.md`): `manifest.json` and
+    /// the arrays `query_offsets.npy` (u64, Q+1), `pos_scores.npy` (f32, P),
+    /// `pos_core_above.npy` (u64, P), `pos_pool_above.npy` (u64, P×L), `top_scores.npy`
+    /// (f32, Q×L×M, padded with -inf) and `top_len.npy` (u32, Q×L). The manifest records an
+    /// xxh3 checksum of every array file. An existing folder at `dir` is replaced only once the
+    /// new one is complete.
+    pub fn write(&self, dir: &Path) -> Result<()> {
+        self.check()
+            .map_err(|m| Error::file(dir, format!("refusing to write an invalid summary: {m}")))?;
+        crate::atomic::write_dir(dir, |tmp| format::write_folder(self, tmp))
+    }
+
+    /// Read a summary folder, refusing an unknown format name, a newer format version, missing
+    /// files, checksum mismatches (corrupted arrays) and inconsistent shapes, each with a
+    /// message naming the offending path.
     pub fn read(dir: &Path) -> Result<Summary> {
-        Err(Error::file(dir, "summary reader not implemented yet"))
+        format::read_folder(dir)
     }
 
     /// Merge summaries of disjoint pool shards of the same queries, core, model, seed and
     /// subsets: counts and sizes add, top-M lists merge. Refuses overlapping inputs.
+    ///
+    /// The parts must agree on format version, model, query set, query ids, positives (ids,
+    /// scores bitwise, `C_j`), core size, f, seed, subsets and M, and on their non-pool inputs
+    /// (queries, core, ground truth: same digests). Pool inputs must be disjoint: the same pool
+    /// digest in two parts is an "overlapping shards" error. Result: `S_ℓ = Σ S_ℓ`,
+    /// `K_{j,ℓ} = Σ K_{j,ℓ}`, top-M lists = the M largest of the union (descending), inputs =
+    /// the first part's non-pool inputs followed by every part's pool inputs in order.
+    ///
+    /// Pool size N: when every part is an exact scan of its own shard (f = 1 and N unknown or
+    /// equal to its S_0) the shards make up the pool and N = Σ S_0 (None if no part knew N);
+    /// otherwise the known N of the parts must agree and the merged N is that value, which must
+    /// be at least the merged S_0.
     pub fn merge(parts: &[Summary]) -> Result<Summary> {
-        let _ = parts;
-        Err(Error::invalid("summary merge not implemented yet"))
+        merge::merge(parts)
     }
 }
+
+/// Digest of a query set's content (name, query ids and their positives, in order),
+/// independent of the file it came from: recorded as the `ground_truth` input of a summary so
+/// that [`Summary::merge`] refuses parts scanned against different ground truths.
+pub fn query_set_digest(qs: &crate::formats::gt::QuerySet) -> String {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    h.update(qs.name.as_bytes());
+    for (q, pos) in qs.query_ids.iter().zip(&qs.positives) {
+        h.update(b"\nQ");
+        h.update(q.as_bytes());
+        for p in pos {
+            h.update(b"\tP");
+            h.update(p.as_bytes());
+        }
+    }
+    format!("xxh3:{:016x}", h.digest())
+}
+
+mod format;
+mod merge;
+
+pub use format::{FORMAT_NAME, MANIFEST};
+pub use merge::POOL_ROLE;

@@ -1,0 +1,537 @@
+//! The on-disk summary folder (format `tailrank-summary`, version [`SUMMARY_FORMAT_VERSION`]):
+//! `manifest.json` plus six `.npy` arrays (npy format 1.0, little-endian, C order). Readable and
+//! writable with numpy alone; the layout is documented in `docs/summary-format.md`.
+//!
+//! With Q queries, P positives in total, L subsets and M = `top_m`:
+//!
+//! | file                  | dtype | shape     | content                                         |
+//! |-----------------------|-------|-----------|-------------------------------------------------|
+//! | `query_offsets.npy`   | `<u8` | (Q+1,)    | query q owns positive rows `off[q]..off[q+1]`   |
+//! | `pos_scores.npy`      | `<f4` | (P,)      | `s_j`, descending within a query                |
+//! | `pos_core_above.npy`  | `<u8` | (P,)      | `C_j`                                           |
+//! | `pos_pool_above.npy`  | `<u8` | (P, L)    | `K_{j,ℓ}`                                       |
+//! | `top_scores.npy`      | `<f4` | (Q, L, M) | top-M pool scores, descending, `-inf` padded    |
+//! | `top_len.npy`         | `<u4` | (Q, L)    | number of valid entries in each top-M row       |
+//!
+//! The manifest's `arrays` object maps each file name to `{dtype, shape, xxh3}` where `xxh3` is
+//! `xxh3:` followed by the 16-hex-digit xxh3-64 (seed 0) of the whole file.
+
+use super::{InputRecord, PositiveSummary, QuerySummary, Subset, Summary, SUMMARY_FORMAT_VERSION};
+use crate::error::{Error, IoContext, Result};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+use xxhash_rust::xxh3::Xxh3;
+
+/// Format name stored in `manifest.json`; readers refuse anything else.
+pub const FORMAT_NAME: &str = "tailrank-summary";
+/// Name of the manifest file inside a summary folder.
+pub const MANIFEST: &str = "manifest.json";
+
+const QUERY_OFFSETS: &str = "query_offsets.npy";
+const POS_SCORES: &str = "pos_scores.npy";
+const POS_CORE_ABOVE: &str = "pos_core_above.npy";
+const POS_POOL_ABOVE: &str = "pos_pool_above.npy";
+const TOP_SCORES: &str = "top_scores.npy";
+const TOP_LEN: &str = "top_len.npy";
+
+/// Checksum, dtype and shape of one array file, as recorded in the manifest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct ArrayRecord {
+    dtype: String,
+    shape: Vec<u64>,
+    xxh3: String,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Manifest {
+    format: String,
+    format_version: u32,
+    tool_version: String,
+    model: String,
+    query_set: String,
+    pool_size: Option<u64>,
+    fraction: f64,
+    seed: u64,
+    top_m: usize,
+    core_size: u64,
+    subsets: Vec<Subset>,
+    subset_sizes: Vec<u64>,
+    num_queries: usize,
+    num_positives: usize,
+    inputs: Vec<InputRecord>,
+    query_ids: Vec<String>,
+    /// Flat, aligned with the `pos_*` arrays (query q: rows `off[q]..off[q+1]`).
+    positive_ids: Vec<String>,
+    arrays: BTreeMap<String, ArrayRecord>,
+}
+
+/// An element type storable in the summary's `.npy` files.
+trait Elem: Copy {
+    const DESCR: &'static str;
+    const SIZE: usize;
+    fn put(self, out: &mut Vec<u8>);
+    fn get(bytes: &[u8]) -> Self;
+}
+
+impl Elem for u64 {
+    const DESCR: &'static str = "<u8";
+    const SIZE: usize = 8;
+    fn put(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_le_bytes());
+    }
+    fn get(b: &[u8]) -> Self {
+        u64::from_le_bytes(b.try_into().expect("8 bytes"))
+    }
+}
+
+impl Elem for u32 {
+    const DESCR: &'static str = "<u4";
+    const SIZE: usize = 4;
+    fn put(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_le_bytes());
+    }
+    fn get(b: &[u8]) -> Self {
+        u32::from_le_bytes(b.try_into().expect("4 bytes"))
+    }
+}
+
+impl Elem for f32 {
+    const DESCR: &'static str = "<f4";
+    const SIZE: usize = 4;
+    fn put(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_le_bytes());
+    }
+    fn get(b: &[u8]) -> Self {
+        f32::from_le_bytes(b.try_into().expect("4 bytes"))
+    }
+}
+
+/// The xxh3 checksum string of a byte stream, as stored in the manifest.
+fn checksum_string(h: u64) -> String {
+    format!("xxh3:{h:016x}")
+}
+
+/// The npy 1.0 header for a C-order little-endian array (padded to a multiple of 64 bytes).
+fn npy_header(descr: &str, shape: &[u64]) -> Vec<u8> {
+    let shape_str = match shape {
+        [n] => format!("{n},"),
+        _ => shape
+            .iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    let mut dict =
+        format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': ({shape_str}), }}");
+    let unpadded = 10 + dict.len() + 1;
+    dict.push_str(&" ".repeat(unpadded.next_multiple_of(64) - unpadded));
+    dict.push('\n');
+    let mut out = Vec::with_capacity(10 + dict.len());
+    out.extend_from_slice(b"\x93NUMPY\x01\x00");
+    out.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+    out.extend_from_slice(dict.as_bytes());
+    out
+}
+
+/// Write `values` (exactly `∏ shape` of them) as `dir/name` and return its manifest record.
+fn write_array<T: Elem>(
+    dir: &Path,
+    name: &str,
+    shape: &[u64],
+    values: impl Iterator<Item = T>,
+) -> Result<(String, ArrayRecord)> {
+    let path = dir.join(name);
+    let expected: u64 = shape.iter().product();
+    let mut hasher = Xxh3::new();
+    crate::atomic::write_file(&path, |w| {
+        let mut buf = npy_header(T::DESCR, shape);
+        let mut count = 0u64;
+        for v in values {
+            v.put(&mut buf);
+            count += 1;
+            if buf.len() >= 1 << 16 {
+                hasher.update(&buf);
+                w.write_all(&buf).at(&path)?;
+                buf.clear();
+            }
+        }
+        hasher.update(&buf);
+        w.write_all(&buf).at(&path)?;
+        if count != expected {
+            return Err(Error::invalid(format!(
+                "{}: internal error: {count} values for shape {shape:?}",
+                path.display()
+            )));
+        }
+        Ok(())
+    })?;
+    Ok((
+        name.to_string(),
+        ArrayRecord {
+            dtype: T::DESCR.to_string(),
+            shape: shape.to_vec(),
+            xxh3: checksum_string(hasher.digest()),
+        },
+    ))
+}
+
+/// Fill the (temporary) folder `dir` with the manifest and arrays of `s`.
+pub(super) fn write_folder(s: &Summary, dir: &Path) -> Result<()> {
+    let q = s.queries.len() as u64;
+    let l = s.subsets.len();
+    let m = s.top_m;
+    let positives = || s.queries.iter().flat_map(|q| q.positives.iter());
+    let p = positives().count() as u64;
+
+    let mut arrays = BTreeMap::new();
+    let offsets = std::iter::once(0u64).chain(s.queries.iter().scan(0u64, |acc, q| {
+        *acc += q.positives.len() as u64;
+        Some(*acc)
+    }));
+    let records = [
+        write_array(dir, QUERY_OFFSETS, &[q + 1], offsets)?,
+        write_array(dir, POS_SCORES, &[p], positives().map(|x| x.score))?,
+        write_array(dir, POS_CORE_ABOVE, &[p], positives().map(|x| x.core_above))?,
+        write_array(
+            dir,
+            POS_POOL_ABOVE,
+            &[p, l as u64],
+            positives().flat_map(|x| x.pool_above.iter().copied()),
+        )?,
+        write_array(
+            dir,
+            TOP_SCORES,
+            &[q, l as u64, m as u64],
+            s.queries.iter().flat_map(|q| {
+                q.top_scores.iter().flat_map(move |t| {
+                    t.iter()
+                        .copied()
+                        .chain(std::iter::repeat_n(f32::NEG_INFINITY, m - t.len()))
+                })
+            }),
+        )?,
+        write_array(
+            dir,
+            TOP_LEN,
+            &[q, l as u64],
+            s.queries
+                .iter()
+                .flat_map(|q| q.top_scores.iter().map(|t| t.len() as u32)),
+        )?,
+    ];
+    arrays.extend(records);
+
+    let manifest = Manifest {
+        format: FORMAT_NAME.to_string(),
+        format_version: SUMMARY_FORMAT_VERSION,
+        tool_version: s.tool_version.clone(),
+        model: s.model.clone(),
+        query_set: s.query_set.clone(),
+        pool_size: s.pool_size,
+        fraction: s.fraction,
+        seed: s.seed,
+        top_m: s.top_m,
+        core_size: s.core_size,
+        subsets: s.subsets.clone(),
+        subset_sizes: s.subset_sizes.clone(),
+        num_queries: s.queries.len(),
+        num_positives: p as usize,
+        inputs: s.inputs.clone(),
+        query_ids: s.queries.iter().map(|q| q.id.clone()).collect(),
+        positive_ids: positives().map(|x| x.id.clone()).collect(),
+        arrays,
+    };
+    let path = dir.join(MANIFEST);
+    crate::atomic::write_file(&path, |w| {
+        serde_json::to_writer_pretty(&mut *w, &manifest)
+            .map_err(|e| Error::file(&path, format!("cannot serialise manifest: {e}")))?;
+        w.write_all(b"\n").at(&path)
+    })
+}
+
+/// Parsed npy header: dtype descriptor, Fortran flag, shape, and where the data starts.
+struct NpyHeader {
+    descr: String,
+    fortran: bool,
+    shape: Vec<u64>,
+    data_start: usize,
+}
+
+fn parse_npy_header(path: &Path, bytes: &[u8]) -> Result<NpyHeader> {
+    let bad = |msg: &str| Error::file(path, format!("not a valid .npy file: {msg}"));
+    if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
+        return Err(bad("missing the \\x93NUMPY magic"));
+    }
+    let (len, start): (usize, usize) = match bytes[6] {
+        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
+        2 | 3 if bytes.len() >= 12 => (
+            u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes")) as usize,
+            12,
+        ),
+        v => return Err(bad(&format!("unsupported npy version {v}"))),
+    };
+    let end = start
+        .checked_add(len)
+        .filter(|&e| e <= bytes.len())
+        .ok_or_else(|| bad("header longer than the file"))?;
+    let text = std::str::from_utf8(&bytes[start..end])
+        .map_err(|_| bad("header is not text"))?
+        .replace('"', "'");
+    let after = |key: &str| -> Result<&str> {
+        let i = text
+            .find(&format!("'{key}'"))
+            .ok_or_else(|| bad(&format!("header has no '{key}'")))?;
+        let rest = &text[i + key.len() + 2..];
+        let colon = rest
+            .find(':')
+            .ok_or_else(|| bad(&format!("malformed '{key}'")))?;
+        Ok(rest[colon + 1..].trim_start())
+    };
+    let d = after("descr")?;
+    let descr = d
+        .strip_prefix('\'')
+        .and_then(|r| r.split('\'').next())
+        .ok_or_else(|| bad("malformed 'descr'"))?
+        .to_string();
+    let fortran = after("fortran_order")?.starts_with("True");
+    let sh = after("shape")?;
+    let inner = sh
+        .strip_prefix('(')
+        .and_then(|r| r.split(')').next())
+        .ok_or_else(|| bad("malformed 'shape'"))?;
+    let shape = inner
+        .split(',')
+        .map(|x| x.trim().trim_end_matches('L'))
+        .filter(|x| !x.is_empty())
+        .map(|x| x.parse::<u64>())
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|_| bad(&format!("malformed shape ({inner})")))?;
+    Ok(NpyHeader {
+        descr,
+        fortran,
+        shape,
+        data_start: end,
+    })
+}
+
+/// Read `dir/name`, verify its checksum against the manifest and its dtype and shape against
+/// `shape`, and decode it.
+fn read_array<T: Elem>(
+    dir: &Path,
+    manifest: &Manifest,
+    name: &str,
+    shape: &[u64],
+) -> Result<Vec<T>> {
+    let mpath = dir.join(MANIFEST);
+    let path = dir.join(name);
+    let rec = manifest.arrays.get(name).ok_or_else(|| {
+        Error::file(
+            &mpath,
+            format!("the manifest has no record for array {name}"),
+        )
+    })?;
+    if !path.is_file() {
+        return Err(Error::file(
+            &path,
+            "array file missing from the summary folder (listed in manifest.json)",
+        ));
+    }
+    let bytes = std::fs::read(&path).at(&path)?;
+    let actual = checksum_string(xxhash_rust::xxh3::xxh3_64(&bytes));
+    if actual != rec.xxh3 {
+        return Err(Error::file(
+            &path,
+            format!(
+                "checksum mismatch: manifest.json records {}, the file hashes to {actual} \
+                 (the array is corrupted or was modified)",
+                rec.xxh3
+            ),
+        ));
+    }
+    let h = parse_npy_header(&path, &bytes)?;
+    if h.descr != T::DESCR {
+        return Err(Error::file(
+            &path,
+            format!("dtype {:?}, expected {:?}", h.descr, T::DESCR),
+        ));
+    }
+    if h.fortran {
+        return Err(Error::file(
+            &path,
+            "Fortran-ordered array; expected C order",
+        ));
+    }
+    if h.shape != shape || rec.shape != shape {
+        return Err(Error::file(
+            &path,
+            format!(
+                "shape {:?} (manifest: {:?}) inconsistent with the expected {shape:?} \
+                 (from the manifest's query, positive, subset counts and M)",
+                h.shape, rec.shape
+            ),
+        ));
+    }
+    let n: u64 = shape.iter().product();
+    let data = &bytes[h.data_start..];
+    if data.len() as u64 != n * T::SIZE as u64 {
+        return Err(Error::file(
+            &path,
+            format!(
+                "{} data bytes, expected {} for shape {shape:?} ({})",
+                data.len(),
+                n * T::SIZE as u64,
+                if (data.len() as u64) < n * T::SIZE as u64 {
+                    "truncated"
+                } else {
+                    "trailing bytes"
+                }
+            ),
+        ));
+    }
+    Ok(data.chunks_exact(T::SIZE).map(T::get).collect())
+}
+
+/// Read and check a summary folder.
+pub(super) fn read_folder(dir: &Path) -> Result<Summary> {
+    if !dir.is_dir() {
+        return Err(Error::file(
+            dir,
+            if dir.exists() {
+                "not a summary folder (expected a directory with manifest.json and .npy arrays)"
+            } else {
+                "summary folder does not exist"
+            },
+        ));
+    }
+    let mpath = dir.join(MANIFEST);
+    if !mpath.is_file() {
+        return Err(Error::file(
+            &mpath,
+            "missing: not a tailrank summary folder (no manifest.json)",
+        ));
+    }
+    let text = std::fs::read_to_string(&mpath).at(&mpath)?;
+    let value: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| Error::file(&mpath, format!("malformed JSON: {e}")))?;
+    match value.get("format").and_then(|v| v.as_str()) {
+        Some(FORMAT_NAME) => {}
+        Some(other) => {
+            return Err(Error::file(
+                &mpath,
+                format!("unknown format {other:?}, expected {FORMAT_NAME:?}"),
+            ))
+        }
+        None => {
+            return Err(Error::file(
+                &mpath,
+                format!("no \"format\" field: not a {FORMAT_NAME} manifest"),
+            ))
+        }
+    }
+    let version = value
+        .get("format_version")
+        .and_then(|v| v.as_u64())
+        .ok_or_else(|| Error::file(&mpath, "missing or malformed \"format_version\""))?;
+    if version > SUMMARY_FORMAT_VERSION as u64 {
+        return Err(Error::file(
+            &mpath,
+            format!(
+                "format_version {version} is newer than this tailrank ({}) reads \
+                 (version {SUMMARY_FORMAT_VERSION}); upgrade tailrank",
+                crate::TOOL_VERSION
+            ),
+        ));
+    }
+    if version == 0 {
+        return Err(Error::file(
+            &mpath,
+            "format_version 0 is not a valid version",
+        ));
+    }
+    let man: Manifest = serde_json::from_value(value)
+        .map_err(|e| Error::file(&mpath, format!("malformed manifest: {e}")))?;
+
+    let q = man.query_ids.len();
+    let p = man.positive_ids.len();
+    let l = man.subsets.len();
+    let m = man.top_m;
+    if man.num_queries != q || man.num_positives != p {
+        return Err(Error::file(
+            &mpath,
+            format!(
+                "num_queries = {}, num_positives = {} but {q} query ids and {p} positive ids",
+                man.num_queries, man.num_positives
+            ),
+        ));
+    }
+    if man.subset_sizes.len() != l {
+        return Err(Error::file(
+            &mpath,
+            format!("{l} subsets but {} subset sizes", man.subset_sizes.len()),
+        ));
+    }
+    let (q64, p64, l64, m64) = (q as u64, p as u64, l as u64, m as u64);
+
+    let offsets: Vec<u64> = read_array(dir, &man, QUERY_OFFSETS, &[q64 + 1])?;
+    let scores: Vec<f32> = read_array(dir, &man, POS_SCORES, &[p64])?;
+    let core: Vec<u64> = read_array(dir, &man, POS_CORE_ABOVE, &[p64])?;
+    let pool: Vec<u64> = read_array(dir, &man, POS_POOL_ABOVE, &[p64, l64])?;
+    let top: Vec<f32> = read_array(dir, &man, TOP_SCORES, &[q64, l64, m64])?;
+    let top_len: Vec<u32> = read_array(dir, &man, TOP_LEN, &[q64, l64])?;
+
+    let opath = dir.join(QUERY_OFFSETS);
+    if offsets[0] != 0 || offsets[q] != p64 || offsets.windows(2).any(|w| w[0] > w[1]) {
+        return Err(Error::file(
+            &opath,
+            format!("offsets must rise from 0 to the number of positives ({p})"),
+        ));
+    }
+    let mut queries = Vec::with_capacity(q);
+    for (qi, id) in man.query_ids.iter().enumerate() {
+        let (a, b) = (offsets[qi] as usize, offsets[qi + 1] as usize);
+        let positives = (a..b)
+            .map(|r| PositiveSummary {
+                id: man.positive_ids[r].clone(),
+                score: scores[r],
+                core_above: core[r],
+                pool_above: pool[r * l..(r + 1) * l].to_vec(),
+            })
+            .collect();
+        let mut top_scores = Vec::with_capacity(l);
+        for li in 0..l {
+            let len = top_len[qi * l + li] as usize;
+            if len > m {
+                return Err(Error::file(
+                    dir.join(TOP_LEN),
+                    format!("query {id:?}, subset {li}: length {len} exceeds M = {m}"),
+                ));
+            }
+            let row = (qi * l + li) * m;
+            top_scores.push(top[row..row + len].to_vec());
+        }
+        queries.push(QuerySummary {
+            id: id.clone(),
+            positives,
+            top_scores,
+        });
+    }
+    let s = Summary {
+        format_version: version as u32,
+        tool_version: man.tool_version,
+        model: man.model,
+        query_set: man.query_set,
+        pool_size: man.pool_size,
+        fraction: man.fraction,
+        seed: man.seed,
+        top_m: m,
+        core_size: man.core_size,
+        subsets: man.subsets,
+        subset_sizes: man.subset_sizes,
+        queries,
+        inputs: man.inputs,
+    };
+    s.check()
+        .map_err(|msg| Error::file(dir, format!("inconsistent summary: {msg}")))?;
+    Ok(s)
+}

@@ -1,0 +1,246 @@
+//! Exact merge of summaries of disjoint pool shards (see [`Summary::merge`]).
+//!
+//! For disjoint pools A and B scanned against the same queries and core,
+//! `S_ℓ(A ∪ B) = S_ℓ(A) + S_ℓ(B)`, `K_{j,ℓ}(A ∪ B) = K_{j,ℓ}(A) + K_{j,ℓ}(B)` and
+//! `top_M(A ∪ B) = top_M(top_M(A) ∪ top_M(B))`, so merging the summaries of the shards gives
+//! exactly the summary of the union.
+
+use super::{InputRecord, Summary};
+use crate::error::{Error, Result};
+use std::collections::HashMap;
+
+/// Role of the pool inputs in [`InputRecord::role`].
+pub const POOL_ROLE: &str = "pool";
+
+fn mismatch(i: usize, what: &str, a: impl std::fmt::Debug, b: impl std::fmt::Debug) -> Error {
+    Error::invalid(format!(
+        "cannot merge: part {} differs from part 1 in {what} (part 1: {a:?}, part {}: {b:?}); \
+         merge only summaries of the same queries, core, model and sampling settings",
+        i + 1,
+        i + 1
+    ))
+}
+
+/// Merge two descending lists and keep the `m` largest (descending, `f32::total_cmp` order).
+fn merge_top(a: &[f32], b: &[f32], m: usize) -> Vec<f32> {
+    let mut out = Vec::with_capacity(m.min(a.len() + b.len()));
+    let (mut i, mut j) = (0, 0);
+    while out.len() < m && (i < a.len() || j < b.len()) {
+        let take_a = j >= b.len() || (i < a.len() && a[i].total_cmp(&b[j]).is_ge());
+        if take_a {
+            out.push(a[i]);
+            i += 1;
+        } else {
+            out.push(b[j]);
+            j += 1;
+        }
+    }
+    out
+}
+
+fn non_pool(inputs: &[InputRecord]) -> Vec<(&str, &str)> {
+    let mut v: Vec<(&str, &str)> = inputs
+        .iter()
+        .filter(|r| r.role != POOL_ROLE)
+        .map(|r| (r.role.as_str(), r.digest.as_str()))
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+pub(super) fn merge(parts: &[Summary]) -> Result<Summary> {
+    let first = parts
+        .first()
+        .ok_or_else(|| Error::invalid("cannot merge: no summaries given"))?;
+    for (i, p) in parts.iter().enumerate() {
+        p.check().map_err(|m| {
+            Error::invalid(format!("cannot merge: part {} is inconsistent: {m}", i + 1))
+        })?;
+    }
+    // Everything that must agree.
+    for (i, p) in parts.iter().enumerate().skip(1) {
+        if p.format_version != first.format_version {
+            return Err(mismatch(
+                i,
+                "format version",
+                first.format_version,
+                p.format_version,
+            ));
+        }
+        if p.model != first.model {
+            return Err(mismatch(i, "model", &first.model, &p.model));
+        }
+        if p.query_set != first.query_set {
+            return Err(mismatch(i, "query set", &first.query_set, &p.query_set));
+        }
+        if p.fraction.to_bits() != first.fraction.to_bits() {
+            return Err(mismatch(
+                i,
+                "sampling fraction f",
+                first.fraction,
+                p.fraction,
+            ));
+        }
+        if p.seed != first.seed {
+            return Err(mismatch(i, "seed", first.seed, p.seed));
+        }
+        if p.top_m != first.top_m {
+            return Err(mismatch(i, "M (top-M size)", first.top_m, p.top_m));
+        }
+        if p.subsets != first.subsets {
+            return Err(mismatch(i, "subsets", &first.subsets, &p.subsets));
+        }
+        if p.core_size != first.core_size {
+            return Err(mismatch(i, "core size", first.core_size, p.core_size));
+        }
+        let (a, b) = (non_pool(&first.inputs), non_pool(&p.inputs));
+        if a != b {
+            return Err(mismatch(
+                i,
+                "query/core/ground-truth inputs (role, digest)",
+                a,
+                b,
+            ));
+        }
+        if p.queries.len() != first.queries.len() {
+            return Err(mismatch(
+                i,
+                "number of queries",
+                first.queries.len(),
+                p.queries.len(),
+            ));
+        }
+        for (qa, qb) in first.queries.iter().zip(&p.queries) {
+            if qa.id != qb.id {
+                return Err(mismatch(i, "query ids", &qa.id, &qb.id));
+            }
+            if qa.positives.len() != qb.positives.len() {
+                return Err(mismatch(
+                    i,
+                    &format!("number of positives of query {:?}", qa.id),
+                    qa.positives.len(),
+                    qb.positives.len(),
+                ));
+            }
+            for (pa, pb) in qa.positives.iter().zip(&qb.positives) {
+                if pa.id != pb.id {
+                    return Err(mismatch(
+                        i,
+                        &format!("positives of query {:?}", qa.id),
+                        &pa.id,
+                        &pb.id,
+                    ));
+                }
+                if pa.score.to_bits() != pb.score.to_bits() {
+                    return Err(mismatch(
+                        i,
+                        &format!("score of positive {:?} of query {:?}", pa.id, qa.id),
+                        pa.score,
+                        pb.score,
+                    ));
+                }
+                if pa.core_above != pb.core_above {
+                    return Err(mismatch(
+                        i,
+                        &format!("C_j of positive {:?} of query {:?}", pa.id, qa.id),
+                        pa.core_above,
+                        pb.core_above,
+                    ));
+                }
+            }
+        }
+    }
+    // Pool inputs must be disjoint.
+    let mut seen: HashMap<&str, (usize, &str)> = HashMap::new();
+    for (i, p) in parts.iter().enumerate() {
+        for r in p.inputs.iter().filter(|r| r.role == POOL_ROLE) {
+            if let Some((j, path)) = seen.insert(r.digest.as_str(), (i, r.path.as_str())) {
+                return Err(Error::invalid(format!(
+                    "cannot merge: overlapping shards: pool input {} (part {}) and {path} \
+                     (part {}) have the same digest {}; each pool shard must be merged once",
+                    r.path,
+                    i + 1,
+                    j + 1,
+                    r.digest
+                )));
+            }
+        }
+    }
+
+    let l = first.subsets.len();
+    let overflow = || Error::invalid("cannot merge: counts overflow u64");
+    let mut subset_sizes = vec![0u64; l];
+    for p in parts {
+        for (acc, s) in subset_sizes.iter_mut().zip(&p.subset_sizes) {
+            *acc = acc.checked_add(*s).ok_or_else(overflow)?;
+        }
+    }
+    let mut out = first.clone();
+    for p in &parts[1..] {
+        for (qa, qb) in out.queries.iter_mut().zip(&p.queries) {
+            for (pa, pb) in qa.positives.iter_mut().zip(&qb.positives) {
+                for (ka, kb) in pa.pool_above.iter_mut().zip(&pb.pool_above) {
+                    *ka = ka.checked_add(*kb).ok_or_else(overflow)?;
+                }
+            }
+            for (ta, tb) in qa.top_scores.iter_mut().zip(&qb.top_scores) {
+                *ta = merge_top(ta, tb, first.top_m);
+            }
+        }
+    }
+    out.subset_sizes = subset_sizes;
+    out.tool_version = crate::TOOL_VERSION.to_string();
+    out.inputs = first
+        .inputs
+        .iter()
+        .filter(|r| r.role != POOL_ROLE)
+        .chain(
+            parts
+                .iter()
+                .flat_map(|p| p.inputs.iter().filter(|r| r.role == POOL_ROLE)),
+        )
+        .cloned()
+        .collect();
+
+    // Pool size N.
+    let shard_exact = parts
+        .iter()
+        .all(|p| p.fraction >= 1.0 && p.pool_size.is_none_or(|n| n == p.subset_sizes[0]));
+    let known: Vec<(usize, u64)> = parts
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| p.pool_size.map(|n| (i, n)))
+        .collect();
+    out.pool_size = if parts.len() > 1 && shard_exact {
+        (!known.is_empty()).then_some(out.subset_sizes[0])
+    } else {
+        if let Some(&(i, n)) = known.iter().find(|(_, n)| *n != known[0].1) {
+            return Err(Error::invalid(format!(
+                "cannot merge: part {} and part {} give different pool sizes N ({} vs {n}); \
+                 scan every shard with the same --pool-size (the size of the whole pool)",
+                known[0].0 + 1,
+                i + 1,
+                known[0].1
+            )));
+        }
+        known.first().map(|&(_, n)| n)
+    };
+    out.check()
+        .map_err(|m| Error::invalid(format!("cannot merge: {m}")))?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::merge_top;
+
+    #[test]
+    fn merge_top_keeps_m_largest() {
+        assert_eq!(
+            merge_top(&[5.0, 3.0, 1.0], &[4.0, 3.0, 2.0], 4),
+            vec![5.0, 4.0, 3.0, 3.0]
+        );
+        assert_eq!(merge_top(&[1.0], &[], 4), vec![1.0]);
+        assert_eq!(merge_top(&[], &[2.0, 1.0], 1), vec![2.0]);
+    }
+}

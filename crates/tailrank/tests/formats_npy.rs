@@ -1,0 +1,287 @@
+//! `.npy` descriptors against numpy: numpy writes the files (f16 and f32, header v1/v2/v3) and the
+//! reference values (as raw f32), tailrank must read every value bit for bit; numpy must read what
+//! `write_npy` writes.
+
+mod common;
+
+use std::path::Path;
+use tailrank::formats::descriptors::{open_descriptors, DescriptorSource, Dtype};
+use tailrank::formats::ids::write_ids;
+use tailrank::formats::npy::{write_npy, NpyDescriptors};
+
+fn read_f32_raw(p: &Path) -> Vec<f32> {
+    std::fs::read(p)
+        .unwrap()
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+fn ids(n: usize) -> Vec<String> {
+    (0..n)
+        .map(|i| format!("yfcc{:03}/{:09}", i % 7, i))
+        .collect()
+}
+
+/// numpy writes `x.npy` (dtype, version) and `x.ref.f32` (the same values as f32).
+const WRITE: &str = r#"
+import sys, numpy as np
+out, rows, dim, dtype, ver = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+rng = np.random.default_rng(rows * 1000 + dim)
+a = rng.standard_normal((rows, dim)).astype(np.float32)
+a.flat[:min(3, a.size)] = [np.inf, -0.0, 1e-7][:a.size]  # inf, signed zero, f16 subnormal range
+a = a.astype(dtype)
+with open(out + ".npy", "wb") as f:
+    np.lib.format.write_array(f, a, version=None if ver == "auto" else tuple(map(int, ver.split("."))))
+a.astype(np.float32).tofile(out + ".ref.f32")
+"#;
+
+#[test]
+fn reads_every_value_like_numpy() {
+    let d = tempfile::tempdir().unwrap();
+    for (dtype, ver, rows, dim, want) in [
+        ("float16", "auto", 1001, 37, Dtype::F16),
+        ("float32", "auto", 513, 64, Dtype::F32),
+        ("float16", "2.0", 300, 33, Dtype::F16),
+        ("float32", "3.0", 17, 5, Dtype::F32),
+        ("<f2", "1.0", 1, 1, Dtype::F16),
+    ] {
+        let tag = format!("m_{dtype}_{}_{rows}", ver.replace('.', ""));
+        let base = d.path().join(&tag);
+        let b = base.to_str().unwrap();
+        common::run_python(WRITE, &[b, &rows.to_string(), &dim.to_string(), dtype, ver]);
+        let npy = base.with_extension("npy");
+        write_ids(&d.path().join(format!("{tag}.ids.txt")), &ids(rows)).unwrap();
+        let src = open_descriptors(&npy, None).unwrap();
+        assert_eq!((src.rows(), src.dim(), src.dtype()), (rows, dim, want));
+        assert_eq!(src.ids(), &ids(rows)[..]);
+        let reference = read_f32_raw(&base.with_extension("ref.f32"));
+        // Blocks of an awkward size, so the last block is partial.
+        let block = 7;
+        let mut got = Vec::new();
+        let mut start = 0;
+        while start < rows {
+            let n = block.min(rows - start);
+            let mut buf = vec![f32::NAN; n * dim];
+            src.read_rows(start, &mut buf).unwrap();
+            got.extend_from_slice(&buf);
+            start += n;
+        }
+        assert_eq!(got.len(), reference.len());
+        for (i, (g, r)) in got.iter().zip(&reference).enumerate() {
+            assert_eq!(g.to_bits(), r.to_bits(), "{dtype} value {i}: {g} vs {r}");
+        }
+        // Out-of-range request is an error, not a panic.
+        let mut buf = vec![0.0; dim * 2];
+        let e = src.read_rows(rows - 1, &mut buf).unwrap_err().to_string();
+        assert!(e.contains("requested"), "{e}");
+    }
+}
+
+#[test]
+fn numpy_reads_what_write_npy_writes() {
+    let d = tempfile::tempdir().unwrap();
+    let (rows, dim) = (211, 19);
+    let mut x: u64 = 0x9E3779B97F4A7C15;
+    let data: Vec<f32> = (0..rows * dim)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            ((x >> 11) as f64 / (1u64 << 53) as f64 * 8.0 - 4.0) as f32
+        })
+        .collect();
+    let raw = d.path().join("in.f32");
+    std::fs::write(
+        &raw,
+        data.iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect::<Vec<u8>>(),
+    )
+    .unwrap();
+    for dtype in [Dtype::F16, Dtype::F32] {
+        let p = d.path().join(format!("w_{dtype:?}.npy"));
+        write_npy(&p, rows, dim, &data, dtype).unwrap();
+        // numpy: load, check dtype/shape/C order, and compare with its own f32 → dtype rounding.
+        let out = common::run_python(
+            r#"
+import sys, numpy as np
+a = np.load(sys.argv[1], mmap_mode="r")
+src = np.fromfile(sys.argv[2], dtype="<f4").reshape(int(sys.argv[3]), int(sys.argv[4]))
+want = src.astype(a.dtype)
+assert a.flags.c_contiguous and a.shape == src.shape, (a.shape, a.flags)
+print(a.dtype.str, int((a.view(np.uint8) != want.view(np.uint8)).sum()))
+"#,
+            &[
+                p.to_str().unwrap(),
+                raw.to_str().unwrap(),
+                &rows.to_string(),
+                &dim.to_string(),
+            ],
+        );
+        let want = if dtype == Dtype::F16 {
+            "<f2 0"
+        } else {
+            "<f4 0"
+        };
+        assert_eq!(out.trim(), want);
+        // And tailrank reads it back (f32 exactly; f16 equals half's rounding).
+        let idp = d.path().join(format!("w_{dtype:?}_ids.txt"));
+        write_ids(&idp, &ids(rows)).unwrap();
+        let src = NpyDescriptors::open(&p, None).unwrap();
+        let mut all = vec![0.0; rows * dim];
+        src.read_rows(0, &mut all).unwrap();
+        for (a, b) in all.iter().zip(&data) {
+            let b = if dtype == Dtype::F16 {
+                half::f16::from_f32(*b).to_f32()
+            } else {
+                *b
+            };
+            assert_eq!(a.to_bits(), b.to_bits());
+        }
+    }
+    // Shape mismatch is refused.
+    assert!(write_npy(&d.path().join("bad.npy"), 3, 3, &[0.0; 8], Dtype::F32).is_err());
+}
+
+fn npy_err(setup: &str, ids_n: Option<usize>) -> String {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("x.npy");
+    common::run_python(
+        &format!("import sys, numpy as np\np = sys.argv[1]\n{setup}\n"),
+        &[p.to_str().unwrap()],
+    );
+    let idp = d.path().join("ids.txt");
+    write_ids(&idp, &ids(ids_n.unwrap_or(0))).unwrap();
+    let e = NpyDescriptors::open(&p, Some(&idp))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("x.npy") || e.contains("ids.txt"), "{e}");
+    e
+}
+
+#[test]
+fn bad_files_give_clear_errors() {
+    // Truncated: numpy writes 10 rows, we cut the last bytes.
+    let e = npy_err(
+        "np.save(p, np.ones((10, 4), np.float32))\nb = open(p,'rb').read()\nopen(p,'wb').write(b[:-6])",
+        Some(10),
+    );
+    assert!(e.contains("truncated") && e.contains("rows 9.."), "{e}");
+    let e = npy_err("np.save(p, np.ones((2, 3, 4), np.float32))", Some(2));
+    assert!(e.contains("3 dimensions"), "{e}");
+    let e = npy_err("np.save(p, np.ones(5, np.float32))", Some(5));
+    assert!(e.contains("1 dimensions"), "{e}");
+    let e = npy_err(
+        "np.save(p, np.asfortranarray(np.ones((4, 3), np.float32)))",
+        Some(4),
+    );
+    assert!(e.contains("Fortran"), "{e}");
+    let e = npy_err("np.save(p, np.ones((4, 3), np.float64))", Some(4));
+    assert!(e.contains("'<f8'"), "{e}");
+    let e = npy_err("np.save(p, np.ones((4, 3), '>f4'))", Some(4));
+    assert!(e.contains("'>f4'"), "{e}");
+    let e = npy_err("np.save(p, np.ones((4, 3), np.int8))", Some(4));
+    assert!(e.contains("'|i1'"), "{e}");
+    let e = npy_err("open(p, 'wb').close()", None);
+    assert!(e.contains("empty file"), "{e}");
+    let e = npy_err("open(p, 'wb').write(b'hello world, not numpy')", None);
+    assert!(e.contains("not an .npy"), "{e}");
+    let e = npy_err("np.save(p, np.ones((4, 3), np.float16))", Some(5));
+    assert!(
+        e.contains("ids.txt") && e.contains("5 ids") && e.contains("4 rows"),
+        "{e}"
+    );
+    let e = npy_err(
+        "np.save(p, np.ones((4, 3), np.float16))\nb = open(p,'rb').read()\nopen(p,'wb').write(b + b'xx')",
+        Some(4),
+    );
+    assert!(e.contains("longer"), "{e}");
+}
+
+#[test]
+fn duplicate_ids_and_missing_id_file() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("dup.npy");
+    write_npy(&p, 4, 2, &[0.5; 8], Dtype::F16).unwrap();
+    let idp = d.path().join("dup_ids.txt");
+    std::fs::write(&idp, "a\nb\nc\nb\n").unwrap();
+    let e = NpyDescriptors::open(&p, None).unwrap_err().to_string();
+    assert!(
+        e.contains("dup_ids.txt") && e.contains("\"b\"") && e.contains("lines 2 and 4"),
+        "{e}"
+    );
+    std::fs::remove_file(&idp).unwrap();
+    let e = NpyDescriptors::open(&p, None).unwrap_err().to_string();
+    assert!(e.contains("no id file") && e.contains("dup.ids.txt"), "{e}");
+    // gzip sibling is accepted
+    write_ids(&d.path().join("dup.ids.txt.gz"), &ids(4)).unwrap();
+    assert_eq!(NpyDescriptors::open(&p, None).unwrap().ids(), &ids(4)[..]);
+}
+
+#[test]
+fn digest_is_content_sensitive() {
+    let d = tempfile::tempdir().unwrap();
+    let (rows, dim) = (9000, 64); // > 2 MiB of f32 data: first/last MiB path
+    let data: Vec<f32> = (0..rows * dim)
+        .map(|i| (i % 1000) as f32 / 1000.0)
+        .collect();
+    let idp = d.path().join("ids.txt");
+    write_ids(&idp, &ids(rows)).unwrap();
+    let p = d.path().join("a.npy");
+    let digest = |data: &[f32], ids_file: &Path| {
+        write_npy(&p, rows, dim, data, Dtype::F32).unwrap();
+        NpyDescriptors::open(&p, Some(ids_file)).unwrap().digest()
+    };
+    let d0 = digest(&data, &idp);
+    assert!(d0.starts_with("xxh3:") && d0.len() == 21, "{d0}");
+    assert_eq!(d0, digest(&data, &idp), "deterministic");
+    let mut last = data.clone();
+    *last.last_mut().unwrap() += 1.0;
+    assert_ne!(d0, digest(&last, &idp), "last value changes digest");
+    let mut first = data.clone();
+    first[0] = 7.0;
+    assert_ne!(d0, digest(&first, &idp), "first value changes digest");
+    let mut other_ids = ids(rows);
+    other_ids.swap(0, 1);
+    let idp2 = d.path().join("ids2.txt");
+    write_ids(&idp2, &other_ids).unwrap();
+    assert_ne!(d0, digest(&data, &idp2), "id order changes digest");
+}
+
+#[test]
+fn throughput_sanity() {
+    // Not a benchmark (no timing assertion): reads a 20k × 768 f16 file in 1024-row blocks and
+    // prints the rate, so a gross regression (e.g. per-element slow path) is visible in the log.
+    let d = tempfile::tempdir().unwrap();
+    let (rows, dim) = (20_000, 768);
+    let data: Vec<f32> = (0..rows * dim)
+        .map(|i| ((i * 31) % 997) as f32 / 997.0)
+        .collect();
+    let p = d.path().join("t.npy");
+    write_npy(&p, rows, dim, &data, Dtype::F16).unwrap();
+    write_ids(&d.path().join("t.ids.txt"), &ids(rows)).unwrap();
+    let src = NpyDescriptors::open(&p, None).unwrap();
+    let t = std::time::Instant::now();
+    let mut buf = vec![0.0f32; 1024 * dim];
+    let mut sum = 0.0f64;
+    let mut start = 0;
+    while start < rows {
+        let n = 1024.min(rows - start);
+        src.read_rows(start, &mut buf[..n * dim]).unwrap();
+        for &v in &buf[..n * dim] {
+            sum += v as f64;
+        }
+        start += n;
+    }
+    let mut want = 0.0f64;
+    for &v in &data {
+        want += half::f16::from_f32(v).to_f32() as f64;
+    }
+    assert_eq!(sum, want);
+    let s = t.elapsed().as_secs_f64();
+    eprintln!(
+        "npy f16 read: {rows} rows × {dim} in {s:.3} s ({:.0} MB/s of f16)",
+        (rows * dim * 2) as f64 / s / 1e6
+    );
+}

@@ -1,0 +1,274 @@
+//! The summary folder: write/read round trips, the numpy loader of `docs/summary-format.md`
+//! (run verbatim), folders re-written by numpy, and every refusal of the reader.
+
+mod common;
+mod summary_util;
+
+use std::fs;
+use std::path::Path;
+use summary_util::{build, Settings, World};
+use tailrank::scan::Summary;
+
+fn sampled() -> Summary {
+    let w = World::random(11, 9, 30, 2500);
+    let st = Settings {
+        fraction: 0.5,
+        min_fraction: 0.1,
+        shards: 3,
+        seed: 7,
+        top_m: 400,
+        pool_size: Some(100_000),
+    };
+    let all: Vec<usize> = (0..w.pool_ids.len()).collect();
+    build(&w, &[("pool0.npy", all)], &st)
+}
+
+fn exact() -> Summary {
+    let w = World::random(12, 5, 20, 700);
+    let st = Settings {
+        fraction: 1.0,
+        min_fraction: 0.2,
+        shards: 2,
+        seed: 3,
+        top_m: 200,
+        pool_size: Some(700),
+    };
+    let all: Vec<usize> = (0..w.pool_ids.len()).collect();
+    build(
+        &w,
+        &[
+            ("a.npy", all[..300].to_vec()),
+            ("b.npy", all[300..].to_vec()),
+        ],
+        &st,
+    )
+}
+
+/// The first ```python block of the format documentation.
+fn doc_loader() -> String {
+    let doc = include_str!("../../../docs/summary-format.md");
+    let start = doc.find("```python\n").expect("python block") + "```python\n".len();
+    let len = doc[start..].find("```").expect("end of block");
+    doc[start..start + len].to_string()
+}
+
+#[test]
+fn round_trip_is_exact() {
+    let d = tempfile::tempdir().unwrap();
+    for (i, s) in [sampled(), exact()].into_iter().enumerate() {
+        let p = d.path().join(format!("s{i}"));
+        s.write(&p).unwrap();
+        let r = Summary::read(&p).unwrap();
+        assert_eq!(r, s);
+        // Some top lists are shorter than M (padding exercised), some are full.
+        assert!(s.queries[0].top_scores.iter().any(|t| t.len() < s.top_m));
+        assert!(s.queries[0].top_scores.iter().any(|t| t.len() == s.top_m));
+        // Overwriting an existing summary replaces it.
+        s.write(&p).unwrap();
+        assert_eq!(Summary::read(&p).unwrap(), s);
+    }
+}
+
+#[test]
+fn documented_numpy_loader_reads_the_same_values() {
+    let d = tempfile::tempdir().unwrap();
+    let s = sampled();
+    let p = d.path().join("summary");
+    s.write(&p).unwrap();
+    let code = format!(
+        "{}\n{}",
+        doc_loader(),
+        r#"
+import sys, json
+import xxhash  # installed in the test venv: the loader verifies the checksums
+man, queries = load_summary(sys.argv[1])
+out = {"N": man["pool_size"], "f": man["fraction"], "sizes": man["subset_sizes"],
+       "M": man["top_m"], "queries": []}
+for q in queries:
+    out["queries"].append({
+        "id": q["id"], "pos": q["positive_ids"],
+        "scores": [float(x) for x in q["scores"]],
+        "core": [int(x) for x in q["core_above"]],
+        "pool": [[int(x) for x in row] for row in q["pool_above"]],
+        "top": [[float(x) for x in t] for t in q["top"]],
+        "dtypes": [str(q["scores"].dtype), str(q["pool_above"].dtype), str(q["top"][0].dtype)],
+    })
+print(json.dumps(out))
+"#
+    );
+    let out = common::run_python(&code, &[p.to_str().unwrap()]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["N"], 100_000);
+    assert_eq!(v["f"], 0.5);
+    assert_eq!(v["M"], s.top_m);
+    assert_eq!(v["sizes"], serde_json::json!(s.subset_sizes));
+    let qs = v["queries"].as_array().unwrap();
+    assert_eq!(qs.len(), s.queries.len());
+    for (q, pq) in s.queries.iter().zip(qs) {
+        assert_eq!(pq["id"], q.id.as_str());
+        assert_eq!(
+            pq["dtypes"],
+            serde_json::json!(["float32", "uint64", "float32"])
+        );
+        let ids: Vec<&str> = q.positives.iter().map(|p| p.id.as_str()).collect();
+        assert_eq!(pq["pos"], serde_json::json!(ids));
+        for (j, p) in q.positives.iter().enumerate() {
+            assert_eq!(pq["scores"][j].as_f64().unwrap() as f32, p.score);
+            assert_eq!(pq["core"][j], p.core_above);
+            assert_eq!(pq["pool"][j], serde_json::json!(p.pool_above));
+        }
+        for (l, t) in q.top_scores.iter().enumerate() {
+            let py: Vec<f32> = pq["top"][l]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().unwrap() as f32)
+                .collect();
+            assert_eq!(&py, t, "query {} subset {l}", q.id);
+        }
+    }
+}
+
+#[test]
+fn folder_rewritten_by_numpy_is_read_back() {
+    // Another tool writing the format: numpy's own np.save headers, json.dump manifest.
+    let d = tempfile::tempdir().unwrap();
+    let s = exact();
+    let p = d.path().join("summary");
+    s.write(&p).unwrap();
+    common::run_python(
+        r#"
+import sys, json, os
+import numpy as np, xxhash
+d = sys.argv[1]
+man = json.load(open(os.path.join(d, "manifest.json")))
+for name in man["arrays"]:
+    f = os.path.join(d, name)
+    a = np.load(f)
+    os.remove(f)
+    np.save(f, np.ascontiguousarray(a))
+    man["arrays"][name]["xxh3"] = "xxh3:" + xxhash.xxh3_64_hexdigest(open(f, "rb").read())
+json.dump(man, open(os.path.join(d, "manifest.json"), "w"))
+"#,
+        &[p.to_str().unwrap()],
+    );
+    assert_eq!(Summary::read(&p).unwrap(), s);
+}
+
+fn expect_err(dir: &Path, needles: &[&str]) {
+    let e = Summary::read(dir)
+        .expect_err("read must refuse")
+        .to_string();
+    for n in needles {
+        assert!(e.contains(n), "error {e:?} should mention {n:?}");
+    }
+}
+
+fn edit_manifest(dir: &Path, f: impl FnOnce(&mut serde_json::Value)) {
+    let path = dir.join("manifest.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+    f(&mut v);
+    fs::write(&path, serde_json::to_string(&v).unwrap()).unwrap();
+}
+
+#[test]
+fn reader_refuses_bad_folders() {
+    let d = tempfile::tempdir().unwrap();
+    let s = exact();
+    let fresh = |name: &str| {
+        let p = d.path().join(name);
+        s.write(&p).unwrap();
+        p
+    };
+
+    expect_err(&d.path().join("nope"), &["nope", "does not exist"]);
+
+    let p = fresh("no-manifest");
+    fs::remove_file(p.join("manifest.json")).unwrap();
+    expect_err(&p, &["manifest.json", "missing"]);
+
+    let p = fresh("format");
+    edit_manifest(&p, |v| v["format"] = "something-else".into());
+    expect_err(&p, &["manifest.json", "unknown format", "something-else"]);
+
+    let p = fresh("version");
+    edit_manifest(&p, |v| v["format_version"] = 2.into());
+    expect_err(&p, &["manifest.json", "format_version 2", "newer"]);
+
+    let p = fresh("corrupt");
+    let f = p.join("top_scores.npy");
+    let mut bytes = fs::read(&f).unwrap();
+    let n = bytes.len();
+    bytes[n - 5] ^= 0x40;
+    fs::write(&f, bytes).unwrap();
+    expect_err(&p, &["top_scores.npy", "checksum mismatch"]);
+
+    let p = fresh("missing-array");
+    fs::remove_file(p.join("pos_scores.npy")).unwrap();
+    expect_err(&p, &["pos_scores.npy", "missing"]);
+
+    let p = fresh("missing-record");
+    edit_manifest(&p, |v| {
+        v["arrays"].as_object_mut().unwrap().remove("top_len.npy");
+    });
+    expect_err(&p, &["manifest.json", "top_len.npy"]);
+
+    // A consistent checksum but the wrong shape (one subset too many in top_len.npy).
+    let p = fresh("shape");
+    common::run_python(
+        r#"
+import sys, json, os
+import numpy as np, xxhash
+d = sys.argv[1]
+f = os.path.join(d, "top_len.npy")
+a = np.load(f)
+np.save(f, np.concatenate([a, a[:, :1]], axis=1))
+man = json.load(open(os.path.join(d, "manifest.json")))
+man["arrays"]["top_len.npy"]["xxh3"] = "xxh3:" + xxhash.xxh3_64_hexdigest(open(f, "rb").read())
+json.dump(man, open(os.path.join(d, "manifest.json"), "w"))
+"#,
+        &[p.to_str().unwrap()],
+    );
+    expect_err(&p, &["top_len.npy", "shape"]);
+
+    // Truncated data whose checksum was updated: still refused.
+    let p = fresh("truncated");
+    let f = p.join("pos_pool_above.npy");
+    let mut bytes = fs::read(&f).unwrap();
+    bytes.truncate(bytes.len() - 8);
+    let h = format!("xxh3:{:016x}", xxhash_rust::xxh3::xxh3_64(&bytes));
+    fs::write(&f, bytes).unwrap();
+    edit_manifest(&p, |v| v["arrays"]["pos_pool_above.npy"]["xxh3"] = h.into());
+    expect_err(&p, &["pos_pool_above.npy", "truncated"]);
+
+    // Manifest inconsistent with the arrays (one query id too few).
+    let p = fresh("ids");
+    edit_manifest(&p, |v| {
+        v["query_ids"].as_array_mut().unwrap().pop();
+        v["num_queries"] = (s.queries.len() - 1).into();
+    });
+    expect_err(&p, &["query_offsets.npy", "shape"]);
+
+    // Broken invariant behind valid checksums: N smaller than the pool seen.
+    let p = fresh("n");
+    edit_manifest(&p, |v| v["pool_size"] = 10.into());
+    expect_err(&p, &["pool size N = 10"]);
+}
+
+#[test]
+fn writer_refuses_invalid_summaries_and_leaves_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let mut s = exact();
+    s.queries[1].top_scores[0].swap(0, 3);
+    let p = d.path().join("bad");
+    let e = s.write(&p).unwrap_err().to_string();
+    assert!(e.contains("descending"), "{e}");
+    assert!(!p.exists());
+    assert_eq!(fs::read_dir(d.path()).unwrap().count(), 0);
+
+    let mut s = exact();
+    s.queries[0].positives[0].pool_above.pop();
+    assert!(s.write(&p).unwrap_err().to_string().contains("pool counts"));
+    assert!(!p.exists());
+}
