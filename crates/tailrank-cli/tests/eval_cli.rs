@@ -280,3 +280,182 @@ fn ilias_layout_matches_official_per_query_set() {
         );
     }
 }
+
+/// `--summary`: a whole-pool summary written to disk gives the same numbers as the full ranked
+/// lists; a sampled summary is refused; `--gt` checks the summary's queries.
+#[test]
+fn summary_counts_match_results() {
+    use tailrank::sample::HashRange;
+    use tailrank::scan::summary::{
+        PositiveSummary, QuerySummary, Subset, SubsetKind, Summary, SUMMARY_FORMAT_VERSION,
+    };
+    let d = tempfile::tempdir().unwrap();
+    let mut state = 99u64;
+    let mut next = move || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 33) as u32
+    };
+    // Distinct scores: a shuffled set of multiples of 1/4096 (no ties at all).
+    let pool_n = 300usize;
+    let mut gt = serde_json::Map::new();
+    let mut res = serde_json::Map::new();
+    let mut queries = Vec::new();
+    for qi in 0..6 {
+        let n_pos = 1 + (next() % 5) as usize;
+        let n_core = (next() % 10) as usize;
+        let mut vals: Vec<u32> = (0..4096).collect();
+        for i in (1..vals.len()).rev() {
+            vals.swap(i, next() as usize % (i + 1));
+        }
+        let sc = |v: u32| v as f32 / 4096.0;
+        let pos: Vec<f32> = vals[..n_pos].iter().map(|&v| sc(v)).collect();
+        let core: Vec<f32> = vals[n_pos..n_pos + n_core].iter().map(|&v| sc(v)).collect();
+        let pool: Vec<f32> = vals[n_pos + n_core..n_pos + n_core + pool_n]
+            .iter()
+            .map(|&v| sc(v))
+            .collect();
+        let q = format!("q{qi}");
+        let pids: Vec<String> = (0..n_pos).map(|j| format!("{q}/p{j}")).collect();
+        gt.insert(q.clone(), serde_json::json!(pids));
+        let mut m = serde_json::Map::new();
+        for (i, s) in pool.iter().enumerate() {
+            m.insert(format!("pool{i}"), serde_json::json!(*s as f64));
+        }
+        for (i, s) in core.iter().enumerate() {
+            m.insert(format!("core{i}"), serde_json::json!(*s as f64));
+        }
+        let mut ps: Vec<PositiveSummary> = Vec::new();
+        for (id, s) in pids.iter().zip(&pos) {
+            m.insert(id.clone(), serde_json::json!(*s as f64));
+            ps.push(PositiveSummary {
+                id: id.clone(),
+                score: *s,
+                core_above: core.iter().filter(|&&c| c > *s).count() as u64,
+                pool_above: vec![pool.iter().filter(|&&c| c > *s).count() as u64],
+            });
+        }
+        ps.sort_by(|a, b| b.score.total_cmp(&a.score));
+        let mut top = pool.clone();
+        top.sort_by(|a, b| b.total_cmp(a));
+        res.insert(q.clone(), serde_json::Value::Object(m));
+        queries.push(QuerySummary {
+            id: q,
+            positives: ps,
+            top_scores: vec![top],
+        });
+    }
+    let gt_path = d.path().join("gt.json");
+    let r_path = d.path().join("r.json");
+    fs::write(&gt_path, serde_json::to_string(&gt).unwrap()).unwrap();
+    fs::write(&r_path, serde_json::to_string(&res).unwrap()).unwrap();
+    let mut s = Summary {
+        format_version: SUMMARY_FORMAT_VERSION,
+        tool_version: tailrank::TOOL_VERSION.to_string(),
+        model: "m".into(),
+        query_set: "queries".into(),
+        pool_size: Some(pool_n as u64),
+        fraction: 1.0,
+        seed: 7,
+        top_m: 4000,
+        core_size: 20,
+        subsets: vec![Subset {
+            kind: SubsetKind::Level,
+            fraction: 1.0,
+            range: HashRange::fraction(1.0).unwrap(),
+        }],
+        subset_sizes: vec![pool_n as u64],
+        queries,
+        inputs: vec![],
+    };
+    let s_path = d.path().join("summary");
+    s.write(&s_path).unwrap();
+
+    for k in ["1", "10", "1000"] {
+        let a = tailrank(&[
+            "--summary",
+            p(&s_path),
+            "--gt",
+            p(&gt_path),
+            "--k",
+            k,
+            "--json",
+        ]);
+        assert!(a.status.success(), "{}", stderr(&a));
+        let b = tailrank(&[
+            "--results",
+            p(&r_path),
+            "--gt",
+            p(&gt_path),
+            "--k",
+            k,
+            "--json",
+        ]);
+        assert!(b.status.success(), "{}", stderr(&b));
+        let va: serde_json::Value = serde_json::from_str(&stdout(&a)).unwrap();
+        let vb: serde_json::Value = serde_json::from_str(&stdout(&b)).unwrap();
+        assert_eq!(va["source"], "summary");
+        for f in [
+            "map_at_k",
+            "gldv2_map_at_100",
+            "map_full",
+            "recall_at_k",
+            "hit_at_1",
+        ] {
+            let (x, y) = (
+                va["sets"][0][f].as_f64().unwrap(),
+                vb["sets"][0][f].as_f64().unwrap(),
+            );
+            assert!((x - y).abs() < 1e-12, "{f}@{k}: summary {x} vs results {y}");
+        }
+    }
+    // Without --gt: every summary query.
+    let a = tailrank(&["--summary", p(&s_path)]);
+    assert!(
+        a.status.success() && stdout(&a).contains("queries"),
+        "{}",
+        stderr(&a)
+    );
+
+    // A ground truth with a query the summary lacks.
+    let mut gt2 = gt.clone();
+    gt2.insert("q_extra".into(), serde_json::json!(["x"]));
+    let gt2_path = d.path().join("gt2.json");
+    fs::write(&gt2_path, serde_json::to_string(&gt2).unwrap()).unwrap();
+    let a = tailrank(&["--summary", p(&s_path), "--gt", p(&gt2_path)]);
+    assert!(
+        !a.status.success() && stderr(&a).contains("q_extra"),
+        "{}",
+        stderr(&a)
+    );
+    let a = tailrank(&[
+        "--summary",
+        p(&s_path),
+        "--gt",
+        p(&gt2_path),
+        "--missing-as-zero",
+    ]);
+    assert!(
+        a.status.success() && stdout(&a).contains("1 missing"),
+        "{}",
+        stderr(&a)
+    );
+
+    // A sampled summary is refused.
+    s.fraction = 0.5;
+    s.pool_size = Some(2 * pool_n as u64);
+    s.subsets[0].fraction = 0.5;
+    s.subsets[0].range = HashRange::fraction(0.5).unwrap();
+    let s2 = d.path().join("sampled");
+    s.write(&s2).unwrap();
+    let a = tailrank(&["--summary", p(&s2)]);
+    assert!(
+        !a.status.success() && stderr(&a).contains("predict"),
+        "{}",
+        stderr(&a)
+    );
+    // --results and --summary together.
+    let a = tailrank(&["--summary", p(&s2), "--results", p(&r_path)]);
+    assert!(!a.status.success());
+}
