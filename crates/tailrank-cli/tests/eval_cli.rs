@@ -279,6 +279,46 @@ fn ilias_layout_matches_official_per_query_set() {
             "{out}"
         );
     }
+
+    // An image-only results file: the text set is skipped with a warning, unless asked for.
+    let image_only: serde_json::Map<String, serde_json::Value> = res
+        .iter()
+        .filter(|(q, _)| img.contains(q))
+        .map(|(q, v)| (q.clone(), v.clone()))
+        .collect();
+    let r2 = d.path().join("image_only.json");
+    fs::write(&r2, serde_json::to_string(&image_only).unwrap()).unwrap();
+    let o = tailrank(&["--results", p(&r2), "--gt", p(d.path())]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("image") && !stdout(&o).contains("text"));
+    assert!(
+        stderr(&o).contains("\"text\" has results; set skipped"),
+        "{}",
+        stderr(&o)
+    );
+    let o = tailrank(&["--results", p(&r2), "--gt", p(d.path()), "--set", "text"]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("inst0/text"),
+        "{}",
+        stderr(&o)
+    );
+    let o = tailrank(&[
+        "--results",
+        p(&r2),
+        "--gt",
+        p(d.path()),
+        "--set",
+        "image",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["sets"].as_array().unwrap().len(), 1);
+    let o = tailrank(&["--results", p(&r2), "--gt", p(d.path()), "--set", "video"]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("video"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 /// `--summary`: a whole-pool summary written to disk gives the same numbers as the full ranked

@@ -285,3 +285,38 @@ fn bad_k_is_refused() {
     .unwrap();
     assert!(evaluate_results(&[set], &res, 0, MissingPolicy::Error).is_err());
 }
+
+#[test]
+fn uncovered_sets_are_skipped_only_beside_covered_ones() {
+    let image = QuerySet::new("gt", "image", vec!["a/q".into()], vec![vec!["a/p".into()]]).unwrap();
+    let text = QuerySet::new("gt", "text", vec!["a/t".into()], vec![vec!["a/p".into()]]).unwrap();
+    let res = Results::new(
+        "res.json",
+        vec![QueryResults {
+            query: "a/q".into(),
+            items: vec![("a/p".into(), 0.5)],
+        }],
+    )
+    .unwrap();
+    let both = [image.clone(), text.clone()];
+    let r = evaluate_results(&both, &res, 10, MissingPolicy::Error).unwrap();
+    assert_eq!(r.sets.len(), 1);
+    assert_eq!(r.sets[0].name, "image");
+    assert_eq!(r.sets[0].map_at_k, 1.0);
+    assert!(
+        r.warnings.iter().any(|w| w.contains("\"text\"")),
+        "{:?}",
+        r.warnings
+    );
+    // Alone, the uncovered set is evaluated strictly.
+    let e = evaluate_results(std::slice::from_ref(&text), &res, 10, MissingPolicy::Error)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("\"a/t\""), "{e}");
+    // No set covered at all.
+    let empty = Results::new("res.json", vec![]).unwrap();
+    let e = evaluate_results(&both, &empty, 10, MissingPolicy::Zero)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no query of the ground truth"), "{e}");
+}

@@ -27,6 +27,11 @@ pub struct EvalArgs {
     /// Metrics of the table: map, gldv2-map100, ap, recall, hit1 (repeat or comma-separate).
     #[arg(long = "metric", value_delimiter = ',', value_parser = parse_metric, default_value = "map")]
     pub metrics: Vec<Metric>,
+    /// Evaluate only these query sets of the ground truth (`image`, `text`, `queries`; repeat or
+    /// comma-separate). Default: every set that has results (a set with none is skipped with a
+    /// warning).
+    #[arg(long = "set", value_delimiter = ',', value_name = "NAME")]
+    pub sets: Vec<String>,
     /// Count a query of the ground truth that has no results as 0 (reported as missing) instead
     /// of refusing.
     #[arg(long)]
@@ -71,22 +76,22 @@ fn build_report(args: &EvalArgs, missing: MissingPolicy) -> anyhow::Result<EvalR
             let Some(gt) = &args.gt else {
                 bail!("--results needs --gt (the ground truth)");
             };
-            let sets = load_ground_truth(gt)?;
+            let sets = select_sets(load_ground_truth(gt)?, &args.sets)?;
             let results = read_results(r)?;
             Ok(evaluate_results(&sets, &results, args.k, missing)?)
         }
         (None, Some(s)) => {
             let summary = Summary::read(s)?;
             let sets = match &args.gt {
-                Some(gt) => load_ground_truth(gt)?,
+                Some(gt) => select_sets(load_ground_truth(gt)?, &args.sets)?,
                 None => Vec::new(),
             };
             let set = if sets.is_empty() {
                 None
-            } else if let Some(set) = sets.iter().find(|q| q.name == summary.query_set) {
-                Some(set)
             } else if sets.len() == 1 {
                 Some(&sets[0])
+            } else if let Some(set) = sets.iter().find(|q| q.name == summary.query_set) {
+                Some(set)
             } else {
                 let names: Vec<&str> = sets.iter().map(|q| q.name.as_str()).collect();
                 bail!(
@@ -102,4 +107,24 @@ fn build_report(args: &EvalArgs, missing: MissingPolicy) -> anyhow::Result<EvalR
         (None, None) => bail!("give --results R.json --gt GT, or --summary S"),
         (Some(_), Some(_)) => bail!("--results and --summary exclude each other"),
     }
+}
+
+/// Keep the sets named in `names` (all when empty); an unknown name is an error.
+fn select_sets(
+    sets: Vec<tailrank::formats::gt::QuerySet>,
+    names: &[String],
+) -> anyhow::Result<Vec<tailrank::formats::gt::QuerySet>> {
+    if names.is_empty() {
+        return Ok(sets);
+    }
+    let have: Vec<String> = sets.iter().map(|s| s.name.clone()).collect();
+    for n in names {
+        if !have.contains(n) {
+            bail!("--set {n:?}: the ground truth has no such query set (it has {have:?})");
+        }
+    }
+    Ok(sets
+        .into_iter()
+        .filter(|s| names.contains(&s.name))
+        .collect())
 }
