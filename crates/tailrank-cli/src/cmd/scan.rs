@@ -1,10 +1,269 @@
-//! `tailrank scan`. TODO: implement.
+//! `tailrank scan`: one pass over query, core and pool descriptors into a scan summary
+//! (`docs/summary-format.md`), optionally with the exact top-k results JSON.
+//!
+//! Query set choice: a ground truth with one query set uses it; with several (ILIAS: `image` and
+//! `text`, whose queries live in different descriptor files) `--query-set` is required and its
+//! absence is an error listing the sets.
+//!
+//! Pool size N: `--pool-size`, else the number of pool rows read when f = 1 (exact mode), else
+//! unknown (give it later to `predict`). N smaller than the number of pool items scanned (S_0) is
+//! an error.
 
+use anyhow::{bail, Context};
 use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use tailrank::formats::descriptors::{open_descriptors, DescriptorSource};
+use tailrank::formats::gt::{load_ground_truth, QuerySet};
+use tailrank::scan::engine::{scan, Progress, ScanConfig, ScanInputs};
+use tailrank::scan::summary::{query_set_digest, InputRecord, POOL_ROLE};
+
+/// Arguments of `tailrank scan` (boxed: they are large next to the other subcommands').
+#[derive(Args, Debug)]
+pub struct ScanArgs {
+    #[command(flatten)]
+    pub opts: Box<ScanOpts>,
+}
 
 #[derive(Args, Debug)]
-pub struct ScanArgs {}
+pub struct ScanOpts {
+    /// Query descriptors (.npy with ids, or ILIAS HDF5).
+    #[arg(long)]
+    pub queries: PathBuf,
+    /// Core descriptors: every positive of every query, plus the other core images.
+    #[arg(long)]
+    pub core: PathBuf,
+    /// Ground truth: an ILIAS-layout folder or a JSON {query_id: [positive ids]}.
+    #[arg(long)]
+    pub gt: PathBuf,
+    /// Pool (distractor) descriptor shards.
+    #[arg(long, required = true, num_args = 1..)]
+    pub pool: Vec<PathBuf>,
+    /// Output summary folder (replaced atomically if it exists).
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Query set of the ground truth to scan (required when it holds several, e.g. image|text).
+    #[arg(long)]
+    pub query_set: Option<String>,
+    /// Id file of the query .npy (default: sibling `<stem>.ids.txt` / `<stem>_ids.txt`).
+    #[arg(long)]
+    pub queries_ids: Option<PathBuf>,
+    /// Id file of the core .npy.
+    #[arg(long)]
+    pub core_ids: Option<PathBuf>,
+    /// Id files of the pool .npy shards, one per --pool, in the same order.
+    #[arg(long, num_args = 1..)]
+    pub pool_ids: Vec<PathBuf>,
+    /// Level-0 sampling fraction f of the pool (1 = exact: everything scanned).
+    #[arg(long, default_value_t = 1.0)]
+    pub fraction: f64,
+    /// Hash seed of the sample.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Smallest nesting level fraction (levels f, f/2, ... down to it; default f/16).
+    #[arg(long)]
+    pub min_fraction: Option<f64>,
+    /// Size N of the full pool (default: the number of pool rows when f = 1).
+    #[arg(long)]
+    pub pool_size: Option<u64>,
+    /// M: top pool scores kept per query and subset.
+    #[arg(long, default_value_t = 4000)]
+    pub top_m: usize,
+    /// Disjoint hash shards of the sample, for the drift check.
+    #[arg(long, default_value_t = 4)]
+    pub drift_shards: usize,
+    /// Model name recorded in the summary.
+    #[arg(long, default_value = "")]
+    pub model: String,
+    /// Also write the exact top-k lists over core ∪ scanned pool (ILIAS results JSON).
+    #[arg(long)]
+    pub results_out: Option<PathBuf>,
+    /// k of --results-out.
+    #[arg(long, default_value_t = 1000)]
+    pub k: usize,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// L2-normalise rows that are not unit-norm instead of refusing them.
+    #[arg(long)]
+    pub normalize: bool,
+}
 
-pub fn run(_args: ScanArgs) -> anyhow::Result<()> {
-    anyhow::bail!("`tailrank scan` is not implemented yet")
+/// A progress bar on stderr when it is a terminal (rows/s and ETA), nothing otherwise.
+struct Bar(Option<ProgressBar>);
+
+impl Bar {
+    fn new(total: u64) -> Bar {
+        if !std::io::stderr().is_terminal() {
+            return Bar(None);
+        }
+        let pb = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+        pb.set_style(
+            ProgressStyle::with_template(
+                "scan {bar:40.cyan/blue} {percent:>3}% {human_pos}/{human_len} rows \
+                 {per_sec} ETA {eta}",
+            )
+            .expect("valid template"),
+        );
+        Bar(Some(pb))
+    }
+    fn finish(&self) {
+        if let Some(pb) = &self.0 {
+            pb.finish_and_clear();
+        }
+    }
+}
+
+impl Progress for Bar {
+    fn rows_done(&self, rows: u64) {
+        if let Some(pb) = &self.0 {
+            pb.inc(rows);
+        }
+    }
+}
+
+/// Pick the query set to scan (see the module docs).
+fn choose_set(gt: &Path, sets: Vec<QuerySet>, name: Option<&str>) -> anyhow::Result<QuerySet> {
+    let names: Vec<String> = sets.iter().map(|s| s.name.clone()).collect();
+    match name {
+        Some(n) => sets.into_iter().find(|s| s.name == n).with_context(|| {
+            format!(
+                "{}: no query set {n:?} in the ground truth (it has: {})",
+                gt.display(),
+                names.join(", ")
+            )
+        }),
+        None if sets.len() == 1 => Ok(sets.into_iter().next().expect("one set")),
+        None => bail!(
+            "{}: the ground truth holds several query sets ({}); choose one with --query-set",
+            gt.display(),
+            names.join(", ")
+        ),
+    }
+}
+
+pub fn run(args: ScanArgs) -> anyhow::Result<()> {
+    let args = *args.opts;
+    let started = Instant::now();
+    if !args.pool_ids.is_empty() && args.pool_ids.len() != args.pool.len() {
+        bail!(
+            "--pool-ids gives {} id files for {} --pool shards (give one per shard, in order)",
+            args.pool_ids.len(),
+            args.pool.len()
+        );
+    }
+    if args.top_m == 0 {
+        bail!("--top-m must be at least 1");
+    }
+    if args.results_out.is_some() && args.k == 0 {
+        bail!("--k must be at least 1");
+    }
+    let sets = load_ground_truth(&args.gt)?;
+    let query_set = choose_set(&args.gt, sets, args.query_set.as_deref())?;
+
+    let queries = open_descriptors(&args.queries, args.queries_ids.as_deref())?;
+    let core = open_descriptors(&args.core, args.core_ids.as_deref())?;
+    let pool: Vec<Box<dyn DescriptorSource>> = args
+        .pool
+        .iter()
+        .enumerate()
+        .map(|(i, p)| open_descriptors(p, args.pool_ids.get(i).map(|x| x.as_path())))
+        .collect::<tailrank::Result<_>>()?;
+    let pool_rows: u64 = pool.iter().map(|p| p.rows() as u64).sum();
+
+    let pool_size = match args.pool_size {
+        Some(n) => Some(n),
+        None if args.fraction >= 1.0 => Some(pool_rows),
+        None => None,
+    };
+    if let Some(n) = pool_size {
+        if args.fraction >= 1.0 && n < pool_rows {
+            bail!(
+                "--pool-size {n} is smaller than the {pool_rows} pool rows scanned with f = 1 \
+                 (N must be the size of the whole pool)"
+            );
+        }
+    }
+
+    let mut cfg = ScanConfig::new(args.fraction, args.seed);
+    if let Some(m) = args.min_fraction {
+        cfg.min_fraction = m;
+    }
+    cfg.drift_shards = args.drift_shards;
+    cfg.top_m = args.top_m;
+    cfg.results_k = args.results_out.as_ref().map(|_| args.k);
+    cfg.threads = args.threads;
+    cfg.normalize = args.normalize;
+    cfg.model = args.model.clone();
+    cfg.pool_size = pool_size;
+
+    let inputs = ScanInputs {
+        query_set: &query_set,
+        queries: queries.as_ref(),
+        core: core.as_ref(),
+        pool: pool.iter().map(|p| p.as_ref()).collect(),
+    };
+    let bar = Bar::new(pool_rows);
+    let out = scan(&inputs, &cfg, &bar);
+    bar.finish();
+    let out = out?;
+
+    if args.normalize && out.renormalized_rows > 0 {
+        eprintln!(
+            "tailrank scan: warning: {} row(s) (queries, core and pool) were not unit-norm and \
+             were L2-normalised (--normalize)",
+            out.renormalized_rows
+        );
+    }
+    let mut summary = out.summary;
+    if let Some(n) = summary.pool_size {
+        if n < summary.subset_sizes[0] {
+            bail!(
+                "--pool-size {n} is smaller than the {} pool items sampled (S_0); \
+                 N must be the size of the whole pool",
+                summary.subset_sizes[0]
+            );
+        }
+    }
+    // Non-pool inputs first, pool shards after them (the order `Summary::merge` produces).
+    let at = summary
+        .inputs
+        .iter()
+        .position(|r| r.role == POOL_ROLE)
+        .unwrap_or(summary.inputs.len());
+    summary.inputs.insert(
+        at,
+        InputRecord {
+            role: "ground_truth".into(),
+            path: args.gt.display().to_string(),
+            digest: query_set_digest(&query_set),
+            rows: query_set.query_ids.len() as u64,
+        },
+    );
+    summary.write(&args.output)?;
+    if let (Some(path), Some(results)) = (&args.results_out, &out.results) {
+        let lists: Vec<(String, Vec<(String, f32)>)> = query_set
+            .query_ids
+            .iter()
+            .cloned()
+            .zip(results.iter().cloned())
+            .collect();
+        tailrank::formats::results::write_results(path, &lists)?;
+    }
+    eprintln!(
+        "tailrank scan: {} pool shard(s) -> {}: query set {:?}, {} queries, {} pool rows, S_0 = {} (f = {}), \
+         {} subsets, {:.1} s",
+        args.pool.len(),
+        args.output.display(),
+        summary.query_set,
+        summary.queries.len(),
+        pool_rows,
+        summary.subset_sizes[0],
+        summary.fraction,
+        summary.subsets.len(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
 }

@@ -315,14 +315,25 @@ fn parse_npy_header(path: &Path, bytes: &[u8]) -> Result<NpyHeader> {
     })
 }
 
-/// Read `dir/name`, verify its checksum against the manifest and its dtype and shape against
-/// `shape`, and decode it.
+/// Read `dir/name` and decode it (see [`read_raw`]).
 fn read_array<T: Elem>(
     dir: &Path,
     manifest: &Manifest,
     name: &str,
     shape: &[u64],
 ) -> Result<Vec<T>> {
+    let (bytes, start) = read_raw::<T>(dir, manifest, name, shape)?;
+    Ok(bytes[start..].chunks_exact(T::SIZE).map(T::get).collect())
+}
+
+/// Read `dir/name`, verify its checksum against the manifest and its dtype and shape against
+/// `shape`; returns the file's bytes and the offset of the data.
+fn read_raw<T: Elem>(
+    dir: &Path,
+    manifest: &Manifest,
+    name: &str,
+    shape: &[u64],
+) -> Result<(Vec<u8>, usize)> {
     let mpath = dir.join(MANIFEST);
     let path = dir.join(name);
     let rec = manifest.arrays.get(name).ok_or_else(|| {
@@ -389,7 +400,7 @@ fn read_array<T: Elem>(
             ),
         ));
     }
-    Ok(data.chunks_exact(T::SIZE).map(T::get).collect())
+    Ok((bytes, h.data_start))
 }
 
 /// Read and check a summary folder.
@@ -477,7 +488,9 @@ pub(super) fn read_folder(dir: &Path) -> Result<Summary> {
     let scores: Vec<f32> = read_array(dir, &man, POS_SCORES, &[p64])?;
     let core: Vec<u64> = read_array(dir, &man, POS_CORE_ABOVE, &[p64])?;
     let pool: Vec<u64> = read_array(dir, &man, POS_POOL_ABOVE, &[p64, l64])?;
-    let top: Vec<f32> = read_array(dir, &man, TOP_SCORES, &[q64, l64, m64])?;
+    // The largest array (ILIAS: ~180 MB): decoded row by row from the file's bytes.
+    let (top, top_start) = read_raw::<f32>(dir, &man, TOP_SCORES, &[q64, l64, m64])?;
+    let top = &top[top_start..];
     let top_len: Vec<u32> = read_array(dir, &man, TOP_LEN, &[q64, l64])?;
 
     let opath = dir.join(QUERY_OFFSETS);
@@ -507,8 +520,13 @@ pub(super) fn read_folder(dir: &Path) -> Result<Summary> {
                     format!("query {id:?}, subset {li}: length {len} exceeds M = {m}"),
                 ));
             }
-            let row = (qi * l + li) * m;
-            top_scores.push(top[row..row + len].to_vec());
+            let row = (qi * l + li) * m * 4;
+            top_scores.push(
+                top[row..row + len * 4]
+                    .chunks_exact(4)
+                    .map(f32::get)
+                    .collect(),
+            );
         }
         queries.push(QuerySummary {
             id: id.clone(),

@@ -225,8 +225,17 @@ pub(super) fn merge(parts: &[Summary]) -> Result<Summary> {
         }
         known.first().map(|&(_, n)| n)
     };
-    out.check()
-        .map_err(|m| Error::invalid(format!("cannot merge: {m}")))?;
+    // The parts were checked and adding counts / merging top lists keeps every invariant
+    // except possibly N ≥ S_0.
+    if let Some(n) = out.pool_size {
+        if n < out.subset_sizes[0] {
+            return Err(Error::invalid(format!(
+                "cannot merge: pool size N = {n} is smaller than the {} pool items of the \
+                 merged shards (S_0)",
+                out.subset_sizes[0]
+            )));
+        }
+    }
     Ok(out)
 }
 
