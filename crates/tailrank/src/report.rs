@@ -71,13 +71,7 @@ pub fn prediction_table(p: &Prediction) -> String {
         }
     );
     let w = 34;
-    let _ = writeln!(
-        t,
-        "{:<w$} {:>9}  {}",
-        "",
-        format!("@{k} (%)"),
-        "uncertainty"
-    );
+    let _ = writeln!(t, "{:<w$} {:>9}  uncertainty", "", "value (%)");
     let _ = writeln!(
         t,
         "{:<w$} {:>9}  {conf} BCa {}, percentile {}, SE {}",

@@ -30,7 +30,7 @@
 
 use super::stats::{self, Interval};
 use super::PredictOptions;
-use crate::hardness::{self, Estimator};
+use crate::hardness::Estimator;
 use crate::maps;
 use crate::scan::summary::{PositiveSummary, QuerySummary, Summary};
 use rand::RngExt;
@@ -229,7 +229,7 @@ pub fn sample_noise(
                 .map(|qs| {
                     let full = qs.top_scores[0].len() >= s.top_m;
                     let pq = perturb_query(qs, full, quantile, &mut rng);
-                    let h = hardness::estimate_query(&pq, 0, s_star, &opts.estimator);
+                    let h = super::estimate_query_for_metric(&pq, 0, s_star, &opts.estimator);
                     maps::ap_at_k(&h, n_pool, opts.k, opts.map)
                 })
                 .collect();

@@ -23,7 +23,7 @@
 
 use super::bootstrap::QueryBootstrap;
 use super::stats;
-use super::{baselines, hardness_for, mean, per_query_ap, PredictOptions};
+use super::{baselines, hardness_for_metric, mean, per_query_ap, PredictOptions};
 use crate::error::Result;
 use crate::hardness::{Branch, QueryHardness};
 use crate::scan::summary::Summary;
@@ -126,7 +126,12 @@ pub fn level_predictions(
         let ap = if subset == 0 {
             ap0.to_vec()
         } else {
-            per_query_ap(&hardness_for(s, subset, opts)?, n_pool, opts.k, opts.map)
+            per_query_ap(
+                &hardness_for_metric(s, subset, opts)?,
+                n_pool,
+                opts.k,
+                opts.map,
+            )
         };
         out.push(LevelPrediction {
             level,
@@ -182,7 +187,7 @@ pub fn drift(
     let mut aps = Vec::with_capacity(shards.len());
     for &h in &shards {
         aps.push(per_query_ap(
-            &hardness_for(s, h, opts)?,
+            &hardness_for_metric(s, h, opts)?,
             n_pool,
             opts.k,
             opts.map,

@@ -275,6 +275,20 @@ pub fn ilias_like(
         let mut hard: Vec<f64> = (0..n_pos).map(|_| 10f64.powf(-7.0 * rng.unif())).collect();
         hard.sort_by(f64::total_cmp);
         let p_last = items.last().unwrap().2;
+        // Per subset: its items' scores, descending (the order statistics are drawn so).
+        let lists: Vec<Vec<f32>> = spec
+            .iter()
+            .map(|&(k, i, share)| {
+                items
+                    .iter()
+                    .filter(|it| match k {
+                        SubsetKind::Level => it.1 < share,
+                        SubsetKind::Shard => (it.1 * shards as f64).floor() as usize == i,
+                    })
+                    .map(|it| it.0)
+                    .collect()
+            })
+            .collect();
         let positives = hard
             .iter()
             .enumerate()
@@ -287,20 +301,9 @@ pub fn ilias_like(
                     pool_above: spec
                         .iter()
                         .enumerate()
-                        .map(|(si, &(k, i, share))| {
+                        .map(|(si, &(_, _, share))| {
                             if x < p_last {
-                                items
-                                    .iter()
-                                    .filter(|it| {
-                                        it.0 > s
-                                            && match k {
-                                                SubsetKind::Level => it.1 < share,
-                                                SubsetKind::Shard => {
-                                                    (it.1 * shards as f64).floor() as usize == i
-                                                }
-                                            }
-                                    })
-                                    .count() as u64
+                                lists[si].partition_point(|&v| v > s) as u64
                             } else {
                                 ((x * sample as f64 * share).round() as u64).min(sizes[si])
                             }
@@ -309,18 +312,11 @@ pub fn ilias_like(
                 }
             })
             .collect();
-        let top_scores = spec
-            .iter()
-            .map(|&(k, i, share)| {
-                items
-                    .iter()
-                    .filter(|it| match k {
-                        SubsetKind::Level => it.1 < share,
-                        SubsetKind::Shard => (it.1 * shards as f64).floor() as usize == i,
-                    })
-                    .take(top_m)
-                    .map(|it| it.0)
-                    .collect()
+        let top_scores = lists
+            .into_iter()
+            .map(|mut l| {
+                l.truncate(top_m);
+                l
             })
             .collect();
         qs.push(QuerySummary {
