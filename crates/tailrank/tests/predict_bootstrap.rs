@@ -244,6 +244,7 @@ fn budget_verdict_rules() {
     let b = budget(&[lv(0, 0.30, 0.01), lv(1, 0.33, 0.01), lv(2, 0.331, 0.01)]).unwrap();
     assert!(!b.sufficient && b.first_sufficient_level.is_none());
     assert!(budget(&[lv(0, 0.3, 0.01)]).is_none());
+    assert!(budget(&[lv(0, 0.3, f64::NAN), lv(1, 0.3, f64::NAN)]).is_none());
 }
 
 #[test]

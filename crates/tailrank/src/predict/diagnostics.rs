@@ -146,9 +146,10 @@ pub fn level_predictions(
     Ok(out)
 }
 
-/// Sufficient-budget verdict from the level predictions (None with fewer than 2 levels).
+/// Sufficient-budget verdict from the level predictions (None with fewer than 2 levels, or
+/// without query-bootstrap standard errors, i.e. `bootstrap < 2`).
 pub fn budget(levels: &[LevelPrediction]) -> Option<Budget> {
-    if levels.len() < 2 {
+    if levels.len() < 2 || levels.iter().any(|l| !l.std_error.is_finite()) {
         return None;
     }
     let steps: Vec<BudgetStep> = (0..levels.len() - 1)
