@@ -569,6 +569,7 @@ pub fn write_hardness_csv(path: &Path, meta: &HardnessMeta, qs: &[QueryHardness]
 /// ignored. When `tail_log_likelihood` is absent the fits' log-likelihood reads as NaN.
 pub fn read_hardness_csv(path: &Path) -> Result<(HardnessMeta, Vec<QueryHardness>)> {
     let text = std::fs::read_to_string(path).at(path)?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let mut meta_kv: Vec<(String, String, usize)> = Vec::new();
     let mut header: Option<Vec<String>> = None;
     let mut col = std::collections::HashMap::new();
