@@ -8,6 +8,18 @@ mod predict_support;
 use std::time::Instant;
 use tailrank::predict::{predict, PredictOptions};
 
+/// CPU seconds (user + system) used by this process so far (Linux `/proc/self/stat`; 0 elsewhere).
+fn cpu_seconds() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
+    let rest = stat.rsplit_once(')').map_or("", |r| r.1);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = f.get(11).and_then(|v| v.parse().ok()).unwrap_or(0.0)
+        + f.get(12).and_then(|v| v.parse().ok()).unwrap_or(0.0);
+    ticks / 100.0
+}
+
 #[test]
 #[ignore]
 fn ilias_sized_prediction() {
@@ -21,9 +33,11 @@ fn ilias_sized_prediction() {
             ..PredictOptions::default()
         };
         let t = Instant::now();
+        let c = cpu_seconds();
         let p = predict(&s, &opts).unwrap();
+        let cpu = cpu_seconds() - c;
         eprintln!(
-            "predict B=1000 sample_noise={noise}: {:.2?}  estimate {:.4} [{:.4}, {:.4}] count {:.4} at-S {:.4} noise sd {:?}",
+            "predict B=1000 sample_noise={noise}: {:.2?} wall, {cpu:.2} s CPU  estimate {:.4} [{:.4}, {:.4}] count {:.4} at-S {:.4} noise sd {:?}",
             t.elapsed(),
             p.estimate,
             p.bca.lo,

@@ -114,13 +114,11 @@ pub struct TailReport {
 /// The prediction at N from every nesting level (level 0 reuses `ap0`).
 pub fn level_predictions(
     s: &Summary,
-    h0: &[QueryHardness],
     ap0: &[f64],
     boot: &QueryBootstrap,
     n_pool: f64,
     opts: &PredictOptions,
 ) -> Result<Vec<LevelPrediction>> {
-    let _ = h0;
     let mut out = Vec::new();
     for (level, subset) in s.level_indices().into_iter().enumerate() {
         let ap = if subset == 0 {

@@ -431,7 +431,7 @@ fn assemble(
         base.power_law = baselines::power_law(&pts, nf);
         base.log_linear = baselines::log_linear(&pts, nf);
         base.level_points = pts;
-        levels = diagnostics::level_predictions(s, &h0, &ap, &boot, nf, opts)?;
+        levels = diagnostics::level_predictions(s, &ap, &boot, nf, opts)?;
         budget = diagnostics::budget(&levels);
         drift = diagnostics::drift(s, &boot, nf, opts)?;
         if opts.sample_noise > 0 {
