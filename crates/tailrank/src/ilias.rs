@@ -180,11 +180,12 @@ impl IliasDataset {
     }
 }
 
+/// Scale and clutter per positive id.
+pub type PositiveInfoMap = HashMap<String, PositiveInfo>;
+
 /// Read `positive_ids.txt`: CSV `id,scale,clutter` (a header line is skipped). Returns the ids in
 /// file order and, when the file has the two attribute columns, scale and clutter per id.
-pub fn read_positive_info(
-    path: &Path,
-) -> Result<(Vec<String>, Option<HashMap<String, PositiveInfo>>)> {
+pub fn read_positive_info(path: &Path) -> Result<(Vec<String>, Option<PositiveInfoMap>)> {
     let text = std::fs::read_to_string(path).at(path)?;
     let mut rows = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -599,11 +600,7 @@ pub fn scan_ilias(
         }
         .ok_or_else(|| {
             Error::file(
-                &feats
-                    .positives
-                    .parent()
-                    .unwrap_or(Path::new("."))
-                    .to_path_buf(),
+                feats.positives.parent().unwrap_or(Path::new(".")),
                 format!("no features_{name}_queries.hdf5 in the feature folder"),
             )
         })?;
@@ -1106,21 +1103,56 @@ pub fn table(r: &IliasReport) -> String {
             )
         }
     );
-    let _ = writeln!(
-        t,
-        "{:<6} {:>8} {:>12}",
-        "task",
-        "queries",
-        format!("mAP@{kl} (%)")
-    );
-    for s in &r.sets {
+    let predicted = r.sets.iter().any(|s| s.prediction_full.is_some());
+    if predicted {
+        let _ = writeln!(
+            t,
+            "{:<6} {:>8} {:>12}  {:<26} {:>9} {:>9}",
+            "task",
+            "queries",
+            format!("mAP@{kl} (%)"),
+            "interval",
+            "count",
+            "at-S"
+        );
+    } else {
         let _ = writeln!(
             t,
             "{:<6} {:>8} {:>12}",
-            s.task,
-            s.n_queries,
-            pct(s.map_at_k)
+            "task",
+            "queries",
+            format!("mAP@{kl} (%)")
         );
+    }
+    for s in &r.sets {
+        match &s.prediction_full {
+            Some(p) => {
+                let conf = 100.0 * p.options.confidence;
+                let (iv, what) = match &p.total {
+                    Some(i) => (i, "total"),
+                    None => (&p.percentile, "pct"),
+                };
+                let _ = writeln!(
+                    t,
+                    "{:<6} {:>8} {:>12}  {:<26} {:>9} {:>9}",
+                    s.task,
+                    s.n_queries,
+                    pct(s.map_at_k),
+                    format!("{conf:.0}% {what} [{}, {}]", pct(iv.lo), pct(iv.hi)),
+                    pct(p.baselines.count),
+                    pct(p.baselines.evaluate_at_s)
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    t,
+                    "{:<6} {:>8} {:>12}",
+                    s.task,
+                    s.n_queries,
+                    pct(s.map_at_k)
+                );
+            }
+        }
     }
     for s in &r.sets {
         if let Some(p) = &s.prediction_full {

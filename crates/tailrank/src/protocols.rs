@@ -200,18 +200,19 @@ pub fn read_revisited_gt(path: &Path) -> Result<Vec<(String, RevisitedGt)>> {
         })?;
         let mut g = RevisitedGt::default();
         for (key, list) in e {
-            let target =
-                match key.as_str() {
-                    "easy" | "ok" => &mut g.easy,
-                    "hard" => &mut g.hard,
-                    "junk" => &mut g.junk,
-                    other => return Err(Error::file(
+            let target = match key.as_str() {
+                "easy" | "ok" => &mut g.easy,
+                "hard" => &mut g.hard,
+                "junk" => &mut g.junk,
+                other => {
+                    return Err(Error::file(
                         path,
                         format!(
                             "query {q:?}: unknown list {other:?} (expected easy, hard, junk or ok)"
                         ),
-                    )),
-                };
+                    ))
+                }
+            };
             let arr = list.as_array().ok_or_else(|| {
                 Error::file(
                     path,
