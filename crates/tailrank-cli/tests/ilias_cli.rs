@@ -13,6 +13,8 @@ mod common;
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Output};
+use tailrank::metric::evaluate_summary;
+use tailrank::scan::summary::Summary;
 
 const SYNTH: &str = include_str!("../../tailrank/tests/data/ilias_synth.py");
 const REFERENCE: &str = include_str!("../../tailrank/tests/data/ilias_reference.py");
@@ -130,6 +132,8 @@ fn ilias_exact_and_predicted_match_the_official_logic() {
         "--json",
         "--model",
         "synthetic",
+        "--summary-out",
+        dir.path().join("summaries").to_str().unwrap(),
     ]);
     assert!(
         out.status.success(),
@@ -154,6 +158,19 @@ fn ilias_exact_and_predicted_match_the_official_logic() {
         );
         // The breakdowns are not trivially equal to the overall number.
         assert!(set["scale"].as_array().unwrap().len() == 4);
+    }
+    // The kept summaries give the same overall numbers through `metric::evaluate_summary`.
+    for set in sets {
+        let name = set["query_set"].as_str().unwrap();
+        let summary = Summary::read(&dir.path().join("summaries").join(name)).unwrap();
+        assert_eq!(summary.query_set, name);
+        assert_eq!(summary.model, "synthetic");
+        let e = evaluate_summary(&summary, 100).unwrap();
+        close(
+            e.sets[0].map_at_k,
+            set["map_at_k"].as_f64().unwrap(),
+            "summary",
+        );
     }
     assert_eq!(sets[0]["task"], "i2i");
     assert_eq!(sets[1]["task"], "t2i");

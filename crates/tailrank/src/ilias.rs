@@ -667,7 +667,7 @@ pub fn scan_ilias(
         pool: shard_refs,
     };
     let out = scan(&inputs, &cfg, progress)?;
-    let whole = out.summary;
+    let mut whole = out.summary;
     if cfg.fraction >= 1.0 && whole.subset_sizes[0] != list.len {
         return Err(Error::file(
             &list.path,
@@ -678,23 +678,27 @@ pub fn scan_ilias(
         ));
     }
 
-    // Split the combined summary back into one summary per set.
+    // Split the combined summary back into one summary per set (queries moved, not copied:
+    // the top-M lists are the bulk of a summary).
+    let mut buckets: Vec<Vec<crate::scan::summary::QuerySummary>> = vec![Vec::new(); sets.len()];
+    for mut q in std::mem::take(&mut whole.queries) {
+        let (set, id) = q.id.split_once(SEP).ok_or_else(|| {
+            Error::invalid(format!(
+                "internal: combined query id {:?} has no set prefix",
+                q.id
+            ))
+        })?;
+        let si = sets.iter().position(|&n| n == set).ok_or_else(|| {
+            Error::invalid(format!(
+                "internal: combined query id {:?} of an unknown set",
+                q.id
+            ))
+        })?;
+        q.id = id.to_string();
+        buckets[si].push(q);
+    }
     let mut result = Vec::with_capacity(sets.len());
-    for (si, &name) in sets.iter().enumerate() {
-        let prefix = format!("{name}{SEP}");
-        let mut s = whole.clone();
-        s.query_set = name.to_string();
-        s.queries = whole
-            .queries
-            .iter()
-            .filter_map(|q| {
-                q.id.strip_prefix(&prefix).map(|id| {
-                    let mut q = q.clone();
-                    q.id = id.to_string();
-                    q
-                })
-            })
-            .collect();
+    for (si, (&name, queries)) in sets.iter().zip(buckets).enumerate() {
         let mut inputs = vec![query_inputs[si].clone()];
         inputs.extend(
             whole
@@ -705,7 +709,12 @@ pub fn scan_ilias(
         );
         inputs.push(digests[si].clone());
         inputs.extend(whole.inputs.iter().filter(|r| r.role == POOL_ROLE).cloned());
-        s.inputs = inputs;
+        let s = Summary {
+            query_set: name.to_string(),
+            queries,
+            inputs,
+            ..whole.clone()
+        };
         s.validate()?;
         result.push(s);
     }
