@@ -7,12 +7,47 @@
 
 use anyhow::bail;
 use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use tailrank::hardness::{Estimator, EvtOptions};
 use tailrank::ilias::{evaluate_ilias, find_features, table, IliasDataset, IliasOptions};
 use tailrank::maps::MapKind;
 use tailrank::predict::PredictOptions;
-use tailrank::scan::engine::{NoProgress, ScanConfig};
+use tailrank::scan::engine::{Progress, ScanConfig};
+
+/// A spinner on stderr when it is a terminal: distractor rows done and the rate (the total is
+/// only known once every shard's index has been read inside the scan).
+struct Spinner(Option<ProgressBar>);
+
+impl Spinner {
+    fn new() -> Spinner {
+        if !std::io::stderr().is_terminal() {
+            return Spinner(None);
+        }
+        let pb = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+        pb.set_style(
+            ProgressStyle::with_template(
+                "ilias scan {spinner} {human_pos} distractor rows {per_sec}",
+            )
+            .expect("valid template"),
+        );
+        Spinner(Some(pb))
+    }
+    fn finish(&self) {
+        if let Some(pb) = &self.0 {
+            pb.finish_and_clear();
+        }
+    }
+}
+
+impl Progress for Spinner {
+    fn rows_done(&self, rows: u64) {
+        if let Some(pb) = &self.0 {
+            pb.inc(rows);
+        }
+    }
+}
 
 #[derive(Args, Debug)]
 pub struct IliasArgs {
@@ -115,7 +150,10 @@ pub fn run(a: IliasArgs) -> anyhow::Result<()> {
         scan,
         predict,
     };
-    let (report, summaries) = evaluate_ilias(&ds, &feats, &opts, &NoProgress)?;
+    let spinner = Spinner::new();
+    let result = evaluate_ilias(&ds, &feats, &opts, &spinner);
+    spinner.finish();
+    let (report, summaries) = result?;
     if let Some(dir) = &a.summary_out {
         std::fs::create_dir_all(dir)?;
         for s in &summaries {
