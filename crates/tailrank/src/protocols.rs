@@ -179,7 +179,7 @@ pub fn map_ranked(ranked: &[Vec<&str>], gts: &[RevisitedGt], protocol: Protocol)
 
 /// Read a revisited ground truth: a JSON object `{query_id: {"easy": [...], "hard": [...],
 /// "junk": [...]}}` (missing lists are empty; INSTRE: `{"easy": [...]}` or `{"ok": [...]}` per
-/// query). Query order follows the file. Errors name the file.
+/// query). Queries come sorted by id. Errors name the file.
 pub fn read_revisited_gt(path: &Path) -> Result<Vec<(String, RevisitedGt)>> {
     let bytes = std::fs::read(path).at(path)?;
     let v: serde_json::Value = serde_json::from_slice(&bytes)

@@ -10,7 +10,8 @@ use serde_json::Value;
 use std::collections::HashSet;
 use tailrank::metric::gldv2_ap_at_k;
 use tailrank::protocols::{
-    ap_from_counts, ap_ranked, counts_from_scores, map_ranked, Protocol, RevisitedGt,
+    ap_from_counts, ap_ranked, counts_from_scores, map_ranked, read_revisited_gt, Protocol,
+    RevisitedGt,
 };
 
 const REVISITOP: &str = r#"
@@ -91,6 +92,24 @@ fn revisited_protocols_match_revisitop() {
     let ranks: Vec<Vec<usize>> = serde_json::from_value(r["ranks"].clone()).unwrap();
     let gts: Vec<RevisitedGt> = serde_json::from_value(r["gt"].clone()).unwrap();
     let names: Vec<String> = (0..sims[0].len()).map(|i| format!("db{i}")).collect();
+    // The JSON ground truth reader gives the same lists (queries sorted by id).
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join("gnd.json");
+    let obj: serde_json::Map<String, Value> = gts
+        .iter()
+        .enumerate()
+        .map(|(i, g)| (format!("q{i:02}"), serde_json::to_value(g).unwrap()))
+        .collect();
+    std::fs::write(&path, serde_json::to_vec(&obj).unwrap()).unwrap();
+    let read = read_revisited_gt(&path).unwrap();
+    assert_eq!(read.len(), gts.len());
+    for (i, (q, g)) in read.iter().enumerate() {
+        assert_eq!(q, &format!("q{i:02}"));
+        assert_eq!(g, &gts[i]);
+    }
+    std::fs::write(&path, br#"{"q": {"easy": ["a"], "junk": ["a"]}}"#).unwrap();
+    let e = read_revisited_gt(&path).unwrap_err().to_string();
+    assert!(e.contains("gnd.json") && e.contains("twice"), "{e}");
     let ranked: Vec<Vec<&str>> = ranks
         .iter()
         .map(|rk| rk.iter().map(|&i| names[i].as_str()).collect())
