@@ -908,6 +908,12 @@ fn scan_in_pool(
             kernel.scores(&st.buf.block, &mut st.buf.scores);
             for (q, p) in positives.iter().enumerate() {
                 let row = &st.buf.scores[q * bs..q * bs + n];
+                // Fetch the next query's reservoir tails while this one is processed.
+                if let Some(next) = st.q.get(q + 1) {
+                    for t in &next.tops {
+                        t.prefetch();
+                    }
+                }
                 let qst = &mut st.q[q];
                 let npos1 = p.scores.len() + 1;
                 let mut base = 0;
