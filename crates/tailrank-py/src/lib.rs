@@ -118,9 +118,7 @@ impl NativeSummary {
     /// Read a summary folder.
     #[staticmethod]
     fn read(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
-        let inner = py
-            .allow_threads(|| Summary::read(&path))
-            .map_err(err)?;
+        let inner = py.allow_threads(|| Summary::read(&path)).map_err(err)?;
         Ok(NativeSummary { inner })
     }
 
@@ -133,9 +131,7 @@ impl NativeSummary {
     #[staticmethod]
     fn merge(py: Python<'_>, parts: Vec<PyRef<'_, NativeSummary>>) -> PyResult<Self> {
         let owned: Vec<Summary> = parts.iter().map(|p| p.inner.clone()).collect();
-        let inner = py
-            .allow_threads(|| Summary::merge(&owned))
-            .map_err(err)?;
+        let inner = py.allow_threads(|| Summary::merge(&owned)).map_err(err)?;
         Ok(NativeSummary { inner })
     }
 
@@ -322,10 +318,17 @@ fn predict_native(
             quantile,
             c_min,
         }),
-        other => return Err(err(format!("unknown estimator {other:?} (use evt or count)"))),
+        other => {
+            return Err(err(format!(
+                "unknown estimator {other:?} (use evt or count)"
+            )))
+        }
     };
-    let map = MapKind::parse(map)
-        .ok_or_else(|| err(format!("unknown map {map:?} (use expected-rank or binomial)")))?;
+    let map = MapKind::parse(map).ok_or_else(|| {
+        err(format!(
+            "unknown map {map:?} (use expected-rank or binomial)"
+        ))
+    })?;
     let opts = PredictOptions {
         pool_size,
         k,
@@ -383,11 +386,20 @@ fn predict_native(
     }
     let cols: Columns = vec![
         ("query_id", query_id.into_pyobject(py)?.into_any().unbind()),
-        ("positive_id", positive_id.into_pyobject(py)?.into_any().unbind()),
+        (
+            "positive_id",
+            positive_id.into_pyobject(py)?.into_any().unbind(),
+        ),
         ("j", rank.into_pyobject(py)?.into_any().unbind()),
         ("score", score.into_pyobject(py)?.into_any().unbind()),
-        ("core_above", core_above.into_pyobject(py)?.into_any().unbind()),
-        ("pool_above", pool_above.into_pyobject(py)?.into_any().unbind()),
+        (
+            "core_above",
+            core_above.into_pyobject(py)?.into_any().unbind(),
+        ),
+        (
+            "pool_above",
+            pool_above.into_pyobject(py)?.into_any().unbind(),
+        ),
         ("x_hat", x_hat.into_pyobject(py)?.into_any().unbind()),
         ("branch", branch.into_pyobject(py)?.into_any().unbind()),
         ("u", u.into_pyobject(py)?.into_any().unbind()),
@@ -411,17 +423,17 @@ fn evaluate_native(
     missing_as_zero: bool,
     sets: Option<Vec<String>>,
 ) -> PyResult<String> {
-    let results: Results =
-        if let Ok(list) = results.extract::<Vec<(String, Vec<(String, f64)>)>>() {
-            let qs = list
-                .into_iter()
-                .map(|(query, items)| QueryResults { query, items })
-                .collect();
-            Results::new("<results dict>", qs).map_err(err)?
-        } else {
-            let path: PathBuf = results.extract()?;
-            py.allow_threads(|| read_results(&path)).map_err(err)?
-        };
+    let results: Results = if let Ok(list) = results.extract::<Vec<(String, Vec<(String, f64)>)>>()
+    {
+        let qs = list
+            .into_iter()
+            .map(|(query, items)| QueryResults { query, items })
+            .collect();
+        Results::new("<results dict>", qs).map_err(err)?
+    } else {
+        let path: PathBuf = results.extract()?;
+        py.allow_threads(|| read_results(&path)).map_err(err)?
+    };
     let query_sets: Vec<QuerySet> =
         if let Ok((name, qids, pos)) = gt.extract::<(String, Vec<String>, Vec<Vec<String>>)>() {
             vec![QuerySet::new("<ground truth dict>", name, qids, pos).map_err(err)?]
@@ -438,7 +450,9 @@ fn evaluate_native(
                             path.display()
                         )));
                     }
-                    all.into_iter().filter(|s| names.contains(&s.name)).collect()
+                    all.into_iter()
+                        .filter(|s| names.contains(&s.name))
+                        .collect()
                 }
             }
         };
