@@ -135,6 +135,26 @@ impl NativeSummary {
         Ok(NativeSummary { inner })
     }
 
+    /// Compact exact binary form (bincode of every field; f32 scores bitwise), used to pickle
+    /// summaries between processes (Ray). Not a file format: use `write` for files.
+    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let v = py
+            .allow_threads(|| bincode::serialize(&self.inner))
+            .map_err(err)?;
+        Ok(PyBytes::new(py, &v))
+    }
+
+    /// Inverse of `to_bytes` (same library version); the summary is validated.
+    #[staticmethod]
+    fn from_bytes(py: Python<'_>, data: &Bound<'_, PyBytes>) -> PyResult<Self> {
+        let b = data.as_bytes();
+        let inner: Summary = py
+            .allow_threads(|| bincode::deserialize(b))
+            .map_err(|e| err(format!("summary bytes: {e}")))?;
+        inner.validate().map_err(err)?;
+        Ok(NativeSummary { inner })
+    }
+
     /// Every field except the per-query data, as JSON text.
     fn meta_json(&self) -> PyResult<String> {
         let mut v = serde_json::to_value(&self.inner).map_err(err)?;

@@ -43,6 +43,7 @@ def test_shard_merge_equals_one_scan(bench, tmp_path):
     whole.save(tmp_path / "s")
     assert tailrank.load_summary(tmp_path / "s") == whole
     assert pickle.loads(pickle.dumps(whole)) == whole
+    assert tailrank._summary_from_files(whole.to_files()) == whole
     # Exact mode: N = rows, merged N = sum of the shards' rows.
     ex = [tailrank.scan(q, c, [b], bench["gt"], top_m=10) for b in blocks[:2]]
     assert [e.pool_size for e in ex] == [400, 400]

@@ -108,6 +108,10 @@ def _gt(gt: Any) -> Any:
 # summary
 
 
+def _summary_from_bytes(data: bytes) -> "Summary":
+    return Summary(_native.NativeSummary.from_bytes(data))
+
+
 def _summary_from_files(files: Dict[str, bytes]) -> "Summary":
     with tempfile.TemporaryDirectory(prefix="tailrank-") as d:
         for name, data in files.items():
@@ -120,8 +124,8 @@ class Summary:
     """A scan summary (``docs/summary-format.md``): what one pass over descriptors produces.
 
     Summaries of disjoint pool shards merge exactly (counts add, top-M lists merge); a merge
-    refuses overlapping shards (the same pool input digest twice). Picklable (Ray ships it
-    between workers as the bytes of its folder files).
+    refuses overlapping shards (the same pool input digest twice). Picklable (an exact binary
+    form, for processes of the same tailrank version; Ray ships it between workers that way).
     """
 
     __slots__ = ("_s", "_meta")
@@ -163,7 +167,8 @@ class Summary:
             return files
 
     def __reduce__(self):
-        return (_summary_from_files, (self.to_files(),))
+        # In-memory exact binary form (fast; for processes running the same tailrank version).
+        return (_summary_from_bytes, (self._s.to_bytes(),))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Summary):
@@ -305,7 +310,8 @@ def scan(
     ``queries``/``core``: ``(ids, array)`` or a descriptor file path (``.npy`` with a sibling id
     file, or ILIAS HDF5), or ``(path, ids_path)``. ``pool``: the same, a list of them (shards),
     or an iterator of ``(ids, array)`` blocks (gathered into parts of ``chunk_rows`` rows, each
-    scanned and the parts merged: the same summary as one scan). ``gt``: a path (ILIAS folder or
+    scanned and the parts merged: the same summary as one scan). A pool given as
+    ``(path, ids_path)`` must be wrapped in a list: ``[(path, ids_path)]``. ``gt``: a path (ILIAS folder or
     JSON; ``query_set`` picks a set when it holds several) or a dict {query: [positives]}.
 
     Sampling: pool item ``id`` is scanned iff ``xxh3_64(id, seed) < t(fraction)``; levels
