@@ -72,9 +72,62 @@ fn source(d: &Bound<'_, PyDict>) -> PyResult<Box<dyn DescriptorSource>> {
         .chunks_exact(4)
         .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
         .collect();
-    Ok(Box::new(
+    Ok(Box::new(ArraySource::new(
         InMemoryDescriptors::new(label, ids, dim, values).map_err(err)?,
-    ))
+    )))
+}
+
+/// In-memory descriptors with their digest computed once, in large blocks. The value is
+/// `InMemoryDescriptors::digest`'s (xxh3 streaming over `id + "\n"` for every id, then every
+/// value's little-endian bytes; streaming xxh3 does not depend on how the input is cut), which
+/// feeds the hasher 4 bytes at a time and costs seconds for large pools.
+struct ArraySource {
+    inner: InMemoryDescriptors,
+    digest: String,
+}
+
+impl ArraySource {
+    fn new(inner: InMemoryDescriptors) -> Self {
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        for id in &inner.ids {
+            h.update(id.as_bytes());
+            h.update(b"\n");
+        }
+        let mut buf = Vec::with_capacity(1 << 16);
+        for block in inner.data.chunks(1 << 14) {
+            buf.clear();
+            for v in block {
+                buf.extend_from_slice(&v.to_le_bytes());
+            }
+            h.update(&buf);
+        }
+        let digest = format!("xxh3:{:016x}", h.digest());
+        ArraySource { inner, digest }
+    }
+}
+
+impl DescriptorSource for ArraySource {
+    fn path(&self) -> &std::path::Path {
+        self.inner.path()
+    }
+    fn rows(&self) -> usize {
+        self.inner.rows()
+    }
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+    fn dtype(&self) -> tailrank::formats::descriptors::Dtype {
+        self.inner.dtype()
+    }
+    fn ids(&self) -> &[String] {
+        self.inner.ids()
+    }
+    fn read_rows(&self, start: usize, out: &mut [f32]) -> tailrank::Result<()> {
+        self.inner.read_rows(start, out)
+    }
+    fn digest(&self) -> String {
+        self.digest.clone()
+    }
 }
 
 /// Ground truth from Python: a path (with an optional query-set name, required when the ground

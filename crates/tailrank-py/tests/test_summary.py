@@ -75,3 +75,18 @@ def test_bad_inputs_raise(bench):
         tailrank.scan(q, c, (ids, np.zeros((len(ids), 5), np.float32)), bench["gt"], normalize=True)
     with pytest.raises(tailrank.TailrankError):
         tailrank.predict(tailrank.scan(q, c, (ids, arr), bench["gt"], top_m=10), estimator="nope")
+
+
+def test_array_input_digest_is_xxh3_of_ids_and_values(bench):
+    """In-memory inputs record xxh3(id + "\\n" ..., then the f32 LE bytes) as their digest
+    (the library's InMemoryDescriptors digest), checked with the xxhash package."""
+    import xxhash
+
+    q, c = arrays(bench)
+    ids, arr = bench["shard_ids"][1], bench["shards"][1]
+    s = tailrank.scan(q, c, (ids, arr), bench["gt"], top_m=10)
+    h = xxhash.xxh3_64()
+    h.update("".join(i + "\n" for i in ids).encode())
+    h.update(np.ascontiguousarray(arr, dtype="<f4").tobytes())
+    pool = [r for r in s.inputs if r["role"] == "pool"]
+    assert [r["digest"] for r in pool] == [f"xxh3:{h.intdigest():016x}"]
