@@ -1,0 +1,523 @@
+"""tailrank: exact and predicted mAP@k for image retrieval against web-scale distractor pools.
+
+Python front end of the Rust library (the same code as the ``tailrank`` CLI):
+
+* :func:`scan` -- one pass of queries and core against a pool into a :class:`Summary`
+  (per positive: score s_j, core count C_j, pool counts K_{j,l} per nested sample level; per
+  query the top-M pool scores).
+* :func:`predict` -- the mAP@k at pool size N predicted from a summary (tail-aware ``evt``
+  hardness by default), with intervals, baselines and diagnostics: a :class:`Report` whose
+  :meth:`Report.to_dict` is what ``tailrank predict --json`` prints.
+* :func:`evaluate` -- exact mAP@k (ILIAS semantics) of a results dict {query: {db_id: score}}.
+* :func:`sample_ids` -- the hash sample of SPEC 4: id kept iff
+  ``xxh3_64_with_seed(utf8(id), seed) < floor(f * 2**64)``.
+
+Arrays go in as numpy (f16 or f32, one row per id; converted to f32 row-major), results come out
+as numpy arrays and dicts. Scans release the GIL.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import _native
+from ._native import TailrankError
+
+__all__ = [
+    "Summary",
+    "Report",
+    "TailrankError",
+    "scan",
+    "load_summary",
+    "predict",
+    "evaluate",
+    "sample_ids",
+    "sample_mask",
+    "id_hashes",
+    "__version__",
+]
+
+__version__ = _native.version()
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+#: Rows gathered from an iterator of pool blocks before one scan call (the parts are merged).
+ITER_CHUNK_ROWS = 1 << 20
+
+
+# ----------------------------------------------------------------------------------------------
+# inputs
+
+
+def _is_path(x: Any) -> bool:
+    return isinstance(x, (str, os.PathLike))
+
+
+def _ids_list(ids: Any, label: str) -> List[str]:
+    if isinstance(ids, (str, bytes)):
+        raise TailrankError(f"{label}: ids must be a sequence of strings, not one string")
+    out = [i.decode() if isinstance(i, bytes) else str(i) for i in ids]
+    return out
+
+
+def _array_source(ids: Any, array: Any, label: str) -> Dict[str, Any]:
+    a = np.asarray(array)
+    if a.ndim != 2:
+        raise TailrankError(f"{label}: descriptors must be a 2-D array (rows x dim), got shape {a.shape}")
+    if a.dtype not in (np.float16, np.float32, np.float64):
+        raise TailrankError(f"{label}: descriptors must be float16/float32, got {a.dtype}")
+    a = np.ascontiguousarray(a, dtype="<f4")
+    id_list = _ids_list(ids, label)
+    if len(id_list) != a.shape[0]:
+        raise TailrankError(f"{label}: {len(id_list)} ids for {a.shape[0]} rows")
+    return {"label": label, "ids": id_list, "dim": int(a.shape[1]), "data": a.tobytes()}
+
+
+def _source(x: Any, label: str) -> Dict[str, Any]:
+    """A descriptor input: a path (``.npy`` with sibling ids, or HDF5), ``(path, ids_path)``,
+    or ``(ids, array)``."""
+    if _is_path(x):
+        return {"path": os.fspath(x), "ids": None}
+    if isinstance(x, tuple) and len(x) == 2:
+        a, b = x
+        if _is_path(a) and (b is None or _is_path(b)):
+            return {"path": os.fspath(a), "ids": None if b is None else os.fspath(b)}
+        return _array_source(a, b, label)
+    raise TailrankError(
+        f"{label}: expected a path, (path, ids_path) or (ids, array), got {type(x).__name__}"
+    )
+
+
+def _gt(gt: Any) -> Any:
+    """Ground truth: a path, or a mapping {query_id: [positive ids]} (query order kept)."""
+    if _is_path(gt):
+        return os.fspath(gt)
+    if isinstance(gt, Mapping):
+        qids = [str(q) for q in gt.keys()]
+        pos = [[str(p) for p in ps] for ps in gt.values()]
+        return ("queries", qids, pos)
+    raise TailrankError(f"gt: expected a path or a dict {{query: [positives]}}, got {type(gt).__name__}")
+
+
+# ----------------------------------------------------------------------------------------------
+# summary
+
+
+def _summary_from_bytes(data: bytes) -> "Summary":
+    return Summary(_native.NativeSummary.from_bytes(data))
+
+
+def _summary_from_files(files: Dict[str, bytes]) -> "Summary":
+    with tempfile.TemporaryDirectory(prefix="tailrank-") as d:
+        for name, data in files.items():
+            with open(os.path.join(d, name), "wb") as f:
+                f.write(data)
+        return Summary(_native.NativeSummary.read(d))
+
+
+class Summary:
+    """A scan summary (``docs/summary-format.md``): what one pass over descriptors produces.
+
+    Summaries of disjoint pool shards merge exactly (counts add, top-M lists merge); a merge
+    refuses overlapping shards (the same pool input digest twice). Picklable (an exact binary
+    form, for processes of the same tailrank version; Ray ships it between workers that way).
+    """
+
+    __slots__ = ("_s", "_meta")
+
+    def __init__(self, native: "_native.NativeSummary"):
+        self._s = native
+        self._meta = json.loads(native.meta_json())
+
+    # -- io
+    @staticmethod
+    def load(path: PathLike) -> "Summary":
+        """Read a summary folder (written by :meth:`save` or ``tailrank scan``)."""
+        return Summary(_native.NativeSummary.read(os.fspath(path)))
+
+    def save(self, path: PathLike) -> None:
+        """Write the summary folder at ``path`` (replaced atomically if it exists)."""
+        self._s.write(os.fspath(path))
+
+    def merge(self, *others: "Summary") -> "Summary":
+        """This summary merged with ``others`` (disjoint pool shards), in that order."""
+        return Summary.merge_all([self, *others])
+
+    @staticmethod
+    def merge_all(parts: Sequence["Summary"]) -> "Summary":
+        """Merge summaries of disjoint pool shards, in order (``Summary::merge``)."""
+        if not parts:
+            raise TailrankError("merge: no summary given")
+        return Summary(_native.NativeSummary.merge([p._s for p in parts]))
+
+    def to_files(self) -> Dict[str, bytes]:
+        """The summary folder's files {name: bytes}."""
+        with tempfile.TemporaryDirectory(prefix="tailrank-") as d:
+            out = os.path.join(d, "s")
+            self.save(out)
+            files = {}
+            for name in sorted(os.listdir(out)):
+                with open(os.path.join(out, name), "rb") as f:
+                    files[name] = f.read()
+            return files
+
+    def __reduce__(self):
+        # In-memory exact binary form (fast; for processes running the same tailrank version).
+        return (_summary_from_bytes, (self._s.to_bytes(),))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Summary):
+            return NotImplemented
+        return self._s == other._s
+
+    def __hash__(self) -> int:  # pragma: no cover - summaries are mutable-free but unhashable
+        raise TypeError("Summary is not hashable")
+
+    def __repr__(self) -> str:
+        n = self.pool_size
+        return (
+            f"Summary(model={self.model!r}, query_set={self.query_set!r}, queries={self.n_queries}, "
+            f"f={self.fraction}, S_0={self.subset_sizes[0]}, N={n})"
+        )
+
+    # -- fields
+    @property
+    def meta(self) -> Dict[str, Any]:
+        """Every field except the per-query data (format_version, model, query_set, pool_size,
+        fraction, seed, top_m, core_size, subsets, subset_sizes, inputs, ...)."""
+        return dict(self._meta)
+
+    @property
+    def model(self) -> str:
+        return self._meta["model"]
+
+    @property
+    def query_set(self) -> str:
+        return self._meta["query_set"]
+
+    @property
+    def pool_size(self) -> Optional[int]:
+        """N, the size of the whole pool (None when unknown)."""
+        return self._meta["pool_size"]
+
+    @property
+    def fraction(self) -> float:
+        """f, the level-0 sampling fraction (1 = exact scan)."""
+        return self._meta["fraction"]
+
+    @property
+    def seed(self) -> int:
+        return self._meta["seed"]
+
+    @property
+    def top_m(self) -> int:
+        return self._meta["top_m"]
+
+    @property
+    def core_size(self) -> int:
+        return self._meta["core_size"]
+
+    @property
+    def subsets(self) -> List[Dict[str, Any]]:
+        """Subsets: nested levels (f, f/2, ...) then drift shards, each with kind, fraction, range."""
+        return list(self._meta["subsets"])
+
+    @property
+    def subset_sizes(self) -> np.ndarray:
+        """S_l: pool items seen per subset (level 0 first)."""
+        return np.asarray(self._meta["subset_sizes"], dtype=np.uint64)
+
+    @property
+    def inputs(self) -> List[Dict[str, Any]]:
+        """Input records (role, path, digest, rows)."""
+        return list(self._meta["inputs"])
+
+    @property
+    def is_exact(self) -> bool:
+        return self.fraction >= 1.0
+
+    @property
+    def n_queries(self) -> int:
+        return self._s.n_queries()
+
+    @property
+    def query_ids(self) -> List[str]:
+        return self._s.query_ids()
+
+    def query(self, i: int) -> Dict[str, Any]:
+        """Query ``i``: id, positive_ids, scores (f32, descending), core_above C_j (u64),
+        pool_above K_{j,l} (u64, positives x subsets), top_scores (list per subset, f32)."""
+        qid, pids, scores, core, pool, top = self._s.query(i)
+        nsub = len(self._meta["subset_sizes"])
+        return {
+            "id": qid,
+            "positive_ids": pids,
+            "scores": np.asarray(scores, dtype=np.float32),
+            "core_above": np.asarray(core, dtype=np.uint64),
+            "pool_above": np.asarray(pool, dtype=np.uint64).reshape(len(pids), nsub),
+            "top_scores": [np.asarray(t, dtype=np.float32) for t in top],
+        }
+
+
+def load_summary(path: PathLike) -> Summary:
+    """Read a summary folder."""
+    return Summary.load(path)
+
+
+# ----------------------------------------------------------------------------------------------
+# scan
+
+
+def _pool_sources(pool: Any) -> Union[List[Dict[str, Any]], Iterator[Any]]:
+    """Pool: a path, a list of paths / (path, ids_path), an (ids, array) pair, or an iterator of
+    (ids, array) blocks (returned as an iterator)."""
+    if _is_path(pool):
+        return [_source(pool, "pool")]
+    if isinstance(pool, tuple) and len(pool) == 2 and not _is_path(pool[0]):
+        return [_source(pool, "pool")]
+    if isinstance(pool, (list, tuple)):
+        return [_source(p, f"pool[{i}]") for i, p in enumerate(pool)]
+    if isinstance(pool, Iterable):
+        return iter(pool)
+    raise TailrankError(f"pool: unsupported input {type(pool).__name__}")
+
+
+def scan(
+    queries: Any,
+    core: Any,
+    pool: Any,
+    gt: Any,
+    fraction: float = 1.0,
+    seed: int = 0,
+    pool_size: Optional[int] = None,
+    top_m: int = 4000,
+    model: str = "",
+    threads: Optional[int] = None,
+    *,
+    query_set: Optional[str] = None,
+    min_fraction: Optional[float] = None,
+    drift_shards: int = 4,
+    normalize: bool = False,
+    chunk_rows: int = ITER_CHUNK_ROWS,
+) -> Summary:
+    """Scan queries and core against the pool into a :class:`Summary` (``tailrank scan``).
+
+    ``queries``/``core``: ``(ids, array)`` or a descriptor file path (``.npy`` with a sibling id
+    file, or ILIAS HDF5), or ``(path, ids_path)``. ``pool``: the same, a list of them (shards),
+    or an iterator of ``(ids, array)`` blocks (gathered into parts of ``chunk_rows`` rows, each
+    scanned and the parts merged: the same summary as one scan). A pool given as
+    ``(path, ids_path)`` must be wrapped in a list: ``[(path, ids_path)]``. ``gt``: a path (ILIAS folder or
+    JSON; ``query_set`` picks a set when it holds several) or a dict {query: [positives]}.
+
+    Sampling: pool item ``id`` is scanned iff ``xxh3_64(id, seed) < t(fraction)``; levels
+    f, f/2, ... down to ``min_fraction`` (default f/16); ``drift_shards`` hash shards.
+    ``pool_size`` N defaults to the pool rows when ``fraction == 1``. ``threads``: worker
+    threads (default all cores). Scores are inner products of unit-norm rows (``normalize``
+    L2-normalises rows that are not). The GIL is released during the scan.
+    """
+    g = _gt(gt)
+    q = _source(queries, "queries")
+    c = _source(core, "core")
+    kw = dict(
+        query_set=query_set,
+        fraction=float(fraction),
+        seed=int(seed),
+        min_fraction=min_fraction,
+        top_m=int(top_m),
+        drift_shards=int(drift_shards),
+        model=model,
+        threads=threads,
+        normalize=normalize,
+    )
+    srcs = _pool_sources(pool)
+    if isinstance(srcs, list):
+        return Summary(_native.scan_native(q, c, srcs, g, pool_size=pool_size, **kw))
+    # Iterator of blocks: scan parts of about chunk_rows rows and merge them in order.
+    parts: List[Summary] = []
+    buf: List[Dict[str, Any]] = []
+    rows = 0
+    nblock = 0
+
+    def flush() -> None:
+        nonlocal buf, rows
+        if buf:
+            parts.append(Summary(_native.scan_native(q, c, buf, g, pool_size=pool_size, **kw)))
+        buf, rows = [], 0
+
+    for block in srcs:
+        if not (isinstance(block, tuple) and len(block) == 2):
+            raise TailrankError(f"pool block {nblock}: expected an (ids, array) pair")
+        src = _source(block, f"pool block {nblock}")
+        nblock += 1
+        buf.append(src)
+        rows += len(src.get("ids") or [])
+        if rows >= chunk_rows:
+            flush()
+    flush()
+    if not parts:
+        raise TailrankError("pool: the iterator gave no block")
+    if len(parts) == 1:
+        return parts[0]
+    # With f = 1 and no pool_size each part records N = its rows; the merge sums them.
+    return Summary.merge_all(parts)
+
+
+# ----------------------------------------------------------------------------------------------
+# predict
+
+
+class Report:
+    """A prediction report: the content of ``tailrank predict --json`` (fractions in [0, 1]).
+
+    ``estimate`` is the predicted mAP@k at N; :meth:`to_dict` gives the whole report,
+    :meth:`hardness_frame` the level-0 per-positive hardness (one row per positive).
+    """
+
+    __slots__ = ("_d", "_h")
+
+    def __init__(self, report: Dict[str, Any], hardness: Dict[str, Any]):
+        self._d = report
+        self._h = hardness
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The full report (a deep copy), as ``tailrank predict --json``."""
+        return json.loads(json.dumps(self._d))
+
+    def to_json(self, indent: Optional[int] = 2) -> str:
+        return json.dumps(self._d, indent=indent)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._d[key]
+
+    @property
+    def estimate(self) -> float:
+        """Predicted mAP@k at N (fraction): the report's ``map_at_k``."""
+        return self._d["map_at_k"]
+
+    def hardness_frame(self) -> Any:
+        """Per-positive hardness: columns query_id, positive_id, j, score, core_above (C_j),
+        pool_above (K_j), x_hat, branch (count|tail|immune), u, sigma, xi, n_u (NaN / -1 when the
+        query has no fitted tail). A pandas DataFrame when pandas is installed, else a dict of
+        numpy arrays."""
+        cols = {
+            "query_id": np.asarray(self._h["query_id"], dtype=object),
+            "positive_id": np.asarray(self._h["positive_id"], dtype=object),
+            "j": np.asarray(self._h["j"], dtype=np.int64),
+            "score": np.asarray(self._h["score"], dtype=np.float32),
+            "core_above": np.asarray(self._h["core_above"], dtype=np.uint64),
+            "pool_above": np.asarray(self._h["pool_above"], dtype=np.uint64),
+            "x_hat": np.asarray(self._h["x_hat"], dtype=np.float64),
+            "branch": np.asarray(self._h["branch"], dtype=object),
+            "u": np.asarray(self._h["u"], dtype=np.float64),
+            "sigma": np.asarray(self._h["sigma"], dtype=np.float64),
+            "xi": np.asarray(self._h["xi"], dtype=np.float64),
+            "n_u": np.asarray(self._h["n_u"], dtype=np.int64),
+        }
+        try:
+            import pandas as pd  # type: ignore
+        except ImportError:
+            return cols
+        return pd.DataFrame(cols)
+
+    def __repr__(self) -> str:
+        try:
+            return f"Report(estimate={self.estimate:.6f})"
+        except KeyError:
+            return "Report(...)"
+
+
+def predict(
+    summary: Union[Summary, PathLike],
+    pool_size: Optional[int] = None,
+    k: int = 1000,
+    estimator: str = "evt",
+    map: str = "expected-rank",
+    bootstrap: int = 1000,
+    seed: int = 0,
+    *,
+    sample_noise: int = 200,
+    confidence: float = 0.95,
+    top_m: int = 4000,
+    quantile: float = 0.95,
+    c_min: int = 5,
+) -> Report:
+    """Predict mAP@k at pool size N (default: the summary's N) from a summary
+    (``tailrank predict --summary``; same options and defaults).
+
+    ``estimator``: ``evt`` (tail-aware: GPD fit above the ``quantile`` of the top-``top_m``
+    sample scores, counts >= ``c_min`` used as they are) or ``count`` (x = K/S). ``map``:
+    ``expected-rank`` (r_j = j + C_j + N x_j) or ``binomial``. ``bootstrap`` query-bootstrap
+    replicates, ``sample_noise`` Poisson-reweighting replicates, both seeded by ``seed``.
+    """
+    if not isinstance(summary, Summary):
+        summary = Summary.load(summary)
+    text, cols = _native.predict_native(
+        summary._s,
+        pool_size=pool_size,
+        k=int(k),
+        estimator=estimator,
+        map=map,
+        bootstrap=int(bootstrap),
+        sample_noise=int(sample_noise),
+        confidence=float(confidence),
+        seed=int(seed),
+        top_m=int(top_m),
+        quantile=float(quantile),
+        c_min=int(c_min),
+    )
+    return Report(json.loads(text), dict(cols))
+
+
+# ----------------------------------------------------------------------------------------------
+# evaluate and sampling
+
+
+def evaluate(
+    results: Union[Mapping[str, Mapping[str, float]], PathLike],
+    gt: Union[Mapping[str, Sequence[str]], PathLike],
+    k: int = 1000,
+    *,
+    missing_as_zero: bool = False,
+    sets: Optional[Sequence[str]] = None,
+) -> Dict[str, Any]:
+    """Exact mAP@k (ILIAS semantics, ties grouped) of results {query: {db_id: score}} against a
+    ground truth; the report of ``tailrank eval --json`` (fractions in [0, 1]): ``sets`` with
+    map_at_k, gldv2_map_at_100, map_full, recall_at_k, hit_at_1 and per-query values.
+
+    A query of the ground truth without results is an error unless ``missing_as_zero``.
+    """
+    if _is_path(results):
+        r: Any = os.fspath(results)
+    else:
+        r = [(str(q), [(str(d), float(s)) for d, s in items.items()]) for q, items in results.items()]
+    g = _gt(gt)
+    text = _native.evaluate_native(
+        r, g, k=int(k), missing_as_zero=missing_as_zero, sets=None if sets is None else list(sets)
+    )
+    return json.loads(text)
+
+
+def id_hashes(ids: Iterable[str], seed: int = 0) -> np.ndarray:
+    """``xxh3_64_with_seed(utf8(id), seed)`` per id (uint64), as ``xxhash.xxh3_64_intdigest``."""
+    return np.asarray(_native.id_hashes(_ids_list(ids, "ids"), int(seed)), dtype=np.uint64)
+
+
+def sample_mask(ids: Iterable[str], fraction: float, seed: int = 0) -> np.ndarray:
+    """Boolean mask of the ids in the hash sample at ``fraction`` (SPEC 4)."""
+    t = _native.threshold(float(fraction))
+    h = id_hashes(ids, seed)
+    if t == 2**64 - 1:  # f = 1 (or rounds to it): every id, as HashRange::contains
+        return np.ones(h.shape, dtype=bool)
+    return h < np.uint64(t)
+
+
+def sample_ids(ids: Iterable[str], fraction: float, seed: int = 0) -> List[str]:
+    """The sampled ids in input order: what ``tailrank sample`` writes (SPEC 4)."""
+    lst = _ids_list(ids, "ids")
+    mask = sample_mask(lst, fraction, seed)
+    return [i for i, m in zip(lst, mask) if m]

@@ -1,0 +1,179 @@
+"""Distributed scan on Ray: one task per group of pool shards, summaries merged in a tree.
+
+Each task runs the Rust scan (:func:`tailrank.scan`) on its shard group with
+``threads_per_task`` threads and returns its :class:`~tailrank.Summary`; the summaries are merged
+``merge_fanin`` at a time, in shard order, until one is left. Because summaries of disjoint
+shards merge exactly (counts add, top-M lists merge, N = sum of the shards' rows in exact mode),
+the result is bit for bit the single-process scan of all shards.
+
+Failures: a task whose worker dies is re-run by Ray (``max_retries``); only the returned value of
+a finished task is ever merged, so a retried task is counted once, and ``Summary.merge`` refuses
+two parts that scanned the same shard (same pool digest). Errors in the inputs (bad file, bad
+option) are raised at once, not retried.
+
+Command line::
+
+    python -m tailrank.ray --queries Q.npy --core C.npy --gt gt.json --pool s0.npy s1.npy ... \\
+        -o summary_dir [--fraction F --seed S --pool-size N --shards-per-task 1 \\
+        --threads-per-task 1 --address auto]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any, List, Optional, Sequence
+
+import tailrank
+from tailrank import Summary, TailrankError
+
+__all__ = ["scan", "main"]
+
+
+def _scan_group(queries: Any, core: Any, group: List[Any], gt: Any, kw: dict, fail_dir: Optional[str], index: int) -> Summary:
+    if fail_dir is not None:
+        # Test hook: the first attempt of each task kills its worker (a crash Ray must retry).
+        marker = os.path.join(fail_dir, f"task-{index}")
+        if not os.path.exists(marker):
+            with open(marker, "w") as f:
+                f.write("failed once\n")
+            os._exit(1)
+    return tailrank.scan(queries, core, group, gt, **kw)
+
+
+def _merge(*parts: Summary) -> Summary:
+    return Summary.merge_all(list(parts))
+
+
+def scan(
+    shard_paths: Sequence[Any],
+    queries: Any,
+    core: Any,
+    gt: Any,
+    fraction: float = 1.0,
+    seed: int = 0,
+    pool_size: Optional[int] = None,
+    top_m: int = 4000,
+    model: str = "",
+    *,
+    query_set: Optional[str] = None,
+    min_fraction: Optional[float] = None,
+    drift_shards: int = 4,
+    normalize: bool = False,
+    shards_per_task: int = 1,
+    threads_per_task: int = 1,
+    merge_fanin: int = 4,
+    max_retries: int = 3,
+    address: Optional[str] = None,
+    _fail_first_attempt_dir: Optional[str] = None,
+) -> Summary:
+    """Scan pool shards on Ray and return the merged :class:`~tailrank.Summary`.
+
+    ``shard_paths``: pool shard files (``.npy`` with sibling ids, HDF5) or ``(path, ids_path)``
+    pairs, in pool order; every worker must be able to read them. ``queries``, ``core``, ``gt``
+    and the scan options are those of :func:`tailrank.scan` (arrays and dicts are shipped once
+    through the object store). Tasks take ``shards_per_task`` consecutive shards and reserve
+    ``threads_per_task`` CPUs each. Uses the running Ray instance, or starts one
+    (``ray.init(address=address)``).
+    """
+    import ray
+
+    shards = list(shard_paths)
+    if not shards:
+        raise TailrankError("ray.scan: no pool shard given")
+    if shards_per_task < 1 or threads_per_task < 1 or merge_fanin < 2:
+        raise TailrankError("ray.scan: shards_per_task and threads_per_task must be >= 1, merge_fanin >= 2")
+    if not ray.is_initialized():
+        ray.init(address=address)
+
+    kw = dict(
+        fraction=fraction,
+        seed=seed,
+        pool_size=pool_size,
+        top_m=top_m,
+        model=model,
+        threads=threads_per_task,
+        query_set=query_set,
+        min_fraction=min_fraction,
+        drift_shards=drift_shards,
+        normalize=normalize,
+    )
+    # Check the inputs once here, so that bad inputs fail fast instead of in every task.
+    if isinstance(gt, (str, os.PathLike)) and not os.path.exists(gt):
+        raise TailrankError(f"{gt}: ground truth not found")
+    q_ref, c_ref, g_ref = ray.put(queries), ray.put(core), ray.put(gt)
+    task = ray.remote(_scan_group).options(num_cpus=threads_per_task, max_retries=max_retries)
+    merge = ray.remote(_merge).options(num_cpus=1, max_retries=max_retries)
+    refs = [
+        task.remote(q_ref, c_ref, shards[i : i + shards_per_task], g_ref, kw, _fail_first_attempt_dir, i // shards_per_task)
+        for i in range(0, len(shards), shards_per_task)
+    ]
+    while len(refs) > 1:
+        refs = [
+            refs[i] if len(refs[i : i + merge_fanin]) == 1 else merge.remote(*refs[i : i + merge_fanin])
+            for i in range(0, len(refs), merge_fanin)
+        ]
+    try:
+        return ray.get(refs[0])
+    except ray.exceptions.RayTaskError as e:
+        cause = e.as_instanceof_cause()
+        raise cause from None
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m tailrank.ray", description="Distributed tailrank scan on Ray.")
+    p.add_argument("--queries", required=True, help="query descriptors (.npy with ids, or HDF5)")
+    p.add_argument("--core", required=True, help="core descriptors")
+    p.add_argument("--gt", required=True, help="ground truth (ILIAS folder or JSON)")
+    p.add_argument("--pool", required=True, nargs="+", help="pool shard files")
+    p.add_argument("-o", "--output", required=True, help="output summary folder")
+    p.add_argument("--query-set", default=None)
+    p.add_argument("--fraction", type=float, default=1.0)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--min-fraction", type=float, default=None)
+    p.add_argument("--pool-size", type=int, default=None)
+    p.add_argument("--top-m", type=int, default=4000)
+    p.add_argument("--drift-shards", type=int, default=4)
+    p.add_argument("--model", default="")
+    p.add_argument("--normalize", action="store_true")
+    p.add_argument("--shards-per-task", type=int, default=1)
+    p.add_argument("--threads-per-task", type=int, default=1)
+    p.add_argument("--merge-fanin", type=int, default=4)
+    p.add_argument("--address", default=None, help="Ray address (default: start a local instance)")
+    p.add_argument("--num-cpus", type=int, default=None, help="CPUs of a local instance")
+    a = p.parse_args(argv)
+    import ray
+
+    ray.init(address=a.address, num_cpus=a.num_cpus, include_dashboard=False)
+    try:
+        s = scan(
+            a.pool,
+            a.queries,
+            a.core,
+            a.gt,
+            fraction=a.fraction,
+            seed=a.seed,
+            pool_size=a.pool_size,
+            top_m=a.top_m,
+            model=a.model,
+            query_set=a.query_set,
+            min_fraction=a.min_fraction,
+            drift_shards=a.drift_shards,
+            normalize=a.normalize,
+            shards_per_task=a.shards_per_task,
+            threads_per_task=a.threads_per_task,
+            merge_fanin=a.merge_fanin,
+        )
+        s.save(a.output)
+    except TailrankError as e:
+        print(f"tailrank.ray: error: {e}", file=sys.stderr)
+        return 1
+    finally:
+        ray.shutdown()
+    print(f"tailrank.ray: {len(a.pool)} shard(s) -> {a.output}: {s!r}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,26 @@
+from typing import Any, Optional, Sequence
+
+from . import Descriptors, GroundTruth, Summary
+
+def scan(
+    shard_paths: Sequence[Any],
+    queries: Descriptors,
+    core: Descriptors,
+    gt: GroundTruth,
+    fraction: float = ...,
+    seed: int = ...,
+    pool_size: Optional[int] = ...,
+    top_m: int = ...,
+    model: str = ...,
+    *,
+    query_set: Optional[str] = ...,
+    min_fraction: Optional[float] = ...,
+    drift_shards: int = ...,
+    normalize: bool = ...,
+    shards_per_task: int = ...,
+    threads_per_task: int = ...,
+    merge_fanin: int = ...,
+    max_retries: int = ...,
+    address: Optional[str] = ...,
+) -> Summary: ...
+def main(argv: Optional[Sequence[str]] = ...) -> int: ...
