@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# The test command of the README: installs the Python reference implementations the tests
-# compare against, then runs the whole suite in the optimised profile.
+# The test command of the README: installs the Python references the Rust tests compare against
+# (target/pyenv), runs the whole Rust suite in the optimised profile, then builds the Python
+# package and runs its pytest suite (scripts/test-python.sh; Ray included).
+# Arguments go to `cargo test` (e.g. a test-name filter); TAILRANK_SKIP_PYTHON=1 skips pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TAILRANK_PYTHON="$(scripts/setup-python.sh)"
 export TAILRANK_PYTHON
 cargo test --release --workspace "$@"
+if [ "${TAILRANK_SKIP_PYTHON:-0}" != 1 ]; then
+  scripts/test-python.sh
+fi
