@@ -1,11 +1,30 @@
 //! From hardness to a metric at any pool size N (SPEC 7).
 //!
-//! - expected-rank: `r_j(N) = j + C_j + N·x̂_j`, `AP@k = 1/min(k,n) Σ_j 1[r_j ≤ k]·j/r_j`;
-//!   fed with realized fractions `K/N` it reproduces the exact metric.
-//! - binomial: `E[j/(j + C_j + K)]·1[rank ≤ k]` under `K ~ Binomial(N, x̂_j)`, in log space.
+//! For query q with positives sorted by score (j = 1..n, `n = q.positives.len()`), `C_j` the
+//! core items above positive j and `x̂_j` its hardness:
 //!
-//! TODO(evt helper): implement.
+//! - **expected-rank** (the paper's map): `r_j(N) = j + C_j + N·x̂_j`,
+//!   `AP@k = 1/min(k,n) · Σ_j 1[r_j ≤ k] · j/r_j` ([`crate::metric::ap_at_k_from_ranks`]).
+//!   Fed with realized fractions `x̂_j = K_j/N` it reproduces the exact metric; to make that
+//!   identity survive floating point, `N·x̂_j` within a relative 1e-9 of an integer is
+//!   rounded to it. Recall@k = `mean_j 1[r_j ≤ k]`, hit@1 = `1[r_1 ≤ 1]` (so any
+//!   `N·x̂_1 > 0` or `C_1 > 0` gives 0).
+//! - **binomial**: the exact expectation under `K_j ~ Binomial(N, x̂_j)` of each positive's
+//!   precision term, `AP@k = 1/min(k,n) · Σ_j j · Σ_{i=0}^{k−j−C_j} Bin(i; N, x̂_j)/(j+C_j+i)`.
+//!   The probabilities come from the recurrence
+//!   `ln P(0) = N·ln(1−x)`, `ln P(i+1) = ln P(i) + ln(N−i) − ln(i+1) + ln x − ln(1−x)`, in log
+//!   space (stable for N up to 1e10 and x down to 1e-300), stopping once past the mean when
+//!   the remaining mass cannot change the sum. N is rounded to the nearest integer here (the
+//!   Binomial needs an integer number of draws). `x̂ = 0` gives the deterministic `j/(j+C_j)`
+//!   if `j + C_j ≤ k`. Recall@k = `mean_j P(K_j ≤ k − j − C_j)`, hit@1 =
+//!   `(1 − x̂_1)^N` when `C_1 = 0`, else 0.
+//!
+//! Conventions: `x̂` outside [0, 1] is clamped into it (NaN stays NaN and makes the value NaN);
+//! N ≤ 0 or NaN counts as 0 and N = +∞ sends every positive with `x̂ > 0` out of the top k.
+//! A query without positives has AP = recall = hit = 0; `k = 0` gives 0.
 
+use crate::hardness::QueryHardness;
+use crate::metric::{ap_at_k_from_ranks, rank_from_counts};
 use serde::{Deserialize, Serialize};
 
 /// Which hardness-to-metric map.
@@ -14,4 +33,230 @@ use serde::{Deserialize, Serialize};
 pub enum MapKind {
     ExpectedRank,
     Binomial,
+}
+
+impl MapKind {
+    /// `expected-rank` or `binomial`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            MapKind::ExpectedRank => "expected-rank",
+            MapKind::Binomial => "binomial",
+        }
+    }
+
+    /// Inverse of [`MapKind::as_str`].
+    pub fn parse(s: &str) -> Option<MapKind> {
+        match s {
+            "expected-rank" => Some(MapKind::ExpectedRank),
+            "binomial" => Some(MapKind::Binomial),
+            _ => None,
+        }
+    }
+}
+
+fn clean_n(n_pool: f64) -> f64 {
+    if n_pool > 0.0 {
+        n_pool
+    } else {
+        0.0
+    }
+}
+
+fn clean_x(x: f64) -> f64 {
+    if x.is_nan() {
+        x
+    } else {
+        x.clamp(0.0, 1.0)
+    }
+}
+
+/// `N·x̂`, snapped to the nearest integer when within a relative 1e-9 of it (so that realized
+/// fractions `K/N` give back `K` exactly); 0 when `x̂ = 0` (also for N = ∞).
+pub fn expected_count(n_pool: f64, x_hat: f64) -> f64 {
+    let x = clean_x(x_hat);
+    if x == 0.0 {
+        return 0.0;
+    }
+    let e = clean_n(n_pool) * x;
+    if e.is_finite() {
+        let r = e.round();
+        if (e - r).abs() <= 1e-9 * r.max(1.0) {
+            return r;
+        }
+    }
+    e
+}
+
+/// Expected ranks `r_j(N) = j + C_j + N·x̂_j` of a query's positives, in positive order.
+pub fn expected_ranks(q: &QueryHardness, n_pool: f64) -> Vec<f64> {
+    q.positives
+        .iter()
+        .enumerate()
+        .map(|(i, p)| rank_from_counts(i + 1, p.core_above, expected_count(n_pool, p.x_hat)))
+        .collect()
+}
+
+/// Sum over `i = 0..=m` of `Bin(i; N, x)·w(i)` (N a non-negative integer as f64, x in
+/// [0, 1]). Returns NaN for NaN x.
+fn binom_weighted_sum(n: f64, x: f64, m: u64, w: impl Fn(u64) -> f64) -> f64 {
+    if x.is_nan() {
+        return f64::NAN;
+    }
+    if x == 0.0 {
+        return w(0);
+    }
+    if n.is_infinite() {
+        return 0.0;
+    }
+    if x >= 1.0 {
+        // K = N with certainty.
+        return if n <= m as f64 { w(n as u64) } else { 0.0 };
+    }
+    let ln_x = x.ln();
+    let ln_1mx = (-x).ln_1p();
+    let mean = n * x;
+    let mut lp = n * ln_1mx; // ln P(0)
+    let mut acc = 0.0;
+    let mut i: u64 = 0;
+    loop {
+        let p = lp.exp();
+        acc += p * w(i);
+        if i >= m || (i + 1) as f64 > n {
+            break;
+        }
+        let fi = i as f64;
+        // Past the mean the ratio P(i+1)/P(i) = (N−i)x/((i+1)(1−x)) is < 1 and falling, so the
+        // remaining mass is at most P(i)·r/(1−r); weights are ≤ 1.
+        let ratio_ln = (n - fi).ln() - (fi + 1.0).ln() + ln_x - ln_1mx;
+        if fi >= mean {
+            let r = ratio_ln.exp();
+            if r < 1.0 && p * r / (1.0 - r) <= 1e-17 * acc {
+                break;
+            }
+            if p == 0.0 && r < 1.0 {
+                break;
+            }
+        }
+        lp += ratio_ln;
+        i += 1;
+    }
+    acc
+}
+
+/// Per-positive binomial precision term `j · Σ_{i=0}^{k−j−C_j} Bin(i; N, x̂)/(j + C_j + i)`.
+fn binomial_precision_term(j: usize, core_above: u64, x_hat: f64, n: f64, k: usize) -> f64 {
+    let base = j as u64 + core_above;
+    if base > k as u64 {
+        return 0.0;
+    }
+    let m = k as u64 - base;
+    let jf = j as f64;
+    binom_weighted_sum(n, clean_x(x_hat), m, |i| jf / (base + i) as f64)
+}
+
+/// `P(K ≤ m)` for `K ~ Binomial(N, x)` (N rounded to an integer, x clamped to [0, 1]).
+pub fn binomial_cdf(n_pool: f64, x: f64, m: u64) -> f64 {
+    binom_weighted_sum(clean_n(n_pool).round(), clean_x(x), m, |_| 1.0).min(1.0)
+}
+
+/// AP@k of one query at pool size `n_pool` under `map` (module docs).
+pub fn ap_at_k(q: &QueryHardness, n_pool: f64, k: usize, map: MapKind) -> f64 {
+    let n = q.positives.len();
+    if k == 0 || n == 0 {
+        return 0.0;
+    }
+    match map {
+        MapKind::ExpectedRank => ap_at_k_from_ranks(&expected_ranks(q, n_pool), n, k),
+        MapKind::Binomial => {
+            let nn = clean_n(n_pool).round();
+            let s: f64 = q
+                .positives
+                .iter()
+                .enumerate()
+                .map(|(i, p)| binomial_precision_term(i + 1, p.core_above, p.x_hat, nn, k))
+                .sum();
+            (s / k.min(n) as f64).min(1.0)
+        }
+    }
+}
+
+/// Recall@k of one query: `mean_j P(r_j ≤ k)` (binomial: `P(K_j ≤ k − j − C_j)`;
+/// expected-rank: `1[r_j(N) ≤ k]`).
+pub fn recall_at_k(q: &QueryHardness, n_pool: f64, k: usize, map: MapKind) -> f64 {
+    let n = q.positives.len();
+    if k == 0 || n == 0 {
+        return 0.0;
+    }
+    let s: f64 = match map {
+        MapKind::ExpectedRank => expected_ranks(q, n_pool)
+            .iter()
+            .map(|&r| if r <= k as f64 { 1.0 } else { 0.0 })
+            .sum(),
+        MapKind::Binomial => q
+            .positives
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let base = (i + 1) as u64 + p.core_above;
+                if base > k as u64 {
+                    0.0
+                } else {
+                    binomial_cdf(n_pool, p.x_hat, k as u64 - base)
+                }
+            })
+            .sum(),
+    };
+    s / n as f64
+}
+
+/// hit@1 of one query: binomial `(1 − x̂_1)^N` when `C_1 = 0` (else 0); expected-rank
+/// `1[1 + C_1 + N·x̂_1 ≤ 1]`.
+pub fn hit_at_1(q: &QueryHardness, n_pool: f64, map: MapKind) -> f64 {
+    let Some(p) = q.positives.first() else {
+        return 0.0;
+    };
+    if p.core_above > 0 {
+        return 0.0;
+    }
+    match map {
+        MapKind::ExpectedRank => {
+            if expected_count(n_pool, p.x_hat) == 0.0 {
+                1.0
+            } else {
+                0.0
+            }
+        }
+        MapKind::Binomial => binomial_cdf(n_pool, p.x_hat, 0),
+    }
+}
+
+/// mAP@k: the mean of [`ap_at_k`] over `qs`; NaN when `qs` is empty.
+pub fn mean_ap_at_k(qs: &[QueryHardness], n_pool: f64, k: usize, map: MapKind) -> f64 {
+    if qs.is_empty() {
+        return f64::NAN;
+    }
+    qs.iter().map(|q| ap_at_k(q, n_pool, k, map)).sum::<f64>() / qs.len() as f64
+}
+
+/// A log-spaced grid of pool sizes from `lo` to `hi` with `points_per_decade` points per
+/// factor 10: `lo·10^(i/ppd)` for `i = 0, 1, …` while below `hi`, then `hi` itself (so both
+/// ends are included exactly; the last step may be shorter). `[lo]` when `lo == hi`; empty
+/// when `lo ≤ 0`, `hi < lo`, either is not finite, or `points_per_decade == 0`.
+pub fn log_grid(lo: f64, hi: f64, points_per_decade: usize) -> Vec<f64> {
+    if !(lo > 0.0 && hi >= lo && hi.is_finite()) || points_per_decade == 0 {
+        return Vec::new();
+    }
+    if lo == hi {
+        return vec![lo];
+    }
+    let ppd = points_per_decade as f64;
+    let decades = (hi / lo).log10();
+    let steps = (decades * ppd - 1e-9).ceil().max(1.0) as usize;
+    let mut out = Vec::with_capacity(steps + 1);
+    out.push(lo);
+    for i in 1..steps {
+        out.push(lo * 10f64.powf(i as f64 / ppd));
+    }
+    out.push(hi);
+    out
 }

@@ -1,10 +1,50 @@
-//! `tailrank curve`. TODO: implement.
+//! `tailrank curve`: predicted mAP@k against pool size N (log axis) as SVG or PNG, with the
+//! query-bootstrap band, the count and curve-fit baselines and the evaluate-at-S points of the
+//! nested levels.
 
+use super::predict::{Input, ModelArgs};
 use clap::Args;
+use std::path::PathBuf;
+use tailrank::hardness::Estimator;
 
 #[derive(Args, Debug)]
-pub struct CurveArgs {}
+pub struct CurveArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Output image (`.svg` or `.png`).
+    #[arg(short = 'o', long = "out")]
+    pub out: PathBuf,
+    /// Smallest pool size of the curve.
+    #[arg(long, default_value_t = 1e3)]
+    pub from: f64,
+    /// Largest pool size of the curve.
+    #[arg(long, default_value_t = 1e9)]
+    pub to: f64,
+    /// Grid points per decade of N.
+    #[arg(long, default_value_t = 8)]
+    pub per_decade: usize,
+    /// Also print the curve as JSON (fractions).
+    #[arg(long)]
+    pub json: bool,
+}
 
-pub fn run(_args: CurveArgs) -> anyhow::Result<()> {
-    anyhow::bail!("`tailrank curve` is not implemented yet")
+pub fn run(a: CurveArgs) -> anyhow::Result<()> {
+    tailrank::plot::PlotFormat::from_path(&a.out)?;
+    let mut opts = a.model.options(0)?;
+    let c = match a.model.load()? {
+        Input::Summary(s) => tailrank::predict::curve(&s, &opts, a.from, a.to, a.per_decade)?,
+        Input::Hardness(meta, qs) => {
+            if let Some(e) = Estimator::parse_label(&meta.estimator) {
+                opts.estimator = e;
+            }
+            tailrank::predict::curve_from_hardness(&meta, &qs, &opts, a.from, a.to, a.per_decade)?
+        }
+    };
+    tailrank::plot::write_curve(&c, &a.out)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&c)?);
+    } else {
+        println!("wrote {} ({} points)", a.out.display(), c.points.len());
+    }
+    Ok(())
 }

@@ -1,10 +1,80 @@
-//! `tailrank sample`. TODO: implement.
+//! `tailrank sample`: hash-sample pool ids (SPEC 4) and write the sample with a manifest.
+//!
+//! An id is kept iff `xxh3_64_with_seed(utf8(id), seed) < t(f)` (`tailrank::sample`). The
+//! sampled ids are written in input order, one per line (gzip when `-o` ends in `.gz`), and
+//! `<OUT>.manifest.json` records `N` (ids read), `fraction`, `seed`, `S` (ids kept) and
+//! `digest` = `xxh3_64` (seed 0) of the concatenated `id + "\n"` lines of the sample, as 16 hex
+//! digits (the uncompressed content of the output).
 
+use anyhow::Context;
 use clap::Args;
+use std::path::PathBuf;
+use tailrank::formats::ids;
+use tailrank::sample;
 
 #[derive(Args, Debug)]
-pub struct SampleArgs {}
+pub struct SampleArgs {
+    /// Pool id list (text, one id per line; `.gz` accepted).
+    #[arg(long)]
+    pub ids: PathBuf,
+    /// Sampling fraction f in (0, 1].
+    #[arg(long)]
+    pub fraction: f64,
+    /// Hash seed.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Output id list (the manifest goes to `<OUT>.manifest.json`).
+    #[arg(short = 'o', long = "out")]
+    pub out: PathBuf,
+}
 
-pub fn run(_args: SampleArgs) -> anyhow::Result<()> {
-    anyhow::bail!("`tailrank sample` is not implemented yet")
+/// Digest of a sample: xxh3_64 (seed 0) over `id + "\n"` for each id, hex.
+pub fn digest(ids: &[String]) -> String {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    for id in ids {
+        h.update(id.as_bytes());
+        h.update(b"\n");
+    }
+    format!("{:016x}", h.digest())
+}
+
+pub fn run(a: SampleArgs) -> anyhow::Result<()> {
+    let t = sample::threshold(a.fraction)?;
+    let range = sample::HashRange { lo: 0, hi: t };
+    let all = ids::read_ids(&a.ids)?;
+    ids::check_unique(&a.ids, &all)?;
+    let kept: Vec<String> = all
+        .iter()
+        .filter(|id| range.contains(sample::id_hash(id, a.seed)))
+        .cloned()
+        .collect();
+    ids::write_ids(&a.out, &kept)?;
+    let mut name = a
+        .out
+        .file_name()
+        .context("the output path has no file name")?
+        .to_os_string();
+    name.push(".manifest.json");
+    let manifest_path = a.out.with_file_name(name);
+    let manifest = serde_json::json!({
+        "N": all.len(),
+        "fraction": a.fraction,
+        "seed": a.seed,
+        "S": kept.len(),
+        "digest": digest(&kept),
+        "digest_algorithm": "xxh3_64 (seed 0) of the sampled ids, each followed by \\n",
+        "source": a.ids.display().to_string(),
+        "tool_version": tailrank::TOOL_VERSION,
+    });
+    let text = serde_json::to_string_pretty(&manifest)? + "\n";
+    tailrank::atomic::write_bytes(&manifest_path, text.as_bytes())?;
+    println!(
+        "sampled {} of {} ids (fraction {}, seed {}) -> {}",
+        kept.len(),
+        all.len(),
+        a.fraction,
+        a.seed,
+        a.out.display()
+    );
+    Ok(())
 }

@@ -1,0 +1,127 @@
+//! Baselines reported beside every prediction (SPEC 8).
+//!
+//! - **evaluate-at-S**: the exact AP@k on the sample gallery (core + the S sampled items), from
+//!   counts: positive j of q sits at rank `r_j = j + C_j + K_{j,0}` (`metric::rank_from_counts`),
+//!   `AP@k = 1/min(k,n)·Σ_{r_j ≤ k} j/r_j`. (Positives of exactly equal score are ranked in
+//!   their stored order, not as a tie block.)
+//! - **count**: count hardness `x̂ = K_j/S` through the same map at N (in `predict`).
+//! - **power-law**: the evaluate-at-S_ℓ values `m_ℓ` at the nested levels, least-squares fit of
+//!   `ln m = a − b ln S` over the levels with `m_ℓ > 0`, extrapolated to `exp(a − b ln N)`.
+//! - **log-linear**: least squares `m = a − b ln S`, extrapolated to `a − b ln N`.
+//!
+//! Both fits need at least two levels of distinct sizes (None otherwise); extrapolated values
+//! are clamped to [0, 1].
+
+use crate::hardness::QueryHardness;
+use crate::metric::{ap_at_k_from_ranks, rank_from_counts};
+use crate::scan::summary::Summary;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// Baseline values at N (fractions), beside the estimate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Baselines {
+    /// Exact mAP@k on the level-0 sample gallery (at S, not N).
+    pub evaluate_at_s: f64,
+    /// Count hardness mapped to N.
+    pub count: f64,
+    /// Power-law fit over the levels, extrapolated to N.
+    pub power_law: Option<f64>,
+    /// Log-linear fit over the levels, extrapolated to N.
+    pub log_linear: Option<f64>,
+    /// The evaluate-at-S_ℓ points the fits used (empty from a hardness file).
+    pub level_points: Vec<LevelPoint>,
+}
+
+/// Exact mAP@k on the sample gallery of one nesting level.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LevelPoint {
+    /// Index in `Summary::subsets`.
+    pub subset: usize,
+    pub sample_size: u64,
+    pub map_at_k: f64,
+}
+
+/// Exact AP@k of each query on its sample gallery from the counts stored in the hardness
+/// (`pool_above` = K_j in the sample the hardness came from).
+pub fn per_query_at_sample(qs: &[QueryHardness], k: usize) -> Vec<f64> {
+    qs.par_iter()
+        .map(|q| {
+            let ranks: Vec<f64> = q
+                .positives
+                .iter()
+                .enumerate()
+                .map(|(i, p)| rank_from_counts(i + 1, p.core_above, p.pool_above as f64))
+                .collect();
+            ap_at_k_from_ranks(&ranks, q.positives.len(), k)
+        })
+        .collect()
+}
+
+/// Exact mAP@k on subset `subset`'s sample gallery.
+pub fn evaluate_at_subset(s: &Summary, subset: usize, k: usize) -> f64 {
+    let v: Vec<f64> = s
+        .queries
+        .par_iter()
+        .map(|q| {
+            let ranks: Vec<f64> = q
+                .positives
+                .iter()
+                .enumerate()
+                .map(|(i, p)| rank_from_counts(i + 1, p.core_above, p.pool_above[subset] as f64))
+                .collect();
+            ap_at_k_from_ranks(&ranks, q.positives.len(), k)
+        })
+        .collect();
+    super::mean(&v)
+}
+
+/// Evaluate-at-S_ℓ for every nesting level (level 0 first).
+pub fn level_points(s: &Summary, k: usize) -> Vec<LevelPoint> {
+    s.level_indices()
+        .into_iter()
+        .map(|i| LevelPoint {
+            subset: i,
+            sample_size: s.subset_sizes[i],
+            map_at_k: evaluate_at_subset(s, i, k),
+        })
+        .collect()
+}
+
+/// Ordinary least squares `y = α + β x`; None with fewer than two distinct x.
+pub fn least_squares(x: &[f64], y: &[f64]) -> Option<(f64, f64)> {
+    let n = x.len();
+    if n < 2 || y.len() != n {
+        return None;
+    }
+    let mx = x.iter().sum::<f64>() / n as f64;
+    let my = y.iter().sum::<f64>() / n as f64;
+    let sxx: f64 = x.iter().map(|a| (a - mx) * (a - mx)).sum();
+    if sxx <= 0.0 || !sxx.is_finite() {
+        return None;
+    }
+    let sxy: f64 = x.iter().zip(y).map(|(a, b)| (a - mx) * (b - my)).sum();
+    let beta = sxy / sxx;
+    Some((my - beta * mx, beta))
+}
+
+/// Power-law baseline: fit `ln m = a − b ln S` on the points with `m > 0`, value at N.
+pub fn power_law(points: &[LevelPoint], n_pool: f64) -> Option<f64> {
+    let pts: Vec<_> = points
+        .iter()
+        .filter(|p| p.map_at_k > 0.0 && p.sample_size > 0)
+        .collect();
+    let x: Vec<f64> = pts.iter().map(|p| (p.sample_size as f64).ln()).collect();
+    let y: Vec<f64> = pts.iter().map(|p| p.map_at_k.ln()).collect();
+    let (a, b) = least_squares(&x, &y)?;
+    Some((a + b * n_pool.ln()).exp().clamp(0.0, 1.0))
+}
+
+/// Log-linear baseline: fit `m = a − b ln S`, value at N.
+pub fn log_linear(points: &[LevelPoint], n_pool: f64) -> Option<f64> {
+    let pts: Vec<_> = points.iter().filter(|p| p.sample_size > 0).collect();
+    let x: Vec<f64> = pts.iter().map(|p| (p.sample_size as f64).ln()).collect();
+    let y: Vec<f64> = pts.iter().map(|p| p.map_at_k).collect();
+    let (a, b) = least_squares(&x, &y)?;
+    Some((a + b * n_pool.ln()).clamp(0.0, 1.0))
+}

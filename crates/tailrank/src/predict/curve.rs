@@ -1,0 +1,153 @@
+//! Metric-vs-N curves (SPEC 7): the predicted mAP@k over a log grid of pool sizes with its
+//! query-bootstrap percentile band (the same resampled query indices at every N), the count
+//! baseline through the same map, the curve-fit baselines, and the evaluate-at-S points of the
+//! nested levels.
+
+use super::baselines::{self, LevelPoint};
+use super::bootstrap::QueryBootstrap;
+use super::stats;
+use super::{check_summary, count_hardness, hardness_for, mean, per_query_ap, PredictOptions};
+use crate::error::{Error, Result};
+use crate::hardness::{HardnessMeta, QueryHardness};
+use crate::maps;
+use crate::scan::summary::Summary;
+use serde::{Deserialize, Serialize};
+
+/// One pool size of a curve.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CurvePoint {
+    pub pool_size: f64,
+    pub estimate: f64,
+    /// Query-bootstrap percentile band (NaN with `bootstrap = 0`).
+    pub lo: f64,
+    pub hi: f64,
+    pub count: f64,
+    pub power_law: Option<f64>,
+    pub log_linear: Option<f64>,
+}
+
+/// A predicted metric-vs-N curve.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Curve {
+    pub model: String,
+    pub query_set: String,
+    pub k: usize,
+    pub sample_size: u64,
+    /// The pool's N when known (marked on the plot).
+    pub pool_size: Option<u64>,
+    pub confidence: f64,
+    pub points: Vec<CurvePoint>,
+    /// Evaluate-at-S_ℓ at the nested levels (empty from a hardness file).
+    pub level_points: Vec<LevelPoint>,
+}
+
+fn grid(lo: f64, hi: f64, per_decade: usize) -> Result<Vec<f64>> {
+    let g = maps::log_grid(lo, hi, per_decade);
+    if g.is_empty() {
+        return Err(Error::invalid(format!(
+            "bad curve range: need 0 < from <= to and points per decade >= 1 (from {lo}, to {hi}, {per_decade} per decade)"
+        )));
+    }
+    Ok(g)
+}
+
+fn build(
+    model: &str,
+    query_set: &str,
+    h0: &[QueryHardness],
+    sample_size: u64,
+    pool_size: Option<u64>,
+    level_points: Vec<LevelPoint>,
+    opts: &PredictOptions,
+    g: &[f64],
+) -> Curve {
+    let boot = QueryBootstrap::new(h0.len(), opts.bootstrap, opts.seed);
+    let counts = count_hardness(h0);
+    let a = (1.0 - opts.confidence) / 2.0;
+    let points = g
+        .iter()
+        .map(|&n| {
+            let ap = per_query_ap(h0, n, opts.k, opts.map);
+            let (lo, hi) = if boot.replicates > 0 {
+                let mut reps = boot.means(&ap);
+                reps.sort_by(f64::total_cmp);
+                (
+                    stats::quantile_sorted(&reps, a),
+                    stats::quantile_sorted(&reps, 1.0 - a),
+                )
+            } else {
+                (f64::NAN, f64::NAN)
+            };
+            CurvePoint {
+                pool_size: n,
+                estimate: mean(&ap),
+                lo,
+                hi,
+                count: mean(&per_query_ap(&counts, n, opts.k, opts.map)),
+                power_law: baselines::power_law(&level_points, n),
+                log_linear: baselines::log_linear(&level_points, n),
+            }
+        })
+        .collect();
+    Curve {
+        model: model.to_string(),
+        query_set: query_set.to_string(),
+        k: opts.k,
+        sample_size,
+        pool_size,
+        confidence: opts.confidence,
+        points,
+        level_points,
+    }
+}
+
+/// The predicted curve from a summary over `log_grid(lo, hi, per_decade)`.
+pub fn curve(
+    s: &Summary,
+    opts: &PredictOptions,
+    lo: f64,
+    hi: f64,
+    per_decade: usize,
+) -> Result<Curve> {
+    check_summary(s)?;
+    let g = grid(lo, hi, per_decade)?;
+    let h0 = hardness_for(s, 0, opts)?;
+    let pts = baselines::level_points(s, opts.k);
+    Ok(build(
+        &s.model,
+        &s.query_set,
+        &h0,
+        s.subset_sizes[0],
+        opts.pool_size.or(s.pool_size),
+        pts,
+        opts,
+        &g,
+    ))
+}
+
+/// The predicted curve from a hardness artifact (no level points, no curve fits).
+pub fn curve_from_hardness(
+    meta: &HardnessMeta,
+    qs: &[QueryHardness],
+    opts: &PredictOptions,
+    lo: f64,
+    hi: f64,
+    per_decade: usize,
+) -> Result<Curve> {
+    if qs.is_empty() || qs.iter().any(|q| q.positives.is_empty()) {
+        return Err(Error::invalid(
+            "hardness holds no query, or a query without positives",
+        ));
+    }
+    let g = grid(lo, hi, per_decade)?;
+    Ok(build(
+        &meta.model,
+        &meta.query_set,
+        qs,
+        meta.sample_size,
+        opts.pool_size.or(meta.pool_size),
+        Vec::new(),
+        opts,
+        &g,
+    ))
+}

@@ -1,0 +1,462 @@
+//! Prediction of the full-pool metric from a sample summary (SPEC 7–9): the estimate, the
+//! baselines beside it, query bootstrap and sample-noise intervals, the sufficient-budget and
+//! drift diagnostics, and the tail report.
+//!
+//! Pipeline for a summary `s` with level-0 sample size `S = s.subset_sizes[0]` and target pool
+//! size `N` (`--pool-size`, else `s.pool_size`; `N ≥ S` required):
+//!
+//! 1. hardness `x̂_{q,j}` from subset 0 with the chosen estimator (`hardness::estimate_summary`);
+//! 2. per-query `AP@k(q; N)` through the map (`maps::ap_at_k`), `mAP@k = mean_q AP@k(q; N)`;
+//!    likewise Recall@k and hit@1;
+//! 3. baselines ([`baselines`]), query bootstrap and sample noise ([`bootstrap`]), budget, drift
+//!    and tail report ([`diagnostics`]).
+//!
+//! Every metric value is a fraction in [0, 1].
+
+pub mod baselines;
+pub mod bootstrap;
+pub mod curve;
+pub mod diagnostics;
+pub mod stats;
+
+pub use baselines::{Baselines, LevelPoint};
+pub use curve::{curve, curve_from_hardness, Curve, CurvePoint};
+pub use diagnostics::{Budget, Drift, LevelPrediction, ShardPrediction, TailReport};
+pub use stats::Interval;
+
+use crate::error::{Error, Result};
+use crate::hardness::{self, Estimator, EvtOptions, HardnessMeta, QueryHardness, QueryTail};
+use crate::maps::{self, MapKind};
+use crate::scan::summary::{Summary, SUMMARY_FORMAT_VERSION};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// Options of [`predict`] and [`predict_from_hardness`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PredictOptions {
+    /// Target pool size N; overrides the summary's (or hardness file's) N.
+    pub pool_size: Option<u64>,
+    /// Cut-off k of mAP@k (default 1000).
+    pub k: usize,
+    /// Hardness estimator (default: tail-aware `Evt` with default options).
+    pub estimator: Estimator,
+    /// Hardness-to-metric map (default: expected-rank, the paper's).
+    pub map: MapKind,
+    /// Query-bootstrap replicates B (default 1000; 0 disables the intervals, which are then NaN).
+    pub bootstrap: usize,
+    /// Sample-noise replicates (default 200; 0 = off). Needs a summary (top-M scores).
+    pub sample_noise: usize,
+    /// Confidence level of the intervals (default 0.95).
+    pub confidence: f64,
+    /// Seed of every random draw (bootstrap indices, Poisson weights).
+    pub seed: u64,
+}
+
+impl Default for PredictOptions {
+    fn default() -> Self {
+        PredictOptions {
+            pool_size: None,
+            k: 1000,
+            estimator: Estimator::Evt(EvtOptions::default()),
+            map: MapKind::ExpectedRank,
+            bootstrap: 1000,
+            sample_noise: 200,
+            confidence: 0.95,
+            seed: 0,
+        }
+    }
+}
+
+impl PredictOptions {
+    fn check(&self) -> Result<()> {
+        if self.k == 0 {
+            return Err(Error::invalid("k must be at least 1"));
+        }
+        if !(self.confidence > 0.0 && self.confidence < 1.0) {
+            return Err(Error::invalid(format!(
+                "confidence must be in (0, 1), got {}",
+                self.confidence
+            )));
+        }
+        if let Estimator::Evt(e) = self.estimator {
+            if !(e.quantile > 0.0 && e.quantile < 1.0) {
+                return Err(Error::invalid(format!(
+                    "tail threshold quantile must be in (0, 1), got {}",
+                    e.quantile
+                )));
+            }
+            if e.top_m < 2 {
+                return Err(Error::invalid(format!(
+                    "top-M must be at least 2, got {}",
+                    e.top_m
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Short name of the estimator (`evt` or `count`).
+    pub fn estimator_name(&self) -> &'static str {
+        match self.estimator {
+            Estimator::Count => "count",
+            Estimator::Evt(_) => "evt",
+        }
+    }
+}
+
+/// Per-query values at N (level 0).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QueryPrediction {
+    pub query_id: String,
+    pub n_positives: usize,
+    /// Predicted AP@k at N.
+    pub ap_at_k: f64,
+    pub recall_at_k: f64,
+    pub hit_at_1: f64,
+    /// Count-hardness AP@k at N (baseline).
+    pub ap_at_k_count: f64,
+    /// Exact AP@k on the sample gallery (baseline evaluate-at-S).
+    pub ap_at_k_at_sample: f64,
+    /// The query's fitted tail (u, σ, ξ, n_u), when the estimator fitted one.
+    pub tail: Option<QueryTail>,
+    /// Positives resolved by count, by tail and as immune.
+    pub n_count: usize,
+    pub n_tail: usize,
+    pub n_immune: usize,
+}
+
+/// The prediction of mAP@k at pool size N, with everything reported beside it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Prediction {
+    pub model: String,
+    pub query_set: String,
+    /// N, the pool size predicted for.
+    pub pool_size: u64,
+    /// S, the level-0 sample size.
+    pub sample_size: u64,
+    pub k: usize,
+    pub n_queries: usize,
+    pub n_positives: usize,
+    /// Predicted mAP@k at N (fraction).
+    pub estimate: f64,
+    /// Query-bootstrap standard error (sd of the B replicate means).
+    pub std_error: f64,
+    /// Query-bootstrap percentile interval.
+    pub percentile: Interval,
+    /// Query-bootstrap BCa interval (jackknife acceleration).
+    pub bca: Interval,
+    /// Extra spread from the pool sample (sd of the sample-noise replicates without query
+    /// resampling); None when off or unavailable (hardness input).
+    pub sample_noise_sd: Option<f64>,
+    /// Percentile interval of the crossed (Poisson pool weights × query resampling) replicates.
+    pub crossed: Option<Interval>,
+    /// Total interval: the percentile interval widened in quadrature by `z·sample_noise_sd`
+    /// on each side: `est ∓ √((est − end)² + (z·sd)²)`.
+    pub total: Option<Interval>,
+    pub baselines: Baselines,
+    /// Mean predicted Recall@k at N.
+    pub recall_at_k: f64,
+    /// Mean predicted hit@1 at N.
+    pub hit_at_1: f64,
+    /// Prediction at each nesting level (level 0 first); empty from a hardness file.
+    pub levels: Vec<LevelPrediction>,
+    /// Sufficient-budget verdict; None with fewer than 2 levels.
+    pub budget: Option<Budget>,
+    /// Drift check over the hash shards; None without shards.
+    pub drift: Option<Drift>,
+    pub tail: TailReport,
+    pub queries: Vec<QueryPrediction>,
+    pub options: PredictOptions,
+    /// Level-0 hardness the estimate came from (for `--hardness-out`).
+    #[serde(skip)]
+    pub hardness: Vec<QueryHardness>,
+}
+
+/// Check a summary before predicting from it: known format version, at least one subset whose
+/// first is a level, at least one query, every query with ≥ 1 positive, arrays consistent.
+pub fn check_summary(s: &Summary) -> Result<()> {
+    if s.format_version != SUMMARY_FORMAT_VERSION {
+        return Err(Error::invalid(format!(
+            "summary format version {} is not supported (this tool reads version {})",
+            s.format_version, SUMMARY_FORMAT_VERSION
+        )));
+    }
+    if s.subsets.is_empty() || s.subsets.len() != s.subset_sizes.len() {
+        return Err(Error::invalid(format!(
+            "summary has {} subsets but {} subset sizes",
+            s.subsets.len(),
+            s.subset_sizes.len()
+        )));
+    }
+    if s.level_indices().first() != Some(&0) {
+        return Err(Error::invalid(
+            "summary's first subset is not the level-0 sample",
+        ));
+    }
+    if s.queries.is_empty() {
+        return Err(Error::invalid("summary holds no query"));
+    }
+    for q in &s.queries {
+        if q.positives.is_empty() {
+            return Err(Error::invalid(format!(
+                "query {:?} has no positives: AP is undefined for it",
+                q.id
+            )));
+        }
+        if q.top_scores.len() != s.subsets.len() {
+            return Err(Error::invalid(format!(
+                "query {:?}: {} top-score lists for {} subsets",
+                q.id,
+                q.top_scores.len(),
+                s.subsets.len()
+            )));
+        }
+        for p in &q.positives {
+            if p.pool_above.len() != s.subsets.len() {
+                return Err(Error::invalid(format!(
+                    "query {:?}, positive {:?}: {} counts for {} subsets",
+                    q.id,
+                    p.id,
+                    p.pool_above.len(),
+                    s.subsets.len()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_hardness(qs: &[QueryHardness]) -> Result<()> {
+    if qs.is_empty() {
+        return Err(Error::invalid("no query to predict from"));
+    }
+    for q in qs {
+        if q.positives.is_empty() {
+            return Err(Error::invalid(format!(
+                "query {:?} has no positives: AP is undefined for it",
+                q.query_id
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The target pool size: `opts.pool_size`, else `fallback`; error when missing or `N < S`.
+pub fn target_pool_size(
+    opts: &PredictOptions,
+    fallback: Option<u64>,
+    sample_size: u64,
+) -> Result<u64> {
+    let n = opts.pool_size.or(fallback).ok_or_else(|| {
+        Error::invalid("the pool size N is unknown: the input does not record it, give --pool-size")
+    })?;
+    if n < sample_size {
+        return Err(Error::invalid(format!(
+            "pool size N = {n} is smaller than the sample size S = {sample_size}"
+        )));
+    }
+    Ok(n)
+}
+
+/// Hardness of level-0 (or any) subset with the options' estimator.
+pub fn hardness_for(
+    s: &Summary,
+    subset: usize,
+    opts: &PredictOptions,
+) -> Result<Vec<QueryHardness>> {
+    hardness::estimate_summary(s, subset, &opts.estimator)
+}
+
+/// Count hardness `x̂ = K_j / S` from any hardness (uses the recorded `pool_above` and
+/// `sample_size`); branches become `Count`, tails are dropped.
+pub fn count_hardness(qs: &[QueryHardness]) -> Vec<QueryHardness> {
+    qs.iter()
+        .map(|q| QueryHardness {
+            query_id: q.query_id.clone(),
+            sample_size: q.sample_size,
+            tail: None,
+            positives: q
+                .positives
+                .iter()
+                .map(|p| hardness::PositiveHardness {
+                    x_hat: if q.sample_size > 0 {
+                        p.pool_above as f64 / q.sample_size as f64
+                    } else {
+                        0.0
+                    },
+                    branch: hardness::Branch::Count,
+                    ..p.clone()
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+/// Per-query AP@k at N through the map.
+pub fn per_query_ap(qs: &[QueryHardness], n_pool: f64, k: usize, map: MapKind) -> Vec<f64> {
+    qs.par_iter()
+        .map(|q| maps::ap_at_k(q, n_pool, k, map))
+        .collect()
+}
+
+/// Mean of a slice (NaN when empty).
+pub(crate) fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+/// Predict mAP@k at N from a scan summary (level 0 = `subsets[0]`), with baselines,
+/// intervals, budget, drift and the tail report.
+pub fn predict(s: &Summary, opts: &PredictOptions) -> Result<Prediction> {
+    opts.check()?;
+    check_summary(s)?;
+    let sample = s.subset_sizes[0];
+    let n = target_pool_size(opts, s.pool_size, sample)?;
+    let h0 = hardness_for(s, 0, opts)?;
+    check_hardness(&h0)?;
+    assemble(&s.model, &s.query_set, n, sample, h0, Some(s), opts)
+}
+
+/// Predict from a released hardness artifact: same estimate, intervals and tail report;
+/// baselines that need the nested levels (curve fits), the budget, drift and sample-noise
+/// checks are not available (None).
+pub fn predict_from_hardness(
+    meta: &HardnessMeta,
+    qs: &[QueryHardness],
+    opts: &PredictOptions,
+) -> Result<Prediction> {
+    opts.check()?;
+    check_hardness(qs)?;
+    let n = target_pool_size(opts, meta.pool_size, meta.sample_size)?;
+    assemble(
+        &meta.model,
+        &meta.query_set,
+        n,
+        meta.sample_size,
+        qs.to_vec(),
+        None,
+        opts,
+    )
+}
+
+fn assemble(
+    model: &str,
+    query_set: &str,
+    n: u64,
+    sample: u64,
+    h0: Vec<QueryHardness>,
+    s: Option<&Summary>,
+    opts: &PredictOptions,
+) -> Result<Prediction> {
+    let nf = n as f64;
+    let k = opts.k;
+    let ap = per_query_ap(&h0, nf, k, opts.map);
+    let estimate = mean(&ap);
+    let recall: Vec<f64> = h0
+        .par_iter()
+        .map(|q| maps::recall_at_k(q, nf, k, opts.map))
+        .collect();
+    let hit: Vec<f64> = h0
+        .par_iter()
+        .map(|q| maps::hit_at_1(q, nf, opts.map))
+        .collect();
+
+    let boot = bootstrap::QueryBootstrap::new(h0.len(), opts.bootstrap, opts.seed);
+    let qb = boot.summarize(&ap, estimate, opts.confidence);
+
+    let count_h = count_hardness(&h0);
+    let ap_count = per_query_ap(&count_h, nf, k, opts.map);
+    let ap_at_s = baselines::per_query_at_sample(&h0, k);
+    let mut base = Baselines {
+        evaluate_at_s: mean(&ap_at_s),
+        count: mean(&ap_count),
+        power_law: None,
+        log_linear: None,
+        level_points: Vec::new(),
+    };
+
+    let mut levels = Vec::new();
+    let mut budget = None;
+    let mut drift = None;
+    let mut noise = None;
+    if let Some(s) = s {
+        let pts = baselines::level_points(s, k);
+        base.power_law = baselines::power_law(&pts, nf);
+        base.log_linear = baselines::log_linear(&pts, nf);
+        base.level_points = pts;
+        levels = diagnostics::level_predictions(s, &h0, &ap, &boot, nf, opts)?;
+        budget = diagnostics::budget(&levels);
+        drift = diagnostics::drift(s, &boot, nf, opts)?;
+        if opts.sample_noise > 0 {
+            noise = Some(bootstrap::sample_noise(s, &boot, nf, opts));
+        }
+    }
+
+    let z = stats::norm_ppf(0.5 + opts.confidence / 2.0);
+    let (sample_noise_sd, crossed, total) = match noise {
+        Some(nr) => {
+            let widen = |end: f64| ((estimate - end).powi(2) + (z * nr.sd).powi(2)).sqrt();
+            let total = Interval {
+                lo: estimate - widen(qb.percentile.lo),
+                hi: estimate + widen(qb.percentile.hi),
+            };
+            (Some(nr.sd), Some(nr.crossed), Some(total))
+        }
+        None => (None, None, None),
+    };
+
+    let queries: Vec<QueryPrediction> = h0
+        .iter()
+        .enumerate()
+        .map(|(i, q)| {
+            let (mut c, mut t, mut im) = (0, 0, 0);
+            for p in &q.positives {
+                match p.branch {
+                    hardness::Branch::Count => c += 1,
+                    hardness::Branch::Tail => t += 1,
+                    hardness::Branch::Immune => im += 1,
+                }
+            }
+            QueryPrediction {
+                query_id: q.query_id.clone(),
+                n_positives: q.positives.len(),
+                ap_at_k: ap[i],
+                recall_at_k: recall[i],
+                hit_at_1: hit[i],
+                ap_at_k_count: ap_count[i],
+                ap_at_k_at_sample: ap_at_s[i],
+                tail: q.tail,
+                n_count: c,
+                n_tail: t,
+                n_immune: im,
+            }
+        })
+        .collect();
+    let tail = diagnostics::tail_report(&h0);
+
+    Ok(Prediction {
+        model: model.to_string(),
+        query_set: query_set.to_string(),
+        pool_size: n,
+        sample_size: sample,
+        k,
+        n_queries: h0.len(),
+        n_positives: h0.iter().map(|q| q.positives.len()).sum(),
+        estimate,
+        std_error: qb.std_error,
+        percentile: qb.percentile,
+        bca: qb.bca,
+        sample_noise_sd,
+        crossed,
+        total,
+        baselines: base,
+        recall_at_k: mean(&recall),
+        hit_at_1: mean(&hit),
+        levels,
+        budget,
+        drift,
+        tail,
+        queries,
+        options: *opts,
+        hardness: h0,
+    })
+}

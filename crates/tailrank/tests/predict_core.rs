@@ -1,0 +1,288 @@
+//! Prediction core: baselines against independent references (explicit ranking in numpy,
+//! numpy.polyfit), exact identities, the hardness artifact round trip, and bad input.
+
+mod common;
+mod predict_support;
+
+use predict_support::{synth, SynthOpts};
+use serde_json::json;
+use tailrank::hardness::{read_hardness_csv, write_hardness_csv, Estimator, HardnessMeta};
+use tailrank::maps::MapKind;
+use tailrank::predict::{predict, predict_from_hardness, PredictOptions};
+
+fn quick(k: usize) -> PredictOptions {
+    PredictOptions {
+        k,
+        bootstrap: 0,
+        sample_noise: 0,
+        ..PredictOptions::default()
+    }
+}
+
+const AP_REFERENCE: &str = r#"
+import json, sys
+import numpy as np
+d = json.load(open(sys.argv[1]))
+k = d["k"]
+out = []
+for q in d["queries"]:
+    tags = np.array(d["tags"])
+    for lvl in range(d["levels"]):
+        keep = tags < 0.5 ** lvl
+        pool = np.array(q["sample"], dtype=np.float32)[keep]
+        pos = np.array(q["pos"], dtype=np.float32)
+        core = np.array(q["core"], dtype=np.float32)
+        scores = np.concatenate([pos, core, pool])
+        rel = np.concatenate([np.ones(len(pos)), np.zeros(len(core) + len(pool))])
+        order = np.argsort(-scores, kind="stable")
+        r = rel[order][:k]
+        hits = np.cumsum(r)
+        prec = hits / np.arange(1, len(r) + 1)
+        ap = float((prec * r).sum() / min(k, len(pos)))
+        out.append(ap)
+print(json.dumps(out))
+"#;
+
+#[test]
+fn evaluate_at_s_matches_an_explicit_ranking_in_numpy() {
+    let o = SynthOpts {
+        queries: 25,
+        sample: 6000,
+        levels: 2,
+        shards: 0,
+        ..SynthOpts::default()
+    };
+    let sy = synth(&o);
+    let k = 50;
+    let p = predict(&sy.summary, &quick(k)).unwrap();
+    let data = json!({
+        "k": k,
+        "levels": 2,
+        "tags": sy.tags,
+        "queries": (0..o.queries).map(|i| json!({
+            "sample": sy.sample_scores[i], "pos": sy.pos_scores[i], "core": sy.core_nonrel[i],
+        })).collect::<Vec<_>>(),
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("d.json");
+    std::fs::write(&f, data.to_string()).unwrap();
+    let r: Vec<f64> =
+        serde_json::from_str(&common::run_python(AP_REFERENCE, &[f.to_str().unwrap()])).unwrap();
+    for (i, q) in p.queries.iter().enumerate() {
+        assert!(
+            (q.ap_at_k_at_sample - r[2 * i]).abs() < 1e-12,
+            "query {i}: {} vs {}",
+            q.ap_at_k_at_sample,
+            r[2 * i]
+        );
+    }
+    let lvl1: f64 = (0..o.queries).map(|i| r[2 * i + 1]).sum::<f64>() / o.queries as f64;
+    let lvl0: f64 = (0..o.queries).map(|i| r[2 * i]).sum::<f64>() / o.queries as f64;
+    assert!((p.baselines.evaluate_at_s - lvl0).abs() < 1e-12);
+    assert_eq!(p.baselines.level_points.len(), 2);
+    assert!((p.baselines.level_points[1].map_at_k - lvl1).abs() < 1e-12);
+    assert!((p.levels[1].evaluate_at_s - lvl1).abs() < 1e-12);
+}
+
+#[test]
+fn count_hardness_at_the_sample_size_reproduces_evaluate_at_s() {
+    // x̂ = K/S fed to the expected-rank map at N = S gives ranks j + C_j + K_j: the exact metric.
+    let sy = synth(&SynthOpts::default());
+    let s = &sy.summary;
+    let opts = PredictOptions {
+        pool_size: Some(s.subset_sizes[0]),
+        estimator: Estimator::Count,
+        map: MapKind::ExpectedRank,
+        ..quick(100)
+    };
+    let p = predict(s, &opts).unwrap();
+    assert!((p.estimate - p.baselines.evaluate_at_s).abs() < 1e-12);
+    assert!((p.baselines.count - p.baselines.evaluate_at_s).abs() < 1e-12);
+    for q in &p.queries {
+        assert!((q.ap_at_k - q.ap_at_k_at_sample).abs() < 1e-12);
+    }
+}
+
+#[test]
+fn curve_fit_baselines_match_numpy_polyfit() {
+    let sy = synth(&SynthOpts {
+        levels: 4,
+        ..SynthOpts::default()
+    });
+    let n = 3.0e8;
+    let p = predict(
+        &sy.summary,
+        &PredictOptions {
+            pool_size: Some(n as u64),
+            ..quick(1000)
+        },
+    )
+    .unwrap();
+    let pts: Vec<(u64, f64)> = p
+        .baselines
+        .level_points
+        .iter()
+        .map(|l| (l.sample_size, l.map_at_k))
+        .collect();
+    assert_eq!(pts.len(), 4);
+    let code = r#"
+import json, sys
+import numpy as np
+pts = json.loads(sys.argv[1]); n = float(sys.argv[2])
+x = np.log([p[0] for p in pts]); y = np.array([p[1] for p in pts])
+b, a = np.polyfit(x, np.log(y), 1)
+c, d = np.polyfit(x, y, 1)
+print(json.dumps([float(np.clip(np.exp(a + b * np.log(n)), 0, 1)), float(np.clip(d + c * np.log(n), 0, 1))]))
+"#;
+    let r: Vec<f64> = serde_json::from_str(&common::run_python(
+        code,
+        &[&serde_json::to_string(&pts).unwrap(), &n.to_string()],
+    ))
+    .unwrap();
+    assert!(
+        (p.baselines.power_law.unwrap() - r[0]).abs() < 1e-10,
+        "{:?} {r:?}",
+        p.baselines
+    );
+    assert!(
+        (p.baselines.log_linear.unwrap() - r[1]).abs() < 1e-10,
+        "{:?} {r:?}",
+        p.baselines
+    );
+    // Sanity of the ordering the paper reports: the sample is optimistic.
+    assert!(p.baselines.evaluate_at_s >= p.estimate);
+}
+
+#[test]
+fn hardness_artifact_round_trip_gives_the_same_prediction() {
+    let sy = synth(&SynthOpts::default());
+    let s = &sy.summary;
+    let opts = PredictOptions {
+        bootstrap: 300,
+        sample_noise: 0,
+        ..PredictOptions::default()
+    };
+    let p = predict(s, &opts).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("h.csv");
+    write_hardness_csv(
+        &path,
+        &HardnessMeta::from_summary(s, 0, &opts.estimator),
+        &p.hardness,
+    )
+    .unwrap();
+    let (meta, qs) = read_hardness_csv(&path).unwrap();
+    let q = predict_from_hardness(&meta, &qs, &opts).unwrap();
+    assert_eq!(q.pool_size, p.pool_size);
+    assert_eq!(q.sample_size, p.sample_size);
+    assert!(
+        (q.estimate - p.estimate).abs() < 1e-9,
+        "{} {}",
+        q.estimate,
+        p.estimate
+    );
+    assert!((q.baselines.count - p.baselines.count).abs() < 1e-9);
+    assert!((q.baselines.evaluate_at_s - p.baselines.evaluate_at_s).abs() < 1e-12);
+    assert!((q.std_error - p.std_error).abs() < 1e-9);
+    assert_eq!(q.tail.by_tail, p.tail.by_tail);
+    assert!(q.baselines.power_law.is_none() && q.baselines.log_linear.is_none());
+    assert!(q.budget.is_none() && q.drift.is_none() && q.sample_noise_sd.is_none());
+    // A different N from the same artifact.
+    let r = predict_from_hardness(
+        &meta,
+        &qs,
+        &PredictOptions {
+            pool_size: Some(4_000_000),
+            ..opts
+        },
+    )
+    .unwrap();
+    assert!(r.estimate <= q.estimate + 1e-12, "mAP never grows with N");
+}
+
+#[test]
+fn tail_report_matches_the_hardness() {
+    let sy = synth(&SynthOpts::default());
+    let p = predict(&sy.summary, &quick(1000)).unwrap();
+    let t = &p.tail;
+    assert_eq!(t.by_count + t.by_tail + t.immune, t.positives);
+    assert_eq!(t.positives, p.n_positives);
+    assert!(
+        t.by_tail + t.immune > 0,
+        "hard positives need the tail: {t:?}"
+    );
+    let xi: Vec<f64> = p
+        .queries
+        .iter()
+        .filter_map(|q| q.tail.map(|t| t.fit.gpd.xi))
+        .collect();
+    assert_eq!(xi.len(), t.queries_with_tail);
+    let code = "import json,sys\nimport numpy as np\nx=json.loads(sys.argv[1])\nprint(json.dumps([float(v) for v in np.quantile(x,[0.25,0.5,0.75])]))";
+    let r: Vec<f64> = serde_json::from_str(&common::run_python(
+        code,
+        &[&serde_json::to_string(&xi).unwrap()],
+    ))
+    .unwrap();
+    let qs = t.xi_quartiles.unwrap();
+    for i in 0..3 {
+        assert!((qs[i] - r[i]).abs() < 1e-12);
+        assert!((-1.0..=0.0).contains(&qs[i]));
+    }
+    let json = tailrank::report::prediction_json(&p);
+    let q0 = &json["queries"][0];
+    assert!(q0["tail"]["u"].is_number() && q0["tail"]["xi"].is_number());
+    assert!(q0["tail"]["sigma"].is_number() && q0["tail"]["n_u"].is_number());
+}
+
+#[test]
+fn bad_input_gives_clear_errors() {
+    let sy = synth(&SynthOpts {
+        queries: 5,
+        sample: 2000,
+        ..SynthOpts::default()
+    });
+    let s = &sy.summary;
+    let err =
+        |s: &tailrank::scan::Summary, o: PredictOptions| predict(s, &o).unwrap_err().to_string();
+
+    let e = err(
+        s,
+        PredictOptions {
+            pool_size: Some(10),
+            ..quick(10)
+        },
+    );
+    assert!(e.contains("smaller than the sample size"), "{e}");
+
+    let mut t = s.clone();
+    t.pool_size = None;
+    let e = err(&t, quick(10));
+    assert!(e.contains("pool size N is unknown"), "{e}");
+
+    let mut t = s.clone();
+    t.queries[2].positives.clear();
+    let e = err(&t, quick(10));
+    assert!(e.contains("q002") && e.contains("no positives"), "{e}");
+
+    let mut t = s.clone();
+    t.format_version = 99;
+    let e = err(&t, quick(10));
+    assert!(e.contains("format version 99"), "{e}");
+
+    let e = err(s, quick(0));
+    assert!(e.contains("k must be"), "{e}");
+    let e = err(
+        s,
+        PredictOptions {
+            confidence: 1.5,
+            ..quick(10)
+        },
+    );
+    assert!(e.contains("confidence"), "{e}");
+
+    let meta = HardnessMeta::from_summary(s, 0, &Estimator::Count);
+    let e = predict_from_hardness(&meta, &[], &quick(10))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no query"), "{e}");
+}
