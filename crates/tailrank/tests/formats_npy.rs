@@ -23,33 +23,54 @@ fn ids(n: usize) -> Vec<String> {
         .collect()
 }
 
-/// numpy writes `x.npy` (dtype, version) and `x.ref.f32` (the same values as f32).
+/// For each group of 5 arguments (out, rows, dim, dtype, version) numpy writes `out.npy` and
+/// `out.ref.f32` (the same values as f32).
 const WRITE: &str = r#"
 import sys, numpy as np
-out, rows, dim, dtype, ver = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
-rng = np.random.default_rng(rows * 1000 + dim)
-a = rng.standard_normal((rows, dim)).astype(np.float32)
-a.flat[:min(3, a.size)] = [np.inf, -0.0, 1e-7][:a.size]  # inf, signed zero, f16 subnormal range
-a = a.astype(dtype)
-with open(out + ".npy", "wb") as f:
-    np.lib.format.write_array(f, a, version=None if ver == "auto" else tuple(map(int, ver.split("."))))
-a.astype(np.float32).tofile(out + ".ref.f32")
+for j in range(1, len(sys.argv), 5):
+  out, rows, dim, dtype, ver = sys.argv[j], int(sys.argv[j+1]), int(sys.argv[j+2]), sys.argv[j+3], sys.argv[j+4]
+  rng = np.random.default_rng(rows * 1000 + dim)
+  a = rng.standard_normal((rows, dim)).astype(np.float32)
+  a.flat[:min(3, a.size)] = [np.inf, -0.0, 1e-7][:a.size]  # inf, signed zero, f16 subnormal
+  a = a.astype(dtype)
+  with open(out + ".npy", "wb") as f:
+      np.lib.format.write_array(f, a, version=None if ver == "auto" else tuple(map(int, ver.split("."))))
+  a.astype(np.float32).tofile(out + ".ref.f32")
 "#;
 
 #[test]
 fn reads_every_value_like_numpy() {
     let d = tempfile::tempdir().unwrap();
-    for (dtype, ver, rows, dim, want) in [
+    let cases = [
         ("float16", "auto", 1001, 37, Dtype::F16),
         ("float32", "auto", 513, 64, Dtype::F32),
         ("float16", "2.0", 300, 33, Dtype::F16),
         ("float32", "3.0", 17, 5, Dtype::F32),
         ("<f2", "1.0", 1, 1, Dtype::F16),
-    ] {
-        let tag = format!("m_{dtype}_{}_{rows}", ver.replace('.', ""));
+    ];
+    let tag = |dtype: &str, ver: &str, rows: usize| {
+        format!(
+            "m_{}_{}_{rows}",
+            dtype.replace('<', ""),
+            ver.replace('.', "")
+        )
+    };
+    let mut args = Vec::new();
+    for (dtype, ver, rows, dim, _) in cases {
+        let base = d.path().join(tag(dtype, ver, rows));
+        args.extend([
+            base.to_str().unwrap().to_string(),
+            rows.to_string(),
+            dim.to_string(),
+            dtype.to_string(),
+            ver.to_string(),
+        ]);
+    }
+    let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+    common::run_python(WRITE, &args);
+    for (dtype, ver, rows, dim, want) in cases {
+        let tag = tag(dtype, ver, rows);
         let base = d.path().join(&tag);
-        let b = base.to_str().unwrap();
-        common::run_python(WRITE, &[b, &rows.to_string(), &dim.to_string(), dtype, ver]);
         let npy = base.with_extension("npy");
         write_ids(&d.path().join(format!("{tag}.ids.txt")), &ids(rows)).unwrap();
         let src = open_descriptors(&npy, None).unwrap();
@@ -144,59 +165,77 @@ print(a.dtype.str, int((a.view(np.uint8) != want.view(np.uint8)).sum()))
     assert!(write_npy(&d.path().join("bad.npy"), 3, 3, &[0.0; 8], Dtype::F32).is_err());
 }
 
-fn npy_err(setup: &str, ids_n: Option<usize>) -> String {
-    let d = tempfile::tempdir().unwrap();
-    let p = d.path().join("x.npy");
-    common::run_python(
-        &format!("import sys, numpy as np\np = sys.argv[1]\n{setup}\n"),
-        &[p.to_str().unwrap()],
-    );
-    let idp = d.path().join("ids.txt");
-    write_ids(&idp, &ids(ids_n.unwrap_or(0))).unwrap();
-    let e = NpyDescriptors::open(&p, Some(&idp))
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("x.npy") || e.contains("ids.txt"), "{e}");
-    e
-}
+/// numpy writes every broken file in one run; each case is (name, python code using `p`, id count,
+/// words the error must contain).
+const BAD: &[(&str, &str, usize, &[&str])] = &[
+    (
+        "trunc",
+        "np.save(p, np.ones((10, 4), np.float32)); b = open(p,'rb').read(); open(p,'wb').write(b[:-6])",
+        10,
+        &["truncated", "rows 9.."],
+    ),
+    ("rank3", "np.save(p, np.ones((2, 3, 4), np.float32))", 2, &["3 dimensions"]),
+    ("rank1", "np.save(p, np.ones(5, np.float32))", 5, &["1 dimensions"]),
+    (
+        "fortran",
+        "np.save(p, np.asfortranarray(np.ones((4, 3), np.float32)))",
+        4,
+        &["Fortran"],
+    ),
+    ("f8", "np.save(p, np.ones((4, 3), np.float64))", 4, &["'<f8'"]),
+    ("bigend", "np.save(p, np.ones((4, 3), '>f4'))", 4, &["'>f4'"]),
+    ("int8", "np.save(p, np.ones((4, 3), np.int8))", 4, &["'|i1'"]),
+    (
+        "struct",
+        "np.save(p, np.zeros(4, dtype=[('a', '<f4'), ('b', '<f4')]))",
+        4,
+        &["unsupported dtype"],
+    ),
+    ("empty", "open(p, 'wb').close()", 0, &["empty file"]),
+    ("text", "open(p, 'wb').write(b'hello world, not numpy')", 0, &["not an .npy"]),
+    (
+        "count",
+        "np.save(p, np.ones((4, 3), np.float16))",
+        5,
+        &["ids.txt", "5 ids", "4 rows"],
+    ),
+    (
+        "longer",
+        "np.save(p, np.ones((4, 3), np.float16)); b = open(p,'rb').read(); open(p,'wb').write(b + b'xx')",
+        4,
+        &["longer"],
+    ),
+    (
+        "hdrcut",
+        "np.save(p, np.ones((4, 3), np.float16)); b = open(p,'rb').read(); open(p,'wb').write(b[:40])",
+        4,
+        &["truncated .npy header"],
+    ),
+];
 
 #[test]
 fn bad_files_give_clear_errors() {
-    // Truncated: numpy writes 10 rows, we cut the last bytes.
-    let e = npy_err(
-        "np.save(p, np.ones((10, 4), np.float32))\nb = open(p,'rb').read()\nopen(p,'wb').write(b[:-6])",
-        Some(10),
-    );
-    assert!(e.contains("truncated") && e.contains("rows 9.."), "{e}");
-    let e = npy_err("np.save(p, np.ones((2, 3, 4), np.float32))", Some(2));
-    assert!(e.contains("3 dimensions"), "{e}");
-    let e = npy_err("np.save(p, np.ones(5, np.float32))", Some(5));
-    assert!(e.contains("1 dimensions"), "{e}");
-    let e = npy_err(
-        "np.save(p, np.asfortranarray(np.ones((4, 3), np.float32)))",
-        Some(4),
-    );
-    assert!(e.contains("Fortran"), "{e}");
-    let e = npy_err("np.save(p, np.ones((4, 3), np.float64))", Some(4));
-    assert!(e.contains("'<f8'"), "{e}");
-    let e = npy_err("np.save(p, np.ones((4, 3), '>f4'))", Some(4));
-    assert!(e.contains("'>f4'"), "{e}");
-    let e = npy_err("np.save(p, np.ones((4, 3), np.int8))", Some(4));
-    assert!(e.contains("'|i1'"), "{e}");
-    let e = npy_err("open(p, 'wb').close()", None);
-    assert!(e.contains("empty file"), "{e}");
-    let e = npy_err("open(p, 'wb').write(b'hello world, not numpy')", None);
-    assert!(e.contains("not an .npy"), "{e}");
-    let e = npy_err("np.save(p, np.ones((4, 3), np.float16))", Some(5));
-    assert!(
-        e.contains("ids.txt") && e.contains("5 ids") && e.contains("4 rows"),
-        "{e}"
-    );
-    let e = npy_err(
-        "np.save(p, np.ones((4, 3), np.float16))\nb = open(p,'rb').read()\nopen(p,'wb').write(b + b'xx')",
-        Some(4),
-    );
-    assert!(e.contains("longer"), "{e}");
+    let d = tempfile::tempdir().unwrap();
+    let mut code = String::from("import sys, os, numpy as np\nd = sys.argv[1]\n");
+    for (name, setup, _, _) in BAD {
+        code += &format!("p = os.path.join(d, '{name}.npy')\n{setup}\n");
+    }
+    common::run_python(&code, &[d.path().to_str().unwrap()]);
+    for (name, _, n_ids, words) in BAD {
+        let p = d.path().join(format!("{name}.npy"));
+        let idp = d.path().join(format!("{name}.ids.txt"));
+        write_ids(&idp, &ids(*n_ids)).unwrap();
+        let e = NpyDescriptors::open(&p, Some(&idp))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(&format!("{name}.")),
+            "{name}: error names no file: {e}"
+        );
+        for w in *words {
+            assert!(e.contains(w), "{name}: {e:?} lacks {w:?}");
+        }
+    }
 }
 
 #[test]
@@ -262,26 +301,47 @@ fn throughput_sanity() {
     write_npy(&p, rows, dim, &data, Dtype::F16).unwrap();
     write_ids(&d.path().join("t.ids.txt"), &ids(rows)).unwrap();
     let src = NpyDescriptors::open(&p, None).unwrap();
-    let t = std::time::Instant::now();
     let mut buf = vec![0.0f32; 1024 * dim];
-    let mut sum = 0.0f64;
+    // Timed pass: block reads only.
+    let t = std::time::Instant::now();
     let mut start = 0;
     while start < rows {
         let n = 1024.min(rows - start);
         src.read_rows(start, &mut buf[..n * dim]).unwrap();
-        for &v in &buf[..n * dim] {
-            sum += v as f64;
+        start += n;
+    }
+    let s = t.elapsed().as_secs_f64();
+    // Check pass: every value equals half's rounding of the input.
+    let mut start = 0;
+    while start < rows {
+        let n = 1024.min(rows - start);
+        src.read_rows(start, &mut buf[..n * dim]).unwrap();
+        for (g, w) in buf[..n * dim].iter().zip(&data[start * dim..]) {
+            assert_eq!(*g, half::f16::from_f32(*w).to_f32());
         }
         start += n;
     }
-    let mut want = 0.0f64;
-    for &v in &data {
-        want += half::f16::from_f32(v).to_f32() as f64;
-    }
-    assert_eq!(sum, want);
-    let s = t.elapsed().as_secs_f64();
     eprintln!(
         "npy f16 read: {rows} rows × {dim} in {s:.3} s ({:.0} MB/s of f16)",
         (rows * dim * 2) as f64 / s / 1e6
     );
+}
+
+#[test]
+fn zero_rows_and_numpy_reads_empty() {
+    // An empty shard is legal: 0 rows, an empty id file.
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("empty_shard.npy");
+    write_npy(&p, 0, 16, &[], Dtype::F16).unwrap();
+    write_ids(&d.path().join("empty_shard.ids.txt"), &[]).unwrap();
+    let src = NpyDescriptors::open(&p, None).unwrap();
+    assert_eq!((src.rows(), src.dim()), (0, 16));
+    src.read_rows(0, &mut []).unwrap();
+    let out = common::run_python(
+        "import sys, numpy as np; a = np.load(sys.argv[1]); print(a.shape, a.dtype)",
+        &[p.to_str().unwrap()],
+    );
+    assert_eq!(out.trim(), "(0, 16) float16");
+    // Dimension 0 is refused on both sides.
+    assert!(write_npy(&p, 0, 0, &[], Dtype::F32).is_err());
 }

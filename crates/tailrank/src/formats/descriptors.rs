@@ -31,8 +31,8 @@ pub trait DescriptorSource: Send + Sync {
 }
 
 /// Open a descriptor file by extension: `.npy` (with ids from `ids`, or from a sibling file
-/// `<stem>.ids.txt` / `<stem>_ids.txt` when `ids` is `None`) or `.h5`/`.hdf5` (ILIAS extractor
-/// layout: datasets `features` and `index`).
+/// `<stem>.ids.txt` / `<stem>_ids.txt` (or `.gz`) when `ids` is `None`) or `.h5`/`.hdf5` (ILIAS
+/// extractor layout: datasets `features` and `index`; an explicit `ids` file replaces `index`).
 pub fn open_descriptors(path: &Path, ids: Option<&Path>) -> Result<Box<dyn DescriptorSource>> {
     let ext = path
         .extension()
@@ -41,12 +41,41 @@ pub fn open_descriptors(path: &Path, ids: Option<&Path>) -> Result<Box<dyn Descr
         .to_ascii_lowercase();
     match ext.as_str() {
         "npy" => Ok(Box::new(super::npy::NpyDescriptors::open(path, ids)?)),
-        "h5" | "hdf5" => Ok(Box::new(super::hdf5::Hdf5Descriptors::open(path)?)),
+        "h5" | "hdf5" => Ok(Box::new(super::hdf5::Hdf5Descriptors::open_with_ids(
+            path, ids,
+        )?)),
         _ => Err(Error::file(
             path,
             "unknown descriptor format: expected .npy (with an id file) or .h5/.hdf5",
         )),
     }
+}
+
+/// Rows per block used by [`read_all`] and suggested for streaming reads (a multiple of common
+/// HDF5 chunk heights).
+pub const DEFAULT_BLOCK_ROWS: usize = 4096;
+
+/// Read every row of `src` into one row-major `rows × dim` f32 vector, block by block.
+pub fn read_all(src: &dyn DescriptorSource) -> Result<Vec<f32>> {
+    let (rows, dim) = (src.rows(), src.dim());
+    let total = rows.checked_mul(dim).ok_or_else(|| {
+        Error::file(
+            src.path(),
+            format!("{rows} rows × {dim} does not fit in memory"),
+        )
+    })?;
+    let mut out = vec![0.0f32; total];
+    for (start, n) in blocks(rows, DEFAULT_BLOCK_ROWS) {
+        src.read_rows(start, &mut out[start * dim..(start + n) * dim])?;
+    }
+    Ok(out)
+}
+
+/// Split `0..rows` into consecutive `(start, n)` blocks of at most `block_rows` rows
+/// (`block_rows = 0` is treated as 1).
+pub fn blocks(rows: usize, block_rows: usize) -> impl Iterator<Item = (usize, usize)> {
+    let b = block_rows.max(1);
+    (0..rows.div_ceil(b)).map(move |i| (i * b, b.min(rows - i * b)))
 }
 
 /// Descriptors held in memory (tests, simulators, the Python binding).
@@ -77,12 +106,25 @@ impl InMemoryDescriptors {
                 ),
             ));
         }
+        if let Some((a, b)) = super::ids::find_duplicate(&ids) {
+            return Err(Error::file(
+                &label,
+                format!("duplicate id {:?} on rows {a} and {b} (0-based)", ids[b]),
+            ));
+        }
         Ok(InMemoryDescriptors {
             label,
             ids,
             dim,
             data,
         })
+    }
+
+    /// Load every row of `src` into memory (ids, dimension and values as f32; the label is the
+    /// source's path).
+    pub fn from_source(src: &dyn DescriptorSource) -> Result<Self> {
+        let data = read_all(src)?;
+        Self::new(src.path(), src.ids().to_vec(), src.dim(), data)
     }
 }
 

@@ -9,7 +9,6 @@
 
 use crate::atomic;
 use crate::error::{Error, IoContext, Result};
-use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
@@ -81,18 +80,59 @@ pub fn parse_ids(path: &Path, mut reader: impl BufRead) -> Result<Vec<String>> {
 }
 
 /// Check that `ids` (read from `path`) are unique; a duplicate is reported with the id and both
-/// (1-based) positions, which are line numbers for an id file.
+/// (1-based) line numbers.
 pub fn check_unique(path: &Path, ids: &[String]) -> Result<()> {
-    let mut seen: HashMap<&str, usize> = HashMap::with_capacity(ids.len());
-    for (i, id) in ids.iter().enumerate() {
-        if let Some(first) = seen.insert(id.as_str(), i) {
-            return Err(Error::file(
-                path,
-                format!("duplicate id {id:?} on lines {} and {}", first + 1, i + 1),
-            ));
+    check_unique_at(path, ids, "lines", 1)
+}
+
+/// Like [`check_unique`], naming positions as `unit` counted from `base` (e.g. `"rows"`, 0 for a
+/// dataset, `"lines"`, 1 for a text file).
+pub fn check_unique_at(path: &Path, ids: &[String], unit: &str, base: usize) -> Result<()> {
+    match find_duplicate(ids) {
+        Some((a, b)) => Err(Error::file(
+            path,
+            format!(
+                "duplicate id {:?} on {unit} {} and {}",
+                ids[b],
+                a + base,
+                b + base
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The 0-based positions `(first, second)` of the first repeated id, if any: `second` is the
+/// smallest position whose id occurred before, `first` the earliest occurrence of that id.
+///
+/// Memory-lean for pool-sized lists (10^8 ids): sorts `(xxh3(id), position)` pairs (16 bytes per
+/// id, in parallel) instead of building a hash map of strings, and compares the strings only
+/// within groups of equal hashes, so hash collisions never produce a false duplicate.
+pub fn find_duplicate(ids: &[String]) -> Option<(usize, usize)> {
+    use rayon::prelude::*;
+    let mut keyed: Vec<(u64, usize)> = ids
+        .par_iter()
+        .enumerate()
+        .map(|(i, id)| (xxhash_rust::xxh3::xxh3_64(id.as_bytes()), i))
+        .collect();
+    keyed.par_sort_unstable();
+    let mut best: Option<(usize, usize)> = None;
+    for group in keyed.chunk_by(|a, b| a.0 == b.0) {
+        if group.len() < 2 {
+            continue;
+        }
+        // Positions ascend within a group; the first later position equal to an earlier one.
+        for (k, &(_, j)) in group.iter().enumerate().skip(1) {
+            if best.is_some_and(|(_, b)| b <= j) {
+                break;
+            }
+            if let Some(&(_, i)) = group[..k].iter().find(|&&(_, i)| ids[i] == ids[j]) {
+                best = Some((i, j));
+                break;
+            }
         }
     }
-    Ok(())
+    best
 }
 
 /// Write `ids`, one per line, atomically (gzip when the name ends in `.gz`). Ids must be
@@ -156,6 +196,37 @@ mod tests {
     fn blank_line_in_the_middle_is_an_error() {
         let e = parse("a\n\n\nb\n").unwrap_err().to_string();
         assert!(e.contains("ids.txt") && e.contains("line 2"), "{e}");
+    }
+
+    #[test]
+    fn find_duplicate_matches_a_hash_map_scan() {
+        // Reference: the first position whose id was seen before, and that id's first position.
+        fn naive(ids: &[String]) -> Option<(usize, usize)> {
+            let mut seen = std::collections::HashMap::new();
+            for (i, id) in ids.iter().enumerate() {
+                if let Some(&f) = seen.get(id.as_str()) {
+                    return Some((f, i));
+                }
+                seen.insert(id.as_str(), i);
+            }
+            None
+        }
+        let mut x: u64 = 12345;
+        for trial in 0..200 {
+            let n = 1 + trial * 7;
+            let ids: Vec<String> = (0..n)
+                .map(|_| {
+                    x = x
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    format!("id{}", (x >> 33) % (4 * n as u64 + 1))
+                })
+                .collect();
+            assert_eq!(find_duplicate(&ids), naive(&ids), "trial {trial}");
+        }
+        let uniq: Vec<String> = (0..1000).map(|i| format!("u{i}")).collect();
+        assert_eq!(find_duplicate(&uniq), None);
+        assert_eq!(find_duplicate(&[]), None);
     }
 
     #[test]

@@ -8,5 +8,10 @@ pub mod ids;
 pub mod npy;
 pub mod results;
 
-pub use descriptors::{open_descriptors, DescriptorSource, InMemoryDescriptors};
+pub use descriptors::{
+    blocks, open_descriptors, read_all, DescriptorSource, Dtype, InMemoryDescriptors,
+};
 pub use gt::{load_ground_truth, QuerySet};
+pub use hdf5::Hdf5Descriptors;
+pub use ids::{check_unique, read_ids, write_ids};
+pub use npy::{write_npy, NpyDescriptors};
