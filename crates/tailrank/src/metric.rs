@@ -398,6 +398,10 @@ fn check_k(k: usize) -> Result<()> {
 /// Evaluate a results file against query sets. A query of a set missing from the results is an
 /// error naming it and the results file, or a 0 flagged `missing` with
 /// [`MissingPolicy::Zero`]. Results for queries in no set are reported as a warning.
+///
+/// When several sets are given and a set has no query at all in the results (e.g. an image-only
+/// results file against the ILIAS ground truth with its text set), that set is skipped with a
+/// warning; it is an error when no set has any result. A single set is always evaluated.
 pub fn evaluate_results(
     sets: &[QuerySet],
     results: &Results,
@@ -407,10 +411,20 @@ pub fn evaluate_results(
     check_k(k)?;
     let mut out = Vec::with_capacity(sets.len());
     let mut known: HashSet<&str> = HashSet::new();
+    let mut warnings = Vec::new();
     for set in sets {
+        known.extend(set.query_ids.iter().map(String::as_str));
+        let covered = set.query_ids.iter().any(|q| results.get(q).is_some());
+        if !covered && sets.len() > 1 {
+            warnings.push(format!(
+                "{}: no query of set {:?} has results; set skipped",
+                results.path.display(),
+                set.name
+            ));
+            continue;
+        }
         let mut qs = Vec::with_capacity(set.query_ids.len());
         for (q, pos) in set.query_ids.iter().zip(&set.positives) {
-            known.insert(q.as_str());
             match results.get(q) {
                 Some(r) => qs.push(evaluate_query(q, &r.items, pos, k)),
                 None => match missing {
@@ -430,13 +444,19 @@ pub fn evaluate_results(
         }
         out.push(SetReport::from_queries(&set.name, qs));
     }
+    if out.is_empty() {
+        let names: Vec<&str> = sets.iter().map(|s| s.name.as_str()).collect();
+        return Err(Error::file(
+            &results.path,
+            format!("no query of the ground truth (sets {names:?}) has results"),
+        ));
+    }
     let unknown: Vec<&str> = results
         .queries
         .iter()
         .map(|q| q.query.as_str())
         .filter(|q| !known.contains(q))
         .collect();
-    let mut warnings = Vec::new();
     if !unknown.is_empty() {
         warnings.push(format!(
             "{}: {} result quer{} in no query set of the ground truth, ignored (first: {:?})",

@@ -94,15 +94,11 @@ pub fn read_results(path: &Path) -> Result<Results> {
 pub fn parse_results(path: &Path, bytes: &[u8]) -> Result<Results> {
     let mut r = JsonReader::new(path, bytes)?;
     let mut queries: Vec<QueryResults> = Vec::new();
-    let mut seen_q: HashSet<String> = HashSet::new();
+    // Duplicated query and db ids are caught by `Results::new` (which names them).
     r.object(
         "the results file must be a JSON object {query_id: {db_id: score}}",
         |r, q| {
-            if !seen_q.insert(q.clone()) {
-                return Err(r.error(format!("query id {q:?} appears twice")));
-            }
             let mut items: Vec<(String, f64)> = Vec::new();
-            let mut seen_db: HashSet<String> = HashSet::new();
             let what = format!("query {q:?}: expected an object {{db_id: score}}");
             r.object(&what, |r, db| {
                 let v = r.scalar()?;
@@ -124,9 +120,6 @@ pub fn parse_results(path: &Path, bytes: &[u8]) -> Result<Results> {
                         )))
                     }
                 };
-                if !seen_db.insert(db.clone()) {
-                    return Err(r.error(format!("query {q:?}: db id {db:?} appears twice")));
-                }
                 items.push((db, s));
                 Ok(())
             })?;

@@ -1,0 +1,501 @@
+//! `tailrank eval` end to end: tables, JSON report, ILIAS layout with image and text sets
+//! (compared with the official evaluator's logic in Python), missing and unknown queries, and
+//! errors that name the file.
+
+#[path = "../../tailrank/tests/common/mod.rs"]
+mod common;
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn tailrank(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tailrank"))
+        .arg("eval")
+        .args(args)
+        .output()
+        .expect("run tailrank")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn p(x: &Path) -> &str {
+    x.to_str().unwrap()
+}
+
+const RESULTS: &str = r#"{"q": {"a": 0.9, "b": 0.8, "c": 0.7, "d": 0.6, "e": 0.5, "f": 0.4},
+  "empty": {"a": 0.1}, "stray": {"x": 1.0}}"#;
+
+#[test]
+fn table_and_json_on_the_official_vector() {
+    let d = tempfile::tempdir().unwrap();
+    let gt = d.path().join("gt.json");
+    let r = d.path().join("r.json");
+    fs::write(&gt, r#"{"q": ["a", "c", "f", "z"], "empty": ["zz"]}"#).unwrap();
+    fs::write(&r, RESULTS).unwrap();
+
+    let o = tailrank(&["--results", p(&r), "--gt", p(&gt)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    // mean of 0.541667 and 0 = 27.08 %.
+    assert!(out.contains("mAP@1000") && out.contains("27.08"), "{out}");
+    assert!(stderr(&o).contains("warning") && stderr(&o).contains("stray"));
+
+    let o = tailrank(&[
+        "--results",
+        p(&r),
+        "--gt",
+        p(&gt),
+        "--k",
+        "3",
+        "--metric",
+        "map,recall",
+        "--metric",
+        "hit1",
+    ]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // AP@3 = 0.555556 → 27.78; R@3 = (2/4 + 0)/2 = 25.00; hit@1 = 50.00.
+    assert!(out.contains("mAP@3") && out.contains("27.78"), "{out}");
+    assert!(
+        out.contains("R@3")
+            && out.contains("25.00")
+            && out.contains("hit@1")
+            && out.contains("50.00"),
+        "{out}"
+    );
+
+    let o = tailrank(&["--results", p(&r), "--gt", p(&gt), "--k", "2", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["k"], 2);
+    assert_eq!(v["unit"], "fraction");
+    let set = &v["sets"][0];
+    assert_eq!(set["name"], "queries");
+    assert!((set["map_at_k"].as_f64().unwrap() - 0.25).abs() < 1e-12);
+    assert_eq!(set["queries"][0]["query"], "q");
+    assert!((set["queries"][0]["ap_at_k"].as_f64().unwrap() - 0.5).abs() < 1e-12);
+    assert_eq!(set["queries"][0]["n_results"], 6);
+    assert_eq!(v["warnings"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn missing_query_is_an_error_or_an_explicit_zero() {
+    let d = tempfile::tempdir().unwrap();
+    let gt = d.path().join("gt.json");
+    let r = d.path().join("r.json");
+    fs::write(&gt, r#"{"q": ["a", "c", "f", "z"], "absent/q": ["zz"]}"#).unwrap();
+    fs::write(&r, RESULTS).unwrap();
+    let o = tailrank(&["--results", p(&r), "--gt", p(&gt)]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("absent/q") && e.contains("r.json") && e.contains("--missing-as-zero"),
+        "{e}"
+    );
+
+    let o = tailrank(&["--results", p(&r), "--gt", p(&gt), "--missing-as-zero"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("27.08") && out.contains("1 missing counted as 0"),
+        "{out}"
+    );
+    let o = tailrank(&[
+        "--results",
+        p(&r),
+        "--gt",
+        p(&gt),
+        "--missing-as-zero",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["sets"][0]["n_missing"], 1);
+    assert_eq!(v["sets"][0]["queries"][1]["missing"], true);
+}
+
+#[test]
+fn bad_inputs_give_clear_errors() {
+    let d = tempfile::tempdir().unwrap();
+    let gt = d.path().join("gt.json");
+    let r = d.path().join("r.json");
+    fs::write(&gt, r#"{"q": ["a"]}"#).unwrap();
+    fs::write(&r, r#"{"q": {"a": 0.5, "b": NaN}}"#).unwrap();
+    let o = tailrank(&["--results", p(&r), "--gt", p(&gt)]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("r.json") && e.contains("\"b\"") && e.contains("NaN"),
+        "{e}"
+    );
+
+    let o = tailrank(&["--results", p(&r)]);
+    assert!(!o.status.success() && stderr(&o).contains("--gt"));
+    let o = tailrank(&[]);
+    assert!(!o.status.success() && stderr(&o).contains("--summary"));
+    let o = tailrank(&["--results", p(&r), "--gt", p(&gt), "--metric", "ndcg"]);
+    assert!(!o.status.success() && stderr(&o).contains("ndcg"));
+    let o = tailrank(&["--results", p(&r), "--gt", p(&gt), "--k", "0"]);
+    assert!(!o.status.success() && stderr(&o).contains("k must be"));
+    let missing = d.path().join("missing_gt");
+    let o = tailrank(&["--results", p(&r), "--gt", p(&missing)]);
+    assert!(!o.status.success() && stderr(&o).contains("missing_gt"));
+}
+
+/// The official ILIAS evaluator's `_compute_AP` (stable argsort), per query set.
+const OFFICIAL: &str = r#"
+import json, sys
+import numpy as np
+from sklearn.metrics import average_precision_score
+d, sims, k = sys.argv[1], json.load(open(sys.argv[2])), int(sys.argv[3])
+def ids(name):
+    return [l.split(",")[0].strip() for l in open(f"{d}/image_ids/{name}") if l.strip()]
+gt = {}
+for p in ids("positive_ids.txt"):
+    gt.setdefault(p.split("/")[0], set()).add(p)
+out = {}
+for name, f in [("image", "image_query_ids.txt"), ("text", "text_query_ids.txt")]:
+    aps = []
+    for q in ids(f):
+        g = gt[q.split("/")[0]]
+        db = np.array(list(sims[q].keys()), dtype=object)
+        s = np.array(list(sims[q].values()), dtype=np.float64)
+        order = np.argsort(-s, kind="stable")
+        y_true = np.isin(db[order][:k], list(g))
+        if not y_true.any():
+            aps.append(0.0); continue
+        ap = average_precision_score(y_true, s[order][:k])
+        aps.append(ap * y_true.sum() / min(k, len(g)))
+    out[name] = float(np.mean(aps))
+print(json.dumps(out))
+"#;
+
+#[test]
+fn ilias_layout_matches_official_per_query_set() {
+    let d = tempfile::tempdir().unwrap();
+    let ids = d.path().join("image_ids");
+    fs::create_dir_all(&ids).unwrap();
+    let mut state = 12345u64;
+    let mut next = move || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 33) as usize
+    };
+    let n_inst = 12;
+    let mut pos_lines = String::new();
+    let mut positives: Vec<Vec<String>> = Vec::new();
+    for i in 0..n_inst {
+        let n = 1 + next() % 6;
+        let ps: Vec<String> = (0..n).map(|j| format!("inst{i}/pos{j}.jpg")).collect();
+        for p in &ps {
+            pos_lines.push_str(&format!(
+                "{p},{:.3},{}\n",
+                (next() % 1000) as f64 / 1000.0,
+                next() % 60
+            ));
+        }
+        positives.push(ps);
+    }
+    let img: Vec<String> = (0..20)
+        .map(|q| format!("inst{}/query{q}.jpg", q % n_inst))
+        .collect();
+    let txt: Vec<String> = (0..n_inst).map(|i| format!("inst{i}/text")).collect();
+    fs::write(ids.join("positive_ids.txt"), pos_lines).unwrap();
+    fs::write(
+        ids.join("image_query_ids.txt"),
+        img.iter()
+            .map(|q| format!("{q},0.1,5\n"))
+            .collect::<String>(),
+    )
+    .unwrap();
+    fs::write(
+        ids.join("text_query_ids.txt"),
+        txt.iter().map(|q| format!("{q}\n")).collect::<String>(),
+    )
+    .unwrap();
+    // Results: every query scores all positives of all instances plus distractors, coarse
+    // scores (ties), in random file order.
+    let mut res = serde_json::Map::new();
+    for q in img.iter().chain(&txt) {
+        let mut m = serde_json::Map::new();
+        for p in positives.iter().flatten() {
+            m.insert(p.clone(), serde_json::json!((next() % 50) as f64 / 50.0));
+        }
+        for j in 0..40 {
+            m.insert(
+                format!("yfcc/{j}"),
+                serde_json::json!((next() % 50) as f64 / 50.0),
+            );
+        }
+        res.insert(q.clone(), serde_json::Value::Object(m));
+    }
+    let r = d.path().join("results.json");
+    fs::write(&r, serde_json::to_string(&res).unwrap()).unwrap();
+
+    for k in [5usize, 1000] {
+        let o = tailrank(&[
+            "--results",
+            p(&r),
+            "--gt",
+            p(d.path()),
+            "--k",
+            &k.to_string(),
+            "--json",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        let py = common::run_python(OFFICIAL, &[p(d.path()), p(&r), &k.to_string()]);
+        let want: serde_json::Value = serde_json::from_str(&py).unwrap();
+        let sets = v["sets"].as_array().unwrap();
+        assert_eq!(sets.len(), 2);
+        for s in sets {
+            let name = s["name"].as_str().unwrap();
+            let got = s["map_at_k"].as_f64().unwrap();
+            let exp = want[name].as_f64().unwrap();
+            assert!(
+                (got - exp).abs() < 1e-9,
+                "{name} mAP@{k}: {got} vs official {exp}"
+            );
+        }
+        let o = tailrank(&[
+            "--results",
+            p(&r),
+            "--gt",
+            p(d.path()),
+            "--k",
+            &k.to_string(),
+        ]);
+        let out = stdout(&o);
+        assert!(out.contains("image") && out.contains("text"), "{out}");
+        assert!(
+            out.contains(&format!("{:.2}", 100.0 * want["image"].as_f64().unwrap())),
+            "{out}"
+        );
+    }
+
+    // An image-only results file: the text set is skipped with a warning, unless asked for.
+    let image_only: serde_json::Map<String, serde_json::Value> = res
+        .iter()
+        .filter(|(q, _)| img.contains(q))
+        .map(|(q, v)| (q.clone(), v.clone()))
+        .collect();
+    let r2 = d.path().join("image_only.json");
+    fs::write(&r2, serde_json::to_string(&image_only).unwrap()).unwrap();
+    let o = tailrank(&["--results", p(&r2), "--gt", p(d.path())]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("image") && !stdout(&o).contains("text"));
+    assert!(
+        stderr(&o).contains("\"text\" has results; set skipped"),
+        "{}",
+        stderr(&o)
+    );
+    let o = tailrank(&["--results", p(&r2), "--gt", p(d.path()), "--set", "text"]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("inst0/text"),
+        "{}",
+        stderr(&o)
+    );
+    let o = tailrank(&[
+        "--results",
+        p(&r2),
+        "--gt",
+        p(d.path()),
+        "--set",
+        "image",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["sets"].as_array().unwrap().len(), 1);
+    let o = tailrank(&["--results", p(&r2), "--gt", p(d.path()), "--set", "video"]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("video"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// `--summary`: a whole-pool summary written to disk gives the same numbers as the full ranked
+/// lists; a sampled summary is refused; `--gt` checks the summary's queries.
+#[test]
+fn summary_counts_match_results() {
+    use tailrank::sample::HashRange;
+    use tailrank::scan::summary::{
+        PositiveSummary, QuerySummary, Subset, SubsetKind, Summary, SUMMARY_FORMAT_VERSION,
+    };
+    let d = tempfile::tempdir().unwrap();
+    let mut state = 99u64;
+    let mut next = move || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 33) as u32
+    };
+    // Distinct scores: a shuffled set of multiples of 1/4096 (no ties at all).
+    let pool_n = 300usize;
+    let mut gt = serde_json::Map::new();
+    let mut res = serde_json::Map::new();
+    let mut queries = Vec::new();
+    for qi in 0..6 {
+        let n_pos = 1 + (next() % 5) as usize;
+        let n_core = (next() % 10) as usize;
+        let mut vals: Vec<u32> = (0..4096).collect();
+        for i in (1..vals.len()).rev() {
+            vals.swap(i, next() as usize % (i + 1));
+        }
+        let sc = |v: u32| v as f32 / 4096.0;
+        let pos: Vec<f32> = vals[..n_pos].iter().map(|&v| sc(v)).collect();
+        let core: Vec<f32> = vals[n_pos..n_pos + n_core].iter().map(|&v| sc(v)).collect();
+        let pool: Vec<f32> = vals[n_pos + n_core..n_pos + n_core + pool_n]
+            .iter()
+            .map(|&v| sc(v))
+            .collect();
+        let q = format!("q{qi}");
+        let pids: Vec<String> = (0..n_pos).map(|j| format!("{q}/p{j}")).collect();
+        gt.insert(q.clone(), serde_json::json!(pids));
+        let mut m = serde_json::Map::new();
+        for (i, s) in pool.iter().enumerate() {
+            m.insert(format!("pool{i}"), serde_json::json!(*s as f64));
+        }
+        for (i, s) in core.iter().enumerate() {
+            m.insert(format!("core{i}"), serde_json::json!(*s as f64));
+        }
+        let mut ps: Vec<PositiveSummary> = Vec::new();
+        for (id, s) in pids.iter().zip(&pos) {
+            m.insert(id.clone(), serde_json::json!(*s as f64));
+            ps.push(PositiveSummary {
+                id: id.clone(),
+                score: *s,
+                core_above: core.iter().filter(|&&c| c > *s).count() as u64,
+                pool_above: vec![pool.iter().filter(|&&c| c > *s).count() as u64],
+            });
+        }
+        ps.sort_by(|a, b| b.score.total_cmp(&a.score));
+        let mut top = pool.clone();
+        top.sort_by(|a, b| b.total_cmp(a));
+        res.insert(q.clone(), serde_json::Value::Object(m));
+        queries.push(QuerySummary {
+            id: q,
+            positives: ps,
+            top_scores: vec![top],
+        });
+    }
+    let gt_path = d.path().join("gt.json");
+    let r_path = d.path().join("r.json");
+    fs::write(&gt_path, serde_json::to_string(&gt).unwrap()).unwrap();
+    fs::write(&r_path, serde_json::to_string(&res).unwrap()).unwrap();
+    let mut s = Summary {
+        format_version: SUMMARY_FORMAT_VERSION,
+        tool_version: tailrank::TOOL_VERSION.to_string(),
+        model: "m".into(),
+        query_set: "queries".into(),
+        pool_size: Some(pool_n as u64),
+        fraction: 1.0,
+        seed: 7,
+        top_m: 4000,
+        core_size: 20,
+        subsets: vec![Subset {
+            kind: SubsetKind::Level,
+            fraction: 1.0,
+            range: HashRange::fraction(1.0).unwrap(),
+        }],
+        subset_sizes: vec![pool_n as u64],
+        queries,
+        inputs: vec![],
+    };
+    let s_path = d.path().join("summary");
+    s.write(&s_path).unwrap();
+
+    for k in ["1", "10", "1000"] {
+        let a = tailrank(&[
+            "--summary",
+            p(&s_path),
+            "--gt",
+            p(&gt_path),
+            "--k",
+            k,
+            "--json",
+        ]);
+        assert!(a.status.success(), "{}", stderr(&a));
+        let b = tailrank(&[
+            "--results",
+            p(&r_path),
+            "--gt",
+            p(&gt_path),
+            "--k",
+            k,
+            "--json",
+        ]);
+        assert!(b.status.success(), "{}", stderr(&b));
+        let va: serde_json::Value = serde_json::from_str(&stdout(&a)).unwrap();
+        let vb: serde_json::Value = serde_json::from_str(&stdout(&b)).unwrap();
+        assert_eq!(va["source"], "summary");
+        for f in [
+            "map_at_k",
+            "gldv2_map_at_100",
+            "map_full",
+            "recall_at_k",
+            "hit_at_1",
+        ] {
+            let (x, y) = (
+                va["sets"][0][f].as_f64().unwrap(),
+                vb["sets"][0][f].as_f64().unwrap(),
+            );
+            assert!((x - y).abs() < 1e-12, "{f}@{k}: summary {x} vs results {y}");
+        }
+    }
+    // Without --gt: every summary query.
+    let a = tailrank(&["--summary", p(&s_path)]);
+    assert!(
+        a.status.success() && stdout(&a).contains("queries"),
+        "{}",
+        stderr(&a)
+    );
+
+    // A ground truth with a query the summary lacks.
+    let mut gt2 = gt.clone();
+    gt2.insert("q_extra".into(), serde_json::json!(["x"]));
+    let gt2_path = d.path().join("gt2.json");
+    fs::write(&gt2_path, serde_json::to_string(&gt2).unwrap()).unwrap();
+    let a = tailrank(&["--summary", p(&s_path), "--gt", p(&gt2_path)]);
+    assert!(
+        !a.status.success() && stderr(&a).contains("q_extra"),
+        "{}",
+        stderr(&a)
+    );
+    let a = tailrank(&[
+        "--summary",
+        p(&s_path),
+        "--gt",
+        p(&gt2_path),
+        "--missing-as-zero",
+    ]);
+    assert!(
+        a.status.success() && stdout(&a).contains("1 missing"),
+        "{}",
+        stderr(&a)
+    );
+
+    // A sampled summary is refused.
+    s.fraction = 0.5;
+    s.pool_size = Some(2 * pool_n as u64);
+    s.subsets[0].fraction = 0.5;
+    s.subsets[0].range = HashRange::fraction(0.5).unwrap();
+    let s2 = d.path().join("sampled");
+    s.write(&s2).unwrap();
+    let a = tailrank(&["--summary", p(&s2)]);
+    assert!(
+        !a.status.success() && stderr(&a).contains("predict"),
+        "{}",
+        stderr(&a)
+    );
+    // --results and --summary together.
+    let a = tailrank(&["--summary", p(&s2), "--results", p(&r_path)]);
+    assert!(!a.status.success());
+}
