@@ -19,7 +19,8 @@
 //!
 //! When the profile maximiser would leave `[-1, 0]` the constrained optimum lies on an edge, and
 //! the edge candidates cover it: on ξ = -1 the likelihood `-n ln σ` (σ ≥ max y) is maximised by
-//! σ = max y, and the ξ → 0 limit is the exponential fit. The result is never NaN and its
+//! σ = max y, and the ξ → 0 limit is the exponential fit (an interior maximiser with
+//! ξ > −1e-9 is taken as that edge, so data that would prefer ξ > 0 get exactly ξ = 0). The result is never NaN and its
 //! support always contains every `y`. Any `n ≥ 1` is fitted (the caller decides how many
 //! excesses are enough: see `hardness::MIN_TAIL_EXCESSES`); all-equal `y = c > 0` gives the
 //! uniform fit ξ = -1, σ = c.
@@ -45,6 +46,10 @@ pub struct GpdFit {
 
 /// |ξ| below this is treated as the exponential limit ξ = 0 in the formulas.
 const XI_ZERO: f64 = 1e-12;
+
+/// An interior profile maximiser with ξ above `-XI_EDGE` is the exponential edge ξ = 0: its
+/// likelihood differs from the exponential fit's only by rounding.
+const XI_EDGE: f64 = 1e-9;
 
 impl Gpd {
     /// `P(Y > y) = (1 + ξ y/σ)^(-1/ξ)` (`exp(-y/σ)` at ξ = 0); 1 for `y ≤ 0`, 0 at and beyond
@@ -211,15 +216,12 @@ fn interior_profile_max(y: &[f64], ymax: f64) -> Option<Gpd> {
         t_hi_limit
     } else {
         let (mut lo, mut hi) = (0.0f64, t_hi_limit);
-        for _ in 0..200 {
+        while hi - lo > 1e-10 * hi {
             let mid = 0.5 * (lo + hi);
             if xi_hat(y, ymax, mid) >= -1.0 {
                 lo = mid;
             } else {
                 hi = mid;
-            }
-            if hi - lo <= 1e-15 {
-                break;
             }
         }
         lo
@@ -227,16 +229,16 @@ fn interior_profile_max(y: &[f64], ymax: f64) -> Option<Gpd> {
     if !(t_max > 0.0) {
         return None;
     }
-    // Coarse grid: geometric near 0 (ξ close to 0) and linear across the range.
-    let mut grid: Vec<f64> = Vec::with_capacity(64);
-    for i in 0..16 {
-        grid.push(t_max * 10f64.powf(-8.0 + 7.0 * i as f64 / 15.0));
+    // Coarse grid: geometric towards 0 (ξ close to 0), linear across the range, and points
+    // near t_max (ξ near -1), where the profile can peak sharply.
+    let mut grid: Vec<f64> = Vec::with_capacity(40);
+    for i in 0..8 {
+        grid.push(t_max * 10f64.powf(-7.0 + 6.0 * i as f64 / 7.0));
     }
-    for i in 1..=40 {
-        grid.push(t_max * i as f64 / 40.0);
+    for i in 1..=24 {
+        grid.push(t_max * i as f64 / 24.0);
     }
-    // Points near t_max (ξ near -1), where the profile can peak sharply.
-    for e in [1e-2, 1e-3, 1e-4, 1e-6] {
+    for e in [1e-2, 1e-3, 1e-5] {
         grid.push(t_max * (1.0 - e));
     }
     grid.sort_by(f64::total_cmp);
@@ -253,9 +255,10 @@ fn interior_profile_max(y: &[f64], ymax: f64) -> Option<Gpd> {
     } else {
         grid[ib + 1]
     };
-    let t = golden_max(|t| profile(y, ymax, t), lo, hi, grid[ib], vals[ib]);
+    let t = brent_max(|t| profile(y, ymax, t), lo, hi, grid[ib], vals[ib]);
     let xi = xi_hat(y, ymax, t).max(-1.0);
-    if !(xi < 0.0) {
+    // A maximiser at ξ ≈ 0 is the exponential edge (whose candidate is exact there).
+    if !(xi < -XI_EDGE) {
         return None;
     }
     let tau = -t / ymax;
@@ -265,40 +268,98 @@ fn interior_profile_max(y: &[f64], ymax: f64) -> Option<Gpd> {
     Some(Gpd { sigma, xi })
 }
 
-/// Golden-section search for the maximum of `f` on `[a, b]`; returns the best point seen
-/// (never worse than the starting best `x0` with value `f0`).
-fn golden_max(f: impl Fn(f64) -> f64, mut a: f64, mut b: f64, x0: f64, f0: f64) -> f64 {
-    const R: f64 = 0.618_033_988_749_894_8;
-    let (mut best_x, mut best_f) = (x0, f0);
-    let mut c = b - R * (b - a);
-    let mut d = a + R * (b - a);
-    let mut fc = f(c);
-    let mut fd = f(d);
-    for _ in 0..200 {
-        if (b - a).abs() <= 1e-14 * (1.0 + a.abs() + b.abs()) {
+/// Brent's method (golden section with parabolic steps) for the maximum of `f` on `[a, b]`,
+/// started at `x0` (with value `f0`) inside the bracket; relative tolerance 1e-10 in x.
+/// Returns the best point evaluated.
+fn brent_max(f: impl Fn(f64) -> f64, mut a: f64, mut b: f64, x0: f64, f0: f64) -> f64 {
+    const GOLD: f64 = 0.381_966_011_250_105_1;
+    const TOL: f64 = 1e-10;
+    // Minimise g = -f; non-finite values count as +∞.
+    let g = |x: f64| {
+        let v = -f(x);
+        if v.is_nan() {
+            f64::INFINITY
+        } else {
+            v
+        }
+    };
+    let (mut x, mut w, mut v) = (x0, x0, x0);
+    let (mut fx, mut fw, mut fv) = (-f0, -f0, -f0);
+    let (mut d, mut e) = (0.0f64, 0.0f64);
+    for _ in 0..100 {
+        let m = 0.5 * (a + b);
+        let tol1 = TOL * x.abs() + 1e-300;
+        let tol2 = 2.0 * tol1;
+        if (x - m).abs() <= tol2 - 0.5 * (b - a) {
             break;
         }
-        if fc >= fd || fd.is_nan() {
-            b = d;
-            d = c;
-            fd = fc;
-            c = b - R * (b - a);
-            fc = f(c);
-        } else {
-            a = c;
-            c = d;
-            fc = fd;
-            d = a + R * (b - a);
-            fd = f(d);
+        let mut golden = true;
+        if e.abs() > tol1 {
+            let r = (x - w) * (fx - fv);
+            let mut q = (x - v) * (fx - fw);
+            let mut p = (x - v) * q - (x - w) * r;
+            q = 2.0 * (q - r);
+            if q > 0.0 {
+                p = -p;
+            } else {
+                q = -q;
+            }
+            let e_old = e;
+            if p.is_finite()
+                && q.is_finite()
+                && p.abs() < (0.5 * q * e_old).abs()
+                && p > q * (a - x)
+                && p < q * (b - x)
+            {
+                e = d;
+                d = p / q;
+                let u = x + d;
+                if u - a < tol2 || b - u < tol2 {
+                    d = tol1.copysign(m - x);
+                }
+                golden = false;
+            }
         }
-        for (x, v) in [(c, fc), (d, fd)] {
-            if v.is_finite() && v > best_f {
-                best_x = x;
-                best_f = v;
+        if golden {
+            e = if x >= m { a - x } else { b - x };
+            d = GOLD * e;
+        }
+        let u = if d.abs() >= tol1 {
+            x + d
+        } else {
+            x + tol1.copysign(d)
+        };
+        let fu = g(u);
+        if fu <= fx {
+            if u >= x {
+                a = x;
+            } else {
+                b = x;
+            }
+            v = w;
+            fv = fw;
+            w = x;
+            fw = fx;
+            x = u;
+            fx = fu;
+        } else {
+            if u < x {
+                a = u;
+            } else {
+                b = u;
+            }
+            if fu <= fw || w == x {
+                v = w;
+                fv = fw;
+                w = u;
+                fw = fu;
+            } else if fu <= fv || v == x || v == w {
+                v = u;
+                fv = fu;
             }
         }
     }
-    best_x
+    x
 }
 
 #[cfg(test)]

@@ -1,0 +1,259 @@
+//! The hardness CSV artifact: exact round trip, readability with Python's csv module, and
+//! clear errors on malformed files.
+
+mod common;
+
+use std::path::Path;
+use tailrank::evt::{Gpd, GpdFit};
+use tailrank::hardness::{
+    read_hardness_csv, write_hardness_csv, Branch, HardnessMeta, PositiveHardness, QueryHardness,
+    QueryTail, HARDNESS_COLUMNS,
+};
+
+fn meta() -> HardnessMeta {
+    HardnessMeta {
+        model: "dinov3-l".into(),
+        query_set: "image".into(),
+        pool_size: Some(100_000_000),
+        sample_size: 5_000_123,
+        fraction: 0.05,
+        seed: 42,
+        estimator: "evt(top_m=4000,quantile=0.95,c_min=5)".into(),
+        tool_version: tailrank::TOOL_VERSION.into(),
+    }
+}
+
+fn pos(id: &str, score: f32, c: u64, k: u64, x: f64, b: Branch) -> PositiveHardness {
+    PositiveHardness {
+        id: id.into(),
+        score,
+        core_above: c,
+        pool_above: k,
+        x_hat: x,
+        branch: b,
+    }
+}
+
+fn queries() -> Vec<QueryHardness> {
+    let tail = QueryTail {
+        u: 0.412_345_678_901_234_5,
+        n_u: 200,
+        fit: GpdFit {
+            gpd: Gpd {
+                sigma: 0.021_987_654_321,
+                xi: -0.318_181_818_181_818_2,
+            },
+            log_likelihood: 647.267_152_3,
+            n: 200,
+        },
+    };
+    vec![
+        QueryHardness {
+            query_id: "Q001/query.jpg".into(),
+            sample_size: 5_000_123,
+            tail: Some(tail),
+            positives: vec![
+                pos(
+                    "Q001/pos,with comma.jpg",
+                    0.731_234_5,
+                    0,
+                    0,
+                    0.0,
+                    Branch::Immune,
+                ),
+                pos(
+                    "Q001/\"quoted\".jpg",
+                    0.52,
+                    1,
+                    2,
+                    1.234_567_890_123e-9,
+                    Branch::Tail,
+                ),
+                pos("#hash", 0.41, 3, 17, 17.0 / 5_000_123.0, Branch::Count),
+            ],
+        },
+        QueryHardness {
+            query_id: "no tail".into(),
+            sample_size: 5_000_123,
+            tail: None,
+            positives: vec![pos("p", -0.1, 0, 5_000_123, 1.0, Branch::Count)],
+        },
+        QueryHardness {
+            query_id: "no positives".into(),
+            sample_size: 5_000_123,
+            tail: None,
+            positives: vec![],
+        },
+    ]
+}
+
+#[test]
+fn round_trip_is_exact_and_python_reads_it() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("h.csv");
+    write_hardness_csv(&p, &meta(), &queries()).unwrap();
+    let (m, q) = read_hardness_csv(&p).unwrap();
+    assert_eq!(m, meta());
+    assert_eq!(q, queries());
+    // Only the file itself is left (written atomically through a temp sibling).
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1);
+
+    let mut m2 = meta();
+    m2.pool_size = None;
+    write_hardness_csv(&p, &m2, &queries()[..1]).unwrap();
+    assert_eq!(read_hardness_csv(&p).unwrap().0, m2);
+
+    // Python's csv module reads the same table after skipping the '#' lines.
+    let code = r#"
+import csv, sys
+lines = [l for l in open(sys.argv[1], newline='') if not l.startswith('#')]
+rows = list(csv.DictReader(lines))
+print(','.join(rows[0].keys()))
+for r in rows:
+    print(r['query_id'], '|', r['positive_id'], '|', r['j'], '|', r['branch'], '|', r['x_hat'])
+"#;
+    write_hardness_csv(&p, &meta(), &queries()).unwrap();
+    let out = common::run_python(code, &[p.to_str().unwrap()]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], HARDNESS_COLUMNS.join(","));
+    assert_eq!(lines.len(), 1 + 5);
+    assert_eq!(
+        lines[1],
+        "Q001/query.jpg | Q001/pos,with comma.jpg | 1 | immune | 0"
+    );
+    assert_eq!(lines[2].split(" | ").nth(1), Some("Q001/\"quoted\".jpg"));
+    assert_eq!(lines[3].split(" | ").nth(1), Some("#hash"));
+    assert_eq!(lines[5], "no positives |  | 0 |  | ");
+}
+
+fn write_text(dir: &Path, text: &str) -> std::path::PathBuf {
+    let p = dir.join("bad.csv");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+const HEAD: &str = "# model: m\n# query_set: image\n# pool_size: 1000\n# sample_size: 100\n\
+# fraction: 0.1\n# seed: 1\n# estimator: count\n# tool_version: 0.1.0\n";
+const COLS: &str = "query_id,positive_id,j,score,core_above,pool_above,sample_size,x_hat,branch,\
+tail_u,tail_sigma,tail_xi,tail_n_u\n";
+
+fn err(dir: &Path, text: &str) -> String {
+    let p = write_text(dir, text);
+    let e = read_hardness_csv(&p).unwrap_err().to_string();
+    assert!(e.contains("bad.csv"), "error names the file: {e}");
+    e
+}
+
+#[test]
+fn malformed_files_give_clear_errors() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    // A minimal valid file (no tail_log_likelihood column: it reads as NaN).
+    let ok =
+        format!("{HEAD}{COLS}q,p,1,0.5,0,3,100,0.03,count,,,,\nq,r,2,0.4,1,4,100,0.04,count,,,,\n");
+    let (m, q) = read_hardness_csv(&write_text(dir, &ok)).unwrap();
+    assert_eq!(m.pool_size, Some(1000));
+    assert_eq!(q.len(), 1);
+    assert_eq!(q[0].positives.len(), 2);
+    let ok_tail = format!("{HEAD}{COLS}q,p,1,0.5,0,3,100,0.03,tail,0.3,0.01,-0.2,20\n");
+    let (_, q) = read_hardness_csv(&write_text(dir, &ok_tail)).unwrap();
+    let t = q[0].tail.unwrap();
+    assert_eq!((t.u, t.n_u, t.fit.gpd.xi), (0.3, 20, -0.2));
+    assert!(t.fit.log_likelihood.is_nan());
+
+    let e = err(
+        dir,
+        &format!("{HEAD}query_id,positive_id,j,score,x_hat,branch\n"),
+    );
+    for c in [
+        "core_above",
+        "pool_above",
+        "sample_size",
+        "tail_u",
+        "tail_n_u",
+    ] {
+        assert!(e.contains(c), "{e}");
+    }
+    assert!(!e.contains("x_hat"), "{e}");
+    let e = err(
+        dir,
+        &format!("{HEAD}{COLS}q,p,1,0.5,0,3,100,abc,count,,,,\n"),
+    );
+    assert!(
+        e.contains("line 10") && e.contains("x_hat") && e.contains("abc"),
+        "{e}"
+    );
+    let e = err(
+        dir,
+        &format!("{HEAD}{COLS}q,p,1,0.5,0,3,100,0.03,maybe,,,,\n"),
+    );
+    assert!(
+        e.contains("line 10") && e.contains("unknown branch") && e.contains("maybe"),
+        "{e}"
+    );
+    let e = err(
+        dir,
+        &format!("{HEAD}{COLS}q,p,1,0.5,0,3,100,1.5,count,,,,\n"),
+    );
+    assert!(e.contains("x_hat"), "{e}");
+    let e = err(
+        dir,
+        &format!("{HEAD}{COLS}q,p,1,0.5,0,-3,100,0.03,count,,,,\n"),
+    );
+    assert!(e.contains("pool_above"), "{e}");
+    let e = err(
+        dir,
+        &format!("{HEAD}{COLS}q,p,2,0.5,0,3,100,0.03,count,,,,\n"),
+    );
+    assert!(e.contains("j = 2, expected 1"), "{e}");
+    let e = err(
+        dir,
+        &format!("{HEAD}{COLS}q,p,1,0.5,0,3,100,0.03,count,,,,\nr,p,1,0.5,0,3,100,0.03,count,,,,\nq,s,2,0.5,0,3,100,0.03,count,,,,\n"),
+    );
+    assert!(
+        e.contains("line 12") && e.contains("separate blocks"),
+        "{e}"
+    );
+    let e = err(
+        dir,
+        &format!("{HEAD}{COLS}q,p,1,0.5,0,3,100,0.03,tail,0.3,,-0.2,20\n"),
+    );
+    assert!(e.contains("partly empty"), "{e}");
+    let e = err(
+        dir,
+        &format!("{HEAD}{COLS}q,p,1,0.5,0,3,100,0.03,count,,,\n"),
+    );
+    assert!(e.contains("12 fields"), "{e}");
+    let e = err(
+        dir,
+        &format!("{HEAD}{COLS}\"q,p,1,0.5,0,3,100,0.03,count,,,,\n"),
+    );
+    assert!(e.contains("unterminated quote"), "{e}");
+    let e = err(dir, &format!("# model: m\n{COLS}"));
+    assert!(
+        e.contains("query_set") && e.contains("sample_size") && e.contains("seed"),
+        "{e}"
+    );
+    let e = err(
+        dir,
+        &format!("{}{COLS}", HEAD.replace("seed: 1", "seed: one")),
+    );
+    assert!(e.contains("seed") && e.contains("one"), "{e}");
+    let e = err(dir, &format!("# format_version: 9\n{HEAD}{COLS}"));
+    assert!(e.contains("newer"), "{e}");
+    let e = err(dir, HEAD);
+    assert!(e.contains("no header"), "{e}");
+    let missing = dir.join("missing.csv");
+    assert!(read_hardness_csv(&missing)
+        .unwrap_err()
+        .to_string()
+        .contains("missing.csv"));
+
+    // Ids with line breaks cannot be stored: refused at write time, nothing written.
+    let mut q = queries();
+    q[0].positives[0].id = "a\nb".into();
+    let p = dir.join("out.csv");
+    let e = write_hardness_csv(&p, &meta(), &q).unwrap_err().to_string();
+    assert!(e.contains("line break"), "{e}");
+    assert!(!p.exists());
+}
