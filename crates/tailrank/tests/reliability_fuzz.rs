@@ -201,7 +201,7 @@ fn check_h5(bytes: &[u8]) {
 const VALID_RESULTS: &str =
     r#"{"q1": {"a": 0.9, "b": 0.5, "c": -1e-3}, "q2": {}, "q3": {"x\"y": 1}}"#;
 const VALID_GT: &str = r#"{"q1": ["a", "b"], "q2": ["c"], "q\u00e9": ["d"]}"#;
-const VALID_IDS: &str = "yfcc/0001\nyfcc/0002\n\nyfcc/0003\r\n";
+const VALID_IDS: &str = "yfcc/0001\nyfcc/0002\nyfcc/0003\r\n";
 
 // ---------------------------------------------------------------- summary
 

@@ -41,6 +41,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+/// Top-k results per query: `(query id, [(db id, score)])`, in query-set order.
+pub type ResultLists = Vec<(String, Vec<(String, f32)>)>;
+
 /// Format name of `plan.json`.
 pub const PARTIAL_FORMAT: &str = "tailrank-scan-partial";
 /// Version of the partial-folder layout.
@@ -347,7 +350,7 @@ fn load_chunk(dir: &Path, chunk: &Chunk, want_results: bool) -> Result<ChunkOutp
 /// A chunk's contribution to the scan.
 struct ChunkOutput {
     summary: Summary,
-    results: Option<Vec<(String, Vec<(String, f32)>)>>,
+    results: Option<ResultLists>,
     renormalized_rows: u64,
 }
 
@@ -378,7 +381,7 @@ fn store_chunk(dir: &Path, chunk: &Chunk, out: &ChunkOutput) -> Result<()> {
 fn merge_results(
     query_ids: &[String],
     core: &dyn DescriptorSource,
-    parts: &[Vec<(String, Vec<(String, f32)>)>],
+    parts: &[ResultLists],
     k: usize,
 ) -> Result<Vec<Vec<(String, f32)>>> {
     let core_row: HashMap<&str, usize> = core
@@ -572,7 +575,7 @@ fn scan_chunks(
         })
     };
     let mut acc: Option<Summary> = None;
-    let mut all_results: Vec<Vec<(String, Vec<(String, f32)>)>> = Vec::new();
+    let mut all_results: Vec<ResultLists> = Vec::new();
     let mut chunk_renormalized = Vec::with_capacity(chunks.len());
     for chunk in chunks {
         let cdir = dir.join(&chunk.name);
