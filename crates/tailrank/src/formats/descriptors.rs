@@ -34,14 +34,14 @@ pub trait DescriptorSource: Send + Sync {
 /// `<stem>.ids.txt` / `<stem>_ids.txt` (or `.gz`) when `ids` is `None`) or `.h5`/`.hdf5` (ILIAS
 /// extractor layout: datasets `features` and `index`; an explicit `ids` file replaces `index`).
 pub fn open_descriptors(path: &Path, ids: Option<&Path>) -> Result<Box<dyn DescriptorSource>> {
-    if !path.exists() {
-        return Err(Error::file(path, "descriptor file does not exist"));
-    }
     let ext = path
         .extension()
         .and_then(|e| e.to_str())
         .unwrap_or("")
         .to_ascii_lowercase();
+    if matches!(ext.as_str(), "npy" | "h5" | "hdf5") && !path.exists() {
+        return Err(Error::file(path, "descriptor file does not exist"));
+    }
     match ext.as_str() {
         "npy" => Ok(Box::new(super::npy::NpyDescriptors::open(path, ids)?)),
         "h5" | "hdf5" => Ok(Box::new(super::hdf5::Hdf5Descriptors::open_with_ids(
