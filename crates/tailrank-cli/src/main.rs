@@ -36,6 +36,8 @@ enum Command {
     Simulate(cmd::simulate::SimulateArgs),
     /// Validation study on simulated data: errors of the estimate and the baselines.
     Validate(cmd::validate::ValidateArgs),
+    /// ILIAS end to end from its own files: id checks, scan, mAP@k (i2i, t2i) with breakdowns.
+    Ilias(cmd::ilias::IliasArgs),
 }
 
 fn main() {
@@ -50,6 +52,7 @@ fn main() {
         Command::Curve(a) => cmd::curve::run(a),
         Command::Simulate(a) => cmd::simulate::run(a),
         Command::Validate(a) => cmd::validate::run(a),
+        Command::Ilias(a) => cmd::ilias::run(a),
     };
     if let Err(e) = result {
         eprintln!("tailrank: error: {}", error_line(&e));

@@ -153,14 +153,15 @@ const OFFICIAL: &str = r#"
 import json, sys
 import numpy as np
 from sklearn.metrics import average_precision_score
-d, sims, k = sys.argv[1], json.load(open(sys.argv[2])), int(sys.argv[3])
+d, sims = sys.argv[1], json.load(open(sys.argv[2]))
 def ids(name):
     return [l.split(",")[0].strip() for l in open(f"{d}/image_ids/{name}") if l.strip()]
 gt = {}
 for p in ids("positive_ids.txt"):
     gt.setdefault(p.split("/")[0], set()).add(p)
 out = {}
-for name, f in [("image", "image_query_ids.txt"), ("text", "text_query_ids.txt")]:
+for k, name, f in [(int(k), n, f) for k in sys.argv[3].split(",")
+                   for n, f in [("image", "image_query_ids.txt"), ("text", "text_query_ids.txt")]]:
     aps = []
     for q in ids(f):
         g = gt[q.split("/")[0]]
@@ -172,7 +173,7 @@ for name, f in [("image", "image_query_ids.txt"), ("text", "text_query_ids.txt")
             aps.append(0.0); continue
         ap = average_precision_score(y_true, s[order][:k])
         aps.append(ap * y_true.sum() / min(k, len(g)))
-    out[name] = float(np.mean(aps))
+    out.setdefault(str(k), {})[name] = float(np.mean(aps))
 print(json.dumps(out))
 "#;
 
@@ -239,6 +240,8 @@ fn ilias_layout_matches_official_per_query_set() {
     let r = d.path().join("results.json");
     fs::write(&r, serde_json::to_string(&res).unwrap()).unwrap();
 
+    let py = common::run_python(OFFICIAL, &[p(d.path()), p(&r), "5,1000"]);
+    let official: serde_json::Value = serde_json::from_str(&py).unwrap();
     for k in [5usize, 1000] {
         let o = tailrank(&[
             "--results",
@@ -251,8 +254,7 @@ fn ilias_layout_matches_official_per_query_set() {
         ]);
         assert!(o.status.success(), "{}", stderr(&o));
         let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-        let py = common::run_python(OFFICIAL, &[p(d.path()), p(&r), &k.to_string()]);
-        let want: serde_json::Value = serde_json::from_str(&py).unwrap();
+        let want = &official[k.to_string()];
         let sets = v["sets"].as_array().unwrap();
         assert_eq!(sets.len(), 2);
         for s in sets {
@@ -498,4 +500,94 @@ fn summary_counts_match_results() {
     // --results and --summary together.
     let a = tailrank(&["--summary", p(&s2), "--results", p(&r_path)]);
     assert!(!a.status.success());
+}
+
+/// Descriptors with continuous scores (no ties), an ILIAS-layout ground truth.
+const SCAN_INPUTS: &str = r#"
+import sys, os
+import numpy as np
+d = sys.argv[1]
+rng = np.random.default_rng(7)
+D = 16
+def unit(X):
+    X = X.astype(np.float32)
+    return X / np.linalg.norm(X, axis=1, keepdims=True)
+def save(name, X, ids):
+    np.save(os.path.join(d, name + ".npy"), unit(X))
+    open(os.path.join(d, name + ".ids.txt"), "w").write("\n".join(ids) + "\n")
+I = 8
+base = rng.standard_normal((I, D))
+qids, Q, pids, P = [], [], [], []
+for i in range(I):
+    for a in range(2):
+        qids.append(f"inst{i}/q{a}.jpg"); Q.append(base[i] + rng.standard_normal(D) * 0.6)
+    for b in range(1 + i % 4):
+        pids.append(f"inst{i}/p{b}.jpg"); P.append(base[i] + rng.standard_normal(D) * rng.uniform(0.3, 2.0))
+save("queries", np.array(Q), qids)
+save("core", np.vstack([np.array(P), rng.standard_normal((20, D))]), pids + [f"other/{j}" for j in range(20)])
+save("pool", rng.standard_normal((400, D)), [f"yfcc/{j}" for j in range(400)])
+gt = os.path.join(d, "gt"); os.makedirs(gt)
+open(os.path.join(gt, "image_query_ids.txt"), "w").write("\n".join(qids) + "\n")
+open(os.path.join(gt, "positive_ids.txt"), "w").write("\n".join(pids) + "\n")
+"#;
+
+/// End to end: `tailrank scan --results-out` then `tailrank eval` on the results and on the
+/// summary's counts give the same metrics (the whole gallery fits in the top-k list).
+#[test]
+fn scan_then_eval_results_equal_counts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    common::run_python(SCAN_INPUTS, &[p(d)]);
+    let s = d.join("summary");
+    let r = d.join("results.json");
+    let gt = d.join("gt");
+    let o = Command::new(env!("CARGO_BIN_EXE_tailrank"))
+        .args(["scan", "--queries", p(&d.join("queries.npy")), "--core"])
+        .args([
+            p(&d.join("core.npy")),
+            "--gt",
+            p(&gt),
+            "--pool",
+            p(&d.join("pool.npy")),
+        ])
+        .args([
+            "-o",
+            p(&s),
+            "--results-out",
+            p(&r),
+            "--k",
+            "1000",
+            "--top-m",
+            "50",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "scan: {}", stderr(&o));
+    for k in ["1", "5", "1000"] {
+        let a = tailrank(&["--summary", p(&s), "--gt", p(&gt), "--k", k, "--json"]);
+        let b = tailrank(&["--results", p(&r), "--gt", p(&gt), "--k", k, "--json"]);
+        assert!(a.status.success(), "{}", stderr(&a));
+        assert!(b.status.success(), "{}", stderr(&b));
+        let va: serde_json::Value = serde_json::from_str(&stdout(&a)).unwrap();
+        let vb: serde_json::Value = serde_json::from_str(&stdout(&b)).unwrap();
+        let (qa, qb) = (&va["sets"][0]["queries"], &vb["sets"][0]["queries"]);
+        assert_eq!(qa.as_array().unwrap().len(), 16);
+        for (x, y) in qa.as_array().unwrap().iter().zip(qb.as_array().unwrap()) {
+            assert_eq!(x["query"], y["query"]);
+            for f in [
+                "ap_at_k",
+                "gldv2_ap_at_100",
+                "ap_full",
+                "recall_at_k",
+                "hit_at_1",
+            ] {
+                let (u, v) = (x[f].as_f64().unwrap(), y[f].as_f64().unwrap());
+                assert!(
+                    (u - v).abs() < 1e-12,
+                    "{} {f}@{k}: counts {u} vs list {v}",
+                    x["query"]
+                );
+            }
+        }
+    }
 }

@@ -624,6 +624,7 @@ fn verify_checksum<'t>(path: &Path, text: &'t str) -> Result<&'t str> {
 pub fn read_hardness_csv(path: &Path) -> Result<(HardnessMeta, Vec<QueryHardness>)> {
     let text = std::fs::read_to_string(path).at(path)?;
     let text = verify_checksum(path, &text)?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut meta_kv: Vec<(String, String, usize)> = Vec::new();
     let mut header: Option<Vec<String>> = None;
     let mut col = std::collections::HashMap::new();

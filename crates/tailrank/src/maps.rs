@@ -14,7 +14,8 @@
 //!   The probabilities come from the recurrence
 //!   `ln P(0) = N·ln(1−x)`, `ln P(i+1) = ln P(i) + ln(N−i) − ln(i+1) + ln x − ln(1−x)`, in log
 //!   space (stable for N up to 1e10 and x down to 1e-300), stopping once past the mean when
-//!   the remaining mass cannot change the sum. N is rounded to the nearest integer here (the
+//!   the remaining mass cannot change the sum, and skipped when the Chernoff bound
+//!   `P(K ≤ k) ≤ exp(−N·D(k/N ‖ x))` is below e^-40 (the term is then < 5e-18). N is rounded to the nearest integer here (the
 //!   Binomial needs an integer number of draws). `x̂ = 0` gives the deterministic `j/(j+C_j)`
 //!   if `j + C_j ≤ k`. Recall@k = `mean_j P(K_j ≤ k − j − C_j)`, hit@1 =
 //!   `(1 − x̂_1)^N` when `C_1 = 0`, else 0.
@@ -115,6 +116,16 @@ fn binom_weighted_sum(n: f64, x: f64, m: u64, w: impl Fn(u64) -> f64) -> f64 {
     let ln_x = x.ln();
     let ln_1mx = (-x).ln_1p();
     let mean = n * x;
+    let mf = m as f64;
+    if mf < mean && n > 0.0 {
+        // Chernoff: P(K ≤ m) ≤ exp(−N·D(m/N ‖ x)); weights are ≤ 1, so below e^-40 the whole
+        // sum is negligible (< 5e-18) and the O(m) loop is skipped (hopeless positives).
+        let a = mf / n;
+        let d = if a > 0.0 { a * (a / x).ln() } else { 0.0 } + (1.0 - a) * ((-a).ln_1p() - ln_1mx);
+        if n * d > 40.0 {
+            return 0.0;
+        }
+    }
     let mut lp = n * ln_1mx; // ln P(0)
     let mut acc = 0.0;
     let mut i: u64 = 0;

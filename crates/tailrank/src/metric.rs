@@ -555,13 +555,23 @@ fn ap_from_counts_blocks(pos: &[PositiveCounts], ranks: &[f64], k: usize) -> f64
     sum / k.min(n) as f64
 }
 
-fn summary_counts(s: &Summary, qi: usize) -> Result<Vec<PositiveCounts>> {
-    let q = &s.queries[qi];
+/// The per-positive counts of query `qi` of a summary, at subset `subset` (0: the level-0
+/// sample; in exact mode the whole pool), in the summary's positive order (score descending).
+/// With a sample level this gives the "evaluate-at-S" gallery (core plus the S_ℓ sampled items)
+/// through [`evaluate_counts`]. Errors on a missing count, a non-finite score or unsorted
+/// positives.
+pub fn positive_counts(s: &Summary, qi: usize, subset: usize) -> Result<Vec<PositiveCounts>> {
+    let Some(q) = s.queries.get(qi) else {
+        return Err(Error::invalid(format!(
+            "summary has {} queries, no query index {qi}",
+            s.queries.len()
+        )));
+    };
     let mut out = Vec::with_capacity(q.positives.len());
     for (j, p) in q.positives.iter().enumerate() {
-        let Some(&k0) = p.pool_above.first() else {
+        let Some(&k0) = p.pool_above.get(subset) else {
             return Err(Error::invalid(format!(
-                "summary query {:?}: positive {:?} has no level-0 pool count",
+                "summary query {:?}: positive {:?} has no pool count for subset {subset}",
                 q.id, p.id
             )));
         };
@@ -631,7 +641,7 @@ pub fn evaluate_summary_for_set(
                         q.id
                     )));
                 }
-                qs.push(evaluate_counts(&q.id, &summary_counts(s, qi)?, k));
+                qs.push(evaluate_counts(&q.id, &positive_counts(s, qi, 0)?, k));
             }
             qs
         }
@@ -661,7 +671,7 @@ pub fn evaluate_summary_for_set(
                                 set.name
                             )));
                         }
-                        qs.push(evaluate_counts(q, &summary_counts(s, qi)?, k));
+                        qs.push(evaluate_counts(q, &positive_counts(s, qi, 0)?, k));
                     }
                     None => match missing {
                         MissingPolicy::Error => {

@@ -112,6 +112,7 @@ fn draw<DB: DrawingBackend>(
         .x_label_formatter(&|x| format!("{x:.0e}"))
         .label_style((FAMILY, 14))
         .axis_desc_style((FAMILY, 16))
+        .light_line_style(BLACK.mix(0.04))
         .draw()
         .map_err(|x| e(&x))?;
 

@@ -71,13 +71,7 @@ pub fn prediction_table(p: &Prediction) -> String {
         }
     );
     let w = 34;
-    let _ = writeln!(
-        t,
-        "{:<w$} {:>9}  {}",
-        "",
-        format!("@{k} (%)"),
-        "uncertainty"
-    );
+    let _ = writeln!(t, "{:<w$} {:>9}  uncertainty", "", "value (%)");
     let _ = writeln!(
         t,
         "{:<w$} {:>9}  {conf} BCa {}, percentile {}, SE {}",
@@ -148,7 +142,7 @@ pub fn prediction_table(p: &Prediction) -> String {
         }
     }
     let verdict = match &p.budget {
-        None => "n/a (needs at least 2 nested levels)".to_string(),
+        None => "n/a (needs at least 2 nested levels and the query bootstrap)".to_string(),
         Some(bu) => match (bu.first_sufficient_level, bu.first_sufficient_size) {
             (Some(l), Some(s)) => format!(
                 "sufficient: stable within the query SE from level {l} (S = {}) on",

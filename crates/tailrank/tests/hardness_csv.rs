@@ -257,3 +257,75 @@ fn malformed_files_give_clear_errors() {
     assert!(e.contains("line break"), "{e}");
     assert!(!p.exists());
 }
+
+mod roundtrip {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn branch() -> impl Strategy<Value = Branch> {
+        prop_oneof![
+            Just(Branch::Count),
+            Just(Branch::Tail),
+            Just(Branch::Immune)
+        ]
+    }
+
+    fn positive() -> impl Strategy<Value = PositiveHardness> {
+        (
+            "[^\r\n]{0,12}",
+            -1.0f32..1.0,
+            0u64..1000,
+            0u64..u64::MAX,
+            prop_oneof![Just(0.0), Just(1.0), 0.0f64..1.0, 1e-300f64..1e-10],
+            branch(),
+        )
+            .prop_map(|(id, score, c, k, x, b)| pos(&id, score, c, k, x, b))
+    }
+
+    fn query() -> impl Strategy<Value = QueryHardness> {
+        (
+            "[^\r\n]{0,12}",
+            any::<u64>(),
+            prop::option::of((
+                -1.0f64..1.0,
+                0usize..5000,
+                1e-9f64..1.0,
+                -1.0f64..=0.0,
+                -1e6f64..1e6,
+            )),
+            prop::collection::vec(positive(), 0..4),
+        )
+            .prop_map(|(id, s, tail, positives)| QueryHardness {
+                query_id: id,
+                sample_size: s,
+                tail: tail.map(|(u, n_u, sigma, xi, ll)| QueryTail {
+                    u,
+                    n_u,
+                    fit: GpdFit {
+                        gpd: Gpd { sigma, xi },
+                        log_likelihood: ll,
+                        n: n_u,
+                    },
+                }),
+                positives,
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
+        /// Any ids (commas, quotes, '#', spaces, unicode) and any numbers survive the round trip.
+        #[test]
+        fn random_artifacts_round_trip(qs in prop::collection::vec(query(), 0..6)) {
+            // Query ids must be distinct (one block per query).
+            let mut seen = std::collections::HashSet::new();
+            let qs: Vec<QueryHardness> =
+                qs.into_iter().filter(|q| seen.insert(q.query_id.clone())).collect();
+            let d = tempfile::tempdir().unwrap();
+            let p = d.path().join("h.csv");
+            write_hardness_csv(&p, &meta(), &qs).unwrap();
+            let (m, back) = read_hardness_csv(&p).unwrap();
+            prop_assert_eq!(m, meta());
+            prop_assert_eq!(back, qs);
+        }
+    }
+}

@@ -6,7 +6,8 @@ use proptest::prelude::*;
 use tailrank::formats::gt::QuerySet;
 use tailrank::formats::results::{QueryResults, Results};
 use tailrank::metric::{
-    evaluate_results, evaluate_summary, evaluate_summary_for_set, MissingPolicy,
+    evaluate_counts, evaluate_results, evaluate_summary, evaluate_summary_for_set, positive_counts,
+    MissingPolicy,
 };
 use tailrank::sample::HashRange;
 use tailrank::scan::summary::{
@@ -229,6 +230,15 @@ fn summary_vs_ground_truth_checks() {
     assert!(e.contains("differ"), "{e}");
     let ok = evaluate_summary_for_set(&s, Some(&gt_wrong), 1000, MissingPolicy::Zero);
     assert!(ok.is_err(), "a positives mismatch is never silently zeroed");
+
+    // Counts of one query at a subset; evaluate_counts on them gives the same AP.
+    let c = positive_counts(&s, 0, 0).unwrap();
+    assert_eq!(
+        c.iter().map(|p| p.pool_above).collect::<Vec<_>>(),
+        [1, 1, 3]
+    );
+    assert_eq!(evaluate_counts("q0", &c, 1000).ap_at_k, q[0].ap_at_k);
+    assert!(positive_counts(&s, 0, 1).is_err() && positive_counts(&s, 9, 0).is_err());
 
     let mut unsorted = summary_of(&fixed(), true);
     unsorted.queries[0].positives.swap(0, 2);

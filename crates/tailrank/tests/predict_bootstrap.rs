@@ -35,17 +35,34 @@ fn json<T: serde::Serialize>(v: &T) -> String {
 #[test]
 fn normal_cdf_and_quantile_match_scipy() {
     let xs = [-8.0, -5.5, -3.0, -1.96, -0.5, 0.0, 0.3, 1.0, 2.5, 4.0, 7.0];
-    let ps = [1e-12, 1e-6, 0.001, 0.025, 0.2, 0.5, 0.77, 0.975, 0.999, 1.0 - 1e-9];
+    let ps = [
+        1e-12,
+        1e-6,
+        0.001,
+        0.025,
+        0.2,
+        0.5,
+        0.77,
+        0.975,
+        0.999,
+        1.0 - 1e-9,
+    ];
     let code = "import json,sys\nfrom scipy.special import ndtr, ndtri\nx=json.loads(sys.argv[1]);p=json.loads(sys.argv[2])\nprint(json.dumps([[float(ndtr(v)) for v in x],[float(ndtri(v)) for v in p]]))";
     let r: Vec<Vec<f64>> =
         serde_json::from_str(&common::run_python(code, &[&json(&xs), &json(&ps)])).unwrap();
     for (x, want) in xs.iter().zip(&r[0]) {
         let got = norm_cdf(*x);
-        assert!((got - want).abs() <= 1e-13 * want.max(1e-300) + 1e-300, "Φ({x}) = {got} vs {want}");
+        assert!(
+            (got - want).abs() <= 1e-13 * want.max(1e-300) + 1e-300,
+            "Φ({x}) = {got} vs {want}"
+        );
     }
     for (p, want) in ps.iter().zip(&r[1]) {
         let got = norm_ppf(*p);
-        assert!((got - want).abs() < 1e-9 * want.abs().max(1.0), "Φ⁻¹({p}) = {got} vs {want}");
+        assert!(
+            (got - want).abs() < 1e-9 * want.abs().max(1.0),
+            "Φ⁻¹({p}) = {got} vs {want}"
+        );
     }
 }
 
@@ -74,7 +91,13 @@ print(json.dumps([float(x) for x in [*pct, *ends, reps.std(ddof=1)]]))
 "#;
     let r: Vec<f64> =
         serde_json::from_str(&common::run_python(code, &[&json(&v), &json(&reps)])).unwrap();
-    let got = [s.percentile.lo, s.percentile.hi, s.bca.lo, s.bca.hi, s.std_error];
+    let got = [
+        s.percentile.lo,
+        s.percentile.hi,
+        s.bca.lo,
+        s.bca.hi,
+        s.std_error,
+    ];
     for (g, w) in got.iter().zip(&r) {
         assert!((g - w).abs() < 1e-12, "{got:?} vs {r:?}");
     }
@@ -106,7 +129,10 @@ print(json.dumps(out))
     assert!((s.std_error - se).abs() < 0.03 * se);
     let got = [s.percentile.lo, s.percentile.hi, s.bca.lo, s.bca.hi];
     for (g, w) in got.iter().zip(&r[..4]) {
-        assert!((g - w).abs() < 0.08 * se, "{got:?} vs scipy {r:?} (se {se})");
+        assert!(
+            (g - w).abs() < 0.08 * se,
+            "{got:?} vs scipy {r:?} (se {se})"
+        );
     }
     assert!(s.bca.lo < est && est < s.bca.hi);
 }
@@ -161,7 +187,10 @@ fn reweighted_counts_agree_with_the_reweighted_list() {
         tot += pq.top_scores[0].len() as i64 - q.top_scores[0].len() as i64;
         n += q.top_scores[0].len() as i64;
     }
-    assert!((tot as f64).abs() < 4.0 * (n as f64).sqrt(), "{tot} over {n}");
+    assert!(
+        (tot as f64).abs() < 4.0 * (n as f64).sqrt(),
+        "{tot} over {n}"
+    );
 }
 
 #[test]
@@ -182,7 +211,11 @@ fn sample_noise_widens_the_interval_and_is_seeded() {
     let total = a.total.unwrap();
     assert!(total.lo <= a.percentile.lo && total.hi >= a.percentile.hi);
     let crossed = a.crossed.unwrap();
-    assert!(crossed.lo < a.estimate && a.estimate < crossed.hi, "{crossed:?} {}", a.estimate);
+    assert!(
+        crossed.lo < a.estimate && a.estimate < crossed.hi,
+        "{crossed:?} {}",
+        a.estimate
+    );
 }
 
 #[test]
@@ -197,8 +230,13 @@ fn budget_verdict_rules() {
         evaluate_at_s: 0.5,
     };
     // Levels 0..3; steps 1→0 and 2→1 agree, 3→2 does not: sufficient from level 2.
-    let b = budget(&[lv(0, 0.30, 0.01), lv(1, 0.305, 0.01), lv(2, 0.31, 0.012), lv(3, 0.40, 0.02)])
-        .unwrap();
+    let b = budget(&[
+        lv(0, 0.30, 0.01),
+        lv(1, 0.305, 0.01),
+        lv(2, 0.31, 0.012),
+        lv(3, 0.40, 0.02),
+    ])
+    .unwrap();
     assert!(b.sufficient);
     assert_eq!(b.first_sufficient_level, Some(2));
     assert_eq!(b.first_sufficient_size, Some(250));
@@ -206,6 +244,7 @@ fn budget_verdict_rules() {
     let b = budget(&[lv(0, 0.30, 0.01), lv(1, 0.33, 0.01), lv(2, 0.331, 0.01)]).unwrap();
     assert!(!b.sufficient && b.first_sufficient_level.is_none());
     assert!(budget(&[lv(0, 0.3, 0.01)]).is_none());
+    assert!(budget(&[lv(0, 0.3, f64::NAN), lv(1, 0.3, f64::NAN)]).is_none());
 }
 
 #[test]

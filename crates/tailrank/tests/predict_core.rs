@@ -286,3 +286,70 @@ fn bad_input_gives_clear_errors() {
         .to_string();
     assert!(e.contains("no query"), "{e}");
 }
+
+#[test]
+fn prediction_tracks_the_full_pool_truth() {
+    // Draw a whole pool of N = 10^6 items per query, predict from its 5% hash sample and compare
+    // with the exact mAP@1000 of the full pool (ranks j + C_j + K_j over all N items).
+    let o = SynthOpts {
+        queries: 40,
+        pool_size: Some(1_000_000),
+        fraction: 0.05,
+        levels: 3,
+        shards: 0,
+        full_pool: true,
+        seed: 3,
+        top_m: 2000,
+        ..SynthOpts::default()
+    };
+    let sy = synth(&o);
+    let k = 1000;
+    let p = predict(
+        &sy.summary,
+        &PredictOptions {
+            k,
+            bootstrap: 500,
+            sample_noise: 0,
+            ..PredictOptions::default()
+        },
+    )
+    .unwrap();
+    let truth: f64 = sy
+        .summary
+        .queries
+        .iter()
+        .zip(&sy.full_counts)
+        .map(|(q, kf)| {
+            let ranks: Vec<f64> = q
+                .positives
+                .iter()
+                .zip(kf)
+                .enumerate()
+                .map(|(j, (pp, &kk))| {
+                    tailrank::metric::rank_from_counts(j + 1, pp.core_above, kk as f64)
+                })
+                .collect();
+            tailrank::metric::ap_at_k_from_ranks(&ranks, q.positives.len(), k)
+        })
+        .sum::<f64>()
+        / o.queries as f64;
+    let err = p.estimate - truth;
+    eprintln!(
+        "truth {truth:.4} evt {:.4} count {:.4} at-S {:.4} SE {:.4}",
+        p.estimate, p.baselines.count, p.baselines.evaluate_at_s, p.std_error
+    );
+    assert!(
+        err.abs() < 2.0 * p.std_error,
+        "evt error {err} vs SE {}",
+        p.std_error
+    );
+    assert!(
+        p.baselines.evaluate_at_s - truth > err.abs(),
+        "evaluate-at-S is optimistic"
+    );
+    assert!(p.baselines.count >= truth - 1e-12, "count over-predicts");
+    assert!(
+        err.abs() < p.baselines.count - truth,
+        "the tail beats counting"
+    );
+}

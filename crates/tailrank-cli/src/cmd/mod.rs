@@ -3,6 +3,7 @@
 pub mod curve;
 pub mod demo;
 pub mod eval;
+pub mod ilias;
 pub mod merge;
 pub mod predict;
 pub mod sample;

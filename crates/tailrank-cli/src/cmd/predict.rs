@@ -29,7 +29,8 @@ pub struct ModelArgs {
     /// Cut-off k of mAP@k.
     #[arg(long, default_value_t = 1000)]
     pub k: usize,
-    /// Hardness estimator: evt (tail-aware) or count.
+    /// Hardness estimator: evt (tail-aware) or count (with --hardness, the file's estimator is
+    /// used and this and the evt options are ignored).
     #[arg(long, default_value = "evt", value_parser = ["evt", "count"])]
     pub estimator: String,
     /// Hardness-to-metric map.

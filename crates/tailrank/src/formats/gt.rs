@@ -242,7 +242,7 @@ fn instance_of<'a>(path: &Path, line: usize, id: &'a str) -> Result<&'a str> {
 }
 
 /// Split a CSV line into fields (RFC 4180 quotes; `""` inside quotes is a quote).
-fn split_csv(path: &Path, line_no: usize, line: &str) -> Result<Vec<String>> {
+pub fn split_csv(path: &Path, line_no: usize, line: &str) -> Result<Vec<String>> {
     let mut fields = Vec::new();
     let mut cur = String::new();
     let mut chars = line.chars().peekable();

@@ -30,7 +30,7 @@
 
 use super::stats::{self, Interval};
 use super::PredictOptions;
-use crate::hardness::{self, Estimator};
+use crate::hardness::Estimator;
 use crate::maps;
 use crate::scan::summary::{PositiveSummary, QuerySummary, Summary};
 use rand::RngExt;
@@ -143,33 +143,33 @@ pub fn perturb_query<R: rand::Rng + ?Sized>(
     tail_quantile: f64,
     rng: &mut R,
 ) -> QuerySummary {
+    perturb_query_lazy(q, full_list, tail_quantile, None, rng)
+}
+
+/// [`perturb_query`], except that with `skip_list_from = Some(c_min)` the reweighted list is
+/// left empty when every reweighted count is `≥ c_min` (no positive will use the tail then).
+/// The random draws are the same either way.
+pub fn perturb_query_lazy<R: rand::Rng + ?Sized>(
+    q: &QuerySummary,
+    full_list: bool,
+    tail_quantile: f64,
+    skip_list_from: Option<u64>,
+    rng: &mut R,
+) -> QuerySummary {
     let top = &q.top_scores[0];
     let len = top.len();
     let m = len.min(((2.0 * (1.0 - tail_quantile) * len as f64).ceil() as usize) + 64);
+    let weights: Vec<u32> = (0..m).map(|_| stats::poisson1(rng)).collect();
     let mut prefix = Vec::with_capacity(m + 1);
     prefix.push(0u64);
-    let mut list: Vec<f32> = Vec::with_capacity(len + len / 8 + 16);
-    for &t in &top[..m] {
-        let w = stats::poisson1(rng);
-        for _ in 0..w {
-            list.push(t);
-        }
+    for &w in &weights {
         prefix.push(prefix.last().unwrap() + w as u64);
     }
     let w_top = prefix[m];
     let rest = stats::poisson(rng, (len - m) as f64) as usize;
-    if len > m {
-        let keep = rest.min(len - m);
-        list.extend_from_slice(&top[m..m + keep]);
-        let pad = *top.last().unwrap();
-        list.extend(std::iter::repeat_n(pad, rest - keep));
-    }
-    if full_list && list.len() > len {
-        list.truncate(len);
-    }
     let mut last_k = m as u64;
     let mut extra = 0u64;
-    let positives = q
+    let positives: Vec<PositiveSummary> = q
         .positives
         .iter()
         .map(|p| {
@@ -191,6 +191,23 @@ pub fn perturb_query<R: rand::Rng + ?Sized>(
             }
         })
         .collect();
+    let skip = skip_list_from.is_some_and(|c| positives.iter().all(|p| p.pool_above[0] >= c));
+    let mut list: Vec<f32> = Vec::new();
+    if !skip {
+        list.reserve(len + len / 8 + 16);
+        for (&t, &w) in top[..m].iter().zip(&weights) {
+            list.extend(std::iter::repeat_n(t, w as usize));
+        }
+        if len > m {
+            let keep = rest.min(len - m);
+            list.extend_from_slice(&top[m..m + keep]);
+            let pad = *top.last().unwrap();
+            list.extend(std::iter::repeat_n(pad, rest - keep));
+        }
+        if full_list && list.len() > len {
+            list.truncate(len);
+        }
+    }
     QuerySummary {
         id: q.id.clone(),
         positives,
@@ -208,9 +225,9 @@ pub fn sample_noise(
     let reps = opts.sample_noise;
     let q = s.queries.len();
     let sample = s.subset_sizes[0];
-    let quantile = match opts.estimator {
-        Estimator::Evt(e) => e.quantile,
-        Estimator::Count => 0.95,
+    let (quantile, c_min) = match opts.estimator {
+        Estimator::Evt(e) => (e.quantile, e.c_min),
+        Estimator::Count => (0.95, 0),
     };
     let cross = if boot.replicates >= reps {
         None
@@ -228,8 +245,8 @@ pub fn sample_noise(
                 .iter()
                 .map(|qs| {
                     let full = qs.top_scores[0].len() >= s.top_m;
-                    let pq = perturb_query(qs, full, quantile, &mut rng);
-                    let h = hardness::estimate_query(&pq, 0, s_star, &opts.estimator);
+                    let pq = perturb_query_lazy(qs, full, quantile, Some(c_min), &mut rng);
+                    let h = super::estimate_query_for_metric(&pq, 0, s_star, &opts.estimator);
                     maps::ap_at_k(&h, n_pool, opts.k, opts.map)
                 })
                 .collect();

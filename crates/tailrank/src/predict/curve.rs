@@ -51,6 +51,7 @@ fn grid(lo: f64, hi: f64, per_decade: usize) -> Result<Vec<f64>> {
     Ok(g)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn build(
     model: &str,
     query_set: &str,

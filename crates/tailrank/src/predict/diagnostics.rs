@@ -23,7 +23,7 @@
 
 use super::bootstrap::QueryBootstrap;
 use super::stats;
-use super::{baselines, hardness_for, mean, per_query_ap, PredictOptions};
+use super::{baselines, hardness_for_metric, mean, per_query_ap, PredictOptions};
 use crate::error::Result;
 use crate::hardness::{Branch, QueryHardness};
 use crate::scan::summary::Summary;
@@ -114,19 +114,22 @@ pub struct TailReport {
 /// The prediction at N from every nesting level (level 0 reuses `ap0`).
 pub fn level_predictions(
     s: &Summary,
-    h0: &[QueryHardness],
     ap0: &[f64],
     boot: &QueryBootstrap,
     n_pool: f64,
     opts: &PredictOptions,
 ) -> Result<Vec<LevelPrediction>> {
-    let _ = h0;
     let mut out = Vec::new();
     for (level, subset) in s.level_indices().into_iter().enumerate() {
         let ap = if subset == 0 {
             ap0.to_vec()
         } else {
-            per_query_ap(&hardness_for(s, subset, opts)?, n_pool, opts.k, opts.map)
+            per_query_ap(
+                &hardness_for_metric(s, subset, opts)?,
+                n_pool,
+                opts.k,
+                opts.map,
+            )
         };
         out.push(LevelPrediction {
             level,
@@ -141,9 +144,10 @@ pub fn level_predictions(
     Ok(out)
 }
 
-/// Sufficient-budget verdict from the level predictions (None with fewer than 2 levels).
+/// Sufficient-budget verdict from the level predictions (None with fewer than 2 levels, or
+/// without query-bootstrap standard errors, i.e. `bootstrap < 2`).
 pub fn budget(levels: &[LevelPrediction]) -> Option<Budget> {
-    if levels.len() < 2 {
+    if levels.len() < 2 || levels.iter().any(|l| !l.std_error.is_finite()) {
         return None;
     }
     let steps: Vec<BudgetStep> = (0..levels.len() - 1)
@@ -182,7 +186,7 @@ pub fn drift(
     let mut aps = Vec::with_capacity(shards.len());
     for &h in &shards {
         aps.push(per_query_ap(
-            &hardness_for(s, h, opts)?,
+            &hardness_for_metric(s, h, opts)?,
             n_pool,
             opts.k,
             opts.map,

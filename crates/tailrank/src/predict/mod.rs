@@ -267,6 +267,54 @@ pub fn hardness_for(
     hardness::estimate_summary(s, subset, &opts.estimator)
 }
 
+/// Hardness of one query for the metric only: identical x̂ to `hardness::estimate_query`, but
+/// when every positive has `K_j ≥ c_min` (all take the count branch whatever the tail) the
+/// tail is not fitted (`tail` is then None). Used where only the metric matters (levels > 0,
+/// shards, sample-noise replicates): a GPD fit is the expensive step.
+pub fn estimate_query_for_metric(
+    q: &crate::scan::summary::QuerySummary,
+    subset: usize,
+    sample_size: u64,
+    est: &Estimator,
+) -> QueryHardness {
+    if let Estimator::Evt(o) = est {
+        if q.positives.iter().all(|p| p.pool_above[subset] >= o.c_min) {
+            return hardness::estimate_query(q, subset, sample_size, &Estimator::Count);
+        }
+    }
+    hardness::estimate_query(q, subset, sample_size, est)
+}
+
+/// [`estimate_query_for_metric`] for every query of subset `subset` (checked like
+/// `hardness::estimate_summary`).
+pub fn hardness_for_metric(
+    s: &Summary,
+    subset: usize,
+    opts: &PredictOptions,
+) -> Result<Vec<QueryHardness>> {
+    if subset >= s.subsets.len() || subset >= s.subset_sizes.len() {
+        return Err(Error::invalid(format!(
+            "summary has {} subsets, subset {subset} requested",
+            s.subsets.len()
+        )));
+    }
+    let size = s.subset_sizes[subset];
+    for q in &s.queries {
+        for p in &q.positives {
+            if p.pool_above.get(subset).is_none_or(|&k| k > size) {
+                return Err(Error::invalid(format!(
+                    "query {}, positive {}: count missing or above the subset size {size}",
+                    q.id, p.id
+                )));
+            }
+        }
+    }
+    Ok(s.queries
+        .par_iter()
+        .map(|q| estimate_query_for_metric(q, subset, size, &opts.estimator))
+        .collect())
+}
+
 /// Count hardness `x̂ = K_j / S` from any hardness (uses the recorded `pool_above` and
 /// `sample_size`); branches become `Count`, tails are dropped.
 pub fn count_hardness(qs: &[QueryHardness]) -> Vec<QueryHardness> {
@@ -383,7 +431,7 @@ fn assemble(
         base.power_law = baselines::power_law(&pts, nf);
         base.log_linear = baselines::log_linear(&pts, nf);
         base.level_points = pts;
-        levels = diagnostics::level_predictions(s, &h0, &ap, &boot, nf, opts)?;
+        levels = diagnostics::level_predictions(s, &ap, &boot, nf, opts)?;
         budget = diagnostics::budget(&levels);
         drift = diagnostics::drift(s, &boot, nf, opts)?;
         if opts.sample_noise > 0 {

@@ -65,9 +65,20 @@ pub const DEFAULT_DRIFT_SHARDS: usize = 4;
 pub const DEFAULT_LEVELS: usize = 5;
 /// At most this many nested levels.
 pub const MAX_LEVELS: usize = 32;
+/// At most this many drift shards.
+pub const MAX_SHARDS: usize = 256;
 /// Pool rows per GEMM block (the `n` of every `Q × n × D` product). Tuned on Zen 3 (AVX2/FMA),
 /// see `docs/performance.md`.
 pub const BLOCK_ROWS: usize = 512;
+/// Rows per block: [`BLOCK_ROWS`], or `TAILRANK_BLOCK_ROWS` from the environment (tuning).
+fn block_rows() -> usize {
+    std::env::var("TAILRANK_BLOCK_ROWS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&v: &usize| v > 0)
+        .unwrap_or(BLOCK_ROWS)
+}
+
 /// Scores per pre-filter chunk.
 const CHUNK: usize = 16;
 
@@ -187,9 +198,9 @@ pub fn subsets(fraction: f64, min_fraction: f64, drift_shards: usize) -> Result<
         level_f /= 2.0;
     }
     if drift_shards > 0 {
-        if drift_shards > 1 << 20 {
+        if drift_shards > MAX_SHARDS {
             return Err(Error::invalid(format!(
-                "too many drift shards: {drift_shards}"
+                "at most {MAX_SHARDS} drift shards, got {drift_shards}"
             )));
         }
         let whole = HashRange::fraction(f)?;
@@ -210,9 +221,6 @@ struct Sampler {
     shards: Vec<HashRange>,
 }
 
-/// Code of a sampled row: deepest level in the low 8 bits, shard above.
-const LEVEL_BITS: u32 = 8;
-
 impl Sampler {
     fn new(subs: &[Subset]) -> Self {
         let pick = |k| {
@@ -227,7 +235,8 @@ impl Sampler {
         }
     }
 
-    /// `None` when the hash is outside level 0, else `(deepest level) | shard << 8`.
+    /// `None` when the hash is outside level 0, else the code `L · max(shards, 1) + shard` of
+    /// the deepest level `L` containing the hash and its shard.
     #[inline]
     fn code(&self, h: u64) -> Option<u32> {
         if !self.levels[0].contains(h) {
@@ -239,7 +248,7 @@ impl Sampler {
         } else {
             (self.shards.partition_point(|r| r.hi <= h)).min(self.shards.len() - 1) as u32
         };
-        Some(deepest | shard << LEVEL_BITS)
+        Some(deepest * self.shards.len().max(1) as u32 + shard)
     }
 }
 
@@ -305,20 +314,43 @@ fn check_rows(
     Ok(off)
 }
 
-/// The one scoring kernel: `out (Q × BLOCK_ROWS, row-major) = queries (Q × D) · block^T`, block
-/// being `BLOCK_ROWS × D` row-major. Always the same shape, so scores are bitwise reproducible.
-struct Kernel<'a> {
-    queries: &'a [f32],
+/// The one scoring kernel: `out (Q × p, row-major) = queries (Q × D) · block^T`, `block` being
+/// `p × D` row-major, one `gemm` call (f32, single-threaded: parallelism is over blocks).
+/// Every score of a scan (positives, core, pool) goes through it with the same shape, and
+/// `gemm`'s blocking depends only on the shape, so scores are bitwise reproducible: an exact
+/// duplicate of a positive ties with it.
+struct Kernel {
+    /// Queries transposed (`D × Q` row-major). With this layout `gemm`'s microkernel broadcasts
+    /// query values that are contiguous in memory.
+    queries_t: Vec<f32>,
     nq: usize,
     d: usize,
+    /// Rows per block.
+    p: usize,
 }
 
-impl Kernel<'_> {
+impl Kernel {
+    fn new(queries: &[f32], nq: usize, d: usize, p: usize) -> Self {
+        let mut queries_t = vec![0f32; nq * d];
+        for q in 0..nq {
+            for k in 0..d {
+                queries_t[k * nq + q] = queries[q * d + k];
+            }
+        }
+        Kernel {
+            queries_t,
+            nq,
+            d,
+            p,
+        }
+    }
+
     fn scores(&self, block: &[f32], out: &mut [f32]) {
-        let (m, n, k) = (self.nq, BLOCK_ROWS, self.d);
-        assert!(block.len() == n * k && out.len() == m * n && self.queries.len() == m * k);
-        // SAFETY: the slices hold exactly the m×k, k×n (as n×k row-major = column-major k×n)
-        // and m×n matrices described by the strides; dst does not alias the inputs.
+        let (m, n, k) = (self.nq, self.p, self.d);
+        assert!(block.len() == n * k && out.len() == m * n && self.queries_t.len() == m * k);
+        // SAFETY: the slices hold exactly the m×k (column-major: `queries_t` is k×m row-major),
+        // k×n (as n×k row-major = column-major k×n) and m×n (row-major) matrices described by
+        // the strides; dst does not alias the inputs.
         unsafe {
             gemm::gemm(
                 m,
@@ -328,9 +360,9 @@ impl Kernel<'_> {
                 1,
                 n as isize,
                 false,
-                self.queries.as_ptr(),
+                self.queries_t.as_ptr(),
+                m as isize,
                 1,
-                k as isize,
                 block.as_ptr(),
                 k as isize,
                 1,
@@ -352,10 +384,10 @@ struct Buffers {
 }
 
 impl Buffers {
-    fn new(nq: usize, d: usize) -> Self {
+    fn new(k: &Kernel) -> Self {
         Buffers {
-            block: vec![0.0; BLOCK_ROWS * d],
-            scores: vec![0.0; BLOCK_ROWS * nq],
+            block: vec![0.0; k.p * k.d],
+            scores: vec![0.0; k.p * k.nq],
         }
     }
 }
@@ -452,21 +484,60 @@ struct PoolQueryState {
     /// deepest level, then one row per shard.
     hist: Vec<u64>,
     res: Option<TopKeyed>,
+    /// Cut per item code `L · max(shards, 1) + shard`; scores at or below it change nothing.
+    table: Vec<f32>,
+    /// Minimum of `table` (vectorised pre-filter).
+    gcut: f32,
 }
 
 impl PoolQueryState {
-    #[inline]
-    fn cut(&self, lowest: f32) -> f32 {
-        let mut c = lowest;
-        for t in &self.tops {
-            c = c.min(t.threshold());
-        }
+    fn new(
+        lowest: f32,
+        npos: usize,
+        (nlev, nshard): (usize, usize),
+        top_m: usize,
+        results_k: Option<usize>,
+    ) -> Self {
+        let nsub = nlev + nshard;
+        let mut st = PoolQueryState {
+            tops: (0..nsub).map(|_| TopM::new(top_m, 2 * top_m)).collect(),
+            hist: vec![0; nsub * (npos + 1)],
+            res: results_k.map(|k| TopKeyed::new(k, results_cap(k))),
+            table: vec![f32::NEG_INFINITY; nlev * nshard.max(1)],
+            gcut: f32::NEG_INFINITY,
+        };
+        st.refresh(lowest, nlev, nshard);
+        st
+    }
+
+    /// Recompute the cut table after a threshold rose: an item of code `(L, shard)` matters
+    /// iff its score is above `min(lowest positive, thr(level 0..=L), thr(shard), results)`.
+    fn refresh(&mut self, lowest: f32, nlev: usize, nshard: usize) {
+        let mut base = lowest;
         if let Some(r) = &self.res {
             // Results accept scores equal to their threshold (ties broken by key).
-            c = c.min(r.threshold().next_down_f32());
+            base = base.min(r.threshold().next_down_f32());
         }
-        c
+        let ns = nshard.max(1);
+        let mut level_min = base;
+        for l in 0..nlev {
+            level_min = level_min.min(self.tops[l].threshold());
+            for sh in 0..ns {
+                let c = if nshard > 0 {
+                    level_min.min(self.tops[nlev + sh].threshold())
+                } else {
+                    level_min
+                };
+                self.table[l * ns + sh] = c;
+            }
+        }
+        self.gcut = self.table.iter().copied().fold(f32::INFINITY, f32::min);
     }
+}
+
+/// Buffer capacity of a results reservoir of size `k`.
+fn results_cap(k: usize) -> usize {
+    (2 * k).max(64)
 }
 
 trait NextDown {
@@ -554,11 +625,9 @@ fn scan_in_pool(
         queries.read_rows(r, &mut qmat[i * d..(i + 1) * d])?;
     }
     renormalized += check_rows(&mut qmat, d, cfg.normalize, queries, |i| qrows[i])?;
-    let kernel = Kernel {
-        queries: &qmat,
-        nq,
-        d,
-    };
+    let kernel = Kernel::new(&qmat, nq, d, block_rows());
+    drop(qmat);
+    let bs = kernel.p;
 
     // ---- Positives (gathered core rows, scored with the same kernel).
     let crow: HashMap<&str, usize> = core
@@ -599,9 +668,9 @@ fn scan_in_pool(
     // pos_score[q][col] for the unique positive rows, block by block.
     let mut pos_scores = vec![0f32; nq * uniq.len()];
     {
-        let mut buf = Buffers::new(nq, d);
+        let mut buf = Buffers::new(&kernel);
         let mut off = 0u64;
-        for (bi, chunk) in uniq.chunks(BLOCK_ROWS).enumerate() {
+        for (bi, chunk) in uniq.chunks(bs).enumerate() {
             for (i, &r) in chunk.iter().enumerate() {
                 core.read_rows(r, &mut buf.block[i * d..(i + 1) * d])?;
             }
@@ -616,8 +685,7 @@ fn scan_in_pool(
             kernel.scores(&buf.block, &mut buf.scores);
             for q in 0..nq {
                 for i in 0..chunk.len() {
-                    pos_scores[q * uniq.len() + bi * BLOCK_ROWS + i] =
-                        buf.scores[q * BLOCK_ROWS + i];
+                    pos_scores[q * uniq.len() + bi * bs + i] = buf.scores[q * bs + i];
                 }
             }
         }
@@ -647,30 +715,29 @@ fn scan_in_pool(
     // ---- Core pass: C_j and core results.
     let ncore = core.rows();
     let results_k = cfg.results_k;
-    let res_cap = |k: usize| (2 * k).max(64);
     struct CoreState {
         buf: Buffers,
         hist: Vec<Vec<u64>>,
         res: Vec<Option<TopKeyed>>,
         off: u64,
     }
-    let core_blocks = ncore.div_ceil(BLOCK_ROWS);
+    let core_blocks = ncore.div_ceil(bs);
     let core_states = run_blocks(
         core_blocks,
         || CoreState {
-            buf: Buffers::new(nq, d),
+            buf: Buffers::new(&kernel),
             hist: positives
                 .iter()
                 .map(|p| vec![0; p.scores.len() + 1])
                 .collect(),
             res: (0..nq)
-                .map(|_| results_k.map(|k| TopKeyed::new(k, res_cap(k))))
+                .map(|_| results_k.map(|k| TopKeyed::new(k, results_cap(k))))
                 .collect(),
             off: 0,
         },
         |st, b| {
-            let start = b * BLOCK_ROWS;
-            let n = BLOCK_ROWS.min(ncore - start);
+            let start = b * bs;
+            let n = bs.min(ncore - start);
             core.read_rows(start, &mut st.buf.block[..n * d])?;
             st.buf.block[n * d..].fill(0.0);
             st.off += check_rows(&mut st.buf.block[..n * d], d, cfg.normalize, core, |i| {
@@ -678,7 +745,7 @@ fn scan_in_pool(
             })?;
             kernel.scores(&st.buf.block, &mut st.buf.scores);
             for (q, p) in positives.iter().enumerate() {
-                let row = &st.buf.scores[q * BLOCK_ROWS..q * BLOCK_ROWS + n];
+                let row = &st.buf.scores[q * bs..q * bs + n];
                 let hist = &mut st.hist[q];
                 for (i, &s) in row.iter().enumerate() {
                     if s > p.lowest && p.rows_sorted.binary_search(&(start + i)).is_err() {
@@ -699,7 +766,7 @@ fn scan_in_pool(
         .map(|p| vec![0; p.scores.len() + 1])
         .collect();
     let mut results: Vec<Option<TopKeyed>> = (0..nq)
-        .map(|_| results_k.map(|k| TopKeyed::new(k, res_cap(k))))
+        .map(|_| results_k.map(|k| TopKeyed::new(k, results_cap(k))))
         .collect();
     for st in &core_states {
         renormalized += st.off;
@@ -774,13 +841,14 @@ fn scan_in_pool(
     // S_ℓ: levels nest (deepest level ≥ ℓ), shards partition.
     let mut subset_sizes = vec![0u64; nsub];
     for s in &sampled {
+        let ns = (nsub - nlev).max(1);
         for &c in &s.codes {
-            let deepest = (c & ((1 << LEVEL_BITS) - 1)) as usize;
+            let (deepest, shard) = (c as usize / ns, c as usize % ns);
             for size in &mut subset_sizes[..=deepest] {
                 *size += 1;
             }
             if nsub > nlev {
-                subset_sizes[nlev + (c >> LEVEL_BITS) as usize] += 1;
+                subset_sizes[nlev + shard] += 1;
             }
         }
     }
@@ -791,7 +859,7 @@ fn scan_in_pool(
         let mut covered_to = 0u64;
         let mut a = 0;
         while a < n {
-            let b = (a + BLOCK_ROWS).min(n);
+            let b = (a + bs).min(n);
             let end_row = if b == n {
                 inputs.pool[si].rows() as u64
             } else {
@@ -806,7 +874,9 @@ fn scan_in_pool(
     // ---- Pool pass.
     let nshard = nsub - nlev;
     let top_m = cfg.top_m;
-    let top_cap = 2 * top_m;
+    let ns = nshard.max(1);
+    // Item code → (deepest level, shard).
+    let decode: Vec<(usize, usize)> = (0..nlev * ns).map(|c| (c / ns, c % ns)).collect();
     struct PoolState {
         buf: Buffers,
         q: Vec<PoolQueryState>,
@@ -815,13 +885,11 @@ fn scan_in_pool(
     let pool_states = run_blocks(
         blocks.len(),
         || PoolState {
-            buf: Buffers::new(nq, d),
+            buf: Buffers::new(&kernel),
             q: positives
                 .iter()
-                .map(|p| PoolQueryState {
-                    tops: (0..nsub).map(|_| TopM::new(top_m, top_cap)).collect(),
-                    hist: vec![0; nsub * (p.scores.len() + 1)],
-                    res: results_k.map(|k| TopKeyed::new(k, res_cap(k))),
+                .map(|p| {
+                    PoolQueryState::new(p.lowest, p.scores.len(), (nlev, nshard), top_m, results_k)
                 })
                 .collect(),
             off: 0,
@@ -839,30 +907,35 @@ fn scan_in_pool(
             })?;
             kernel.scores(&st.buf.block, &mut st.buf.scores);
             for (q, p) in positives.iter().enumerate() {
-                let row = &st.buf.scores[q * BLOCK_ROWS..q * BLOCK_ROWS + n];
+                let row = &st.buf.scores[q * bs..q * bs + n];
+                // Fetch the next query's reservoir tails while this one is processed.
+                if let Some(next) = st.q.get(q + 1) {
+                    for t in &next.tops {
+                        t.prefetch();
+                    }
+                }
                 let qst = &mut st.q[q];
                 let npos1 = p.scores.len() + 1;
-                let mut cut = qst.cut(p.lowest);
                 let mut base = 0;
                 for chunk in row.chunks(CHUNK) {
                     let mut any = false;
                     for &s in chunk {
-                        any |= s > cut;
+                        any |= s > qst.gcut;
                     }
                     if any {
+                        let mut dirty = false;
                         for (o, &s) in chunk.iter().enumerate() {
-                            if s <= cut {
+                            let i = base + o;
+                            let cidx = codes[i] as usize;
+                            if s <= qst.table[cidx] {
                                 continue;
                             }
-                            let i = base + o;
-                            let code = codes[i];
-                            let deepest = (code & ((1 << LEVEL_BITS) - 1)) as usize;
-                            let shard = (code >> LEVEL_BITS) as usize;
+                            let (deepest, shard) = decode[cidx];
                             for t in &mut qst.tops[..=deepest] {
-                                t.push(s);
+                                dirty |= t.push(s);
                             }
                             if nshard > 0 {
-                                qst.tops[nlev + shard].push(s);
+                                dirty |= qst.tops[nlev + shard].push(s);
                             }
                             if s > p.lowest {
                                 let m = p.scores.partition_point(|&x| x >= s);
@@ -872,10 +945,12 @@ fn scan_in_pool(
                                 }
                             }
                             if let Some(r) = &mut qst.res {
-                                r.push(s, key_offset + rows[i] as u64);
+                                dirty |= r.push(s, key_offset + rows[i] as u64);
                             }
                         }
-                        cut = qst.cut(p.lowest);
+                        if dirty {
+                            qst.refresh(p.lowest, nlev, nshard);
+                        }
                     }
                     base += chunk.len();
                 }
@@ -885,92 +960,55 @@ fn scan_in_pool(
         },
     )?;
 
-    // ---- Merge workers and assemble the summary.
-    let mut merged: Vec<PoolQueryState> = Vec::with_capacity(nq);
-    let mut pool_states = pool_states;
-    for st in &pool_states {
+    // ---- Merge workers and assemble the summary (in parallel over queries).
+    let mut per_worker: Vec<std::vec::IntoIter<PoolQueryState>> = Vec::new();
+    for st in pool_states {
         renormalized += st.off;
+        per_worker.push(st.q.into_iter());
     }
-    for q in 0..nq {
-        let mut acc = PoolQueryState {
-            tops: (0..nsub).map(|_| TopM::new(top_m, top_cap)).collect(),
-            hist: vec![0; nsub * (positives[q].scores.len() + 1)],
-            res: None,
-        };
-        for st in pool_states.iter_mut() {
-            let o = &mut st.q[q];
-            for (t, ot) in acc.tops.iter_mut().zip(&o.tops) {
-                t.merge(ot);
-            }
-            for (a, b) in acc.hist.iter_mut().zip(&o.hist) {
-                *a += b;
-            }
-            if let (Some(r), Some(or)) = (&mut results[q], &o.res) {
-                r.merge(or);
-            }
-            // Free worker memory as we go.
-            o.tops = Vec::new();
-            o.hist = Vec::new();
-            o.res = None;
-        }
-        merged.push(acc);
-    }
-    drop(pool_states);
-
-    let mut out_queries = Vec::with_capacity(nq);
-    for (q, (p, acc)) in positives.iter().zip(merged).enumerate() {
-        let n = p.scores.len();
-        let npos1 = n + 1;
-        // Level rows: suffix sum over deepest level so that row ℓ counts items of level ℓ.
-        let mut per_subset: Vec<Vec<u64>> = Vec::with_capacity(nsub);
-        let mut running = vec![0u64; npos1];
-        let mut level_rows = vec![Vec::new(); nlev];
-        for l in (0..nlev).rev() {
-            for (r, h) in running
-                .iter_mut()
-                .zip(&acc.hist[l * npos1..(l + 1) * npos1])
-            {
-                *r += h;
-            }
-            level_rows[l] = running.clone();
-        }
-        per_subset.extend(level_rows);
-        for sh in 0..nshard {
-            per_subset.push(acc.hist[(nlev + sh) * npos1..(nlev + sh + 1) * npos1].to_vec());
-        }
-        // K_j = Σ_{m < j} hist[m] (1-based j).
-        let prefix = |h: &[u64]| -> Vec<u64> {
-            let mut out = Vec::with_capacity(n);
-            let mut c = 0;
-            for &x in &h[..n] {
-                c += x;
-                out.push(c);
-            }
-            out
-        };
-        let k_sub: Vec<Vec<u64>> = per_subset.iter().map(|h| prefix(h)).collect();
-        let c_core = prefix(&core_hist[q]);
-        let positives_out = (0..n)
-            .map(|j| PositiveSummary {
-                id: p.ids[j].clone(),
-                score: p.scores[j],
-                core_above: c_core[j],
-                pool_above: k_sub.iter().map(|k| k[j]).collect(),
-            })
+    let mut jobs = Vec::with_capacity(nq);
+    for (q, core_res) in results.into_iter().enumerate() {
+        let parts: Vec<PoolQueryState> = per_worker
+            .iter_mut()
+            .map(|it| it.next().expect("one state per query"))
             .collect();
-        out_queries.push(QuerySummary {
-            id: qs.query_ids[q].clone(),
-            positives: positives_out,
-            top_scores: acc.tops.into_iter().map(TopM::into_sorted).collect(),
-        });
+        jobs.push((q, parts, core_res));
     }
-
+    drop(per_worker);
+    use rayon::prelude::*;
+    type Finished = (QuerySummary, Option<Vec<(f32, u64)>>);
+    let finished: Vec<Finished> = jobs
+        .into_par_iter()
+        .map(|(q, parts, mut res)| {
+            let p = &positives[q];
+            let mut acc =
+                PoolQueryState::new(p.lowest, p.scores.len(), (nlev, nshard), top_m, None);
+            for o in parts {
+                for (t, ot) in acc.tops.iter_mut().zip(&o.tops) {
+                    t.merge(ot);
+                }
+                for (a, b) in acc.hist.iter_mut().zip(&o.hist) {
+                    *a += b;
+                }
+                if let (Some(r), Some(or)) = (&mut res, &o.res) {
+                    r.merge(or);
+                }
+            }
+            let summary = query_summary(&qs.query_ids[q], p, acc, &core_hist[q], nlev, nshard);
+            (summary, res.map(TopKeyed::into_sorted))
+        })
+        .collect();
+    let mut out_queries = Vec::with_capacity(nq);
+    let mut res_lists = Vec::with_capacity(nq);
+    for (s, r) in finished {
+        out_queries.push(s);
+        res_lists.push(r);
+    }
     let results = results_k.map(|_| {
-        results
+        res_lists
             .into_iter()
             .map(|r| {
                 r.expect("results reservoir")
-                    .into_sorted()
                     .into_iter()
                     .map(|(s, key)| (key_to_id(key, core, &inputs.pool, &sampled), s))
                     .collect()
@@ -1035,4 +1073,57 @@ fn key_to_id(
     }
     let si = sampled.partition_point(|s| s.key_offset <= key) - 1;
     pool[si].ids()[(key - sampled[si].key_offset) as usize].clone()
+}
+
+/// Counts and top-M lists of one query from its merged state: `K_{j,ℓ} = Σ_{m < j} Σ_{L ≥ ℓ}
+/// hist[L][m]` for levels, `Σ_{m < j} hist[shard][m]` for shards, `C_j = Σ_{m < j} core[m]`.
+fn query_summary(
+    id: &str,
+    p: &QueryPositives,
+    acc: PoolQueryState,
+    core_hist: &[u64],
+    nlev: usize,
+    nshard: usize,
+) -> QuerySummary {
+    let n = p.scores.len();
+    let npos1 = n + 1;
+    // Level rows: suffix sum over the deepest level, so that row ℓ counts the items of level ℓ.
+    let mut per_subset: Vec<Vec<u64>> = vec![Vec::new(); nlev];
+    let mut running = vec![0u64; npos1];
+    for l in (0..nlev).rev() {
+        for (r, h) in running
+            .iter_mut()
+            .zip(&acc.hist[l * npos1..(l + 1) * npos1])
+        {
+            *r += h;
+        }
+        per_subset[l] = running.clone();
+    }
+    for sh in 0..nshard {
+        per_subset.push(acc.hist[(nlev + sh) * npos1..(nlev + sh + 1) * npos1].to_vec());
+    }
+    // Prefix sums: K_j = Σ_{m < j} hist[m] (1-based j).
+    let prefix = |h: &[u64]| -> Vec<u64> {
+        h[..n]
+            .iter()
+            .scan(0u64, |c, &x| {
+                *c += x;
+                Some(*c)
+            })
+            .collect()
+    };
+    let k_sub: Vec<Vec<u64>> = per_subset.iter().map(|h| prefix(h)).collect();
+    let c_core = prefix(core_hist);
+    QuerySummary {
+        id: id.to_string(),
+        positives: (0..n)
+            .map(|j| PositiveSummary {
+                id: p.ids[j].clone(),
+                score: p.scores[j],
+                core_above: c_core[j],
+                pool_above: k_sub.iter().map(|k| k[j]).collect(),
+            })
+            .collect(),
+        top_scores: acc.tops.into_iter().map(TopM::into_sorted).collect(),
+    }
 }

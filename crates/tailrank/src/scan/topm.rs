@@ -14,19 +14,29 @@
 
 use std::cmp::Ordering;
 
-/// Descending order on f32 (`total_cmp`; inputs are finite, so this is the numeric order with
-/// `-0 < +0`).
+/// Order-preserving map of finite f32 to u32 (`a < b ⇔ key(a) < key(b)`, `-0 < +0`).
 #[inline]
-fn desc(a: &f32, b: &f32) -> Ordering {
-    b.total_cmp(a)
+fn key(s: f32) -> u32 {
+    let b = s.to_bits();
+    if b >> 31 == 1 {
+        !b
+    } else {
+        b | 0x8000_0000
+    }
 }
 
-/// Top-`m` f32 values of a stream (values only).
+#[inline]
+fn unkey(k: u32) -> f32 {
+    f32::from_bits(if k >> 31 == 1 { k & 0x7fff_ffff } else { !k })
+}
+
+/// Top-`m` f32 values of a stream (values only). Values are buffered as order-preserving u32
+/// keys, so that compaction is an integer `select_nth_unstable`.
 #[derive(Debug, Clone)]
 pub struct TopM {
     m: usize,
     cap: usize,
-    buf: Vec<f32>,
+    buf: Vec<u32>,
     /// Values `≤ threshold` are rejected. `-inf` until the buffer first fills.
     threshold: f32,
 }
@@ -53,39 +63,57 @@ impl TopM {
         self.threshold
     }
 
-    /// Offer one value.
+    /// Offer one value. Returns whether the threshold may have risen (a compaction ran).
     #[inline]
-    pub fn push(&mut self, s: f32) {
+    pub fn push(&mut self, s: f32) -> bool {
         if s > self.threshold {
-            self.buf.push(s);
+            self.buf.push(key(s));
             if self.buf.len() >= self.cap {
                 self.compact();
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Hint the CPU to fetch the cache line the next accepted value will be written to (the
+    /// scan visits many reservoirs per block; their tails are rarely in cache).
+    #[inline]
+    pub fn prefetch(&self) {
+        #[cfg(target_arch = "x86_64")]
+        if self.buf.capacity() > self.buf.len() {
+            // SAFETY: prefetching has no architectural effect and the address lies inside the
+            // vector's allocation.
+            unsafe {
+                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+                _mm_prefetch::<_MM_HINT_T0>(self.buf.as_ptr().add(self.buf.len()) as *const i8);
             }
         }
     }
 
     /// Reduce the buffer to the `m` largest values and raise the threshold to the m-th largest.
     fn compact(&mut self) {
-        if self.buf.len() > self.m {
-            self.buf.select_nth_unstable_by(self.m - 1, desc);
-            self.buf.truncate(self.m);
-            self.threshold = self.buf.iter().copied().fold(f32::INFINITY, f32::min);
+        let len = self.buf.len();
+        if len > self.m {
+            let cut = len - self.m;
+            self.buf.select_nth_unstable(cut);
+            self.threshold = unkey(self.buf[cut]);
+            self.buf.drain(..cut);
         }
     }
 
     /// Add every value held by `other` (merging reservoirs of disjoint streams).
     pub fn merge(&mut self, other: &TopM) {
-        for &s in &other.buf {
-            self.push(s);
+        for &k in &other.buf {
+            self.push(unkey(k));
         }
     }
 
     /// The `m` largest values pushed (fewer if fewer were pushed), descending.
     pub fn into_sorted(mut self) -> Vec<f32> {
         self.compact();
-        self.buf.sort_unstable_by(desc);
-        self.buf.truncate(self.m);
-        self.buf
+        self.buf.sort_unstable_by(|a, b| b.cmp(a));
+        self.buf.into_iter().map(unkey).collect()
     }
 }
 
@@ -126,15 +154,17 @@ impl TopKeyed {
         self.threshold.0
     }
 
-    /// Offer one entry.
+    /// Offer one entry. Returns whether the threshold may have risen (a compaction ran).
     #[inline]
-    pub fn push(&mut self, s: f32, key: u64) {
+    pub fn push(&mut self, s: f32, key: u64) -> bool {
         if keyed(&(s, key), &self.threshold) == Ordering::Less {
             self.buf.push((s, key));
             if self.buf.len() >= self.cap {
                 self.compact();
+                return true;
             }
         }
+        false
     }
 
     fn compact(&mut self) {
@@ -164,12 +194,37 @@ impl TopKeyed {
 mod tests {
     use super::*;
 
+    fn desc(a: &f32, b: &f32) -> Ordering {
+        b.total_cmp(a)
+    }
+
     fn lcg(state: &mut u64) -> f32 {
         *state = state
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
         // Coarse values so that ties occur.
         ((*state >> 40) % 5000) as f32 / 5000.0
+    }
+
+    #[test]
+    fn keys_preserve_order() {
+        let v = [
+            f32::NEG_INFINITY,
+            -3.5,
+            -1e-30,
+            -0.0,
+            0.0,
+            1e-30,
+            0.25,
+            7.0,
+            f32::INFINITY,
+        ];
+        for w in v.windows(2) {
+            assert!(key(w[0]) < key(w[1]), "{} {}", w[0], w[1]);
+        }
+        for &x in &v {
+            assert_eq!(unkey(key(x)).to_bits(), x.to_bits());
+        }
     }
 
     #[test]
@@ -197,9 +252,9 @@ mod tests {
         for (i, &v) in vals.iter().enumerate() {
             whole.push(v);
             if i % 3 == 0 {
-                a.push(v)
+                a.push(v);
             } else {
-                b.push(v)
+                b.push(v);
             }
         }
         a.merge(&b);

@@ -41,6 +41,9 @@ pub struct SynthOpts {
     pub seed: u64,
     /// Make the pool items of this shard harder (their scores are pushed up): drift.
     pub drift_shard: Option<usize>,
+    /// Draw the whole pool of `pool_size` items (the sample is the items whose tag is below
+    /// `fraction`; `sample` is then ignored) and record the full-pool counts as truth.
+    pub full_pool: bool,
 }
 
 impl Default for SynthOpts {
@@ -55,6 +58,7 @@ impl Default for SynthOpts {
             pool_size: Some(400_000),
             seed: 1,
             drift_shard: None,
+            full_pool: false,
         }
     }
 }
@@ -69,6 +73,8 @@ pub struct Synth {
     pub core_nonrel: Vec<Vec<f32>>,
     /// Per query: positive scores (descending).
     pub pos_scores: Vec<Vec<f32>>,
+    /// With `full_pool`: per query and positive, the number of pool items scoring above it.
+    pub full_counts: Vec<Vec<u64>>,
 }
 
 fn in_subset(kind: SubsetKind, index: usize, shards: usize, tag: f64) -> bool {
@@ -84,7 +90,21 @@ fn in_subset(kind: SubsetKind, index: usize, shards: usize, tag: f64) -> bool {
 /// Draw a synthetic summary.
 pub fn synth(o: &SynthOpts) -> Synth {
     let mut rng = Rng(o.seed);
-    let tags: Vec<f64> = (0..o.sample).map(|_| rng.unif()).collect();
+    // Full-pool mode: every pool item has a tag in [0, 1); sampled iff tag < fraction, and the
+    // sampled items' tags are rescaled to [0, 1) for their levels and shards.
+    let pool_tags: Vec<f64> = if o.full_pool {
+        (0..o.pool_size.unwrap()).map(|_| rng.unif()).collect()
+    } else {
+        Vec::new()
+    };
+    let sampled: Vec<usize> = (0..pool_tags.len())
+        .filter(|&i| pool_tags[i] < o.fraction)
+        .collect();
+    let tags: Vec<f64> = if o.full_pool {
+        sampled.iter().map(|&i| pool_tags[i] / o.fraction).collect()
+    } else {
+        (0..o.sample).map(|_| rng.unif()).collect()
+    };
     let mut subsets = Vec::new();
     let mut spec = Vec::new();
     for l in 0..o.levels {
@@ -119,23 +139,35 @@ pub fn synth(o: &SynthOpts) -> Synth {
     let mut sample_scores = Vec::new();
     let mut core_nonrel = Vec::new();
     let mut pos_scores = Vec::new();
+    let mut full_counts = Vec::new();
     for qi in 0..o.queries {
         let mu = 0.1 + 0.2 * rng.unif();
         let w = 0.4 + 0.3 * rng.unif();
         let score = |x: f64| (mu + w * x) as f32;
-        let scores: Vec<f32> = tags
-            .iter()
-            .map(|&t| {
-                let u = rng.unif();
-                let mut x = 1.0 - u.powf(0.25);
-                if let Some(h) = o.drift_shard {
-                    if in_subset(SubsetKind::Shard, h, o.shards, t) {
-                        x = 1.0 - u.powf(0.16);
+        let full: Vec<f32> = if o.full_pool {
+            pool_tags
+                .iter()
+                .map(|_| score(1.0 - rng.unif().powf(0.25)))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let scores: Vec<f32> = if o.full_pool {
+            sampled.iter().map(|&i| full[i]).collect()
+        } else {
+            tags.iter()
+                .map(|&t| {
+                    let u = rng.unif();
+                    let mut x = 1.0 - u.powf(0.25);
+                    if let Some(h) = o.drift_shard {
+                        if in_subset(SubsetKind::Shard, h, o.shards, t) {
+                            x = 1.0 - u.powf(0.16);
+                        }
                     }
-                }
-                score(x)
-            })
-            .collect();
+                    score(x)
+                })
+                .collect()
+        };
         let core: Vec<f32> = (0..20)
             .map(|_| score(1.0 - rng.unif().powf(0.25)))
             .collect();
@@ -147,6 +179,11 @@ pub fn synth(o: &SynthOpts) -> Synth {
             })
             .collect();
         pos.sort_by(|a, b| b.total_cmp(a));
+        full_counts.push(
+            pos.iter()
+                .map(|&s| full.iter().filter(|&&v| v > s).count() as u64)
+                .collect::<Vec<u64>>(),
+        );
         let positives = pos
             .iter()
             .enumerate()
@@ -210,6 +247,7 @@ pub fn synth(o: &SynthOpts) -> Synth {
         tags,
         core_nonrel,
         pos_scores,
+        full_counts,
     }
 }
 
@@ -275,6 +313,20 @@ pub fn ilias_like(
         let mut hard: Vec<f64> = (0..n_pos).map(|_| 10f64.powf(-7.0 * rng.unif())).collect();
         hard.sort_by(f64::total_cmp);
         let p_last = items.last().unwrap().2;
+        // Per subset: its items' scores, descending (the order statistics are drawn so).
+        let lists: Vec<Vec<f32>> = spec
+            .iter()
+            .map(|&(k, i, share)| {
+                items
+                    .iter()
+                    .filter(|it| match k {
+                        SubsetKind::Level => it.1 < share,
+                        SubsetKind::Shard => (it.1 * shards as f64).floor() as usize == i,
+                    })
+                    .map(|it| it.0)
+                    .collect()
+            })
+            .collect();
         let positives = hard
             .iter()
             .enumerate()
@@ -287,20 +339,9 @@ pub fn ilias_like(
                     pool_above: spec
                         .iter()
                         .enumerate()
-                        .map(|(si, &(k, i, share))| {
+                        .map(|(si, &(_, _, share))| {
                             if x < p_last {
-                                items
-                                    .iter()
-                                    .filter(|it| {
-                                        it.0 > s
-                                            && match k {
-                                                SubsetKind::Level => it.1 < share,
-                                                SubsetKind::Shard => {
-                                                    (it.1 * shards as f64).floor() as usize == i
-                                                }
-                                            }
-                                    })
-                                    .count() as u64
+                                lists[si].partition_point(|&v| v > s) as u64
                             } else {
                                 ((x * sample as f64 * share).round() as u64).min(sizes[si])
                             }
@@ -309,18 +350,11 @@ pub fn ilias_like(
                 }
             })
             .collect();
-        let top_scores = spec
-            .iter()
-            .map(|&(k, i, share)| {
-                items
-                    .iter()
-                    .filter(|it| match k {
-                        SubsetKind::Level => it.1 < share,
-                        SubsetKind::Shard => (it.1 * shards as f64).floor() as usize == i,
-                    })
-                    .take(top_m)
-                    .map(|it| it.0)
-                    .collect()
+        let top_scores = lists
+            .into_iter()
+            .map(|mut l| {
+                l.truncate(top_m);
+                l
             })
             .collect();
         qs.push(QuerySummary {

@@ -1,0 +1,169 @@
+//! `tailrank ilias`: ILIAS end to end from its own files. Finds the id lists in `--dataset-dir`
+//! and the HDF5 features in `--features`, checks every feature id against the lists, scans the
+//! distractors once for all chosen query sets (all of them, or the hash sample with
+//! `--fraction`), and prints the ILIAS report: mAP@k for i2i and t2i, the scale, clutter and
+//! (sub)category breakdowns, and in prediction mode the predicted N mAP with its interval and
+//! baselines. See `docs/ilias.md`.
+
+use anyhow::bail;
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use tailrank::hardness::{Estimator, EvtOptions};
+use tailrank::ilias::{evaluate_ilias, find_features, table, IliasDataset, IliasOptions};
+use tailrank::maps::MapKind;
+use tailrank::predict::PredictOptions;
+use tailrank::scan::engine::{Progress, ScanConfig};
+
+/// A spinner on stderr when it is a terminal: distractor rows done and the rate (the total is
+/// only known once every shard's index has been read inside the scan).
+struct Spinner(Option<ProgressBar>);
+
+impl Spinner {
+    fn new() -> Spinner {
+        if !std::io::stderr().is_terminal() {
+            return Spinner(None);
+        }
+        let pb = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+        pb.set_style(
+            ProgressStyle::with_template(
+                "ilias scan {spinner} {human_pos} distractor rows {per_sec}",
+            )
+            .expect("valid template"),
+        );
+        Spinner(Some(pb))
+    }
+    fn finish(&self) {
+        if let Some(pb) = &self.0 {
+            pb.finish_and_clear();
+        }
+    }
+}
+
+impl Progress for Spinner {
+    fn rows_done(&self, rows: u64) {
+        if let Some(pb) = &self.0 {
+            pb.inc(rows);
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct IliasArgs {
+    /// ILIAS dataset folder (holding image_ids/ with the id lists).
+    #[arg(long)]
+    pub dataset_dir: PathBuf,
+    /// Feature folder: features_{image,text}_queries.hdf5, features_positives.hdf5,
+    /// features_distractors_*.hdf5.
+    #[arg(long)]
+    pub features: PathBuf,
+    /// Query sets to evaluate.
+    #[arg(long, default_value = "both", value_parser = ["image", "text", "both"])]
+    pub queries: String,
+    /// Sample fraction of the distractors (prediction mode); 1 = exact, scan everything.
+    #[arg(long, default_value_t = 1.0)]
+    pub fraction: f64,
+    /// Hash seed of the sample.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Cut-off k of mAP@k.
+    #[arg(long, default_value_t = 1000)]
+    pub k: usize,
+    /// Print the full JSON report instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Model name recorded in the report.
+    #[arg(long, default_value = "")]
+    pub model: String,
+    /// taxonomy.json for the category breakdown (default: looked for in the dataset folder,
+    /// its image_ids/ and misc/).
+    #[arg(long)]
+    pub taxonomy: Option<PathBuf>,
+    /// Write the scan summaries here (one folder per query set: `<DIR>/<set>`).
+    #[arg(long)]
+    pub summary_out: Option<PathBuf>,
+    /// Hardness estimator (prediction mode).
+    #[arg(long, default_value = "evt", value_parser = ["evt", "count"])]
+    pub estimator: String,
+    /// Hardness-to-metric map (prediction mode).
+    #[arg(long, default_value = "expected-rank", value_parser = ["expected-rank", "binomial"])]
+    pub map: String,
+    /// M: top sample scores kept per query (and fitted by evt).
+    #[arg(long, default_value_t = 4000)]
+    pub top_m: usize,
+    /// Query-bootstrap replicates (prediction mode; 0 = no intervals).
+    #[arg(long, default_value_t = 1000)]
+    pub bootstrap: usize,
+    /// Sample-noise replicates (prediction mode; 0 = off).
+    #[arg(long, default_value_t = 200)]
+    pub sample_noise: usize,
+    /// Confidence level of the intervals.
+    #[arg(long, default_value_t = 0.95)]
+    pub confidence: f64,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// L2-normalise descriptors that are not unit-norm instead of refusing them.
+    #[arg(long)]
+    pub normalize: bool,
+}
+
+pub fn run(a: IliasArgs) -> anyhow::Result<()> {
+    if a.k == 0 {
+        bail!("--k must be at least 1");
+    }
+    if !(a.fraction > 0.0 && a.fraction <= 1.0) {
+        bail!("--fraction must be in (0, 1], got {}", a.fraction);
+    }
+    let ds = IliasDataset::open(&a.dataset_dir, a.taxonomy.as_deref())?;
+    let feats = find_features(&a.features)?;
+    let sets: Vec<String> = match a.queries.as_str() {
+        "both" => ds.sets.iter().map(|s| s.name.clone()).collect(),
+        one => vec![one.to_string()],
+    };
+    let mut scan = ScanConfig::new(a.fraction, a.seed);
+    scan.top_m = a.top_m;
+    scan.threads = a.threads;
+    scan.normalize = a.normalize;
+    scan.model = a.model.clone();
+    let estimator = match a.estimator.as_str() {
+        "count" => Estimator::Count,
+        _ => Estimator::Evt(EvtOptions {
+            top_m: a.top_m,
+            ..EvtOptions::default()
+        }),
+    };
+    let map = MapKind::parse(&a.map).ok_or_else(|| anyhow::anyhow!("unknown map {:?}", a.map))?;
+    let predict = PredictOptions {
+        pool_size: None,
+        k: a.k,
+        estimator,
+        map,
+        bootstrap: a.bootstrap,
+        sample_noise: a.sample_noise,
+        confidence: a.confidence,
+        seed: a.seed,
+    };
+    let opts = IliasOptions {
+        sets,
+        scan,
+        predict,
+    };
+    let spinner = Spinner::new();
+    let result = evaluate_ilias(&ds, &feats, &opts, &spinner);
+    spinner.finish();
+    let (report, summaries) = result?;
+    if let Some(dir) = &a.summary_out {
+        std::fs::create_dir_all(dir)?;
+        for s in &summaries {
+            s.write(&dir.join(&s.query_set))?;
+        }
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", table(&report));
+    }
+    Ok(())
+}

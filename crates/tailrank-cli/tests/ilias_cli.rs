@@ -1,0 +1,286 @@
+//! `tailrank ilias` end to end on a synthetic ILIAS-shaped folder (h5py writes the id lists,
+//! taxonomy and the extractor's HDF5 layout: `tests/data/ilias_synth.py`). The binary's JSON
+//! report must equal the official evaluation logic replicated in Python with scikit-learn
+//! (`tests/data/ilias_reference.py`) for the overall, scale, clutter, category and subcategory
+//! numbers of i2i and t2i, in exact mode; in prediction mode (`--fraction`) the per-group
+//! evaluate-at-S and count-baseline numbers must equal the reference on the sample gallery and
+//! the count map, and the prediction block must be present. Broken feature folders fail with a
+//! message naming the file.
+
+#[path = "../../tailrank/tests/common/mod.rs"]
+mod common;
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+use tailrank::metric::evaluate_summary;
+use tailrank::scan::summary::Summary;
+
+const SYNTH: &str = include_str!("../../tailrank/tests/data/ilias_synth.py");
+const REFERENCE: &str = include_str!("../../tailrank/tests/data/ilias_reference.py");
+
+fn tailrank(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tailrank"))
+        .args(args)
+        .output()
+        .expect("run tailrank")
+}
+
+/// Write the synthetic folders `ds_<variant>` / `feat_<variant>` of every variant, with one
+/// Python process.
+fn make_all(dir: &Path, variants: &[&str]) -> Vec<(String, String)> {
+    let script = dir.join("ilias_synth.py");
+    std::fs::write(&script, SYNTH).unwrap();
+    let driver = "import sys\nsrc = open(sys.argv[1]).read()\nbase = sys.argv[2]\n\
+                  for v in sys.argv[3:]:\n    \
+                  sys.argv = ['ilias_synth.py', f'{base}/ds_{v}', f'{base}/feat_{v}', v]\n    \
+                  exec(compile(src, 'ilias_synth.py', 'exec'), {'__name__': '__main__'})\n";
+    let mut args = vec![
+        script.to_str().unwrap().to_string(),
+        dir.to_str().unwrap().to_string(),
+    ];
+    args.extend(variants.iter().map(|v| v.to_string()));
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    common::run_python(driver, &refs);
+    variants
+        .iter()
+        .map(|v| {
+            (
+                dir.join(format!("ds_{v}")).to_str().unwrap().to_string(),
+                dir.join(format!("feat_{v}")).to_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn close(a: f64, b: f64, what: &str) {
+    assert!(
+        (a - b).abs() < 1e-9,
+        "{what}: tailrank {a} vs reference {b}"
+    );
+}
+
+/// Compare a group list of the report (fractions) with a reference dict (percent).
+fn compare_groups(got: &Value, want: &Value, field: &str, what: &str) {
+    let want = want.as_object().unwrap();
+    let got = got.as_array().unwrap();
+    assert_eq!(got.len(), want.len(), "{what}: group count");
+    for g in got {
+        let key = g["group"].as_str().unwrap();
+        let w = want
+            .get(key)
+            .unwrap_or_else(|| panic!("{what}: group {key} not in the reference"))
+            .as_f64()
+            .unwrap();
+        close(
+            100.0 * g[field].as_f64().unwrap(),
+            w,
+            &format!("{what} {key}"),
+        );
+    }
+}
+
+fn compare_set(set: &Value, want: &Value, field: &str, overall: f64, what: &str) {
+    close(100.0 * overall, want["map"].as_f64().unwrap(), what);
+    compare_groups(
+        &set["scale"],
+        &want["scale"],
+        field,
+        &format!("{what} scale"),
+    );
+    compare_groups(
+        &set["clutter"],
+        &want["clutter"],
+        field,
+        &format!("{what} clutter"),
+    );
+    compare_groups(
+        &set["categories"],
+        &want["categories"],
+        field,
+        &format!("{what} categories"),
+    );
+    compare_groups(
+        &set["subcategories"],
+        &want["subcategories"],
+        field,
+        &format!("{what} subcategories"),
+    );
+}
+
+#[test]
+fn ilias_exact_and_predicted_match_the_official_logic() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ds, feat) = make_all(dir.path(), &["ok"]).remove(0);
+    let k = "100";
+
+    // Exact mode.
+    let reference: Value =
+        serde_json::from_str(&common::run_python(REFERENCE, &[&ds, &feat, k, "1", "0"])).unwrap();
+    assert!(
+        reference["min_gap"].as_f64().unwrap() > 3e-6,
+        "synthetic scores too close to compare f32 and f64 rankings"
+    );
+    let out = tailrank(&[
+        "ilias",
+        "--dataset-dir",
+        &ds,
+        "--features",
+        &feat,
+        "--k",
+        k,
+        "--json",
+        "--model",
+        "synthetic",
+        "--summary-out",
+        dir.path().join("summaries").to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["mode"], "exact");
+    assert_eq!(r["pool_size"].as_u64(), reference["N"].as_u64());
+    assert_eq!(r["sample_size"].as_u64(), reference["N"].as_u64());
+    let sets = r["sets"].as_array().unwrap();
+    assert_eq!(sets.len(), 2);
+    for set in sets {
+        let name = set["query_set"].as_str().unwrap();
+        let want = &reference[name]["official"];
+        compare_set(
+            set,
+            want,
+            "map_at_k",
+            set["map_at_k"].as_f64().unwrap(),
+            &format!("exact {name}"),
+        );
+        // The breakdowns are not trivially equal to the overall number.
+        assert!(set["scale"].as_array().unwrap().len() == 4);
+    }
+    // The kept summaries give the same overall numbers through `metric::evaluate_summary`.
+    for set in sets {
+        let name = set["query_set"].as_str().unwrap();
+        let summary = Summary::read(&dir.path().join("summaries").join(name)).unwrap();
+        assert_eq!(summary.query_set, name);
+        assert_eq!(summary.model, "synthetic");
+        let e = evaluate_summary(&summary, 100).unwrap();
+        close(
+            e.sets[0].map_at_k,
+            set["map_at_k"].as_f64().unwrap(),
+            "summary",
+        );
+    }
+    assert_eq!(sets[0]["task"], "i2i");
+    assert_eq!(sets[1]["task"], "t2i");
+
+    // The human table shows both tasks in percent.
+    let out = tailrank(&[
+        "ilias",
+        "--dataset-dir",
+        &ds,
+        "--features",
+        &feat,
+        "--k",
+        k,
+        "--queries",
+        "text",
+    ]);
+    assert!(out.status.success());
+    let table = String::from_utf8(out.stdout).unwrap();
+    let t2i = reference["text"]["official"]["map"].as_f64().unwrap();
+    assert!(table.contains(&format!("{t2i:.2}")), "{table}");
+    assert!(table.contains("t2i") && !table.contains("i2i"), "{table}");
+
+    // Prediction mode: half of the distractors.
+    let (f, seed) = ("0.5", "3");
+    let reference: Value =
+        serde_json::from_str(&common::run_python(REFERENCE, &[&ds, &feat, k, f, seed])).unwrap();
+    let out = tailrank(&[
+        "ilias",
+        "--dataset-dir",
+        &ds,
+        "--features",
+        &feat,
+        "--k",
+        k,
+        "--fraction",
+        f,
+        "--seed",
+        seed,
+        "--bootstrap",
+        "200",
+        "--sample-noise",
+        "0",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["mode"], "prediction");
+    assert_eq!(r["sample_size"].as_u64(), reference["S"].as_u64());
+    assert_eq!(r["pool_size"].as_u64(), reference["N"].as_u64());
+    for set in r["sets"].as_array().unwrap() {
+        let name = set["query_set"].as_str().unwrap();
+        let p = &set["prediction"];
+        assert_eq!(p["pool_size"].as_u64(), reference["N"].as_u64());
+        close(
+            p["map_at_k"].as_f64().unwrap(),
+            set["map_at_k"].as_f64().unwrap(),
+            "estimate",
+        );
+        let lo = p["map_at_k_percentile_interval"][0].as_f64().unwrap();
+        let hi = p["map_at_k_percentile_interval"][1].as_f64().unwrap();
+        assert!(lo <= hi);
+        compare_set(
+            set,
+            &reference[name]["official"],
+            "evaluate_at_s_map_at_k",
+            p["baselines"]["evaluate_at_s_map_at_k"].as_f64().unwrap(),
+            &format!("evaluate-at-S {name}"),
+        );
+        compare_set(
+            set,
+            &reference[name]["count"],
+            "count_map_at_k",
+            p["baselines"]["count_map_at_k"].as_f64().unwrap(),
+            &format!("count {name}"),
+        );
+    }
+}
+
+#[test]
+fn broken_feature_folders_are_refused_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("dup_positive", "features_positives.hdf5", "duplicate"),
+        ("missing_positive", "features_positives.hdf5", "missing"),
+        ("unknown_query", "features_image_queries.hdf5", "unknown id"),
+        (
+            "unknown_distractor",
+            "features_distractors_000.hdf5",
+            "unknown distractor id",
+        ),
+        (
+            "dup_distractor",
+            "features_distractors_001.hdf5",
+            "duplicate distractor id",
+        ),
+        ("missing_distractor", "distractor_ids.txt.gz", "missing"),
+    ];
+    let variants: Vec<&str> = cases.iter().map(|c| c.0).collect();
+    let folders = make_all(dir.path(), &variants);
+    for ((variant, file, words), (ds, feat)) in cases.into_iter().zip(folders) {
+        let out = tailrank(&["ilias", "--dataset-dir", &ds, "--features", &feat]);
+        assert_eq!(out.status.code(), Some(2), "{variant}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(file) && err.contains(words),
+            "{variant}: {err}"
+        );
+    }
+}

@@ -1,0 +1,224 @@
+//! `tailrank predict` end to end: table and JSON from a summary folder, the hardness artifact
+//! round trip, and clear errors for bad input.
+
+#[path = "../../tailrank/tests/common/mod.rs"]
+mod common;
+#[path = "../../tailrank/tests/predict_support/mod.rs"]
+mod predict_support;
+
+use predict_support::{synth, SynthOpts};
+use std::path::Path;
+use std::process::Command;
+use tailrank::predict::{predict, PredictOptions};
+
+fn tailrank(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tailrank"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn write_summary(dir: &Path) -> tailrank::scan::Summary {
+    let s = synth(&SynthOpts {
+        queries: 30,
+        sample: 8000,
+        ..SynthOpts::default()
+    })
+    .summary;
+    s.write(dir).unwrap();
+    s
+}
+
+#[test]
+fn table_and_json_from_a_summary() {
+    let d = tempfile::tempdir().unwrap();
+    let sdir = d.path().join("summary");
+    let s = write_summary(&sdir);
+    let sd = sdir.to_str().unwrap();
+    let (ok, out, err) = tailrank(&[
+        "predict",
+        "--summary",
+        sd,
+        "--bootstrap",
+        "200",
+        "--sample-noise",
+        "10",
+    ]);
+    assert!(ok, "{err}");
+    for needle in [
+        "predicted mAP@1000",
+        "BCa",
+        "evaluate-at-S",
+        "count (K/S)",
+        "power-law",
+        "budget",
+        "drift",
+        "tail report",
+    ] {
+        assert!(out.contains(needle), "missing {needle:?} in\n{out}");
+    }
+    let (ok, out, err) = tailrank(&[
+        "predict",
+        "--summary",
+        sd,
+        "--bootstrap",
+        "200",
+        "--sample-noise",
+        "10",
+        "--json",
+        "--seed",
+        "4",
+    ]);
+    assert!(ok, "{err}");
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let lib = predict(
+        &s,
+        &PredictOptions {
+            bootstrap: 200,
+            sample_noise: 10,
+            seed: 4,
+            ..PredictOptions::default()
+        },
+    )
+    .unwrap();
+    let m = j["map_at_k"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&m));
+    assert_eq!(m, lib.estimate);
+    assert_eq!(j["map_at_k_bca_interval"][0].as_f64().unwrap(), lib.bca.lo);
+    assert_eq!(
+        j["baselines"]["count_map_at_k"].as_f64().unwrap(),
+        lib.baselines.count
+    );
+    assert_eq!(j["pool_size"].as_u64().unwrap(), 400_000);
+    assert_eq!(j["queries"].as_array().unwrap().len(), 30);
+    assert_eq!(j["levels"].as_array().unwrap().len(), 3);
+    assert!(j["drift"]["shards"].as_array().unwrap().len() == 4);
+    // The table prints the same estimate in percent with two decimals.
+    let (_, table, _) = tailrank(&[
+        "predict",
+        "--summary",
+        sd,
+        "--bootstrap",
+        "200",
+        "--sample-noise",
+        "0",
+        "--seed",
+        "4",
+    ]);
+    assert!(
+        table.contains(&format!("{:.2}", 100.0 * lib.estimate)),
+        "{table}"
+    );
+}
+
+#[test]
+fn hardness_artifact_predicts_at_any_pool_size() {
+    let d = tempfile::tempdir().unwrap();
+    let sdir = d.path().join("summary");
+    let s = write_summary(&sdir);
+    let h = d.path().join("hardness.csv");
+    let (ok, _, err) = tailrank(&[
+        "predict",
+        "--summary",
+        sdir.to_str().unwrap(),
+        "--bootstrap",
+        "50",
+        "--sample-noise",
+        "0",
+        "--hardness-out",
+        h.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    let (ok, out, err) = tailrank(&[
+        "predict",
+        "--hardness",
+        h.to_str().unwrap(),
+        "--pool-size",
+        "2000000",
+        "--bootstrap",
+        "50",
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let lib = predict(
+        &s,
+        &PredictOptions {
+            pool_size: Some(2_000_000),
+            bootstrap: 50,
+            sample_noise: 0,
+            ..PredictOptions::default()
+        },
+    )
+    .unwrap();
+    assert!((j["map_at_k"].as_f64().unwrap() - lib.estimate).abs() < 1e-9);
+    assert!(j["baselines"]["power_law_map_at_k"].is_null());
+    assert!(j["budget"].is_null() && j["drift"].is_null());
+    let (ok, table, _) = tailrank(&[
+        "predict",
+        "--hardness",
+        h.to_str().unwrap(),
+        "--pool-size",
+        "2000000",
+        "--bootstrap",
+        "50",
+    ]);
+    assert!(ok);
+    assert!(table.contains("n/a"), "{table}");
+}
+
+#[test]
+fn bad_input_is_reported_clearly() {
+    let d = tempfile::tempdir().unwrap();
+    let sdir = d.path().join("summary");
+    write_summary(&sdir);
+    let sd = sdir.to_str().unwrap();
+    let (ok, _, err) = tailrank(&["predict", "--summary", sd, "--pool-size", "100"]);
+    assert!(!ok && err.contains("smaller than the sample size"), "{err}");
+
+    // Hardness file with a missing column.
+    let h = d.path().join("h.csv");
+    tailrank(&[
+        "predict",
+        "--summary",
+        sd,
+        "--bootstrap",
+        "0",
+        "--sample-noise",
+        "0",
+        "--hardness-out",
+        h.to_str().unwrap(),
+    ]);
+    let text = std::fs::read_to_string(&h).unwrap();
+    let broken: String = text.replace(",x_hat,", ",xhat,");
+    let hb = d.path().join("broken.csv");
+    std::fs::write(&hb, broken).unwrap();
+    let (ok, _, err) = tailrank(&[
+        "predict",
+        "--hardness",
+        hb.to_str().unwrap(),
+        "--pool-size",
+        "1000000",
+    ]);
+    assert!(
+        !ok && err.contains("broken.csv") && err.contains("x_hat"),
+        "{err}"
+    );
+
+    // Unknown summary version.
+    let man = sdir.join("manifest.json");
+    let mut m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&man).unwrap()).unwrap();
+    m["format_version"] = serde_json::json!(99);
+    std::fs::write(&man, m.to_string()).unwrap();
+    let (ok, _, err) = tailrank(&["predict", "--summary", sd]);
+    assert!(!ok && err.contains("99"), "{err}");
+
+    let (ok, _, err) = tailrank(&["predict"]);
+    assert!(!ok && err.contains("--summary"), "{err}");
+}

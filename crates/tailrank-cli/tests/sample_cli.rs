@@ -1,0 +1,130 @@
+//! `tailrank sample` against Python's `xxhash.xxh3_64_intdigest` selection (SPEC 4).
+
+#[path = "../../tailrank/tests/common/mod.rs"]
+mod common;
+
+use std::io::Write;
+use std::process::Command;
+
+fn tailrank(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tailrank"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+const REFERENCE: &str = r#"
+import sys, json, gzip
+import xxhash
+path, f, seed = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
+op = gzip.open if path.endswith(".gz") else open
+ids = [l.rstrip("\n") for l in op(path, "rt", encoding="utf-8") if l.strip()]
+t = int(f * 2**64)
+kept = [i for i in ids if f == 1.0 or xxhash.xxh3_64_intdigest(i.encode(), seed=seed) < t]
+blob = "".join(i + "\n" for i in kept).encode()
+print(json.dumps({"N": len(ids), "S": len(kept), "kept": kept, "digest": "%016x" % xxhash.xxh3_64_intdigest(blob)}))
+"#;
+
+#[test]
+fn sample_matches_python_xxhash() {
+    let d = tempfile::tempdir().unwrap();
+    let ids: Vec<String> = (0..20_000)
+        .map(|i| format!("yfcc{:03}/{:09}", i % 7, i))
+        .collect();
+    let plain = d.path().join("ids.txt");
+    std::fs::write(
+        &plain,
+        ids.iter().map(|i| format!("{i}\n")).collect::<String>(),
+    )
+    .unwrap();
+    let gz = d.path().join("ids.txt.gz");
+    let mut enc = flate2::write::GzEncoder::new(
+        std::fs::File::create(&gz).unwrap(),
+        flate2::Compression::fast(),
+    );
+    for i in &ids {
+        writeln!(enc, "{i}").unwrap();
+    }
+    enc.finish().unwrap();
+    for (input, f, seed) in [(&plain, "0.05", "7"), (&gz, "0.3", "0"), (&plain, "1", "3")] {
+        let out = d.path().join(format!("s_{f}_{seed}.txt"));
+        let (ok, _, err) = tailrank(&[
+            "sample",
+            "--ids",
+            input.to_str().unwrap(),
+            "--fraction",
+            f,
+            "--seed",
+            seed,
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert!(ok, "{err}");
+        let r: serde_json::Value = serde_json::from_str(&common::run_python(
+            REFERENCE,
+            &[input.to_str().unwrap(), f, seed],
+        ))
+        .unwrap();
+        let got: Vec<String> = std::fs::read_to_string(&out)
+            .unwrap()
+            .lines()
+            .map(String::from)
+            .collect();
+        let want: Vec<String> = r["kept"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(got, want, "fraction {f} seed {seed}");
+        let man: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(d.path().join(format!("s_{f}_{seed}.txt.manifest.json")))
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(man["N"], r["N"]);
+        assert_eq!(man["S"], r["S"]);
+        assert_eq!(man["digest"], r["digest"]);
+        assert_eq!(man["seed"].as_u64().unwrap(), seed.parse::<u64>().unwrap());
+        assert_eq!(man["fraction"].as_f64().unwrap(), f.parse::<f64>().unwrap());
+    }
+}
+
+#[test]
+fn sample_rejects_bad_input() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("ids.txt");
+    std::fs::write(&p, "a\nb\na\n").unwrap();
+    let o = d.path().join("o.txt");
+    let (ok, _, err) = tailrank(&[
+        "sample",
+        "--ids",
+        p.to_str().unwrap(),
+        "--fraction",
+        "0.5",
+        "-o",
+        o.to_str().unwrap(),
+    ]);
+    assert!(
+        !ok && err.contains("duplicate") && err.contains("ids.txt"),
+        "{err}"
+    );
+    for f in ["0", "1.5", "-0.1", "nan"] {
+        let arg = format!("--fraction={f}");
+        let (ok, _, err) = tailrank(&[
+            "sample",
+            "--ids",
+            p.to_str().unwrap(),
+            &arg,
+            "-o",
+            o.to_str().unwrap(),
+        ]);
+        assert!(!ok && err.contains("fraction"), "{f}: {err}");
+    }
+    assert!(!o.exists());
+}

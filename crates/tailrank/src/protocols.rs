@@ -1,0 +1,269 @@
+//! Average precision of other instance-retrieval benchmarks: revisited Oxford and Paris
+//! (ROxford5k / RParis6k, Easy / Medium / Hard protocols with junk removal) and INSTRE (the same
+//! AP over the full ranking, without junk), from ranked lists and from per-positive counts.
+//! GLDv2's official mAP@100 lives in [`crate::metric::gldv2_ap_at_k`].
+//!
+//! ## AP (the revisitop `compute_ap` definition)
+//!
+//! The ranking is the full database sorted by score, descending. Junk items are removed from
+//! it first (they neither help nor hurt). Let `r_0 < r_1 < … ` be the 0-based positions of the
+//! query's positives that appear in the junk-free ranking, and `n` the number of positives of
+//! the query (all of them, retrieved or not). With the trapezoidal rule between the precision
+//! just before and just after each positive,
+//!
+//! ```text
+//! AP = 1/n · Σ_j ½ · (P0_j + P1_j),   P0_j = j / r_j (1 when r_j = 0),   P1_j = (j + 1) / (r_j + 1)
+//! ```
+//!
+//! (`j` 0-based). A query with no positive in the protocol has an undefined AP; it is left out
+//! of the mean (`NaN` per query), as revisitop does.
+//!
+//! **From counts.** With the positives sorted by score, descending, and `A_j` the number of
+//! items that are neither positive nor junk and score strictly above positive `j`, its 0-based
+//! junk-free position is `r_j = j + A_j` (positives win ties with other items, as in
+//! [`crate::metric`]), so the AP above needs only the counts.
+//!
+//! ## Protocols
+//!
+//! The ground truth of a revisited query lists `easy`, `hard` and `junk` database items:
+//!
+//! | protocol | positives      | junk (removed)        |
+//! |----------|----------------|-----------------------|
+//! | Easy     | easy           | junk ∪ hard           |
+//! | Medium   | easy ∪ hard    | junk                  |
+//! | Hard     | hard           | junk ∪ easy           |
+//! | Plain    | easy ∪ hard    | junk (INSTRE: empty)  |
+//!
+//! `Plain` is what INSTRE uses with a ground truth that only has `easy` (or `ok`) lists.
+
+use crate::error::{Error, IoContext, Result};
+use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
+use std::path::Path;
+
+/// Evaluation protocol of the revisited benchmarks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Protocol {
+    Easy,
+    Medium,
+    Hard,
+    /// All listed positives, only the listed junk removed (INSTRE).
+    Plain,
+}
+
+impl Protocol {
+    pub const REVISITED: [Protocol; 3] = [Protocol::Easy, Protocol::Medium, Protocol::Hard];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Protocol::Easy => "easy",
+            Protocol::Medium => "medium",
+            Protocol::Hard => "hard",
+            Protocol::Plain => "plain",
+        }
+    }
+}
+
+/// Ground truth of one query of a revisited benchmark.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct RevisitedGt {
+    #[serde(default)]
+    pub easy: Vec<String>,
+    #[serde(default)]
+    pub hard: Vec<String>,
+    #[serde(default)]
+    pub junk: Vec<String>,
+}
+
+impl RevisitedGt {
+    /// `(positives, junk)` of the query under `protocol` (see the module table).
+    pub fn split(&self, protocol: Protocol) -> (HashSet<&str>, HashSet<&str>) {
+        fn set<'a>(lists: &[&'a Vec<String>]) -> HashSet<&'a str> {
+            lists
+                .iter()
+                .flat_map(|l| l.iter().map(String::as_str))
+                .collect()
+        }
+        match protocol {
+            Protocol::Easy => (set(&[&self.easy]), set(&[&self.junk, &self.hard])),
+            Protocol::Medium | Protocol::Plain => {
+                (set(&[&self.easy, &self.hard]), set(&[&self.junk]))
+            }
+            Protocol::Hard => (set(&[&self.hard]), set(&[&self.junk, &self.easy])),
+        }
+    }
+}
+
+/// Trapezoidal AP from the sorted 0-based junk-free positions of the retrieved positives and
+/// the number `n_pos` of positives of the query (module formula). NaN when `n_pos == 0`.
+pub fn ap_from_positions(positions: &[usize], n_pos: usize) -> f64 {
+    if n_pos == 0 {
+        return f64::NAN;
+    }
+    let step = 1.0 / n_pos as f64;
+    let mut ap = 0.0;
+    for (j, &r) in positions.iter().enumerate() {
+        let p0 = if r == 0 { 1.0 } else { j as f64 / r as f64 };
+        let p1 = (j + 1) as f64 / (r + 1) as f64;
+        ap += (p0 + p1) * step / 2.0;
+    }
+    ap
+}
+
+/// AP of a ranked list of database ids (best first; the full ranking, or a prefix of it: the
+/// positives it lacks count as never retrieved) under `protocol`.
+pub fn ap_ranked(ranked: &[&str], gt: &RevisitedGt, protocol: Protocol) -> f64 {
+    let (pos, junk) = gt.split(protocol);
+    let mut positions = Vec::new();
+    let mut junk_seen = 0usize;
+    let mut seen = HashSet::new();
+    for (i, id) in ranked.iter().enumerate() {
+        if !seen.insert(*id) {
+            // A repeated id is the same item: it keeps its first position only.
+            junk_seen += 1;
+            continue;
+        }
+        if pos.contains(id) {
+            positions.push(i - junk_seen);
+        } else if junk.contains(id) {
+            junk_seen += 1;
+        }
+    }
+    ap_from_positions(&positions, pos.len())
+}
+
+/// AP from counts: `above[j]` = number of items that are neither positive nor junk scoring
+/// strictly above the j-th best positive (positives sorted by score, descending, all `n_pos`
+/// of them, i.e. the full ranking). Position `r_j = j + above[j]`.
+pub fn ap_from_counts(above: &[u64]) -> f64 {
+    let positions: Vec<usize> = above
+        .iter()
+        .enumerate()
+        .map(|(j, &a)| j + a as usize)
+        .collect();
+    ap_from_positions(&positions, above.len())
+}
+
+/// Counts for [`ap_from_counts`] from raw scores: `pos_scores` of the protocol's positives and
+/// `other_scores` of every database item that is neither positive nor junk. Returns the
+/// positives' `A_j` in positive order (scores descending).
+pub fn counts_from_scores(pos_scores: &[f32], other_scores: &[f32]) -> Vec<u64> {
+    let mut p: Vec<f32> = pos_scores.to_vec();
+    p.sort_by(|a, b| b.total_cmp(a));
+    let mut o: Vec<f32> = other_scores.to_vec();
+    o.sort_by(|a, b| b.total_cmp(a));
+    // Both descending: count others strictly above each positive with one merge pass.
+    let mut i = 0usize;
+    p.iter()
+        .map(|&s| {
+            while i < o.len() && o[i] > s {
+                i += 1;
+            }
+            i as u64
+        })
+        .collect()
+}
+
+/// Mean AP over queries under `protocol`, leaving out queries with no positive (revisitop).
+/// `ranked[q]` is query q's ranked list. Returns `(mAP, queries used)`; mAP is NaN when none.
+pub fn map_ranked(ranked: &[Vec<&str>], gts: &[RevisitedGt], protocol: Protocol) -> (f64, usize) {
+    let aps: Vec<f64> = ranked
+        .iter()
+        .zip(gts)
+        .map(|(r, g)| ap_ranked(r, g, protocol))
+        .filter(|a| !a.is_nan())
+        .collect();
+    (aps.iter().sum::<f64>() / aps.len() as f64, aps.len())
+}
+
+/// Read a revisited ground truth: a JSON object `{query_id: {"easy": [...], "hard": [...],
+/// "junk": [...]}}` (missing lists are empty; INSTRE: `{"easy": [...]}` or `{"ok": [...]}` per
+/// query). Queries come sorted by id. Errors name the file.
+pub fn read_revisited_gt(path: &Path) -> Result<Vec<(String, RevisitedGt)>> {
+    let bytes = std::fs::read(path).at(path)?;
+    let v: serde_json::Value = serde_json::from_slice(&bytes)
+        .map_err(|e| Error::file(path, format!("not valid JSON: {e}")))?;
+    let obj = v.as_object().ok_or_else(|| {
+        Error::file(
+            path,
+            "expected a JSON object {query_id: {easy, hard, junk}}",
+        )
+    })?;
+    let mut out = Vec::with_capacity(obj.len());
+    for (q, entry) in obj {
+        let e = entry.as_object().ok_or_else(|| {
+            Error::file(
+                path,
+                format!("query {q:?}: expected an object with easy/hard/junk lists"),
+            )
+        })?;
+        let mut g = RevisitedGt::default();
+        for (key, list) in e {
+            let target = match key.as_str() {
+                "easy" | "ok" => &mut g.easy,
+                "hard" => &mut g.hard,
+                "junk" => &mut g.junk,
+                other => {
+                    return Err(Error::file(
+                        path,
+                        format!(
+                            "query {q:?}: unknown list {other:?} (expected easy, hard, junk or ok)"
+                        ),
+                    ))
+                }
+            };
+            let arr = list.as_array().ok_or_else(|| {
+                Error::file(
+                    path,
+                    format!("query {q:?}: {key:?} must be an array of ids"),
+                )
+            })?;
+            for x in arr {
+                let id = x.as_str().ok_or_else(|| {
+                    Error::file(path, format!("query {q:?}: {key:?} holds a non-string id"))
+                })?;
+                target.push(id.to_string());
+            }
+        }
+        let mut seen = HashSet::new();
+        for id in g.easy.iter().chain(&g.hard).chain(&g.junk) {
+            if !seen.insert(id.as_str()) {
+                return Err(Error::file(
+                    path,
+                    format!("query {q:?}: id {id:?} is listed twice (easy/hard/junk overlap)"),
+                ));
+            }
+        }
+        out.push((q.clone(), g));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_position_is_full_precision() {
+        assert_eq!(ap_from_positions(&[0], 1), 1.0);
+        // Positive at position 1 of 1: (0/1 + 1/2)/2.
+        assert!((ap_from_positions(&[1], 1) - 0.25).abs() < 1e-15);
+        assert!(ap_from_positions(&[], 0).is_nan());
+    }
+
+    #[test]
+    fn counts_match_ranked() {
+        let gt = RevisitedGt {
+            easy: vec!["a".into(), "c".into()],
+            hard: vec!["e".into()],
+            junk: vec!["b".into()],
+        };
+        let ranked = ["a", "b", "c", "d", "e"];
+        // Medium: b removed → a@0, c@1, d, e@3.
+        let ap = ap_ranked(&ranked, &gt, Protocol::Medium);
+        assert!((ap - ap_from_counts(&[0, 0, 1])).abs() < 1e-15);
+        // Easy: b and e removed → a@0, c@1.
+        assert_eq!(ap_ranked(&ranked, &gt, Protocol::Easy), 1.0);
+    }
+}

@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Side-by-side timing of the tailrank scan, faiss IndexFlatIP.search and a numpy matmul.
+
+Run through scripts/bench_vs_faiss.sh (it makes the venv with faiss-cpu and numpy, builds the
+scan_bench example and unsets OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE for this process only).
+
+Data (written once to --workdir, reused when present with the same sizes): Q queries, a core
+with 2 positives per query plus 1000 extra items, a pool of N rows, all unit vectors of dim D
+stored as f16 .npy with sibling `<stem>.ids.txt` id files, and gt.json.
+
+Timed:
+  tailrank  the library scan reading the f16 .npy pool from disk (memory-mapped, converted per
+            block), M top scores for 5 nested levels + 4 drift shards, per-positive counts;
+            measured by the scan_bench example (wall seconds of scan() only).
+  faiss     IndexFlatIP.search(queries, k=M) over the pool as f32 in RAM (the f16 -> f32
+            conversion and index.add are not counted).
+  numpy     queries @ pool_chunk.T over the pool as f32 in RAM, in chunks of 65536 rows (the
+            same FLOPs, no top-k at all).
+Effective GFLOP/s = 2 * Q * rows * D / seconds.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+def unit(x):
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def write_ids(path, ids):
+    with open(path, "w") as fh:
+        fh.write("\n".join(ids) + "\n")
+
+
+def generate(work, nq, d, n, seed=0):
+    meta_path = os.path.join(work, "meta.json")
+    meta = {"queries": nq, "dim": d, "pool": n, "seed": seed, "version": 1}
+    if os.path.exists(meta_path) and json.load(open(meta_path)) == meta:
+        log(f"reusing data in {work}")
+        return
+    os.makedirs(work, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    q = unit(rng.standard_normal((nq, d), dtype=np.float32))
+    np.save(os.path.join(work, "queries.npy"), q.astype(np.float16))
+    write_ids(os.path.join(work, "queries.ids.txt"), [f"q/{i:05d}" for i in range(nq)])
+    # Positives: near their query, with a spread of difficulty.
+    noise = rng.standard_normal((2 * nq, d), dtype=np.float32) / np.sqrt(d)
+    tau = rng.uniform(0.5, 4.0, size=(2 * nq, 1)).astype(np.float32)
+    pos = unit(np.repeat(q, 2, axis=0) + tau * noise)
+    extra = unit(rng.standard_normal((1000, d), dtype=np.float32))
+    core = np.concatenate([pos, extra]).astype(np.float16)
+    np.save(os.path.join(work, "core.npy"), core)
+    core_ids = [f"pos/{i:06d}" for i in range(2 * nq)] + [f"core/{i:05d}" for i in range(1000)]
+    write_ids(os.path.join(work, "core.ids.txt"), core_ids)
+    gt = {f"q/{i:05d}": [core_ids[2 * i], core_ids[2 * i + 1]] for i in range(nq)}
+    json.dump(gt, open(os.path.join(work, "gt.json"), "w"))
+    pool = np.lib.format.open_memmap(
+        os.path.join(work, "pool.npy"), mode="w+", dtype=np.float16, shape=(n, d)
+    )
+    step = 1 << 16
+    for a in range(0, n, step):
+        b = min(n, a + step)
+        pool[a:b] = unit(rng.standard_normal((b - a, d), dtype=np.float32)).astype(np.float16)
+    pool.flush()
+    del pool
+    write_ids(os.path.join(work, "pool.ids.txt"), [f"yfcc/{i:09d}" for i in range(n)])
+    json.dump(meta, open(meta_path, "w"))
+    log(f"wrote data to {work}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--queries", type=int, default=1000)
+    ap.add_argument("--dim", type=int, default=768)
+    ap.add_argument("--pool", type=int, default=1_000_000)
+    ap.add_argument("--top-m", type=int, default=4000)
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--workdir", default="target/bench-data")
+    ap.add_argument("--bin", default="target/release/examples/scan_bench")
+    ap.add_argument("--skip", default="", help="comma-separated methods to skip")
+    args = ap.parse_args()
+    skip = set(filter(None, args.skip.split(",")))
+    nq, d, n, m, t = args.queries, args.dim, args.pool, args.top_m, args.threads
+    generate(args.workdir, nq, d, n)
+    flops = 2.0 * nq * n * d
+    rows = []
+
+    if "tailrank" not in skip:
+        log("timing tailrank scan ...")
+        out = subprocess.run(
+            [args.bin, "npy", args.workdir, "--top-m", str(m), "--levels", "5",
+             "--shards", "4", "--threads", str(t)],
+            check=True, capture_output=True, text=True,
+        ).stdout
+        r = json.loads(out.strip().splitlines()[-1])
+        rows.append(("tailrank scan (f16 .npy, M=%d, 5 levels + 4 shards)" % m, r["seconds"],
+                     r["cpu_seconds"], f"peak extra anon {r['peak_extra_anon_mb']:.0f} MB"))
+
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    q = np.load(os.path.join(args.workdir, "queries.npy")).astype(np.float32)
+    pool = np.load(os.path.join(args.workdir, "pool.npy"), mmap_mode="r")
+    log("loading pool as f32 ...")
+    p32 = np.empty(pool.shape, dtype=np.float32)
+    for a in range(0, n, 1 << 18):
+        p32[a:a + (1 << 18)] = pool[a:a + (1 << 18)]
+
+    if "numpy" not in skip:
+        log("timing numpy matmul ...")
+        with threadpool_limits(limits=t):
+            blas = [(i["internal_api"], i.get("architecture"), i["num_threads"])
+                    for i in threadpool_info()]
+            out = np.empty((nq, 1 << 16), dtype=np.float32)
+            np.matmul(q, p32[: 1 << 12].T)  # warm up
+            w0, c0 = time.perf_counter(), time.process_time()
+            for a in range(0, n, 1 << 16):
+                b = min(n, a + (1 << 16))
+                np.matmul(q, p32[a:b].T, out=out[:, : b - a])
+            rows.append((f"numpy matmul f32 (chunks of 65536; BLAS {blas})",
+                         time.perf_counter() - w0, time.process_time() - c0, ""))
+
+    if "faiss" not in skip:
+        import faiss
+
+        log("timing faiss IndexFlatIP.search ...")
+        faiss.omp_set_num_threads(t)
+        index = faiss.IndexFlatIP(d)
+        index.add(p32)
+        w0, c0 = time.perf_counter(), time.process_time()
+        dist, _ = index.search(q, m)
+        rows.append((f"faiss {faiss.__version__} IndexFlatIP.search k={m}",
+                     time.perf_counter() - w0, time.process_time() - c0, ""))
+        del index
+
+    print(f"Q={nq} D={d} pool={n} threads={t} (2*Q*N*D = {flops / 1e12:.2f} TFLOP)")
+    print(f"{'method':<75} {'wall s':>8} {'cpu s':>8} {'GFLOP/s':>8} {'GFLOP/cpu-s':>11}")
+    for name, wall, cpu, note in rows:
+        print(f"{name:<75} {wall:8.2f} {cpu:8.2f} {flops / wall / 1e9:8.1f} "
+              f"{flops / cpu / 1e9:11.1f} {note}")
+    by = {r[0].split()[0]: r for r in rows}
+    if "tailrank" in by:
+        for other in ("faiss", "numpy"):
+            if other in by:
+                print(f"tailrank speed / {other}: wall {by[other][1] / by['tailrank'][1]:.2f}x, "
+                      f"cpu {by[other][2] / by['tailrank'][2]:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
