@@ -590,11 +590,15 @@ impl std::io::Write for ChecksumWriter<'_> {
 }
 
 /// Verify the trailing checksum line of `text`, if any; returns the text before it.
-fn verify_checksum<'t>(path: &Path, text: &'t str) -> Result<&'t str> {
-    let body_end = text
-        .trim_end_matches(['\n', '\r'])
+/// Byte offset where the last line of `text` starts.
+fn checksum_body_end(text: &str) -> usize {
+    text.trim_end_matches(['\n', '\r'])
         .rfind('\n')
-        .map_or(0, |i| i + 1);
+        .map_or(0, |i| i + 1)
+}
+
+fn verify_checksum<'t>(path: &Path, text: &'t str) -> Result<&'t str> {
+    let body_end = checksum_body_end(text);
     let last = text[body_end..].trim_end();
     let Some(rest) = last.strip_prefix(CHECKSUM_PREFIX.trim_end()) else {
         return Ok(text);
@@ -621,9 +625,23 @@ fn verify_checksum<'t>(path: &Path, text: &'t str) -> Result<&'t str> {
 /// 1, 2, … within a query), a query split into separate blocks, tail columns that are partly
 /// empty or differ between rows of one query, a newer format version. Extra columns are
 /// ignored. When `tail_log_likelihood` is absent the fits' log-likelihood reads as NaN.
+///
+/// A trailing `# checksum:` line is verified after parsing: a file that parses but whose
+/// content does not match its checksum is refused (structural errors are reported first, as
+/// they are more specific).
 pub fn read_hardness_csv(path: &Path) -> Result<(HardnessMeta, Vec<QueryHardness>)> {
-    let text = std::fs::read_to_string(path).at(path)?;
-    let text = verify_checksum(path, &text)?;
+    let raw = std::fs::read_to_string(path).at(path)?;
+    let (body, checked) = match verify_checksum(path, &raw) {
+        Ok(body) => (body, Ok(())),
+        Err(e) => (&raw[..checksum_body_end(&raw)], Err(e)),
+    };
+    let parsed = parse_hardness_text(path, body)?;
+    checked?;
+    Ok(parsed)
+}
+
+/// Parse the text of a hardness artifact (without its checksum line).
+fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<QueryHardness>)> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut meta_kv: Vec<(String, String, usize)> = Vec::new();
     let mut header: Option<Vec<String>> = None;
