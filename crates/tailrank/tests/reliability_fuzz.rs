@@ -490,3 +490,26 @@ fn regression_hdf5_absurd_shape_is_refused_before_allocating() {
         assert!(e.contains("implausible"), "{e}");
     }
 }
+
+/// Found by `results_json_never_panics`: a value starting with `N` or `I` that is not `NaN` /
+/// `Infinity` sent the JSON reader into endless recursion (stack overflow, an abort).
+#[test]
+fn regression_json_bare_n_or_i_is_an_error() {
+    for text in [
+        r#"{"q0": {"a": N}}"#,
+        r#"{"q0": {"a": Inf}}"#,
+        r#"{"q0": {"a": [N]}}"#,
+        r#"{"q0": Nope}"#,
+        r#"{"q0": {"a": {"x": I}}}"#,
+    ] {
+        let e = parse_results(Path::new("r.json"), text.as_bytes());
+        assert!(e.is_err(), "{text}");
+        let g = parse_json_gt(Path::new("gt.json"), text.as_bytes());
+        assert!(g.is_err(), "{text}");
+    }
+    // NaN / Infinity are still recognised (and refused as scores with a clear message).
+    let e = parse_results(Path::new("r.json"), br#"{"q0": {"a": Infinity}}"#)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not finite"), "{e}");
+}
