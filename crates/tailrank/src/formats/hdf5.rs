@@ -408,7 +408,7 @@ fn read_index_dataset(path: &Path, file: &Hdf5File, names: &str) -> Result<Vec<S
             format!("no dataset 'index' with the row ids ({e}); root group holds: {names}"),
         )
     })?;
-    if index.ndim() == 1 && (index.shape()[0] as u64) > MAX_ROWS {
+    if index.ndim() == 1 && index.shape()[0] > MAX_ROWS {
         return Err(Error::file(
             path,
             format!(
