@@ -511,7 +511,12 @@ pub fn write_hardness_csv(path: &Path, meta: &HardnessMeta, qs: &[QueryHardness]
             check_text(path, "positive id", &p.id)?;
         }
     }
-    atomic::write_file(path, |w| {
+    atomic::write_file(path, |out| {
+        let mut hashing = ChecksumWriter {
+            inner: out,
+            hash: xxhash_rust::xxh3::Xxh3::new(),
+        };
+        let w: &mut dyn std::io::Write = &mut hashing;
         let mut head = String::new();
         head.push_str("# format: tailrank-hardness\n");
         head.push_str(&format!("# format_version: {HARDNESS_FORMAT_VERSION}\n"));
@@ -557,8 +562,61 @@ pub fn write_hardness_csv(path: &Path, meta: &HardnessMeta, qs: &[QueryHardness]
                 .at(path)?;
             }
         }
-        Ok(())
+        let line = format!("{CHECKSUM_PREFIX}xxh3:{:016x}\n", hashing.hash.digest());
+        hashing.inner.write_all(line.as_bytes()).at(path)
     })
+}
+
+/// Prefix of the last line of a hardness artifact: `# checksum: xxh3:<16 hex digits>`, the
+/// xxh3-64 (seed 0) of every byte before that line. Written by [`write_hardness_csv`]; checked
+/// by [`read_hardness_csv`] when present (files from other tools may omit it).
+pub const CHECKSUM_PREFIX: &str = "# checksum: ";
+
+/// A writer that hashes what it forwards (for the checksum line).
+struct ChecksumWriter<'a> {
+    inner: &'a mut dyn std::io::Write,
+    hash: xxhash_rust::xxh3::Xxh3,
+}
+
+impl std::io::Write for ChecksumWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.hash.update(&buf[..n]);
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Verify the trailing checksum line of `text`, if any; returns the text before it.
+/// Byte offset where the last line of `text` starts.
+fn checksum_body_end(text: &str) -> usize {
+    text.trim_end_matches(['\n', '\r'])
+        .rfind('\n')
+        .map_or(0, |i| i + 1)
+}
+
+fn verify_checksum<'t>(path: &Path, text: &'t str) -> Result<&'t str> {
+    let body_end = checksum_body_end(text);
+    let last = text[body_end..].trim_end();
+    let Some(rest) = last.strip_prefix(CHECKSUM_PREFIX.trim_end()) else {
+        return Ok(text);
+    };
+    let body = &text[..body_end];
+    let actual = format!("xxh3:{:016x}", xxhash_rust::xxh3::xxh3_64(body.as_bytes()));
+    if rest.trim() != actual {
+        return Err(Error::file(
+            path,
+            format!(
+                "checksum mismatch: the last line records {}, the content hashes to {actual} \
+                 (the file is corrupted or was edited; remove the checksum line to accept \
+                 deliberate edits)",
+                rest.trim()
+            ),
+        ));
+    }
+    Ok(body)
 }
 
 /// Read a hardness artifact written by [`write_hardness_csv`] (or by another tool following
@@ -567,9 +625,24 @@ pub fn write_hardness_csv(path: &Path, meta: &HardnessMeta, qs: &[QueryHardness]
 /// 1, 2, … within a query), a query split into separate blocks, tail columns that are partly
 /// empty or differ between rows of one query, a newer format version. Extra columns are
 /// ignored. When `tail_log_likelihood` is absent the fits' log-likelihood reads as NaN.
+///
+/// A trailing `# checksum:` line is verified after parsing: a file that parses but whose
+/// content does not match its checksum is refused (structural errors are reported first, as
+/// they are more specific).
 pub fn read_hardness_csv(path: &Path) -> Result<(HardnessMeta, Vec<QueryHardness>)> {
-    let text = std::fs::read_to_string(path).at(path)?;
-    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let raw = std::fs::read_to_string(path).at(path)?;
+    let (body, checked) = match verify_checksum(path, &raw) {
+        Ok(body) => (body, Ok(())),
+        Err(e) => (&raw[..checksum_body_end(&raw)], Err(e)),
+    };
+    let parsed = parse_hardness_text(path, body)?;
+    checked?;
+    Ok(parsed)
+}
+
+/// Parse the text of a hardness artifact (without its checksum line).
+fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<QueryHardness>)> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut meta_kv: Vec<(String, String, usize)> = Vec::new();
     let mut header: Option<Vec<String>> = None;
     let mut col = std::collections::HashMap::new();

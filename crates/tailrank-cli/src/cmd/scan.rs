@@ -8,6 +8,11 @@
 //! Pool size N: `--pool-size`, else the number of pool rows read when f = 1 (exact mode), else
 //! unknown (give it later to `predict`). N smaller than the number of pool items scanned (S_0) is
 //! an error.
+//!
+//! Resumable: the pool is scanned in chunks (per file, and `--chunk-rows` row ranges of large
+//! files), each chunk's summary saved atomically in `OUTPUT.partial/`; the merged summary is
+//! written to OUTPUT and the partial folder removed. After a kill, `--resume` reuses the saved
+//! chunks (see `tailrank::scan::resume`); without it, an existing partial folder is an error.
 
 use anyhow::{bail, Context};
 use clap::Args;
@@ -17,7 +22,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 use tailrank::formats::descriptors::{open_descriptors, DescriptorSource};
 use tailrank::formats::gt::{load_ground_truth, QuerySet};
-use tailrank::scan::engine::{scan, Progress, ScanConfig, ScanInputs};
+use tailrank::scan::engine::{Progress, ScanConfig, ScanInputs};
+use tailrank::scan::resume::{partial_dir_for, remove_partial, scan_resumable, ResumeOptions};
 use tailrank::scan::summary::{query_set_digest, InputRecord, POOL_ROLE};
 
 /// Arguments of `tailrank scan` (boxed: they are large next to the other subcommands').
@@ -89,6 +95,14 @@ pub struct ScanOpts {
     /// L2-normalise rows that are not unit-norm instead of refusing them.
     #[arg(long)]
     pub normalize: bool,
+    /// Continue an interrupted scan from its partial folder `OUTPUT.partial/` (finished chunks
+    /// are reused after checking that inputs and options are unchanged).
+    #[arg(long)]
+    pub resume: bool,
+    /// Pool rows per chunk: each chunk's summary is saved in `OUTPUT.partial/` as soon as it
+    /// is scanned, so an interrupted scan loses at most one chunk.
+    #[arg(long, default_value_t = tailrank::scan::resume::DEFAULT_CHUNK_ROWS)]
+    pub chunk_rows: usize,
 }
 
 /// A progress bar on stderr when it is a terminal (rows/s and ETA), nothing otherwise.
@@ -160,6 +174,9 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
     if args.results_out.is_some() && args.k == 0 {
         bail!("--k must be at least 1");
     }
+    if args.chunk_rows == 0 {
+        bail!("--chunk-rows must be at least 1");
+    }
     let sets = load_ground_truth(&args.gt)?;
     let query_set = choose_set(&args.gt, sets, args.query_set.as_deref())?;
 
@@ -205,10 +222,27 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
         core: core.as_ref(),
         pool: pool.iter().map(|p| p.as_ref()).collect(),
     };
+    let partial = partial_dir_for(&args.output);
+    let ropts = ResumeOptions {
+        partial_dir: partial.clone(),
+        chunk_rows: args.chunk_rows,
+        resume: args.resume,
+    };
     let bar = Bar::new(pool_rows);
-    let out = scan(&inputs, &cfg, &bar);
+    let out = scan_resumable(&inputs, &cfg, &ropts, &bar);
     bar.finish();
-    let out = out?;
+    let (out, report) = out?;
+    for d in &report.discarded {
+        eprintln!("tailrank scan: discarded {}: {d}", partial.display());
+    }
+    if report.reused > 0 {
+        eprintln!(
+            "tailrank scan: resumed: {} chunk(s) reused from {}, {} scanned",
+            report.reused,
+            partial.display(),
+            report.scanned
+        );
+    }
 
     if args.normalize && out.renormalized_rows > 0 {
         eprintln!(
@@ -252,6 +286,7 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
             .collect();
         tailrank::formats::results::write_results(path, &lists)?;
     }
+    remove_partial(&partial)?;
     eprintln!(
         "tailrank scan: {} pool shard(s) -> {}: query set {:?}, {} queries, {} pool rows, S_0 = {} (f = {}), \
          {} subsets, {:.1} s",

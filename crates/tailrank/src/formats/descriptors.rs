@@ -39,6 +39,9 @@ pub fn open_descriptors(path: &Path, ids: Option<&Path>) -> Result<Box<dyn Descr
         .and_then(|e| e.to_str())
         .unwrap_or("")
         .to_ascii_lowercase();
+    if matches!(ext.as_str(), "npy" | "h5" | "hdf5") && !path.exists() {
+        return Err(Error::file(path, "descriptor file does not exist"));
+    }
     match ext.as_str() {
         "npy" => Ok(Box::new(super::npy::NpyDescriptors::open(path, ids)?)),
         "h5" | "hdf5" => Ok(Box::new(super::hdf5::Hdf5Descriptors::open_with_ids(
@@ -166,5 +169,96 @@ impl DescriptorSource for InMemoryDescriptors {
             h.update(&v.to_le_bytes());
         }
         format!("xxh3:{:016x}", h.digest())
+    }
+}
+
+/// A view of rows `start .. end` of another source (used by resumable scans to cut a large
+/// pool file into chunks). Row `i` of the view is row `start + i` of `inner`; `path()` is the
+/// inner file's path. Its digest covers the inner digest and the range,
+/// `xxh3("<inner digest>\nrows <start>..<end>")`, so that two different ranges of one file never
+/// share a digest (the overlap check of `Summary::merge` relies on digests), while the same range
+/// of the same file always gets the same one.
+pub struct RowRange<'a> {
+    inner: &'a dyn DescriptorSource,
+    start: usize,
+    end: usize,
+    digest: String,
+}
+
+impl<'a> RowRange<'a> {
+    /// View rows `start .. end` of `inner` (`start ≤ end ≤ inner.rows()`).
+    /// `inner_digest` is `inner.digest()` (passed in so that it is computed once per file).
+    pub fn new(
+        inner: &'a dyn DescriptorSource,
+        inner_digest: &str,
+        start: usize,
+        end: usize,
+    ) -> Result<Self> {
+        if start > end || end > inner.rows() {
+            return Err(Error::file(
+                inner.path(),
+                format!(
+                    "row range {start}..{end} is outside the file's {} rows",
+                    inner.rows()
+                ),
+            ));
+        }
+        let digest = format!(
+            "xxh3:{:016x}",
+            xxhash_rust::xxh3::xxh3_64(format!("{inner_digest}\nrows {start}..{end}").as_bytes())
+        );
+        Ok(RowRange {
+            inner,
+            start,
+            end,
+            digest,
+        })
+    }
+
+    /// First row of the view in the inner source.
+    pub fn start(&self) -> usize {
+        self.start
+    }
+
+    /// End (exclusive) of the view in the inner source.
+    pub fn end(&self) -> usize {
+        self.end
+    }
+}
+
+impl DescriptorSource for RowRange<'_> {
+    fn path(&self) -> &Path {
+        self.inner.path()
+    }
+    fn rows(&self) -> usize {
+        self.end - self.start
+    }
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+    fn dtype(&self) -> Dtype {
+        self.inner.dtype()
+    }
+    fn ids(&self) -> &[String] {
+        &self.inner.ids()[self.start..self.end]
+    }
+    fn read_rows(&self, start: usize, out: &mut [f32]) -> Result<()> {
+        let n = out.len() / self.dim().max(1);
+        if start + n > self.rows() {
+            return Err(Error::file(
+                self.path(),
+                format!(
+                    "rows {}..{} requested beyond the end of the row range {}..{}",
+                    self.start + start,
+                    self.start + start + n,
+                    self.start,
+                    self.end
+                ),
+            ));
+        }
+        self.inner.read_rows(self.start + start, out)
+    }
+    fn digest(&self) -> String {
+        self.digest.clone()
     }
 }

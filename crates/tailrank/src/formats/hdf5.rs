@@ -28,6 +28,11 @@ use hdf5_reader::{
 };
 use std::path::{Path, PathBuf};
 
+/// Largest descriptor dimension accepted (corrupt metadata guard).
+pub const MAX_DIM: usize = 1 << 20;
+/// Largest number of rows accepted in one file (corrupt metadata guard; split bigger pools).
+pub const MAX_ROWS: u64 = 1 << 36;
+
 /// Bytes of decoded chunks kept in the LRU cache of an open file.
 pub const CHUNK_CACHE_BYTES: usize = 128 << 20;
 
@@ -255,6 +260,20 @@ impl Hdf5Descriptors {
         if dim == 0 {
             return Err(Error::file(path, "dataset 'features' has dimension 0"));
         }
+        // Corrupt metadata can claim absurd shapes; refuse them before anything is allocated
+        // (found by fuzzing: a mutated shape made the digest allocate 17 TB).
+        if dim > MAX_DIM
+            || (rows as u64) > MAX_ROWS
+            || (rows as u64).checked_mul(dim as u64).is_none()
+        {
+            return Err(Error::file(
+                path,
+                format!(
+                    "dataset 'features' has an implausible shape {shape:?} (at most {MAX_ROWS} \
+                     rows and {MAX_DIM} columns): corrupt file?"
+                ),
+            ));
+        }
         let dtype = float_dtype(path, features.dtype())?;
         check_ieee_layout(path, &features, dtype)?;
         let chunk_rows = features.chunks().map(|c| c[0] as usize);
@@ -389,6 +408,15 @@ fn read_index_dataset(path: &Path, file: &Hdf5File, names: &str) -> Result<Vec<S
             format!("no dataset 'index' with the row ids ({e}); root group holds: {names}"),
         )
     })?;
+    if index.ndim() == 1 && index.shape()[0] > MAX_ROWS {
+        return Err(Error::file(
+            path,
+            format!(
+                "dataset 'index' has an implausible length {} (at most {MAX_ROWS}): corrupt file?",
+                index.shape()[0]
+            ),
+        ));
+    }
     if index.ndim() != 1 {
         return Err(Error::file(
             path,

@@ -409,9 +409,12 @@ impl<'a> JsonReader<'a> {
             Some(b'{') => self.object("expected an object", |r, _| r.skip_value()),
             Some(b'[') => self.array("expected an array", |r| r.skip_value()),
             Some(b'"') => self.string().map(|_| ()),
-            Some(b'-') | Some(b'0'..=b'9') | Some(b'N') | Some(b'I') => self.scalar().map(|_| ()),
+            // `N`/`I` only as `NaN`/`Infinity` (below): routing any `N` to `scalar`, which skips
+            // what is not NaN through this function, recursed forever on e.g. `Nope` (found by
+            // fuzzing: stack overflow).
+            Some(b'-') | Some(b'0'..=b'9') => self.scalar().map(|_| ()),
             _ => {
-                for lit in [&b"true"[..], b"false", b"null"] {
+                for lit in [&b"true"[..], b"false", b"null", b"NaN", b"Infinity"] {
                     if self.b[self.pos..].starts_with(lit) {
                         self.pos += lit.len();
                         return Ok(());

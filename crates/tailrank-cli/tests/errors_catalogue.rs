@@ -1,0 +1,742 @@
+//! The bad-input catalogue (`docs/errors.md`): every row of its table is a case here, run
+//! through the real `tailrank` binary; the exit code and the error line (temporary folder shown
+//! as `$DIR`, process ids in temporary names as `PID`) must equal the table's. No case may
+//! panic. `TAILRANK_BLESS=1 cargo test --release --workspace --test errors_catalogue`
+//! regenerates the table from the binary's actual messages (review the diff: the messages are
+//! the product).
+
+#[path = "../../tailrank/tests/common/mod.rs"]
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use tailrank::formats::descriptors::Dtype;
+use tailrank::formats::ids::write_ids;
+use tailrank::formats::npy::write_npy;
+
+const DIM: usize = 8;
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_tailrank")
+}
+
+fn doc_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/errors.md")
+}
+
+/// Unit vector `e_i` rotated a little towards `e_{(i+1) % DIM}`.
+fn vecs(n: usize, salt: usize) -> Vec<f32> {
+    let mut out = Vec::with_capacity(n * DIM);
+    for r in 0..n {
+        let mut v = [0f32; DIM];
+        let a = ((r * 7 + salt * 13) % 97) as f32 / 97.0;
+        v[(r + salt) % DIM] = (1.0 - a * a).sqrt();
+        v[(r + salt + 1) % DIM] = a;
+        out.extend_from_slice(&v);
+    }
+    out
+}
+
+fn save_npy(dir: &Path, name: &str, ids: &[String], data: &[f32]) {
+    write_npy(
+        &dir.join(format!("{name}.npy")),
+        ids.len(),
+        DIM,
+        data,
+        Dtype::F32,
+    )
+    .unwrap();
+    write_ids(&dir.join(format!("{name}.ids.txt")), ids).unwrap();
+}
+
+fn ids(prefix: &str, n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("{prefix}{i}")).collect()
+}
+
+/// Replace row `row` of a valid f32 `.npy` (written by `save_npy`) by `v`.
+fn npy_with_row(dir: &Path, from: &str, to: &str, row: usize, v: [f32; DIM]) {
+    let mut b = std::fs::read(dir.join(format!("{from}.npy"))).unwrap();
+    let start = b.len() - 200 * DIM * 4 + row * DIM * 4;
+    for (i, x) in v.iter().enumerate() {
+        b[start + 4 * i..start + 4 * i + 4].copy_from_slice(&x.to_le_bytes());
+    }
+    std::fs::write(dir.join(format!("{to}.npy")), b).unwrap();
+    std::fs::copy(
+        dir.join(format!("{from}.ids.txt")),
+        dir.join(format!("{to}.ids.txt")),
+    )
+    .unwrap();
+}
+
+/// An `.npy` with a hand-written header (and `rows × DIM` f32 zeros of data).
+fn npy_with_header(dir: &Path, name: &str, dict: &str, data_bytes: usize, nids: usize) {
+    let mut h = dict.to_string();
+    let unpadded = 10 + h.len() + 1;
+    h.push_str(&" ".repeat(unpadded.next_multiple_of(64) - unpadded));
+    h.push('\n');
+    let mut b = b"\x93NUMPY\x01\x00".to_vec();
+    b.extend_from_slice(&(h.len() as u16).to_le_bytes());
+    b.extend_from_slice(h.as_bytes());
+    b.extend(std::iter::repeat_n(0u8, data_bytes));
+    std::fs::write(dir.join(format!("{name}.npy")), b).unwrap();
+    write_ids(&dir.join(format!("{name}.ids.txt")), &ids("p", nids)).unwrap();
+}
+
+/// All fixtures of the catalogue in `dir`.
+fn fixtures(dir: &Path) {
+    // Valid inputs: 3 queries with 2 positives each, 4 other core items, a pool of 200.
+    let qids = ids("q", 3);
+    save_npy(dir, "queries", &qids, &vecs(3, 0));
+    let cids: Vec<String> = (0..3)
+        .flat_map(|q| (0..2).map(move |j| format!("c{q}_{j}")))
+        .chain(ids("other", 4))
+        .collect();
+    save_npy(dir, "core", &cids, &vecs(10, 1));
+    save_npy(dir, "pool", &ids("p", 200), &vecs(200, 2));
+    let gt = r#"{"q0": ["c0_0", "c0_1"], "q1": ["c1_0", "c1_1"], "q2": ["c2_0", "c2_1"]}"#;
+    std::fs::write(dir.join("gt.json"), gt).unwrap();
+
+    // .npy variants.
+    let pool = std::fs::read(dir.join("pool.npy")).unwrap();
+    let copy_ids = |name: &str| {
+        std::fs::copy(
+            dir.join("pool.ids.txt"),
+            dir.join(format!("{name}.ids.txt")),
+        )
+        .unwrap();
+    };
+    std::fs::write(dir.join("truncated.npy"), &pool[..pool.len() - 100]).unwrap();
+    copy_ids("truncated");
+    std::fs::write(dir.join("trailing.npy"), [&pool[..], &[0u8; 32]].concat()).unwrap();
+    copy_ids("trailing");
+    std::fs::write(dir.join("header_cut.npy"), &pool[..40]).unwrap();
+    copy_ids("header_cut");
+    std::fs::write(dir.join("empty.npy"), b"").unwrap();
+    copy_ids("empty");
+    std::fs::write(dir.join("text.npy"), b"id,x,y\n1,2,3\n").unwrap();
+    copy_ids("text");
+    npy_with_header(
+        dir,
+        "float64",
+        "{'descr': '<f8', 'fortran_order': False, 'shape': (200, 8), }",
+        200 * DIM * 8,
+        200,
+    );
+    npy_with_header(
+        dir,
+        "int32",
+        "{'descr': '<i4', 'fortran_order': False, 'shape': (200, 8), }",
+        200 * DIM * 4,
+        200,
+    );
+    npy_with_header(
+        dir,
+        "bigendian",
+        "{'descr': '>f4', 'fortran_order': False, 'shape': (200, 8), }",
+        200 * DIM * 4,
+        200,
+    );
+    npy_with_header(
+        dir,
+        "fortran",
+        "{'descr': '<f4', 'fortran_order': True, 'shape': (200, 8), }",
+        200 * DIM * 4,
+        200,
+    );
+    npy_with_header(
+        dir,
+        "onedim",
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (1600,), }",
+        200 * DIM * 4,
+        200,
+    );
+    npy_with_header(
+        dir,
+        "threedim",
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (200, 4, 2), }",
+        200 * DIM * 4,
+        200,
+    );
+    npy_with_header(
+        dir,
+        "zerodim",
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (200, 0), }",
+        0,
+        200,
+    );
+    npy_with_header(
+        dir,
+        "badheader",
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (200, 8) ",
+        200 * DIM * 4,
+        200,
+    );
+    write_npy(
+        &dir.join("dim4.npy"),
+        200,
+        4,
+        &vec![0.5f32; 800],
+        Dtype::F32,
+    )
+    .unwrap();
+    copy_ids("dim4");
+    let nan = [f32::NAN, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0];
+    npy_with_row(dir, "pool", "nan", 17, nan);
+    npy_with_row(
+        dir,
+        "pool",
+        "inf",
+        18,
+        [f32::INFINITY, 0., 0., 0., 0., 0., 0., 0.],
+    );
+    npy_with_row(dir, "pool", "zero", 19, [0.0; DIM]);
+    npy_with_row(dir, "pool", "norm2", 20, [2.0, 0., 0., 0., 0., 0., 0., 0.]);
+    // Id files.
+    let mut short = ids("p", 199);
+    write_ids(&dir.join("short_ids.txt"), &short).unwrap();
+    short.push("p3".into());
+    write_ids(&dir.join("dup_ids.txt"), &short).unwrap();
+    let mut clash = ids("p", 200);
+    clash[42] = "c1_0".into();
+    write_ids(&dir.join("clash_ids.txt"), &clash).unwrap();
+    std::fs::write(dir.join("noids.npy"), &pool).unwrap();
+
+    // Ground truths.
+    std::fs::write(
+        dir.join("gt_malformed.json"),
+        r#"{"q0": ["c0_0", "c0_1"], "q1": "#,
+    )
+    .unwrap();
+    std::fs::write(dir.join("gt_empty.json"), "{}").unwrap();
+    std::fs::write(dir.join("gt_nopos.json"), r#"{"q0": ["c0_0"], "q1": []}"#).unwrap();
+    std::fs::write(
+        dir.join("gt_dupq.json"),
+        r#"{"q0": ["c0_0"], "q1": ["c1_0"], "q0": ["c0_1"]}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("gt_unknown_pos.json"),
+        r#"{"q0": ["c0_0", "ghost"]}"#,
+    )
+    .unwrap();
+    std::fs::write(dir.join("gt_unknown_q.json"), r#"{"q9": ["c0_0"]}"#).unwrap();
+    std::fs::write(dir.join("gt_notobject.json"), r#"[["q0", "c0_0"]]"#).unwrap();
+    let ilias = dir.join("ilias_nopos");
+    std::fs::create_dir_all(&ilias).unwrap();
+    std::fs::write(ilias.join("image_query_ids.txt"), "inst0/q.jpg\n").unwrap();
+
+    // Results JSON.
+    let r = |name: &str, text: &str| std::fs::write(dir.join(name), text).unwrap();
+    r(
+        "res_ok.json",
+        r#"{"q0": {"c0_0": 0.9, "p1": 0.5}, "q1": {"c1_1": 0.8}, "q2": {"c2_0": 0.7}}"#,
+    );
+    r(
+        "res_malformed.json",
+        r#"{"q0": {"c0_0": 0.9, "p1": 0.5}, "q1": {"c1_1" 0.8}}"#,
+    );
+    r(
+        "res_nan.json",
+        r#"{"q0": {"c0_0": NaN}, "q1": {}, "q2": {}}"#,
+    );
+    r(
+        "res_dup.json",
+        r#"{"q0": {"c0_0": 0.9, "c0_0": 0.8}, "q1": {}, "q2": {}}"#,
+    );
+    r(
+        "res_missing.json",
+        r#"{"q0": {"c0_0": 0.9}, "q1": {"c1_0": 0.9}}"#,
+    );
+    r("res_empty.json", "{}");
+    r(
+        "res_string_score.json",
+        r#"{"q0": {"c0_0": "0.9"}, "q1": {}, "q2": {}}"#,
+    );
+
+    // Id lists for `sample`.
+    let many: String = (0..2000).map(|i| format!("yfcc/{i:06}\n")).collect();
+    r("pool_ids.txt", &many);
+    r("dup_pool_ids.txt", "a\nb\na\n");
+    r("fake.txt.gz", "this is not gzip\n");
+    common::run_python(
+        r#"
+import sys, gzip, os, numpy as np, h5py
+d = sys.argv[1]
+data = "".join(f"yfcc/{i:06}\n" for i in range(2000)).encode()
+gz = gzip.compress(data)
+open(os.path.join(d, "cut.txt.gz"), "wb").write(gz[: len(gz) // 2])
+x = np.zeros((20, 8), dtype=np.float16); x[:, 0] = 1
+idx = [f"img/{i}".encode() for i in range(20)]
+def h5(name, **kw):
+    with h5py.File(os.path.join(d, name), "w") as f:
+        for k, v in kw.items():
+            if k == "index":
+                f.create_dataset(k, data=v, dtype=h5py.string_dtype("ascii"))
+            else:
+                f.create_dataset(k, data=v, chunks=(5, 8), compression="gzip")
+h5("ok.h5", features=x, index=idx)
+h5("noindex.h5", features=x)
+h5("int.h5", features=x.astype(np.int32), index=idx)
+b = open(os.path.join(d, "ok.h5"), "rb").read()
+open(os.path.join(d, "cut.h5"), "wb").write(b[: len(b) // 2])
+open(os.path.join(d, "garbage.h5"), "wb").write(b"\x89HDF\r\n\x1a\n" + bytes(range(256)) * 4)
+"#,
+        &[dir.to_str().unwrap()],
+    );
+
+    // Summaries: two shards of the pool scanned separately (valid), then broken copies.
+    let base_scan = |out: &str, pool: &str, extra: &[&str]| {
+        let o = Command::new(bin())
+            .arg("scan")
+            .args(scan_base(dir))
+            .arg("--pool")
+            .arg(dir.join(pool))
+            .args(["--top-m", "20", "-o"])
+            .arg(dir.join(out))
+            .args(if extra.contains(&"--model") {
+                &[][..]
+            } else {
+                &["--model", "m1"][..]
+            })
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    save_npy(dir, "shard_a", &ids("sa", 100), &vecs(100, 3));
+    save_npy(dir, "shard_b", &ids("sb", 100), &vecs(100, 4));
+    base_scan("sum_a", "shard_a.npy", &[]);
+    base_scan("sum_b", "shard_b.npy", &[]);
+    base_scan("sum_b_model2", "shard_b.npy", &["--model", "m2"]);
+    base_scan("sum_b_seed", "shard_b.npy", &["--seed", "5"]);
+    base_scan("sum_b_f", "shard_b.npy", &["--fraction", "0.5"]);
+    let sub = |name: &str| dir.join(name);
+    copy_dir(&sub("sum_a"), &sub("sum_corrupt"));
+    let arr = sub("sum_corrupt/pos_pool_above.npy");
+    let mut b = std::fs::read(&arr).unwrap();
+    let n = b.len();
+    b[n - 1] ^= 1;
+    std::fs::write(&arr, b).unwrap();
+    copy_dir(&sub("sum_a"), &sub("sum_nomanifest"));
+    std::fs::remove_file(sub("sum_nomanifest/manifest.json")).unwrap();
+    copy_dir(&sub("sum_a"), &sub("sum_future"));
+    let m = sub("sum_future/manifest.json");
+    let t = std::fs::read_to_string(&m)
+        .unwrap()
+        .replace("\"format_version\": 1", "\"format_version\": 99");
+    std::fs::write(&m, t).unwrap();
+    copy_dir(&sub("sum_a"), &sub("sum_badjson"));
+    std::fs::write(
+        sub("sum_badjson/manifest.json"),
+        "{\"format\": \"tailrank-summary\",",
+    )
+    .unwrap();
+    copy_dir(&sub("sum_a"), &sub("sum_missing_array"));
+    std::fs::remove_file(sub("sum_missing_array/top_len.npy")).unwrap();
+    // Other queries: a ground truth with one query less.
+    std::fs::write(
+        dir.join("gt_two.json"),
+        r#"{"q0": ["c0_0", "c0_1"], "q1": ["c1_0", "c1_1"]}"#,
+    )
+    .unwrap();
+    let o = Command::new(bin())
+        .arg("scan")
+        .args(["--queries", dir.join("queries.npy").to_str().unwrap()])
+        .args(["--core", dir.join("core.npy").to_str().unwrap()])
+        .args(["--gt", dir.join("gt_two.json").to_str().unwrap()])
+        .args(["--pool", dir.join("shard_b.npy").to_str().unwrap()])
+        .args(["--top-m", "20", "--model", "m1", "-o"])
+        .arg(dir.join("sum_b_queries"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
+    // Hardness CSV: a valid one from predict, then broken copies.
+    let o = Command::new(bin())
+        .args(["predict", "--summary"])
+        .arg(dir.join("sum_b_f"))
+        .args([
+            "--pool-size",
+            "1000",
+            "--bootstrap",
+            "20",
+            "--sample-noise",
+            "0",
+        ])
+        .arg("--hardness-out")
+        .arg(dir.join("h.csv"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let written = std::fs::read_to_string(dir.join("h.csv")).unwrap();
+    assert!(written.contains("\n# seed: 0\n"));
+    std::fs::write(
+        dir.join("h_edited.csv"),
+        written.replacen("\n# seed: 0\n", "\n# seed: 1\n", 1),
+    )
+    .unwrap();
+    // Structural damage, shown on files without the checksum line (as other tools write them).
+    let h: String = written
+        .lines()
+        .filter(|l| !l.starts_with("# checksum:"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(dir.join("h_nocol.csv"), h.replace("x_hat,", "xhat,")).unwrap();
+    let lines: Vec<&str> = h.lines().collect();
+    let hdr = lines
+        .iter()
+        .position(|l| l.starts_with("query_id"))
+        .unwrap();
+    let mut bad = lines.clone();
+    let broken = bad[hdr + 1].replacen(",1,", ",one,", 1);
+    bad[hdr + 1] = &broken;
+    std::fs::write(dir.join("h_badnum.csv"), bad.join("\n") + "\n").unwrap();
+    std::fs::write(dir.join("h_cut.csv"), &h[..h.len() * 2 / 3]).unwrap();
+}
+
+fn copy_dir(a: &Path, b: &Path) {
+    std::fs::create_dir_all(b).unwrap();
+    for e in std::fs::read_dir(a).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), b.join(e.file_name())).unwrap();
+    }
+}
+
+fn scan_base(dir: &Path) -> Vec<String> {
+    vec![
+        "--queries".into(),
+        dir.join("queries.npy").display().to_string(),
+        "--core".into(),
+        dir.join("core.npy").display().to_string(),
+        "--gt".into(),
+        dir.join("gt.json").display().to_string(),
+    ]
+}
+
+/// One catalogue row: an id, what is wrong, and the command (`$DIR` = fixture folder).
+struct Case {
+    id: &'static str,
+    input: &'static str,
+    args: Vec<String>,
+}
+
+fn words(s: &str) -> Vec<String> {
+    s.split_whitespace().map(String::from).collect()
+}
+
+fn cases() -> Vec<Case> {
+    let scan = |extra: &str| {
+        words(&format!(
+            "scan --queries $DIR/queries.npy --core $DIR/core.npy --gt $DIR/gt.json {extra}"
+        ))
+    };
+    let scan_pool = |pool: &str| scan(&format!("--pool $DIR/{pool} -o $DIR/out"));
+    let c = |id, input, args| Case { id, input, args };
+    vec![
+        // ---- .npy descriptors
+        c("npy-truncated", "`.npy` whose data is cut short (100 bytes missing)", scan_pool("truncated.npy")),
+        c("npy-trailing", "`.npy` with 32 bytes after the data", scan_pool("trailing.npy")),
+        c("npy-header-cut", "`.npy` cut inside its header", scan_pool("header_cut.npy")),
+        c("npy-empty", "empty (0-byte) `.npy`", scan_pool("empty.npy")),
+        c("npy-not-npy", "a text file named `.npy`", scan_pool("text.npy")),
+        c("npy-malformed-header", "`.npy` header dict not closed", scan_pool("badheader.npy")),
+        c("npy-float64", "`.npy` of float64", scan_pool("float64.npy")),
+        c("npy-int32", "`.npy` of int32", scan_pool("int32.npy")),
+        c("npy-bigendian", "`.npy` of big-endian float32", scan_pool("bigendian.npy")),
+        c("npy-fortran", "Fortran-ordered `.npy`", scan_pool("fortran.npy")),
+        c("npy-1d", "1-D `.npy`", scan_pool("onedim.npy")),
+        c("npy-3d", "3-D `.npy`", scan_pool("threedim.npy")),
+        c("npy-dim0", "`.npy` of shape (200, 0)", scan_pool("zerodim.npy")),
+        c("npy-dim-mismatch", "pool of dimension 4, queries of dimension 8", scan_pool("dim4.npy")),
+        c("npy-no-ids", "`.npy` without an id file", scan_pool("noids.npy")),
+        c("ids-count", "id file with one id less than the rows", scan("--pool $DIR/pool.npy --pool-ids $DIR/short_ids.txt -o $DIR/out")),
+        c("ids-duplicate", "duplicate id in a pool id file", scan("--pool $DIR/pool.npy --pool-ids $DIR/dup_ids.txt -o $DIR/out")),
+        c("ids-pool-in-core", "a pool id that is also a core id", scan("--pool $DIR/pool.npy --pool-ids $DIR/clash_ids.txt -o $DIR/out")),
+        c("ids-count-args", "two --pool-ids for one --pool", scan("--pool $DIR/pool.npy --pool-ids $DIR/short_ids.txt $DIR/dup_ids.txt -o $DIR/out")),
+        c("desc-unknown-ext", "descriptor file with an unknown extension", scan_pool("gt.json")),
+        c("desc-missing", "pool file that does not exist", scan_pool("nothere.npy")),
+        c("row-nan", "NaN in a pool row", scan_pool("nan.npy")),
+        c("row-inf", "+inf in a pool row", scan_pool("inf.npy")),
+        c("row-zero", "all-zero pool row", scan_pool("zero.npy")),
+        c("row-norm", "pool row of norm 2 (not L2-normalised)", scan_pool("norm2.npy")),
+        // ---- HDF5
+        c("h5-truncated", "HDF5 file cut in half", scan_pool("cut.h5")),
+        c("h5-garbage", "HDF5 signature followed by garbage", scan_pool("garbage.h5")),
+        c("h5-no-index", "HDF5 file without the `index` dataset", scan_pool("noindex.h5")),
+        c("h5-int", "HDF5 `features` of int32", scan_pool("int.h5")),
+        // ---- ground truth
+        c("gt-malformed", "ground-truth JSON cut short", words("scan --queries $DIR/queries.npy --core $DIR/core.npy --gt $DIR/gt_malformed.json --pool $DIR/pool.npy -o $DIR/out")),
+        c("gt-empty", "ground truth `{}`", words("scan --queries $DIR/queries.npy --core $DIR/core.npy --gt $DIR/gt_empty.json --pool $DIR/pool.npy -o $DIR/out")),
+        c("gt-not-object", "ground-truth JSON that is a list", words("scan --queries $DIR/queries.npy --core $DIR/core.npy --gt $DIR/gt_notobject.json --pool $DIR/pool.npy -o $DIR/out")),
+        c("gt-no-positives", "a query with an empty positive list", words("scan --queries $DIR/queries.npy --core $DIR/core.npy --gt $DIR/gt_nopos.json --pool $DIR/pool.npy -o $DIR/out")),
+        c("gt-duplicate-query", "a query id twice in the ground truth", words("scan --queries $DIR/queries.npy --core $DIR/core.npy --gt $DIR/gt_dupq.json --pool $DIR/pool.npy -o $DIR/out")),
+        c("gt-unknown-positive", "a positive id absent from the core", words("scan --queries $DIR/queries.npy --core $DIR/core.npy --gt $DIR/gt_unknown_pos.json --pool $DIR/pool.npy -o $DIR/out")),
+        c("gt-unknown-query", "a query id absent from the query descriptors", words("scan --queries $DIR/queries.npy --core $DIR/core.npy --gt $DIR/gt_unknown_q.json --pool $DIR/pool.npy -o $DIR/out")),
+        c("gt-ilias-no-positives-file", "ILIAS folder without `positive_ids.txt`", words("eval --results $DIR/res_ok.json --gt $DIR/ilias_nopos")),
+        c("gt-missing", "ground truth path that does not exist", words("eval --results $DIR/res_ok.json --gt $DIR/nothere.json")),
+        // ---- results JSON
+        c("results-malformed", "results JSON with a missing colon", words("eval --results $DIR/res_malformed.json --gt $DIR/gt.json")),
+        c("results-nan", "results JSON with a NaN score", words("eval --results $DIR/res_nan.json --gt $DIR/gt.json")),
+        c("results-duplicate-db", "a db id twice for one query", words("eval --results $DIR/res_dup.json --gt $DIR/gt.json")),
+        c("results-string-score", "a score given as a string", words("eval --results $DIR/res_string_score.json --gt $DIR/gt.json")),
+        c("results-missing-query", "a query of the ground truth with no results", words("eval --results $DIR/res_missing.json --gt $DIR/gt.json")),
+        // ---- id lists, gz
+        c("gz-truncated", "`.gz` id list cut in half", words("sample --ids $DIR/cut.txt.gz --fraction 0.5 -o $DIR/s.txt")),
+        c("gz-not-gzip", "a `.gz` id list that is plain text", words("sample --ids $DIR/fake.txt.gz --fraction 0.5 -o $DIR/s.txt")),
+        c("ids-duplicate-sample", "duplicate id in the pool id list", words("sample --ids $DIR/dup_pool_ids.txt --fraction 0.5 -o $DIR/s.txt")),
+        c("results-empty", "results JSON `{}`", words("eval --results $DIR/res_empty.json --gt $DIR/gt.json")),
+        // ---- options
+        c("fraction-zero", "sampling fraction 0", words("sample --ids $DIR/pool_ids.txt --fraction 0 -o $DIR/s.txt")),
+        c("fraction-above-one", "sampling fraction 1.5", words("sample --ids $DIR/pool_ids.txt --fraction 1.5 -o $DIR/s.txt")),
+        c("fraction-nan", "sampling fraction NaN", words("sample --ids $DIR/pool_ids.txt --fraction NaN -o $DIR/s.txt")),
+        c("fraction-negative-scan", "scan with fraction -0.1", scan("--pool $DIR/pool.npy --fraction=-0.1 -o $DIR/out")),
+        c("min-fraction", "--min-fraction above --fraction", scan("--pool $DIR/pool.npy --fraction 0.1 --min-fraction 0.2 -o $DIR/out")),
+        c("top-m-zero", "--top-m 0", scan("--pool $DIR/pool.npy --top-m 0 -o $DIR/out")),
+        c("k-zero-scan", "--k 0 with --results-out", scan("--pool $DIR/pool.npy --results-out $DIR/r.json --k 0 -o $DIR/out")),
+        c("k-zero-eval", "eval --k 0", words("eval --results $DIR/res_ok.json --gt $DIR/gt.json --k 0")),
+        c("k-zero-predict", "predict --k 0", words("predict --summary $DIR/sum_b_f --pool-size 1000 --k 0 --bootstrap 10 --sample-noise 0")),
+        c("pool-size-small", "--pool-size below the pool rows (exact mode)", scan("--pool $DIR/pool.npy --pool-size 10 -o $DIR/out")),
+        c("pool-size-missing", "predict from a sample summary without N", words("predict --summary $DIR/sum_b_f --bootstrap 10 --sample-noise 0")),
+        c("chunk-rows-zero", "--chunk-rows 0", scan("--pool $DIR/pool.npy --chunk-rows 0 -o $DIR/out")),
+        c("query-set-unknown", "--query-set that the ground truth lacks", scan("--pool $DIR/pool.npy --query-set text -o $DIR/out")),
+        c("k-not-number", "--k abc", words("eval --results $DIR/res_ok.json --gt $DIR/gt.json --k abc")),
+        // ---- outputs
+        c("out-under-file", "output path inside a regular file", words("scan --queries $DIR/queries.npy --core $DIR/core.npy --gt $DIR/gt.json --pool $DIR/pool.npy -o $DIR/gt.json/sub")),
+        c("out-missing-parent", "output folder whose parent does not exist", words("sample --ids $DIR/pool_ids.txt --fraction 0.5 -o $DIR/no/such/dir/s.txt")),
+        c("out-disk-full", "output on a full disk (16 KiB tmpfs)", words("sample --ids $DIR/pool_ids.txt --fraction 1 -o $DIR/full/s.txt")),
+        // ---- summaries
+        c("summary-corrupted", "summary array with one flipped bit", words("merge $DIR/sum_corrupt $DIR/sum_b -o $DIR/m")),
+        c("summary-no-manifest", "summary folder without `manifest.json`", words("merge $DIR/sum_nomanifest $DIR/sum_b -o $DIR/m")),
+        c("summary-future", "summary of a newer format version", words("merge $DIR/sum_future $DIR/sum_b -o $DIR/m")),
+        c("summary-bad-json", "summary manifest cut short", words("merge $DIR/sum_badjson $DIR/sum_b -o $DIR/m")),
+        c("summary-missing-array", "summary folder lacking `top_len.npy`", words("merge $DIR/sum_missing_array $DIR/sum_b -o $DIR/m")),
+        c("summary-not-folder", "a file given as a summary", words("merge $DIR/gt.json $DIR/sum_b -o $DIR/m")),
+        c("merge-models", "merge of summaries of different models", words("merge $DIR/sum_a $DIR/sum_b_model2 -o $DIR/m")),
+        c("merge-seeds", "merge of summaries with different seeds", words("merge $DIR/sum_a $DIR/sum_b_seed -o $DIR/m")),
+        c("merge-fractions", "merge of summaries with different fractions", words("merge $DIR/sum_a $DIR/sum_b_f -o $DIR/m")),
+        c("merge-queries", "merge of summaries of different query sets", words("merge $DIR/sum_a $DIR/sum_b_queries -o $DIR/m")),
+        c("merge-overlap", "merge of the same shard twice", words("merge $DIR/sum_a $DIR/sum_b $DIR/sum_a -o $DIR/m")),
+        c("predict-corrupted", "predict from a corrupted summary", words("predict --summary $DIR/sum_corrupt --bootstrap 10")),
+        c("eval-corrupted", "eval of a corrupted summary", words("eval --summary $DIR/sum_corrupt")),
+        // ---- hardness CSV
+        c("hardness-checksum", "hardness CSV edited after writing (`# seed: 0` → `1`)", words("predict --hardness $DIR/h_edited.csv --pool-size 1000 --bootstrap 10")),
+        c("hardness-missing-column", "hardness CSV lacking `x_hat`", words("predict --hardness $DIR/h_nocol.csv --pool-size 1000 --bootstrap 10")),
+        c("hardness-bad-number", "hardness CSV with `one` as a number", words("predict --hardness $DIR/h_badnum.csv --pool-size 1000 --bootstrap 10")),
+        c("hardness-truncated", "hardness CSV cut in the middle of a row", words("predict --hardness $DIR/h_cut.csv --pool-size 1000 --bootstrap 10")),
+        // ---- resumable scans
+        c("resume-partial-exists", "a partial folder left by a killed scan, no --resume", scan("--pool $DIR/pool.npy -o $DIR/killed")),
+        c("resume-changed", "--resume with another seed than the killed scan", scan("--pool $DIR/pool.npy -o $DIR/killed --fraction 0.9 --chunk-rows 50 --resume --seed 9")),
+    ]
+}
+
+/// Prepare state that cases need beyond files: a partial folder for the resume rows and a
+/// 16 KiB tmpfs for the disk-full row (root only: without it that row is reported as skipped).
+fn prepare_state(dir: &Path) -> bool {
+    // A partial folder: a scan that fails after its chunks (N < S_0 is found after the merge).
+    let o = Command::new(bin())
+        .arg("scan")
+        .args(scan_base(dir))
+        .args(["--pool", dir.join("pool.npy").to_str().unwrap()])
+        .args([
+            "--fraction",
+            "0.9",
+            "--pool-size",
+            "1",
+            "--chunk-rows",
+            "50",
+            "-o",
+        ])
+        .arg(dir.join("killed"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(dir.join("killed.partial/plan.json").is_file());
+    let full = dir.join("full");
+    std::fs::create_dir_all(&full).unwrap();
+    Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=16k", "tmpfs"])
+        .arg(&full)
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+struct Unmount(PathBuf, bool);
+
+impl Drop for Unmount {
+    fn drop(&mut self) {
+        if self.1 {
+            let _ = Command::new("umount").arg(&self.0).status();
+        }
+    }
+}
+
+fn normalise(text: &str, dir: &Path) -> String {
+    let line = text
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("tailrank: error:"))
+        .or_else(|| text.lines().find(|l| l.starts_with("error:")))
+        .unwrap_or("")
+        .replace(dir.to_str().unwrap(), "$DIR");
+    // Process ids in temporary file names.
+    let mut out = String::new();
+    let mut rest = line.as_str();
+    while let Some(i) = rest.find(".tmp-") {
+        out.push_str(&rest[..i + 5]);
+        rest = &rest[i + 5..];
+        let digits = rest.chars().take_while(|c| c.is_ascii_digit()).count();
+        if digits > 0 {
+            out.push_str("PID");
+        }
+        rest = &rest[digits..];
+    }
+    out.push_str(rest);
+    out
+}
+
+const START: &str = "<!-- catalogue:start -->";
+const END: &str = "<!-- catalogue:end -->";
+
+fn escape(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+/// Rows of the doc's table: id → (exit code, message).
+fn doc_rows() -> BTreeMap<String, (String, String)> {
+    let doc = std::fs::read_to_string(doc_path()).unwrap_or_default();
+    let mut rows = BTreeMap::new();
+    let (Some(a), Some(b)) = (doc.find(START), doc.find(END)) else {
+        return rows;
+    };
+    for line in doc[a..b].lines().filter(|l| l.starts_with("| `")) {
+        // | `id` | input | `command` | exit | `message` |
+        let cells: Vec<String> = split_row(line);
+        if cells.len() == 5 {
+            let id = cells[0].trim_matches('`').to_string();
+            let msg = cells[4]
+                .strip_prefix("``` ")
+                .and_then(|m| m.strip_suffix(" ```"))
+                .unwrap_or(&cells[4])
+                .to_string();
+            rows.insert(id, (cells[3].clone(), msg));
+        }
+    }
+    rows
+}
+
+/// Split a Markdown table row on unescaped `|`, unescaping `\|`.
+fn split_row(line: &str) -> Vec<String> {
+    let inner = line.trim().trim_start_matches('|').trim_end_matches('|');
+    let mut cells = vec![String::new()];
+    let mut chars = inner.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&'|') => {
+                cells.last_mut().unwrap().push('|');
+                chars.next();
+            }
+            '|' => cells.push(String::new()),
+            _ => cells.last_mut().unwrap().push(c),
+        }
+    }
+    cells.iter().map(|c| c.trim().to_string()).collect()
+}
+
+#[test]
+fn every_catalogue_row() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    fixtures(dir);
+    let mounted = prepare_state(dir);
+    let _guard = Unmount(dir.join("full"), mounted);
+    let doc = doc_rows();
+    let bless = std::env::var_os("TAILRANK_BLESS").is_some();
+    let mut table = Vec::new();
+    let mut failures = Vec::new();
+    let mut ids = std::collections::HashSet::new();
+    for case in cases() {
+        assert!(ids.insert(case.id), "duplicate case id {}", case.id);
+        if case.id == "out-disk-full" && !mounted {
+            eprintln!("out-disk-full: skipped (cannot mount a tmpfs: not root)");
+            if let Some((code, msg)) = doc.get(case.id) {
+                table.push((
+                    case.id,
+                    case.input,
+                    case.args.join(" "),
+                    code.clone(),
+                    msg.clone(),
+                ));
+            }
+            continue;
+        }
+        let args: Vec<String> = case
+            .args
+            .iter()
+            .map(|a| a.replace("$DIR", dir.to_str().unwrap()))
+            .collect();
+        let o = Command::new(bin()).args(&args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            !stderr.contains("panicked"),
+            "{}: the binary panicked:\n{stderr}",
+            case.id
+        );
+        let code = o
+            .status
+            .code()
+            .map_or("signal".to_string(), |c| c.to_string());
+        let msg = normalise(&stderr, dir);
+        if !bless {
+            assert!(!msg.is_empty(), "{}: no error line in:\n{stderr}", case.id);
+            assert_ne!(code, "0", "{}: succeeded:\n{stderr}", case.id);
+        }
+        match doc.get(case.id) {
+            Some((c, m)) if *c == code && *m == msg => {}
+            other => failures.push(format!(
+                "{}: got exit {code}, message\n    {msg}\n  docs/errors.md has {other:?}",
+                case.id
+            )),
+        }
+        table.push((case.id, case.input, case.args.join(" "), code, msg));
+    }
+    if bless {
+        let mut text = format!(
+            "{START}\n| id | bad input | command (`$DIR` = fixture folder) | exit | message |\n\
+             |---|---|---|---|---|\n"
+        );
+        for (id, input, cmd, code, msg) in &table {
+            text.push_str(&format!(
+                "| `{id}` | {} | `tailrank {}` | {code} | ``` {} ``` |\n",
+                escape(input),
+                escape(cmd),
+                escape(msg)
+            ));
+        }
+        text.push_str(END);
+        let doc = std::fs::read_to_string(doc_path()).unwrap_or_default();
+        let new = match (doc.find(START), doc.find(END)) {
+            (Some(a), Some(b)) => format!("{}{text}{}", &doc[..a], &doc[b + END.len()..]),
+            _ => format!("{doc}\n{text}\n"),
+        };
+        std::fs::write(doc_path(), new).unwrap();
+        return;
+    }
+    let extra: Vec<&String> = doc.keys().filter(|k| !ids.contains(k.as_str())).collect();
+    assert!(
+        extra.is_empty(),
+        "docs/errors.md rows without a case: {extra:?}"
+    );
+    assert!(
+        failures.is_empty(),
+        "{} catalogue row(s) differ (rerun with TAILRANK_BLESS=1 after checking the \
+         messages):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

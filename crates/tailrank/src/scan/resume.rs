@@ -1,0 +1,663 @@
+//! Resumable scans: the pool is scanned chunk by chunk (one chunk per pool file, and files
+//! larger than `chunk_rows` rows cut into row ranges of `chunk_rows` rows), each chunk's
+//! summary written atomically into a partial folder `OUT.partial/` next to the output. At the
+//! end the chunk summaries are merged ([`Summary::merge`]) into the summary of the whole pool,
+//! which the caller writes to `OUT` before removing the partial folder
+//! ([`remove_partial`]).
+//!
+//! A scan killed at any point (SIGKILL, power loss) leaves only complete chunk folders (each
+//! is written into a temporary sibling and renamed) plus, possibly, temporary entries that a
+//! resumed run deletes. [`scan_resumable`] with `resume = true` checks that the partial folder
+//! was made from the same inputs and options (digests of queries, core, ground truth and every
+//! pool file; f, seed, levels, drift shards, M, model, query set, normalisation, results k and
+//! the chunk size), reuses every finished chunk (after verifying its checksums and its range
+//! digest), scans the others, and returns a summary IDENTICAL to an uninterrupted scan: counts
+//! and subset sizes are sums, top-M lists are value multisets, the positives' scores come from
+//! the same kernel whatever the chunk, so `merge(scan(chunk₁), …, scan(chunkₙ)) = scan(pool)`.
+//! The merged summary records one `pool` input per pool file (its path, whole-file digest and
+//! rows), exactly as a single-pass scan does.
+//!
+//! Layout of `OUT.partial/`:
+//!
+//! * `plan.json`: format `tailrank-scan-partial`, version, the identity of the scan (inputs and
+//!   options, see above) and the list of chunks (`name`, `pool_index`, `start`, `end`,
+//!   `digest` of the [`RowRange`] view);
+//! * `chunk-NNNNNN/` for every finished chunk: `summary/` (a summary folder, format of
+//!   `docs/summary-format.md`), `chunk.json` (the chunk's plan entry plus the xxh3 of
+//!   `results.json`) and, when top-k results are requested, `results.json` (ILIAS results JSON
+//!   of core ∪ chunk).
+//!
+//! Results (top-k over core ∪ pool): the global top-k in the order (score descending, core rows
+//! first, then pool rows in input order) is contained in the union of the chunks' top-k lists
+//! (an item of the global top-k has no more items above it within its own chunk), so merging
+//! the lists in that order and keeping k gives exactly the single-pass lists.
+
+use crate::atomic;
+use crate::error::{Error, IoContext, Result};
+use crate::formats::descriptors::{DescriptorSource, RowRange};
+use crate::scan::engine::{scan, NoProgress, Progress, ScanConfig, ScanInputs, ScanOutput};
+use crate::scan::summary::{query_set_digest, InputRecord, Summary, POOL_ROLE};
+use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+/// Top-k results per query: `(query id, [(db id, score)])`, in query-set order.
+pub type ResultLists = Vec<(String, Vec<(String, f32)>)>;
+
+/// Format name of `plan.json`.
+pub const PARTIAL_FORMAT: &str = "tailrank-scan-partial";
+/// Version of the partial-folder layout.
+pub const PARTIAL_VERSION: u32 = 1;
+/// Default chunk size in pool rows (about 12 GB of f16 descriptors at D = 768).
+pub const DEFAULT_CHUNK_ROWS: usize = 8_000_000;
+/// Name of the plan file inside the partial folder.
+pub const PLAN: &str = "plan.json";
+
+/// The partial folder of output `out`: `OUT.partial` (a sibling of `OUT`).
+pub fn partial_dir_for(out: &Path) -> PathBuf {
+    let mut name = out
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_else(|| "summary".into());
+    name.push(".partial");
+    out.with_file_name(name)
+}
+
+/// Options of a resumable scan.
+#[derive(Debug, Clone)]
+pub struct ResumeOptions {
+    /// The partial folder (usually [`partial_dir_for`] of the output).
+    pub partial_dir: PathBuf,
+    /// Pool rows per chunk (files with more rows are cut into row ranges).
+    pub chunk_rows: usize,
+    /// Continue an existing partial folder; without it an existing folder is an error.
+    pub resume: bool,
+}
+
+/// What [`scan_resumable`] did besides producing the output.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ResumeReport {
+    /// Chunks reused from the partial folder.
+    pub reused: usize,
+    /// Chunks scanned by this run.
+    pub scanned: usize,
+    /// Entries of the partial folder that were deleted: leftovers of interrupted writes, and
+    /// chunks that could not be reused (each with the reason).
+    pub discarded: Vec<String>,
+}
+
+/// One chunk of the plan: rows `start..end` of pool file `pool_index`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Chunk {
+    pub name: String,
+    pub pool_index: usize,
+    pub start: usize,
+    pub end: usize,
+    /// Digest of the [`RowRange`] view (covers the file's digest and the range).
+    pub digest: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Plan {
+    format: String,
+    format_version: u32,
+    tool_version: String,
+    /// Everything the chunks depend on, compared field by field on resume.
+    identity: serde_json::Map<String, serde_json::Value>,
+    chunks: Vec<Chunk>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct ChunkRecord {
+    chunk: Chunk,
+    /// xxh3 of `results.json` (when results were requested).
+    results_xxh3: Option<String>,
+    /// Rows renormalised by the chunk's scan (queries, core and the chunk's pool rows).
+    renormalized_rows: u64,
+}
+
+fn xxh3_string(bytes: &[u8]) -> String {
+    format!("xxh3:{:016x}", xxhash_rust::xxh3::xxh3_64(bytes))
+}
+
+/// The identity of a scan: what must not change between an interrupted run and its resume.
+fn identity(
+    inputs: &ScanInputs,
+    cfg: &ScanConfig,
+    chunk_rows: usize,
+    pool_digests: &[String],
+) -> serde_json::Map<String, serde_json::Value> {
+    use serde_json::json;
+    let mut m = serde_json::Map::new();
+    let mut put = |k: &str, v: serde_json::Value| {
+        m.insert(k.to_string(), v);
+    };
+    put("model", json!(cfg.model));
+    put("query_set", json!(inputs.query_set.name));
+    put("ground_truth", json!(query_set_digest(inputs.query_set)));
+    put(
+        "queries",
+        json!({"digest": inputs.queries.digest(), "rows": inputs.queries.rows()}),
+    );
+    put(
+        "core",
+        json!({"digest": inputs.core.digest(), "rows": inputs.core.rows()}),
+    );
+    put(
+        "pool",
+        json!(inputs
+            .pool
+            .iter()
+            .zip(pool_digests)
+            .map(|(p, d)| json!({"digest": d, "rows": p.rows()}))
+            .collect::<Vec<_>>()),
+    );
+    put("fraction", json!(cfg.fraction));
+    put("seed", json!(cfg.seed));
+    put("min_fraction", json!(cfg.min_fraction));
+    put("drift_shards", json!(cfg.drift_shards));
+    put("top_m", json!(cfg.top_m));
+    put("normalize", json!(cfg.normalize));
+    put("results_k", json!(cfg.results_k));
+    put("chunk_rows", json!(chunk_rows));
+    m
+}
+
+/// The chunks of the pool: per file, row ranges of at most `chunk_rows` rows (one empty chunk
+/// for an empty file).
+pub fn plan_chunks(
+    pool: &[&dyn DescriptorSource],
+    pool_digests: &[String],
+    chunk_rows: usize,
+) -> Result<Vec<Chunk>> {
+    if chunk_rows == 0 {
+        return Err(Error::invalid("chunk size (rows) must be at least 1"));
+    }
+    let mut out = Vec::new();
+    for (i, (src, d)) in pool.iter().zip(pool_digests).enumerate() {
+        let rows = src.rows();
+        let mut a = 0usize;
+        loop {
+            let b = rows.min(a.saturating_add(chunk_rows));
+            let view = RowRange::new(*src, d, a, b)?;
+            out.push(Chunk {
+                name: format!("chunk-{:06}", out.len()),
+                pool_index: i,
+                start: a,
+                end: b,
+                digest: view.digest(),
+            });
+            a = b;
+            if a >= rows {
+                break;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Rewrite the row number of an engine error about a chunk (`"row N (id …)"`, relative to the
+/// view) into the row of the file (`N + start`). Errors of the inner source already use file
+/// rows and do not start with `row `.
+fn absolute_row(e: Error, src: &dyn DescriptorSource, start: usize) -> Error {
+    match e {
+        Error::File { path, msg } if start > 0 && path == src.path() => {
+            let rest = msg.strip_prefix("row ");
+            let parsed = rest.and_then(|r| {
+                let digits: String = r.chars().take_while(|c| c.is_ascii_digit()).collect();
+                let n: usize = digits.parse().ok()?;
+                Some((n, r[digits.len()..].to_string()))
+            });
+            match parsed {
+                Some((n, tail)) => Error::File {
+                    path,
+                    msg: format!("row {}{tail}", n + start),
+                },
+                None => Error::File { path, msg },
+            }
+        }
+        other => other,
+    }
+}
+
+/// Remove the partial folder (after the merged summary has been written).
+pub fn remove_partial(dir: &Path) -> Result<()> {
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).at(dir)?;
+    }
+    Ok(())
+}
+
+/// Compare the stored identity with the current one; the first difference is an error.
+fn check_identity(
+    dir: &Path,
+    stored: &serde_json::Map<String, serde_json::Value>,
+    now: &serde_json::Map<String, serde_json::Value>,
+) -> Result<()> {
+    for (k, v) in now {
+        let old = stored.get(k).unwrap_or(&serde_json::Value::Null);
+        if old != v {
+            return Err(Error::file(
+                dir.join(PLAN),
+                format!(
+                    "cannot resume: the partial scan was made with a different {k} \
+                     (partial: {old}, now: {v}); rerun with the original inputs and options, or \
+                     delete {} to start over",
+                    dir.display()
+                ),
+            ));
+        }
+    }
+    if let Some(k) = stored.keys().find(|k| !now.contains_key(*k)) {
+        return Err(Error::file(
+            dir.join(PLAN),
+            format!(
+                "cannot resume: the partial scan records an option {k:?} this tailrank does not \
+                 know; delete {} to start over",
+                dir.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Read the plan of an existing partial folder (None when it has none yet: the run was killed
+/// before writing it).
+fn read_plan(dir: &Path) -> Result<Option<Plan>> {
+    let p = dir.join(PLAN);
+    if !p.exists() {
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(&p).at(&p)?;
+    let plan: Plan = serde_json::from_str(&text).map_err(|e| {
+        Error::file(
+            &p,
+            format!(
+                "malformed plan of a partial scan: {e}; delete {} to start over",
+                dir.display()
+            ),
+        )
+    })?;
+    if plan.format != PARTIAL_FORMAT || plan.format_version != PARTIAL_VERSION {
+        return Err(Error::file(
+            &p,
+            format!(
+                "not a {PARTIAL_FORMAT} version {PARTIAL_VERSION} plan (format {:?}, version \
+                 {}); delete {} to start over",
+                plan.format,
+                plan.format_version,
+                dir.display()
+            ),
+        ));
+    }
+    Ok(Some(plan))
+}
+
+/// A finished chunk read back from the partial folder, checked against its plan entry.
+fn load_chunk(dir: &Path, chunk: &Chunk, want_results: bool) -> Result<ChunkOutput> {
+    let cdir = dir.join(&chunk.name);
+    let rpath = cdir.join("chunk.json");
+    let text = std::fs::read_to_string(&rpath).at(&rpath)?;
+    let rec: ChunkRecord = serde_json::from_str(&text)
+        .map_err(|e| Error::file(&rpath, format!("malformed chunk record: {e}")))?;
+    if rec.chunk != *chunk {
+        return Err(Error::file(
+            &rpath,
+            "the chunk record does not match the plan (different range or digest)",
+        ));
+    }
+    let summary = Summary::read(&cdir.join("summary"))?;
+    let pool: Vec<&InputRecord> = summary
+        .inputs
+        .iter()
+        .filter(|r| r.role == POOL_ROLE)
+        .collect();
+    if pool.len() != 1 || pool[0].digest != chunk.digest {
+        return Err(Error::file(
+            cdir.join("summary"),
+            "the chunk summary was not made from this chunk's rows (pool digest differs)",
+        ));
+    }
+    let results = if want_results {
+        let path = cdir.join("results.json");
+        let bytes = std::fs::read(&path).at(&path)?;
+        if rec.results_xxh3.as_deref() != Some(xxh3_string(&bytes).as_str()) {
+            return Err(Error::file(
+                &path,
+                "checksum mismatch with chunk.json (corrupted)",
+            ));
+        }
+        let r = crate::formats::results::parse_results(&path, &bytes)?;
+        Some(
+            r.queries
+                .into_iter()
+                .map(|q| {
+                    let items = q.items.into_iter().map(|(id, s)| (id, s as f32)).collect();
+                    (q.query, items)
+                })
+                .collect(),
+        )
+    } else {
+        None
+    };
+    Ok(ChunkOutput {
+        summary,
+        results,
+        renormalized_rows: rec.renormalized_rows,
+    })
+}
+
+/// A chunk's contribution to the scan.
+struct ChunkOutput {
+    summary: Summary,
+    results: Option<ResultLists>,
+    renormalized_rows: u64,
+}
+
+/// Write a finished chunk atomically into the partial folder.
+fn store_chunk(dir: &Path, chunk: &Chunk, out: &ChunkOutput) -> Result<()> {
+    atomic::write_dir(&dir.join(&chunk.name), |tmp| {
+        out.summary.write(&tmp.join("summary"))?;
+        let results_xxh3 = match &out.results {
+            Some(r) => {
+                let path = tmp.join("results.json");
+                crate::formats::results::write_results(&path, r)?;
+                Some(xxh3_string(&std::fs::read(&path).at(&path)?))
+            }
+            None => None,
+        };
+        let rec = ChunkRecord {
+            chunk: chunk.clone(),
+            results_xxh3,
+            renormalized_rows: out.renormalized_rows,
+        };
+        let text = serde_json::to_string_pretty(&rec)
+            .map_err(|e| Error::invalid(format!("cannot serialise chunk record: {e}")))?;
+        atomic::write_bytes(&tmp.join("chunk.json"), text.as_bytes())
+    })
+}
+
+/// Merge per-chunk top-k result lists into the single-pass lists (see the module docs).
+fn merge_results(
+    query_ids: &[String],
+    core: &dyn DescriptorSource,
+    parts: &[ResultLists],
+    k: usize,
+) -> Result<Vec<Vec<(String, f32)>>> {
+    let core_row: HashMap<&str, usize> = core
+        .ids()
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.as_str(), i))
+        .collect();
+    let mut out = Vec::with_capacity(query_ids.len());
+    for (qi, q) in query_ids.iter().enumerate() {
+        // (score, class 0 = core / 1 = pool, order key 1, order key 2, id)
+        let mut cand: Vec<(f32, u8, usize, usize, &str)> = Vec::new();
+        let mut seen_core: HashSet<&str> = HashSet::new();
+        for (ci, part) in parts.iter().enumerate() {
+            let (pq, items) = part.get(qi).ok_or_else(|| {
+                Error::invalid(format!("chunk results lack query {q:?} (internal error)"))
+            })?;
+            if pq != q {
+                return Err(Error::invalid(format!(
+                    "chunk results list query {pq:?} where {q:?} was expected (internal error)"
+                )));
+            }
+            for (pos, (id, s)) in items.iter().enumerate() {
+                match core_row.get(id.as_str()) {
+                    Some(&r) => {
+                        if seen_core.insert(id.as_str()) {
+                            cand.push((*s, 0, r, 0, id.as_str()));
+                        }
+                    }
+                    None => cand.push((*s, 1, ci, pos, id.as_str())),
+                }
+            }
+        }
+        cand.sort_by(|a, b| {
+            b.0.total_cmp(&a.0)
+                .then(a.1.cmp(&b.1))
+                .then(a.2.cmp(&b.2))
+                .then(a.3.cmp(&b.3))
+        });
+        cand.truncate(k);
+        out.push(cand.into_iter().map(|c| (c.4.to_string(), c.0)).collect());
+    }
+    Ok(out)
+}
+
+/// Scan the pool chunk by chunk with a partial folder (see the module docs). Returns the
+/// merged output (identical to [`scan`] over the whole pool) and what was reused. The partial
+/// folder is left in place: remove it with [`remove_partial`] once the output is written.
+pub fn scan_resumable(
+    inputs: &ScanInputs,
+    cfg: &ScanConfig,
+    opts: &ResumeOptions,
+    progress: &dyn Progress,
+) -> Result<(ScanOutput, ResumeReport)> {
+    let dir = &opts.partial_dir;
+    let pool_digests: Vec<String> = inputs.pool.iter().map(|p| p.digest()).collect();
+    let chunks = plan_chunks(&inputs.pool, &pool_digests, opts.chunk_rows)?;
+    let ident = identity(inputs, cfg, opts.chunk_rows, &pool_digests);
+    let mut report = ResumeReport::default();
+
+    if dir.exists() && !opts.resume {
+        return Err(Error::file(
+            dir,
+            "a partial scan is in the way (left by an interrupted run): pass --resume to \
+             continue it, or delete this folder to start over",
+        ));
+    }
+    if dir.exists() && !dir.is_dir() {
+        return Err(Error::file(
+            dir,
+            "exists but is not a folder (expected the partial folder of a scan)",
+        ));
+    }
+    let plan = Plan {
+        format: PARTIAL_FORMAT.into(),
+        format_version: PARTIAL_VERSION,
+        tool_version: crate::TOOL_VERSION.into(),
+        identity: ident,
+        chunks: chunks.clone(),
+    };
+    let existing = if dir.exists() { read_plan(dir)? } else { None };
+    match &existing {
+        Some(old) => {
+            check_identity(dir, &old.identity, &plan.identity)?;
+            if old.chunks != plan.chunks {
+                return Err(Error::file(
+                    dir.join(PLAN),
+                    format!(
+                        "cannot resume: the chunks of the partial scan differ from this run's; \
+                         delete {} to start over",
+                        dir.display()
+                    ),
+                ));
+            }
+        }
+        None => {
+            std::fs::create_dir_all(dir).at(dir)?;
+            let text = serde_json::to_string_pretty(&plan)
+                .map_err(|e| Error::invalid(format!("cannot serialise plan: {e}")))?;
+            atomic::write_bytes(&dir.join(PLAN), text.as_bytes())?;
+        }
+    }
+    // Leftovers: temporary entries of interrupted writes, and anything not in the plan.
+    let names: HashSet<&str> = chunks.iter().map(|c| c.name.as_str()).collect();
+    let mut entries: Vec<(String, PathBuf)> = std::fs::read_dir(dir)
+        .at(dir)?
+        .map(|e| {
+            e.map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+                .at(dir)
+        })
+        .collect::<Result<_>>()?;
+    entries.sort();
+    for (name, path) in entries {
+        if name == PLAN || names.contains(name.as_str()) {
+            continue;
+        }
+        if path.is_dir() {
+            std::fs::remove_dir_all(&path).at(&path)?;
+        } else {
+            std::fs::remove_file(&path).at(&path)?;
+        }
+        report
+            .discarded
+            .push(format!("{name} (leftover of an interrupted write)"));
+    }
+
+    let result = scan_chunks(
+        inputs,
+        cfg,
+        dir,
+        &chunks,
+        &pool_digests,
+        progress,
+        &mut report,
+    );
+    if result.is_err() && !has_chunks(dir) {
+        // Nothing worth keeping (e.g. bad input found in the first chunk): leave no folder that
+        // would make the next run ask for --resume.
+        let _ = remove_partial(dir);
+    }
+    result.map(|out| (out, report))
+}
+
+/// Whether the partial folder holds at least one finished chunk.
+fn has_chunks(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|rd| {
+        rd.filter_map(|e| e.ok()).any(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            n.starts_with("chunk-") && !n.contains(".tmp-")
+        })
+    })
+}
+
+/// The chunk loop of [`scan_resumable`] (plan written, leftovers removed).
+fn scan_chunks(
+    inputs: &ScanInputs,
+    cfg: &ScanConfig,
+    dir: &Path,
+    chunks: &[Chunk],
+    pool_digests: &[String],
+    progress: &dyn Progress,
+    report: &mut ResumeReport,
+) -> Result<ScanOutput> {
+    let want_results = cfg.results_k.is_some();
+    let mut chunk_cfg = cfg.clone();
+    chunk_cfg.pool_size = None;
+    let scan_chunk = |chunk: &Chunk, progress: &dyn Progress| -> Result<ChunkOutput> {
+        let src = inputs.pool[chunk.pool_index];
+        let view = RowRange::new(src, &pool_digests[chunk.pool_index], chunk.start, chunk.end)?;
+        let chunk_inputs = ScanInputs {
+            query_set: inputs.query_set,
+            queries: inputs.queries,
+            core: inputs.core,
+            pool: vec![&view],
+        };
+        let out = scan(&chunk_inputs, &chunk_cfg, progress)
+            .map_err(|e| absolute_row(e, src, chunk.start))?;
+        let results = out.results.map(|lists| {
+            inputs
+                .query_set
+                .query_ids
+                .iter()
+                .cloned()
+                .zip(lists)
+                .collect::<Vec<_>>()
+        });
+        Ok(ChunkOutput {
+            summary: out.summary,
+            results,
+            renormalized_rows: out.renormalized_rows,
+        })
+    };
+    let mut acc: Option<Summary> = None;
+    let mut all_results: Vec<ResultLists> = Vec::new();
+    let mut chunk_renormalized = Vec::with_capacity(chunks.len());
+    for chunk in chunks {
+        let cdir = dir.join(&chunk.name);
+        let mut loaded = None;
+        if cdir.exists() {
+            match load_chunk(dir, chunk, want_results) {
+                Ok(x) => loaded = Some(x),
+                Err(e) => {
+                    std::fs::remove_dir_all(&cdir).at(&cdir)?;
+                    report
+                        .discarded
+                        .push(format!("{} (unusable, scanned again: {e})", chunk.name));
+                }
+            }
+        }
+        let part = match loaded {
+            Some(x) => {
+                report.reused += 1;
+                progress.rows_done((chunk.end - chunk.start) as u64);
+                x
+            }
+            None => {
+                let out = scan_chunk(chunk, progress)?;
+                store_chunk(dir, chunk, &out)?;
+                report.scanned += 1;
+                out
+            }
+        };
+        chunk_renormalized.push(part.renormalized_rows);
+        if let Some(r) = part.results {
+            all_results.push(r);
+        }
+        acc = Some(match acc {
+            None => part.summary,
+            Some(a) => Summary::merge(&[a, part.summary]).map_err(|e| {
+                Error::file(
+                    dir.join(&chunk.name),
+                    format!("cannot merge this chunk: {e}"),
+                )
+            })?,
+        });
+    }
+    // Each chunk's count includes the query and core rows: count those once.
+    let renormalized = if cfg.normalize && chunks.len() > 1 {
+        let empty = Chunk {
+            name: String::new(),
+            pool_index: 0,
+            start: 0,
+            end: 0,
+            digest: String::new(),
+        };
+        let base = scan_chunk(&empty, &NoProgress)?.renormalized_rows;
+        base + chunk_renormalized.iter().map(|c| c - base).sum::<u64>()
+    } else {
+        chunk_renormalized.iter().sum()
+    };
+    let mut summary = acc.ok_or_else(|| Error::invalid("no pool input to scan"))?;
+    // One pool record per file, as a single-pass scan records them.
+    summary.inputs.retain(|r| r.role != POOL_ROLE);
+    for (src, d) in inputs.pool.iter().zip(pool_digests) {
+        summary.inputs.push(InputRecord {
+            role: POOL_ROLE.into(),
+            path: src.path().display().to_string(),
+            digest: d.clone(),
+            rows: src.rows() as u64,
+        });
+    }
+    summary.pool_size = cfg.pool_size;
+    summary.tool_version = crate::TOOL_VERSION.to_string();
+    summary.validate()?;
+    let results = match cfg.results_k {
+        Some(k) => Some(merge_results(
+            &inputs.query_set.query_ids,
+            inputs.core,
+            &all_results,
+            k,
+        )?),
+        None => None,
+    };
+    Ok(ScanOutput {
+        summary,
+        results,
+        renormalized_rows: renormalized,
+    })
+}

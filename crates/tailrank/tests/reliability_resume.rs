@@ -1,0 +1,372 @@
+//! Resumable scans (`scan::resume`): chunked scans with a partial folder give exactly the
+//! single-pass summary and results of `scan::engine::scan` (same arrays, same manifest fields),
+//! whatever the chunk size, after losing or corrupting chunks, and refuse to resume a partial
+//! folder made from other inputs or options.
+
+use std::path::Path;
+use tailrank::formats::descriptors::{DescriptorSource, InMemoryDescriptors, RowRange};
+use tailrank::formats::gt::QuerySet;
+use tailrank::scan::engine::{scan, NoProgress, ScanConfig, ScanInputs, ScanOutput};
+use tailrank::scan::resume::{
+    partial_dir_for, plan_chunks, remove_partial, scan_resumable, ResumeOptions, PLAN,
+};
+use tailrank::scan::Summary;
+
+/// splitmix64: deterministic test data without depending on a RNG crate's API.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn unif(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn normal(&mut self) -> f64 {
+        let (u, v) = (self.unif().max(1e-300), self.unif());
+        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+    }
+}
+
+/// A unit vector near `center` (mixing weight `w` on the noise), rounded through f16 so that
+/// exact ties between pool items and positives occur.
+fn vector(rng: &mut Rng, center: &[f32], w: f64) -> Vec<f32> {
+    let mut v: Vec<f64> = center
+        .iter()
+        .map(|&c| c as f64 + w * rng.normal())
+        .collect();
+    let n = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+    v.iter_mut().for_each(|x| *x /= n);
+    v.iter().map(|&x| x as f32).collect()
+}
+
+struct Data {
+    queries: InMemoryDescriptors,
+    core: InMemoryDescriptors,
+    pool: Vec<InMemoryDescriptors>,
+    qs: QuerySet,
+}
+
+fn data(seed: u64, nq: usize, pool_sizes: &[usize], d: usize) -> Data {
+    let mut rng = Rng(seed);
+    let centers: Vec<Vec<f32>> = (0..nq)
+        .map(|_| vector(&mut rng, &vec![0.0; d], 1.0))
+        .collect();
+    let mut qd = Vec::new();
+    let mut cd = Vec::new();
+    let (mut qids, mut cids, mut pos) = (Vec::new(), Vec::new(), Vec::new());
+    for (q, c) in centers.iter().enumerate() {
+        qids.push(format!("q{q}"));
+        qd.extend(vector(&mut rng, c, 0.05));
+        let mut p = Vec::new();
+        for j in 0..3 + q % 3 {
+            let id = format!("core/{q}/{j}");
+            cd.extend(vector(&mut rng, c, 0.03 + 0.04 * j as f64));
+            cids.push(id.clone());
+            p.push(id);
+        }
+        pos.push(p);
+    }
+    for e in 0..20 {
+        cids.push(format!("core/extra/{e}"));
+        let c = &centers[e % nq];
+        cd.extend(vector(&mut rng, c, 0.2));
+    }
+    let mut pool = Vec::new();
+    let mut next = 0usize;
+    for (si, &n) in pool_sizes.iter().enumerate() {
+        let mut ids = Vec::new();
+        let mut pd = Vec::new();
+        for _ in 0..n {
+            ids.push(format!("pool/{next:07}"));
+            let r = rng.unif();
+            if r < 0.02 {
+                // An exact copy of a positive: a tie that must not outrank it.
+                let row = (rng.next() as usize) % (cd.len() / d);
+                pd.extend_from_slice(&cd[row * d..(row + 1) * d]);
+            } else {
+                let c = &centers[(rng.next() as usize) % nq];
+                let w = 0.15 + 0.5 * rng.unif();
+                pd.extend(vector(&mut rng, c, w));
+            }
+            next += 1;
+        }
+        pool.push(InMemoryDescriptors::new(format!("pool{si}.npy"), ids, d, pd).unwrap());
+    }
+    Data {
+        queries: InMemoryDescriptors::new("queries.npy", qids.clone(), d, qd).unwrap(),
+        core: InMemoryDescriptors::new("core.npy", cids, d, cd).unwrap(),
+        pool,
+        qs: QuerySet::new("gt.json", "queries", qids, pos).unwrap(),
+    }
+}
+
+fn inputs(d: &Data) -> ScanInputs<'_> {
+    ScanInputs {
+        query_set: &d.qs,
+        queries: &d.queries,
+        core: &d.core,
+        pool: d.pool.iter().map(|p| p as &dyn DescriptorSource).collect(),
+    }
+}
+
+fn cfg(f: f64, results: Option<usize>) -> ScanConfig {
+    let mut c = ScanConfig::new(f, 11);
+    c.top_m = 37;
+    c.results_k = results;
+    c.model = "test-model".into();
+    c.pool_size = Some(1_000_000);
+    c.threads = Some(2);
+    c
+}
+
+/// Bitwise equality of two outputs (summaries compared through their manifests and arrays on
+/// disk as well as in memory).
+fn assert_same(a: &ScanOutput, b: &ScanOutput, dir: &Path) {
+    let mut sa = a.summary.clone();
+    let mut sb = b.summary.clone();
+    sa.tool_version.clear();
+    sb.tool_version.clear();
+    assert_eq!(sa, sb, "summaries differ");
+    for (qa, qb) in sa.queries.iter().zip(&sb.queries) {
+        for (pa, pb) in qa.positives.iter().zip(&qb.positives) {
+            assert_eq!(pa.score.to_bits(), pb.score.to_bits());
+        }
+        for (ta, tb) in qa.top_scores.iter().zip(&qb.top_scores) {
+            let ba: Vec<u32> = ta.iter().map(|x| x.to_bits()).collect();
+            let bb: Vec<u32> = tb.iter().map(|x| x.to_bits()).collect();
+            assert_eq!(ba, bb);
+        }
+    }
+    let (da, db) = (dir.join("a"), dir.join("b"));
+    a.summary.write(&da).unwrap();
+    b.summary.write(&db).unwrap();
+    for e in std::fs::read_dir(&da).unwrap() {
+        let name = e.unwrap().file_name();
+        assert_eq!(
+            std::fs::read(da.join(&name)).unwrap(),
+            std::fs::read(db.join(&name)).unwrap(),
+            "file {name:?} differs"
+        );
+    }
+    assert_eq!(a.results, b.results, "results differ");
+    assert_eq!(a.renormalized_rows, b.renormalized_rows);
+}
+
+fn opts(dir: &Path, chunk_rows: usize, resume: bool) -> ResumeOptions {
+    ResumeOptions {
+        partial_dir: partial_dir_for(&dir.join("out")),
+        chunk_rows,
+        resume,
+    }
+}
+
+#[test]
+fn chunked_scan_equals_single_pass() {
+    let d = data(1, 6, &[700, 0, 333, 470], 24);
+    let t = tempfile::tempdir().unwrap();
+    for (f, results) in [(1.0, Some(25)), (0.3, None), (0.3, Some(7))] {
+        let c = cfg(f, results);
+        let single = scan(&inputs(&d), &c, &NoProgress).unwrap();
+        for chunk_rows in [97usize, 333, 10_000] {
+            let o = opts(t.path(), chunk_rows, false);
+            let (out, rep) = scan_resumable(&inputs(&d), &c, &o, &NoProgress).unwrap();
+            assert_eq!(rep.reused, 0);
+            assert_same(&single, &out, t.path());
+            remove_partial(&o.partial_dir).unwrap();
+        }
+    }
+}
+
+#[test]
+fn normalize_counts_query_and_core_rows_once() {
+    let mut d = data(2, 4, &[300, 200], 16);
+    // Scale some rows of every input off the unit sphere.
+    for v in d.queries.data.iter_mut().take(16) {
+        *v *= 2.0;
+    }
+    for v in d.core.data.iter_mut().take(32) {
+        *v *= 0.5;
+    }
+    for v in d.pool[1].data.iter_mut().skip(16 * 10).take(16 * 3) {
+        *v *= 3.0;
+    }
+    let mut c = cfg(1.0, Some(10));
+    c.normalize = true;
+    let single = scan(&inputs(&d), &c, &NoProgress).unwrap();
+    assert_eq!(single.renormalized_rows, 1 + 2 + 3);
+    let t = tempfile::tempdir().unwrap();
+    let o = opts(t.path(), 90, false);
+    let (out, _) = scan_resumable(&inputs(&d), &c, &o, &NoProgress).unwrap();
+    assert_same(&single, &out, t.path());
+}
+
+#[test]
+fn resume_reuses_chunks_rescans_lost_or_corrupted_ones() {
+    let d = data(3, 5, &[500, 260], 20);
+    let c = cfg(0.5, Some(12));
+    let t = tempfile::tempdir().unwrap();
+    let single = scan(&inputs(&d), &c, &NoProgress).unwrap();
+    let o = opts(t.path(), 100, false);
+    let (first, rep) = scan_resumable(&inputs(&d), &c, &o, &NoProgress).unwrap();
+    assert_eq!((rep.reused, rep.scanned), (0, 8));
+    assert_same(&single, &first, t.path());
+
+    // Without --resume the existing folder is an error that says what to do.
+    let e = scan_resumable(&inputs(&d), &c, &o, &NoProgress)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("--resume") && e.contains("delete"), "{e}");
+
+    // Simulate a kill: lose two chunks, leave a half-written temp folder and corrupt a third
+    // chunk's array (its checksum no longer matches).
+    let p = &o.partial_dir;
+    std::fs::remove_dir_all(p.join("chunk-000002")).unwrap();
+    std::fs::remove_dir_all(p.join("chunk-000007")).unwrap();
+    std::fs::create_dir_all(p.join("chunk-000002.tmp-99999/summary")).unwrap();
+    let arr = p.join("chunk-000004/summary/pos_pool_above.npy");
+    let mut bytes = std::fs::read(&arr).unwrap();
+    let n = bytes.len();
+    bytes[n - 3] ^= 0x40;
+    std::fs::write(&arr, bytes).unwrap();
+
+    let o = opts(t.path(), 100, true);
+    let (resumed, rep) = scan_resumable(&inputs(&d), &c, &o, &NoProgress).unwrap();
+    assert_eq!((rep.reused, rep.scanned), (5, 3), "{rep:?}");
+    assert_eq!(rep.discarded.len(), 2, "{rep:?}");
+    assert!(
+        rep.discarded.iter().any(|x| x.contains("checksum")),
+        "{rep:?}"
+    );
+    assert_same(&single, &resumed, t.path());
+
+    // Resuming a complete partial folder reuses everything.
+    let (again, rep) = scan_resumable(&inputs(&d), &c, &o, &NoProgress).unwrap();
+    assert_eq!((rep.reused, rep.scanned), (8, 0));
+    assert_same(&single, &again, t.path());
+}
+
+#[test]
+fn resume_refuses_other_inputs_or_options() {
+    let d = data(4, 4, &[400], 16);
+    let c = cfg(0.5, None);
+    let t = tempfile::tempdir().unwrap();
+    let o = opts(t.path(), 150, false);
+    scan_resumable(&inputs(&d), &c, &o, &NoProgress).unwrap();
+    let o = opts(t.path(), 150, true);
+    let refuse = |c: &ScanConfig, d: &Data, o: &ResumeOptions, what: &str| {
+        let e = scan_resumable(&inputs(d), c, o, &NoProgress)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(&format!("different {what}")) && e.contains(PLAN),
+            "{what}: {e}"
+        );
+    };
+    let mut c2 = c.clone();
+    c2.seed = 12;
+    refuse(&c2, &d, &o, "seed");
+    let mut c2 = c.clone();
+    c2.fraction = 0.25;
+    c2.min_fraction = 0.25 / 16.0;
+    refuse(&c2, &d, &o, "fraction");
+    let mut c2 = c.clone();
+    c2.top_m = 38;
+    refuse(&c2, &d, &o, "top_m");
+    let mut c2 = c.clone();
+    c2.model = "other".into();
+    refuse(&c2, &d, &o, "model");
+    refuse(&c, &d, &opts(t.path(), 149, true), "chunk_rows");
+    let mut d2 = data(4, 4, &[400], 16);
+    d2.pool[0].data[5] = -d2.pool[0].data[5];
+    refuse(&c, &d2, &o, "pool");
+    let mut d2 = data(4, 4, &[400], 16);
+    d2.qs.positives[0].pop();
+    refuse(&c, &d2, &o, "ground_truth");
+    let mut d2 = data(4, 4, &[400], 16);
+    d2.queries.data.swap(0, 1);
+    refuse(&c, &d2, &o, "queries");
+    // The pool size N is applied after the merge: it may change on resume.
+    let mut c2 = c.clone();
+    c2.pool_size = Some(123_456);
+    let (out, rep) = scan_resumable(&inputs(&d), &c2, &o, &NoProgress).unwrap();
+    assert_eq!(rep.reused, 3);
+    assert_eq!(out.summary.pool_size, Some(123_456));
+}
+
+#[test]
+fn bad_row_error_names_the_file_row() {
+    let mut d = data(5, 3, &[300], 8);
+    let row = 257;
+    d.pool[0].data[row * 8 + 3] = f32::NAN;
+    let mut c = cfg(1.0, None);
+    c.threads = Some(1);
+    let t = tempfile::tempdir().unwrap();
+    let single = scan(&inputs(&d), &c, &NoProgress).unwrap_err().to_string();
+    let o = opts(t.path(), 100, false);
+    let chunked = scan_resumable(&inputs(&d), &c, &o, &NoProgress)
+        .unwrap_err()
+        .to_string();
+    assert!(single.contains(&format!("row {row} ")), "{single}");
+    assert_eq!(single, chunked);
+    // Two chunks were finished: the partial folder stays for --resume.
+    assert!(o.partial_dir.join("chunk-000001").is_dir());
+    // A failure in the first chunk leaves no partial folder behind.
+    let mut d = data(5, 3, &[300], 8);
+    d.pool[0].data[5 * 8] = f32::INFINITY;
+    let t = tempfile::tempdir().unwrap();
+    let o = opts(t.path(), 100, false);
+    let e = scan_resumable(&inputs(&d), &c, &o, &NoProgress)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("row 5 ") && e.contains("non-finite"), "{e}");
+    assert!(!o.partial_dir.exists());
+}
+
+#[test]
+fn row_range_digest_covers_the_range() {
+    let d = data(6, 2, &[50], 8);
+    let src: &dyn DescriptorSource = &d.pool[0];
+    let digest = src.digest();
+    let a = RowRange::new(src, &digest, 0, 25).unwrap();
+    let b = RowRange::new(src, &digest, 25, 50).unwrap();
+    let a2 = RowRange::new(src, &digest, 0, 25).unwrap();
+    assert_ne!(a.digest(), b.digest());
+    assert_eq!(a.digest(), a2.digest());
+    assert_eq!(b.ids(), &src.ids()[25..]);
+    let mut row = vec![0f32; 8];
+    b.read_rows(3, &mut row).unwrap();
+    assert_eq!(row, d.pool[0].data[28 * 8..29 * 8]);
+    assert!(b.read_rows(25, &mut row).is_err());
+    assert!(RowRange::new(src, &digest, 10, 51).is_err());
+    // Chunks of two different ranges of one file never collide in merge's overlap check.
+    let chunks = plan_chunks(&[src], &[digest], 7).unwrap();
+    let mut digests: Vec<&str> = chunks.iter().map(|c| c.digest.as_str()).collect();
+    digests.sort_unstable();
+    digests.dedup();
+    assert_eq!(digests.len(), chunks.len());
+    assert_eq!(chunks.len(), 8);
+    assert_eq!(chunks.last().unwrap().end, 50);
+    // And merging the same chunk twice is refused as overlapping.
+    let qs = &d.qs;
+    let view = RowRange::new(src, &src.digest(), 0, 25).unwrap();
+    let one = scan(
+        &ScanInputs {
+            query_set: qs,
+            queries: &d.queries,
+            core: &d.core,
+            pool: vec![&view],
+        },
+        &cfg(1.0, None),
+        &NoProgress,
+    )
+    .unwrap();
+    let mut s = one.summary.clone();
+    s.pool_size = None;
+    let e = Summary::merge(&[s.clone(), s]).unwrap_err().to_string();
+    assert!(e.contains("overlapping shards"), "{e}");
+}
