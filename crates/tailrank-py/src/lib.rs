@@ -366,7 +366,7 @@ type Columns = Vec<(&'static str, Py<PyAny>)>;
 /// `report::prediction_json`, what `tailrank predict --json` prints.
 #[pyfunction]
 #[pyo3(signature = (summary, pool_size=None, k=1000, estimator="evt", map="expected-rank",
-    bootstrap=1000, sample_noise=100, confidence=0.95, seed=0, top_m=4000, quantile=0.95,
+    bootstrap=1000, sample_noise=50, confidence=0.95, seed=0, top_m=4000, quantile=0.95,
     c_min=5))]
 #[allow(clippy::too_many_arguments)]
 fn predict_native(

@@ -96,7 +96,7 @@ pub struct IliasArgs {
     #[arg(long, default_value_t = 1000)]
     pub bootstrap: usize,
     /// Sample-noise replicates (prediction mode; 0 = off).
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 50)]
     pub sample_noise: usize,
     /// Confidence level of the intervals.
     #[arg(long, default_value_t = 0.95)]

@@ -105,7 +105,7 @@ pub struct PredictArgs {
     #[command(flatten)]
     pub model: ModelArgs,
     /// Sample-noise replicates (Poisson reweighting of the sample; 0 = off; summary only).
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 50)]
     pub sample_noise: usize,
     /// Print the full JSON report instead of the table.
     #[arg(long)]

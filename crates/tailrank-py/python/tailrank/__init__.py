@@ -440,7 +440,7 @@ def predict(
     bootstrap: int = 1000,
     seed: int = 0,
     *,
-    sample_noise: int = 100,
+    sample_noise: int = 50,
     confidence: float = 0.95,
     top_m: int = 4000,
     quantile: float = 0.95,

@@ -60,7 +60,7 @@ impl Default for PredictOptions {
             estimator: Estimator::Evt(EvtOptions::default()),
             map: MapKind::ExpectedRank,
             bootstrap: 1000,
-            sample_noise: 100,
+            sample_noise: 50,
             confidence: 0.95,
             seed: 0,
         }
