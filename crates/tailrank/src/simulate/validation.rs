@@ -356,16 +356,12 @@ impl ValidationReport {
                 );
             }
             let (pc, bc) = self.coverage(preset);
-            let fmt = |c: Option<Coverage>| match c {
-                Some((i, n)) => format!("{i}/{n} ({:.0}%)", 100.0 * i as f64 / n as f64),
-                None => "n/a".into(),
-            };
             let _ = writeln!(
                 t,
                 "  evt {:.0}% interval coverage: percentile {}, BCa {}",
                 100.0 * self.options.confidence,
-                fmt(pc),
-                fmt(bc)
+                coverage_text(pc),
+                coverage_text(bc)
             );
             let _ = writeln!(
                 t,
@@ -458,16 +454,12 @@ impl ValidationReport {
                 );
             }
             let (pc, bc) = self.coverage(preset);
-            let fmt = |c: Option<Coverage>| match c {
-                Some((i, n)) => format!("{i}/{n} ({:.0}%)", 100.0 * i as f64 / n as f64),
-                None => "n/a".into(),
-            };
             let _ = writeln!(
                 m,
                 "\nevt {:.0}% interval coverage over seeds: percentile {}, BCa {}.\n",
                 100.0 * o.confidence,
-                fmt(pc),
-                fmt(bc)
+                coverage_text(pc),
+                coverage_text(bc)
             );
             let _ = writeln!(
                 m,
@@ -525,5 +517,13 @@ impl ValidationReport {
             let _ = writeln!(m);
         }
         m
+    }
+}
+
+/// `covered/total (percent)`, or `n/a` when no interval was computed.
+fn coverage_text(c: Option<Coverage>) -> String {
+    match c {
+        Some((i, n)) => format!("{i}/{n} ({:.0}%)", 100.0 * i as f64 / n as f64),
+        None => "n/a".into(),
     }
 }
