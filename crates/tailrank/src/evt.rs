@@ -291,15 +291,18 @@ fn interior_profile_max(y: &[f64], ymax: f64) -> Option<Gpd> {
     }
     // Coarse grid: geometric towards 0 (ξ close to 0), linear across the range, and points
     // near t_max (ξ near -1), where the profile can peak sharply.
-    let mut grid: Vec<f64> = Vec::with_capacity(32);
+    let mut grid: Vec<f64> = Vec::with_capacity(40);
     for i in 0..6 {
         grid.push(t_max * 10f64.powf(-7.0 + i as f64));
     }
     for i in 2..=16 {
         grid.push(t_max * i as f64 / 16.0);
     }
-    for e in [1e-2, 1e-4] {
-        grid.push(t_max * (1.0 - e));
+    // Half-decades towards t_max: the profile can peak sharply just below it when the largest
+    // excesses are spaced apart (a proptest case peaked at 1 − t/t_max ≈ 4e-3 between grid
+    // points 1e-2 and 1e-4 and was missed).
+    for k in 2..=12 {
+        grid.push(t_max * (1.0 - 10f64.powf(-(k as f64) / 2.0)));
     }
     grid.sort_by(f64::total_cmp);
     grid.dedup();
