@@ -10,9 +10,9 @@
 //!   top-M pool scores of ℓ.
 //!
 //! Bitwise-equal scores do not outrank (strict `>`). Every score, of a positive, a core item or
-//! a pool item, comes from the same kernel: one `gemm` call of the fixed shape
-//! `Q × BLOCK_ROWS × D` (partial blocks are zero-padded), so an exact duplicate of a positive in
-//! the pool scores bitwise equal to it and does not outrank it.
+//! a pool item, comes from the same [`ScoreKernel`], whose scores depend only on the two
+//! vectors (not on a row's position in its block), so an exact duplicate of a positive in the
+//! pool scores bitwise equal to it and does not outrank it.
 //!
 //! ## Algorithm
 //!
@@ -47,10 +47,11 @@ use crate::error::{Error, Result};
 use crate::formats::descriptors::DescriptorSource;
 use crate::formats::gt::QuerySet;
 use crate::sample::{check_fraction, id_hash, HashRange};
+use crate::scan::kernel::{Backend, ScoreKernel, Scratch};
 use crate::scan::summary::{
     InputRecord, PositiveSummary, QuerySummary, Subset, SubsetKind, Summary, SUMMARY_FORMAT_VERSION,
 };
-use crate::scan::topm::{TopKeyed, TopM};
+use crate::scan::topm::{SharedThresholds, TopKeyed, TopM};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -314,81 +315,83 @@ fn check_rows(
     Ok(off)
 }
 
-/// The one scoring kernel: `out (Q × p, row-major) = queries (Q × D) · block^T`, `block` being
-/// `p × D` row-major, one `gemm` call (f32, single-threaded: parallelism is over blocks).
-/// Every score of a scan (positives, core, pool) goes through it with the same shape, and
-/// `gemm`'s blocking depends only on the shape, so scores are bitwise reproducible: an exact
-/// duplicate of a positive ties with it.
-struct Kernel {
-    /// Queries transposed (`D × Q` row-major). With this layout `gemm`'s microkernel broadcasts
-    /// query values that are contiguous in memory.
-    queries_t: Vec<f32>,
-    nq: usize,
-    d: usize,
-    /// Rows per block.
-    p: usize,
-}
-
-impl Kernel {
-    fn new(queries: &[f32], nq: usize, d: usize, p: usize) -> Self {
-        let mut queries_t = vec![0f32; nq * d];
-        for q in 0..nq {
-            for k in 0..d {
-                queries_t[k * nq + q] = queries[q * d + k];
-            }
-        }
-        Kernel {
-            queries_t,
-            nq,
-            d,
-            p,
-        }
-    }
-
-    fn scores(&self, block: &[f32], out: &mut [f32]) {
-        let (m, n, k) = (self.nq, self.p, self.d);
-        assert!(block.len() == n * k && out.len() == m * n && self.queries_t.len() == m * k);
-        // SAFETY: the slices hold exactly the m×k (column-major: `queries_t` is k×m row-major),
-        // k×n (as n×k row-major = column-major k×n) and m×n (row-major) matrices described by
-        // the strides; dst does not alias the inputs.
-        unsafe {
-            gemm::gemm(
-                m,
-                n,
-                k,
-                out.as_mut_ptr(),
-                1,
-                n as isize,
-                false,
-                self.queries_t.as_ptr(),
-                m as isize,
-                1,
-                block.as_ptr(),
-                k as isize,
-                1,
-                0.0f32,
-                1.0f32,
-                false,
-                false,
-                false,
-                gemm::Parallelism::None,
-            )
-        }
-    }
-}
-
-/// Block buffers of one worker.
+/// Block buffers of one worker: the gathered rows (`p × D`), the packing scratch of the kernel
+/// and the scores (`out_rows × p`).
 struct Buffers {
     block: Vec<f32>,
+    scratch: Scratch,
     scores: Vec<f32>,
 }
 
 impl Buffers {
-    fn new(k: &Kernel) -> Self {
+    fn new(k: &ScoreKernel, d: usize) -> Self {
         Buffers {
-            block: vec![0.0; k.p * k.d],
-            scores: vec![0.0; k.p * k.nq],
+            block: vec![0.0; k.block_rows() * d],
+            scratch: Scratch::default(),
+            scores: vec![0.0; k.out_len()],
         }
+    }
+
+    /// Score the current block with `k`.
+    fn score(&mut self, k: &ScoreKernel) {
+        k.scores(&self.block, &mut self.scratch, &mut self.scores);
+    }
+
+    /// Score the current block with `k`, score column `s` holding block row `order[s]`.
+    fn score_in_order(&mut self, k: &ScoreKernel, order: &[u32]) {
+        k.scores_in_order(
+            &self.block,
+            Some(order),
+            &mut self.scratch,
+            &mut self.scores,
+        );
+    }
+}
+
+/// Bit `i` set iff `scores[i] > cut`, for at most [`CHUNK`] scores (branch-free, vectorisable).
+#[inline]
+fn above_mask(scores: &[f32], cut: f32) -> u32 {
+    debug_assert!(scores.len() <= CHUNK);
+    if let Ok(c) = <&[f32; CHUNK]>::try_from(scores) {
+        let mut m = 0u32;
+        for (i, &s) in c.iter().enumerate() {
+            m |= u32::from(s > cut) << i;
+        }
+        m
+    } else {
+        scores
+            .iter()
+            .enumerate()
+            .fold(0, |m, (i, &s)| m | u32::from(s > cut) << i)
+    }
+}
+
+/// Slots of a block grouped by item code: `order` (block rows, ascending code, then row;
+/// padded with the zero rows `n..p`) and `segments` `(code, first slot, end slot)`.
+#[derive(Default)]
+struct CodeOrder {
+    order: Vec<u32>,
+    segments: Vec<(usize, usize, usize)>,
+}
+
+impl CodeOrder {
+    fn build(&mut self, codes: &[u32], p: usize) {
+        let n = codes.len();
+        self.order.clear();
+        self.order.extend(0..n as u32);
+        self.order.sort_by_key(|&i| codes[i as usize]);
+        self.segments.clear();
+        let mut a = 0;
+        while a < n {
+            let c = codes[self.order[a] as usize];
+            let mut b = a + 1;
+            while b < n && codes[self.order[b] as usize] == c {
+                b += 1;
+            }
+            self.segments.push((c as usize, a, b));
+            a = b;
+        }
+        self.order.extend(n as u32..p as u32);
     }
 }
 
@@ -486,8 +489,6 @@ struct PoolQueryState {
     res: Option<TopKeyed>,
     /// Cut per item code `L · max(shards, 1) + shard`; scores at or below it change nothing.
     table: Vec<f32>,
-    /// Minimum of `table` (vectorised pre-filter).
-    gcut: f32,
 }
 
 impl PoolQueryState {
@@ -504,7 +505,6 @@ impl PoolQueryState {
             hist: vec![0; nsub * (npos + 1)],
             res: results_k.map(|k| TopKeyed::new(k, results_cap(k))),
             table: vec![f32::NEG_INFINITY; nlev * nshard.max(1)],
-            gcut: f32::NEG_INFINITY,
         };
         st.refresh(lowest, nlev, nshard);
         st
@@ -531,7 +531,6 @@ impl PoolQueryState {
                 self.table[l * ns + sh] = c;
             }
         }
-        self.gcut = self.table.iter().copied().fold(f32::INFINITY, f32::min);
     }
 }
 
@@ -625,9 +624,9 @@ fn scan_in_pool(
         queries.read_rows(r, &mut qmat[i * d..(i + 1) * d])?;
     }
     renormalized += check_rows(&mut qmat, d, cfg.normalize, queries, |i| qrows[i])?;
-    let kernel = Kernel::new(&qmat, nq, d, block_rows());
+    let kernel = ScoreKernel::new(&qmat, nq, d, block_rows(), Backend::detect());
     drop(qmat);
-    let bs = kernel.p;
+    let bs = kernel.block_rows();
 
     // ---- Positives (gathered core rows, scored with the same kernel).
     let crow: HashMap<&str, usize> = core
@@ -668,7 +667,7 @@ fn scan_in_pool(
     // pos_score[q][col] for the unique positive rows, block by block.
     let mut pos_scores = vec![0f32; nq * uniq.len()];
     {
-        let mut buf = Buffers::new(&kernel);
+        let mut buf = Buffers::new(&kernel, d);
         let mut off = 0u64;
         for (bi, chunk) in uniq.chunks(bs).enumerate() {
             for (i, &r) in chunk.iter().enumerate() {
@@ -682,7 +681,7 @@ fn scan_in_pool(
                 core,
                 |i| chunk[i],
             )?;
-            kernel.scores(&buf.block, &mut buf.scores);
+            buf.score(&kernel);
             for q in 0..nq {
                 for i in 0..chunk.len() {
                     pos_scores[q * uniq.len() + bi * bs + i] = buf.scores[q * bs + i];
@@ -725,7 +724,7 @@ fn scan_in_pool(
     let core_states = run_blocks(
         core_blocks,
         || CoreState {
-            buf: Buffers::new(&kernel),
+            buf: Buffers::new(&kernel, d),
             hist: positives
                 .iter()
                 .map(|p| vec![0; p.scores.len() + 1])
@@ -743,7 +742,7 @@ fn scan_in_pool(
             st.off += check_rows(&mut st.buf.block[..n * d], d, cfg.normalize, core, |i| {
                 start + i
             })?;
-            kernel.scores(&st.buf.block, &mut st.buf.scores);
+            st.buf.score(&kernel);
             for (q, p) in positives.iter().enumerate() {
                 let row = &st.buf.scores[q * bs..q * bs + n];
                 let hist = &mut st.hist[q];
@@ -877,15 +876,18 @@ fn scan_in_pool(
     let ns = nshard.max(1);
     // Item code → (deepest level, shard).
     let decode: Vec<(usize, usize)> = (0..nlev * ns).map(|c| (c / ns, c % ns)).collect();
+    let shared_thr = SharedThresholds::new(nq * nsub);
     struct PoolState {
         buf: Buffers,
+        by_code: CodeOrder,
         q: Vec<PoolQueryState>,
         off: u64,
     }
     let pool_states = run_blocks(
         blocks.len(),
         || PoolState {
-            buf: Buffers::new(&kernel),
+            buf: Buffers::new(&kernel, d),
+            by_code: CodeOrder::default(),
             q: positives
                 .iter()
                 .map(|p| {
@@ -905,7 +907,11 @@ fn scan_in_pool(
             st.off += check_rows(&mut st.buf.block[..n * d], d, cfg.normalize, src, |i| {
                 rows[i] as usize
             })?;
-            kernel.scores(&st.buf.block, &mut st.buf.scores);
+            // Score the rows grouped by code, so that each run of scores is pre-filtered
+            // against its own cut (a nearly empty deep level then only slows its own items).
+            st.by_code.build(codes, bs);
+            st.buf.score_in_order(&kernel, &st.by_code.order);
+            let order = &st.by_code.order;
             for (q, p) in positives.iter().enumerate() {
                 let row = &st.buf.scores[q * bs..q * bs + n];
                 // Fetch the next query's reservoir tails while this one is processed.
@@ -916,21 +922,35 @@ fn scan_in_pool(
                 }
                 let qst = &mut st.q[q];
                 let npos1 = p.scores.len() + 1;
-                let mut base = 0;
-                for chunk in row.chunks(CHUNK) {
-                    let mut any = false;
-                    for &s in chunk {
-                        any |= s > qst.gcut;
+                // Thresholds other workers reached bound the merged top-M from below.
+                let slot = q * nsub;
+                let mut raised = false;
+                for (i, t) in qst.tops.iter_mut().enumerate() {
+                    let g = shared_thr.get(slot + i);
+                    if g > t.threshold() {
+                        t.raise_threshold(g);
+                        raised = true;
                     }
-                    if any {
+                }
+                if raised {
+                    qst.refresh(p.lowest, nlev, nshard);
+                }
+                for &(cidx, sa, sb) in &st.by_code.segments {
+                    let (deepest, shard) = decode[cidx];
+                    for (ci, chunk) in row[sa..sb].chunks(CHUNK).enumerate() {
+                        let mut mask = above_mask(chunk, qst.table[cidx]);
+                        if mask == 0 {
+                            continue;
+                        }
                         let mut dirty = false;
-                        for (o, &s) in chunk.iter().enumerate() {
-                            let i = base + o;
-                            let cidx = codes[i] as usize;
+                        while mask != 0 {
+                            let o = mask.trailing_zeros() as usize;
+                            mask &= mask - 1;
+                            let s = chunk[o];
+                            // The cut may have risen since the mask was taken.
                             if s <= qst.table[cidx] {
                                 continue;
                             }
-                            let (deepest, shard) = decode[cidx];
                             for t in &mut qst.tops[..=deepest] {
                                 dirty |= t.push(s);
                             }
@@ -945,14 +965,17 @@ fn scan_in_pool(
                                 }
                             }
                             if let Some(r) = &mut qst.res {
+                                let i = order[sa + ci * CHUNK + o] as usize;
                                 dirty |= r.push(s, key_offset + rows[i] as u64);
                             }
                         }
                         if dirty {
                             qst.refresh(p.lowest, nlev, nshard);
+                            for (i, t) in qst.tops.iter().enumerate() {
+                                shared_thr.publish(slot + i, t.threshold());
+                            }
                         }
                     }
-                    base += chunk.len();
                 }
             }
             progress.rows_done(covered);

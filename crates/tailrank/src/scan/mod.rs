@@ -4,6 +4,7 @@
 //! scores.
 
 pub mod engine;
+pub mod kernel;
 pub mod resume;
 pub mod summary;
 pub mod topm;

@@ -91,13 +91,25 @@ impl TopM {
         }
     }
 
-    /// Reduce the buffer to the `m` largest values and raise the threshold to the m-th largest.
+    /// Raise the threshold to `floor` if it is higher. Sound when `floor` is a lower bound of
+    /// the final m-th largest value of the union of this stream with streams merged into it
+    /// later (e.g. another worker's threshold): values `≤ floor` can then never be among the
+    /// union's `m` largest, except as equal copies of a value held elsewhere.
+    #[inline]
+    pub fn raise_threshold(&mut self, floor: f32) {
+        if floor > self.threshold {
+            self.threshold = floor;
+        }
+    }
+
+    /// Reduce the buffer to the `m` largest values and raise the threshold to the m-th largest
+    /// (never lowering it).
     fn compact(&mut self) {
         let len = self.buf.len();
         if len > self.m {
             let cut = len - self.m;
             self.buf.select_nth_unstable(cut);
-            self.threshold = unkey(self.buf[cut]);
+            self.threshold = self.threshold.max(unkey(self.buf[cut]));
             self.buf.drain(..cut);
         }
     }
@@ -114,6 +126,39 @@ impl TopM {
         self.compact();
         self.buf.sort_unstable_by(|a, b| b.cmp(a));
         self.buf.into_iter().map(unkey).collect()
+    }
+}
+
+/// Thresholds of [`TopM`] reservoirs shared between the workers that split one stream: slot `i`
+/// holds the highest threshold any worker's reservoir `i` has reached. Each worker's reservoir
+/// keeps `m` values `≥` its own threshold, so a slot is a lower bound of the final m-th largest
+/// value of the merged reservoirs, and every worker may reject values at or below it
+/// ([`TopM::raise_threshold`]) without changing the merged top-m.
+#[derive(Debug)]
+pub struct SharedThresholds(Vec<std::sync::atomic::AtomicU32>);
+
+impl SharedThresholds {
+    /// `n` slots, all `-inf`.
+    pub fn new(n: usize) -> Self {
+        SharedThresholds(
+            (0..n)
+                .map(|_| std::sync::atomic::AtomicU32::new(key(f32::NEG_INFINITY)))
+                .collect(),
+        )
+    }
+
+    /// The threshold of slot `i`.
+    #[inline]
+    pub fn get(&self, i: usize) -> f32 {
+        unkey(self.0[i].load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// Raise slot `i` to `t` if `t` is higher.
+    #[inline]
+    pub fn publish(&self, i: usize, t: f32) {
+        if !t.is_nan() {
+            self.0[i].fetch_max(key(t), std::sync::atomic::Ordering::Relaxed);
+        }
     }
 }
 
@@ -259,6 +304,42 @@ mod tests {
         }
         a.merge(&b);
         assert_eq!(a.into_sorted(), whole.into_sorted());
+    }
+
+    #[test]
+    fn shared_thresholds_keep_the_merged_top_m() {
+        // Three "workers" split a stream with ties; each raises its threshold to the shared
+        // one before every push and publishes after compactions, like the scan's pool pass.
+        let mut st = 17u64;
+        let vals: Vec<f32> = (0..60_000).map(|_| lcg(&mut st)).collect();
+        for m in [1usize, 50, 700] {
+            let shared = SharedThresholds::new(1);
+            let mut parts: Vec<TopM> = (0..3).map(|_| TopM::new(m, 2 * m)).collect();
+            let mut rejected_by_shared = 0;
+            for (i, &v) in vals.iter().enumerate() {
+                let w = &mut parts[(i / 97) % 3];
+                let before = w.threshold();
+                w.raise_threshold(shared.get(0));
+                if v > before && v <= w.threshold() {
+                    rejected_by_shared += 1;
+                }
+                if w.push(v) {
+                    shared.publish(0, w.threshold());
+                }
+            }
+            assert!(
+                rejected_by_shared > 0,
+                "m = {m}: the shared threshold never helped"
+            );
+            let mut merged = TopM::new(m, 2 * m);
+            for w in &parts {
+                merged.merge(w);
+            }
+            let mut want = vals.clone();
+            want.sort_unstable_by(desc);
+            want.truncate(m);
+            assert_eq!(merged.into_sorted(), want, "m = {m}");
+        }
     }
 
     #[test]
