@@ -177,67 +177,81 @@ impl ArraySource {
             len,
         };
 
-        let mut h = xxhash_rust::xxh3::Xxh3::new();
-        let ids_joined = ids.is_instance_of::<PyBytes>();
-        let ids: Vec<String> = if let Ok(blob) = ids.downcast::<PyBytes>() {
-            // Ids joined by "\n": the digest's id part is the blob plus a final "\n".
-            let text = std::str::from_utf8(blob.as_bytes())
-                .map_err(|e| err(format!("{label}: ids are not valid UTF-8: {e}")))?;
-            let v: Vec<String> = if rows == 0 && text.is_empty() {
-                Vec::new()
-            } else {
-                h.update(text.as_bytes());
-                h.update(b"\n");
-                text.split('\n').map(str::to_owned).collect()
-            };
-            v
-        } else {
-            let v: Vec<String> = ids
-                .extract()
-                .map_err(|e| err(format!("{label}: ids must be a sequence of strings ({e})")))?;
-            for id in &v {
-                h.update(id.as_bytes());
-                h.update(b"\n");
-            }
-            v
+        // Ids: one UTF-8 buffer of the ids joined by "\n" (fast path), or a list of str.
+        let blob = ids.downcast::<PyBytes>().ok();
+        let joined: Option<&str> = match &blob {
+            Some(b) => Some(
+                std::str::from_utf8(b.as_bytes())
+                    .map_err(|e| err(format!("{label}: ids are not valid UTF-8: {e}")))?,
+            ),
+            None => None,
         };
+        let listed: Option<Vec<String>> =
+            match joined {
+                Some(_) => None,
+                None => Some(ids.extract().map_err(|e| {
+                    err(format!("{label}: ids must be a sequence of strings ({e})"))
+                })?),
+            };
+        let label = PathBuf::from(label);
+        // Splitting the ids and the duplicate check run beside the digest, without the GIL.
+        let (ids, digest, duplicate) = array.py().allow_threads(|| match (joined, listed) {
+            (Some(text), _) => {
+                let empty = rows == 0 && text.is_empty();
+                let ((ids, duplicate), digest) = rayon::join(
+                    || {
+                        let ids: Vec<String> = if empty {
+                            Vec::new()
+                        } else {
+                            text.split('\n').map(str::to_owned).collect()
+                        };
+                        let duplicate = first_duplicate(&ids);
+                        (ids, duplicate)
+                    },
+                    || {
+                        // The id part of the digest is the buffer plus a final "\n".
+                        let mut h = xxhash_rust::xxh3::Xxh3::new();
+                        if !empty {
+                            h.update(text.as_bytes());
+                            h.update(b"\n");
+                        }
+                        hash_values(&mut h, dtype, data.bytes());
+                        h.digest()
+                    },
+                );
+                (ids, digest, duplicate)
+            }
+            (None, ids) => {
+                let ids = ids.unwrap_or_default();
+                let mut h = xxhash_rust::xxh3::Xxh3::new();
+                for id in &ids {
+                    h.update(id.as_bytes());
+                    h.update(b"\n");
+                }
+                hash_values(&mut h, dtype, data.bytes());
+                let duplicate = first_duplicate(&ids);
+                (ids, h.digest(), duplicate)
+            }
+        });
         if ids.len() != rows {
-            let how = if ids_joined {
+            let how = if joined.is_some() {
                 " (joined by newlines: does an id contain one?)"
             } else {
                 ""
             };
             return Err(err(format!(
-                "{label}: {} ids for {rows} rows{how}",
+                "{}: {} ids for {rows} rows{how}",
+                label.display(),
                 ids.len()
             )));
         }
-        let label = PathBuf::from(label);
-        if let Some((a, b)) = find_duplicate(&ids) {
+        if let Some((a, b)) = duplicate {
             return Err(err(tailrank::Error::file(
                 &label,
                 format!("duplicate id {:?} on rows {a} and {b} (0-based)", ids[b]),
             )));
         }
-        match dtype {
-            // Little-endian f32 bytes are hashed as they are.
-            Dtype::F32 => h.update(data.bytes()),
-            Dtype::F16 => {
-                // Widened to f32 in blocks; the f32 values' LE bytes are hashed.
-                let mut wide = vec![0f32; 1 << 14];
-                let mut buf = Vec::with_capacity(4 << 14);
-                for chunk in data.bytes().chunks(2 << 14) {
-                    let out = &mut wide[..chunk.len() / 2];
-                    convert_le(Dtype::F16, chunk, out);
-                    buf.clear();
-                    for v in out.iter() {
-                        buf.extend_from_slice(&v.to_le_bytes());
-                    }
-                    h.update(&buf);
-                }
-            }
-        }
-        let digest = format!("xxh3:{:016x}", h.digest());
+        let digest = format!("xxh3:{digest:016x}");
         Ok(ArraySource {
             label,
             ids,
@@ -248,6 +262,44 @@ impl ArraySource {
             digest,
         })
     }
+}
+
+/// Feed the values' little-endian f32 bytes to `h` (f16 widened to f32 in blocks), as
+/// `InMemoryDescriptors::digest` does value by value.
+fn hash_values(h: &mut xxhash_rust::xxh3::Xxh3, dtype: Dtype, bytes: &[u8]) {
+    match dtype {
+        // Little-endian f32 bytes are hashed as they are.
+        Dtype::F32 => h.update(bytes),
+        Dtype::F16 => {
+            let mut wide = vec![0f32; 1 << 14];
+            let mut buf = Vec::with_capacity(4 << 14);
+            for chunk in bytes.chunks(2 << 14) {
+                let out = &mut wide[..chunk.len() / 2];
+                convert_le(Dtype::F16, chunk, out);
+                buf.clear();
+                for v in out.iter() {
+                    buf.extend_from_slice(&v.to_le_bytes());
+                }
+                h.update(&buf);
+            }
+        }
+    }
+}
+
+/// `find_duplicate`, with a cheap first pass: sort the 64-bit id hashes alone (8 bytes per id,
+/// in parallel); only when two hashes are equal (a repeated id, or a hash collision, which
+/// `find_duplicate` tells apart) is the exact search run for the positions.
+fn first_duplicate(ids: &[String]) -> Option<(usize, usize)> {
+    use rayon::prelude::*;
+    let mut hashes: Vec<u64> = ids
+        .par_iter()
+        .map(|id| xxhash_rust::xxh3::xxh3_64(id.as_bytes()))
+        .collect();
+    hashes.par_sort_unstable();
+    if hashes.windows(2).all(|w| w[0] != w[1]) {
+        return None;
+    }
+    find_duplicate(ids)
 }
 
 impl DescriptorSource for ArraySource {
