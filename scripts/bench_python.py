@@ -107,8 +107,9 @@ def main():
     def py_files():
         return tailrank.scan(qp, cp, paths, gt_path)
 
-    variants = {"cli": lambda: cli([whole]), "cli_shards": lambda: cli(paths), "mem": py_mem,
-                "mem_save": py_mem_save, "files": py_files}
+    # Order within a round: each variant next to the one it is compared with.
+    variants = {"cli": lambda: cli([whole]), "mem_save": py_mem_save, "mem": py_mem,
+                "cli_shards": lambda: cli(paths), "files": py_files}
     ray_note = ""
     if not a.skip_ray:
         import ray
@@ -124,6 +125,7 @@ def main():
         variants["ray1"] = lambda: tray.scan(paths, qp, cp, gt_path, shards_per_task=1)
     try:
         best = {k: float("inf") for k in variants}
+        times = {k: [] for k in variants}
         out = {}
         if not a.skip_ray:  # start the workers once (their start is not what is measured)
             variants["ray"]()
@@ -131,9 +133,10 @@ def main():
         for r in range(a.repeat):
             for k, f in variants.items():
                 t, o = timed(f)
+                times[k].append(t)
                 best[k] = min(best[k], t)
                 out[k] = o
-            print(f"round {r + 1}: " + ", ".join(f"{k} {best[k]:.3f}" for k in best),
+            print(f"round {r + 1}: " + ", ".join(f"{k} {times[k][-1]:.3f}" for k in times),
                   file=sys.stderr)
         if not a.skip_ray:
             assert out["ray"] == out["files"] and out["ray1"] == out["files"], \
@@ -143,31 +146,41 @@ def main():
             ray.shutdown()
         shutil.rmtree(tmp, ignore_errors=True)
     t_cli = best["cli"]
+
+    def paired(num, den):
+        """Median over rounds of the ratio of two variants run back to back in the same round
+        (less sensitive to load that comes and goes than the ratio of the minima)."""
+        return float(np.median(np.array(times[num]) / np.array(times[den])))
+
     lines = [
         f"pool {n} x {a.dim} f32 in {a.shards} shards, {a.queries} queries, core {a.core}, "
         f"{os.cpu_count()} cores{ray_note}; min of {a.repeat} interleaved rounds; "
         f"load average (1/5/15 min) {load0} before, {load()} after",
         "",
-        "| run | seconds | ratio |",
-        "|---|---:|---:|",
+        "| run | seconds (min) | ratio of the minima | median of per-round ratios |",
+        "|---|---:|---:|---:|",
         f"| CLI `tailrank scan`, pool in one .npy file (incl. process start and summary write) "
-        f"| {t_cli:.3f} | 1.00 |",
+        f"| {t_cli:.3f} | 1.00 | |",
         f"| CLI `tailrank scan`, pool in {a.shards} .npy files (one resumable chunk per file) "
-        f"| {best['cli_shards']:.3f} | {t_cli / best['cli_shards']:.2f}x CLI speed |",
+        f"| {best['cli_shards']:.3f} | {t_cli / best['cli_shards']:.2f}x CLI speed "
+        f"| {paired('cli', 'cli_shards'):.2f}x |",
         f"| `tailrank.scan` on in-memory arrays, then `Summary.save` (the CLI's work) "
-        f"| {best['mem_save']:.3f} | {t_cli / best['mem_save']:.2f}x CLI speed |",
+        f"| {best['mem_save']:.3f} | {t_cli / best['mem_save']:.2f}x CLI speed "
+        f"| {paired('cli', 'mem_save'):.2f}x |",
         f"| `tailrank.scan` on in-memory arrays (scan only) | {best['mem']:.3f} "
-        f"| {t_cli / best['mem']:.2f}x CLI speed |",
+        f"| {t_cli / best['mem']:.2f}x CLI speed | {paired('cli', 'mem'):.2f}x |",
         f"| `tailrank.scan` on the {a.shards} .npy files | {best['files']:.3f} "
-        f"| {t_cli / best['files']:.2f}x CLI speed |",
+        f"| {t_cli / best['files']:.2f}x CLI speed | {paired('cli', 'files'):.2f}x |",
     ]
     if not a.skip_ray:
         one = best["files"]
         lines += [
             f"| `tailrank.ray.scan`, {a.shards} shards, default grouping ({spt} shards/task) "
-            f"| {best['ray']:.3f} | {best['ray'] / one:.2f}x single-process time ({one:.3f} s) |",
+            f"| {best['ray']:.3f} | {best['ray'] / one:.2f}x single-process time ({one:.3f} s) "
+            f"| {paired('ray', 'files'):.2f}x |",
             f"| `tailrank.ray.scan`, {a.shards} shards, `shards_per_task=1` "
-            f"| {best['ray1']:.3f} | {best['ray1'] / one:.2f}x single-process time |",
+            f"| {best['ray1']:.3f} | {best['ray1'] / one:.2f}x single-process time "
+            f"| {paired('ray1', 'files'):.2f}x |",
         ]
     print("\n".join(lines))
 
