@@ -60,3 +60,36 @@ def test_ray_cli(bench, cluster, tmp_path):
     single = tailrank.scan(bench["queries_path"], bench["core_path"], bench["shard_paths"],
                            bench["gt_path"], top_m=50)
     assert tailrank.load_summary(out) == single
+
+
+def test_default_grouping_one_task_per_cpu(bench, cluster, tmp_path):
+    """Without shards_per_task, 8 shards on the 2-CPU cluster run as 2 tasks of 4 shards (each
+    task's first attempt crashes once: 2 markers, and still the single-process result)."""
+    assert tray.default_shards_per_task(8, 2.0) == 4
+    assert tray.default_shards_per_task(8, 3.0) == 3
+    assert tray.default_shards_per_task(8, 64.0) == 1
+    assert tray.default_shards_per_task(8, 4.0, threads_per_task=2) == 4
+    assert tray.default_shards_per_task(8, 1.0, threads_per_task=4) == 8
+    single = tailrank.scan(bench["queries_path"], bench["core_path"], bench["shard_paths"],
+                           bench["gt_path"], top_m=50)
+    fails = tmp_path / "fails"
+    fails.mkdir()
+    dist = tray.scan(bench["shard_paths"], (bench["qids"], bench["q"]),
+                     (bench["cids"], bench["core"]), bench["gt_path"], top_m=50,
+                     _fail_first_attempt_dir=str(fails))
+    assert sorted(os.listdir(fails)) == ["task-0", "task-1"]
+    assert dist.pool_size == single.pool_size == 3200
+    ref = tailrank.scan((bench["qids"], bench["q"]), (bench["cids"], bench["core"]),
+                        bench["shard_paths"], bench["gt_path"], top_m=50)
+    assert dist == ref
+
+
+def test_ray_refuses_a_shard_listed_twice(bench, cluster):
+    paths = bench["shard_paths"]
+    for spt in (None, 1):
+        with pytest.raises(tailrank.TailrankError, match="overlap"):
+            tray.scan(paths[:2] + paths[:1], bench["queries_path"], bench["core_path"],
+                      bench["gt_path"], top_m=20, shards_per_task=spt)
+    with pytest.raises(tailrank.TailrankError, match="shards_per_task"):
+        tray.scan(paths, bench["queries_path"], bench["core_path"], bench["gt_path"],
+                  shards_per_task=0)

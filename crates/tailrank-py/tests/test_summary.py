@@ -90,3 +90,95 @@ def test_array_input_digest_is_xxh3_of_ids_and_values(bench):
     h.update(np.ascontiguousarray(arr, dtype="<f4").tobytes())
     pool = [r for r in s.inputs if r["role"] == "pool"]
     assert [r["digest"] for r in pool] == [f"xxh3:{h.intdigest():016x}"]
+
+
+def _digest(ids, values_f32):
+    import xxhash
+
+    h = xxhash.xxh3_64()
+    h.update("".join(i + "\n" for i in ids).encode())
+    h.update(np.ascontiguousarray(values_f32, dtype="<f4").tobytes())
+    return f"xxh3:{h.intdigest():016x}"
+
+
+def test_array_layouts_and_id_forms_give_the_same_scan(bench):
+    """Arrays are read in place when C-contiguous little-endian f32/f16, converted otherwise;
+    ids go through the joined-buffer fast path or the per-id path. Every form gives the same
+    summary, and the digest is always xxh3(ids + "\\n", f32 LE values)."""
+    q, c = arrays(bench)
+    ids, arr = bench["shard_ids"][2], bench["shards"][2]
+    opts = dict(top_m=20)
+    ref = tailrank.scan(q, c, (ids, arr), bench["gt"], **opts)
+    want = _digest(ids, arr)
+    ro = arr.copy()
+    ro.setflags(write=False)
+    variants = {
+        "read-only": (ids, ro),
+        "fortran": (ids, np.asfortranarray(arr)),
+        "strided view": (ids, np.repeat(arr, 2, axis=0)[::2]),
+        "big-endian": (ids, arr.astype(">f4")),
+        "float64": (ids, arr.astype(np.float64)),
+        "tuple ids": (tuple(ids), arr),
+        "numpy str ids": (np.asarray(ids), arr),
+        "bytes ids": ([i.encode() for i in ids], arr),
+        "generator ids": ((i for i in ids), arr),
+    }
+    for name, src in variants.items():
+        s = tailrank.scan(q, c, src, bench["gt"], **opts)
+        assert same_except_labels(s, ref), name
+        assert [r["digest"] for r in s.inputs if r["role"] == "pool"] == [want], name
+    # float16 is read in place too: the same summary as its f32 widening, same digest.
+    h = arr.astype(np.float16)
+    h32 = h.astype(np.float32)
+    s16 = tailrank.scan(q, c, (ids, h), bench["gt"], normalize=True, **opts)
+    s32 = tailrank.scan(q, c, (ids, h32), bench["gt"], normalize=True, **opts)
+    assert same_except_labels(s16, s32)
+    assert [r["digest"] for r in s16.inputs if r["role"] == "pool"] == [_digest(ids, h32)]
+
+
+def test_ids_with_newlines_and_odd_ids(bench):
+    """Ids containing a newline cannot use the joined buffer: they go one by one, and the
+    digest still hashes id + "\\n" for each id."""
+    q, c = arrays(bench)
+    ids, arr = list(bench["shard_ids"][3]), bench["shards"][3]
+    ids[5] = "two\nlines"
+    ids[6] = ""  # empty id: allowed in memory
+    ids[7] = "ünïcødé ✓"
+    s = tailrank.scan(q, c, (ids, arr), bench["gt"], top_m=10)
+    assert [r["digest"] for r in s.inputs if r["role"] == "pool"] == [_digest(ids, arr)]
+    ints = list(range(len(ids)))  # non-str ids go through str()
+    s = tailrank.scan(q, c, (ints, arr), bench["gt"], top_m=10)
+    assert [r["digest"] for r in s.inputs if r["role"] == "pool"] == [_digest(map(str, ints), arr)]
+
+
+def test_bad_array_inputs_raise(bench):
+    q, c = arrays(bench)
+    ids, arr = bench["shard_ids"][0], bench["shards"][0]
+    with pytest.raises(tailrank.TailrankError, match="float16, float32 or float64, got int32"):
+        tailrank.scan(q, c, (ids, arr.astype(np.int32)), bench["gt"])
+    with pytest.raises(tailrank.TailrankError, match="pool: 401 ids for 400 rows"):
+        tailrank.scan(q, c, (ids + ["x"], arr), bench["gt"])
+    with pytest.raises(tailrank.TailrankError, match="dimension 0"):
+        tailrank.scan(q, c, (ids, np.zeros((len(ids), 0), np.float32)), bench["gt"])
+    with pytest.raises(tailrank.TailrankError, match="not one string"):
+        tailrank.scan(q, ("abc", arr[:3]), (ids, arr), bench["gt"])
+    with pytest.raises(tailrank.TailrankError, match='duplicate id "yfcc000/000000" on rows 0 and 399'):
+        tailrank.scan(q, c, (ids[:-1] + [ids[0]], arr), bench["gt"])
+    # The native layer checks the array interface itself (no trust in the caller).
+    from tailrank import _native
+
+    def native(src):
+        qs = tailrank._source(q, "queries")
+        cs = tailrank._source(c, "core")
+        return _native.scan_native(qs, cs, [src], tailrank._gt(bench["gt"]))
+
+    with pytest.raises(tailrank.TailrankError, match="C-contiguous"):
+        native({"label": "p", "ids": list(ids[:200]), "array": arr[::2]})
+    with pytest.raises(tailrank.TailrankError, match="little-endian float32 or float16"):
+        native({"label": "p", "ids": list(ids), "array": arr.astype(np.float64)})
+    with pytest.raises(tailrank.TailrankError, match="2-D"):
+        native({"label": "p", "ids": list(ids), "array": arr.ravel()})
+    with pytest.raises(tailrank.TailrankError, match="numpy array"):
+        native({"label": "p", "ids": list(ids), "array": [[1.0]]})
+    with pytest.raises(tailrank.TailrankError, match="399 ids for 400 rows"):
+        native({"label": "p", "ids": "\n".join(ids[:-1]).encode(), "array": arr})

@@ -12,8 +12,9 @@ Python front end of the Rust library (the same code as the ``tailrank`` CLI):
 * :func:`sample_ids` -- the hash sample of SPEC 4: id kept iff
   ``xxh3_64_with_seed(utf8(id), seed) < floor(f * 2**64)``.
 
-Arrays go in as numpy (f16 or f32, one row per id; converted to f32 row-major), results come out
-as numpy arrays and dicts. Scans release the GIL.
+Arrays go in as numpy (float16/32/64, one row per id); C-contiguous little-endian float32 and
+float16 arrays are read in place by Rust (no copy; do not write to them while a scan runs).
+Results come out as numpy arrays and dicts. Scans release the GIL.
 """
 
 from __future__ import annotations
@@ -65,17 +66,38 @@ def _ids_list(ids: Any, label: str) -> List[str]:
     return out
 
 
+def _ids_arg(ids: Any, rows: int, label: str) -> Union[bytes, List[str]]:
+    """Ids for the native layer. Fast path: every id a ``str`` without a newline -> one UTF-8
+    buffer of the ids joined by ``"\n"`` (``str.join`` and ``encode`` run in C; Rust splits it).
+    Otherwise a list of ``str`` (bytes decoded as UTF-8, anything else through ``str``)."""
+    if isinstance(ids, (str, bytes)):
+        raise TailrankError(f"{label}: ids must be a sequence of strings, not one string")
+    if not hasattr(ids, "__len__"):
+        ids = list(ids)
+    if len(ids) != rows:
+        raise TailrankError(f"{label}: {len(ids)} ids for {rows} rows")
+    try:
+        blob = "\n".join(ids).encode()
+    except (TypeError, UnicodeEncodeError):
+        return _ids_list(ids, label)
+    if rows and blob.count(b"\n") != rows - 1:  # an id contains a newline
+        return _ids_list(ids, label)
+    return blob
+
+
 def _array_source(ids: Any, array: Any, label: str) -> Dict[str, Any]:
+    """An in-memory source: the array is handed to Rust by reference (no copy) once it is a
+    C-contiguous little-endian float32 or float16 array; other layouts and float64 are converted
+    here (one copy). The caller must not write to the array while the scan runs."""
     a = np.asarray(array)
     if a.ndim != 2:
         raise TailrankError(f"{label}: descriptors must be a 2-D array (rows x dim), got shape {a.shape}")
-    if a.dtype not in (np.float16, np.float32, np.float64):
-        raise TailrankError(f"{label}: descriptors must be float16/float32, got {a.dtype}")
-    a = np.ascontiguousarray(a, dtype="<f4")
-    id_list = _ids_list(ids, label)
-    if len(id_list) != a.shape[0]:
-        raise TailrankError(f"{label}: {len(id_list)} ids for {a.shape[0]} rows")
-    return {"label": label, "ids": id_list, "dim": int(a.shape[1]), "data": a.tobytes()}
+    if a.dtype.kind != "f" or a.dtype.itemsize not in (2, 4, 8):
+        raise TailrankError(f"{label}: descriptors must be float16, float32 or float64, got {a.dtype}")
+    if a.shape[1] == 0:
+        raise TailrankError(f"{label}: descriptors have dimension 0")
+    a = np.ascontiguousarray(a, dtype="<f2" if a.dtype.itemsize == 2 else "<f4")
+    return {"label": label, "ids": _ids_arg(ids, a.shape[0], label), "array": a}
 
 
 def _source(x: Any, label: str) -> Dict[str, Any]:
@@ -319,6 +341,12 @@ def scan(
     ``pool_size`` N defaults to the pool rows when ``fraction == 1``. ``threads``: worker
     threads (default all cores). Scores are inner products of unit-norm rows (``normalize``
     L2-normalises rows that are not). The GIL is released during the scan.
+
+    Arrays: float16, float32 or float64, 2-D, one row per id. C-contiguous little-endian float32
+    and float16 arrays are read in place (zero copy; the scan holds a reference to them); others
+    are converted to a contiguous float32 copy first. Do not modify an array from another thread
+    while a scan that reads it is running. Ids: a sequence of ``str`` (fastest: a list of ``str``
+    or a numpy string array); ``bytes`` are decoded as UTF-8, anything else goes through ``str``.
     """
     g = _gt(gt)
     q = _source(queries, "queries")
@@ -355,7 +383,7 @@ def scan(
         src = _source(block, f"pool block {nblock}")
         nblock += 1
         buf.append(src)
-        rows += len(src.get("ids") or [])
+        rows += src["array"].shape[0] if "array" in src else 0
         if rows >= chunk_rows:
             flush()
     flush()

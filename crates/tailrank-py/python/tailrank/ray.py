@@ -1,10 +1,15 @@
 """Distributed scan on Ray: one task per group of pool shards, summaries merged in a tree.
 
 Each task runs the Rust scan (:func:`tailrank.scan`) on its shard group with
-``threads_per_task`` threads and returns its :class:`~tailrank.Summary`; the summaries are merged
-``merge_fanin`` at a time, in shard order, until one is left. Because summaries of disjoint
-shards merge exactly (counts add, top-M lists merge, N = sum of the shards' rows in exact mode),
-the result is bit for bit the single-process scan of all shards.
+``threads_per_task`` threads (and reserves as many Ray CPUs, so Ray and the scan's threads do not
+oversubscribe) and returns its :class:`~tailrank.Summary`. By default the shards are grouped so
+that there are about as many tasks as the cluster has CPUs divided by ``threads_per_task``
+(8 shards on a 2-CPU cluster: 2 tasks of 4 shards): every task has a fixed cost (a worker,
+loading queries and core, shipping its summary), so fewer, larger tasks are faster as long as
+every CPU has one. The summaries are merged ``merge_fanin`` at a time by merge tasks, in shard
+order, and the last ``merge_fanin`` or fewer in the driver. Because summaries of disjoint shards
+merge exactly (counts add, top-M lists merge, N = sum of the shards' rows in exact mode), the
+result is bit for bit the single-process scan of all shards.
 
 Failures: a task whose worker dies is re-run by Ray (``max_retries``); only the returned value of
 a finished task is ever merged, so a retried task is counted once, and ``Summary.merge`` refuses
@@ -14,13 +19,14 @@ option) are raised at once, not retried.
 Command line::
 
     python -m tailrank.ray --queries Q.npy --core C.npy --gt gt.json --pool s0.npy s1.npy ... \\
-        -o summary_dir [--fraction F --seed S --pool-size N --shards-per-task 1 \\
+        -o summary_dir [--fraction F --seed S --pool-size N --shards-per-task K \\
         --threads-per-task 1 --address auto]
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from typing import Any, List, Optional, Sequence
@@ -28,7 +34,14 @@ from typing import Any, List, Optional, Sequence
 import tailrank
 from tailrank import Summary, TailrankError
 
-__all__ = ["scan", "main"]
+__all__ = ["scan", "main", "default_shards_per_task"]
+
+
+def default_shards_per_task(n_shards: int, cpus: float, threads_per_task: int = 1) -> int:
+    """Shards per task when not given: as few tasks as keep every CPU busy, i.e. about
+    ``cpus // threads_per_task`` tasks (at least 1) of ``ceil(n_shards / tasks)`` shards."""
+    tasks = max(1, int(cpus) // max(1, threads_per_task))
+    return max(1, math.ceil(n_shards / tasks))
 
 
 def _scan_group(queries: Any, core: Any, group: List[Any], gt: Any, kw: dict, fail_dir: Optional[str], index: int) -> Summary:
@@ -61,7 +74,7 @@ def scan(
     min_fraction: Optional[float] = None,
     drift_shards: int = 4,
     normalize: bool = False,
-    shards_per_task: int = 1,
+    shards_per_task: Optional[int] = None,
     threads_per_task: int = 1,
     merge_fanin: int = 4,
     max_retries: int = 3,
@@ -72,20 +85,25 @@ def scan(
 
     ``shard_paths``: pool shard files (``.npy`` with sibling ids, HDF5) or ``(path, ids_path)``
     pairs, in pool order; every worker must be able to read them. ``queries``, ``core``, ``gt``
-    and the scan options are those of :func:`tailrank.scan` (arrays and dicts are shipped once
-    through the object store). Tasks take ``shards_per_task`` consecutive shards and reserve
-    ``threads_per_task`` CPUs each. Uses the running Ray instance, or starts one
-    (``ray.init(address=address)``).
+    and the scan options are those of :func:`tailrank.scan` (arrays and dicts are put in the
+    object store once, not per task). Tasks take ``shards_per_task`` consecutive shards and
+    reserve ``threads_per_task`` CPUs each (the scan runs with that many threads). Default
+    ``shards_per_task``: :func:`default_shards_per_task` with the CPUs Ray reports for the cluster
+    (``ray.cluster_resources()["CPU"]``), so that there are about as many tasks as CPUs / threads.
+    Uses the running Ray instance, or starts one (``ray.init(address=address)``).
     """
     import ray
 
     shards = list(shard_paths)
     if not shards:
         raise TailrankError("ray.scan: no pool shard given")
-    if shards_per_task < 1 or threads_per_task < 1 or merge_fanin < 2:
+    if (shards_per_task is not None and shards_per_task < 1) or threads_per_task < 1 or merge_fanin < 2:
         raise TailrankError("ray.scan: shards_per_task and threads_per_task must be >= 1, merge_fanin >= 2")
     if not ray.is_initialized():
         ray.init(address=address)
+    if shards_per_task is None:
+        cpus = ray.cluster_resources().get("CPU", 1)
+        shards_per_task = default_shards_per_task(len(shards), cpus, threads_per_task)
 
     kw = dict(
         fraction=fraction,
@@ -109,16 +127,19 @@ def scan(
         task.remote(q_ref, c_ref, shards[i : i + shards_per_task], g_ref, kw, _fail_first_attempt_dir, i // shards_per_task)
         for i in range(0, len(shards), shards_per_task)
     ]
-    while len(refs) > 1:
+    while len(refs) > merge_fanin:
         refs = [
             refs[i] if len(refs[i : i + merge_fanin]) == 1 else merge.remote(*refs[i : i + merge_fanin])
             for i in range(0, len(refs), merge_fanin)
         ]
+    # The root of the tree is merged here: the parts come to the driver anyway, so a last merge
+    # task would only add a round trip of the merged summary.
     try:
-        return ray.get(refs[0])
+        parts = ray.get(refs)
     except ray.exceptions.RayTaskError as e:
         cause = e.as_instanceof_cause()
         raise cause from None
+    return parts[0] if len(parts) == 1 else Summary.merge_all(parts)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -137,7 +158,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--drift-shards", type=int, default=4)
     p.add_argument("--model", default="")
     p.add_argument("--normalize", action="store_true")
-    p.add_argument("--shards-per-task", type=int, default=1)
+    p.add_argument("--shards-per-task", type=int, default=None,
+                   help="shards per task (default: about one task per CPU / threads-per-task)")
     p.add_argument("--threads-per-task", type=int, default=1)
     p.add_argument("--merge-fanin", type=int, default=4)
     p.add_argument("--address", default=None, help="Ray address (default: start a local instance)")

@@ -17,10 +17,11 @@ def scan(
     min_fraction: Optional[float] = ...,
     drift_shards: int = ...,
     normalize: bool = ...,
-    shards_per_task: int = ...,
+    shards_per_task: Optional[int] = ...,
     threads_per_task: int = ...,
     merge_fanin: int = ...,
     max_retries: int = ...,
     address: Optional[str] = ...,
 ) -> Summary: ...
+def default_shards_per_task(n_shards: int, cpus: float, threads_per_task: int = ...) -> int: ...
 def main(argv: Optional[Sequence[str]] = ...) -> int: ...
