@@ -82,5 +82,11 @@ fn bench_scan(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_scan);
+// No plots: criterion's plotters backend needs system fonts, which a fresh machine may lack
+// (it panicked with `FontUnavailable` after the first benchmark here).
+criterion_group! {
+    name = benches;
+    config = Criterion::default().without_plots();
+    targets = bench_scan
+}
 criterion_main!(benches);

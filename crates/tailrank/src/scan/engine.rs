@@ -20,20 +20,25 @@
 //!    `[0, t(f))` are skipped entirely (never read, never multiplied). Each sampled row gets its
 //!    deepest level `L` (it belongs to levels `0..=L`) and its shard.
 //! 2. Sampled rows are gathered into blocks of `BLOCK_ROWS` rows (f16 converted to f32 by the
-//!    source into a reused buffer), checked (finite, unit norm) and multiplied with all queries.
-//! 3. Per score `s` of query `q`: a vectorisable pre-filter against
-//!    `cut_q = min(lowest positive score, top-M thresholds, results threshold)` discards most
-//!    scores with one compare. A score above the lowest positive is binary-searched among the
-//!    sorted positive scores: `m = #{j : s_j ≥ s}` and `hist[L][m] += 1`, `hist[shard][m] += 1`.
-//!    At the end `K_{j,ℓ} = Σ_{m < j} Σ_{L ≥ ℓ} hist[L][m]` (prefix sum over `m`, suffix sum over
-//!    levels), and likewise per shard. Top-M: [`TopM`] reservoirs with a rising threshold.
+//!    source into a reused buffer), checked (finite, unit norm) and scored against all queries
+//!    by the [`ScoreKernel`], grouped by item code (deepest level, shard) on the way.
+//! 3. Per run of scores of one code and query: a branch-free pre-filter against the code's cut
+//!    `min(lowest positive score, thresholds of levels 0..=L and of the shard, results
+//!    threshold)` discards most scores with one compare each; the rest come out as a bitmask.
+//!    A score above the lowest positive is binary-searched among the sorted positive scores:
+//!    `m = #{j : s_j ≥ s}` and `hist[L][m] += 1`, `hist[shard][m] += 1`. At the end
+//!    `K_{j,ℓ} = Σ_{m < j} Σ_{L ≥ ℓ} hist[L][m]` (prefix sum over `m`, suffix sum over
+//!    levels), and likewise per shard. Top-M: [`TopM`] reservoirs with a rising threshold,
+//!    shared between workers through [`SharedThresholds`] (a lower bound of the merged M-th
+//!    value).
 //! 4. Blocks are processed in parallel (rayon, one state per worker, merged at the end). Counts
 //!    are sums and top-M lists are value multisets, so the result does not depend on the number
 //!    of threads nor on how the pool is split into sources.
 //!
 //! Memory: `O(Q · (2M · subsets + Σ n_q · subsets))` per worker plus block buffers
-//! (`BLOCK_ROWS · (D + Q)` floats per worker) plus 8 bytes per sampled row of the largest pool
-//! source (row index and level/shard code), whatever the pool size.
+//! (`BLOCK_ROWS · (2D + Q)` floats per worker: rows, packed rows, scores) plus 8 bytes per
+//! sampled row of the largest pool source (row index and level/shard code), whatever the pool
+//! size.
 //!
 //! ## Input checks
 //!
