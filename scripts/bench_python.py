@@ -161,7 +161,7 @@ def main():
         "|---|---:|---:|---:|",
         f"| CLI `tailrank scan`, pool in one .npy file (incl. process start and summary write) "
         f"| {t_cli:.3f} | 1.00 | |",
-        f"| CLI `tailrank scan`, pool in {a.shards} .npy files (one resumable chunk per file) "
+        f"| CLI `tailrank scan`, pool in {a.shards} .npy files (resumable chunks of --chunk-rows rows) "
         f"| {best['cli_shards']:.3f} | {t_cli / best['cli_shards']:.2f}x CLI speed "
         f"| {paired('cli', 'cli_shards'):.2f}x |",
         f"| `tailrank.scan` on in-memory arrays, then `Summary.save` (the CLI's work) "

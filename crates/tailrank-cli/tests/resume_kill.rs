@@ -168,7 +168,7 @@ fn sigkill_at_random_points_then_resume_equals_uninterrupted() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(!partial(&reference).exists(), "partial folder removed");
 
-    // One chunk per file: the same summary.
+    // One chunk for all files: the same summary.
     let whole = t.path().join("whole");
     assert!(run(scan_cmd_chunks(&inputs, &whole, 100_000, &[]))
         .status

@@ -345,12 +345,15 @@ fn row_range_digest_covers_the_range() {
     assert!(RowRange::new(src, &digest, 10, 51).is_err());
     // Chunks of two different ranges of one file never collide in merge's overlap check.
     let chunks = plan_chunks(&[src], &[digest], 7).unwrap();
-    let mut digests: Vec<&str> = chunks.iter().map(|c| c.digest.as_str()).collect();
+    let mut digests: Vec<&str> = chunks
+        .iter()
+        .flat_map(|c| c.parts.iter().map(|p| p.digest.as_str()))
+        .collect();
     digests.sort_unstable();
     digests.dedup();
     assert_eq!(digests.len(), chunks.len());
     assert_eq!(chunks.len(), 8);
-    assert_eq!(chunks.last().unwrap().end, 50);
+    assert_eq!(chunks.last().unwrap().parts.last().unwrap().end, 50);
     // And merging the same chunk twice is refused as overlapping.
     let qs = &d.qs;
     let view = RowRange::new(src, &src.digest(), 0, 25).unwrap();
@@ -369,4 +372,45 @@ fn row_range_digest_covers_the_range() {
     s.pool_size = None;
     let e = Summary::merge(&[s.clone(), s]).unwrap_err().to_string();
     assert!(e.contains("overlapping shards"), "{e}");
+}
+
+#[test]
+fn small_files_share_a_chunk_and_errors_keep_file_rows() {
+    let d = data(3, 2, &[10, 3, 0, 20], 8);
+    let srcs: Vec<&dyn DescriptorSource> = d.pool.iter().map(|p| p as _).collect();
+    let digests: Vec<String> = srcs.iter().map(|s| s.digest()).collect();
+    let chunks = plan_chunks(&srcs, &digests, 16).unwrap();
+    let layout: Vec<Vec<(usize, usize, usize)>> = chunks
+        .iter()
+        .map(|c| {
+            c.parts
+                .iter()
+                .map(|p| (p.pool_index, p.start, p.end))
+                .collect()
+        })
+        .collect();
+    assert_eq!(
+        layout,
+        vec![
+            vec![(0, 0, 10), (1, 0, 3), (2, 0, 0), (3, 0, 3)],
+            vec![(3, 3, 19)],
+            vec![(3, 19, 20)],
+        ]
+    );
+    assert_eq!(chunks.iter().map(|c| c.rows()).sum::<usize>(), 33);
+
+    // A bad row in the second file of a shared chunk is reported with its row in that file.
+    let mut d = data(5, 3, &[50, 300], 8);
+    let row = 157;
+    d.pool[1].data[row * 8 + 2] = f32::NAN;
+    let mut c = cfg(1.0, None);
+    c.threads = Some(1);
+    let t = tempfile::tempdir().unwrap();
+    let single = scan(&inputs(&d), &c, &NoProgress).unwrap_err().to_string();
+    let o = opts(t.path(), 100, false);
+    let chunked = scan_resumable(&inputs(&d), &c, &o, &NoProgress)
+        .unwrap_err()
+        .to_string();
+    assert!(single.contains(&format!("row {row} ")), "{single}");
+    assert_eq!(single, chunked);
 }

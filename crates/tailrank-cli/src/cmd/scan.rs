@@ -9,8 +9,8 @@
 //! unknown (give it later to `predict`). N smaller than the number of pool items scanned (S_0) is
 //! an error.
 //!
-//! Resumable: the pool is scanned in chunks (per file, and `--chunk-rows` row ranges of large
-//! files), each chunk's summary saved atomically in `OUTPUT.partial/`; the merged summary is
+//! Resumable: the pool is scanned in chunks of `--chunk-rows` rows (the files in order; small
+//! files share a chunk, large ones span several), each chunk's summary saved atomically in `OUTPUT.partial/`; the merged summary is
 //! written to OUTPUT and the partial folder removed. After a kill, `--resume` reuses the saved
 //! chunks (see `tailrank::scan::resume`); without it, an existing partial folder is an error.
 
@@ -99,8 +99,9 @@ pub struct ScanOpts {
     /// are reused after checking that inputs and options are unchanged).
     #[arg(long)]
     pub resume: bool,
-    /// Pool rows per chunk: each chunk's summary is saved in `OUTPUT.partial/` as soon as it
-    /// is scanned, so an interrupted scan loses at most one chunk.
+    /// Pool rows per chunk (small files share one): each chunk's summary is saved in
+    /// `OUTPUT.partial/` as soon as it is scanned, so an interrupted scan loses at most one
+    /// chunk.
     #[arg(long, default_value_t = tailrank::scan::resume::DEFAULT_CHUNK_ROWS)]
     pub chunk_rows: usize,
 }

@@ -1,5 +1,6 @@
-//! Resumable scans: the pool is scanned chunk by chunk (one chunk per pool file, and files
-//! larger than `chunk_rows` rows cut into row ranges of `chunk_rows` rows), each chunk's
+//! Resumable scans: the pool is scanned chunk by chunk (the pool files, in order, cut into
+//! consecutive chunks of `chunk_rows` rows: small files share a chunk, large files are split
+//! across chunks, so that every chunk but the last has exactly `chunk_rows` rows), each chunk's
 //! summary written atomically into a partial folder `OUT.partial/` next to the output. At the
 //! end the chunk summaries are merged ([`Summary::merge`]) into the summary of the whole pool,
 //! which the caller writes to `OUT` before removing the partial folder
@@ -19,9 +20,9 @@
 //!
 //! Layout of `OUT.partial/`:
 //!
-//! * `plan.json`: format `tailrank-scan-partial`, version, the identity of the scan (inputs and
-//!   options, see above) and the list of chunks (`name`, `pool_index`, `start`, `end`,
-//!   `digest` of the [`RowRange`] view);
+//! * `plan.json`: format `tailrank-scan-partial`, version 2, the identity of the scan (inputs
+//!   and options, see above) and the list of chunks (`name`, and `parts`: `pool_index`,
+//!   `start`, `end`, `digest` of the [`RowRange`] view, one part per file the chunk touches);
 //! * `chunk-NNNNNN/` for every finished chunk: `summary/` (a summary folder, format of
 //!   `docs/summary-format.md`), `chunk.json` (the chunk's plan entry plus the xxh3 of
 //!   `results.json`) and, when top-k results are requested, `results.json` (ILIAS results JSON
@@ -46,8 +47,8 @@ pub type ResultLists = Vec<(String, Vec<(String, f32)>)>;
 
 /// Format name of `plan.json`.
 pub const PARTIAL_FORMAT: &str = "tailrank-scan-partial";
-/// Version of the partial-folder layout.
-pub const PARTIAL_VERSION: u32 = 1;
+/// Version of the partial-folder layout (2: chunks made of parts of several files).
+pub const PARTIAL_VERSION: u32 = 2;
 /// Default chunk size in pool rows (about 12 GB of f16 descriptors at D = 768).
 pub const DEFAULT_CHUNK_ROWS: usize = 8_000_000;
 /// Name of the plan file inside the partial folder.
@@ -86,10 +87,23 @@ pub struct ResumeReport {
     pub discarded: Vec<String>,
 }
 
-/// One chunk of the plan: rows `start..end` of pool file `pool_index`.
+/// One chunk of the plan: consecutive row ranges of one or more pool files, scanned together.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Chunk {
     pub name: String,
+    pub parts: Vec<ChunkPart>,
+}
+
+impl Chunk {
+    /// Pool rows of the chunk.
+    pub fn rows(&self) -> usize {
+        self.parts.iter().map(|p| p.end - p.start).sum()
+    }
+}
+
+/// Rows `start..end` of pool file `pool_index`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChunkPart {
     pub pool_index: usize,
     pub start: usize,
     pub end: usize,
@@ -163,8 +177,10 @@ fn identity(
     m
 }
 
-/// The chunks of the pool: per file, row ranges of at most `chunk_rows` rows (one empty chunk
-/// for an empty file).
+/// The chunks of the pool: the files in order, cut into consecutive chunks of `chunk_rows`
+/// rows (the last one shorter). Small files share a chunk (one part each), large files are
+/// split across chunks; an empty file is an empty part of the current chunk. Scanning many
+/// small files as one chunk pays the core pass and the top-M warm-up once, not per file.
 pub fn plan_chunks(
     pool: &[&dyn DescriptorSource],
     pool_digests: &[String],
@@ -173,25 +189,40 @@ pub fn plan_chunks(
     if chunk_rows == 0 {
         return Err(Error::invalid("chunk size (rows) must be at least 1"));
     }
-    let mut out = Vec::new();
+    let mut out: Vec<Chunk> = Vec::new();
+    let mut parts: Vec<ChunkPart> = Vec::new();
+    let mut filled = 0usize;
+    let close = |parts: &mut Vec<ChunkPart>, out: &mut Vec<Chunk>| {
+        out.push(Chunk {
+            name: format!("chunk-{:06}", out.len()),
+            parts: std::mem::take(parts),
+        });
+    };
     for (i, (src, d)) in pool.iter().zip(pool_digests).enumerate() {
         let rows = src.rows();
         let mut a = 0usize;
         loop {
-            let b = rows.min(a.saturating_add(chunk_rows));
+            let b = rows.min(a.saturating_add(chunk_rows - filled));
             let view = RowRange::new(*src, d, a, b)?;
-            out.push(Chunk {
-                name: format!("chunk-{:06}", out.len()),
+            parts.push(ChunkPart {
                 pool_index: i,
                 start: a,
                 end: b,
                 digest: view.digest(),
             });
+            filled += b - a;
+            if filled == chunk_rows {
+                close(&mut parts, &mut out);
+                filled = 0;
+            }
             a = b;
             if a >= rows {
                 break;
             }
         }
+    }
+    if !parts.is_empty() {
+        close(&mut parts, &mut out);
     }
     Ok(out)
 }
@@ -269,7 +300,32 @@ fn read_plan(dir: &Path) -> Result<Option<Plan>> {
         return Ok(None);
     }
     let text = std::fs::read_to_string(&p).at(&p)?;
-    let plan: Plan = serde_json::from_str(&text).map_err(|e| {
+    // Check the format and version first, so that an older layout gets the version message.
+    let head: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        Error::file(
+            &p,
+            format!(
+                "malformed plan of a partial scan: {e}; delete {} to start over",
+                dir.display()
+            ),
+        )
+    })?;
+    let (format, version) = (
+        head.get("format").and_then(|v| v.as_str()).unwrap_or(""),
+        head.get("format_version").and_then(|v| v.as_u64()),
+    );
+    if format != PARTIAL_FORMAT || version != Some(PARTIAL_VERSION as u64) {
+        return Err(Error::file(
+            &p,
+            format!(
+                "not a {PARTIAL_FORMAT} version {PARTIAL_VERSION} plan (format {format:?}, \
+                 version {}); delete {} to start over",
+                version.map_or("?".to_string(), |v| v.to_string()),
+                dir.display()
+            ),
+        ));
+    }
+    let plan: Plan = serde_json::from_value(head).map_err(|e| {
         Error::file(
             &p,
             format!(
@@ -312,7 +368,12 @@ fn load_chunk(dir: &Path, chunk: &Chunk, want_results: bool) -> Result<ChunkOutp
         .iter()
         .filter(|r| r.role == POOL_ROLE)
         .collect();
-    if pool.len() != 1 || pool[0].digest != chunk.digest {
+    let same_rows = pool.len() == chunk.parts.len()
+        && pool
+            .iter()
+            .zip(&chunk.parts)
+            .all(|(r, part)| r.digest == part.digest);
+    if !same_rows {
         return Err(Error::file(
             cdir.join("summary"),
             "the chunk summary was not made from this chunk's rows (pool digest differs)",
@@ -549,16 +610,30 @@ fn scan_chunks(
     let mut chunk_cfg = cfg.clone();
     chunk_cfg.pool_size = None;
     let scan_chunk = |chunk: &Chunk, progress: &dyn Progress| -> Result<ChunkOutput> {
-        let src = inputs.pool[chunk.pool_index];
-        let view = RowRange::new(src, &pool_digests[chunk.pool_index], chunk.start, chunk.end)?;
+        let views: Vec<RowRange> = chunk
+            .parts
+            .iter()
+            .map(|p| {
+                RowRange::new(
+                    inputs.pool[p.pool_index],
+                    &pool_digests[p.pool_index],
+                    p.start,
+                    p.end,
+                )
+            })
+            .collect::<Result<_>>()?;
         let chunk_inputs = ScanInputs {
             query_set: inputs.query_set,
             queries: inputs.queries,
             core: inputs.core,
-            pool: vec![&view],
+            pool: views.iter().map(|v| v as &dyn DescriptorSource).collect(),
         };
-        let out = scan(&chunk_inputs, &chunk_cfg, progress)
-            .map_err(|e| absolute_row(e, src, chunk.start))?;
+        let out = scan(&chunk_inputs, &chunk_cfg, progress).map_err(|e| {
+            // A chunk holds at most one range per file: the error's file names the part.
+            chunk.parts.iter().fold(e, |e, p| {
+                absolute_row(e, inputs.pool[p.pool_index], p.start)
+            })
+        })?;
         let results = out.results.map(|lists| {
             inputs
                 .query_set
@@ -594,7 +669,7 @@ fn scan_chunks(
         let part = match loaded {
             Some(x) => {
                 report.reused += 1;
-                progress.rows_done((chunk.end - chunk.start) as u64);
+                progress.rows_done(chunk.rows() as u64);
                 x
             }
             None => {
@@ -622,10 +697,12 @@ fn scan_chunks(
     let renormalized = if cfg.normalize && chunks.len() > 1 {
         let empty = Chunk {
             name: String::new(),
-            pool_index: 0,
-            start: 0,
-            end: 0,
-            digest: String::new(),
+            parts: vec![ChunkPart {
+                pool_index: 0,
+                start: 0,
+                end: 0,
+                digest: String::new(),
+            }],
         };
         let base = scan_chunk(&empty, &NoProgress)?.renormalized_rows;
         base + chunk_renormalized.iter().map(|c| c - base).sum::<u64>()
