@@ -22,7 +22,7 @@ use tailrank::maps::MapKind;
 use tailrank::metric::{evaluate_results, MissingPolicy};
 use tailrank::predict::PredictOptions;
 use tailrank::scan::engine::{scan, NoProgress, ScanConfig, ScanInputs};
-use tailrank::scan::summary::{query_set_digest, InputRecord, Summary, POOL_ROLE};
+use tailrank::scan::summary::Summary;
 
 create_exception!(
     _native,
@@ -580,20 +580,7 @@ fn scan_native(
             }
         }
         // As the CLI: the ground truth recorded before the pool inputs.
-        let at = summary
-            .inputs
-            .iter()
-            .position(|r| r.role == POOL_ROLE)
-            .unwrap_or(summary.inputs.len());
-        summary.inputs.insert(
-            at,
-            InputRecord {
-                role: "ground_truth".into(),
-                path: gt_label,
-                digest: query_set_digest(&set),
-                rows: set.query_ids.len() as u64,
-            },
-        );
+        summary.record_ground_truth(gt_label, &set);
         Ok(summary)
     });
     Ok(NativeSummary {

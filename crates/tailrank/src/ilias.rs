@@ -38,7 +38,7 @@ use crate::maps::{self, MapKind};
 use crate::metric::{evaluate_counts, PositiveCounts};
 use crate::predict::{self, PredictOptions, Prediction};
 use crate::scan::engine::{scan, NoProgress, Progress, ScanConfig, ScanInputs};
-use crate::scan::summary::{query_set_digest, InputRecord, Summary, POOL_ROLE};
+use crate::scan::summary::{ground_truth_record, InputRecord, Summary, POOL_ROLE};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::BufRead;
@@ -636,12 +636,7 @@ pub fn scan_ilias(
             digest: src.digest(),
             rows: src.rows() as u64,
         });
-        digests.push(InputRecord {
-            role: "ground_truth".into(),
-            path: ds.dir.display().to_string(),
-            digest: query_set_digest(set),
-            rows: set.len() as u64,
-        });
+        digests.push(ground_truth_record(ds.dir.display().to_string(), set));
     }
     let combined = QuerySet::new(&ds.dir, "ilias", qids.clone(), qpos)?;
     let queries = InMemoryDescriptors::new("ilias queries", qids, dim, qdata)?;

@@ -24,7 +24,6 @@ use tailrank::formats::descriptors::{open_descriptors, DescriptorSource};
 use tailrank::formats::gt::{load_ground_truth, QuerySet};
 use tailrank::scan::engine::{Progress, ScanConfig, ScanInputs};
 use tailrank::scan::resume::{partial_dir_for, remove_partial, scan_resumable, ResumeOptions};
-use tailrank::scan::summary::{query_set_digest, InputRecord, POOL_ROLE};
 
 /// Arguments of `tailrank scan` (boxed: they are large next to the other subcommands').
 #[derive(Args, Debug)]
@@ -262,21 +261,7 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
             );
         }
     }
-    // Non-pool inputs first, pool shards after them (the order `Summary::merge` produces).
-    let at = summary
-        .inputs
-        .iter()
-        .position(|r| r.role == POOL_ROLE)
-        .unwrap_or(summary.inputs.len());
-    summary.inputs.insert(
-        at,
-        InputRecord {
-            role: "ground_truth".into(),
-            path: args.gt.display().to_string(),
-            digest: query_set_digest(&query_set),
-            rows: query_set.query_ids.len() as u64,
-        },
-    );
+    summary.record_ground_truth(args.gt.display().to_string(), &query_set);
     summary.write(&args.output)?;
     if let (Some(path), Some(results)) = (&args.results_out, &out.results) {
         let lists: Vec<(String, Vec<(String, f32)>)> = query_set

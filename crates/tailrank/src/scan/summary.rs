@@ -295,6 +295,33 @@ impl Summary {
     }
 }
 
+/// Role of the ground-truth input record.
+pub const GROUND_TRUTH_ROLE: &str = "ground_truth";
+
+/// The input record of the ground truth `qs` read from `path` (rows = queries), digested with
+/// [`query_set_digest`].
+pub fn ground_truth_record(path: String, qs: &crate::formats::gt::QuerySet) -> InputRecord {
+    InputRecord {
+        role: GROUND_TRUTH_ROLE.into(),
+        path,
+        digest: query_set_digest(qs),
+        rows: qs.query_ids.len() as u64,
+    }
+}
+
+impl Summary {
+    /// Record the ground truth of a scan among the inputs: after the other non-pool inputs,
+    /// before the pool shards (the order [`Summary::merge`] produces).
+    pub fn record_ground_truth(&mut self, path: String, qs: &crate::formats::gt::QuerySet) {
+        let at = self
+            .inputs
+            .iter()
+            .position(|r| r.role == POOL_ROLE)
+            .unwrap_or(self.inputs.len());
+        self.inputs.insert(at, ground_truth_record(path, qs));
+    }
+}
+
 /// Digest of a query set's content (name, query ids and their positives, in order),
 /// independent of the file it came from: recorded as the `ground_truth` input of a summary so
 /// that [`Summary::merge`] refuses parts scanned against different ground truths.
