@@ -371,6 +371,29 @@ fn above_mask(scores: &[f32], cut: f32) -> u32 {
     }
 }
 
+/// Write the scores of `run` above `cut` to the front of `out` (and their positions in `run`
+/// to `slot`), in order; returns how many. Chunks of [`CHUNK`] scores with none above the cut
+/// are skipped after one vector compare; the others are compacted without branches.
+#[inline]
+fn compact_above(run: &[f32], cut: f32, out: &mut [f32], slot: &mut [u32]) -> usize {
+    assert!(out.len() >= run.len() && slot.len() >= run.len());
+    let mut n = 0;
+    for (ci, chunk) in run.chunks(CHUNK).enumerate() {
+        let mask = above_mask(chunk, cut);
+        if mask == 0 {
+            continue;
+        }
+        let base = (ci * CHUNK) as u32;
+        for (o, &s) in chunk.iter().enumerate() {
+            // n ≤ ci·CHUNK + o < run.len(): in bounds.
+            out[n] = s;
+            slot[n] = base + o as u32;
+            n += ((mask >> o) & 1) as usize;
+        }
+    }
+    n
+}
+
 /// Slots of a block grouped by item code: `order` (block rows, ascending code, then row;
 /// padded with the zero rows `n..p`) and `segments` `(code, first slot, end slot)`.
 #[derive(Default)]
@@ -885,6 +908,8 @@ fn scan_in_pool(
     struct PoolState {
         buf: Buffers,
         by_code: CodeOrder,
+        cand: Vec<f32>,
+        cand_slot: Vec<u32>,
         q: Vec<PoolQueryState>,
         off: u64,
     }
@@ -893,6 +918,8 @@ fn scan_in_pool(
         || PoolState {
             buf: Buffers::new(&kernel, d),
             by_code: CodeOrder::default(),
+            cand: vec![0.0; bs + CHUNK],
+            cand_slot: vec![0; bs + CHUNK],
             q: positives
                 .iter()
                 .map(|p| {
@@ -942,43 +969,43 @@ fn scan_in_pool(
                 }
                 for &(cidx, sa, sb) in &st.by_code.segments {
                     let (deepest, shard) = decode[cidx];
-                    for (ci, chunk) in row[sa..sb].chunks(CHUNK).enumerate() {
-                        let mut mask = above_mask(chunk, qst.table[cidx]);
-                        if mask == 0 {
-                            continue;
-                        }
-                        let mut dirty = false;
-                        while mask != 0 {
-                            let o = mask.trailing_zeros() as usize;
-                            mask &= mask - 1;
-                            let s = chunk[o];
-                            // The cut may have risen since the mask was taken.
-                            if s <= qst.table[cidx] {
-                                continue;
-                            }
-                            for t in &mut qst.tops[..=deepest] {
-                                dirty |= t.push(s);
-                            }
+                    // Candidates of this run: scores above its cut, compacted branch-free.
+                    let n = compact_above(
+                        &row[sa..sb],
+                        qst.table[cidx],
+                        &mut st.cand,
+                        &mut st.cand_slot,
+                    );
+                    if n == 0 {
+                        continue;
+                    }
+                    let (cand, slots) = (&st.cand[..n], &st.cand_slot[..n]);
+                    let mut dirty = false;
+                    for t in &mut qst.tops[..=deepest] {
+                        dirty |= t.push_batch(cand);
+                    }
+                    if nshard > 0 {
+                        dirty |= qst.tops[nlev + shard].push_batch(cand);
+                    }
+                    for &s in cand {
+                        if s > p.lowest {
+                            let m = p.scores.partition_point(|&x| x >= s);
+                            qst.hist[deepest * npos1 + m] += 1;
                             if nshard > 0 {
-                                dirty |= qst.tops[nlev + shard].push(s);
-                            }
-                            if s > p.lowest {
-                                let m = p.scores.partition_point(|&x| x >= s);
-                                qst.hist[deepest * npos1 + m] += 1;
-                                if nshard > 0 {
-                                    qst.hist[(nlev + shard) * npos1 + m] += 1;
-                                }
-                            }
-                            if let Some(r) = &mut qst.res {
-                                let i = order[sa + ci * CHUNK + o] as usize;
-                                dirty |= r.push(s, key_offset + rows[i] as u64);
+                                qst.hist[(nlev + shard) * npos1 + m] += 1;
                             }
                         }
-                        if dirty {
-                            qst.refresh(p.lowest, nlev, nshard);
-                            for (i, t) in qst.tops.iter().enumerate() {
-                                shared_thr.publish(slot + i, t.threshold());
-                            }
+                    }
+                    if let Some(r) = &mut qst.res {
+                        for (&s, &slot) in cand.iter().zip(slots) {
+                            let i = order[sa + slot as usize] as usize;
+                            dirty |= r.push(s, key_offset + rows[i] as u64);
+                        }
+                    }
+                    if dirty {
+                        qst.refresh(p.lowest, nlev, nshard);
+                        for (i, t) in qst.tops.iter().enumerate() {
+                            shared_thr.publish(slot + i, t.threshold());
                         }
                     }
                 }

@@ -14,6 +14,9 @@
 
 use std::cmp::Ordering;
 
+/// Values per piece of [`TopM::push_batch`] (the buffer may overshoot `cap` by this much).
+pub const BATCH: usize = 64;
+
 /// Order-preserving map of finite f32 to u32 (`a < b ⇔ key(a) < key(b)`, `-0 < +0`).
 #[inline]
 fn key(s: f32) -> u32 {
@@ -74,6 +77,36 @@ impl TopM {
             }
         }
         false
+    }
+
+    /// Offer every value of `vals` (same result as pushing them one by one, except that the
+    /// threshold only rises between pieces of [`BATCH`] values). Branch-free: each value is
+    /// written to the buffer tail and the tail advances iff it is above the threshold. Returns
+    /// whether the threshold may have risen.
+    #[inline]
+    pub fn push_batch(&mut self, vals: &[f32]) -> bool {
+        let mut compacted = false;
+        for piece in vals.chunks(BATCH) {
+            let thr = self.threshold;
+            if self.buf.capacity() == 0 {
+                self.buf.reserve_exact(self.cap + BATCH);
+            }
+            self.buf.reserve(piece.len());
+            let len = self.buf.len();
+            let spare = self.buf.spare_capacity_mut();
+            let mut n = 0;
+            for &s in piece {
+                spare[n].write(key(s));
+                n += usize::from(s > thr);
+            }
+            // SAFETY: the first `n` spare slots were written above (`n ≤` slots written).
+            unsafe { self.buf.set_len(len + n) };
+            if self.buf.len() >= self.cap {
+                self.compact();
+                compacted = true;
+            }
+        }
+        compacted
     }
 
     /// Hint the CPU to fetch the cache line the next accepted value will be written to (the
@@ -285,6 +318,28 @@ mod tests {
             want.sort_unstable_by(desc);
             want.truncate(m);
             assert_eq!(t.into_sorted(), want, "m = {m}");
+        }
+    }
+
+    #[test]
+    fn push_batch_equals_push() {
+        let mut st = 3u64;
+        let vals: Vec<f32> = (0..30_000).map(|_| lcg(&mut st)).collect();
+        for m in [0, 1, 5, 64, 900, 40_000] {
+            let (mut one, mut many) = (TopM::new(m, 2 * m), TopM::new(m, 2 * m));
+            for &v in &vals {
+                one.push(v);
+            }
+            // Uneven batch sizes, including empty ones and ones longer than BATCH.
+            let mut rest = &vals[..];
+            let mut len = 0;
+            while !rest.is_empty() {
+                let take = len.min(rest.len());
+                many.push_batch(&rest[..take]);
+                rest = &rest[take..];
+                len = (len * 7 + 3) % 211;
+            }
+            assert_eq!(many.into_sorted(), one.into_sorted(), "m = {m}");
         }
     }
 
