@@ -5,6 +5,7 @@
 //! scan_bench npy DIR [options]      DIR: queries.npy core.npy pool.npy (+ <stem>.ids.txt) gt.json
 //! scan_bench synth Q D N [options]  synthetic unit vectors generated on the fly (no pool in RAM)
 //! options: --fraction F (1) --levels L (5) --shards H (4) --top-m M (4000) --threads T --seed S
+//!          --no-speculate (no pilot floors, see `scan::speculate`)
 //! ```
 //!
 //! Prints one JSON line: wall seconds of the scan, rows scanned, effective GFLOP/s
@@ -130,6 +131,7 @@ fn main() -> Result<()> {
     cfg.drift_shards = num("--shards", 4.0) as usize;
     cfg.top_m = num("--top-m", 4000.0) as usize;
     cfg.threads = opt(&args, "--threads").map(|t| t.parse().expect("threads"));
+    cfg.speculate = !args.iter().any(|a| a == "--no-speculate");
 
     type Src = Box<dyn DescriptorSource>;
     let (queries, core, pool, qs): (Src, Src, Src, QuerySet) = match mode {
@@ -200,13 +202,14 @@ fn main() -> Result<()> {
     println!(
         "{{\"seconds\": {:.3}, \"cpu_seconds\": {:.3}, \"queries\": {nq}, \"dim\": {d}, \
          \"pool_rows\": {}, \"rows_scanned\": {scanned}, \"gflops\": {:.1}, \
-         \"gflop_per_cpu_s\": {:.1}, \"peak_extra_anon_mb\": {:.0}, \"top1_q0\": {}}}",
+         \"gflop_per_cpu_s\": {:.1}, \"peak_extra_anon_mb\": {:.0}, \"rescanned_queries\": {}, \"top1_q0\": {}}}",
         secs.0,
         secs.1,
         pool.rows(),
         flops / secs.0 / 1e9,
         flops / secs.1 / 1e9,
         (peak.load(Ordering::Relaxed).saturating_sub(before)) as f64 / 1024.0,
+        out.rescanned_queries,
         out.summary.queries[0].top_scores[0]
             .first()
             .copied()

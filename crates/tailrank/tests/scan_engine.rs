@@ -608,3 +608,133 @@ fn normalize_fixes_and_counts_off_rows() {
     assert_eq!(out.renormalized_rows, 4);
     assert_eq!(out.summary.queries, base.summary.queries);
 }
+
+#[test]
+fn speculative_floors_match_numpy_and_the_plain_scan() {
+    // 40k rows, M = 2000: the pilot (one block in 16) sees Mφ ≈ 128 ≥ 100 of each subset's
+    // top M, so every reservoir starts from a floor; the floors hold on a random pool.
+    let dir = tempfile::tempdir().unwrap();
+    let data = make(
+        dir.path(),
+        6,
+        12,
+        100,
+        40_000,
+        24,
+        "grid",
+        1.0,
+        2,
+        2,
+        2,
+        2000,
+        20,
+    );
+    let mut cfg = config(1.0, 2, 2, 2, 2000, 20);
+    cfg.threads = Some(2);
+    let fast = run(&data, &cfg, vec![&data.pool]);
+    assert_eq!(
+        fast.speculative_floors,
+        12 * 4,
+        "a floor per query and subset"
+    );
+    assert_eq!(fast.rescanned_queries, 0);
+    check(&data, &fast, true);
+    cfg.speculate = false;
+    let plain = run(&data, &cfg, vec![&data.pool]);
+    assert_eq!(plain.speculative_floors, 0);
+    assert_eq!(fast.summary, plain.summary);
+    assert_eq!(fast.results, plain.results);
+}
+
+/// Unit vector from a seed (xorshift values in [-1, 1)).
+fn unit(seed: u64, d: usize) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut v: Vec<f32> = (0..d)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+        })
+        .collect();
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.iter_mut().for_each(|x| *x /= n);
+    v
+}
+
+#[test]
+fn unrepresentative_pilot_is_caught_and_rescanned() {
+    // The pilot's blocks (8, 24, 40, … of 512 rows) hold near-duplicates of the queries, the
+    // rest is random: the pilot's floors are far too high, the check fails, and every query is
+    // scanned again. The result must equal the plain scan.
+    let (d, nq, npool, block) = (8, 4, 40_000, 512);
+    let queries: Vec<Vec<f32>> = (0..nq).map(|q| unit(1000 + q as u64, d)).collect();
+    let qdesc = InMemoryDescriptors::new(
+        "queries",
+        (0..nq).map(|q| format!("q{q}")).collect(),
+        d,
+        queries.concat(),
+    )
+    .unwrap();
+    let near = |q: usize, seed: u64| -> Vec<f32> {
+        let noise = unit(seed, d);
+        let mut v: Vec<f32> = queries[q]
+            .iter()
+            .zip(&noise)
+            .map(|(a, b)| a + 0.1 * b)
+            .collect();
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.iter_mut().for_each(|x| *x /= n);
+        v
+    };
+    let core_rows: Vec<Vec<f32>> = (0..nq)
+        .map(|q| near(q, 77 + q as u64))
+        .chain((0..50).map(|i| unit(5000 + i, d)))
+        .collect();
+    let core = InMemoryDescriptors::new(
+        "core",
+        (0..core_rows.len()).map(|i| format!("c{i}")).collect(),
+        d,
+        core_rows.concat(),
+    )
+    .unwrap();
+    let pool_rows: Vec<Vec<f32>> = (0..npool)
+        .map(|r| {
+            if (r / block) % 16 == 8 {
+                near(r % nq, 90_000 + r as u64)
+            } else {
+                unit(10_000_000 + r as u64, d)
+            }
+        })
+        .collect();
+    let pool = InMemoryDescriptors::new(
+        "pool",
+        (0..npool).map(|i| format!("p{i}")).collect(),
+        d,
+        pool_rows.concat(),
+    )
+    .unwrap();
+    let qs = QuerySet {
+        name: "adversarial".into(),
+        query_ids: (0..nq).map(|q| format!("q{q}")).collect(),
+        positives: (0..nq).map(|q| vec![format!("c{q}")]).collect(),
+    };
+    let inputs = ScanInputs {
+        query_set: &qs,
+        queries: &qdesc,
+        core: &core,
+        pool: vec![&pool],
+    };
+    let mut cfg = config(1.0, 3, 2, 2, 2000, 50);
+    cfg.threads = Some(2);
+    let fast = scan(&inputs, &cfg, &NoProgress).unwrap();
+    assert!(fast.speculative_floors > 0);
+    assert_eq!(
+        fast.rescanned_queries, nq as u64,
+        "every query's floors fail"
+    );
+    cfg.speculate = false;
+    let plain = scan(&inputs, &cfg, &NoProgress).unwrap();
+    assert_eq!(fast.summary, plain.summary);
+    assert_eq!(fast.results, plain.results);
+}

@@ -94,6 +94,10 @@ pub struct ScanOpts {
     /// L2-normalise rows that are not unit-norm instead of refusing them.
     #[arg(long)]
     pub normalize: bool,
+    /// Do not start the top-M lists from pilot floors (one block in 16 scanned first). The
+    /// floors are verified, so the output is the same; this only turns the speed-up off.
+    #[arg(long)]
+    pub no_speculate: bool,
     /// Continue an interrupted scan from its partial folder `OUTPUT.partial/` (finished chunks
     /// are reused after checking that inputs and options are unchanged).
     #[arg(long)]
@@ -213,6 +217,7 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
     cfg.results_k = args.results_out.as_ref().map(|_| args.k);
     cfg.threads = args.threads;
     cfg.normalize = args.normalize;
+    cfg.speculate = !args.no_speculate;
     cfg.model = args.model.clone();
     cfg.pool_size = pool_size;
 
@@ -244,6 +249,14 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
         );
     }
 
+    if out.rescanned_queries > 0 {
+        eprintln!(
+            "tailrank scan: note: the pilot blocks were not representative for {} query(ies); \
+             they were scanned a second time (the output is exact either way; a pool stored in \
+             score-correlated order causes this, --no-speculate avoids the extra pass)",
+            out.rescanned_queries
+        );
+    }
     if args.normalize && out.renormalized_rows > 0 {
         eprintln!(
             "tailrank scan: warning: {} row(s) (queries, core and pool) were not unit-norm and \

@@ -53,6 +53,8 @@ use crate::formats::descriptors::DescriptorSource;
 use crate::formats::gt::QuerySet;
 use crate::sample::{check_fraction, id_hash, HashRange};
 use crate::scan::kernel::{Backend, ScoreKernel, Scratch};
+use crate::scan::pool::{self, results_cap, Block, PoolPlan, PoolQueryState, SampledSource};
+use crate::scan::speculate;
 use crate::scan::summary::{
     InputRecord, PositiveSummary, QuerySummary, Subset, SubsetKind, Summary, SUMMARY_FORMAT_VERSION,
 };
@@ -85,9 +87,6 @@ fn block_rows() -> usize {
         .unwrap_or(BLOCK_ROWS)
 }
 
-/// Scores per pre-filter chunk.
-const CHUNK: usize = 16;
-
 /// Options of a scan.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScanConfig {
@@ -111,6 +110,10 @@ pub struct ScanConfig {
     pub model: String,
     /// Size N of the full pool, recorded in the summary.
     pub pool_size: Option<u64>,
+    /// Start the top-M reservoirs from floors estimated by a pilot pass over one block in 16
+    /// ([`speculate`](super::speculate)); the floors are verified, so the result is the same
+    /// either way (only the time differs).
+    pub speculate: bool,
 }
 
 impl ScanConfig {
@@ -128,6 +131,7 @@ impl ScanConfig {
             normalize: false,
             model: String::new(),
             pool_size: None,
+            speculate: true,
         }
     }
 }
@@ -160,6 +164,11 @@ pub struct ScanOutput {
     /// Rows (queries, core and pool) whose norm was outside the tolerance and were
     /// renormalised (always 0 without `normalize`).
     pub renormalized_rows: u64,
+    /// Queries scanned a second time because a speculative floor was not verified
+    /// ([`speculate`](super::speculate)); 0 when the pilot was representative.
+    pub rescanned_queries: u64,
+    /// (query, subset) reservoirs that started from a pilot floor.
+    pub speculative_floors: u64,
 }
 
 /// Progress callback, called from worker threads with the number of pool rows (sampled or
@@ -259,17 +268,17 @@ impl Sampler {
 }
 
 /// Per query: positives sorted by score descending (ties by id).
-struct QueryPositives {
+pub(super) struct QueryPositives {
     ids: Vec<String>,
-    scores: Vec<f32>,
+    pub(super) scores: Vec<f32>,
     /// Core rows of the positives, sorted ascending (relevance test in the core pass).
     rows_sorted: Vec<usize>,
-    lowest: f32,
+    pub(super) lowest: f32,
 }
 
 /// Check (or, with `normalize`, fix) `n` rows of `buf`. Returns the number of rows whose norm
 /// was outside the tolerance. `row_of(i)` gives the source row of buffer row `i` for messages.
-fn check_rows(
+pub(super) fn check_rows(
     buf: &mut [f32],
     d: usize,
     normalize: bool,
@@ -322,14 +331,14 @@ fn check_rows(
 
 /// Block buffers of one worker: the gathered rows (`p × D`), the packing scratch of the kernel
 /// and the scores (`out_rows × p`).
-struct Buffers {
-    block: Vec<f32>,
+pub(super) struct Buffers {
+    pub(super) block: Vec<f32>,
     scratch: Scratch,
-    scores: Vec<f32>,
+    pub(super) scores: Vec<f32>,
 }
 
 impl Buffers {
-    fn new(k: &ScoreKernel, d: usize) -> Self {
+    pub(super) fn new(k: &ScoreKernel, d: usize) -> Self {
         Buffers {
             block: vec![0.0; k.block_rows() * d],
             scratch: Scratch::default(),
@@ -343,7 +352,7 @@ impl Buffers {
     }
 
     /// Score the current block with `k`, score column `s` holding block row `order[s]`.
-    fn score_in_order(&mut self, k: &ScoreKernel, order: &[u32]) {
+    pub(super) fn score_in_order(&mut self, k: &ScoreKernel, order: &[u32]) {
         k.scores_in_order(
             &self.block,
             Some(order),
@@ -353,96 +362,10 @@ impl Buffers {
     }
 }
 
-/// Bit `i` set iff `scores[i] > cut`, for at most [`CHUNK`] scores (branch-free, vectorisable).
-#[inline]
-fn above_mask(scores: &[f32], cut: f32) -> u32 {
-    debug_assert!(scores.len() <= CHUNK);
-    if let Ok(c) = <&[f32; CHUNK]>::try_from(scores) {
-        let mut m = 0u32;
-        for (i, &s) in c.iter().enumerate() {
-            m |= u32::from(s > cut) << i;
-        }
-        m
-    } else {
-        scores
-            .iter()
-            .enumerate()
-            .fold(0, |m, (i, &s)| m | u32::from(s > cut) << i)
-    }
-}
-
-/// Write the scores of `run` above `cut` to the front of `out` (and their positions in `run`
-/// to `slot`), in order; returns how many. Chunks of [`CHUNK`] scores with none above the cut
-/// are skipped after one vector compare; the others are compacted without branches.
-#[inline]
-fn compact_above(run: &[f32], cut: f32, out: &mut [f32], slot: &mut [u32]) -> usize {
-    assert!(out.len() >= run.len() && slot.len() >= run.len());
-    let mut n = 0;
-    for (ci, chunk) in run.chunks(CHUNK).enumerate() {
-        let mask = above_mask(chunk, cut);
-        if mask == 0 {
-            continue;
-        }
-        let base = (ci * CHUNK) as u32;
-        for (o, &s) in chunk.iter().enumerate() {
-            // n ≤ ci·CHUNK + o < run.len(): in bounds.
-            out[n] = s;
-            slot[n] = base + o as u32;
-            n += ((mask >> o) & 1) as usize;
-        }
-    }
-    n
-}
-
-/// Slots of a block grouped by item code: `order` (block rows, ascending code, then row;
-/// padded with the zero rows `n..p`) and `segments` `(code, first slot, end slot)`.
-#[derive(Default)]
-struct CodeOrder {
-    order: Vec<u32>,
-    segments: Vec<(usize, usize, usize)>,
-}
-
-impl CodeOrder {
-    fn build(&mut self, codes: &[u32], p: usize) {
-        let n = codes.len();
-        self.order.clear();
-        self.order.extend(0..n as u32);
-        self.order.sort_by_key(|&i| codes[i as usize]);
-        self.segments.clear();
-        let mut a = 0;
-        while a < n {
-            let c = codes[self.order[a] as usize];
-            let mut b = a + 1;
-            while b < n && codes[self.order[b] as usize] == c {
-                b += 1;
-            }
-            self.segments.push((c as usize, a, b));
-            a = b;
-        }
-        self.order.extend(n as u32..p as u32);
-    }
-}
-
-/// Read rows `rows` (sorted, ascending) of `src` into the first `rows.len()` rows of `block`,
-/// one `read_rows` call per run of consecutive rows; zero the rest.
-fn gather(src: &dyn DescriptorSource, rows: &[u32], d: usize, block: &mut [f32]) -> Result<()> {
-    let mut i = 0;
-    while i < rows.len() {
-        let mut j = i + 1;
-        while j < rows.len() && rows[j] == rows[j - 1] + 1 {
-            j += 1;
-        }
-        src.read_rows(rows[i] as usize, &mut block[i * d..j * d])?;
-        i = j;
-    }
-    block[rows.len() * d..].fill(0.0);
-    Ok(())
-}
-
 /// Run `nblocks` work items on `workers` threads of the current rayon pool, each worker with
 /// its own state from `init`. On errors, the error of the lowest-numbered failing block is
 /// returned (deterministic: blocks are claimed in order and claimed blocks always finish).
-fn run_blocks<S: Send>(
+pub(super) fn run_blocks<S: Send>(
     nblocks: usize,
     init: impl Fn() -> S + Sync,
     work: impl Fn(&mut S, usize) -> Result<()> + Sync,
@@ -500,89 +423,21 @@ pub fn scan(inputs: &ScanInputs, cfg: &ScanConfig, progress: &dyn Progress) -> R
     }
 }
 
-/// A sampled pool source: its sampled rows (ascending) and their codes.
-struct SampledSource {
-    rows: Vec<u32>,
-    codes: Vec<u32>,
-    /// Key of row 0 in the results ordering (core rows first, then sources in order).
-    key_offset: u64,
-}
-
-/// Per-worker state of the pool pass, per query.
-struct PoolQueryState {
-    tops: Vec<TopM>,
-    /// `(levels + shards) × (n + 1)` histogram of `m = #{j : s_j ≥ s}`: rows `0..levels` by
-    /// deepest level, then one row per shard.
-    hist: Vec<u64>,
-    res: Option<TopKeyed>,
-    /// Cut per item code `L · max(shards, 1) + shard`; scores at or below it change nothing.
-    table: Vec<f32>,
-}
-
-impl PoolQueryState {
-    fn new(
-        lowest: f32,
-        npos: usize,
-        (nlev, nshard): (usize, usize),
-        top_m: usize,
-        results_k: Option<usize>,
-    ) -> Self {
-        let nsub = nlev + nshard;
-        let mut st = PoolQueryState {
-            tops: (0..nsub).map(|_| TopM::new(top_m, 2 * top_m)).collect(),
-            hist: vec![0; nsub * (npos + 1)],
-            res: results_k.map(|k| TopKeyed::new(k, results_cap(k))),
-            table: vec![f32::NEG_INFINITY; nlev * nshard.max(1)],
-        };
-        st.refresh(lowest, nlev, nshard);
-        st
-    }
-
-    /// Recompute the cut table after a threshold rose: an item of code `(L, shard)` matters
-    /// iff its score is above `min(lowest positive, thr(level 0..=L), thr(shard), results)`.
-    fn refresh(&mut self, lowest: f32, nlev: usize, nshard: usize) {
-        let mut base = lowest;
-        if let Some(r) = &self.res {
-            // Results accept scores equal to their threshold (ties broken by key).
-            base = base.min(r.threshold().next_down_f32());
+/// Items per subset of the given item codes (`L · max(shards, 1) + shard`): an item counts in
+/// levels `0..=L` and in its shard.
+fn subset_counts<'a>(codes: impl Iterator<Item = &'a u32>, nlev: usize, nsub: usize) -> Vec<u64> {
+    let ns = (nsub - nlev).max(1);
+    let mut out = vec![0u64; nsub];
+    for &c in codes {
+        let (deepest, shard) = (c as usize / ns, c as usize % ns);
+        for size in &mut out[..=deepest] {
+            *size += 1;
         }
-        let ns = nshard.max(1);
-        let mut level_min = base;
-        for l in 0..nlev {
-            level_min = level_min.min(self.tops[l].threshold());
-            for sh in 0..ns {
-                let c = if nshard > 0 {
-                    level_min.min(self.tops[nlev + sh].threshold())
-                } else {
-                    level_min
-                };
-                self.table[l * ns + sh] = c;
-            }
+        if nsub > nlev {
+            out[nlev + shard] += 1;
         }
     }
-}
-
-/// Buffer capacity of a results reservoir of size `k`.
-fn results_cap(k: usize) -> usize {
-    (2 * k).max(64)
-}
-
-trait NextDown {
-    fn next_down_f32(self) -> f32;
-}
-
-impl NextDown for f32 {
-    /// The largest f32 below `self` (for finite `self`; infinities unchanged).
-    fn next_down_f32(self) -> f32 {
-        if !self.is_finite() {
-            return self;
-        }
-        if self == 0.0 {
-            return -f32::from_bits(1);
-        }
-        let b = self.to_bits();
-        f32::from_bits(if self > 0.0 { b - 1 } else { b + 1 })
-    }
+    out
 }
 
 fn scan_in_pool(
@@ -653,7 +508,6 @@ fn scan_in_pool(
     }
     renormalized += check_rows(&mut qmat, d, cfg.normalize, queries, |i| qrows[i])?;
     let kernel = ScoreKernel::new(&qmat, nq, d, block_rows(), Backend::detect());
-    drop(qmat);
     let bs = kernel.block_rows();
 
     // ---- Positives (gathered core rows, scored with the same kernel).
@@ -866,21 +720,9 @@ fn scan_in_pool(
         sampled.push(s);
     }
     // S_ℓ: levels nest (deepest level ≥ ℓ), shards partition.
-    let mut subset_sizes = vec![0u64; nsub];
-    for s in &sampled {
-        let ns = (nsub - nlev).max(1);
-        for &c in &s.codes {
-            let (deepest, shard) = (c as usize / ns, c as usize % ns);
-            for size in &mut subset_sizes[..=deepest] {
-                *size += 1;
-            }
-            if nsub > nlev {
-                subset_sizes[nlev + shard] += 1;
-            }
-        }
-    }
+    let subset_sizes = subset_counts(sampled.iter().flat_map(|s| &s.codes), nlev, nsub);
     // Blocks: (source, first sampled index, end, source rows covered for progress).
-    let mut blocks: Vec<(usize, usize, usize, u64)> = Vec::new();
+    let mut blocks: Vec<Block> = Vec::new();
     for (si, s) in sampled.iter().enumerate() {
         let n = s.rows.len();
         let mut covered_to = 0u64;
@@ -898,157 +740,125 @@ fn scan_in_pool(
         }
     }
 
-    // ---- Pool pass.
+    // ---- Pool pass: a pilot of one block in 16, then the rest from the pilot's floors.
     let nshard = nsub - nlev;
     let top_m = cfg.top_m;
-    let ns = nshard.max(1);
-    // Item code → (deepest level, shard).
-    let decode: Vec<(usize, usize)> = (0..nlev * ns).map(|c| (c / ns, c % ns)).collect();
+    let plan = PoolPlan {
+        pool: &inputs.pool,
+        sampled: &sampled,
+        blocks: &blocks,
+        d,
+        nlev,
+        nshard,
+        top_m,
+        results_k,
+        normalize: cfg.normalize,
+    };
+    let all_positives: Vec<&QueryPositives> = positives.iter().collect();
     let shared_thr = SharedThresholds::new(nq * nsub);
-    struct PoolState {
-        buf: Buffers,
-        by_code: CodeOrder,
-        cand: Vec<f32>,
-        cand_slot: Vec<u32>,
-        q: Vec<PoolQueryState>,
-        off: u64,
-    }
-    let pool_states = run_blocks(
-        blocks.len(),
-        || PoolState {
-            buf: Buffers::new(&kernel, d),
-            by_code: CodeOrder::default(),
-            cand: vec![0.0; bs + CHUNK],
-            cand_slot: vec![0; bs + CHUNK],
-            q: positives
-                .iter()
-                .map(|p| {
-                    PoolQueryState::new(p.lowest, p.scores.len(), (nlev, nshard), top_m, results_k)
-                })
-                .collect(),
-            off: 0,
-        },
-        |st, b| {
-            let (si, a, e, covered) = blocks[b];
-            let (src, s) = (inputs.pool[si], &sampled[si]);
-            let key_offset = s.key_offset;
-            let rows = &s.rows[a..e];
-            let codes = &s.codes[a..e];
-            let n = rows.len();
-            gather(src, rows, d, &mut st.buf.block)?;
-            st.off += check_rows(&mut st.buf.block[..n * d], d, cfg.normalize, src, |i| {
-                rows[i] as usize
-            })?;
-            // Score the rows grouped by code, so that each run of scores is pre-filtered
-            // against its own cut (a nearly empty deep level then only slows its own items).
-            st.by_code.build(codes, bs);
-            st.buf.score_in_order(&kernel, &st.by_code.order);
-            let order = &st.by_code.order;
-            for (q, p) in positives.iter().enumerate() {
-                let row = &st.buf.scores[q * bs..q * bs + n];
-                // Fetch the next query's reservoir tails while this one is processed.
-                if let Some(next) = st.q.get(q + 1) {
-                    for t in &next.tops {
-                        t.prefetch();
-                    }
-                }
-                let qst = &mut st.q[q];
-                let npos1 = p.scores.len() + 1;
-                // Thresholds other workers reached bound the merged top-M from below.
-                let slot = q * nsub;
-                let mut raised = false;
-                for (i, t) in qst.tops.iter_mut().enumerate() {
-                    let g = shared_thr.get(slot + i);
-                    if g > t.threshold() {
-                        t.raise_threshold(g);
-                        raised = true;
-                    }
-                }
-                if raised {
-                    qst.refresh(p.lowest, nlev, nshard);
-                }
-                for &(cidx, sa, sb) in &st.by_code.segments {
-                    let (deepest, shard) = decode[cidx];
-                    // Candidates of this run: scores above its cut, compacted branch-free.
-                    let n = compact_above(
-                        &row[sa..sb],
-                        qst.table[cidx],
-                        &mut st.cand,
-                        &mut st.cand_slot,
-                    );
-                    if n == 0 {
-                        continue;
-                    }
-                    let (cand, slots) = (&st.cand[..n], &st.cand_slot[..n]);
-                    let mut dirty = false;
-                    for t in &mut qst.tops[..=deepest] {
-                        dirty |= t.push_batch(cand);
-                    }
-                    if nshard > 0 {
-                        dirty |= qst.tops[nlev + shard].push_batch(cand);
-                    }
-                    for &s in cand {
-                        if s > p.lowest {
-                            let m = p.scores.partition_point(|&x| x >= s);
-                            qst.hist[deepest * npos1 + m] += 1;
-                            if nshard > 0 {
-                                qst.hist[(nlev + shard) * npos1 + m] += 1;
-                            }
-                        }
-                    }
-                    if let Some(r) = &mut qst.res {
-                        for (&s, &slot) in cand.iter().zip(slots) {
-                            let i = order[sa + slot as usize] as usize;
-                            dirty |= r.push(s, key_offset + rows[i] as u64);
-                        }
-                    }
-                    if dirty {
-                        qst.refresh(p.lowest, nlev, nshard);
-                        for (i, t) in qst.tops.iter().enumerate() {
-                            shared_thr.publish(slot + i, t.threshold());
-                        }
-                    }
-                }
-            }
-            progress.rows_done(covered);
-            Ok(())
-        },
-    )?;
-
-    // ---- Merge workers and assemble the summary (in parallel over queries).
-    let mut per_worker: Vec<std::vec::IntoIter<PoolQueryState>> = Vec::new();
-    for st in pool_states {
-        renormalized += st.off;
-        per_worker.push(st.q.into_iter());
-    }
-    let mut jobs = Vec::with_capacity(nq);
-    for (q, core_res) in results.into_iter().enumerate() {
-        let parts: Vec<PoolQueryState> = per_worker
-            .iter_mut()
-            .map(|it| it.next().expect("one state per query"))
-            .collect();
-        jobs.push((q, parts, core_res));
-    }
-    drop(per_worker);
+    let (pilot, rest) = if cfg.speculate {
+        speculate::split_blocks(blocks.len())
+    } else {
+        (Vec::new(), (0..blocks.len()).collect())
+    };
     use rayon::prelude::*;
-    type Finished = (QuerySummary, Option<Vec<(f32, u64)>>);
-    let finished: Vec<Finished> = jobs
+    let mut floors: Option<Vec<f32>> = None;
+    let mut workers = Vec::new();
+    if !pilot.is_empty() {
+        let pilot_states = plan.run(
+            &kernel,
+            &all_positives,
+            &pilot,
+            Vec::new(),
+            None,
+            &shared_thr,
+            Some(progress),
+        )?;
+        let pilot_sizes = subset_counts(
+            pilot.iter().flat_map(|&b| {
+                let (si, a, e, _) = blocks[b];
+                &sampled[si].codes[a..e]
+            }),
+            nlev,
+            nsub,
+        );
+        let per_query: Vec<Vec<f32>> = (0..nq)
+            .into_par_iter()
+            .map_init(Vec::new, |scratch, q| {
+                (0..nsub)
+                    .map(|i| {
+                        let parts: Vec<&TopM> =
+                            pilot_states.iter().map(|w| &w.states[q].tops[i]).collect();
+                        speculate::floor(&parts, pilot_sizes[i], subset_sizes[i], top_m, scratch)
+                    })
+                    .collect()
+            })
+            .collect();
+        floors = Some(per_query.concat());
+        workers = pilot_states;
+    }
+    // The pilot's workers go on with the rest of the blocks (no extra reservoirs).
+    let workers = plan.run(
+        &kernel,
+        &all_positives,
+        &rest,
+        workers,
+        floors.as_deref(),
+        &shared_thr,
+        Some(progress),
+    )?;
+    drop(shared_thr);
+    let (parts, off) = pool::by_query(workers, nq);
+    renormalized += off;
+    let mut merged: Vec<PoolQueryState> = parts
         .into_par_iter()
-        .map(|(q, parts, mut res)| {
+        .zip(&positives)
+        .map(|(parts, p)| plan.merge(p, parts))
+        .collect();
+
+    // ---- Verify the floors; rescan the queries with a floor that did not hold.
+    let mut rescan: Vec<usize> = Vec::new();
+    if let Some(f) = &floors {
+        rescan = (0..nq)
+            .filter(|&q| {
+                merged[q]
+                    .tops
+                    .iter()
+                    .enumerate()
+                    .any(|(i, t)| !speculate::verified(t, f[q * nsub + i], top_m))
+            })
+            .collect();
+    }
+    if !rescan.is_empty() {
+        let mut sub_q = vec![0f32; rescan.len() * d];
+        for (i, &q) in rescan.iter().enumerate() {
+            sub_q[i * d..(i + 1) * d].copy_from_slice(&qmat[q * d..(q + 1) * d]);
+        }
+        let sub_kernel = ScoreKernel::new(&sub_q, rescan.len(), d, bs, kernel.backend());
+        let sub_pos: Vec<&QueryPositives> = rescan.iter().map(|&q| &positives[q]).collect();
+        let all: Vec<usize> = (0..blocks.len()).collect();
+        let fresh = SharedThresholds::new(rescan.len() * nsub);
+        let again = plan.run(&sub_kernel, &sub_pos, &all, Vec::new(), None, &fresh, None)?;
+        // Rows were checked (and counted) by the first pass already.
+        let (parts, _) = pool::by_query(again, rescan.len());
+        for ((&q, parts), p) in rescan.iter().zip(parts).zip(&sub_pos) {
+            merged[q] = plan.merge(p, parts);
+        }
+    }
+    drop(qmat);
+
+    // ---- Assemble the summary (in parallel over queries).
+    type Finished = (QuerySummary, Option<Vec<(f32, u64)>>);
+    let finished: Vec<Finished> = merged
+        .into_par_iter()
+        .zip(results)
+        .enumerate()
+        .map(|(q, (mut acc, mut res))| {
             let p = &positives[q];
-            let mut acc =
-                PoolQueryState::new(p.lowest, p.scores.len(), (nlev, nshard), top_m, None);
-            for o in parts {
-                for (t, ot) in acc.tops.iter_mut().zip(&o.tops) {
-                    t.merge(ot);
-                }
-                for (a, b) in acc.hist.iter_mut().zip(&o.hist) {
-                    *a += b;
-                }
-                if let (Some(r), Some(or)) = (&mut res, &o.res) {
-                    r.merge(or);
-                }
+            if let (Some(r), Some(pr)) = (&mut res, &acc.res) {
+                r.merge(pr);
             }
+            acc.res = None;
             let summary = query_summary(&qs.query_ids[q], p, acc, &core_hist[q], nlev, nshard);
             (summary, res.map(TopKeyed::into_sorted))
         })
@@ -1112,6 +922,10 @@ fn scan_in_pool(
         },
         results,
         renormalized_rows: renormalized,
+        rescanned_queries: rescan.len() as u64,
+        speculative_floors: floors.as_ref().map_or(0, |f| {
+            f.iter().filter(|&&x| x > f32::NEG_INFINITY).count() as u64
+        }),
     })
 }
 

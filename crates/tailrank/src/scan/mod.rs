@@ -5,7 +5,9 @@
 
 pub mod engine;
 pub mod kernel;
+mod pool;
 pub mod resume;
+pub mod speculate;
 pub mod summary;
 pub mod topm;
 

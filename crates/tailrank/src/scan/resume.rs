@@ -405,6 +405,8 @@ fn load_chunk(dir: &Path, chunk: &Chunk, want_results: bool) -> Result<ChunkOutp
         summary,
         results,
         renormalized_rows: rec.renormalized_rows,
+        rescanned_queries: 0,
+        speculative_floors: 0,
     })
 }
 
@@ -413,6 +415,10 @@ struct ChunkOutput {
     summary: Summary,
     results: Option<ResultLists>,
     renormalized_rows: u64,
+    /// Queries rescanned after a failed speculative floor, and floors set (0 for a chunk
+    /// read back).
+    rescanned_queries: u64,
+    speculative_floors: u64,
 }
 
 /// Write a finished chunk atomically into the partial folder.
@@ -647,11 +653,14 @@ fn scan_chunks(
             summary: out.summary,
             results,
             renormalized_rows: out.renormalized_rows,
+            rescanned_queries: out.rescanned_queries,
+            speculative_floors: out.speculative_floors,
         })
     };
     let mut acc: Option<Summary> = None;
     let mut all_results: Vec<ResultLists> = Vec::new();
     let mut chunk_renormalized = Vec::with_capacity(chunks.len());
+    let (mut rescanned, mut floors) = (0u64, 0u64);
     for chunk in chunks {
         let cdir = dir.join(&chunk.name);
         let mut loaded = None;
@@ -680,6 +689,8 @@ fn scan_chunks(
             }
         };
         chunk_renormalized.push(part.renormalized_rows);
+        rescanned += part.rescanned_queries;
+        floors += part.speculative_floors;
         if let Some(r) = part.results {
             all_results.push(r);
         }
@@ -736,5 +747,7 @@ fn scan_chunks(
         summary,
         results,
         renormalized_rows: renormalized,
+        rescanned_queries: rescanned,
+        speculative_floors: floors,
     })
 }

@@ -147,6 +147,16 @@ impl TopM {
         }
     }
 
+    /// The values held: the `m` largest pushed and possibly more, in no order.
+    pub fn values(&self) -> impl Iterator<Item = f32> + '_ {
+        self.buf.iter().map(|&k| unkey(k))
+    }
+
+    /// How many held values are strictly above `t`.
+    pub fn count_above(&self, t: f32) -> usize {
+        self.values().filter(|&v| v > t).count()
+    }
+
     /// Add every value held by `other` (merging reservoirs of disjoint streams).
     pub fn merge(&mut self, other: &TopM) {
         for &k in &other.buf {
