@@ -85,9 +85,17 @@ impl TopM {
     /// whether the threshold may have risen.
     #[inline]
     pub fn push_batch(&mut self, vals: &[f32]) -> bool {
+        self.append(vals, key)
+    }
+
+    /// [`push_batch`](Self::push_batch) over values given as keys (`to_key` maps them).
+    /// Compares keys: `key(s) > key(threshold)` ⇔ `s > threshold`, except that `+0` passes a
+    /// threshold of `-0` (an equal value; accepting it changes nothing).
+    #[inline(always)]
+    fn append<T: Copy>(&mut self, vals: &[T], to_key: impl Fn(T) -> u32) -> bool {
         let mut compacted = false;
         for piece in vals.chunks(BATCH) {
-            let thr = self.threshold;
+            let thr = key(self.threshold);
             if self.buf.capacity() == 0 {
                 self.buf.reserve_exact(self.cap + BATCH);
             }
@@ -95,9 +103,10 @@ impl TopM {
             let len = self.buf.len();
             let spare = self.buf.spare_capacity_mut();
             let mut n = 0;
-            for &s in piece {
-                spare[n].write(key(s));
-                n += usize::from(s > thr);
+            for &v in piece {
+                let k = to_key(v);
+                spare[n].write(k);
+                n += usize::from(k > thr);
             }
             // SAFETY: the first `n` spare slots were written above (`n ≤` slots written).
             unsafe { self.buf.set_len(len + n) };
@@ -159,16 +168,49 @@ impl TopM {
 
     /// Add every value held by `other` (merging reservoirs of disjoint streams).
     pub fn merge(&mut self, other: &TopM) {
-        for &k in &other.buf {
-            self.push(unkey(k));
-        }
+        self.append(&other.buf, |k| k);
     }
 
     /// The `m` largest values pushed (fewer if fewer were pushed), descending.
     pub fn into_sorted(mut self) -> Vec<f32> {
         self.compact();
-        self.buf.sort_unstable_by(|a, b| b.cmp(a));
+        sort_keys_descending(&mut self.buf);
         self.buf.into_iter().map(unkey).collect()
+    }
+}
+
+/// Sort keys in descending order: a least-significant-digit radix sort over bytes (stable,
+/// largest byte first at every digit, so the result is descending), skipping the digits all
+/// keys share (the top-M scores of a query share their sign and most of their exponent bits).
+/// Short inputs use a comparison sort.
+fn sort_keys_descending(v: &mut Vec<u32>) {
+    if v.len() < 256 {
+        v.sort_unstable_by(|a, b| b.cmp(a));
+        return;
+    }
+    let mut counts = [[0usize; 256]; 4];
+    for &k in v.iter() {
+        for (d, c) in counts.iter_mut().enumerate() {
+            c[((k >> (8 * d)) & 0xff) as usize] += 1;
+        }
+    }
+    let mut tmp = vec![0u32; v.len()];
+    for (d, c) in counts.iter().enumerate() {
+        if c.contains(&v.len()) {
+            continue;
+        }
+        let mut pos = [0usize; 256];
+        let mut at = 0;
+        for b in (0..256).rev() {
+            pos[b] = at;
+            at += c[b];
+        }
+        for &k in v.iter() {
+            let b = ((k >> (8 * d)) & 0xff) as usize;
+            tmp[pos[b]] = k;
+            pos[b] += 1;
+        }
+        std::mem::swap(v, &mut tmp);
     }
 }
 
@@ -328,6 +370,30 @@ mod tests {
             want.sort_unstable_by(desc);
             want.truncate(m);
             assert_eq!(t.into_sorted(), want, "m = {m}");
+        }
+    }
+
+    #[test]
+    fn radix_sort_is_descending_and_keeps_the_multiset() {
+        let mut st = 11u64;
+        for len in [0usize, 1, 255, 256, 1000, 9000] {
+            let mut v: Vec<u32> = (0..len)
+                .map(|i| {
+                    st = st
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    // Mix shared high bytes (like scores) with fully random keys and ties.
+                    if i % 3 == 0 {
+                        (st >> 32) as u32
+                    } else {
+                        0xbe00_0000 | ((st >> 40) as u32 & 0xffff)
+                    }
+                })
+                .collect();
+            let mut want = v.clone();
+            want.sort_unstable_by(|a, b| b.cmp(a));
+            sort_keys_descending(&mut v);
+            assert_eq!(v, want, "len = {len}");
         }
     }
 
