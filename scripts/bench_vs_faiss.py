@@ -17,7 +17,9 @@ Timed:
             conversion and index.add are not counted).
   numpy     queries @ pool_chunk.T over the pool in chunks of 65536 rows converted to f32
             (only the products are timed; the same FLOPs, no top-k at all).
-Effective GFLOP/s = 2 * Q * rows * D / seconds.
+Effective GFLOP/s = 2 * Q * rows * D / seconds. With --repeat R the methods run in R interleaved
+rounds (the faiss index is built once) and the medians are reported with the range of walls: on a
+shared machine single runs vary by 10-20%.
 """
 import argparse
 import json
@@ -88,6 +90,8 @@ def main():
     ap.add_argument("--workdir", default="target/bench-data")
     ap.add_argument("--bin", default="target/release/examples/scan_bench")
     ap.add_argument("--skip", default="", help="comma-separated methods to skip")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="rounds of all methods, interleaved; medians are reported")
     args = ap.parse_args()
     skip = set(filter(None, args.skip.split(",")))
     nq, d, n, m, t = args.queries, args.dim, args.pool, args.top_m, args.threads
@@ -99,18 +103,7 @@ def main():
     # with its own top-M), and with the drift shards off (5 levels: top-M and counts).
     variants = [("tailrank", "4", "5 levels + 4 drift shards"),
                 ("tailrank-noshards", "0", "5 levels, no drift shards")]
-    for key, shards, what in variants:
-        if key.split("-")[0] in skip or key in skip:
-            continue
-        log(f"timing tailrank scan ({what}) ...")
-        out = subprocess.run(
-            [args.bin, "npy", args.workdir, "--top-m", str(m), "--levels", "5",
-             "--shards", shards, "--threads", str(t)],
-            check=True, capture_output=True, text=True,
-        ).stdout
-        r = json.loads(out.strip().splitlines()[-1])
-        rows.append((f"{key} scan (f16 .npy, M={m}, {what})", r["seconds"],
-                     r["cpu_seconds"], f"peak extra anon {r['peak_extra_anon_mb']:.0f} MB"))
+    variants = [v for v in variants if v[0] not in skip and v[0].split("-")[0] not in skip]
 
     from threadpoolctl import threadpool_info, threadpool_limits
 
@@ -123,22 +116,7 @@ def main():
         for a in range(0, n, step):
             yield a, np.asarray(pool[a:a + step], dtype=np.float32)
 
-    if "numpy" not in skip:
-        log("timing numpy matmul ...")
-        with threadpool_limits(limits=t):
-            blas = [(i["internal_api"], i.get("architecture"), i["num_threads"])
-                    for i in threadpool_info()]
-            out = np.empty((nq, step), dtype=np.float32)
-            np.matmul(q, np.asarray(pool[: 1 << 12], dtype=np.float32).T)  # warm up
-            wall = cpu = 0.0
-            for a, chunk in f32_chunks():
-                # Only the product is timed (the f16 -> f32 conversion is not).
-                w0, c0 = time.perf_counter(), time.process_time()
-                np.matmul(q, chunk.T, out=out[:, : len(chunk)])
-                wall += time.perf_counter() - w0
-                cpu += time.process_time() - c0
-            rows.append((f"numpy matmul f32 (chunks of {step}; BLAS {blas})", wall, cpu, ""))
-
+    index = None
     if "faiss" not in skip:
         import faiss
 
@@ -147,12 +125,62 @@ def main():
         index = faiss.IndexFlatIP(d)
         for _, chunk in f32_chunks():
             index.add(chunk)
-        log("timing faiss IndexFlatIP.search ...")
-        w0, c0 = time.perf_counter(), time.process_time()
-        dist, _ = index.search(q, m)
-        rows.append((f"faiss {faiss.__version__} IndexFlatIP.search k={m}",
-                     time.perf_counter() - w0, time.process_time() - c0, ""))
-        del index
+
+    # Rounds interleave the methods, so that a slow spell of a shared machine hits all of them.
+    times = {}
+    names = {}
+    for rnd in range(args.repeat):
+        for key, shards, what in variants:
+            log(f"[round {rnd + 1}/{args.repeat}] timing tailrank scan ({what}) ...")
+            out = subprocess.run(
+                [args.bin, "npy", args.workdir, "--top-m", str(m), "--levels", "5",
+                 "--shards", shards, "--threads", str(t)],
+                check=True, capture_output=True, text=True,
+            ).stdout
+            r = json.loads(out.strip().splitlines()[-1])
+            names[key] = (f"{key} scan (f16 .npy, M={m}, {what})",
+                          f"peak extra anon {r['peak_extra_anon_mb']:.0f} MB")
+            times.setdefault(key, []).append((r["seconds"], r["cpu_seconds"]))
+
+        if "numpy" not in skip:
+            log(f"[round {rnd + 1}/{args.repeat}] timing numpy matmul ...")
+            with threadpool_limits(limits=t):
+                blas = [(i["internal_api"], i.get("architecture"), i["num_threads"])
+                        for i in threadpool_info()]
+                out = np.empty((nq, step), dtype=np.float32)
+                np.matmul(q, np.asarray(pool[: 1 << 12], dtype=np.float32).T)  # warm up
+                wall = cpu = 0.0
+                for a, chunk in f32_chunks():
+                    # Only the product is timed (the f16 -> f32 conversion is not).
+                    w0, c0 = time.perf_counter(), time.process_time()
+                    np.matmul(q, chunk.T, out=out[:, : len(chunk)])
+                    wall += time.perf_counter() - w0
+                    cpu += time.process_time() - c0
+                names["numpy"] = (f"numpy matmul f32 (chunks of {step}; BLAS {blas})", "")
+                times.setdefault("numpy", []).append((wall, cpu))
+
+        if index is not None:
+            log(f"[round {rnd + 1}/{args.repeat}] timing faiss IndexFlatIP.search ...")
+            w0, c0 = time.perf_counter(), time.process_time()
+            dist, _ = index.search(q, m)
+            names["faiss"] = (f"faiss {faiss.__version__} IndexFlatIP.search k={m}", "")
+            times.setdefault("faiss", []).append((time.perf_counter() - w0,
+                                                   time.process_time() - c0))
+    del index
+
+    def median(v):
+        v = sorted(v)
+        return v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
+
+    rows = []
+    for key, runs in times.items():
+        wall = median([w for w, _ in runs])
+        cpu = median([c for _, c in runs])
+        spread = ""
+        if len(runs) > 1:
+            lo, hi = min(w for w, _ in runs), max(w for w, _ in runs)
+            spread = f"wall {lo:.2f}-{hi:.2f} s over {len(runs)} rounds; "
+        rows.append((names[key][0], wall, cpu, spread + names[key][1]))
 
     print(f"Q={nq} D={d} pool={n} threads={t} (2*Q*N*D = {flops / 1e12:.2f} TFLOP)")
     print(f"{'method':<75} {'wall s':>8} {'cpu s':>8} {'GFLOP/s':>8} {'GFLOP/cpu-s':>11}")

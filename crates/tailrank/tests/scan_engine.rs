@@ -611,15 +611,16 @@ fn normalize_fixes_and_counts_off_rows() {
 
 #[test]
 fn speculative_floors_match_numpy_and_the_plain_scan() {
-    // 40k rows, M = 2000: the pilot (one block in 16) sees Mφ ≈ 128 ≥ 100 of each subset's
-    // top M, so every reservoir starts from a floor; the floors hold on a random pool.
+    // 70k rows (137 blocks: pilots of one block in 64 and one in 16, then the rest), M = 2000:
+    // the first pilot already expects 31 ≥ 25 of each subset's top M, so every reservoir
+    // starts the later stages from a floor; the floors hold on a random pool.
     let dir = tempfile::tempdir().unwrap();
     let data = make(
         dir.path(),
         6,
         12,
         100,
-        40_000,
+        70_000,
         24,
         "grid",
         1.0,

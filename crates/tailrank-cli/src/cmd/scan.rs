@@ -94,8 +94,9 @@ pub struct ScanOpts {
     /// L2-normalise rows that are not unit-norm instead of refusing them.
     #[arg(long)]
     pub normalize: bool,
-    /// Do not start the top-M lists from pilot floors (one block in 16 scanned first). The
-    /// floors are verified, so the output is the same; this only turns the speed-up off.
+    /// Do not start the top-M lists from pilot floors (pilot stages of one block in 64 and
+    /// one in 16 scanned first). The floors are verified, so the output is the same; this only
+    /// turns the speed-up off.
     #[arg(long)]
     pub no_speculate: bool,
     /// Continue an interrupted scan from its partial folder `OUTPUT.partial/` (finished chunks

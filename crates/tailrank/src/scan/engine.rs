@@ -22,16 +22,21 @@
 //! 2. Sampled rows are gathered into blocks of `BLOCK_ROWS` rows (f16 converted to f32 by the
 //!    source into a reused buffer), checked (finite, unit norm) and scored against all queries
 //!    by the [`ScoreKernel`], grouped by item code (deepest level, shard) on the way.
-//! 3. Per run of scores of one code and query: a branch-free pre-filter against the code's cut
-//!    `min(lowest positive score, thresholds of levels 0..=L and of the shard, results
-//!    threshold)` discards most scores with one compare each; the rest come out as a bitmask.
-//!    A score above the lowest positive is binary-searched among the sorted positive scores:
-//!    `m = #{j : s_j ≥ s}` and `hist[L][m] += 1`, `hist[shard][m] += 1`. At the end
-//!    `K_{j,ℓ} = Σ_{m < j} Σ_{L ≥ ℓ} hist[L][m]` (prefix sum over `m`, suffix sum over
-//!    levels), and likewise per shard. Top-M: [`TopM`] reservoirs with a rising threshold,
-//!    shared between workers through [`SharedThresholds`] (a lower bound of the merged M-th
-//!    value).
-//! 4. Blocks are processed in parallel (rayon, one state per worker, merged at the end). Counts
+//! 3. Per run of scores of one code and query (`scan::pool`): the scores above the
+//!    code's cut `min(lowest positive score, thresholds of levels 0..=L and of the shard,
+//!    results threshold)` are compacted branch-free; most scores are discarded there with one
+//!    compare each. A candidate above the lowest positive is binary-searched among the sorted
+//!    positive scores: `m = #{j : s_j ≥ s}` and `hist[L][m] += 1`, `hist[shard][m] += 1`. At the
+//!    end `K_{j,ℓ} = Σ_{m < j} Σ_{L ≥ ℓ} hist[L][m]` (prefix sum over `m`, suffix sum over
+//!    levels), and likewise per shard. Top-M: [`TopM`] reservoirs with a rising threshold, fed
+//!    in batches, shared between workers through [`SharedThresholds`] (a lower bound of the
+//!    merged M-th value).
+//! 4. Speculation ([`speculate`](super::speculate), unless `speculate` is off): the blocks go
+//!    in stages (one in 64, one in 16, the rest); after each stage every (query, subset) gets a
+//!    floor from the reservoirs so far, and the next stage starts from it. The floors are
+//!    verified on the merged reservoirs; queries with a floor that did not hold are scanned
+//!    again without floors, so the output is the same.
+//! 5. Blocks are processed in parallel (rayon, one state per worker, merged at the end). Counts
 //!    are sums and top-M lists are value multisets, so the result does not depend on the number
 //!    of threads nor on how the pool is split into sources.
 //!
@@ -110,7 +115,8 @@ pub struct ScanConfig {
     pub model: String,
     /// Size N of the full pool, recorded in the summary.
     pub pool_size: Option<u64>,
-    /// Start the top-M reservoirs from floors estimated by a pilot pass over one block in 16
+    /// Scan the pool in stages (pilots of one block in 64 and one in 16, then the rest), each
+    /// starting its top-M reservoirs from floors estimated on the stages before
     /// ([`speculate`](super::speculate)); the floors are verified, so the result is the same
     /// either way (only the time differs).
     pub speculate: bool,
@@ -740,7 +746,8 @@ fn scan_in_pool(
         }
     }
 
-    // ---- Pool pass: a pilot of one block in 16, then the rest from the pilot's floors.
+    // ---- Pool pass in stages: pilots spread over the pool, then the rest, each stage
+    // starting from floors estimated on every block scanned before it.
     let nshard = nsub - nlev;
     let top_m = cfg.top_m;
     let plan = PoolPlan {
@@ -756,57 +763,56 @@ fn scan_in_pool(
     };
     let all_positives: Vec<&QueryPositives> = positives.iter().collect();
     let shared_thr = SharedThresholds::new(nq * nsub);
-    let (pilot, rest) = if cfg.speculate {
-        speculate::split_blocks(blocks.len())
+    let stages = if cfg.speculate {
+        speculate::stages(blocks.len())
     } else {
-        (Vec::new(), (0..blocks.len()).collect())
+        vec![(0..blocks.len()).collect()]
     };
     use rayon::prelude::*;
+    // Highest floor applied per (query, subset): what the verification must check.
     let mut floors: Option<Vec<f32>> = None;
+    let mut seen = vec![0u64; nsub];
     let mut workers = Vec::new();
-    if !pilot.is_empty() {
-        let pilot_states = plan.run(
+    for (k, stage) in stages.iter().enumerate() {
+        workers = plan.run(
             &kernel,
             &all_positives,
-            &pilot,
-            Vec::new(),
-            None,
+            stage,
+            workers,
+            floors.as_deref(),
             &shared_thr,
             Some(progress),
         )?;
-        let pilot_sizes = subset_counts(
-            pilot.iter().flat_map(|&b| {
+        if k + 1 == stages.len() {
+            break;
+        }
+        let stage_sizes = subset_counts(
+            stage.iter().flat_map(|&b| {
                 let (si, a, e, _) = blocks[b];
                 &sampled[si].codes[a..e]
             }),
             nlev,
             nsub,
         );
-        let per_query: Vec<Vec<f32>> = (0..nq)
+        seen.iter_mut().zip(stage_sizes).for_each(|(s, n)| *s += n);
+        let fresh: Vec<f32> = (0..nq)
             .into_par_iter()
             .map_init(Vec::new, |scratch, q| {
                 (0..nsub)
                     .map(|i| {
                         let parts: Vec<&TopM> =
-                            pilot_states.iter().map(|w| &w.states[q].tops[i]).collect();
-                        speculate::floor(&parts, pilot_sizes[i], subset_sizes[i], top_m, scratch)
+                            workers.iter().map(|w| &w.states[q].tops[i]).collect();
+                        speculate::floor(&parts, seen[i], subset_sizes[i], top_m, scratch)
                     })
-                    .collect()
+                    .collect::<Vec<f32>>()
             })
+            .flatten()
             .collect();
-        floors = Some(per_query.concat());
-        workers = pilot_states;
+        floors = Some(match floors {
+            None => fresh,
+            Some(old) => old.iter().zip(&fresh).map(|(a, b)| a.max(*b)).collect(),
+        });
     }
-    // The pilot's workers go on with the rest of the blocks (no extra reservoirs).
-    let workers = plan.run(
-        &kernel,
-        &all_positives,
-        &rest,
-        workers,
-        floors.as_deref(),
-        &shared_thr,
-        Some(progress),
-    )?;
     drop(shared_thr);
     let (parts, off) = pool::by_query(workers, nq);
     renormalized += off;

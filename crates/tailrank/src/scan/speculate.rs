@@ -1,68 +1,87 @@
-//! Speculative top-M floors from a pilot pass; exactness is kept by verification.
+//! Speculative top-M floors from pilot stages; exactness is kept by verification.
 //!
 //! Beyond the product itself, the pool pass spends its time in the top-M warm-up: a reservoir
 //! accepts every value until it first fills, and its threshold then trails the M-th value it
 //! will end with. With M = 4000 and 9 subsets on a 1M-row pool, about a fifth of all scores
-//! become candidates, against a tenth with the final thresholds known in advance.
+//! became candidates, against a tenth with the final thresholds known in advance.
 //!
-//! **Pilot.** Every [`PILOT_STRIDE`]-th block (spread over the whole pool) is scanned first.
-//! For a query and a subset `S` of which the pilot saw `n` items out of `|S|` (fraction
-//! `φ = n/|S|`), let `v_r` be the `r`-th largest pilot score with `r = ⌈SAFETY · M · φ⌉`. If
-//! the pilot is a fair sample of `S`, about `r/φ = SAFETY · M` items of `S` score above `v_r`.
-//! The remaining blocks are then scanned with `v_r` as the reservoir's starting threshold (its
-//! *floor*), so that only values above it are candidates from the start.
+//! **Stages.** The blocks are scanned in [`stages`]: one block in 64 (spread over the whole
+//! pool), then one in 16, then the rest. After each stage, for every query and subset `S` of
+//! which the stages so far saw `n` items out of `|S|`, the expected number of `S`'s top M among
+//! them is `e = M·n/|S|`. Let `v_r` be the `r`-th largest value seen, `r = ⌈e + 5√e⌉`. If the
+//! blocks seen are a fair sample of `S`, about `M·r/e` items of `S` score above `v_r`: more than
+//! M, by five standard deviations of the count the sample would show. `v_r` becomes the
+//! reservoir's *floor* for the next stage (its threshold is raised to it), so that stage's
+//! candidates are only the values above. Floors are set where `e ≥` [`MIN_EXPECTED`].
 //!
 //! **Verification.** A floor is a guess, never trusted. When the merged reservoir of `S` holds
-//! at least M values strictly above the floor, the M-th largest value of `S` is above the
-//! floor, so every rejected value (at or below it) lies outside the top M: the result is exact.
-//! Any query with a subset that fails the check is scanned again from scratch without floors.
+//! at least M values strictly above the highest floor it was given, the M-th largest value of
+//! `S` is above every floor, so every rejected value (at or below a floor) lies outside the top
+//! M: the result is exact. Any query with a subset that fails the check is scanned again from
+//! scratch without floors.
 //!
-//! **How often a check fails.** If only `K = M` items of `S` scored above `v_r`, the pilot
-//! would have seen `Binomial(M, φ)` of them, mean `Mφ`, yet it saw `r = SAFETY · Mφ`. Floors are
-//! only set where `Mφ ≥` [`MIN_EXPECTED`], which puts that at `(SAFETY − 1)·√(Mφ) ≥ 5`
-//! standard deviations for a pool in random order. A pool ordered so that its pilot blocks are
-//! unrepresentative costs a rescan of the affected queries, not a wrong number.
+//! **How often a check fails.** If only M items of `S` scored above `v_r`, the sample would
+//! have seen about `Binomial(M, n/|S|)` of them, mean `e`, yet it saw `r = e + 5√e`: a
+//! five-sigma event for a pool stored in random order. A pool ordered so that the pilot blocks
+//! are unrepresentative costs a rescan of the affected queries, not a wrong number.
 
 use super::topm::TopM;
 
-/// One block in this many (starting at the middle of the first stride) goes to the pilot.
+/// Blocks of the first pilot: one in this many (at the middle of each stride).
+pub const FIRST_PILOT_STRIDE: usize = 64;
+/// Blocks of the second pilot: one in this many.
 pub const PILOT_STRIDE: usize = 16;
-/// A floor aims at `SAFETY · M` items of the subset above it.
-pub const SAFETY: f64 = 1.5;
-/// Floors are set only where the pilot expects at least this many of the top M (`M·φ`).
-pub const MIN_EXPECTED: f64 = 100.0;
+/// Standard deviations of margin a floor keeps (see the module documentation).
+pub const MARGIN_SD: f64 = 5.0;
+/// Floors are set only where the blocks seen so far expect at least this many of the top M
+/// (`M·φ`).
+pub const MIN_EXPECTED: f64 = 25.0;
 
-/// Split block indices `0..n` into (pilot, rest). The pilot is every [`PILOT_STRIDE`]-th block
-/// from `PILOT_STRIDE / 2`; it is empty (no speculation) when `n < 2 · PILOT_STRIDE`.
-pub fn split_blocks(n: usize) -> (Vec<usize>, Vec<usize>) {
-    if n < 2 * PILOT_STRIDE {
-        return (Vec::new(), (0..n).collect());
+/// The stages of a pool pass over blocks `0..n`: disjoint, covering every block, each
+/// scanned from the floors estimated on all the stages before it. With at least
+/// `2 · FIRST_PILOT_STRIDE` blocks: one block in 64, then one in 16, then the rest; with at
+/// least `2 · PILOT_STRIDE`: one in 16, then the rest; else one stage (no speculation).
+pub fn stages(n: usize) -> Vec<Vec<usize>> {
+    let first = |b: usize| b % FIRST_PILOT_STRIDE == FIRST_PILOT_STRIDE / 2;
+    let second = |b: usize| b % PILOT_STRIDE == PILOT_STRIDE / 2;
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    if n >= 2 * FIRST_PILOT_STRIDE {
+        out.push((0..n).filter(|&b| first(b)).collect());
     }
-    (0..n).partition(|&b| b % PILOT_STRIDE == PILOT_STRIDE / 2)
+    if n >= 2 * PILOT_STRIDE {
+        out.push((0..n).filter(|&b| second(b) && !first(b)).collect());
+    }
+    let taken = out.len();
+    out.push(
+        (0..n)
+            .filter(|&b| taken == 0 || !(second(b) || (taken == 2 && first(b))))
+            .collect(),
+    );
+    out
 }
 
 /// The floor of one query and subset, from the pilot reservoirs `parts` (one per pilot
-/// worker), the number of the subset's items the pilot scanned and the subset's size;
+/// worker), the number of the subset's items scanned so far and the subset's size;
 /// `-inf` (no floor) where the pilot is too thin. `scratch` is reused between calls.
 pub fn floor(
     parts: &[&TopM],
-    pilot_items: u64,
+    seen_items: u64,
     subset_items: u64,
     m: usize,
     scratch: &mut Vec<f32>,
 ) -> f32 {
-    if m == 0 || pilot_items == 0 || subset_items == 0 {
+    if m == 0 || seen_items == 0 || subset_items == 0 {
         return f32::NEG_INFINITY;
     }
-    let phi = pilot_items as f64 / subset_items as f64;
-    if (m as f64) * phi < MIN_EXPECTED {
+    let expected = m as f64 * seen_items as f64 / subset_items as f64;
+    if expected < MIN_EXPECTED {
         return f32::NEG_INFINITY;
     }
-    let r = (SAFETY * m as f64 * phi).ceil() as usize;
+    let r = (expected + MARGIN_SD * expected.sqrt()).ceil() as usize;
     // r ≤ m: every pilot worker's reservoir then holds its own top r, so their union holds
     // the pilot's top r (up to copies of a value equal to a threshold, which only lowers the
     // floor).
-    if r > m || r as u64 > pilot_items {
+    if r > m || r as u64 > seen_items {
         return f32::NEG_INFINITY;
     }
     scratch.clear();
@@ -87,18 +106,32 @@ mod tests {
     use super::*;
 
     #[test]
-    fn pilot_is_spread_and_disjoint() {
-        let (p, r) = split_blocks(100);
-        assert_eq!(p, vec![8, 24, 40, 56, 72, 88]);
-        assert_eq!(p.len() + r.len(), 100);
-        assert!(p.iter().all(|b| !r.contains(b)));
-        assert_eq!(split_blocks(31), (Vec::new(), (0..31).collect()));
+    fn stages_are_spread_disjoint_and_cover_every_block() {
+        for n in [0usize, 1, 31, 32, 100, 127, 128, 1000] {
+            let st = stages(n);
+            let mut all: Vec<usize> = st.concat();
+            all.sort_unstable();
+            assert_eq!(all, (0..n).collect::<Vec<_>>(), "n = {n}");
+            let want = if n >= 128 {
+                3
+            } else if n >= 32 {
+                2
+            } else {
+                1
+            };
+            assert_eq!(st.len(), want, "n = {n}");
+        }
+        let st = stages(256);
+        assert_eq!(st[0], vec![32, 96, 160, 224]);
+        assert_eq!(st[1].len(), 16);
+        assert!(st[1].iter().all(|b| b % 16 == 8));
+        assert_eq!(stages(100)[0], vec![8, 24, 40, 56, 72, 88]);
     }
 
     #[test]
     fn floor_is_the_r_th_largest_pilot_value() {
-        // 1000 pilot values 0..1000 split over two workers; subset of 20,000 items, M = 4000:
-        // φ = 0.05, Mφ = 200, r = 300 → the 300th largest value is 700.
+        // 1000 values 0..1000 seen, split over two workers; subset of 20,000 items, M = 4000:
+        // e = 200, r = ⌈200 + 5·√200⌉ = 271 → the 271st largest value is 729.
         let (mut a, mut b) = (TopM::new(4000, 8000), TopM::new(4000, 8000));
         for v in 0..1000 {
             if v % 2 == 0 {
@@ -108,10 +141,10 @@ mod tests {
             };
         }
         let mut s = Vec::new();
-        assert_eq!(floor(&[&a, &b], 1000, 20_000, 4000, &mut s), 700.0);
-        // Too thin a pilot (Mφ < MIN_EXPECTED), or r > M: no floor.
+        assert_eq!(floor(&[&a, &b], 1000, 20_000, 4000, &mut s), 729.0);
+        // Too thin a sample (e < MIN_EXPECTED), or r > M: no floor.
         assert_eq!(
-            floor(&[&a, &b], 1000, 100_000, 4000, &mut s),
+            floor(&[&a, &b], 1000, 200_000, 4000, &mut s),
             f32::NEG_INFINITY
         );
         assert_eq!(
