@@ -239,6 +239,28 @@ fn bad_files_give_clear_errors() {
 }
 
 #[test]
+fn file_truncated_after_open_is_an_error_not_a_fault() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("shrinks.npy");
+    let (rows, dim) = (5000, 64);
+    write_npy(&p, rows, dim, &vec![0.125; rows * dim], Dtype::F16).unwrap();
+    write_ids(&d.path().join("shrinks.ids.txt"), &ids(rows)).unwrap();
+    let src = NpyDescriptors::open(&p, None).unwrap();
+    let mut out = vec![0f32; 10 * dim];
+    src.read_rows(4990, &mut out).unwrap();
+    // Another process cuts the file to its first 1000 rows (a whole page count beyond them
+    // is gone, so reading the mapping there would fault).
+    let f = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+    f.set_len((128 + 1000 * dim * 2) as u64).unwrap();
+    drop(f);
+    let e = src.read_rows(4990, &mut out).unwrap_err().to_string();
+    assert!(
+        e.contains("shrinks.npy") && e.contains("truncated") && e.contains("rows 4990..5000"),
+        "{e}"
+    );
+}
+
+#[test]
 fn duplicate_ids_and_missing_id_file() {
     let d = tempfile::tempdir().unwrap();
     let p = d.path().join("dup.npy");

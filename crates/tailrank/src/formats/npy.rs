@@ -336,6 +336,11 @@ pub struct NpyDescriptors {
     path: PathBuf,
     ids_path: PathBuf,
     header: NpyHeader,
+    /// The open file behind `map`: its length is checked before every read, so that a file
+    /// truncated by another process during a scan gives an error instead of a fault.
+    file: File,
+    /// File length at open (header + data).
+    len: u64,
     map: Mmap,
     ids: Vec<String>,
     digest: String,
@@ -385,7 +390,8 @@ impl NpyDescriptors {
             return Err(Error::file(path, "empty file (0 bytes), not an .npy array"));
         }
         // SAFETY: the map is read-only; tailrank never writes input files. Another process
-        // truncating the file while it is mapped could fault, which memory-mapped readers accept.
+        // truncating the file while it is mapped could make an access fault: `raw_rows` checks
+        // the file's length before each read, which leaves only a race of microseconds.
         let map = unsafe { Mmap::map(&file) }.at(path)?;
         #[cfg(unix)]
         let _ = map.advise(memmap2::Advice::Sequential);
@@ -432,6 +438,8 @@ impl NpyDescriptors {
             path: path.to_path_buf(),
             ids_path,
             header,
+            file,
+            len: len as u64,
             map,
             ids,
             digest,
@@ -448,9 +456,22 @@ impl NpyDescriptors {
         &self.ids_path
     }
 
-    /// The raw little-endian data bytes of rows `start .. start + n`.
+    /// The raw little-endian data bytes of rows `start .. start + n`. Fails, naming the file
+    /// and the rows, when the file has become shorter since it was opened.
     pub fn raw_rows(&self, start: usize, n: usize) -> Result<&[u8]> {
         check_range(&self.path, start, n, self.header.rows)?;
+        let now = self.file.metadata().at(&self.path)?.len();
+        if now < self.len {
+            return Err(Error::file(
+                &self.path,
+                format!(
+                    "the file was truncated while it was being read: it is now {now} bytes, \
+                     {} when opened (reading rows {start}..{})",
+                    self.len,
+                    start + n
+                ),
+            ));
+        }
         let row_bytes = self.header.dim * self.header.itemsize();
         let b = self.header.data_offset + start * row_bytes;
         Ok(&self.map[b..b + n * row_bytes])
