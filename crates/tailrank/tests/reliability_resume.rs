@@ -298,26 +298,35 @@ fn resume_refuses_other_inputs_or_options() {
     assert_eq!(out.summary.pool_size, Some(123_456));
 }
 
+/// Scan `d` in one go and in chunks of 100 rows (one thread, partial folder under `dir`): both
+/// must fail with the same error, naming `row`. Returns the chunked run's options.
+fn chunked_error_matches_single(d: &Data, row: usize, dir: &Path) -> ResumeOptions {
+    let mut c = cfg(1.0, None);
+    c.threads = Some(1);
+    let single = scan(&inputs(d), &c, &NoProgress).unwrap_err().to_string();
+    let o = opts(dir, 100, false);
+    let chunked = scan_resumable(&inputs(d), &c, &o, &NoProgress)
+        .unwrap_err()
+        .to_string();
+    assert!(single.contains(&format!("row {row} ")), "{single}");
+    assert_eq!(single, chunked);
+    o
+}
+
 #[test]
 fn bad_row_error_names_the_file_row() {
     let mut d = data(5, 3, &[300], 8);
     let row = 257;
     d.pool[0].data[row * 8 + 3] = f32::NAN;
-    let mut c = cfg(1.0, None);
-    c.threads = Some(1);
     let t = tempfile::tempdir().unwrap();
-    let single = scan(&inputs(&d), &c, &NoProgress).unwrap_err().to_string();
-    let o = opts(t.path(), 100, false);
-    let chunked = scan_resumable(&inputs(&d), &c, &o, &NoProgress)
-        .unwrap_err()
-        .to_string();
-    assert!(single.contains(&format!("row {row} ")), "{single}");
-    assert_eq!(single, chunked);
+    let o = chunked_error_matches_single(&d, row, t.path());
     // Two chunks were finished: the partial folder stays for --resume.
     assert!(o.partial_dir.join("chunk-000001").is_dir());
     // A failure in the first chunk leaves no partial folder behind.
     let mut d = data(5, 3, &[300], 8);
     d.pool[0].data[5 * 8] = f32::INFINITY;
+    let mut c = cfg(1.0, None);
+    c.threads = Some(1);
     let t = tempfile::tempdir().unwrap();
     let o = opts(t.path(), 100, false);
     let e = scan_resumable(&inputs(&d), &c, &o, &NoProgress)
@@ -403,14 +412,6 @@ fn small_files_share_a_chunk_and_errors_keep_file_rows() {
     let mut d = data(5, 3, &[50, 300], 8);
     let row = 157;
     d.pool[1].data[row * 8 + 2] = f32::NAN;
-    let mut c = cfg(1.0, None);
-    c.threads = Some(1);
     let t = tempfile::tempdir().unwrap();
-    let single = scan(&inputs(&d), &c, &NoProgress).unwrap_err().to_string();
-    let o = opts(t.path(), 100, false);
-    let chunked = scan_resumable(&inputs(&d), &c, &o, &NoProgress)
-        .unwrap_err()
-        .to_string();
-    assert!(single.contains(&format!("row {row} ")), "{single}");
-    assert_eq!(single, chunked);
+    chunked_error_matches_single(&d, row, t.path());
 }

@@ -40,12 +40,18 @@ fn above_mask(scores: &[f32], cut: f32) -> u32 {
     }
 }
 
-/// Write the scores of `run` above `cut` to the front of `out` (and their positions in `run`
-/// to `slot`), in order; returns how many. Chunks of [`CHUNK`] scores with none above the cut
-/// are skipped after one vector compare; the others are compacted without branches.
+/// Write the scores of `run` above `cut` to the front of `out` (and, with `SLOTS`, their
+/// positions in `run` to `slot`: only the results list needs them), in order; returns how many.
+/// Chunks of [`CHUNK`] scores with none above the cut are skipped after one vector compare;
+/// the others are compacted without branches.
 #[inline]
-fn compact_above(run: &[f32], cut: f32, out: &mut [f32], slot: &mut [u32]) -> usize {
-    assert!(out.len() >= run.len() && slot.len() >= run.len());
+fn compact_above<const SLOTS: bool>(
+    run: &[f32],
+    cut: f32,
+    out: &mut [f32],
+    slot: &mut [u32],
+) -> usize {
+    assert!(out.len() >= run.len() && (!SLOTS || slot.len() >= run.len()));
     let mut n = 0;
     for (ci, chunk) in run.chunks(CHUNK).enumerate() {
         let mask = above_mask(chunk, cut);
@@ -56,7 +62,9 @@ fn compact_above(run: &[f32], cut: f32, out: &mut [f32], slot: &mut [u32]) -> us
         for (o, &s) in chunk.iter().enumerate() {
             // n ≤ ci·CHUNK + o < run.len(): in bounds.
             out[n] = s;
-            slot[n] = base + o as u32;
+            if SLOTS {
+                slot[n] = base + o as u32;
+            }
             n += ((mask >> o) & 1) as usize;
         }
     }
@@ -175,7 +183,7 @@ pub(super) fn results_cap(k: usize) -> usize {
     (2 * k).max(64)
 }
 
-pub(super) trait NextDown {
+trait NextDown {
     fn next_down_f32(self) -> f32;
 }
 
@@ -329,12 +337,12 @@ impl PoolPlan<'_> {
                 for &(cidx, sa, sb) in &st.by_code.segments {
                     let (deepest, shard) = decode[cidx];
                     // Candidates of this run: scores above its cut, compacted branch-free.
-                    let n = compact_above(
-                        &row[sa..sb],
-                        qst.table[cidx],
-                        &mut st.cand,
-                        &mut st.cand_slot,
-                    );
+                    let (run, cut) = (&row[sa..sb], qst.table[cidx]);
+                    let n = if qst.res.is_some() {
+                        compact_above::<true>(run, cut, &mut st.cand, &mut st.cand_slot)
+                    } else {
+                        compact_above::<false>(run, cut, &mut st.cand, &mut st.cand_slot)
+                    };
                     if n == 0 {
                         continue;
                     }

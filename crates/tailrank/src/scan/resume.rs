@@ -300,8 +300,7 @@ fn read_plan(dir: &Path) -> Result<Option<Plan>> {
         return Ok(None);
     }
     let text = std::fs::read_to_string(&p).at(&p)?;
-    // Check the format and version first, so that an older layout gets the version message.
-    let head: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+    let malformed = |e: serde_json::Error| {
         Error::file(
             &p,
             format!(
@@ -309,7 +308,9 @@ fn read_plan(dir: &Path) -> Result<Option<Plan>> {
                 dir.display()
             ),
         )
-    })?;
+    };
+    // Check the format and version first, so that an older layout gets the version message.
+    let head: serde_json::Value = serde_json::from_str(&text).map_err(malformed)?;
     let (format, version) = (
         head.get("format").and_then(|v| v.as_str()).unwrap_or(""),
         head.get("format_version").and_then(|v| v.as_u64()),
@@ -325,27 +326,8 @@ fn read_plan(dir: &Path) -> Result<Option<Plan>> {
             ),
         ));
     }
-    let plan: Plan = serde_json::from_value(head).map_err(|e| {
-        Error::file(
-            &p,
-            format!(
-                "malformed plan of a partial scan: {e}; delete {} to start over",
-                dir.display()
-            ),
-        )
-    })?;
-    if plan.format != PARTIAL_FORMAT || plan.format_version != PARTIAL_VERSION {
-        return Err(Error::file(
-            &p,
-            format!(
-                "not a {PARTIAL_FORMAT} version {PARTIAL_VERSION} plan (format {:?}, version \
-                 {}); delete {} to start over",
-                plan.format,
-                plan.format_version,
-                dir.display()
-            ),
-        ));
-    }
+    // The fields just checked are the plan's own `format` and `format_version`.
+    let plan: Plan = serde_json::from_value(head).map_err(malformed)?;
     Ok(Some(plan))
 }
 
