@@ -6,35 +6,36 @@
 //! `S[q][r]` is a pure function of query `q`'s values and row `r`'s values: it does not depend on
 //! the row's position in the block, on the other rows, nor on zero padding. The scan relies on it
 //! so that an exact duplicate of a positive in the pool scores bitwise equal to the positive and
-//! does not outrank it (SPEC: ties do not outrank).
+//! does not outrank it (SPEC: ties do not outrank), and so that [`ScoreKernel::exact`] can
+//! recompute single scores bitwise (the integer [`screen`](super::screen) needs it).
 //!
 //! ## Backends
 //!
-//! * **`Avx2Fma`** (x86-64 with AVX2 and FMA, chosen at run time). The queries are packed once
-//!   per scan into panels of [`NR`] queries, the block is packed per call into panels of [`MR`]
-//!   rows, and a register-tiled microkernel computes `MR × NR` scores with 12 ymm accumulators
-//!   (one FMA per lane and depth step). Each score is the chain
-//!   `acc ← fma(b[k], q[k], acc)` for `k = 0, 1, …, D−1` in order, in one lane: that gives the
-//!   invariant above. The depth is cut into chunks of at most [`KC_MAX`] (the accumulators go
-//!   through memory between chunks, which does not change the chain), queries into groups of
-//!   [`QUERY_PANELS_PER_GROUP`] panels that stay in L2 while a row panel sits in L1.
-//!   Packing the queries once is what a general-purpose GEMM cannot do, and it is where the
-//!   speed over a BLAS call per block comes from (`docs/performance.md`).
+//! * **`Avx2Fma`** (x86-64 with AVX2 and FMA, chosen at run time). Each score is the *dot
+//!   chain*: eight lanes `aₗ ← fma(x[k], q[k], aₗ)` over `k ≡ ℓ (mod 8)` in increasing `k`
+//!   (from `+0`; the last 8 values of a row whose `D` is not a multiple of 8 are read with a
+//!   masked load, zeros beyond `D`), then `((a₀+a₄) + (a₂+a₆)) + ((a₁+a₅) + (a₃+a₇))`. The
+//!   queries are copied once per scan with rows padded to a multiple of 8 values; the block
+//!   is read in place (row-major, any row order through a slot → row map, no packing). A
+//!   register-tiled microkernel computes [`TILE_ROWS`] × [`TILE_QUERIES`] scores with 12 ymm
+//!   accumulators over a group of queries that stays in L2 while the rows of a tile sit in L1.
+//!   [`ScoreKernel::exact`] computes single scores with the same chain, four pairs at a time.
 //! * **`Gemm`** (everywhere else, or with `TAILRANK_KERNEL=gemm`): one call of the `gemm` crate
 //!   of the fixed shape `nq × p × D`; `gemm` picks its blocking from the shape alone, so a score
-//!   does not depend on its row's position either.
+//!   does not depend on its row's position either. No single-score path and no screen.
 //!
 //! Within one scan every score (positives, core, pool) goes through the same kernel object.
 
-/// Rows of the block per microkernel tile (two ymm registers of 8 lanes).
-pub const MR: usize = 16;
-/// Queries per microkernel tile (broadcast values).
-pub const NR: usize = 6;
-/// Largest depth chunk. 768 keeps a 16-row panel (48 KiB) streaming from L2 and a 6-query
-/// panel (18 KiB) in L1; measured on Zen 3 (`docs/performance.md`).
-pub const KC_MAX: usize = 768;
-/// Query panels per group (120 queries): a group's packed queries stay in L2 across row panels.
-pub const QUERY_PANELS_PER_GROUP: usize = 20;
+/// Rows per microkernel tile.
+pub const TILE_ROWS: usize = 3;
+/// Queries per microkernel tile.
+pub const TILE_QUERIES: usize = 4;
+/// Block rows on `Avx2Fma` are a multiple of this (the panels of the integer screen).
+pub const ROW_ALIGN: usize = 16;
+/// Pairs computed together by [`ScoreKernel::exact`].
+const PAIR_LANES: usize = 4;
+/// Bytes of padded queries per group: they stay in L2 while the row tiles pass.
+const QUERY_GROUP_BYTES: usize = 192 * 1024;
 
 /// Which implementation computes the scores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,10 +101,9 @@ impl AlignedBuf {
     }
 }
 
-/// Per-worker scratch space of [`ScoreKernel::scores`] (the packed or reordered block).
+/// Per-worker scratch space of [`ScoreKernel::scores`] (the reordered block of `Gemm`).
 #[derive(Default)]
 pub struct Scratch {
-    packed: AlignedBuf,
     reordered: Vec<f32>,
 }
 
@@ -112,17 +112,17 @@ pub struct ScoreKernel {
     backend: Backend,
     nq: usize,
     d: usize,
+    /// `d` rounded up to a multiple of 8 (`Avx2Fma` query stride).
+    dpad: usize,
     p: usize,
-    /// Depth chunks `(k0, kc)`, covering `0..d` in order.
-    chunks: Vec<(usize, usize)>,
-    /// `Avx2Fma`: queries packed per chunk as `[panel][k][NR]` (`nq` padded to a multiple of
-    /// `NR` with zero queries). `Gemm`: queries transposed, `D × nq` row-major.
+    /// `Avx2Fma`: queries `out_rows() × dpad` row-major, zero padded. `Gemm`: queries
+    /// transposed, `D × nq` row-major.
     queries: AlignedBuf,
 }
 
 impl ScoreKernel {
     /// A kernel for `nq` queries (`queries`: `nq × d` row-major) and blocks of `p` rows on the
-    /// given backend. With `Avx2Fma`, `p` is rounded up to a multiple of [`MR`].
+    /// given backend. With `Avx2Fma`, `p` is rounded up to a multiple of [`ROW_ALIGN`].
     pub fn new(queries: &[f32], nq: usize, d: usize, p: usize, backend: Backend) -> Self {
         assert_eq!(queries.len(), nq * d, "query matrix is not nq × d");
         let backend = if backend == Backend::Avx2Fma && !avx2_fma_available() {
@@ -131,35 +131,24 @@ impl ScoreKernel {
             backend
         };
         let p = match backend {
-            Backend::Avx2Fma => p.max(1).next_multiple_of(MR),
+            Backend::Avx2Fma => p.max(1).next_multiple_of(ROW_ALIGN),
             Backend::Gemm => p.max(1),
         };
-        let nchunks = d.div_ceil(KC_MAX).max(1);
-        let kc = d.div_ceil(nchunks).max(1);
-        let chunks: Vec<(usize, usize)> =
-            (0..d).step_by(kc).map(|k0| (k0, kc.min(d - k0))).collect();
+        let dpad = d.next_multiple_of(8);
         let mut k = ScoreKernel {
             backend,
             nq,
             d,
+            dpad,
             p,
-            chunks,
             queries: AlignedBuf::default(),
         };
         match backend {
             Backend::Avx2Fma => {
-                let nq_pad = k.out_rows();
-                k.queries = AlignedBuf::zeroed(nq_pad * d);
+                k.queries = AlignedBuf::zeroed(k.out_rows() * dpad);
                 let dst = k.queries.as_mut_slice();
-                for &(k0, kc) in &k.chunks {
-                    let base = nq_pad * k0;
-                    for q in 0..nq {
-                        let (panel, j) = (q / NR, q % NR);
-                        let at = base + panel * NR * kc + j;
-                        for kk in 0..kc {
-                            dst[at + kk * NR] = queries[q * d + k0 + kk];
-                        }
-                    }
+                for q in 0..nq {
+                    dst[q * dpad..q * dpad + d].copy_from_slice(&queries[q * d..(q + 1) * d]);
                 }
             }
             Backend::Gemm => {
@@ -185,11 +174,11 @@ impl ScoreKernel {
         self.p
     }
 
-    /// Rows of the score matrix: `nq`, padded to a multiple of [`NR`] on `Avx2Fma` (the padding
-    /// rows hold scores of zero queries and are to be ignored).
+    /// Rows of the score matrix: `nq`, padded to a multiple of [`TILE_QUERIES`] on `Avx2Fma`
+    /// (the padding rows hold scores of zero queries and are to be ignored).
     pub fn out_rows(&self) -> usize {
         match self.backend {
-            Backend::Avx2Fma => self.nq.next_multiple_of(NR),
+            Backend::Avx2Fma => self.nq.next_multiple_of(TILE_QUERIES),
             Backend::Gemm => self.nq,
         }
     }
@@ -197,6 +186,42 @@ impl ScoreKernel {
     /// Length of the score buffer `out` of [`scores`](Self::scores): `out_rows() · p`.
     pub fn out_len(&self) -> usize {
         self.out_rows() * self.p
+    }
+
+    /// Exact single scores, bitwise those of [`scores`](Self::scores):
+    /// `out[i] = ⟨query qᵢ, block row rᵢ⟩` for `pairs[i] = (qᵢ, rᵢ)` (`block` `p × D`
+    /// row-major). `None` on the `Gemm` backend, whose order of summation is not known.
+    pub fn exact(&self, block: &[f32], pairs: &[(u32, u32)], out: &mut [f32]) -> Option<()> {
+        if self.backend != Backend::Avx2Fma {
+            return None;
+        }
+        let d = self.d;
+        assert_eq!(out.len(), pairs.len(), "one output per pair");
+        assert!(
+            pairs
+                .iter()
+                .all(|&(q, r)| (q as usize) < self.nq && (r as usize + 1) * d <= block.len()),
+            "pair outside the queries or the block"
+        );
+        #[cfg(target_arch = "x86_64")]
+        {
+            let qs = self.queries.as_slice().as_ptr();
+            for (ch, o) in pairs.chunks(PAIR_LANES).zip(out.chunks_mut(PAIR_LANES)) {
+                // Unused lanes repeat the first pair.
+                let at = |i: usize| ch[i.min(ch.len() - 1)];
+                // SAFETY: AVX2 + FMA (backend); pairs were checked to lie in the queries and
+                // the block; queries rows hold `dpad` values.
+                let s = unsafe {
+                    let q: [*const f32; PAIR_LANES] =
+                        std::array::from_fn(|i| qs.add(at(i).0 as usize * self.dpad));
+                    let r: [*const f32; PAIR_LANES] =
+                        std::array::from_fn(|i| block.as_ptr().add(at(i).1 as usize * d));
+                    avx2::pairs(d, q, r)
+                };
+                o.copy_from_slice(&s[..ch.len()]);
+            }
+        }
+        Some(())
     }
 
     /// `out[q · p + r] = ⟨query q, block row r⟩` for `block` = `p × D` row-major (rows past the
@@ -233,12 +258,12 @@ impl ScoreKernel {
             Backend::Avx2Fma => {
                 #[cfg(target_arch = "x86_64")]
                 {
-                    if scratch.packed.0.len() * 16 < p * d {
-                        scratch.packed = AlignedBuf::zeroed(p * d);
-                    }
-                    self.pack_block(block, row_at, scratch.packed.as_mut_slice());
-                    // SAFETY: `new` chose `Avx2Fma` only after checking the CPU features.
-                    unsafe { self.avx2_scores(scratch.packed.as_slice(), out) }
+                    let _ = scratch;
+                    let rows: Vec<*const f32> =
+                        (0..p).map(|s| block[row_at(s) * d..].as_ptr()).collect();
+                    // SAFETY: `new` chose `Avx2Fma` only after checking the CPU features; every
+                    // row pointer addresses `d` floats of `block`; `out` holds `out_rows · p`.
+                    unsafe { self.avx2_scores(&rows, out) }
                 }
                 #[cfg(not(target_arch = "x86_64"))]
                 unreachable!("Avx2Fma is only selected on x86-64")
@@ -259,52 +284,40 @@ impl ScoreKernel {
         }
     }
 
-    /// Pack `block` (`p × D` row-major), slot `s` taking block row `row_at(s)`, per chunk as
-    /// `[row panel][k][MR]`.
-    fn pack_block(&self, block: &[f32], row_at: impl Fn(usize) -> usize, packed: &mut [f32]) {
-        let (p, d) = (self.p, self.d);
-        for &(k0, kc) in &self.chunks {
-            let base = p * k0;
-            for panel in 0..p / MR {
-                let dst = &mut packed[base + panel * MR * kc..base + (panel + 1) * MR * kc];
-                for i in 0..MR {
-                    let r = row_at(panel * MR + i);
-                    let row = &block[r * d + k0..r * d + k0 + kc];
-                    for (kk, &v) in row.iter().enumerate() {
-                        dst[kk * MR + i] = v;
-                    }
-                }
-            }
-        }
-    }
-
-    /// Loop nest over packed operands: chunk → query group → row panel → query panel.
+    /// Loop nest: query group → row tile → query tile.
     ///
     /// # Safety
-    /// The CPU must support AVX2 and FMA.
+    /// AVX2 + FMA; `rows[s]` addresses the `d` values of slot `s`; `out` holds `out_rows · p`.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn avx2_scores(&self, packed: &[f32], out: &mut [f32]) {
-        let p = self.p;
-        let qpanels = self.out_rows() / NR;
+    unsafe fn avx2_scores(&self, rows: &[*const f32], out: &mut [f32]) {
+        let (p, d, dpad) = (self.p, self.d, self.dpad);
         let nq_pad = self.out_rows();
-        debug_assert!(packed.len() >= p * self.d && out.len() >= nq_pad * p);
-        for (ci, &(k0, kc)) in self.chunks.iter().enumerate() {
-            let a_base = packed.as_ptr().add(p * k0);
-            let b_base = self.queries.as_slice().as_ptr().add(nq_pad * k0);
-            let mut g0 = 0;
-            while g0 < qpanels {
-                let g1 = (g0 + QUERY_PANELS_PER_GROUP).min(qpanels);
-                for rp in 0..p / MR {
-                    let a = a_base.add(rp * MR * kc);
-                    for qp in g0..g1 {
-                        let b = b_base.add(qp * NR * kc);
-                        let c = out.as_mut_ptr().add(qp * NR * p + rp * MR);
-                        avx2::tile(kc, a, b, c, p, ci > 0);
+        debug_assert!(rows.len() == p && out.len() >= nq_pad * p);
+        let qs = self.queries.as_slice().as_ptr();
+        let group = (QUERY_GROUP_BYTES / (4 * dpad) / TILE_QUERIES * TILE_QUERIES)
+            .clamp(TILE_QUERIES, nq_pad);
+        let out = out.as_mut_ptr();
+        let mut g0 = 0;
+        while g0 < nq_pad {
+            let g1 = (g0 + group).min(nq_pad);
+            let mut s = 0;
+            while s < p {
+                let r = &rows[s..];
+                let mut q = g0;
+                while q < g1 {
+                    let c = out.add(q * p + s);
+                    let qp = qs.add(q * dpad);
+                    match p - s {
+                        1 => avx2::tile::<1>(d, dpad, [r[0]; 3], qp, c, p),
+                        2 => avx2::tile::<2>(d, dpad, [r[0], r[1], r[1]], qp, c, p),
+                        _ => avx2::tile::<3>(d, dpad, [r[0], r[1], r[2]], qp, c, p),
                     }
+                    q += TILE_QUERIES;
                 }
-                g0 = g1;
+                s += TILE_ROWS;
             }
+            g0 = g1;
         }
     }
 
@@ -341,66 +354,118 @@ impl ScoreKernel {
 
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
-    use super::{MR, NR};
+    use super::{PAIR_LANES, TILE_QUERIES, TILE_ROWS};
     use std::arch::x86_64::*;
 
-    /// One `MR × NR` tile: `c[j · ldc + i] (+)= Σ_k a[k · MR + i] · b[k · NR + j]`, the sum
-    /// accumulated in order of `k` with one FMA per step (continuing from `c` when
-    /// `accumulate`).
-    ///
-    /// # Safety
-    /// AVX2 + FMA; `a` holds `kc · MR` floats (32-byte aligned rows of 16), `b` holds
-    /// `kc · NR` floats, `c` is valid for `NR` rows of stride `ldc` and `MR` columns.
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn tile(
-        kc: usize,
-        mut a: *const f32,
-        mut b: *const f32,
-        c: *mut f32,
-        ldc: usize,
-        accumulate: bool,
-    ) {
-        let mut acc = [[_mm256_setzero_ps(); 2]; NR];
-        if accumulate {
-            for (j, row) in acc.iter_mut().enumerate() {
-                row[0] = _mm256_loadu_ps(c.add(j * ldc));
-                row[1] = _mm256_loadu_ps(c.add(j * ldc + 8));
-            }
-        }
-        for _ in 0..kc {
-            let a0 = _mm256_load_ps(a);
-            let a1 = _mm256_load_ps(a.add(8));
-            for (j, row) in acc.iter_mut().enumerate() {
-                let x = _mm256_broadcast_ss(&*b.add(j));
-                row[0] = _mm256_fmadd_ps(a0, x, row[0]);
-                row[1] = _mm256_fmadd_ps(a1, x, row[1]);
-            }
-            a = a.add(MR);
-            b = b.add(NR);
-        }
-        for (j, row) in acc.iter().enumerate() {
-            _mm256_storeu_ps(c.add(j * ldc), row[0]);
-            _mm256_storeu_ps(c.add(j * ldc + 8), row[1]);
+    /// Mask of the valid lanes of the last 8 values of a row of `d` values.
+    #[inline(always)]
+    unsafe fn tail_mask(d: usize) -> __m256i {
+        let n = (d % 8) as i32;
+        _mm256_cmpgt_epi32(
+            _mm256_set1_epi32(n),
+            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+        )
+    }
+
+    /// Values `k … k+7` of a row of `d` values: a plain load, or a masked one for the last
+    /// values of a row whose `d` is not a multiple of 8 (zeros beyond `d`).
+    #[inline(always)]
+    unsafe fn row8(r: *const f32, k: usize, d: usize, mask: __m256i) -> __m256 {
+        if k + 8 <= d {
+            _mm256_loadu_ps(r.add(k))
+        } else {
+            _mm256_maskload_ps(r.add(k), mask)
         }
     }
+
+    /// The fixed reduction of the dot chain: `((a₀+a₄) + (a₂+a₆)) + ((a₁+a₅) + (a₃+a₇))`.
+    #[inline(always)]
+    unsafe fn reduce(a: __m256) -> f32 {
+        let s = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps::<1>(a));
+        let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+        _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)))
+    }
+
+    /// One tile: `c[j · ldc + i] = ⟨rows[i], q_j⟩` for `i < R`, `j < TILE_QUERIES`, query `j`
+    /// at `q + j · dpad` (zero padded to `dpad`), each score the dot chain.
+    ///
+    /// # Safety
+    /// AVX2 + FMA; `rows[i]` address `d` floats, `q` `TILE_QUERIES · dpad`, `c` `TILE_QUERIES`
+    /// rows of stride `ldc` and `R` columns.
+    #[target_feature(enable = "avx2,fma")]
+    #[allow(clippy::needless_range_loop)] // plain indices keep the 12 accumulators in registers
+    pub(super) unsafe fn tile<const R: usize>(
+        d: usize,
+        dpad: usize,
+        rows: [*const f32; TILE_ROWS],
+        q: *const f32,
+        c: *mut f32,
+        ldc: usize,
+    ) {
+        let mask = tail_mask(d);
+        let mut acc = [[_mm256_setzero_ps(); TILE_QUERIES]; R];
+        let mut k = 0;
+        while k < d {
+            let x: [__m256; R] = std::array::from_fn(|i| row8(rows[i], k, d, mask));
+            for j in 0..TILE_QUERIES {
+                let qv = _mm256_load_ps(q.add(j * dpad + k));
+                for i in 0..R {
+                    acc[i][j] = _mm256_fmadd_ps(x[i], qv, acc[i][j]);
+                }
+            }
+            k += 8;
+        }
+        for (i, row) in acc.iter().enumerate() {
+            for (j, a) in row.iter().enumerate() {
+                *c.add(j * ldc + i) = reduce(*a);
+            }
+        }
+    }
+
+    /// [`PAIR_LANES`] single scores `⟨r[i], q[i]⟩` (queries zero padded to a multiple of 8),
+    /// each the dot chain of [`tile`]; the chains run interleaved, hiding each other's latency.
+    ///
+    /// # Safety
+    /// AVX2 + FMA; `r[i]` address `d` floats, `q[i]` `d` rounded up to 8.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn pairs(
+        d: usize,
+        q: [*const f32; PAIR_LANES],
+        r: [*const f32; PAIR_LANES],
+    ) -> [f32; PAIR_LANES] {
+        let mask = tail_mask(d);
+        let mut acc = [_mm256_setzero_ps(); PAIR_LANES];
+        let mut k = 0;
+        while k < d {
+            for i in 0..PAIR_LANES {
+                let x = row8(r[i], k, d, mask);
+                acc[i] = _mm256_fmadd_ps(x, _mm256_loadu_ps(q[i].add(k)), acc[i]);
+            }
+            k += 8;
+        }
+        acc.map(|a| reduce(a))
+    }
+}
+
+/// Deterministic pseudo-random values in [-1, 1) (tests of the kernel and the screen).
+#[cfg(test)]
+pub(crate) fn test_values(n: usize, seed: u64) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+        })
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// Deterministic pseudo-random values in [-1, 1).
-    fn values(n: usize, seed: u64) -> Vec<f32> {
-        let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        (0..n)
-            .map(|_| {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-            })
-            .collect()
-    }
+    pub(crate) use super::test_values as values;
 
     fn check_against_f64(backend: Backend, nq: usize, d: usize, p: usize, n: usize) {
         let q = values(nq * d, 1 + nq as u64);
@@ -496,11 +561,37 @@ mod tests {
     }
 
     #[test]
+    fn exact_scores_are_bitwise_the_block_scores() {
+        for &d in &[1usize, 7, 8, 17, 768, 1537] {
+            let (nq, p) = (9, 48);
+            let q = values(nq * d, 3 + d as u64);
+            let block = values(p * d, 4 + d as u64);
+            let k = ScoreKernel::new(&q, nq, d, p, Backend::Avx2Fma);
+            if k.backend() != Backend::Avx2Fma {
+                assert!(k.exact(&block, &[(0, 0)], &mut [0.0]).is_none());
+                return;
+            }
+            let mut scores = vec![0f32; k.out_len()];
+            k.scores(&block, &mut Scratch::default(), &mut scores);
+            // All queries in one call, runs of 1 … nq pairs of one query, rows repeated.
+            let pairs: Vec<(u32, u32)> = (0..nq as u32)
+                .flat_map(|qi| (0..=qi).map(move |i| (qi, (qi * 5 + i * 7) % p as u32)))
+                .collect();
+            let mut out = vec![0f32; pairs.len()];
+            k.exact(&block, &pairs, &mut out).unwrap();
+            for (&(qi, r), &s) in pairs.iter().zip(&out) {
+                let want = scores[qi as usize * p + r as usize];
+                assert_eq!(s.to_bits(), want.to_bits(), "d={d} query {qi} row {r}");
+            }
+        }
+    }
+
+    #[test]
     fn block_rows_are_rounded_up_for_the_packed_kernel() {
         let k = ScoreKernel::new(&[0.0; 4], 1, 4, 100, Backend::Avx2Fma);
         if k.backend() == Backend::Avx2Fma {
             assert_eq!(k.block_rows(), 112);
-            assert_eq!(k.out_rows(), NR);
+            assert_eq!(k.out_rows(), TILE_QUERIES);
         } else {
             assert_eq!(k.block_rows(), 100);
         }
