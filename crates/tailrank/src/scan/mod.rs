@@ -7,6 +7,7 @@ pub mod engine;
 pub mod kernel;
 mod pool;
 pub mod resume;
+pub mod screen;
 pub mod speculate;
 pub mod summary;
 pub mod topm;

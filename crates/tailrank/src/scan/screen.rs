@@ -1,0 +1,633 @@
+//! Screening pass of the scan: an integer product that bounds every score from above, so that
+//! the exact f32 score is computed only for the (query, row) pairs that can matter.
+//!
+//! ## The bound
+//!
+//! Every vector `v` (query or row) is quantised to 16-bit integers with its own step:
+//! `v = δ·v̂ + e`, `v̂ₖ = round(vₖ/δ)`, `δ = max(max|vₖ| / 32767, ‖v‖ / 40000)` (1 for the zero
+//! vector). The integer product `q̂·x̂` is exact in i32: `|Σ q̂ₖx̂ₖ| ≤ ‖q̂‖‖x̂‖ ≤ (40000 + ½√D)² <
+//! 2³¹` for `D ≤` [`MAX_DIM`], partial sums included. With `ŝ = δ_q δ_x (q̂·x̂)`,
+//!
+//! ```text
+//! q·x − ŝ = q·e_x + e_q·(δ_x x̂)   ⇒   |q·x − ŝ| ≤ ‖q‖‖e_x‖ + ‖e_q‖‖δ_x x̂‖      (Cauchy–Schwarz)
+//! ```
+//!
+//! and the kernel's f32 score (eight sequential chains of `D/8` fused multiply-adds and three
+//! additions) differs from `q·x` by at most `γ_{D/8+3} Σ|qₖxₖ| ≤ γ_D ‖q‖‖x‖` (`γ_n ≈ n·2⁻²⁴`).
+//! The screen writes
+//!
+//! ```text
+//! upper = ŝ + (1 + 2⁻⁸)(‖q‖‖e_x‖ + ‖e_q‖‖δ_x x̂‖) + 1.01 (D + 64) 2⁻²⁴ ‖q‖‖x‖ + 2⁻¹⁰⁰
+//! ```
+//!
+//! evaluated in f32; the margins cover the rounding of the norms, of `ŝ` and of the sum (2⁻¹⁰⁰:
+//! products in the subnormal range), so `upper ≥` the score
+//! [`ScoreKernel`](super::kernel::ScoreKernel) computes, for every pair. With 768-d unit
+//! vectors the band `upper − score` is about 5·10⁻⁴ (0.01 standard deviations of a random
+//! score).
+//!
+//! The pairs whose bound passes their cut get their exact score from
+//! [`ScoreKernel::exact`](super::kernel::ScoreKernel::exact), bitwise the kernel's.
+//!
+//! The integer product runs `vpmaddwd` (16 multiply-adds per instruction, with the i32 adds
+//! beside it) in a register-tiled `16 × 6` microkernel like the f32 one: about 1.5× the f32
+//! kernel's rate on Zen 3 (`docs/performance.md`). AVX2 only; [`Screen::new`] returns `None`
+//! elsewhere, and the scan then scores every pair in f32.
+
+use super::kernel::ROW_ALIGN;
+
+/// Rows per panel of the integer microkernel.
+const MR: usize = ROW_ALIGN;
+/// Queries per panel of the integer microkernel.
+const NR: usize = 6;
+
+/// Largest dimension the screen accepts (the i32 bound above and one depth chunk in L2).
+pub const MAX_DIM: usize = 2048;
+/// `‖v̂‖` target of the quantisation step (see the module documentation).
+const NORM_STEPS: f32 = 40000.0;
+/// Bytes of packed queries per group of [`Screen::upper_bounds`]: they stay in L2 while the
+/// row panels pass.
+const QUERY_GROUP_BYTES: usize = 384 * 1024;
+/// Relative margin of the quantisation terms of the bound.
+const MARGIN: f32 = 1.0 + 1.0 / 256.0;
+/// Adding and subtracting it rounds an f32 of magnitude below 2²² to an integer.
+const ROUND_SHIFT: f32 = 12_582_912.0;
+/// Largest magnitude of a quantised value.
+const MAX_STEP: f32 = 32767.0;
+
+/// Quantisation of one vector: its values are written to `out` (`out.len() ≥ v.len()`, the rest
+/// zeroed); returns `(δ, ‖v‖, ‖e‖, ‖δ v̂‖)`. The norms are f32 sums of squares in 8 lanes,
+/// rounded up by `1 + (D + 8)·2⁻²⁴` (their relative rounding error is below `γ_D`); `‖e‖` also
+/// gains `2⁻²³ ‖δ v̂‖` for the rounding of `eₖ = vₖ − δ v̂ₖ`.
+fn quantise(v: &[f32], out: &mut [i16]) -> (f32, f32, f32, f32) {
+    #[cfg(target_arch = "x86_64")]
+    if avx2_fma() {
+        // SAFETY: the CPU supports AVX2 + FMA.
+        return unsafe { avx2::quantise(v, out) };
+    }
+    quantise_scalar(v, out)
+}
+
+/// [`quantise`] without SIMD intrinsics (the same values; sums in another order).
+fn quantise_scalar(v: &[f32], out: &mut [i16]) -> (f32, f32, f32, f32) {
+    let n = v.len();
+    if v.iter().all(|x| x.abs() < TINY) {
+        return quantise_tiny(v, out);
+    }
+    let (mut maxabs, mut sq) = ([0f32; 8], [0f32; 8]);
+    let mut chunks = v.chunks_exact(8);
+    for c in &mut chunks {
+        for l in 0..8 {
+            maxabs[l] = maxabs[l].max(c[l].abs());
+            sq[l] += c[l] * c[l];
+        }
+    }
+    for (l, &x) in chunks.remainder().iter().enumerate() {
+        maxabs[l] = maxabs[l].max(x.abs());
+        sq[l] += x * x;
+    }
+    let maxabs = maxabs.iter().fold(0f32, |a, &b| a.max(b));
+    let margin = 1.0 + (n as f32 + 8.0) * f32::EPSILON / 2.0;
+    let norm = sq.iter().sum::<f32>().sqrt() * margin;
+    let step = (maxabs / MAX_STEP).max(norm / NORM_STEPS);
+    if step == 0.0 || !step.is_finite() {
+        out.fill(0);
+        return (1.0, 0.0, 0.0, 0.0);
+    }
+    let inv = 1.0 / step;
+    let (mut err, mut hat) = ([0f32; 8], [0f32; 8]);
+    let mut quant = |x: f32, o: &mut i16, l: usize| {
+        // Round to nearest (ties to even) by the 1.5·2²³ shift: exact for |x·inv| ≤ 2²².
+        let q = ((x * inv + ROUND_SHIFT) - ROUND_SHIFT).clamp(-MAX_STEP, MAX_STEP);
+        *o = q as i16;
+        let h = step * q;
+        let e = x - h;
+        err[l] += e * e;
+        hat[l] += h * h;
+    };
+    let split = n - n % 8;
+    for (c, o) in v[..split].chunks_exact(8).zip(out.chunks_exact_mut(8)) {
+        for l in 0..8 {
+            quant(c[l], &mut o[l], l);
+        }
+    }
+    for (l, (&x, o)) in v[split..].iter().zip(&mut out[split..n]).enumerate() {
+        quant(x, o, l);
+    }
+    out[n..].fill(0);
+    // Squares below the smallest normal f32 may have been lost: at most n · 2⁻¹²⁶ in all.
+    let lost = n as f32 * f32::MIN_POSITIVE;
+    let hat = (hat.iter().sum::<f32>() + lost).sqrt() * margin;
+    let err = (err.iter().sum::<f32>() + lost).sqrt() * margin + hat * f32::EPSILON;
+    (step, norm, err, hat)
+}
+
+/// Values below this magnitude everywhere: [`quantise_tiny`] (f64 sums, no underflow).
+const TINY: f32 = 1.0 / (1u64 << 30) as f32;
+
+/// [`quantise`] for a vector of tiny values, its sums in f64.
+fn quantise_tiny(v: &[f32], out: &mut [i16]) -> (f32, f32, f32, f32) {
+    let (mut maxabs, mut sq) = (0f32, 0f64);
+    for &x in v {
+        maxabs = maxabs.max(x.abs());
+        sq += f64::from(x) * f64::from(x);
+    }
+    let norm = sq.sqrt() as f32;
+    let step = (maxabs / MAX_STEP).max(norm / NORM_STEPS);
+    if step == 0.0 {
+        out.fill(0);
+        return (1.0, 0.0, 0.0, 0.0);
+    }
+    let (mut err, mut hat) = (0f64, 0f64);
+    for (o, &x) in out.iter_mut().zip(v) {
+        let q = (f64::from(x) / f64::from(step))
+            .round()
+            .clamp(-32767.0, 32767.0);
+        *o = q as i16;
+        let h = f64::from(step) * q;
+        err += (f64::from(x) - h).powi(2);
+        hat += h * h;
+    }
+    out[v.len()..].fill(0);
+    let up = |s: f64| (s.sqrt() * (1.0 + 1e-6)) as f32;
+    (step, up(sq), up(err), up(hat))
+}
+
+/// Per-vector coefficients of the bound, in the order of the packed vectors.
+#[derive(Default, Clone)]
+struct Coefs {
+    step: Vec<f32>,
+    norm: Vec<f32>,
+    err: Vec<f32>,
+    hat: Vec<f32>,
+}
+
+impl Coefs {
+    fn resize(&mut self, n: usize) {
+        for v in [&mut self.step, &mut self.norm, &mut self.err, &mut self.hat] {
+            v.clear();
+            v.resize(n, 0.0);
+        }
+    }
+
+    fn set(&mut self, i: usize, (step, norm, err, hat): (f32, f32, f32, f32)) {
+        self.step[i] = step;
+        self.norm[i] = norm;
+        self.err[i] = err;
+        self.hat[i] = hat;
+    }
+}
+
+/// Per-worker scratch space of [`Screen::upper_bounds`].
+#[derive(Default)]
+pub struct ScreenScratch {
+    packed: Vec<I16Line>,
+    row: Vec<i16>,
+    rows: Coefs,
+}
+
+/// 32 i16 on a 64-byte boundary (aligned vector loads of the packed panels).
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct I16Line([i16; 32]);
+
+fn i16_lines(len: usize) -> Vec<I16Line> {
+    vec![I16Line([0; 32]); len.div_ceil(32)]
+}
+
+fn as_i16(v: &[I16Line]) -> &[i16] {
+    // SAFETY: `I16Line` is `repr(C)` over `[i16; 32]` with no padding.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<i16>(), v.len() * 32) }
+}
+
+fn as_i16_mut(v: &mut [I16Line]) -> &mut [i16] {
+    // SAFETY: as in `as_i16`; `&mut` makes the borrow unique.
+    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<i16>(), v.len() * 32) }
+}
+
+/// The screen of one scan: the queries quantised and packed once.
+pub struct Screen {
+    nq: usize,
+    d: usize,
+    /// `d` rounded up to even (depth pairs of `vpmaddwd`).
+    dp: usize,
+    p: usize,
+    /// `[panel][k pair][NR][2]` i16, `nq` padded to a multiple of `NR` with zero queries.
+    queries: Vec<I16Line>,
+    /// Bound coefficients per query (margins applied), `nq` padded like `queries`.
+    query_coefs: Vec<avx2::QueryCoef>,
+}
+
+impl Screen {
+    /// A screen for `nq` queries (`nq × d` row-major) and blocks of `p` rows (a multiple of
+    /// [`MR`], as the packed f32 kernel uses), or `None` when this CPU lacks AVX2 + FMA or
+    /// `d` is 0 or above [`MAX_DIM`].
+    pub fn new(queries: &[f32], nq: usize, d: usize, p: usize) -> Option<Screen> {
+        assert_eq!(queries.len(), nq * d, "query matrix is not nq × d");
+        if d == 0 || d > MAX_DIM || p % MR != 0 || !avx2_fma() {
+            return None;
+        }
+        let dp = d.next_multiple_of(2);
+        let nq_pad = nq.next_multiple_of(NR);
+        let mut packed = i16_lines(nq_pad * dp);
+        let mut coefs = Coefs::default();
+        coefs.resize(nq_pad);
+        let mut row = vec![0i16; dp];
+        {
+            let dst = as_i16_mut(&mut packed);
+            for q in 0..nq {
+                coefs.set(q, quantise(&queries[q * d..(q + 1) * d], &mut row));
+                let (panel, j) = (q / NR, q % NR);
+                let base = panel * NR * dp;
+                for kp in 0..dp / 2 {
+                    dst[base + (kp * NR + j) * 2] = row[2 * kp];
+                    dst[base + (kp * NR + j) * 2 + 1] = row[2 * kp + 1];
+                }
+            }
+        }
+        Some(Screen {
+            nq,
+            d,
+            dp,
+            p,
+            queries: packed,
+            query_coefs: (0..nq_pad)
+                .map(|q| avx2::QueryCoef {
+                    step: coefs.step[q],
+                    norm_margin: coefs.norm[q] * MARGIN,
+                    err_margin: coefs.err[q] * MARGIN,
+                    norm_rounding: coefs.norm[q] * (1.01 * (d as f32 + 64.0) * f32::EPSILON / 2.0),
+                })
+                .collect(),
+        })
+    }
+
+    /// Queries of the screen.
+    pub fn queries(&self) -> usize {
+        self.nq
+    }
+
+    /// Length of the bound buffer of [`upper_bounds`](Self::upper_bounds): `nq` padded to a
+    /// multiple of 6, times `p`.
+    pub fn out_len(&self) -> usize {
+        self.nq.next_multiple_of(NR) * self.p
+    }
+
+    /// `out[q · p + s] ≥` the kernel's score of query `q` and block row `order[s]` (`block`:
+    /// `p × D` row-major, `order` a permutation of `0..p`, `out` at least
+    /// [`out_len`](Self::out_len) long).
+    pub fn upper_bounds(
+        &self,
+        block: &[f32],
+        order: &[u32],
+        scratch: &mut ScreenScratch,
+        out: &mut [f32],
+    ) {
+        let (p, d, dp) = (self.p, self.d, self.dp);
+        let nq_pad = self.nq.next_multiple_of(NR);
+        assert!(block.len() == p * d, "block is not p × d");
+        assert!(
+            order.len() == p,
+            "row order is not a permutation of the block"
+        );
+        assert!(out.len() >= nq_pad * p, "bound buffer is too short");
+        if scratch.packed.len() * 32 < p * dp {
+            scratch.packed = i16_lines(p * dp);
+        }
+        scratch.row.resize(dp, 0);
+        scratch.rows.resize(p);
+        let packed = as_i16_mut(&mut scratch.packed);
+        for (s, &r) in order.iter().enumerate() {
+            let r = r as usize;
+            let c = quantise(&block[r * d..(r + 1) * d], &mut scratch.row);
+            scratch.rows.set(s, c);
+            let (panel, i) = (s / MR, s % MR);
+            let base = panel * MR * dp;
+            let dst = &mut packed[base..base + MR * dp];
+            for (kp, pair) in scratch.row.chunks_exact(2).enumerate() {
+                dst[(kp * MR + i) * 2..(kp * MR + i) * 2 + 2].copy_from_slice(pair);
+            }
+        }
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `new` returned a screen only after checking AVX2 + FMA; lengths checked above.
+        unsafe {
+            self.avx2_bounds(as_i16(&scratch.packed), &scratch.rows, out)
+        }
+    }
+
+    /// Loop nest over the packed operands: row panel → query panel (one depth chunk).
+    ///
+    /// # Safety
+    /// AVX2 + FMA; `packed` holds `p · dp` values, `out` `nq_pad · p`.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn avx2_bounds(&self, packed: &[i16], rows: &Coefs, out: &mut [f32]) {
+        let (p, dp) = (self.p, self.dp);
+        let qpanels = self.nq.div_ceil(NR);
+        let group = (QUERY_GROUP_BYTES / (NR * dp * 2)).clamp(1, qpanels);
+        let mut g0 = 0;
+        while g0 < qpanels {
+            let g1 = (g0 + group).min(qpanels);
+            for rp in 0..p / MR {
+                let a = packed.as_ptr().add(rp * MR * dp);
+                let r0 = rp * MR;
+                let row = avx2::RowCoefs {
+                    step: rows.step.as_ptr().add(r0),
+                    norm: rows.norm.as_ptr().add(r0),
+                    err: rows.err.as_ptr().add(r0),
+                    hat: rows.hat.as_ptr().add(r0),
+                };
+                for qp in g0..g1 {
+                    let b = self.queries.as_ptr().cast::<i16>().add(qp * NR * dp);
+                    let query = self.query_coefs.as_ptr().add(qp * NR);
+                    let c = out.as_mut_ptr().add(qp * NR * p + r0);
+                    avx2::tile(dp / 2, a, b, &row, query, c, p);
+                }
+            }
+            g0 = g1;
+        }
+    }
+}
+
+fn avx2_fma() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::{MR, NR};
+    use std::arch::x86_64::*;
+
+    /// Covers the absolute error of a chain of at most [`MAX_DIM`](super::MAX_DIM) operations
+    /// on subnormal values (each at most 2⁻¹⁴⁹).
+    const UNDERFLOW_SLACK: f32 = 1.0 / (1u128 << 100) as f32;
+
+    /// [`quantise`](super::quantise) in AVX2: 8 lanes for the maximum and the sums, values
+    /// rounded to nearest (ties to even, the default rounding mode) by `cvtps2dq`.
+    ///
+    /// # Safety
+    /// AVX2 + FMA; `out.len() ≥ v.len()`.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn quantise(v: &[f32], out: &mut [i16]) -> (f32, f32, f32, f32) {
+        let n = v.len();
+        assert!(out.len() >= n);
+        let n8 = n - n % 8;
+        let mut tail = [0f32; 8];
+        tail[..n - n8].copy_from_slice(&v[n8..]);
+        let chunk = |k: usize| {
+            if k < n8 {
+                _mm256_loadu_ps(v.as_ptr().add(k))
+            } else {
+                _mm256_loadu_ps(tail.as_ptr())
+            }
+        };
+        let abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff_ffff));
+        let (mut mx, mut sq) = (_mm256_setzero_ps(), _mm256_setzero_ps());
+        let mut k = 0;
+        while k < n {
+            let x = chunk(k);
+            mx = _mm256_max_ps(mx, _mm256_and_ps(x, abs_mask));
+            sq = _mm256_fmadd_ps(x, x, sq);
+            k += 8;
+        }
+        let (mx, sq) = (lanes(mx), lanes(sq));
+        let maxabs = mx.iter().fold(0f32, |a, &b| a.max(b));
+        if maxabs < super::TINY {
+            return super::quantise_tiny(v, out);
+        }
+        let margin = 1.0 + (n as f32 + 8.0) * f32::EPSILON / 2.0;
+        let norm = sq.iter().sum::<f32>().sqrt() * margin;
+        let step = (maxabs / super::MAX_STEP).max(norm / super::NORM_STEPS);
+        let inv = _mm256_set1_ps(1.0 / step);
+        let stepv = _mm256_set1_ps(step);
+        let (lo, hi) = (
+            _mm256_set1_ps(-super::MAX_STEP),
+            _mm256_set1_ps(super::MAX_STEP),
+        );
+        let (mut err, mut hat) = (_mm256_setzero_ps(), _mm256_setzero_ps());
+        let mut packed = [0i16; 8];
+        let mut k = 0;
+        while k < n {
+            let x = chunk(k);
+            let y = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(x, inv), lo), hi);
+            let qi = _mm256_cvtps_epi32(y);
+            let h = _mm256_mul_ps(_mm256_cvtepi32_ps(qi), stepv);
+            let e = _mm256_sub_ps(x, h);
+            err = _mm256_fmadd_ps(e, e, err);
+            hat = _mm256_fmadd_ps(h, h, hat);
+            let q16 = _mm256_permute4x64_epi64::<0b1000>(_mm256_packs_epi32(qi, qi));
+            _mm_storeu_si128(packed.as_mut_ptr().cast(), _mm256_castsi256_si128(q16));
+            let m = (n - k).min(8);
+            out[k..k + m].copy_from_slice(&packed[..m]);
+            k += 8;
+        }
+        out[n..].fill(0);
+        let lost = n as f32 * f32::MIN_POSITIVE;
+        let hat = (lanes(hat).iter().sum::<f32>() + lost).sqrt() * margin;
+        let err = (lanes(err).iter().sum::<f32>() + lost).sqrt() * margin + hat * f32::EPSILON;
+        (step, norm, err, hat)
+    }
+
+    #[inline(always)]
+    unsafe fn lanes(v: __m256) -> [f32; 8] {
+        let mut a = [0f32; 8];
+        _mm256_storeu_ps(a.as_mut_ptr(), v);
+        a
+    }
+
+    /// Bound coefficients of the `MR` rows of a panel.
+    pub(super) struct RowCoefs {
+        pub step: *const f32,
+        pub norm: *const f32,
+        pub err: *const f32,
+        pub hat: *const f32,
+    }
+
+    /// Bound coefficients of one query, margins applied.
+    #[derive(Default, Clone, Copy)]
+    pub(super) struct QueryCoef {
+        pub step: f32,
+        pub norm_margin: f32,
+        pub err_margin: f32,
+        pub norm_rounding: f32,
+    }
+
+    /// One `MR × NR` tile of upper bounds: the i32 products `Σ_k a[k][i] · b[k][j]` over `kp`
+    /// depth pairs (`a`: `[kp][MR][2]` i16, `b`: `[kp][NR][2]` i16), then
+    /// `c[j · ldc + i] = acc · δ_j δ_i + ‖q_j‖‖e_i‖(1+m) + ‖e_j‖‖h_i‖(1+m) + ρ‖q_j‖‖x_i‖`.
+    ///
+    /// # Safety
+    /// AVX2; `a` 32-byte aligned with `kp · 2 · MR` values, `b` with `kp · 2 · NR`, the row
+    /// coefficients valid for `MR` values, `c` for `NR` rows of stride `ldc`.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn tile(
+        kp: usize,
+        mut a: *const i16,
+        mut b: *const i16,
+        row: &RowCoefs,
+        query: *const QueryCoef,
+        c: *mut f32,
+        ldc: usize,
+    ) {
+        let mut acc = [[_mm256_setzero_si256(); 2]; NR];
+        for _ in 0..kp {
+            let a0 = _mm256_load_si256(a.cast());
+            let a1 = _mm256_load_si256(a.add(16).cast());
+            for (j, r) in acc.iter_mut().enumerate() {
+                let x = _mm256_set1_epi32(b.add(2 * j).cast::<i32>().read_unaligned());
+                r[0] = _mm256_add_epi32(r[0], _mm256_madd_epi16(a0, x));
+                r[1] = _mm256_add_epi32(r[1], _mm256_madd_epi16(a1, x));
+            }
+            a = a.add(2 * MR);
+            b = b.add(2 * NR);
+        }
+        // Absolute slack for products that underflow to subnormals in the f32 chain.
+        let slack = _mm256_set1_ps(UNDERFLOW_SLACK);
+        for h in 0..2 {
+            let step = _mm256_loadu_ps(row.step.add(8 * h));
+            let norm = _mm256_loadu_ps(row.norm.add(8 * h));
+            let err = _mm256_loadu_ps(row.err.add(8 * h));
+            let hat = _mm256_loadu_ps(row.hat.add(8 * h));
+            for (j, r) in acc.iter().enumerate() {
+                let q = &*query.add(j);
+                let scale = _mm256_mul_ps(step, _mm256_set1_ps(q.step));
+                let mut bound = _mm256_fmadd_ps(norm, _mm256_set1_ps(q.norm_rounding), slack);
+                bound = _mm256_fmadd_ps(err, _mm256_set1_ps(q.norm_margin), bound);
+                bound = _mm256_fmadd_ps(hat, _mm256_set1_ps(q.err_margin), bound);
+                let upper = _mm256_fmadd_ps(_mm256_cvtepi32_ps(r[h]), scale, bound);
+                _mm256_storeu_ps(c.add(j * ldc + 8 * h), upper);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scan::kernel::{test_values as values, Backend, ScoreKernel, Scratch};
+
+    fn unit_rows(n: usize, d: usize, seed: u64) -> Vec<f32> {
+        let mut v = values(n * d, seed);
+        for r in v.chunks_mut(d) {
+            let norm = r.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-30);
+            r.iter_mut().for_each(|x| *x /= norm);
+        }
+        v
+    }
+
+    /// Kernel scores (`nq_pad × p`, columns in `order`) and screen bounds of the same block.
+    fn both(q: &[f32], nq: usize, d: usize, block: &[f32], order: &[u32]) -> (Vec<f32>, Vec<f32>) {
+        let p = order.len();
+        let k = ScoreKernel::new(q, nq, d, p, Backend::Avx2Fma);
+        let screen = Screen::new(q, nq, d, p).expect("AVX2 machine");
+        let mut exact = vec![0f32; k.out_len()];
+        k.scores_in_order(block, Some(order), &mut Scratch::default(), &mut exact);
+        let mut upper = vec![0f32; screen.out_len()];
+        screen.upper_bounds(block, order, &mut ScreenScratch::default(), &mut upper);
+        (exact, upper)
+    }
+
+    #[test]
+    fn bounds_hold_and_are_tight_on_unit_vectors() {
+        if !avx2_fma() {
+            return;
+        }
+        for &(nq, d) in &[(7, 768), (13, 33), (6, 1), (5, 2048)] {
+            let p = 64;
+            let q = unit_rows(nq, d, 1 + d as u64);
+            let block = unit_rows(p, d, 2 + d as u64);
+            let order: Vec<u32> = (0..p as u32).rev().collect();
+            let (exact, upper) = both(&q, nq, d, &block, &order);
+            let mut widest = 0f32;
+            for qi in 0..nq {
+                for s in 0..p {
+                    let (e, u) = (exact[qi * p + s], upper[qi * p + s]);
+                    assert!(
+                        u >= e,
+                        "d={d}: bound {u} below score {e} (query {qi}, slot {s})"
+                    );
+                    widest = widest.max(u - e);
+                }
+            }
+            assert!(
+                widest < 2e-3,
+                "d={d}: band {widest} is too wide to screen with"
+            );
+        }
+    }
+
+    #[test]
+    fn bounds_hold_on_spiky_and_tiny_vectors() {
+        if !avx2_fma() {
+            return;
+        }
+        let (nq, d, p) = (6, 96, 32);
+        let mut q = unit_rows(nq, d, 5);
+        // One-hot, two spikes, values at half steps, a tiny vector.
+        q[..d].fill(0.0);
+        q[3] = 1.0;
+        q[d..2 * d]
+            .iter_mut()
+            .enumerate()
+            .for_each(|(k, x)| *x = if k < 2 { 0.70710677 } else { 1e-4 });
+        q[2 * d..3 * d].fill(1e-30);
+        let mut block = unit_rows(p, d, 6);
+        block[..d].copy_from_slice(&q[..d]);
+        block[d..2 * d].copy_from_slice(&q[d..2 * d]);
+        for (k, x) in block[2 * d..3 * d].iter_mut().enumerate() {
+            *x = (k as f32 + 0.5) / 32767.0 * if k % 2 == 0 { 1.0 } else { -1.0 };
+        }
+        block[3 * d..4 * d].fill(0.0);
+        let order: Vec<u32> = (0..p as u32).collect();
+        let (exact, upper) = both(&q, nq, d, &block, &order);
+        for qi in 0..nq {
+            for s in 0..p {
+                let (e, u) = (exact[qi * p + s], upper[qi * p + s]);
+                assert!(u >= e, "bound {u} below score {e} (query {qi}, slot {s})");
+            }
+        }
+    }
+
+    #[test]
+    fn simd_and_scalar_quantisation_agree() {
+        for &d in &[1usize, 7, 8, 13, 768] {
+            for seed in 0..4 {
+                let v = unit_rows(1, d, seed + 10 * d as u64);
+                let (mut a, mut b) = (vec![0i16; d + 3], vec![0i16; d + 3]);
+                let (sa, na, ea, ha) = quantise(&v, &mut a);
+                let (sb, nb, eb, hb) = quantise_scalar(&v, &mut b);
+                // The steps may differ in the last bit (sums in another order), the values by
+                // one rounding step.
+                assert!(a.iter().zip(&b).all(|(x, y)| (x - y).abs() <= 1), "d={d}");
+                for (x, y) in [(sa, sb), (na, nb), (ea, eb), (ha, hb)] {
+                    assert!((x - y).abs() <= 1e-5 * y.max(1e-3), "d={d}: {x} vs {y}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn quantisation_keeps_the_integer_product_in_range() {
+        // A flat vector has the largest ‖v̂‖ for its norm: the cap must hold.
+        let d = MAX_DIM;
+        let v = vec![1.0 / (d as f32).sqrt(); d];
+        let mut out = vec![0i16; d];
+        let (step, norm, err, hat) = quantise(&v, &mut out);
+        let qnorm = out
+            .iter()
+            .map(|&x| f64::from(x).powi(2))
+            .sum::<f64>()
+            .sqrt();
+        assert!(qnorm * qnorm < 2f64.powi(31), "‖v̂‖² = {}", qnorm * qnorm);
+        assert!((norm - 1.0).abs() < 1e-3 && hat > 0.99 && err < 1e-3 && step > 0.0);
+        let (step, norm, ..) = quantise(&[0.0; 4], &mut out[..4]);
+        assert_eq!((step, norm), (1.0, 0.0));
+    }
+}
