@@ -5,7 +5,8 @@
 //! scan_bench npy DIR [options]      DIR: queries.npy core.npy pool.npy (+ <stem>.ids.txt) gt.json
 //! scan_bench synth Q D N [options]  synthetic unit vectors generated on the fly (no pool in RAM)
 //! options: --fraction F (1) --levels L (5) --shards H (4) --top-m M (4000) --threads T --seed S
-//!          --no-speculate (no pilot floors, see `scan::speculate`)
+//!          --no-speculate (no pilot floors, see `scan::speculate`) --no-screen (f32 for every
+//!          pair, see `scan::screen`)
 //! ```
 //!
 //! Prints one JSON line: wall seconds of the scan, rows scanned, effective GFLOP/s
@@ -132,6 +133,7 @@ fn main() -> Result<()> {
     cfg.top_m = num("--top-m", 4000.0) as usize;
     cfg.threads = opt(&args, "--threads").map(|t| t.parse().expect("threads"));
     cfg.speculate = !args.iter().any(|a| a == "--no-speculate");
+    cfg.screen = !args.iter().any(|a| a == "--no-screen");
 
     type Src = Box<dyn DescriptorSource>;
     let (queries, core, pool, qs): (Src, Src, Src, QuerySet) = match mode {
@@ -202,7 +204,8 @@ fn main() -> Result<()> {
     println!(
         "{{\"seconds\": {:.3}, \"cpu_seconds\": {:.3}, \"queries\": {nq}, \"dim\": {d}, \
          \"pool_rows\": {}, \"rows_scanned\": {scanned}, \"gflops\": {:.1}, \
-         \"gflop_per_cpu_s\": {:.1}, \"peak_extra_anon_mb\": {:.0}, \"rescanned_queries\": {}, \"top1_q0\": {}}}",
+         \"gflop_per_cpu_s\": {:.1}, \"peak_extra_anon_mb\": {:.0}, \"rescanned_queries\": {}, \
+         \"screened_pairs\": {}, \"rescored_pairs\": {}, \"top1_q0\": {}}}",
         secs.0,
         secs.1,
         pool.rows(),
@@ -210,6 +213,8 @@ fn main() -> Result<()> {
         flops / secs.1 / 1e9,
         (peak.load(Ordering::Relaxed).saturating_sub(before)) as f64 / 1024.0,
         out.rescanned_queries,
+        out.screened_pairs,
+        out.rescored_pairs,
         out.summary.queries[0].top_scores[0]
             .first()
             .copied()

@@ -640,11 +640,112 @@ fn speculative_floors_match_numpy_and_the_plain_scan() {
     );
     assert_eq!(fast.rescanned_queries, 0);
     check(&data, &fast, true);
+    if screen_available() {
+        assert!(
+            fast.screened_pairs > 0,
+            "the later stages go through the screen"
+        );
+        assert!(fast.rescored_pairs < fast.screened_pairs / 4);
+    }
+    // Without the screen (every pair in f32) and without speculation: bitwise the same.
+    cfg.screen = false;
+    let unscreened = run(&data, &cfg, vec![&data.pool]);
+    assert_eq!(
+        (unscreened.screened_pairs, unscreened.rescored_pairs),
+        (0, 0)
+    );
+    assert_eq!(fast.summary, unscreened.summary);
+    assert_eq!(fast.results, unscreened.results);
     cfg.speculate = false;
     let plain = run(&data, &cfg, vec![&data.pool]);
     assert_eq!(plain.speculative_floors, 0);
     assert_eq!(fast.summary, plain.summary);
     assert_eq!(fast.results, plain.results);
+}
+
+/// Whether this machine runs the integer screen (x86-64 with AVX2 and FMA).
+fn screen_available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        is_x86_feature_detected!("avx2")
+            && is_x86_feature_detected!("fma")
+            && std::env::var("TAILRANK_KERNEL").map_or(true, |v| !v.eq_ignore_ascii_case("gemm"))
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+#[test]
+fn screen_keeps_ties_and_duplicates_exact() {
+    // Pool rows in every stage that tie a positive bitwise (copies), copy a query (score 1),
+    // or sit a hair away from a positive: the screened scan must count and rank them exactly
+    // as the f32 scan does (a copy of a positive ties it and does not outrank it).
+    let (d, nq, npool) = (32, 4, 40_000);
+    let queries: Vec<Vec<f32>> = (0..nq).map(|q| unit(2000 + q as u64, d)).collect();
+    let qdesc = mem("queries", "q", &queries);
+    // Positives: the query mixed with noise (scores around 0.7, above most of the pool).
+    let positive = |q: usize, j: usize| -> Vec<f32> {
+        let noise = unit(3000 + (q * 10 + j) as u64, d);
+        let mut v: Vec<f32> = queries[q]
+            .iter()
+            .zip(&noise)
+            .map(|(a, b)| a + 0.9 * b)
+            .collect();
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.iter_mut().for_each(|x| *x /= n);
+        v
+    };
+    let core_rows: Vec<Vec<f32>> = (0..nq)
+        .flat_map(|q| (0..3).map(move |j| (q, j)))
+        .map(|(q, j)| positive(q, j))
+        .chain((0..40).map(|i| unit(6000 + i, d)))
+        .collect();
+    let core = mem("core", "c", &core_rows);
+    let pool_rows: Vec<Vec<f32>> = (0..npool)
+        .map(|r| match r % 997 {
+            0 => core_rows[(r / 997) % (3 * nq)].clone(),
+            1 => queries[(r / 997) % nq].clone(),
+            2 => {
+                let mut v = core_rows[(r / 997) % (3 * nq)].clone();
+                v[r % d] = f32::from_bits(v[r % d].to_bits() + 1);
+                v
+            }
+            _ => unit(20_000_000 + r as u64, d),
+        })
+        .collect();
+    let pool = mem("pool", "p", &pool_rows);
+    let qs = QuerySet {
+        name: "ties".into(),
+        query_ids: (0..nq).map(|q| format!("q{q}")).collect(),
+        positives: (0..nq)
+            .map(|q| (0..3).map(|j| format!("c{}", q * 3 + j)).collect())
+            .collect(),
+    };
+    let inputs = ScanInputs {
+        query_set: &qs,
+        queries: &qdesc,
+        core: &core,
+        pool: vec![&pool],
+    };
+    let mut cfg = config(1.0, 3, 2, 2, 500, 50);
+    cfg.threads = Some(2);
+    let screened = scan(&inputs, &cfg, &NoProgress).unwrap();
+    if screen_available() {
+        assert!(screened.rescored_pairs > 0);
+    }
+    cfg.screen = false;
+    let f32_scan = scan(&inputs, &cfg, &NoProgress).unwrap();
+    assert_eq!(screened.summary, f32_scan.summary);
+    assert_eq!(screened.results, f32_scan.results);
+}
+
+/// In-memory descriptors named `name`, row `i` with id `{prefix}{i}`.
+fn mem(name: &str, prefix: &str, rows: &[Vec<f32>]) -> InMemoryDescriptors {
+    let d = rows[0].len();
+    let ids = (0..rows.len()).map(|i| format!("{prefix}{i}")).collect();
+    InMemoryDescriptors::new(name, ids, d, rows.concat()).unwrap()
 }
 
 /// Unit vector from a seed (xorshift values in [-1, 1)).
@@ -670,13 +771,7 @@ fn unrepresentative_pilot_is_caught_and_rescanned() {
     // scanned again. The result must equal the plain scan.
     let (d, nq, npool, block) = (8, 4, 40_000, 512);
     let queries: Vec<Vec<f32>> = (0..nq).map(|q| unit(1000 + q as u64, d)).collect();
-    let qdesc = InMemoryDescriptors::new(
-        "queries",
-        (0..nq).map(|q| format!("q{q}")).collect(),
-        d,
-        queries.concat(),
-    )
-    .unwrap();
+    let qdesc = mem("queries", "q", &queries);
     let near = |q: usize, seed: u64| -> Vec<f32> {
         let noise = unit(seed, d);
         let mut v: Vec<f32> = queries[q]
@@ -692,13 +787,7 @@ fn unrepresentative_pilot_is_caught_and_rescanned() {
         .map(|q| near(q, 77 + q as u64))
         .chain((0..50).map(|i| unit(5000 + i, d)))
         .collect();
-    let core = InMemoryDescriptors::new(
-        "core",
-        (0..core_rows.len()).map(|i| format!("c{i}")).collect(),
-        d,
-        core_rows.concat(),
-    )
-    .unwrap();
+    let core = mem("core", "c", &core_rows);
     let pool_rows: Vec<Vec<f32>> = (0..npool)
         .map(|r| {
             if (r / block) % 16 == 8 {
@@ -708,13 +797,7 @@ fn unrepresentative_pilot_is_caught_and_rescanned() {
             }
         })
         .collect();
-    let pool = InMemoryDescriptors::new(
-        "pool",
-        (0..npool).map(|i| format!("p{i}")).collect(),
-        d,
-        pool_rows.concat(),
-    )
-    .unwrap();
+    let pool = mem("pool", "p", &pool_rows);
     let qs = QuerySet {
         name: "adversarial".into(),
         query_ids: (0..nq).map(|q| format!("q{q}")).collect(),

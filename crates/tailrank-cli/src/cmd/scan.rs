@@ -99,6 +99,11 @@ pub struct ScanOpts {
     /// turns the speed-up off.
     #[arg(long)]
     pub no_speculate: bool,
+    /// Compute every score in f32 instead of bounding the scores with the integer screen
+    /// first (the stages after the pilots compute the f32 score only where the bound passes
+    /// the cut). The output is bitwise the same; this only turns the speed-up off.
+    #[arg(long)]
+    pub no_screen: bool,
     /// Continue an interrupted scan from its partial folder `OUTPUT.partial/` (finished chunks
     /// are reused after checking that inputs and options are unchanged).
     #[arg(long)]
@@ -219,6 +224,7 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
     cfg.threads = args.threads;
     cfg.normalize = args.normalize;
     cfg.speculate = !args.no_speculate;
+    cfg.screen = !args.no_screen;
     cfg.model = args.model.clone();
     cfg.pool_size = pool_size;
 

@@ -35,13 +35,17 @@
 //!    in stages (one in 64, one in 16, the rest); after each stage every (query, subset) gets a
 //!    floor from the reservoirs so far, and the next stage starts from it. The floors are
 //!    verified on the merged reservoirs; queries with a floor that did not hold are scanned
-//!    again without floors, so the output is the same.
+//!    again without floors, so the output is the same. The stages with floors go through the
+//!    integer [`screen`](super::screen) unless `screen` is off: each score is first bounded
+//!    from above, and its f32 value is computed only where the bound passes the cut, so the
+//!    candidates are the same as those of an all-f32 pass.
 //! 5. Blocks are processed in parallel (rayon, one state per worker, merged at the end). Counts
 //!    are sums and top-M lists are value multisets, so the result does not depend on the number
 //!    of threads nor on how the pool is split into sources.
 //!
 //! Memory: `O(Q · (2M · subsets + Σ n_q · subsets))` per worker plus block buffers
-//! (`BLOCK_ROWS · (2D + Q)` floats per worker: rows, packed rows, scores) plus 8 bytes per
+//! (`BLOCK_ROWS · (D + Q)` floats per worker: rows, scores or bounds; `BLOCK_ROWS · D` 16-bit
+//! values: the rows quantised for the screen) plus 8 bytes per
 //! sampled row of the largest pool source (row index and level/shard code), whatever the pool
 //! size.
 //!
@@ -59,6 +63,7 @@ use crate::formats::gt::QuerySet;
 use crate::sample::{check_fraction, id_hash, HashRange};
 use crate::scan::kernel::{Backend, ScoreKernel, Scratch};
 use crate::scan::pool::{self, results_cap, Block, PoolPlan, PoolQueryState, SampledSource};
+use crate::scan::screen::Screen;
 use crate::scan::speculate;
 use crate::scan::summary::{
     InputRecord, PositiveSummary, QuerySummary, Subset, SubsetKind, Summary, SUMMARY_FORMAT_VERSION,
@@ -120,6 +125,11 @@ pub struct ScanConfig {
     /// ([`speculate`](super::speculate)); the floors are verified, so the result is the same
     /// either way (only the time differs).
     pub speculate: bool,
+    /// In the stages that start from floors, bound every score with the integer screen and
+    /// compute the f32 score only where the bound passes the cut
+    /// ([`screen`](super::screen)); the result is bitwise the same either way. Ignored
+    /// where the screen is unavailable (no AVX2 + FMA, the `gemm` kernel, `D > 2048`).
+    pub screen: bool,
 }
 
 impl ScanConfig {
@@ -138,6 +148,7 @@ impl ScanConfig {
             model: String::new(),
             pool_size: None,
             speculate: true,
+            screen: true,
         }
     }
 }
@@ -175,6 +186,10 @@ pub struct ScanOutput {
     pub rescanned_queries: u64,
     /// (query, subset) reservoirs that started from a pilot floor.
     pub speculative_floors: u64,
+    /// (query, pool row) pairs bounded by the integer screen ([`screen`](super::screen)),
+    /// and those of them whose bound passed the cut, so that their f32 score was computed.
+    pub screened_pairs: u64,
+    pub rescored_pairs: u64,
 }
 
 /// Progress callback, called from worker threads with the number of pool rows (sampled or
@@ -515,6 +530,11 @@ fn scan_in_pool(
     renormalized += check_rows(&mut qmat, d, cfg.normalize, queries, |i| qrows[i])?;
     let kernel = ScoreKernel::new(&qmat, nq, d, block_rows(), Backend::detect());
     let bs = kernel.block_rows();
+    let screen = if cfg.screen && cfg.speculate && kernel.backend() == Backend::Avx2Fma {
+        Screen::new(&qmat, nq, d, bs)
+    } else {
+        None
+    };
 
     // ---- Positives (gathered core rows, scored with the same kernel).
     let crow: HashMap<&str, usize> = core
@@ -776,6 +796,7 @@ fn scan_in_pool(
     for (k, stage) in stages.iter().enumerate() {
         workers = plan.run(
             &kernel,
+            screen.as_ref(),
             &all_positives,
             stage,
             workers,
@@ -814,6 +835,7 @@ fn scan_in_pool(
         });
     }
     drop(shared_thr);
+    let (screened_pairs, rescored_pairs) = pool::screen_counts(&workers);
     let (parts, off) = pool::by_query(workers, nq);
     renormalized += off;
     let mut merged: Vec<PoolQueryState> = parts
@@ -844,7 +866,16 @@ fn scan_in_pool(
         let sub_pos: Vec<&QueryPositives> = rescan.iter().map(|&q| &positives[q]).collect();
         let all: Vec<usize> = (0..blocks.len()).collect();
         let fresh = SharedThresholds::new(rescan.len() * nsub);
-        let again = plan.run(&sub_kernel, &sub_pos, &all, Vec::new(), None, &fresh, None)?;
+        let again = plan.run(
+            &sub_kernel,
+            None,
+            &sub_pos,
+            &all,
+            Vec::new(),
+            None,
+            &fresh,
+            None,
+        )?;
         // Rows were checked (and counted) by the first pass already.
         let (parts, _) = pool::by_query(again, rescan.len());
         for ((&q, parts), p) in rescan.iter().zip(parts).zip(&sub_pos) {
@@ -928,6 +959,8 @@ fn scan_in_pool(
         },
         results,
         renormalized_rows: renormalized,
+        screened_pairs,
+        rescored_pairs,
         rescanned_queries: rescan.len() as u64,
         speculative_floors: floors.as_ref().map_or(0, |f| {
             f.iter().filter(|&&x| x > f32::NEG_INFINITY).count() as u64

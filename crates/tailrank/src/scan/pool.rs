@@ -15,9 +15,13 @@
 
 use super::engine::{check_rows, run_blocks, Buffers, Progress, QueryPositives};
 use super::kernel::ScoreKernel;
+use super::screen::{Screen, ScreenScratch};
 use super::topm::{SharedThresholds, TopKeyed, TopM};
 use crate::error::Result;
 use crate::formats::descriptors::DescriptorSource;
+
+/// Bytes of block rows per band of [`Screened::rescore`] (128 rows of 768 f32).
+const RESCORE_BAND_BYTES: usize = 384 * 1024;
 
 /// Scores per pre-filter chunk.
 const CHUNK: usize = 16;
@@ -154,6 +158,71 @@ impl PoolQueryState {
         st
     }
 
+    /// Take the candidates `cand` (scores above the cut of item code `(deepest, shard)`) into
+    /// the reservoirs of the code's subsets, the count histograms and the results reservoir
+    /// (`key(i)`: results key of candidate `i`). Returns whether a threshold may have risen.
+    fn absorb(
+        &mut self,
+        p: &QueryPositives,
+        (deepest, shard): (usize, usize),
+        (nlev, nshard): (usize, usize),
+        cand: &[f32],
+        key: impl Fn(usize) -> u64,
+    ) -> bool {
+        let npos1 = p.scores.len() + 1;
+        let mut dirty = false;
+        for t in &mut self.tops[..=deepest] {
+            dirty |= t.push_batch(cand);
+        }
+        if nshard > 0 {
+            dirty |= self.tops[nlev + shard].push_batch(cand);
+        }
+        for &s in cand {
+            if s > p.lowest {
+                let m = p.scores.partition_point(|&x| x >= s);
+                self.hist[deepest * npos1 + m] += 1;
+                if nshard > 0 {
+                    self.hist[(nlev + shard) * npos1 + m] += 1;
+                }
+            }
+        }
+        if let Some(r) = &mut self.res {
+            for (i, &s) in cand.iter().enumerate() {
+                dirty |= r.push(s, key(i));
+            }
+        }
+        dirty
+    }
+
+    /// Raise the thresholds to those other workers reached (slots `slot..slot + subsets` of
+    /// `shared`): they bound the merged top-M from below.
+    fn take_shared(
+        &mut self,
+        shared: &SharedThresholds,
+        slot: usize,
+        lowest: f32,
+        (nlev, nshard): (usize, usize),
+    ) {
+        let mut raised = false;
+        for (i, t) in self.tops.iter_mut().enumerate() {
+            let g = shared.get(slot + i);
+            if g > t.threshold() {
+                t.raise_threshold(g);
+                raised = true;
+            }
+        }
+        if raised {
+            self.refresh(lowest, nlev, nshard);
+        }
+    }
+
+    /// Publish this worker's thresholds to slots `slot..slot + subsets` of `shared`.
+    fn publish(&self, shared: &SharedThresholds, slot: usize) {
+        for (i, t) in self.tops.iter().enumerate() {
+            shared.publish(slot + i, t.threshold());
+        }
+    }
+
     /// Recompute the cut table after a threshold rose: an item of code `(L, shard)` matters
     /// iff its score is above `min(lowest positive, thr(level 0..=L), thr(shard), results)`.
     fn refresh(&mut self, lowest: f32, nlev: usize, nshard: usize) {
@@ -175,6 +244,109 @@ impl PoolQueryState {
                 self.table[l * ns + sh] = c;
             }
         }
+    }
+}
+
+/// Per-worker state of a screened block: the pairs whose upper bound passed their cut,
+/// grouped by query and then by code segment, and their exact scores.
+#[derive(Default)]
+struct Screened {
+    scratch: ScreenScratch,
+    /// `(query, block row)` of each pair, for [`Screen::exact`].
+    pairs: Vec<(u32, u32)>,
+    exact: Vec<f32>,
+    /// End of each (query, segment) run in `pairs`, at `query · segments + segment`.
+    ends: Vec<usize>,
+    bound: Vec<f32>,
+    slot: Vec<u32>,
+    /// Pairs bounded and pairs re-scored so far.
+    counts: (u64, u64),
+    /// The pairs ordered by row band (see [`rescore`](Self::rescore)), their index in
+    /// `pairs`, and their scores in that order.
+    by_band: Vec<(u32, u32)>,
+    band_index: Vec<u32>,
+    band_exact: Vec<f32>,
+}
+
+impl Screened {
+    /// Exact scores of `pairs` into `exact`. The pairs are taken band by band of
+    /// [`RESCORE_BAND_BYTES`] of block rows (stable, so by query within a band): a band's rows stay in
+    /// L2 while the queries pass, instead of each pair fetching its row from L3.
+    fn rescore(&mut self, kernel: &ScoreKernel, block: &[f32]) {
+        let p = kernel.block_rows();
+        let d = (block.len() / p).max(1);
+        let band = (RESCORE_BAND_BYTES / (4 * d)).clamp(16, p);
+        let nband = p.div_ceil(band);
+        let mut start = vec![0usize; nband + 1];
+        for &(_, r) in &self.pairs {
+            start[r as usize / band + 1] += 1;
+        }
+        for b in 0..nband {
+            start[b + 1] += start[b];
+        }
+        let n = self.pairs.len();
+        self.by_band.resize(n, (0, 0));
+        self.band_index.resize(n, 0);
+        self.band_exact.resize(n, 0.0);
+        for (i, &pr) in self.pairs.iter().enumerate() {
+            let at = &mut start[pr.1 as usize / band];
+            self.by_band[*at] = pr;
+            self.band_index[*at] = i as u32;
+            *at += 1;
+        }
+        kernel
+            .exact(block, &self.by_band, &mut self.band_exact)
+            .expect("the screen runs with the Avx2Fma kernel only");
+        for (&i, &s) in self.band_index.iter().zip(&self.band_exact) {
+            self.exact[i as usize] = s;
+        }
+    }
+
+    /// Pairs of (query `q`, segment `si`): `pairs[a..b]`.
+    fn range(&self, q: usize, si: usize, nseg: usize) -> (usize, usize) {
+        let i = q * nseg + si;
+        (if i == 0 { 0 } else { self.ends[i - 1] }, self.ends[i])
+    }
+
+    /// Collect the pairs of every query whose bound in `bounds` (`q · p + slot`) is above
+    /// the query's cut for the slot's code (after taking the shared thresholds).
+    #[allow(clippy::too_many_arguments)]
+    fn collect(
+        &mut self,
+        bounds: &[f32],
+        p: usize,
+        by_code: &CodeOrder,
+        states: &mut [PoolQueryState],
+        positives: &[&QueryPositives],
+        shared: &SharedThresholds,
+        plan: &PoolPlan,
+    ) {
+        let (nlev, nshard, nsub) = (plan.nlev, plan.nshard, plan.nsub());
+        self.pairs.clear();
+        self.ends.clear();
+        self.bound.resize(p + CHUNK, 0.0);
+        self.slot.resize(p + CHUNK, 0);
+        for (q, (qst, pos)) in states.iter_mut().zip(positives).enumerate() {
+            qst.take_shared(shared, q * nsub, pos.lowest, (nlev, nshard));
+            let row = &bounds[q * p..(q + 1) * p];
+            for &(cidx, sa, sb) in &by_code.segments {
+                let n = compact_above::<true>(
+                    &row[sa..sb],
+                    qst.table[cidx],
+                    &mut self.bound,
+                    &mut self.slot,
+                );
+                self.pairs.extend(
+                    self.slot[..n]
+                        .iter()
+                        .map(|&s| (q as u32, by_code.order[sa + s as usize])),
+                );
+                self.ends.push(self.pairs.len());
+            }
+        }
+        self.exact.resize(self.pairs.len(), 0.0);
+        self.counts.0 += (states.len() * by_code.segments.last().map_or(0, |s| s.2)) as u64;
+        self.counts.1 += self.pairs.len() as u64;
     }
 }
 
@@ -223,6 +395,8 @@ pub(super) struct PoolPlan<'a> {
 pub(super) struct WorkerStates {
     pub states: Vec<PoolQueryState>,
     pub renormalized: u64,
+    /// Pairs bounded by the screen, and pairs of those whose exact score was computed.
+    pub screened: (u64, u64),
 }
 
 impl PoolPlan<'_> {
@@ -246,11 +420,14 @@ impl PoolPlan<'_> {
     /// (an earlier pass over other blocks, same queries) while there are any, else start
     /// fresh; every state of `resume` is in the output. With `floors`, reservoir `i` of query
     /// `q` has its threshold raised to `floors[q · subsets + i]`. `shared` holds one slot per
-    /// query and subset.
+    /// query and subset. With `screen` (its queries those of `kernel`), a pass with floors
+    /// bounds the scores with the screen and computes exact scores only for the pairs whose
+    /// bound passes the cut ([`screen`](super::screen)); the states it ends with are the same.
     #[allow(clippy::too_many_arguments)]
     pub fn run(
         &self,
         kernel: &ScoreKernel,
+        screen: Option<&Screen>,
         positives: &[&QueryPositives],
         which: &[usize],
         resume: Vec<WorkerStates>,
@@ -270,13 +447,25 @@ impl PoolPlan<'_> {
             cand_slot: Vec<u32>,
             q: Vec<PoolQueryState>,
             off: u64,
+            screened: Screened,
+        }
+        let screen = screen.filter(|_| floors.is_some());
+        if let Some(sc) = screen {
+            assert_eq!(
+                sc.queries(),
+                positives.len(),
+                "screen and kernel have other queries"
+            );
         }
         let resume = std::sync::Mutex::new(resume);
         let init = || {
             let earlier = resume.lock().unwrap_or_else(|p| p.into_inner()).pop();
-            let (mut q, off) = match earlier {
-                Some(w) => (w.states, w.renormalized),
-                None => (positives.iter().map(|p| self.query_state(p)).collect(), 0),
+            let (mut q, (off, screened)) = match earlier {
+                Some(w) => (w.states, (w.renormalized, w.screened)),
+                None => (
+                    positives.iter().map(|p| self.query_state(p)).collect(),
+                    (0, (0, 0)),
+                ),
             };
             if let Some(f) = floors {
                 for (qi, (st, p)) in q.iter_mut().zip(positives).enumerate() {
@@ -286,13 +475,22 @@ impl PoolPlan<'_> {
                     st.refresh(p.lowest, nlev, nshard);
                 }
             }
+            let mut buf = Buffers::new(kernel, d);
+            if let Some(sc) = screen {
+                // The screen's panels of 6 queries may pad further than the kernel's.
+                buf.scores.resize(buf.scores.len().max(sc.out_len()), 0.0);
+            }
             PoolState {
-                buf: Buffers::new(kernel, d),
+                buf,
                 by_code: CodeOrder::default(),
                 cand: vec![0.0; bs + CHUNK],
                 cand_slot: vec![0; bs + CHUNK],
                 q,
                 off,
+                screened: Screened {
+                    counts: screened,
+                    ..Screened::default()
+                },
             }
         };
         let states = run_blocks(which.len(), init, |st, wi| {
@@ -309,70 +507,80 @@ impl PoolPlan<'_> {
             // Score the rows grouped by code, so that each run of scores is pre-filtered
             // against its own cut (a nearly empty deep level then only slows its own items).
             st.by_code.build(codes, bs);
-            st.buf.score_in_order(kernel, &st.by_code.order);
             let order = &st.by_code.order;
-            for (q, p) in positives.iter().enumerate() {
-                let row = &st.buf.scores[q * bs..q * bs + n];
-                // Fetch the next query's reservoir tails while this one is processed.
-                if let Some(next) = st.q.get(q + 1) {
-                    for t in &next.tops {
-                        t.prefetch();
-                    }
-                }
-                let qst = &mut st.q[q];
-                let npos1 = p.scores.len() + 1;
-                // Thresholds other workers reached bound the merged top-M from below.
-                let slot = q * nsub;
-                let mut raised = false;
-                for (i, t) in qst.tops.iter_mut().enumerate() {
-                    let g = shared.get(slot + i);
-                    if g > t.threshold() {
-                        t.raise_threshold(g);
-                        raised = true;
-                    }
-                }
-                if raised {
-                    qst.refresh(p.lowest, nlev, nshard);
-                }
-                for &(cidx, sa, sb) in &st.by_code.segments {
-                    let (deepest, shard) = decode[cidx];
-                    // Candidates of this run: scores above its cut, compacted branch-free.
-                    let (run, cut) = (&row[sa..sb], qst.table[cidx]);
-                    let n = if qst.res.is_some() {
-                        compact_above::<true>(run, cut, &mut st.cand, &mut st.cand_slot)
-                    } else {
-                        compact_above::<false>(run, cut, &mut st.cand, &mut st.cand_slot)
-                    };
-                    if n == 0 {
-                        continue;
-                    }
-                    let (cand, slots) = (&st.cand[..n], &st.cand_slot[..n]);
-                    let mut dirty = false;
-                    for t in &mut qst.tops[..=deepest] {
-                        dirty |= t.push_batch(cand);
-                    }
-                    if nshard > 0 {
-                        dirty |= qst.tops[nlev + shard].push_batch(cand);
-                    }
-                    for &s in cand {
-                        if s > p.lowest {
-                            let m = p.scores.partition_point(|&x| x >= s);
-                            qst.hist[deepest * npos1 + m] += 1;
-                            if nshard > 0 {
-                                qst.hist[(nlev + shard) * npos1 + m] += 1;
-                            }
+            let key = |i: usize| key_offset + rows[i] as u64;
+            if let Some(screen) = screen {
+                let PoolState {
+                    buf,
+                    by_code,
+                    cand,
+                    cand_slot,
+                    q: states,
+                    screened,
+                    ..
+                } = st;
+                screen.upper_bounds(
+                    &buf.block,
+                    &by_code.order,
+                    &mut screened.scratch,
+                    &mut buf.scores,
+                );
+                screened.collect(&buf.scores, bs, by_code, states, positives, shared, self);
+                screened.rescore(kernel, &buf.block);
+                let nseg = by_code.segments.len();
+                for (q, p) in positives.iter().enumerate() {
+                    let qst = &mut states[q];
+                    for (si, &(cidx, ..)) in by_code.segments.iter().enumerate() {
+                        let (a, b) = screened.range(q, si, nseg);
+                        // Exact scores above the cut as it stands now.
+                        let cut = qst.table[cidx];
+                        let mut n = 0;
+                        for i in a..b {
+                            cand[n] = screened.exact[i];
+                            cand_slot[n] = screened.pairs[i].1;
+                            n += usize::from(screened.exact[i] > cut);
+                        }
+                        if n == 0 {
+                            continue;
+                        }
+                        let rows_of = &cand_slot[..n];
+                        if qst.absorb(p, decode[cidx], (nlev, nshard), &cand[..n], |i| {
+                            key(rows_of[i] as usize)
+                        }) {
+                            qst.refresh(p.lowest, nlev, nshard);
+                            qst.publish(shared, q * nsub);
                         }
                     }
-                    if let Some(r) = &mut qst.res {
-                        for (&s, &slot) in cand.iter().zip(slots) {
-                            let i = order[sa + slot as usize] as usize;
-                            dirty |= r.push(s, key_offset + rows[i] as u64);
+                }
+            } else {
+                st.buf.score_in_order(kernel, order);
+                for (q, p) in positives.iter().enumerate() {
+                    let row = &st.buf.scores[q * bs..q * bs + n];
+                    // Fetch the next query's reservoir tails while this one is processed.
+                    if let Some(next) = st.q.get(q + 1) {
+                        for t in &next.tops {
+                            t.prefetch();
                         }
                     }
-                    if dirty {
-                        qst.refresh(p.lowest, nlev, nshard);
-                        for (i, t) in qst.tops.iter().enumerate() {
-                            shared.publish(slot + i, t.threshold());
+                    let qst = &mut st.q[q];
+                    qst.take_shared(shared, q * nsub, p.lowest, (nlev, nshard));
+                    for &(cidx, sa, sb) in &st.by_code.segments {
+                        // Candidates of this run: scores above its cut, compacted branch-free.
+                        let (run, cut) = (&row[sa..sb], qst.table[cidx]);
+                        let n = if qst.res.is_some() {
+                            compact_above::<true>(run, cut, &mut st.cand, &mut st.cand_slot)
+                        } else {
+                            compact_above::<false>(run, cut, &mut st.cand, &mut st.cand_slot)
+                        };
+                        if n == 0 {
+                            continue;
+                        }
+                        let slots = &st.cand_slot[..n];
+                        if qst.absorb(p, decode[cidx], (nlev, nshard), &st.cand[..n], |i| {
+                            key(order[sa + slots[i] as usize] as usize)
+                        }) {
+                            qst.refresh(p.lowest, nlev, nshard);
+                            qst.publish(shared, q * nsub);
                         }
                     }
                 }
@@ -387,6 +595,7 @@ impl PoolPlan<'_> {
             .map(|st| WorkerStates {
                 states: st.q,
                 renormalized: st.off,
+                screened: st.screened.counts,
             })
             .collect();
         out.extend(resume.into_inner().unwrap_or_else(|p| p.into_inner()));
@@ -409,6 +618,13 @@ impl PoolPlan<'_> {
         }
         acc
     }
+}
+
+/// Pairs bounded by the screen and pairs re-scored, over all workers.
+pub(super) fn screen_counts(workers: &[WorkerStates]) -> (u64, u64) {
+    workers
+        .iter()
+        .fold((0, 0), |(a, b), w| (a + w.screened.0, b + w.screened.1))
 }
 
 /// Regroup per-worker states by query: `out[q]` holds query `q`'s state of every worker.

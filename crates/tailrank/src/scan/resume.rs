@@ -389,6 +389,7 @@ fn load_chunk(dir: &Path, chunk: &Chunk, want_results: bool) -> Result<ChunkOutp
         renormalized_rows: rec.renormalized_rows,
         rescanned_queries: 0,
         speculative_floors: 0,
+        screened: (0, 0),
     })
 }
 
@@ -401,6 +402,8 @@ struct ChunkOutput {
     /// read back).
     rescanned_queries: u64,
     speculative_floors: u64,
+    /// Pairs screened and re-scored (0 for a chunk read back).
+    screened: (u64, u64),
 }
 
 /// Write a finished chunk atomically into the partial folder.
@@ -637,12 +640,13 @@ fn scan_chunks(
             renormalized_rows: out.renormalized_rows,
             rescanned_queries: out.rescanned_queries,
             speculative_floors: out.speculative_floors,
+            screened: (out.screened_pairs, out.rescored_pairs),
         })
     };
     let mut acc: Option<Summary> = None;
     let mut all_results: Vec<ResultLists> = Vec::new();
     let mut chunk_renormalized = Vec::with_capacity(chunks.len());
-    let (mut rescanned, mut floors) = (0u64, 0u64);
+    let (mut rescanned, mut floors, mut screened) = (0u64, 0u64, (0u64, 0u64));
     for chunk in chunks {
         let cdir = dir.join(&chunk.name);
         let mut loaded = None;
@@ -673,6 +677,8 @@ fn scan_chunks(
         chunk_renormalized.push(part.renormalized_rows);
         rescanned += part.rescanned_queries;
         floors += part.speculative_floors;
+        screened.0 += part.screened.0;
+        screened.1 += part.screened.1;
         if let Some(r) = part.results {
             all_results.push(r);
         }
@@ -731,5 +737,7 @@ fn scan_chunks(
         renormalized_rows: renormalized,
         rescanned_queries: rescanned,
         speculative_floors: floors,
+        screened_pairs: screened.0,
+        rescored_pairs: screened.1,
     })
 }
