@@ -13,6 +13,7 @@ Timed:
             block), M top scores for 5 nested levels + 4 drift shards (the CLI's default),
             per-positive counts; measured by the scan_bench example (wall seconds of scan()).
   tailrank-noshards  the same with the drift shards off (top-M and counts at 5 levels).
+  tailrank-noscreen  the default with the integer screen off (every score computed in f32).
   faiss     IndexFlatIP.search(queries, k=M) over the pool as f32 in RAM (the f16 -> f32
             conversion and index.add are not counted).
   numpy     queries @ pool_chunk.T over the pool in chunks of 65536 rows converted to f32
@@ -101,8 +102,11 @@ def main():
 
     # The scan as `tailrank scan` runs it by default (5 nested levels + 4 drift shards, each
     # with its own top-M), and with the drift shards off (5 levels: top-M and counts).
-    variants = [("tailrank", "4", "5 levels + 4 drift shards"),
-                ("tailrank-noshards", "0", "5 levels, no drift shards")]
+    # And the default with the integer screen off (every score in f32), for the A/B.
+    variants = [("tailrank", "4", "5 levels + 4 drift shards", []),
+                ("tailrank-noshards", "0", "5 levels, no drift shards", []),
+                ("tailrank-noscreen", "4", "5 levels + 4 drift shards, --no-screen",
+                 ["--no-screen"])]
     variants = [v for v in variants if v[0] not in skip and v[0].split("-")[0] not in skip]
 
     from threadpoolctl import threadpool_info, threadpool_limits
@@ -130,11 +134,11 @@ def main():
     times = {}
     names = {}
     for rnd in range(args.repeat):
-        for key, shards, what in variants:
+        for key, shards, what, extra in variants:
             log(f"[round {rnd + 1}/{args.repeat}] timing tailrank scan ({what}) ...")
             out = subprocess.run(
                 [args.bin, "npy", args.workdir, "--top-m", str(m), "--levels", "5",
-                 "--shards", shards, "--threads", str(t)],
+                 "--shards", shards, "--threads", str(t), *extra],
                 check=True, capture_output=True, text=True,
             ).stdout
             r = json.loads(out.strip().splitlines()[-1])
@@ -188,7 +192,7 @@ def main():
         print(f"{name:<75} {wall:8.2f} {cpu:8.2f} {flops / wall / 1e9:8.1f} "
               f"{flops / cpu / 1e9:11.1f} {note}")
     by = {r[0].split()[0]: r for r in rows}
-    for key in ("tailrank", "tailrank-noshards"):
+    for key in ("tailrank", "tailrank-noshards", "tailrank-noscreen"):
         if key not in by:
             continue
         for other in ("faiss", "numpy"):
