@@ -641,9 +641,12 @@ fn speculative_floors_match_numpy_and_the_plain_scan() {
     assert_eq!(fast.rescanned_queries, 0);
     check(&data, &fast, true);
     if screen_available() {
+        // On this small pool more than 1 pair in 16 needs its f32 score, so the screen
+        // pauses for some blocks: both paths run within the floored stages.
         assert!(
-            fast.screened_pairs > 0,
-            "the later stages go through the screen"
+            fast.screened_pairs > 0 && fast.screened_pairs < 12 * 70_000 / 2,
+            "some blocks screened, others scored in f32: {}",
+            fast.screened_pairs
         );
         assert!(fast.rescored_pairs < fast.screened_pairs / 4);
     }

@@ -350,8 +350,8 @@ pub(super) fn check_rows(
     Ok(off)
 }
 
-/// Block buffers of one worker: the gathered rows (`p × D`), the packing scratch of the kernel
-/// and the scores (`out_rows × p`).
+/// Block buffers of one worker: the gathered rows (`p × D`), the scratch of the kernel and the
+/// scores (`out_rows × p`, or longer when the screen's bounds share the buffer).
 pub(super) struct Buffers {
     pub(super) block: Vec<f32>,
     scratch: Scratch,
@@ -369,16 +369,18 @@ impl Buffers {
 
     /// Score the current block with `k`.
     fn score(&mut self, k: &ScoreKernel) {
-        k.scores(&self.block, &mut self.scratch, &mut self.scores);
+        let n = k.out_len();
+        k.scores(&self.block, &mut self.scratch, &mut self.scores[..n]);
     }
 
     /// Score the current block with `k`, score column `s` holding block row `order[s]`.
     pub(super) fn score_in_order(&mut self, k: &ScoreKernel, order: &[u32]) {
+        let n = k.out_len();
         k.scores_in_order(
             &self.block,
             Some(order),
             &mut self.scratch,
-            &mut self.scores,
+            &mut self.scores[..n],
         );
     }
 }

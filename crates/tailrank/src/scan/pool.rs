@@ -20,6 +20,13 @@ use super::topm::{SharedThresholds, TopKeyed, TopM};
 use crate::error::Result;
 use crate::formats::descriptors::DescriptorSource;
 
+/// A screened block where more than one pair in this many needed its f32 score pauses the
+/// screen: an exact score costs about ten times what the screen saves on a pair
+/// (`docs/performance.md`), so past ~6% the all-f32 block is cheaper.
+const MAX_RESCORED_SHARE: usize = 16;
+/// Blocks scored in f32 before the screen is tried again.
+const PAUSE_BLOCKS: usize = 8;
+
 /// Bytes of block rows per band of [`Screened::rescore`] (128 rows of 768 f32).
 const RESCORE_BAND_BYTES: usize = 384 * 1024;
 
@@ -261,6 +268,8 @@ struct Screened {
     slot: Vec<u32>,
     /// Pairs bounded and pairs re-scored so far.
     counts: (u64, u64),
+    /// Blocks to score in f32 before trying the screen again.
+    pause: usize,
     /// The pairs ordered by row band (see [`rescore`](Self::rescore)), their index in
     /// `pairs`, and their scores in that order.
     by_band: Vec<(u32, u32)>,
@@ -299,6 +308,19 @@ impl Screened {
             .expect("the screen runs with the Avx2Fma kernel only");
         for (&i, &s) in self.band_index.iter().zip(&self.band_exact) {
             self.exact[i as usize] = s;
+        }
+    }
+
+    /// Whether to screen the next block: not for [`PAUSE_BLOCKS`] blocks after a block where
+    /// more than one pair in [`MAX_RESCORED_SHARE`] needed its f32 score (a small pool, or
+    /// deep levels still filling up), where the exact scores would cost more than the screen
+    /// saves. Either path gives the same state.
+    fn wants_block(&mut self) -> bool {
+        if self.pause > 0 {
+            self.pause -= 1;
+            false
+        } else {
+            true
         }
     }
 
@@ -345,8 +367,12 @@ impl Screened {
             }
         }
         self.exact.resize(self.pairs.len(), 0.0);
-        self.counts.0 += (states.len() * by_code.segments.last().map_or(0, |s| s.2)) as u64;
+        let bounded = states.len() * by_code.segments.last().map_or(0, |s| s.2);
+        self.counts.0 += bounded as u64;
         self.counts.1 += self.pairs.len() as u64;
+        if self.pairs.len() * MAX_RESCORED_SHARE > bounded {
+            self.pause = PAUSE_BLOCKS;
+        }
     }
 }
 
@@ -509,7 +535,7 @@ impl PoolPlan<'_> {
             st.by_code.build(codes, bs);
             let order = &st.by_code.order;
             let key = |i: usize| key_offset + rows[i] as u64;
-            if let Some(screen) = screen {
+            if let Some(screen) = screen.filter(|_| st.screened.wants_block()) {
                 let PoolState {
                     buf,
                     by_code,
