@@ -30,7 +30,8 @@
 //! [`ScoreKernel::exact`](super::kernel::ScoreKernel::exact), bitwise the kernel's.
 //!
 //! The integer product runs `vpmaddwd` (16 multiply-adds per instruction, with the i32 adds
-//! beside it) in a register-tiled `16 × 6` microkernel like the f32 one: about 1.5× the f32
+//! beside it) in a register-tiled microkernel of 16 rows × 6 queries over packed panels (the
+//! rows quantised and packed per block, the queries once per scan): 1.3–1.6× the f32
 //! kernel's rate on Zen 3 (`docs/performance.md`). AVX2 only; [`Screen::new`] returns `None`
 //! elsewhere, and the scan then scores every pair in f32.
 
