@@ -10,6 +10,7 @@ use tailrank::formats::descriptors::{DescriptorSource, InMemoryDescriptors};
 use tailrank::formats::gt::QuerySet;
 use tailrank::metric::{ap_at_k_from_ranks, rank_from_counts};
 use tailrank::scan::engine::{scan, subsets, NoProgress, Progress, ScanConfig, ScanInputs};
+use tailrank::scan::kernel::Backend;
 use tailrank::scan::SubsetKind;
 
 const REFERENCE: &str = include_str!("scan_reference.py");
@@ -666,18 +667,9 @@ fn speculative_floors_match_numpy_and_the_plain_scan() {
     assert_eq!(fast.results, plain.results);
 }
 
-/// Whether this machine runs the integer screen (x86-64 with AVX2 and FMA).
+/// Whether this machine runs the integer screen (it needs the AVX2 + FMA kernel).
 fn screen_available() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        is_x86_feature_detected!("avx2")
-            && is_x86_feature_detected!("fma")
-            && std::env::var("TAILRANK_KERNEL").map_or(true, |v| !v.eq_ignore_ascii_case("gemm"))
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
+    Backend::detect() == Backend::Avx2Fma
 }
 
 #[test]

@@ -101,9 +101,11 @@ impl AlignedBuf {
     }
 }
 
-/// Per-worker scratch space of [`ScoreKernel::scores`] (the reordered block of `Gemm`).
+/// Per-worker scratch space of [`ScoreKernel::scores`]: the offset of each slot's row in the
+/// block (`Avx2Fma`), or the reordered block (`Gemm`).
 #[derive(Default)]
 pub struct Scratch {
+    row_offsets: Vec<usize>,
     reordered: Vec<f32>,
 }
 
@@ -258,12 +260,13 @@ impl ScoreKernel {
             Backend::Avx2Fma => {
                 #[cfg(target_arch = "x86_64")]
                 {
-                    let _ = scratch;
-                    let rows: Vec<*const f32> =
-                        (0..p).map(|s| block[row_at(s) * d..].as_ptr()).collect();
+                    let offsets = &mut scratch.row_offsets;
+                    offsets.clear();
+                    offsets.extend((0..p).map(|s| row_at(s) * d));
+                    assert!(offsets.iter().all(|&o| o + d <= block.len()));
                     // SAFETY: `new` chose `Avx2Fma` only after checking the CPU features; every
-                    // row pointer addresses `d` floats of `block`; `out` holds `out_rows · p`.
-                    unsafe { self.avx2_scores(&rows, out) }
+                    // offset addresses `d` floats of `block`; `out` holds `out_rows · p`.
+                    unsafe { self.avx2_scores(block, offsets, out) }
                 }
                 #[cfg(not(target_arch = "x86_64"))]
                 unreachable!("Avx2Fma is only selected on x86-64")
@@ -287,13 +290,14 @@ impl ScoreKernel {
     /// Loop nest: query group → row tile → query tile.
     ///
     /// # Safety
-    /// AVX2 + FMA; `rows[s]` addresses the `d` values of slot `s`; `out` holds `out_rows · p`.
+    /// AVX2 + FMA; `block[offsets[s]..]` holds the `d` values of slot `s`; `out` holds `out_rows · p`.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn avx2_scores(&self, rows: &[*const f32], out: &mut [f32]) {
+    unsafe fn avx2_scores(&self, block: &[f32], offsets: &[usize], out: &mut [f32]) {
         let (p, d, dpad) = (self.p, self.d, self.dpad);
         let nq_pad = self.out_rows();
-        debug_assert!(rows.len() == p && out.len() >= nq_pad * p);
+        debug_assert!(offsets.len() == p && out.len() >= nq_pad * p);
+        let row = |s: usize| block.as_ptr().add(offsets[s.min(p - 1)]);
         let qs = self.queries.as_slice().as_ptr();
         let group = (QUERY_GROUP_BYTES / (4 * dpad) / TILE_QUERIES * TILE_QUERIES)
             .clamp(TILE_QUERIES, nq_pad);
@@ -303,15 +307,15 @@ impl ScoreKernel {
             let g1 = (g0 + group).min(nq_pad);
             let mut s = 0;
             while s < p {
-                let r = &rows[s..];
+                let r = [row(s), row(s + 1), row(s + 2)];
                 let mut q = g0;
                 while q < g1 {
                     let c = out.add(q * p + s);
                     let qp = qs.add(q * dpad);
                     match p - s {
-                        1 => avx2::tile::<1>(d, dpad, [r[0]; 3], qp, c, p),
-                        2 => avx2::tile::<2>(d, dpad, [r[0], r[1], r[1]], qp, c, p),
-                        _ => avx2::tile::<3>(d, dpad, [r[0], r[1], r[2]], qp, c, p),
+                        1 => avx2::tile::<1>(d, dpad, r, qp, c, p),
+                        2 => avx2::tile::<2>(d, dpad, r, qp, c, p),
+                        _ => avx2::tile::<3>(d, dpad, r, qp, c, p),
                     }
                     q += TILE_QUERIES;
                 }

@@ -27,9 +27,6 @@ const MAX_RESCORED_SHARE: usize = 16;
 /// Blocks scored in f32 before the screen is tried again.
 const PAUSE_BLOCKS: usize = 8;
 
-/// Bytes of block rows per band of [`Screened::rescore`] (128 rows of 768 f32).
-const RESCORE_BAND_BYTES: usize = 384 * 1024;
-
 /// Scores per pre-filter chunk.
 const CHUNK: usize = 16;
 
@@ -270,47 +267,9 @@ struct Screened {
     counts: (u64, u64),
     /// Blocks to score in f32 before trying the screen again.
     pause: usize,
-    /// The pairs ordered by row band (see [`rescore`](Self::rescore)), their index in
-    /// `pairs`, and their scores in that order.
-    by_band: Vec<(u32, u32)>,
-    band_index: Vec<u32>,
-    band_exact: Vec<f32>,
 }
 
 impl Screened {
-    /// Exact scores of `pairs` into `exact`. The pairs are taken band by band of
-    /// [`RESCORE_BAND_BYTES`] of block rows (stable, so by query within a band): a band's rows stay in
-    /// L2 while the queries pass, instead of each pair fetching its row from L3.
-    fn rescore(&mut self, kernel: &ScoreKernel, block: &[f32]) {
-        let p = kernel.block_rows();
-        let d = (block.len() / p).max(1);
-        let band = (RESCORE_BAND_BYTES / (4 * d)).clamp(16, p);
-        let nband = p.div_ceil(band);
-        let mut start = vec![0usize; nband + 1];
-        for &(_, r) in &self.pairs {
-            start[r as usize / band + 1] += 1;
-        }
-        for b in 0..nband {
-            start[b + 1] += start[b];
-        }
-        let n = self.pairs.len();
-        self.by_band.resize(n, (0, 0));
-        self.band_index.resize(n, 0);
-        self.band_exact.resize(n, 0.0);
-        for (i, &pr) in self.pairs.iter().enumerate() {
-            let at = &mut start[pr.1 as usize / band];
-            self.by_band[*at] = pr;
-            self.band_index[*at] = i as u32;
-            *at += 1;
-        }
-        kernel
-            .exact(block, &self.by_band, &mut self.band_exact)
-            .expect("the screen runs with the Avx2Fma kernel only");
-        for (&i, &s) in self.band_index.iter().zip(&self.band_exact) {
-            self.exact[i as usize] = s;
-        }
-    }
-
     /// Whether to screen the next block: not for [`PAUSE_BLOCKS`] blocks after a block where
     /// more than one pair in [`MAX_RESCORED_SHARE`] needed its f32 score (a small pool, or
     /// deep levels still filling up), where the exact scores would cost more than the screen
@@ -552,7 +511,9 @@ impl PoolPlan<'_> {
                     &mut buf.scores,
                 );
                 screened.collect(&buf.scores, bs, by_code, states, positives, shared, self);
-                screened.rescore(kernel, &buf.block);
+                kernel
+                    .exact(&buf.block, &screened.pairs, &mut screened.exact)
+                    .expect("the screen runs with the Avx2Fma kernel only");
                 let nseg = by_code.segments.len();
                 for (q, p) in positives.iter().enumerate() {
                     let qst = &mut states[q];
