@@ -52,6 +52,20 @@ fn demo_prints_predicted_and_true() {
     );
     assert!(truth > 5.0 && truth < 70.0, "{truth}");
     assert!((pred - truth).abs() < 5.0, "{pred} vs {truth}");
+    // Recall@k and hit@1 under the count law: the error column. With 150 queries the realized
+    // hit@1 itself varies by ~4 points around its expectation (Bernoulli per query), so the
+    // bound is loose; the expected-rank plug-in was off by 25+ points here.
+    let error = |label: &str| -> f64 {
+        let line = stdout.lines().find(|l| l.starts_with(label)).unwrap();
+        line[label.len()..]
+            .split_whitespace()
+            .nth(1)
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert!(error("PREDICTED hit@1").abs() < 10.0, "{stdout}");
+    assert!(error("PREDICTED Recall@").abs() < 5.0, "{stdout}");
     // The files it names exist and are what they claim to be.
     let s = tailrank::scan::summary::Summary::read(&out.join("summary")).unwrap();
     assert_eq!(s.queries.len(), 150);

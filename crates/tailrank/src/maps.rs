@@ -7,8 +7,7 @@
 //!   `AP@k = 1/min(k,n) · Σ_j 1[r_j ≤ k] · j/r_j` ([`crate::metric::ap_at_k_from_ranks`]).
 //!   Fed with realized fractions `x̂_j = K_j/N` it reproduces the exact metric; to make that
 //!   identity survive floating point, `N·x̂_j` within a relative 1e-9 of an integer is
-//!   rounded to it. Recall@k = `mean_j 1[r_j ≤ k]`, hit@1 = `1[r_1 ≤ 1]` (so any
-//!   `N·x̂_1 > 0` or `C_1 > 0` gives 0).
+//!   rounded to it.
 //! - **binomial**: the exact expectation under `K_j ~ Binomial(N, x̂_j)` of each positive's
 //!   precision term, `AP@k = 1/min(k,n) · Σ_j j · Σ_{i=0}^{k−j−C_j} Bin(i; N, x̂_j)/(j+C_j+i)`.
 //!   The probabilities come from the recurrence
@@ -17,14 +16,20 @@
 //!   the remaining mass cannot change the sum, and skipped when the Chernoff bound
 //!   `P(K ≤ k) ≤ exp(−N·D(k/N ‖ x))` is below e^-40 (the term is then < 5e-18). N is rounded to the nearest integer here (the
 //!   Binomial needs an integer number of draws). `x̂ = 0` gives the deterministic `j/(j+C_j)`
-//!   if `j + C_j ≤ k`. Recall@k = `mean_j P(K_j ≤ k − j − C_j)`, hit@1 =
-//!   `(1 − x̂_1)^N` when `C_1 = 0`, else 0.
+//!   if `j + C_j ≤ k`.
+//!
+//! **Recall@k and hit@1 do not depend on the map.** They are probabilities of events on the
+//! pool count, taken under the count law of [`CountLaw`] whatever map the mAP uses:
+//! Recall@k = `mean_j P(K_N,j ≤ k − j − C_j)`, hit@1 = `1[C_1 = 0]·P(K_N,1 = 0)`. The
+//! expected-rank plug-in `1[j + C_j + N·x̂_j ≤ k]` would turn any tiny `x̂_1 > 0` into a miss
+//! (hit@1 = 0 for every query with a non-immune top positive), which is what the mean over the
+//! law avoids (`docs/method.md`, the count law).
 //!
 //! Conventions: `x̂` outside [0, 1] is clamped into it (NaN stays NaN and makes the value NaN);
 //! N ≤ 0 or NaN counts as 0 and N = +∞ sends every positive with `x̂ > 0` out of the top k.
 //! A query without positives has AP = recall = hit = 0; `k = 0` gives 0.
 
-use crate::hardness::QueryHardness;
+use crate::hardness::{PositiveHardness, QueryHardness};
 use crate::metric::{ap_at_k_from_ranks, rank_from_counts};
 use serde::{Deserialize, Serialize};
 
@@ -191,54 +196,89 @@ pub fn ap_at_k(q: &QueryHardness, n_pool: f64, k: usize, map: MapKind) -> f64 {
     }
 }
 
-/// Recall@k of one query: `mean_j P(r_j ≤ k)` (binomial: `P(K_j ≤ k − j − C_j)`;
-/// expected-rank: `1[r_j(N) ≤ k]`).
-pub fn recall_at_k(q: &QueryHardness, n_pool: f64, k: usize, map: MapKind) -> f64 {
+/// The law of a positive's count `K_N` in a pool of N items, given the hash sample of S items
+/// the hardness came from (`docs/method.md`, the count law). The sample's own items above the
+/// positive are known exactly (`K_S = pool_above`); every other item lies above it with
+/// probability `x̂`:
+///
+/// - `N ≥ S` (the pool contains the sample): `K_N = K_S + B`, `B ~ Binomial(N − S, x̂)`;
+/// - `N < S` (a nested hash sample of the sample, each item kept with probability N/S):
+///   `K_N ~ Binomial(K_S, N/S)`.
+///
+/// Both branches give the point mass at `K_S` when `N = S` (a whole-pool scan: the realized
+/// count), and `K_N` grows stochastically with N. With `S = 0` (hardness from a law, not from
+/// a sample) the law is `Binomial(N, x̂)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CountLaw {
+    /// Items known to lie above the positive (`K_S` when `N ≥ S`, else 0).
+    pub known: u64,
+    /// Number of uncertain items, a non-negative integer (`N − S`, or `K_S` when `N < S`).
+    pub trials: f64,
+    /// Probability that one uncertain item counts (`x̂` clamped to [0, 1], or `N/S`).
+    pub rate: f64,
+}
+
+impl CountLaw {
+    /// The law of positive `p` of a query whose hardness came from a sample of `sample_size`
+    /// items, in a pool of `n_pool` items (N rounded to an integer; N ≤ 0 or NaN counts as 0).
+    pub fn new(p: &PositiveHardness, sample_size: u64, n_pool: f64) -> CountLaw {
+        let n = clean_n(n_pool).round();
+        let s = sample_size as f64;
+        if n >= s {
+            CountLaw {
+                known: p.pool_above,
+                trials: n - s,
+                rate: clean_x(p.x_hat),
+            }
+        } else {
+            CountLaw {
+                known: 0,
+                trials: p.pool_above as f64,
+                rate: n / s,
+            }
+        }
+    }
+
+    /// `P(K_N ≤ m)`.
+    pub fn cdf(&self, m: u64) -> f64 {
+        if self.known > m {
+            return 0.0;
+        }
+        binom_weighted_sum(self.trials, self.rate, m - self.known, |_| 1.0).min(1.0)
+    }
+}
+
+/// Recall@k of one query: `mean_j P(K_N,j ≤ k − j − C_j)` under [`CountLaw`] (module docs).
+pub fn recall_at_k(q: &QueryHardness, n_pool: f64, k: usize) -> f64 {
     let n = q.positives.len();
     if k == 0 || n == 0 {
         return 0.0;
     }
-    let s: f64 = match map {
-        MapKind::ExpectedRank => expected_ranks(q, n_pool)
-            .iter()
-            .map(|&r| if r <= k as f64 { 1.0 } else { 0.0 })
-            .sum(),
-        MapKind::Binomial => q
-            .positives
-            .iter()
-            .enumerate()
-            .map(|(i, p)| {
-                let base = (i + 1) as u64 + p.core_above;
-                if base > k as u64 {
-                    0.0
-                } else {
-                    binomial_cdf(n_pool, p.x_hat, k as u64 - base)
-                }
-            })
-            .sum(),
-    };
+    let s: f64 = q
+        .positives
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let base = (i + 1) as u64 + p.core_above;
+            if base > k as u64 {
+                0.0
+            } else {
+                CountLaw::new(p, q.sample_size, n_pool).cdf(k as u64 - base)
+            }
+        })
+        .sum();
     s / n as f64
 }
 
-/// hit@1 of one query: binomial `(1 − x̂_1)^N` when `C_1 = 0` (else 0); expected-rank
-/// `1[1 + C_1 + N·x̂_1 ≤ 1]`.
-pub fn hit_at_1(q: &QueryHardness, n_pool: f64, map: MapKind) -> f64 {
+/// hit@1 of one query: `P(K_N,1 = 0)` under [`CountLaw`] when `C_1 = 0`, else 0.
+pub fn hit_at_1(q: &QueryHardness, n_pool: f64) -> f64 {
     let Some(p) = q.positives.first() else {
         return 0.0;
     };
     if p.core_above > 0 {
         return 0.0;
     }
-    match map {
-        MapKind::ExpectedRank => {
-            if expected_count(n_pool, p.x_hat) == 0.0 {
-                1.0
-            } else {
-                0.0
-            }
-        }
-        MapKind::Binomial => binomial_cdf(n_pool, p.x_hat, 0),
-    }
+    CountLaw::new(p, q.sample_size, n_pool).cdf(0)
 }
 
 /// mAP@k: the mean of [`ap_at_k`] over `qs`; NaN when `qs` is empty.

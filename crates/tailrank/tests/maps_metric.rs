@@ -9,10 +9,11 @@ use tailrank::maps::{
     ap_at_k, binomial_cdf, hit_at_1, log_grid, mean_ap_at_k, recall_at_k, MapKind,
 };
 
+/// Hardness from a law, not from a sample (S = 0): the count law is `Binomial(N, x̂)`.
 fn query(core: &[u64], x: &[f64]) -> QueryHardness {
     QueryHardness {
         query_id: "q".into(),
-        sample_size: 1,
+        sample_size: 0,
         tail: None,
         positives: core
             .iter()
@@ -83,12 +84,18 @@ proptest! {
         let pool = monotone(dk[..core.len()].to_vec());
         let n_pool = (*pool.last().unwrap() + extra).max(1);
         let x: Vec<f64> = pool.iter().map(|&kk| kk as f64 / n_pool as f64).collect();
-        let q = query(&core, &x);
+        let mut q = query(&core, &x);
         let (ap, rec, hit) = explicit_metrics(&core, &pool, k);
         let nf = n_pool as f64;
         prop_assert!((ap_at_k(&q, nf, k, MapKind::ExpectedRank) - ap).abs() < 1e-12);
-        prop_assert_eq!(recall_at_k(&q, nf, k, MapKind::ExpectedRank), rec);
-        prop_assert_eq!(hit_at_1(&q, nf, MapKind::ExpectedRank), hit);
+        // A whole-pool scan (S = N, K_S = K): the count law is the point mass at K, so
+        // Recall@k and hit@1 are the exact ones too.
+        q.sample_size = n_pool;
+        for (p, &kk) in q.positives.iter_mut().zip(&pool) {
+            p.pool_above = kk;
+        }
+        prop_assert_eq!(recall_at_k(&q, nf, k), rec);
+        prop_assert_eq!(hit_at_1(&q, nf), hit);
     }
 
     /// Metrics lie in [0, 1] and never increase with N or with any x̂_j.
@@ -119,11 +126,11 @@ proptest! {
             prop_assert!((0.0..=1.0).contains(&a1), "{:?} {}", map, a1);
             prop_assert!(a2 <= a1 + 1e-12, "{:?}: N {} → {}: {} → {}", map, n1, n2, a1, a2);
             prop_assert!(a3 <= a1 + 1e-12, "{:?}: x̂ up: {} → {}", map, a1, a3);
-            let r1 = recall_at_k(&q, n1, k, map);
-            let r2 = recall_at_k(&q, n2, k, map);
+            let r1 = recall_at_k(&q, n1, k);
+            let r2 = recall_at_k(&q, n2, k);
             prop_assert!((0.0..=1.0).contains(&r1) && r2 <= r1 + 1e-12);
-            let h1 = hit_at_1(&q, n1, map);
-            let h2 = hit_at_1(&q, n2, map);
+            let h1 = hit_at_1(&q, n1);
+            let h2 = hit_at_1(&q, n2);
             prop_assert!((0.0..=1.0).contains(&h1) && h2 <= h1 + 1e-12);
         }
     }
@@ -178,8 +185,8 @@ for k in [int(v) for v in sys.argv[2].split(',')]:
             .map(|t| t.parse().unwrap())
             .collect();
         let ap = ap_at_k(&q, n_pool, k, MapKind::Binomial);
-        let rec = recall_at_k(&q, n_pool, k, MapKind::Binomial);
-        let hit = hit_at_1(&q, n_pool, MapKind::Binomial);
+        let rec = recall_at_k(&q, n_pool, k);
+        let hit = hit_at_1(&q, n_pool);
         assert!(
             (ap - v[0]).abs() < 1e-10,
             "k = {k}: AP {ap} vs scipy {}",
@@ -194,8 +201,8 @@ for k in [int(v) for v in sys.argv[2].split(',')]:
     }
     // hit@1 ≈ exp(−N x̂_1) when C_1 = 0.
     let q1 = query(&[0], &[3e-10]);
-    assert!((hit_at_1(&q1, 1e10, MapKind::Binomial) - (-3.0f64).exp()).abs() < 1e-9);
-    assert_eq!(hit_at_1(&query(&[1], &[0.0]), 1e10, MapKind::Binomial), 0.0);
+    assert!((hit_at_1(&q1, 1e10) - (-3.0f64).exp()).abs() < 1e-9);
+    assert_eq!(hit_at_1(&query(&[1], &[0.0]), 1e10), 0.0);
     assert_eq!(binomial_cdf(1e10, 0.0, 0), 1.0);
     assert_eq!(binomial_cdf(20.0, 1.0, 19), 0.0);
     assert_eq!(binomial_cdf(20.0, 1.0, 20), 1.0);
@@ -247,9 +254,6 @@ fn tiny_expected_counts_make_the_maps_agree() {
         let e = ap_at_k(&q, 1e6, k, MapKind::ExpectedRank);
         let b = ap_at_k(&q, 1e6, k, MapKind::Binomial);
         assert!((e - b).abs() < 1e-6, "k = {k}: {e} vs {b}");
-        let er = recall_at_k(&q, 1e6, k, MapKind::ExpectedRank);
-        let br = recall_at_k(&q, 1e6, k, MapKind::Binomial);
-        assert!((er - br).abs() < 1e-6);
     }
     // x̂ = 0: the deterministic term j/(j + C_j) whenever j + C_j ≤ k, at any N.
     let q0 = query(&[0, 2], &[0.0, 0.0]);
@@ -258,8 +262,8 @@ fn tiny_expected_counts_make_the_maps_agree() {
         assert!((ap_at_k(&q0, 1e10, 10, map) - want).abs() < 1e-15);
         assert!((ap_at_k(&q0, f64::INFINITY, 10, map) - want).abs() < 1e-15);
         assert_eq!(ap_at_k(&q0, 1e10, 3, map), 0.5);
-        assert_eq!(hit_at_1(&q0, 1e10, map), 1.0);
     }
+    assert_eq!(hit_at_1(&q0, 1e10), 1.0);
 }
 
 #[test]
@@ -273,11 +277,11 @@ fn mean_and_edge_cases() {
         assert!((m - want).abs() < 1e-15);
         assert_eq!(ap_at_k(&empty, 1e4, 100, map), 0.0);
         assert_eq!(ap_at_k(&a, 1e4, 0, map), 0.0);
-        assert_eq!(recall_at_k(&empty, 1e4, 10, map), 0.0);
-        assert_eq!(hit_at_1(&empty, 1e4, map), 0.0);
         // N·x̂ = 10 and 20: the expected-rank ranks are 11 and 22.
         assert!(mean_ap_at_k(&[], 1e4, 100, map).is_nan());
     }
+    assert_eq!(recall_at_k(&empty, 1e4, 10), 0.0);
+    assert_eq!(hit_at_1(&empty, 1e4), 0.0);
     let want = (1.0 / 11.0 + 2.0 / 22.0) / 2.0;
     assert!((ap_at_k(&b, 1e4, 100, MapKind::ExpectedRank) - want).abs() < 1e-15);
     assert_eq!(
@@ -307,4 +311,74 @@ fn log_grid_spans_the_decades() {
     assert!(log_grid(0.0, 10.0, 3).is_empty());
     assert!(log_grid(10.0, 1.0, 3).is_empty());
     assert!(log_grid(1.0, 10.0, 0).is_empty());
+}
+
+/// The count law given a sample (maps::CountLaw): `K_N = K_S + Binomial(N − S, x̂)` for
+/// N ≥ S, `Binomial(K_S, N/S)` for a nested sub-sample N < S; Recall@k and hit@1 are its
+/// probabilities, checked against scipy.stats.binom, whatever the map.
+#[test]
+fn recall_and_hit_follow_the_count_law_given_the_sample() {
+    let core = [0u64, 0, 1, 4];
+    let x = [2e-9, 5e-8, 3e-7, 1e-6];
+    let pool = [0u64, 2, 9, 40];
+    let s = 5_000_000u64;
+    let mut q = query(&core, &x);
+    q.sample_size = s;
+    for (p, &kk) in q.positives.iter_mut().zip(&pool) {
+        p.pool_above = kk;
+    }
+    let code = r#"
+import sys
+from scipy import stats
+S = int(sys.argv[1]); core = [int(v) for v in sys.argv[3].split(',')]
+x = [float(v) for v in sys.argv[4].split(',')]; K = [int(v) for v in sys.argv[5].split(',')]
+for N in [int(v) for v in sys.argv[2].split(',')]:
+    for k in (1, 10, 100):
+        rec = 0.0
+        for j0, (c, p, kk) in enumerate(zip(core, x, K)):
+            m = k - (j0 + 1) - c
+            if m < 0: continue
+            if N >= S: rec += float(stats.binom.cdf(m - kk, N - S, p)) if m >= kk else 0.0
+            else: rec += float(stats.binom.cdf(m, kk, N / S))
+        if N >= S: hit = float(stats.binom.pmf(0, N - S, x[0])) if core[0] == 0 and K[0] == 0 else 0.0
+        else: hit = float(stats.binom.pmf(0, K[0], N / S)) if core[0] == 0 else 0.0
+        print(repr(rec / len(x)), repr(hit))
+"#;
+    let list = |v: &[String]| v.join(",");
+    let ns = [1_000_000u64, s, 20_000_000, 100_000_000];
+    let out = common::run_python(
+        code,
+        &[
+            &s.to_string(),
+            &list(&ns.map(|n| n.to_string())),
+            &list(&core.map(|c| c.to_string())),
+            &list(&x.map(|v| format!("{v:e}"))),
+            &list(&pool.map(|c| c.to_string())),
+        ],
+    );
+    let mut lines = out.lines();
+    for &n in &ns {
+        for k in [1usize, 10, 100] {
+            let v: Vec<f64> = lines
+                .next()
+                .expect("a line per (N, k)")
+                .split_whitespace()
+                .map(|t| t.parse().unwrap())
+                .collect();
+            let (rec, hit) = (recall_at_k(&q, n as f64, k), hit_at_1(&q, n as f64));
+            assert!((rec - v[0]).abs() < 1e-10, "N {n} k {k}: recall {rec} vs {}", v[0]);
+            assert!((hit - v[1]).abs() < 1e-12, "N {n}: hit {hit} vs {}", v[1]);
+        }
+    }
+    // At N = S the law is the point mass at K_S: the realized metrics of the sample.
+    assert_eq!(hit_at_1(&q, s as f64), 1.0);
+    // Ranks j + C_j + K_S: 1, 4, 13, 48.
+    assert_eq!(recall_at_k(&q, s as f64, 10), 2.0 / 4.0);
+    // A positive the sample already outranks is never a hit, however small its x̂.
+    let mut q2 = q.clone();
+    q2.positives[0].pool_above = 1;
+    assert_eq!(hit_at_1(&q2, 1e8), 0.0);
+    // Any tiny non-zero x̂ no longer means a miss: hit@1 ≈ exp(−(N − S)·x̂_1).
+    let h = hit_at_1(&q, 1e8);
+    assert!((h - (-(1e8 - s as f64) * 2e-9f64).exp()).abs() < 1e-9, "{h}");
 }

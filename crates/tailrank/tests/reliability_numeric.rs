@@ -74,9 +74,9 @@ proptest! {
             let (a, b) = (ap_at_k(&q, lo, k, map), ap_at_k(&q, hi, k, map));
             prop_assert!((0.0..=1.0).contains(&a) && (0.0..=1.0).contains(&b), "{map:?}: {a} {b}");
             prop_assert!(b <= a + EPS, "{map:?}: AP rose with N: {a} at {lo}, {b} at {hi}");
-            let (ra, rb) = (recall_at_k(&q, lo, k, map), recall_at_k(&q, hi, k, map));
+            let (ra, rb) = (recall_at_k(&q, lo, k), recall_at_k(&q, hi, k));
             prop_assert!((0.0..=1.0 + EPS).contains(&ra) && rb <= ra + EPS, "{map:?}: {ra} {rb}");
-            let (ha, hb) = (hit_at_1(&q, lo, map), hit_at_1(&q, hi, map));
+            let (ha, hb) = (hit_at_1(&q, lo), hit_at_1(&q, hi));
             prop_assert!((0.0..=1.0).contains(&ha) && hb <= ha + EPS, "{map:?}: {ha} {hb}");
             let m = mean_ap_at_k(std::slice::from_ref(&q), hi, k, map);
             prop_assert!(!m.is_nan() && (0.0..=1.0).contains(&m));

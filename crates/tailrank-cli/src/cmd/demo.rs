@@ -103,6 +103,21 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
             None => println!("{name:<34} {:>9}", "n/a"),
         }
     }
+    let (truth_recall, truth_hit) = t.recall_and_hit();
+    println!();
+    println!("{:<34} {:>9} {:>10}", "", "truth (%)", "error (%)");
+    for (name, pred, truth) in [
+        (format!("PREDICTED Recall@{k}"), p.recall_at_k, truth_recall),
+        ("PREDICTED hit@1".to_string(), p.hit_at_1, truth_hit),
+    ] {
+        println!(
+            "{:<34} {:>9} {:>+10.2}   (predicted {}%)",
+            name,
+            pct(truth),
+            100.0 * (pred - truth),
+            pct(pred).trim()
+        );
+    }
     println!();
     println!("files:");
     println!("  summary     {}", summary_dir.display());

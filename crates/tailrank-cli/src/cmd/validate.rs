@@ -63,14 +63,17 @@ pub fn run(a: ValidateArgs) -> anyhow::Result<()> {
     let report = run_validation(&opts, |r| {
         if !quiet {
             eprintln!(
-                "{} seed {} f={}: truth {:.2}%  evt {:+.2}  count {:+.2}  evaluate-at-S {:+.2}",
+                "{} seed {} f={}: truth {:.2}%  evt {:+.2}  count {:+.2}  evaluate-at-S {:+.2}  \
+                 hit@1 {:+.2}  recall {:+.2}",
                 r.preset,
                 r.seed,
                 r.fraction,
                 100.0 * r.truth,
                 100.0 * (r.evt - r.truth),
                 100.0 * (r.count - r.truth),
-                100.0 * (r.evaluate_at_s - r.truth)
+                100.0 * (r.evaluate_at_s - r.truth),
+                100.0 * (r.hit_at_1 - r.truth_hit_at_1),
+                100.0 * (r.recall_at_k - r.truth_recall_at_k)
             );
         }
     })?;

@@ -401,11 +401,11 @@ fn assemble(
     let estimate = mean(&ap);
     let recall: Vec<f64> = h0
         .par_iter()
-        .map(|q| maps::recall_at_k(q, nf, k, opts.map))
+        .map(|q| maps::recall_at_k(q, nf, k))
         .collect();
     let hit: Vec<f64> = h0
         .par_iter()
-        .map(|q| maps::hit_at_1(q, nf, opts.map))
+        .map(|q| maps::hit_at_1(q, nf))
         .collect();
 
     let boot = bootstrap::QueryBootstrap::new(h0.len(), opts.bootstrap, opts.seed);

@@ -271,6 +271,24 @@ impl Truth {
         crate::atomic::write_bytes(path, &bytes)
     }
 
+    /// Realized Recall@k and hit@1 of the full pool (means over queries), from the realized
+    /// ranks `r_j = j + C_j + K_j^N`: Recall@k = `mean_q #{j: r_j ≤ k}/n_q`, hit@1 =
+    /// `mean_q 1[r_1 = 1]`. Queries without positives count 0.
+    pub fn recall_and_hit(&self) -> (f64, f64) {
+        let nq = self.queries.len().max(1) as f64;
+        let (mut rec, mut hit) = (0.0, 0.0);
+        for q in &self.queries {
+            let n = q.positives.len();
+            if n == 0 {
+                continue;
+            }
+            let rank = |j: usize| (j + 1) as u64 + q.positives[j].core_above + q.positives[j].pool_above_n;
+            rec += (0..n).filter(|&j| rank(j) <= self.k as u64).count() as f64 / n as f64;
+            hit += if rank(0) == 1 { 1.0 } else { 0.0 };
+        }
+        (rec / nq, hit / nq)
+    }
+
     /// Read a `truth.json`.
     pub fn read(path: &Path) -> Result<Truth> {
         let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;

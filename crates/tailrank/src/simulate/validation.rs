@@ -11,7 +11,7 @@
 
 use super::{simulate_summary, SimConfig, Truth};
 use crate::error::{Error, Result};
-use crate::maps::MapKind;
+use crate::maps::{self, MapKind};
 use crate::predict::{
     baselines, count_hardness, hardness_for, per_query_ap, predict, Interval, PredictOptions,
 };
@@ -75,6 +75,12 @@ pub struct Run {
     pub evaluate_at_s: f64,
     pub power_law: Option<f64>,
     pub log_linear: Option<f64>,
+    /// Realized Recall@k and hit@1 at N, and their predictions from the tail-aware hardness
+    /// (under the count law, `maps::CountLaw`).
+    pub truth_recall_at_k: f64,
+    pub truth_hit_at_1: f64,
+    pub recall_at_k: f64,
+    pub hit_at_1: f64,
     /// Query-bootstrap intervals of `evt` (main fraction only).
     pub percentile: Option<Interval>,
     pub bca: Option<Interval>,
@@ -170,6 +176,10 @@ pub fn run_one(
         evaluate_at_s: f64::NAN,
         power_law: None,
         log_linear: None,
+        truth_recall_at_k: f64::NAN,
+        truth_hit_at_1: f64::NAN,
+        recall_at_k: f64::NAN,
+        hit_at_1: f64::NAN,
         percentile: None,
         bca: None,
         std_error: None,
@@ -204,6 +214,19 @@ pub fn run_one(
         h
     };
     run.evt_binomial = mean(&per_query_ap(&hardness, nf, k, MapKind::Binomial));
+    (run.truth_recall_at_k, run.truth_hit_at_1) = t.recall_and_hit();
+    run.recall_at_k = mean(
+        &hardness
+            .iter()
+            .map(|q| maps::recall_at_k(q, nf, k))
+            .collect::<Vec<_>>(),
+    );
+    run.hit_at_1 = mean(
+        &hardness
+            .iter()
+            .map(|q| maps::hit_at_1(q, nf))
+            .collect::<Vec<_>>(),
+    );
     Ok((run, t))
 }
 
@@ -363,6 +386,15 @@ impl ValidationReport {
                 coverage_text(pc),
                 coverage_text(bc)
             );
+            for (name, truth, err, max_abs) in recall_hit_stats(&runs, r0.k) {
+                let _ = writeln!(
+                    t,
+                    "  predicted {name}: mean truth {:.2}%, mean err {:+.2}, max |err| {:.2} (points)",
+                    100.0 * truth,
+                    100.0 * err,
+                    100.0 * max_abs
+                );
+            }
             let _ = writeln!(
                 t,
                 "  convergence over sample fractions (mean error / mean |error|, %):"
@@ -463,7 +495,21 @@ impl ValidationReport {
             );
             let _ = writeln!(
                 m,
-                "Convergence over sample fractions (mean error / mean abs error):\n"
+                "| metric (evt hardness, count law) | mean truth | mean error | max abs error |"
+            );
+            let _ = writeln!(m, "|---|---:|---:|---:|");
+            for (name, truth, err, max_abs) in recall_hit_stats(&runs, r0.k) {
+                let _ = writeln!(
+                    m,
+                    "| {name} | {:.2} | {:+.2} | {:.2} |",
+                    100.0 * truth,
+                    100.0 * err,
+                    100.0 * max_abs
+                );
+            }
+            let _ = writeln!(
+                m,
+                "\nConvergence over sample fractions (mean error / mean abs error):\n"
             );
             let _ = writeln!(m, "| f | S | evt | evt-binomial | count | evaluate-at-S |");
             let _ = writeln!(m, "|---:|---:|---:|---:|---:|---:|");
@@ -518,6 +564,24 @@ impl ValidationReport {
         }
         m
     }
+}
+
+/// Error statistics of the predicted Recall@k and hit@1 over `runs`:
+/// `[(name, mean truth, mean error, max |error|)]`, fractions.
+fn recall_hit_stats(runs: &[&Run], k: usize) -> Vec<(String, f64, f64, f64)> {
+    let pick: [(String, fn(&Run) -> (f64, f64)); 2] = [
+        (format!("Recall@{k}"), |r| (r.truth_recall_at_k, r.recall_at_k)),
+        ("hit@1".to_string(), |r| (r.truth_hit_at_1, r.hit_at_1)),
+    ];
+    pick.into_iter()
+        .map(|(name, f)| {
+            let pairs: Vec<(f64, f64)> = runs.iter().map(|r| f(r)).collect();
+            let truth = mean(&pairs.iter().map(|p| p.0).collect::<Vec<_>>());
+            let err: Vec<f64> = pairs.iter().map(|p| p.1 - p.0).collect();
+            let max_abs = err.iter().fold(0.0f64, |m, e| m.max(e.abs()));
+            (name, truth, mean(&err), max_abs)
+        })
+        .collect()
 }
 
 /// `covered/total (percent)`, or `n/a` when no interval was computed.
