@@ -366,7 +366,11 @@ for N in [int(v) for v in sys.argv[2].split(',')]:
                 .map(|t| t.parse().unwrap())
                 .collect();
             let (rec, hit) = (recall_at_k(&q, n as f64, k), hit_at_1(&q, n as f64));
-            assert!((rec - v[0]).abs() < 1e-10, "N {n} k {k}: recall {rec} vs {}", v[0]);
+            assert!(
+                (rec - v[0]).abs() < 1e-10,
+                "N {n} k {k}: recall {rec} vs {}",
+                v[0]
+            );
             assert!((hit - v[1]).abs() < 1e-12, "N {n}: hit {hit} vs {}", v[1]);
         }
     }
@@ -380,5 +384,8 @@ for N in [int(v) for v in sys.argv[2].split(',')]:
     assert_eq!(hit_at_1(&q2, 1e8), 0.0);
     // Any tiny non-zero x̂ no longer means a miss: hit@1 ≈ exp(−(N − S)·x̂_1).
     let h = hit_at_1(&q, 1e8);
-    assert!((h - (-(1e8 - s as f64) * 2e-9f64).exp()).abs() < 1e-9, "{h}");
+    assert!(
+        (h - (-(1e8 - s as f64) * 2e-9f64).exp()).abs() < 1e-9,
+        "{h}"
+    );
 }

@@ -399,14 +399,8 @@ fn assemble(
     let k = opts.k;
     let ap = per_query_ap(&h0, nf, k, opts.map);
     let estimate = mean(&ap);
-    let recall: Vec<f64> = h0
-        .par_iter()
-        .map(|q| maps::recall_at_k(q, nf, k))
-        .collect();
-    let hit: Vec<f64> = h0
-        .par_iter()
-        .map(|q| maps::hit_at_1(q, nf))
-        .collect();
+    let recall: Vec<f64> = h0.par_iter().map(|q| maps::recall_at_k(q, nf, k)).collect();
+    let hit: Vec<f64> = h0.par_iter().map(|q| maps::hit_at_1(q, nf)).collect();
 
     let boot = bootstrap::QueryBootstrap::new(h0.len(), opts.bootstrap, opts.seed);
     let qb = boot.summarize(&ap, estimate, opts.confidence);

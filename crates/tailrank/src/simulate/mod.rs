@@ -29,6 +29,7 @@
 //!
 //! **Vector level** ([`vectors`]): a clustered synthetic benchmark written as descriptor files.
 
+pub mod decompose;
 pub mod hardness_law;
 pub mod law;
 pub mod validation;
@@ -282,7 +283,8 @@ impl Truth {
             if n == 0 {
                 continue;
             }
-            let rank = |j: usize| (j + 1) as u64 + q.positives[j].core_above + q.positives[j].pool_above_n;
+            let rank =
+                |j: usize| (j + 1) as u64 + q.positives[j].core_above + q.positives[j].pool_above_n;
             rec += (0..n).filter(|&j| rank(j) <= self.k as u64).count() as f64 / n as f64;
             hit += if rank(0) == 1 { 1.0 } else { 0.0 };
         }

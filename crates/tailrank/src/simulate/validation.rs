@@ -9,6 +9,7 @@
 //! error = prediction − realized truth (mAP@k at N, fractions); coverage = share of seeds whose
 //! truth lies inside the interval.
 
+use super::decompose::{self, decompose, Decomposition};
 use super::{simulate_summary, SimConfig, Truth};
 use crate::error::{Error, Result};
 use crate::maps::{self, MapKind};
@@ -81,6 +82,8 @@ pub struct Run {
     pub truth_hit_at_1: f64,
     pub recall_at_k: f64,
     pub hit_at_1: f64,
+    /// Where the evt error comes from ([`super::decompose`]).
+    pub decomposition: Option<Decomposition>,
     /// Query-bootstrap intervals of `evt` (main fraction only).
     pub percentile: Option<Interval>,
     pub bca: Option<Interval>,
@@ -180,6 +183,7 @@ pub fn run_one(
         truth_hit_at_1: f64::NAN,
         recall_at_k: f64::NAN,
         hit_at_1: f64::NAN,
+        decomposition: None,
         percentile: None,
         bca: None,
         std_error: None,
@@ -227,6 +231,7 @@ pub fn run_one(
             .map(|q| maps::hit_at_1(q, nf))
             .collect::<Vec<_>>(),
     );
+    run.decomposition = Some(decompose(&hardness, &t)?);
     Ok((run, t))
 }
 
@@ -386,6 +391,24 @@ impl ValidationReport {
                 coverage_text(pc),
                 coverage_text(bc)
             );
+            let ds: Vec<&Decomposition> = runs
+                .iter()
+                .filter_map(|r| r.decomposition.as_ref())
+                .collect();
+            if let Some(d) = decompose::mean_of(&ds) {
+                let _ = writeln!(
+                    t,
+                    "  evt error parts (points): map {:+.2}, count {:+.2}, tail {:+.2}, \
+                     immune {:+.2}; binomial oracle {:+.2}; immune outranked {}/{}",
+                    100.0 * d.part_map,
+                    100.0 * d.part_count,
+                    100.0 * d.part_tail,
+                    100.0 * d.part_immune,
+                    100.0 * d.oracle_binomial,
+                    d.immune_outranked,
+                    d.immune
+                );
+            }
             for (name, truth, err, max_abs) in recall_hit_stats(&runs, r0.k) {
                 let _ = writeln!(
                     t,
@@ -507,6 +530,13 @@ impl ValidationReport {
                     100.0 * max_abs
                 );
             }
+            let ds: Vec<&Decomposition> = runs
+                .iter()
+                .filter_map(|r| r.decomposition.as_ref())
+                .collect();
+            if let Some(d) = decompose::mean_of(&ds) {
+                let _ = writeln!(m, "\n{}", decompose::markdown(&d, ds.len()));
+            }
             let _ = writeln!(
                 m,
                 "\nConvergence over sample fractions (mean error / mean abs error):\n"
@@ -569,8 +599,11 @@ impl ValidationReport {
 /// Error statistics of the predicted Recall@k and hit@1 over `runs`:
 /// `[(name, mean truth, mean error, max |error|)]`, fractions.
 fn recall_hit_stats(runs: &[&Run], k: usize) -> Vec<(String, f64, f64, f64)> {
-    let pick: [(String, fn(&Run) -> (f64, f64)); 2] = [
-        (format!("Recall@{k}"), |r| (r.truth_recall_at_k, r.recall_at_k)),
+    type Pick = fn(&Run) -> (f64, f64);
+    let pick: [(String, Pick); 2] = [
+        (format!("Recall@{k}"), |r| {
+            (r.truth_recall_at_k, r.recall_at_k)
+        }),
         ("hit@1".to_string(), |r| (r.truth_hit_at_1, r.hit_at_1)),
     ];
     pick.into_iter()

@@ -1,0 +1,320 @@
+//! Where a prediction's error comes from, against a simulation's truth (`docs/validation.md`,
+//! "error decomposition"). A prediction counts as right only when its parts are.
+//!
+//! With `T` the realized mAP@k at N, `ER(h)` the expected-rank map fed hardness `h`, `x` the
+//! true hardness of every positive and `x̂` the estimate:
+//!
+//! - **oracles**: `ER(x) − T` (the map's own error on a superpopulation draw), `Bin(x) − T`
+//!   (the binomial map fed `x`; unbiased when the pool is an i.i.d. draw from the law), and
+//!   `ER(K_N/N) − T` (the realized fractions: 0 up to tie handling, a check of the identity);
+//! - **parts of the estimate's error**, by substituting the estimate branch by branch, in the
+//!   order count → tail → immune: `ER(x) − T` (map) + `ER(x̂ on count, x elsewhere) − ER(x)`
+//!   (count) + `ER(x̂ on count and tail) − ER(x̂ on count)` (tail) + `ER(x̂) − ER(x̂ on count and
+//!   tail)` (immune) `= ER(x̂) − T` exactly;
+//! - **calibration**: `log10(x̂/x)` by depth band of `N·x` and by branch (median and
+//!   interquartile range), and the share of positives called immune that the full pool
+//!   outranks (`K_N > 0`).
+
+use super::Truth;
+use crate::error::{Error, Result};
+use crate::hardness::{Branch, QueryHardness};
+use crate::maps::{mean_ap_at_k, MapKind};
+use crate::predict::stats::quantile_sorted;
+use serde::{Deserialize, Serialize};
+
+/// Upper ends of the depth bands of `N·x` (the last band is open).
+pub const DEPTH_BANDS: [f64; 4] = [0.1, 1.0, 10.0, 100.0];
+
+/// Labels of the depth bands, in order.
+pub const DEPTH_BAND_LABELS: [&str; 5] = ["<0.1", "0.1-1", "1-10", "10-100", ">100"];
+
+/// Calibration of one (band, branch) cell: `log10(x̂/x)` over its positives.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CalibrationCell {
+    pub band: usize,
+    pub branch: Branch,
+    pub positives: usize,
+    /// Median and quartiles of `log10(x̂/x)`; NaN for the immune branch (x̂ = 0).
+    pub median: f64,
+    pub q25: f64,
+    pub q75: f64,
+    /// Share of the cell's positives that the full pool outranks (`K_N > 0`).
+    pub outranked: f64,
+}
+
+/// The decomposition of one run (fractions of mAP, not points).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Decomposition {
+    pub oracle_expected_rank: f64,
+    pub oracle_binomial: f64,
+    pub realized_expected_rank: f64,
+    pub part_map: f64,
+    pub part_count: f64,
+    pub part_tail: f64,
+    pub part_immune: f64,
+    /// Positives called immune, and how many of them the full pool outranks.
+    pub immune: usize,
+    pub immune_outranked: usize,
+    pub calibration: Vec<CalibrationCell>,
+}
+
+/// Band index of an expected count `N·x`.
+pub fn depth_band(expected: f64) -> usize {
+    DEPTH_BANDS
+        .iter()
+        .position(|&hi| expected < hi)
+        .unwrap_or(DEPTH_BANDS.len())
+}
+
+/// Decompose the error of `hardness` (the estimate behind a prediction at `truth.pool_size`)
+/// against `truth`. Queries and positives must be in the same order in both.
+pub fn decompose(hardness: &[QueryHardness], truth: &Truth) -> Result<Decomposition> {
+    if hardness.len() != truth.queries.len() {
+        return Err(Error::invalid(format!(
+            "decomposition: {} queries of hardness but {} in the truth",
+            hardness.len(),
+            truth.queries.len()
+        )));
+    }
+    for (h, t) in hardness.iter().zip(&truth.queries) {
+        let same = h.query_id == t.id
+            && h.positives.len() == t.positives.len()
+            && h.positives
+                .iter()
+                .zip(&t.positives)
+                .all(|(a, b)| a.id == b.id);
+        if !same {
+            return Err(Error::invalid(format!(
+                "decomposition: query {:?} of the hardness does not match the truth's {:?}",
+                h.query_id, t.id
+            )));
+        }
+    }
+    let n = truth.pool_size as f64;
+    let k = truth.k;
+    // Hardness with x̂ replaced by `f(branch, x̂, x, K_N)` for every positive; S = 0, so that the
+    // count law of an oracle is Binomial(N, x) (the AP maps do not use S).
+    let with = |f: &dyn Fn(Branch, f64, f64, u64) -> f64| -> Vec<QueryHardness> {
+        hardness
+            .iter()
+            .zip(&truth.queries)
+            .map(|(h, t)| {
+                let mut q = h.clone();
+                q.sample_size = 0;
+                for (p, pt) in q.positives.iter_mut().zip(&t.positives) {
+                    p.x_hat = f(p.branch, p.x_hat, pt.x, pt.pool_above_n);
+                    p.pool_above = 0;
+                }
+                q
+            })
+            .collect()
+    };
+    let er = |h: &[QueryHardness]| mean_ap_at_k(h, n, k, MapKind::ExpectedRank);
+    let truth_map = truth.map_at_k;
+    let oracle = with(&|_, _, x, _| x);
+    let er_oracle = er(&oracle);
+    let realized = with(&|_, _, _, kn| kn as f64 / n);
+    let upto = |last: Branch| {
+        let order = |b: Branch| match b {
+            Branch::Count => 0,
+            Branch::Tail => 1,
+            Branch::Immune => 2,
+        };
+        with(&move |b, xh, x, _| if order(b) <= order(last) { xh } else { x })
+    };
+    let er_count = er(&upto(Branch::Count));
+    let er_tail = er(&upto(Branch::Tail));
+    let er_all = er(&upto(Branch::Immune));
+
+    let mut cells: Vec<(usize, Branch, Vec<f64>, usize)> = Vec::new();
+    let (mut immune, mut immune_outranked) = (0usize, 0usize);
+    for (h, t) in hardness.iter().zip(&truth.queries) {
+        for (p, pt) in h.positives.iter().zip(&t.positives) {
+            let band = depth_band(n * pt.x);
+            let cell = match cells
+                .iter_mut()
+                .position(|c| c.0 == band && c.1 == p.branch)
+            {
+                Some(i) => &mut cells[i],
+                None => {
+                    cells.push((band, p.branch, Vec::new(), 0));
+                    cells.last_mut().expect("just pushed")
+                }
+            };
+            if p.branch != Branch::Immune && pt.x > 0.0 && p.x_hat > 0.0 {
+                cell.2.push((p.x_hat / pt.x).log10());
+            }
+            let out = pt.pool_above_n > 0;
+            cell.3 += out as usize;
+            if p.branch == Branch::Immune {
+                immune += 1;
+                immune_outranked += out as usize;
+            }
+        }
+    }
+    cells.sort_by_key(|c| (c.0, c.1 as u8));
+    let calibration = cells
+        .into_iter()
+        .map(|(band, branch, mut v, out)| {
+            let positives = count_in(hardness, truth, band, branch);
+            v.sort_by(f64::total_cmp);
+            let q = |p: f64| quantile_sorted(&v, p);
+            CalibrationCell {
+                band,
+                branch,
+                positives,
+                median: q(0.5),
+                q25: q(0.25),
+                q75: q(0.75),
+                outranked: out as f64 / positives.max(1) as f64,
+            }
+        })
+        .collect();
+    Ok(Decomposition {
+        oracle_expected_rank: er_oracle - truth_map,
+        oracle_binomial: mean_ap_at_k(&oracle, n, k, MapKind::Binomial) - truth_map,
+        realized_expected_rank: er(&realized) - truth_map,
+        part_map: er_oracle - truth_map,
+        part_count: er_count - er_oracle,
+        part_tail: er_tail - er_count,
+        part_immune: er_all - er_tail,
+        immune,
+        immune_outranked,
+        calibration,
+    })
+}
+
+fn count_in(hardness: &[QueryHardness], truth: &Truth, band: usize, branch: Branch) -> usize {
+    let n = truth.pool_size as f64;
+    hardness
+        .iter()
+        .zip(&truth.queries)
+        .flat_map(|(h, t)| h.positives.iter().zip(&t.positives))
+        .filter(|(p, pt)| p.branch == branch && depth_band(n * pt.x) == band)
+        .count()
+}
+
+/// Mean over runs of each decomposition entry, and the calibration cells pooled over runs
+/// (positives summed; median and quartiles averaged over the runs that have the cell).
+pub fn mean_of(ds: &[&Decomposition]) -> Option<Decomposition> {
+    let first = ds.first()?;
+    let m =
+        |f: &dyn Fn(&Decomposition) -> f64| ds.iter().map(|d| f(d)).sum::<f64>() / ds.len() as f64;
+    let mut cells: Vec<CalibrationCell> = Vec::new();
+    let mut seen: Vec<usize> = Vec::new();
+    for d in ds {
+        for c in &d.calibration {
+            match cells
+                .iter()
+                .position(|a| a.band == c.band && a.branch == c.branch)
+            {
+                Some(i) => {
+                    let a = &mut cells[i];
+                    let w = a.positives as f64;
+                    a.outranked = (a.outranked * w + c.outranked * c.positives as f64)
+                        / (w + c.positives as f64).max(1.0);
+                    a.positives += c.positives;
+                    a.median += c.median;
+                    a.q25 += c.q25;
+                    a.q75 += c.q75;
+                    seen[i] += 1;
+                }
+                None => {
+                    cells.push(c.clone());
+                    seen.push(1);
+                }
+            }
+        }
+    }
+    for (c, &n) in cells.iter_mut().zip(&seen) {
+        c.median /= n as f64;
+        c.q25 /= n as f64;
+        c.q75 /= n as f64;
+    }
+    cells.sort_by_key(|c| (c.band, c.branch as u8));
+    Some(Decomposition {
+        oracle_expected_rank: m(&|d| d.oracle_expected_rank),
+        oracle_binomial: m(&|d| d.oracle_binomial),
+        realized_expected_rank: m(&|d| d.realized_expected_rank),
+        part_map: m(&|d| d.part_map),
+        part_count: m(&|d| d.part_count),
+        part_tail: m(&|d| d.part_tail),
+        part_immune: m(&|d| d.part_immune),
+        immune: ds.iter().map(|d| d.immune).sum(),
+        immune_outranked: ds.iter().map(|d| d.immune_outranked).sum(),
+        calibration: if ds.len() == 1 {
+            first.calibration.clone()
+        } else {
+            cells
+        },
+    })
+}
+
+/// The decomposition as markdown (points of mAP, i.e. percent).
+pub fn markdown(d: &Decomposition, runs: usize) -> String {
+    use std::fmt::Write as _;
+    let mut m = String::new();
+    let pt = |v: f64| format!("{:+.2}", 100.0 * v);
+    let _ = writeln!(
+        m,
+        "Error decomposition (mean over {runs} runs, mAP points):\n"
+    );
+    let _ = writeln!(m, "| oracle / part | error |");
+    let _ = writeln!(m, "|---|---:|");
+    for (name, v) in [
+        (
+            "oracle: expected-rank fed the true x",
+            d.oracle_expected_rank,
+        ),
+        ("oracle: binomial fed the true x", d.oracle_binomial),
+        (
+            "oracle: expected-rank fed the realized K_N/N",
+            d.realized_expected_rank,
+        ),
+        ("evt part: map (= expected-rank oracle)", d.part_map),
+        ("evt part: count-branch hardness", d.part_count),
+        ("evt part: tail-branch hardness", d.part_tail),
+        ("evt part: positives called immune", d.part_immune),
+        (
+            "evt total (sum of the parts)",
+            d.part_map + d.part_count + d.part_tail + d.part_immune,
+        ),
+    ] {
+        let _ = writeln!(m, "| {name} | {} |", pt(v));
+    }
+    let _ = writeln!(
+        m,
+        "\nPositives called immune: {}; the full pool outranks {} of them ({:.1}%).\n",
+        d.immune,
+        d.immune_outranked,
+        100.0 * d.immune_outranked as f64 / d.immune.max(1) as f64
+    );
+    let _ = writeln!(
+        m,
+        "Hardness calibration, log10(x̂/x) by depth band of N·x and branch \
+         (median [q25, q75], averaged over runs; outranked = share with K_N > 0):\n"
+    );
+    let _ = writeln!(m, "| N·x | branch | positives | median | IQR | outranked |");
+    let _ = writeln!(m, "|---|---|---:|---:|---|---:|");
+    for c in &d.calibration {
+        let num = |v: f64| {
+            if v.is_nan() {
+                "n/a".to_string()
+            } else {
+                format!("{v:+.2}")
+            }
+        };
+        let _ = writeln!(
+            m,
+            "| {} | {:?} | {} | {} | [{}, {}] | {:.1}% |",
+            DEPTH_BAND_LABELS[c.band],
+            c.branch,
+            c.positives,
+            num(c.median),
+            num(c.q25),
+            num(c.q75),
+            100.0 * c.outranked
+        );
+    }
+    m
+}
