@@ -30,6 +30,8 @@ enum Command {
     Sample(cmd::sample::SampleArgs),
     /// Predict the full-pool metric from a sample summary or a hardness file.
     Predict(cmd::predict::PredictArgs),
+    /// Predicted difference at N between two models over the same queries and pool sample.
+    Compare(cmd::compare::CompareArgs),
     /// Plot predicted mAP@k against pool size.
     Curve(cmd::curve::CurveArgs),
     /// Simulate a benchmark with known truth (summary-level or descriptor files).
@@ -49,6 +51,7 @@ fn main() {
         Command::Merge(a) => cmd::merge::run(a),
         Command::Sample(a) => cmd::sample::run(a),
         Command::Predict(a) => cmd::predict::run(a),
+        Command::Compare(a) => cmd::compare::run(a),
         Command::Curve(a) => cmd::curve::run(a),
         Command::Simulate(a) => cmd::simulate::run(a),
         Command::Validate(a) => cmd::validate::run(a),

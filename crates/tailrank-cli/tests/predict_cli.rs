@@ -222,3 +222,30 @@ fn bad_input_is_reported_clearly() {
     let (ok, _, err) = tailrank(&["predict"]);
     assert!(!ok && err.contains("--summary"), "{err}");
 }
+
+#[test]
+fn compare_two_summaries() {
+    let d = tempfile::tempdir().unwrap();
+    let sdir = d.path().join("a");
+    write_summary(&sdir);
+    let a = sdir.to_str().unwrap();
+    let (ok, out, err) = tailrank(&[
+        "compare",
+        a,
+        a,
+        "--pool-size",
+        "1000000",
+        "--bootstrap",
+        "100",
+    ]);
+    assert!(ok, "{err}");
+    assert!(out.contains("A - B"), "{out}");
+    assert!(out.contains("verdict: not separated"), "{out}");
+    let (ok, out, err) = tailrank(&["compare", a, a, "--pool-size", "1000000", "--json"]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["difference"].as_f64(), Some(0.0));
+    assert_eq!(v["separated"].as_bool(), Some(false));
+    let (ok, _, err) = tailrank(&["compare", a, d.path().join("missing").to_str().unwrap()]);
+    assert!(!ok && err.contains("missing"), "{err}");
+}

@@ -1,5 +1,6 @@
 //! One file per subcommand.
 
+pub mod compare;
 pub mod curve;
 pub mod demo;
 pub mod eval;

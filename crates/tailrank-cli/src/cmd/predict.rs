@@ -26,6 +26,13 @@ pub struct ModelArgs {
     /// Pool size N to predict for (default: the N recorded in the input).
     #[arg(long)]
     pub pool_size: Option<u64>,
+    #[command(flatten)]
+    pub est: EstimateArgs,
+}
+
+/// Estimator, map and interval options shared by `predict`, `curve` and `compare`.
+#[derive(Args, Debug, Clone)]
+pub struct EstimateArgs {
     /// Cut-off k of mAP@k.
     #[arg(long, default_value_t = 1000)]
     pub k: usize,
@@ -65,26 +72,7 @@ pub enum Input {
 impl ModelArgs {
     /// Prediction options from the arguments (`sample_noise` set by the caller).
     pub fn options(&self, sample_noise: usize) -> anyhow::Result<PredictOptions> {
-        let estimator = match self.estimator.as_str() {
-            "count" => Estimator::Count,
-            _ => Estimator::Evt(EvtOptions {
-                top_m: self.top_m,
-                quantile: self.quantile,
-                c_min: self.c_min,
-            }),
-        };
-        let map = MapKind::parse(&self.map)
-            .ok_or_else(|| anyhow::anyhow!("unknown map {:?}", self.map))?;
-        Ok(PredictOptions {
-            pool_size: self.pool_size,
-            k: self.k,
-            estimator,
-            map,
-            bootstrap: self.bootstrap,
-            sample_noise,
-            confidence: self.confidence,
-            seed: self.seed,
-        })
+        self.est.options(self.pool_size, sample_noise)
     }
 
     /// Read the input.
@@ -97,6 +85,36 @@ impl ModelArgs {
             }
             _ => bail!("give exactly one of --summary and --hardness"),
         }
+    }
+}
+
+impl EstimateArgs {
+    /// Prediction options for pool size `pool_size` (None: the input's N).
+    pub fn options(
+        &self,
+        pool_size: Option<u64>,
+        sample_noise: usize,
+    ) -> anyhow::Result<PredictOptions> {
+        let estimator = match self.estimator.as_str() {
+            "count" => Estimator::Count,
+            _ => Estimator::Evt(EvtOptions {
+                top_m: self.top_m,
+                quantile: self.quantile,
+                c_min: self.c_min,
+            }),
+        };
+        let map = MapKind::parse(&self.map)
+            .ok_or_else(|| anyhow::anyhow!("unknown map {:?}", self.map))?;
+        Ok(PredictOptions {
+            pool_size,
+            k: self.k,
+            estimator,
+            map,
+            bootstrap: self.bootstrap,
+            sample_noise,
+            confidence: self.confidence,
+            seed: self.seed,
+        })
     }
 }
 

@@ -15,6 +15,7 @@
 
 pub mod baselines;
 pub mod bootstrap;
+pub mod compare;
 pub mod curve;
 pub mod diagnostics;
 pub mod stats;

@@ -1,0 +1,38 @@
+//! `tailrank compare A B`: the predicted difference at N between two models' summaries over
+//! the same queries and pool sample, with a paired interval and a verdict on whether the
+//! margin exceeds the extrapolation error (`tailrank::predict::compare`).
+
+use super::predict::EstimateArgs;
+use clap::Args;
+use std::path::PathBuf;
+use tailrank::predict::compare;
+use tailrank::scan::summary::Summary;
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// Summary of model A.
+    pub a: PathBuf,
+    /// Summary of model B (same queries, same pool sample).
+    pub b: PathBuf,
+    /// Pool size N to compare at (default: the N recorded in the summaries).
+    #[arg(long)]
+    pub pool_size: Option<u64>,
+    #[command(flatten)]
+    pub est: EstimateArgs,
+    /// Print the comparison as JSON (fractions) instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(a: CompareArgs) -> anyhow::Result<()> {
+    let opts = a.est.options(a.pool_size, 0)?;
+    let sa = Summary::read(&a.a)?;
+    let sb = Summary::read(&a.b)?;
+    let c = compare::compare(&sa, &sb, &opts)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&c)?);
+    } else {
+        print!("{}", compare::table(&c));
+    }
+    Ok(())
+}

@@ -1,0 +1,250 @@
+//! Two models compared at N from summaries over the same queries and the same pool sample
+//! (`docs/predict.md`, "Comparing two models").
+//!
+//! With `AP_{a,q}(N)` and `AP_{b,q}(N)` the per-query predictions of models A and B at N
+//! (the options' estimator and map, hardness from nesting level ℓ of each summary):
+//!
+//! - the predicted difference `Δ = mean_q d_q`, `d_q = AP_{a,q} − AP_{b,q}` (level 0);
+//! - a **paired** query-bootstrap interval of Δ: the same resampled queries for both models,
+//!   so the query difficulty both share cancels (the pool sample is shared too, so its
+//!   noise largely cancels as well);
+//! - the **extrapolation error** of Δ, `e = max_{ℓ ≥ 1} |Δ_ℓ − Δ_0|`, where `Δ_ℓ` is the
+//!   difference predicted from nesting level ℓ alone (S_ℓ = S/2^ℓ, a larger step to N). It
+//!   measures how much the predicted margin moves with the depth of the extrapolation; the
+//!   paper restricts model comparisons to margins larger than that;
+//! - the verdict: **separated** when the paired interval excludes 0 and `|Δ| > e`; otherwise
+//!   not separated, with the reason.
+
+use super::bootstrap::QueryBootstrap;
+use super::diagnostics::level_predictions;
+use super::stats::Interval;
+use super::{check_summary, hardness_for, per_query_ap, target_pool_size, PredictOptions};
+use crate::error::{Error, Result};
+use crate::scan::summary::Summary;
+use serde::{Deserialize, Serialize};
+
+/// The comparison of two models at N.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    pub model_a: String,
+    pub model_b: String,
+    pub query_set: String,
+    pub pool_size: u64,
+    pub sample_size: u64,
+    pub k: usize,
+    pub n_queries: usize,
+    /// Predicted mAP@k at N of each model (level 0).
+    pub map_at_k_a: f64,
+    pub map_at_k_b: f64,
+    /// Δ = A − B.
+    pub difference: f64,
+    /// Paired query-bootstrap standard error and percentile interval of Δ (NaN without a
+    /// bootstrap).
+    pub std_error: f64,
+    pub interval: Interval,
+    /// `(S_ℓ, Δ_ℓ)` for every nesting level, level 0 first.
+    pub level_differences: Vec<(u64, f64)>,
+    /// `max_{ℓ ≥ 1} |Δ_ℓ − Δ_0|` (None with a single level).
+    pub extrapolation_error: Option<f64>,
+    pub separated: bool,
+    pub reason: String,
+}
+
+/// Check that `a` and `b` were scanned over the same queries, positives and pool sample.
+fn check_pair(a: &Summary, b: &Summary) -> Result<()> {
+    let bad = |what: String| Err(Error::invalid(format!("cannot compare: {what}")));
+    if a.query_set != b.query_set {
+        return bad(format!(
+            "query sets differ ({:?} vs {:?})",
+            a.query_set, b.query_set
+        ));
+    }
+    if a.queries.len() != b.queries.len() {
+        return bad(format!(
+            "{} queries vs {}",
+            a.queries.len(),
+            b.queries.len()
+        ));
+    }
+    for (qa, qb) in a.queries.iter().zip(&b.queries) {
+        if qa.id != qb.id {
+            return bad(format!(
+                "query {:?} vs {:?} at the same position",
+                qa.id, qb.id
+            ));
+        }
+        let mut pa: Vec<&str> = qa.positives.iter().map(|p| p.id.as_str()).collect();
+        let mut pb: Vec<&str> = qb.positives.iter().map(|p| p.id.as_str()).collect();
+        pa.sort_unstable();
+        pb.sort_unstable();
+        if pa != pb {
+            return bad(format!("query {:?} has different positives", qa.id));
+        }
+    }
+    if a.seed != b.seed || a.fraction != b.fraction || a.subsets != b.subsets {
+        return bad(format!(
+            "the pool samples differ (fraction {} seed {} vs fraction {} seed {}, or other \
+             nesting levels)",
+            a.fraction, a.seed, b.fraction, b.seed
+        ));
+    }
+    if a.subset_sizes != b.subset_sizes {
+        return bad(format!(
+            "the pool samples differ in size (S = {:?} vs {:?}): the same sampled items must \
+             be scanned for both models",
+            a.subset_sizes, b.subset_sizes
+        ));
+    }
+    if a.pool_size != b.pool_size {
+        return bad(format!(
+            "pool sizes differ ({:?} vs {:?})",
+            a.pool_size, b.pool_size
+        ));
+    }
+    Ok(())
+}
+
+/// Compare model A (`a`) with model B (`b`) at N (module docs). `opts.sample_noise` is not
+/// used.
+pub fn compare(a: &Summary, b: &Summary, opts: &PredictOptions) -> Result<Comparison> {
+    opts.check()?;
+    check_summary(a)?;
+    check_summary(b)?;
+    check_pair(a, b)?;
+    let sample = a.subset_sizes[0];
+    let n = target_pool_size(opts, a.pool_size, sample)?;
+    let nf = n as f64;
+    let ap_a = per_query_ap(&hardness_for(a, 0, opts)?, nf, opts.k, opts.map);
+    let ap_b = per_query_ap(&hardness_for(b, 0, opts)?, nf, opts.k, opts.map);
+    let d: Vec<f64> = ap_a.iter().zip(&ap_b).map(|(x, y)| x - y).collect();
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let difference = mean(&d);
+    let boot = QueryBootstrap::new(d.len(), opts.bootstrap, opts.seed);
+    let (std_error, interval) = if opts.bootstrap >= 2 {
+        let st = boot.summarize(&d, difference, opts.confidence);
+        (st.std_error, st.percentile)
+    } else {
+        (f64::NAN, Interval::undefined())
+    };
+    let la = level_predictions(a, &ap_a, &boot, nf, opts)?;
+    let lb = level_predictions(b, &ap_b, &boot, nf, opts)?;
+    let level_differences: Vec<(u64, f64)> = la
+        .iter()
+        .zip(&lb)
+        .map(|(x, y)| (x.sample_size, x.estimate - y.estimate))
+        .collect();
+    let extrapolation_error = level_differences
+        .iter()
+        .skip(1)
+        .map(|&(_, dl)| (dl - difference).abs())
+        .reduce(f64::max);
+    let excludes_zero = interval.lo.is_finite() && (interval.lo > 0.0 || interval.hi < 0.0);
+    let pct = |v: f64| format!("{:.2}", 100.0 * v);
+    let (separated, reason) = match (excludes_zero, extrapolation_error) {
+        (false, _) if !interval.lo.is_finite() => (
+            false,
+            "no paired interval (bootstrap off): the margin cannot be judged".to_string(),
+        ),
+        (false, _) => (
+            false,
+            format!(
+                "the paired interval [{}, {}] contains 0: the queries do not separate the models",
+                pct(interval.lo),
+                pct(interval.hi)
+            ),
+        ),
+        (true, None) => (
+            false,
+            "a single nesting level: the extrapolation error of the margin is unknown".to_string(),
+        ),
+        (true, Some(e)) if difference.abs() <= e => (
+            false,
+            format!(
+                "the margin {} is within the extrapolation error {} (the margin moves that \
+                 much between nested samples)",
+                pct(difference.abs()),
+                pct(e)
+            ),
+        ),
+        (true, Some(e)) => (
+            true,
+            format!(
+                "the paired interval excludes 0 and the margin {} exceeds the extrapolation \
+                 error {}",
+                pct(difference.abs()),
+                pct(e)
+            ),
+        ),
+    };
+    Ok(Comparison {
+        model_a: a.model.clone(),
+        model_b: b.model.clone(),
+        query_set: a.query_set.clone(),
+        pool_size: n,
+        sample_size: sample,
+        k: opts.k,
+        n_queries: d.len(),
+        map_at_k_a: mean(&ap_a),
+        map_at_k_b: mean(&ap_b),
+        difference,
+        std_error,
+        interval,
+        level_differences,
+        extrapolation_error,
+        separated,
+        reason,
+    })
+}
+
+/// The comparison as a table (percent, two decimals).
+pub fn table(c: &Comparison) -> String {
+    use std::fmt::Write as _;
+    let mut t = String::new();
+    let pct = |v: f64| {
+        if v.is_finite() {
+            format!("{:.2}", 100.0 * v)
+        } else {
+            "n/a".to_string()
+        }
+    };
+    let _ = writeln!(
+        t,
+        "compare at N = {} from a sample of S = {} ({} queries, {}), mAP@{} (%)",
+        c.pool_size, c.sample_size, c.n_queries, c.query_set, c.k
+    );
+    let _ = writeln!(t, "  A {:<30} {:>8}", c.model_a, pct(c.map_at_k_a));
+    let _ = writeln!(t, "  B {:<30} {:>8}", c.model_b, pct(c.map_at_k_b));
+    let _ = writeln!(
+        t,
+        "  A - B{:<28} {:>+8.2}   paired interval [{}, {}], SE {}",
+        "",
+        100.0 * c.difference,
+        pct(c.interval.lo),
+        pct(c.interval.hi),
+        pct(c.std_error)
+    );
+    for (i, (s, d)) in c.level_differences.iter().enumerate() {
+        let _ = writeln!(
+            t,
+            "  A - B from level {i} (S = {s}){:>10} {:>+8.2}",
+            "",
+            100.0 * d
+        );
+    }
+    let _ = writeln!(
+        t,
+        "  extrapolation error of the margin: {}",
+        c.extrapolation_error.map_or("n/a".to_string(), pct)
+    );
+    let _ = writeln!(
+        t,
+        "verdict: {} ({})",
+        if c.separated {
+            "separated"
+        } else {
+            "not separated"
+        },
+        c.reason
+    );
+    t
+}
