@@ -555,7 +555,23 @@ fn errors_name_file_and_problem() {
     let mut pool = data.pool.clone();
     pool.data[12 * d..13 * d].fill(0.0);
     let e = err(&data, &data.queries, &data.core, &pool, true);
-    assert!(e.contains("row 12") && e.contains("zero"), "{e}");
+    assert!(e.contains("row 12") && e.contains("zero vector"), "{e}");
+    // Tiny but non-zero values (squares underflow f32): not called a zero vector, with or
+    // without normalisation (regression: "zero vector" for a row of 1e-30).
+    for (scale, normalize) in [(1e-30f32, true), (1e-30, false), (1e-21, true)] {
+        let mut pool = data.pool.clone();
+        let row = &mut pool.data[12 * d..13 * d];
+        row.iter_mut().for_each(|v| *v *= scale);
+        row[1] = 3.0 * scale;
+        let e = err(&data, &data.queries, &data.core, &pool, normalize);
+        assert!(
+            e.contains("row 12")
+                && !e.contains("zero vector")
+                && e.contains("too small for an f32 norm")
+                && e.contains("column 1"),
+            "{scale} {normalize}: {e}"
+        );
+    }
     let mut pool = data.pool.clone();
     pool.data[13 * d..14 * d]
         .iter_mut()

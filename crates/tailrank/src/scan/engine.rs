@@ -329,8 +329,23 @@ pub(super) fn check_rows(
                 None => bad("norm overflows f32".into()),
             });
         }
-        if norm == 0.0 {
-            return Err(bad("zero vector (cannot be L2-normalised)".into()));
+        if sq < f32::MIN_POSITIVE {
+            // Σx² is 0 or subnormal: either every value is 0, or the values are so small that
+            // their squares underflow f32 and the norm is lost (a row of 1e-30 is not a zero
+            // vector; normalising it from a subnormal Σx² would give a wrong direction).
+            let largest = x
+                .iter()
+                .enumerate()
+                .max_by(|a, b| a.1.abs().total_cmp(&b.1.abs()))
+                .map(|(c, v)| (c, *v));
+            return Err(match largest {
+                None | Some((_, 0.0)) => bad("zero vector (cannot be L2-normalised)".into()),
+                Some((c, v)) => bad(format!(
+                    "values too small for an f32 norm (not all 0: the largest is {v:e}, \
+                     column {c}, but the sum of squares {sq:e} underflows f32); the row cannot \
+                     be L2-normalised accurately: rescale it"
+                )),
+            });
         }
         let outside = (norm - 1.0).abs() > NORM_TOLERANCE;
         if outside {
