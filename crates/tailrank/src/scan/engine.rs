@@ -77,6 +77,25 @@ use std::sync::Mutex;
 pub const NORM_TOLERANCE: f32 = 1e-3;
 /// Default M (top pool scores kept per query and subset).
 pub const DEFAULT_TOP_M: usize = 4000;
+/// Largest M accepted: a list's length is stored as a 32-bit integer (`top_len.npy`). Any M
+/// up to it costs only what is stored: a list never holds more than its subset's items, so
+/// the reservoirs are sized by `min(M, S_0)` and the summary pads to `min(M, max_ℓ S_ℓ)`.
+pub const MAX_TOP_M: usize = u32::MAX as usize;
+
+/// Check M (`1 ≤ M ≤` [`MAX_TOP_M`]) before anything is allocated for it.
+pub fn check_top_m(m: usize) -> Result<()> {
+    if m == 0 {
+        return Err(Error::invalid("top-M must be at least 1"));
+    }
+    if m > MAX_TOP_M {
+        return Err(Error::invalid(format!(
+            "top-M = {m} is beyond the largest M a summary can store ({MAX_TOP_M}: list \
+             lengths are 32-bit); an M above the number of pool rows keeps every row anyway, so \
+             give at most the pool size"
+        )));
+    }
+    Ok(())
+}
 /// Default number of drift shards.
 pub const DEFAULT_DRIFT_SHARDS: usize = 4;
 /// Default number of nested levels (`min_fraction = f / 2^(levels-1)`).
@@ -490,9 +509,7 @@ fn scan_in_pool(
     let nlev = subs.iter().filter(|s| s.kind == SubsetKind::Level).count();
     let nsub = subs.len();
     let sampler = Sampler::new(&subs);
-    if cfg.top_m == 0 {
-        return Err(Error::invalid("top-M must be at least 1"));
-    }
+    check_top_m(cfg.top_m)?;
     if qs.query_ids.len() != qs.positives.len() {
         return Err(Error::invalid(format!(
             "query set {:?}: {} query ids but {} positive lists",
@@ -786,7 +803,13 @@ fn scan_in_pool(
     // ---- Pool pass in stages: pilots spread over the pool, then the rest, each stage
     // starting from floors estimated on every block scanned before it.
     let nshard = nsub - nlev;
-    let top_m = cfg.top_m;
+    // Reservoirs hold at most the sampled rows: M above S_0 is clamped (same lists, memory
+    // bounded by what can be stored); the summary records the M asked for.
+    let top_m = cfg.top_m.min(
+        usize::try_from(subset_sizes[0])
+            .unwrap_or(usize::MAX)
+            .max(1),
+    );
     let plan = PoolPlan {
         pool: &inputs.pool,
         sampled: &sampled,
@@ -967,7 +990,7 @@ fn scan_in_pool(
             pool_size: cfg.pool_size,
             fraction: cfg.fraction,
             seed: cfg.seed,
-            top_m,
+            top_m: cfg.top_m,
             core_size: ncore as u64,
             subsets: subs,
             subset_sizes,
