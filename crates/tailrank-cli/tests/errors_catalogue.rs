@@ -311,6 +311,12 @@ open(os.path.join(d, "garbage.h5"), "wb").write(b"\x89HDF\r\n\x1a\n" + bytes(ran
     base_scan("sum_b_model2", "shard_b.npy", &["--model", "m2"]);
     base_scan("sum_b_seed", "shard_b.npy", &["--seed", "5"]);
     base_scan("sum_b_f", "shard_b.npy", &["--fraction", "0.5"]);
+    base_scan("sum_empty", "shard_b.npy", &["--fraction", "0.0001"]);
+    let m = std::fs::read_to_string(dir.join("sum_empty/manifest.json")).unwrap();
+    assert!(
+        m.contains("\"subset_sizes\": [\n    0,"),
+        "the sample must be empty: {m}"
+    );
     let sub = |name: &str| dir.join(name);
     copy_dir(&sub("sum_a"), &sub("sum_corrupt"));
     let arr = sub("sum_corrupt/pos_pool_above.npy");
@@ -497,7 +503,11 @@ fn cases() -> Vec<Case> {
         c("k-zero-eval", "eval --k 0", words("eval --results $DIR/res_ok.json --gt $DIR/gt.json --k 0")),
         c("k-zero-predict", "predict --k 0", words("predict --summary $DIR/sum_b_f --pool-size 1000 --k 0 --bootstrap 10 --sample-noise 0")),
         c("pool-size-small", "--pool-size below the pool rows (exact mode)", scan("--pool $DIR/pool.npy --pool-size 10 -o $DIR/out")),
-        c("pool-size-missing", "predict from a sample summary without N", words("predict --summary $DIR/sum_b_f --bootstrap 10 --sample-noise 0")),
+        c("pool-size-missing", "predict from a sample summary without N", words("predict --summary $DIR/sum_b_f --bootstrap 20 --sample-noise 0")),
+        c("predict-empty-sample", "predict from a summary whose sample is empty (S = 0)", words("predict --summary $DIR/sum_empty --pool-size 1000000")),
+        c("bootstrap-too-few", "predict --bootstrap 2", words("predict --summary $DIR/sum_b_f --pool-size 1000 --bootstrap 2 --sample-noise 0")),
+        c("sample-noise-too-few", "predict --sample-noise 5", words("predict --summary $DIR/sum_b_f --pool-size 1000 --bootstrap 20 --sample-noise 5")),
+        c("predict-top-m-above-summary", "predict --top-m above the M the summary stores", words("predict --summary $DIR/sum_b_f --pool-size 1000 --top-m 50 --bootstrap 20 --sample-noise 0")),
         c("chunk-rows-zero", "--chunk-rows 0", scan("--pool $DIR/pool.npy --chunk-rows 0 -o $DIR/out")),
         c("query-set-unknown", "--query-set that the ground truth lacks", scan("--pool $DIR/pool.npy --query-set text -o $DIR/out")),
         c("k-not-number", "--k abc", words("eval --results $DIR/res_ok.json --gt $DIR/gt.json --k abc")),
