@@ -398,6 +398,9 @@ open(os.path.join(d, "garbage.h5"), "wb").write(b"\x89HDF\r\n\x1a\n" + bytes(ran
     let broken = bad[hdr + 1].replacen(",1,", ",one,", 1);
     bad[hdr + 1] = &broken;
     std::fs::write(dir.join("h_badnum.csv"), bad.join("\n") + "\n").unwrap();
+    let negative = lines[hdr + 1].replacen(",1,", ",-1,", 1);
+    bad[hdr + 1] = &negative;
+    std::fs::write(dir.join("h_negative.csv"), bad.join("\n") + "\n").unwrap();
     std::fs::write(dir.join("h_cut.csv"), &h[..h.len() * 2 / 3]).unwrap();
 }
 
@@ -533,6 +536,7 @@ fn cases() -> Vec<Case> {
         c("hardness-checksum", "hardness CSV edited after writing (`# seed: 0` → `1`)", words("predict --hardness $DIR/h_edited.csv --pool-size 1000 --bootstrap 10")),
         c("hardness-missing-column", "hardness CSV lacking `x_hat`", words("predict --hardness $DIR/h_nocol.csv --pool-size 1000 --bootstrap 10")),
         c("hardness-bad-number", "hardness CSV with `one` as a number", words("predict --hardness $DIR/h_badnum.csv --pool-size 1000 --bootstrap 10")),
+        c("hardness-negative-count", "hardness CSV with `-1` as a count", words("predict --hardness $DIR/h_negative.csv --pool-size 1000 --bootstrap 20")),
         c("hardness-truncated", "hardness CSV cut in the middle of a row", words("predict --hardness $DIR/h_cut.csv --pool-size 1000 --bootstrap 10")),
         // ---- resumable scans
         c("resume-partial-exists", "a partial folder left by a killed scan, no --resume", scan("--pool $DIR/pool.npy -o $DIR/killed")),
