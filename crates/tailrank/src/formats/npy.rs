@@ -116,7 +116,7 @@ pub fn parse_header(path: &Path, bytes: &[u8]) -> Result<NpyHeader> {
             ("descr", Value::Str(s)) => descr = Some(s),
             ("descr", other) => {
                 let kind = match &other {
-                    Value::Other(t) if t.starts_with('[') => "a structured dtype (fields)",
+                    Value::Other(t) if t.starts_with('[') => "a structured dtype",
                     _ => "not a dtype string",
                 };
                 return Err(Error::file(
@@ -777,9 +777,9 @@ mod tests {
             .to_string();
         assert_eq!(
             e,
-            "s.npy: unsupported dtype \"[('a', '<f4'), ('b', '<f4')]\" (a structured dtype \
-             (fields)): only plain '<f2' (little-endian float16) and '<f4' (little-endian \
-             float32) arrays are accepted"
+            "s.npy: unsupported dtype \"[('a', '<f4'), ('b', '<f4')]\" (a structured \
+             dtype): only plain '<f2' (little-endian float16) and '<f4' (little-endian float32) \
+             arrays are accepted"
         );
         assert!(!e.contains("Other"), "{e}");
         let b = header_with("{'descr': 7, 'fortran_order': False, 'shape': (3, 2), }");
