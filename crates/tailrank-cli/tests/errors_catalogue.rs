@@ -191,6 +191,26 @@ fn fixtures(dir: &Path) {
         [f32::INFINITY, 0., 0., 0., 0., 0., 0., 0.],
     );
     npy_with_row(dir, "pool", "zero", 19, [0.0; DIM]);
+    let tiny = [3e-30, 1e-30, 0., 0., 0., 0., 0., 0.];
+    npy_with_row(dir, "pool", "subnormal", 21, tiny);
+    npy_with_header(
+        dir,
+        "structured",
+        "{'descr': [('x', '<f4'), ('y', '<f4')], 'fortran_order': False, 'shape': (200,), }",
+        200 * 8,
+        200,
+    );
+    // A version 2.0 header of 120 KB that never closes its dict.
+    let dict = format!(
+        "{{'descr': '<f4', 'fortran_order': False, 'shape': (200, 8), 'x': {}",
+        "[".repeat(120_000)
+    );
+    let mut b = b"\x93NUMPY\x02\x00".to_vec();
+    b.extend_from_slice(&(dict.len() as u32 + 1).to_le_bytes());
+    b.extend_from_slice(dict.as_bytes());
+    b.push(b'\n');
+    std::fs::write(dir.join("longheader.npy"), b).unwrap();
+    copy_ids("longheader");
     npy_with_row(dir, "pool", "norm2", 20, [2.0, 0., 0., 0., 0., 0., 0., 0.]);
     // Id files.
     let mut short = ids("p", 199);
@@ -201,6 +221,8 @@ fn fixtures(dir: &Path) {
     clash[42] = "c1_0".into();
     write_ids(&dir.join("clash_ids.txt"), &clash).unwrap();
     std::fs::write(dir.join("noids.npy"), &pool).unwrap();
+    let text = std::fs::read_to_string(dir.join("pool.ids.txt")).unwrap();
+    std::fs::write(dir.join("bom_ids.txt"), format!("\u{feff}{text}")).unwrap();
 
     // Ground truths.
     std::fs::write(
@@ -249,6 +271,15 @@ fn fixtures(dir: &Path) {
         r#"{"q0": {"c0_0": 0.9}, "q1": {"c1_0": 0.9}}"#,
     );
     r("res_empty.json", "{}");
+    let depth = 50_000;
+    r(
+        "res_deep.json",
+        &format!(
+            r#"{{"q0": {{"c0_0": {}0.9{}}}, "q1": {{}}, "q2": {{}}}}"#,
+            "[".repeat(depth),
+            "]".repeat(depth)
+        ),
+    );
     r(
         "res_string_score.json",
         r#"{"q0": {"c0_0": "0.9"}, "q1": {}, "q2": {}}"#,
@@ -311,6 +342,12 @@ open(os.path.join(d, "garbage.h5"), "wb").write(b"\x89HDF\r\n\x1a\n" + bytes(ran
     base_scan("sum_b_model2", "shard_b.npy", &["--model", "m2"]);
     base_scan("sum_b_seed", "shard_b.npy", &["--seed", "5"]);
     base_scan("sum_b_f", "shard_b.npy", &["--fraction", "0.5"]);
+    base_scan("sum_empty", "shard_b.npy", &["--fraction", "0.0001"]);
+    let m = std::fs::read_to_string(dir.join("sum_empty/manifest.json")).unwrap();
+    assert!(
+        m.contains("\"subset_sizes\": [\n    0,"),
+        "the sample must be empty: {m}"
+    );
     let sub = |name: &str| dir.join(name);
     copy_dir(&sub("sum_a"), &sub("sum_corrupt"));
     let arr = sub("sum_corrupt/pos_pool_above.npy");
@@ -392,6 +429,9 @@ open(os.path.join(d, "garbage.h5"), "wb").write(b"\x89HDF\r\n\x1a\n" + bytes(ran
     let broken = bad[hdr + 1].replacen(",1,", ",one,", 1);
     bad[hdr + 1] = &broken;
     std::fs::write(dir.join("h_badnum.csv"), bad.join("\n") + "\n").unwrap();
+    let negative = lines[hdr + 1].replacen(",1,", ",-1,", 1);
+    bad[hdr + 1] = &negative;
+    std::fs::write(dir.join("h_negative.csv"), bad.join("\n") + "\n").unwrap();
     std::fs::write(dir.join("h_cut.csv"), &h[..h.len() * 2 / 3]).unwrap();
 }
 
@@ -441,7 +481,9 @@ fn cases() -> Vec<Case> {
         c("npy-empty", "empty (0-byte) `.npy`", scan_pool("empty.npy")),
         c("npy-not-npy", "a text file named `.npy`", scan_pool("text.npy")),
         c("npy-malformed-header", "`.npy` header dict not closed", scan_pool("badheader.npy")),
+        c("npy-long-header", "`.npy` (v2.0) whose 120 KB header dict never closes", scan_pool("longheader.npy")),
         c("npy-float64", "`.npy` of float64", scan_pool("float64.npy")),
+        c("npy-structured", "`.npy` of a structured dtype (two float32 fields)", scan_pool("structured.npy")),
         c("npy-int32", "`.npy` of int32", scan_pool("int32.npy")),
         c("npy-bigendian", "`.npy` of big-endian float32", scan_pool("bigendian.npy")),
         c("npy-fortran", "Fortran-ordered `.npy`", scan_pool("fortran.npy")),
@@ -453,12 +495,14 @@ fn cases() -> Vec<Case> {
         c("ids-count", "id file with one id less than the rows", scan("--pool $DIR/pool.npy --pool-ids $DIR/short_ids.txt -o $DIR/out")),
         c("ids-duplicate", "duplicate id in a pool id file", scan("--pool $DIR/pool.npy --pool-ids $DIR/dup_ids.txt -o $DIR/out")),
         c("ids-pool-in-core", "a pool id that is also a core id", scan("--pool $DIR/pool.npy --pool-ids $DIR/clash_ids.txt -o $DIR/out")),
+        c("ids-bom", "pool id file starting with a UTF-8 byte order mark", scan("--pool $DIR/pool.npy --pool-ids $DIR/bom_ids.txt -o $DIR/out")),
         c("ids-count-args", "two --pool-ids for one --pool", scan("--pool $DIR/pool.npy --pool-ids $DIR/short_ids.txt $DIR/dup_ids.txt -o $DIR/out")),
         c("desc-unknown-ext", "descriptor file with an unknown extension", scan_pool("gt.json")),
         c("desc-missing", "pool file that does not exist", scan_pool("nothere.npy")),
         c("row-nan", "NaN in a pool row", scan_pool("nan.npy")),
         c("row-inf", "+inf in a pool row", scan_pool("inf.npy")),
         c("row-zero", "all-zero pool row", scan_pool("zero.npy")),
+        c("row-tiny", "pool row of values 1e-30 (squares underflow f32)", scan_pool("subnormal.npy")),
         c("row-norm", "pool row of norm 2 (not L2-normalised)", scan_pool("norm2.npy")),
         // ---- HDF5
         c("h5-truncated", "HDF5 file cut in half", scan_pool("cut.h5")),
@@ -478,6 +522,7 @@ fn cases() -> Vec<Case> {
         // ---- results JSON
         c("results-malformed", "results JSON with a missing colon", words("eval --results $DIR/res_malformed.json --gt $DIR/gt.json")),
         c("results-nan", "results JSON with a NaN score", words("eval --results $DIR/res_nan.json --gt $DIR/gt.json")),
+        c("results-deep", "a score nested in 50,000 levels of arrays", words("eval --results $DIR/res_deep.json --gt $DIR/gt.json")),
         c("results-duplicate-db", "a db id twice for one query", words("eval --results $DIR/res_dup.json --gt $DIR/gt.json")),
         c("results-string-score", "a score given as a string", words("eval --results $DIR/res_string_score.json --gt $DIR/gt.json")),
         c("results-missing-query", "a query of the ground truth with no results", words("eval --results $DIR/res_missing.json --gt $DIR/gt.json")),
@@ -493,11 +538,16 @@ fn cases() -> Vec<Case> {
         c("fraction-negative-scan", "scan with fraction -0.1", scan("--pool $DIR/pool.npy --fraction=-0.1 -o $DIR/out")),
         c("min-fraction", "--min-fraction above --fraction", scan("--pool $DIR/pool.npy --fraction 0.1 --min-fraction 0.2 -o $DIR/out")),
         c("top-m-zero", "--top-m 0", scan("--pool $DIR/pool.npy --top-m 0 -o $DIR/out")),
+        c("top-m-absurd", "--top-m beyond what a summary can store", scan("--pool $DIR/pool.npy --top-m 99999999999 -o $DIR/out")),
         c("k-zero-scan", "--k 0 with --results-out", scan("--pool $DIR/pool.npy --results-out $DIR/r.json --k 0 -o $DIR/out")),
         c("k-zero-eval", "eval --k 0", words("eval --results $DIR/res_ok.json --gt $DIR/gt.json --k 0")),
         c("k-zero-predict", "predict --k 0", words("predict --summary $DIR/sum_b_f --pool-size 1000 --k 0 --bootstrap 10 --sample-noise 0")),
         c("pool-size-small", "--pool-size below the pool rows (exact mode)", scan("--pool $DIR/pool.npy --pool-size 10 -o $DIR/out")),
-        c("pool-size-missing", "predict from a sample summary without N", words("predict --summary $DIR/sum_b_f --bootstrap 10 --sample-noise 0")),
+        c("pool-size-missing", "predict from a sample summary without N", words("predict --summary $DIR/sum_b_f --bootstrap 20 --sample-noise 0")),
+        c("predict-empty-sample", "predict from a summary whose sample is empty (S = 0)", words("predict --summary $DIR/sum_empty --pool-size 1000000")),
+        c("bootstrap-too-few", "predict --bootstrap 2", words("predict --summary $DIR/sum_b_f --pool-size 1000 --bootstrap 2 --sample-noise 0")),
+        c("sample-noise-too-few", "predict --sample-noise 5", words("predict --summary $DIR/sum_b_f --pool-size 1000 --bootstrap 20 --sample-noise 5")),
+        c("predict-top-m-above-summary", "predict --top-m above the M the summary stores", words("predict --summary $DIR/sum_b_f --pool-size 1000 --top-m 50 --bootstrap 20 --sample-noise 0")),
         c("chunk-rows-zero", "--chunk-rows 0", scan("--pool $DIR/pool.npy --chunk-rows 0 -o $DIR/out")),
         c("query-set-unknown", "--query-set that the ground truth lacks", scan("--pool $DIR/pool.npy --query-set text -o $DIR/out")),
         c("k-not-number", "--k abc", words("eval --results $DIR/res_ok.json --gt $DIR/gt.json --k abc")),
@@ -523,6 +573,7 @@ fn cases() -> Vec<Case> {
         c("hardness-checksum", "hardness CSV edited after writing (`# seed: 0` → `1`)", words("predict --hardness $DIR/h_edited.csv --pool-size 1000 --bootstrap 10")),
         c("hardness-missing-column", "hardness CSV lacking `x_hat`", words("predict --hardness $DIR/h_nocol.csv --pool-size 1000 --bootstrap 10")),
         c("hardness-bad-number", "hardness CSV with `one` as a number", words("predict --hardness $DIR/h_badnum.csv --pool-size 1000 --bootstrap 10")),
+        c("hardness-negative-count", "hardness CSV with `-1` as a count", words("predict --hardness $DIR/h_negative.csv --pool-size 1000 --bootstrap 20")),
         c("hardness-truncated", "hardness CSV cut in the middle of a row", words("predict --hardness $DIR/h_cut.csv --pool-size 1000 --bootstrap 10")),
         // ---- resumable scans
         c("resume-partial-exists", "a partial folder left by a killed scan, no --resume", scan("--pool $DIR/pool.npy -o $DIR/killed")),

@@ -47,7 +47,7 @@ fn table_and_json_from_a_summary() {
         "--bootstrap",
         "200",
         "--sample-noise",
-        "10",
+        "20",
     ]);
     assert!(ok, "{err}");
     for needle in [
@@ -69,7 +69,7 @@ fn table_and_json_from_a_summary() {
         "--bootstrap",
         "200",
         "--sample-noise",
-        "10",
+        "20",
         "--json",
         "--seed",
         "4",
@@ -80,7 +80,7 @@ fn table_and_json_from_a_summary() {
         &s,
         &PredictOptions {
             bootstrap: 200,
-            sample_noise: 10,
+            sample_noise: 20,
             seed: 4,
             ..PredictOptions::default()
         },

@@ -49,6 +49,19 @@ impl Error {
     }
 }
 
+/// At most this many characters of a file's own text are echoed in a message.
+pub const ECHO_CHARS: usize = 200;
+
+/// `text` quoted for a message, cut to its first [`ECHO_CHARS`] characters followed by
+/// `…(N bytes)` (N = the whole text's length) when longer: a corrupt header of 120 KB must not
+/// become a 120 KB error line.
+pub fn echo(text: &str) -> String {
+    match text.char_indices().nth(ECHO_CHARS) {
+        None => format!("{text:?}"),
+        Some((cut, _)) => format!("{:?}…({} bytes)", &text[..cut], text.len()),
+    }
+}
+
 /// Attach a path to `std::io::Result`s.
 pub trait IoContext<T> {
     fn at(self, path: impl AsRef<Path>) -> Result<T>;
@@ -57,5 +70,23 @@ pub trait IoContext<T> {
 impl<T> IoContext<T> for std::io::Result<T> {
     fn at(self, path: impl AsRef<Path>) -> Result<T> {
         self.map_err(|e| Error::io(path, e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn echo_caps_long_text() {
+        assert_eq!(echo("ab\"c"), "\"ab\\\"c\"");
+        let long = "é".repeat(100_000);
+        let e = echo(&long);
+        assert!(e.ends_with("…(200000 bytes)"), "{e}");
+        assert_eq!(e.chars().filter(|&c| c == 'é').count(), ECHO_CHARS);
+        assert_eq!(
+            echo(&"x".repeat(ECHO_CHARS)),
+            format!("{:?}", "x".repeat(ECHO_CHARS))
+        );
     }
 }

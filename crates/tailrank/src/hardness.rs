@@ -698,11 +698,16 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
         }
         let get = |name: &str| -> Option<&str> { col.get(name).map(|&i| fields[i].as_str()) };
         let field = |name: &str| get(name).unwrap_or("");
-        fn num<T: std::str::FromStr>(path: &Path, ln: usize, name: &str, v: &str) -> Result<T> {
+        fn num<T: std::str::FromStr + Expected>(
+            path: &Path,
+            ln: usize,
+            name: &str,
+            v: &str,
+        ) -> Result<T> {
             v.trim().parse::<T>().map_err(|_| {
                 Error::file(
                     path,
-                    format!("line {ln}: column {name}: {v:?} is not a valid number"),
+                    format!("line {ln}: column {name}: {v:?} is not {}", T::WHAT),
                 )
             })
         }
@@ -906,22 +911,27 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
             ));
         }
     }
-    let bad = |k: &str, v: &str, ln: usize| {
+    let bad = |k: &str, v: &str, ln: usize, what: &str| {
         Error::file(
             path,
-            format!("line {ln}: metadata {k}: {v:?} is not a valid number"),
+            format!("line {ln}: metadata {k}: {v:?} is not {what}"),
         )
     };
     let (v, ln) = parse_meta("sample_size")?;
-    let sample_size: u64 = v.parse().map_err(|_| bad("sample_size", &v, ln))?;
+    let sample_size: u64 = v
+        .parse()
+        .map_err(|_| bad("sample_size", &v, ln, u64::WHAT))?;
     let (v, ln) = parse_meta("fraction")?;
-    let fraction: f64 = v.parse().map_err(|_| bad("fraction", &v, ln))?;
+    let fraction: f64 = v.parse().map_err(|_| bad("fraction", &v, ln, f64::WHAT))?;
     let (v, ln) = parse_meta("seed")?;
-    let seed: u64 = v.parse().map_err(|_| bad("seed", &v, ln))?;
+    let seed: u64 = v.parse().map_err(|_| bad("seed", &v, ln, u64::WHAT))?;
     let pool_size = match meta_get("pool_size") {
         None => None,
         Some((_, v, _)) if v.is_empty() || v == "unknown" => None,
-        Some((_, v, ln)) => Some(v.parse::<u64>().map_err(|_| bad("pool_size", v, *ln))?),
+        Some((_, v, ln)) => Some(
+            v.parse::<u64>()
+                .map_err(|_| bad("pool_size", v, *ln, u64::WHAT))?,
+        ),
     };
     let meta = HardnessMeta {
         model: meta_num("model")?,
@@ -934,4 +944,26 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
         tool_version: meta_num("tool_version")?,
     };
     Ok((meta, qs))
+}
+
+/// What a numeric field of the hardness CSV must hold, said in its parse errors (a count
+/// given as `-1` is "not a non-negative integer", not merely "not a valid number").
+trait Expected {
+    const WHAT: &'static str;
+}
+
+impl Expected for u64 {
+    const WHAT: &'static str = "a non-negative integer";
+}
+
+impl Expected for usize {
+    const WHAT: &'static str = "a non-negative integer";
+}
+
+impl Expected for f64 {
+    const WHAT: &'static str = "a number";
+}
+
+impl Expected for f32 {
+    const WHAT: &'static str = "a number";
 }

@@ -187,6 +187,8 @@ pub type PositiveInfoMap = HashMap<String, PositiveInfo>;
 /// file order and, when the file has the two attribute columns, scale and clutter per id.
 pub fn read_positive_info(path: &Path) -> Result<(Vec<String>, Option<PositiveInfoMap>)> {
     let text = std::fs::read_to_string(path).at(path)?;
+    // A leading byte order mark is skipped, as `formats::gt` does for the same CSV files.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let mut rows = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
@@ -411,6 +413,9 @@ fn for_each_id(path: &Path, mut f: impl FnMut(usize, &str) -> Result<()>) -> Res
             return Ok(());
         }
         line += 1;
+        if line == 1 {
+            crate::formats::ids::check_no_bom(path, &buf)?;
+        }
         while matches!(buf.last(), Some(b'\n' | b'\r')) {
             buf.pop();
         }

@@ -197,6 +197,9 @@ pub fn prediction_table(p: &Prediction) -> String {
             let _ = writeln!(t, "{:<w$} no tail fitted", "");
         }
     }
+    for warning in &p.warnings {
+        let _ = writeln!(t, "WARNING: {warning}");
+    }
     t
 }
 
@@ -298,6 +301,7 @@ pub fn prediction_json(p: &Prediction) -> Value {
             "xi_min": p.tail.xi_min,
             "xi_max": p.tail.xi_max,
         },
+        "warnings": p.warnings,
         "queries": queries,
     })
 }

@@ -288,6 +288,97 @@ fn bad_input_gives_clear_errors() {
 }
 
 #[test]
+fn empty_and_small_samples_and_too_few_replicates() {
+    let sy = synth(&SynthOpts {
+        queries: 5,
+        sample: 2000,
+        ..SynthOpts::default()
+    });
+    let s = &sy.summary;
+    assert_eq!(s.subset_sizes[0], 2000);
+    let err =
+        |s: &tailrank::scan::Summary, o: PredictOptions| predict(s, &o).unwrap_err().to_string();
+
+    // S = 0: refused (regression: a 94% "prediction" with "sufficient" and "drift ok").
+    let mut t = s.clone();
+    t.subset_sizes[0] = 0;
+    let e = err(&t, quick(1000));
+    assert!(e.contains("sample is empty (S = 0"), "{e}");
+    let mut meta = HardnessMeta::from_summary(s, 0, &Estimator::Count);
+    let h = tailrank::predict::hardness_for(s, 0, &quick(1000)).unwrap();
+    meta.sample_size = 0;
+    let e = predict_from_hardness(&meta, &h, &quick(1000))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("S = 0"), "{e}");
+
+    // A small sample for the cut-off: S·k/N = 2000·10/400,000 = 0.05 < c_min = 5 warns, in
+    // the table and the JSON; k = 1000 gives S·k/N = 5 and no warning.
+    let p = predict(s, &quick(10)).unwrap();
+    assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
+    assert!(p.warnings[0].contains("S·k/N = 0.05"), "{}", p.warnings[0]);
+    let table = tailrank::report::prediction_table(&p);
+    assert!(table.contains("WARNING: small sample"), "{table}");
+    let json = tailrank::report::prediction_json(&p);
+    assert_eq!(json["warnings"][0], p.warnings[0].as_str());
+    let p = predict(s, &quick(1000)).unwrap();
+    assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+    assert_eq!(tailrank::report::prediction_json(&p)["warnings"], json!([]));
+
+    // Replicate counts: 0 (off) or at least MIN_REPLICATES = 20 (regression: B = 1 or 2
+    // printed an interval that excluded the estimate).
+    assert_eq!(tailrank::predict::MIN_REPLICATES, 20);
+    for b in [1, 2, 19] {
+        let e = err(
+            s,
+            PredictOptions {
+                bootstrap: b,
+                ..quick(1000)
+            },
+        );
+        assert!(e.contains(&format!("B = {b} are too few")), "{e}");
+        let e = err(
+            s,
+            PredictOptions {
+                sample_noise: b,
+                ..quick(1000)
+            },
+        );
+        assert!(
+            e.contains(&format!("sample-noise replicates = {b} are too few")),
+            "{e}"
+        );
+    }
+    let p = predict(
+        s,
+        &PredictOptions {
+            bootstrap: 20,
+            sample_noise: 20,
+            ..quick(1000)
+        },
+    )
+    .unwrap();
+    for i in [p.percentile, p.bca, p.total.unwrap()] {
+        assert!(
+            i.lo <= p.estimate && p.estimate <= i.hi,
+            "{i:?} {}",
+            p.estimate
+        );
+    }
+
+    // An explicit estimator M above the summary's M (400) is refused, naming the summary.
+    let dir = std::path::Path::new("sums/a");
+    tailrank::predict::check_top_m(s, dir, 400).unwrap();
+    let e = tailrank::predict::check_top_m(s, dir, 401)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("sums/a: top-M = 401") && e.contains("only the top M = 400"),
+        "{e}"
+    );
+}
+
+#[test]
 fn prediction_tracks_the_full_pool_truth() {
     // Draw a whole pool of N = 10^6 items per query, predict from its 5% hash sample and compare
     // with the exact mAP@1000 of the full pool (ranks j + C_j + K_j over all N items).

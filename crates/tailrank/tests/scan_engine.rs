@@ -464,6 +464,65 @@ fn subsets_levels_and_shards() {
     assert!(subsets(0.1, 0.0, 0).is_err());
 }
 
+// ---- M above the pool: clamped, never allocated or padded out.
+
+#[test]
+fn top_m_above_the_pool_is_clamped_and_absurd_m_refused() {
+    // Regression: M = 2^31 reserved 2M values per reservoir up front (an abort) and padded
+    // top_scores.npy to Q × L × M floats. About 600 pool rows, 2 drift shards.
+    let (_dir, data) = small();
+    let rows = data.pool.rows();
+    let mut cfg = config(1.0, 0, 1, 2, rows, 5);
+    let base = run(&data, &cfg, vec![&data.pool]);
+    cfg.top_m = 1 << 31;
+    let big = run(&data, &cfg, vec![&data.pool]);
+    assert_eq!(
+        big.summary.top_m,
+        1 << 31,
+        "the summary records the M asked for"
+    );
+    assert_eq!(big.summary.subset_sizes, base.summary.subset_sizes);
+    for (a, b) in base.summary.queries.iter().zip(&big.summary.queries) {
+        assert_eq!(a.positives, b.positives);
+        assert_eq!(a.top_scores.len(), b.top_scores.len());
+        for (ta, tb) in a.top_scores.iter().zip(&b.top_scores) {
+            let bits = |t: &[f32]| t.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(ta), bits(tb));
+        }
+        assert_eq!(a.top_scores[0].len(), rows, "every pool row kept");
+    }
+    assert_eq!(base.results, big.results);
+    // On disk: rows padded to min(M, max S) = the pool rows, and read back unchanged.
+    let out = tempfile::tempdir().unwrap();
+    for (name, s) in [("base", &base.summary), ("big", &big.summary)] {
+        s.write(&out.path().join(name)).unwrap();
+        let back = tailrank::scan::Summary::read(&out.path().join(name)).unwrap();
+        assert_eq!(&back, s);
+    }
+    let size = |n: &str| {
+        std::fs::metadata(out.path().join(n).join("top_scores.npy"))
+            .unwrap()
+            .len()
+    };
+    let l = base.summary.subsets.len() as u64;
+    assert_eq!(size("big"), size("base"));
+    assert!(
+        size("big") <= 128 + 4 * 4 * l * rows as u64,
+        "{}",
+        size("big")
+    );
+    // Beyond what a summary can store: refused before anything is allocated.
+    cfg.top_m = tailrank::scan::engine::MAX_TOP_M + 1;
+    let inputs = ScanInputs {
+        query_set: &data.qs,
+        queries: &data.queries,
+        core: &data.core,
+        pool: vec![&data.pool],
+    };
+    let e = scan(&inputs, &cfg, &NoProgress).unwrap_err().to_string();
+    assert!(e.contains("top-M = 4294967296 is beyond"), "{e}");
+}
+
 // ---- Input errors: each names the file and the problem.
 
 fn small() -> (tempfile::TempDir, Data) {
@@ -555,7 +614,23 @@ fn errors_name_file_and_problem() {
     let mut pool = data.pool.clone();
     pool.data[12 * d..13 * d].fill(0.0);
     let e = err(&data, &data.queries, &data.core, &pool, true);
-    assert!(e.contains("row 12") && e.contains("zero"), "{e}");
+    assert!(e.contains("row 12") && e.contains("zero vector"), "{e}");
+    // Tiny but non-zero values (squares underflow f32): not called a zero vector, with or
+    // without normalisation (regression: "zero vector" for a row of 1e-30).
+    for (scale, normalize) in [(1e-30f32, true), (1e-30, false), (1e-21, true)] {
+        let mut pool = data.pool.clone();
+        let row = &mut pool.data[12 * d..13 * d];
+        row.iter_mut().for_each(|v| *v *= scale);
+        row[1] = 3.0 * scale;
+        let e = err(&data, &data.queries, &data.core, &pool, normalize);
+        assert!(
+            e.contains("row 12")
+                && !e.contains("zero vector")
+                && e.contains("too small for an f32 norm")
+                && e.contains("column 1"),
+            "{scale} {normalize}: {e}"
+        );
+    }
     let mut pool = data.pool.clone();
     pool.data[13 * d..14 * d]
         .iter_mut()

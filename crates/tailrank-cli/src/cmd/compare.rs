@@ -28,6 +28,10 @@ pub fn run(a: CompareArgs) -> anyhow::Result<()> {
     let opts = a.est.options(a.pool_size, 0)?;
     let sa = Summary::read(&a.a)?;
     let sb = Summary::read(&a.b)?;
+    if let (Some(m), "evt") = (a.est.top_m, a.est.estimator.as_str()) {
+        tailrank::predict::check_top_m(&sa, &a.a, m)?;
+        tailrank::predict::check_top_m(&sb, &a.b, m)?;
+    }
     let c = compare::compare(&sa, &sb, &opts)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&c)?);

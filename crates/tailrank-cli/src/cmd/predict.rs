@@ -52,9 +52,10 @@ pub struct EstimateArgs {
     /// Seed of the bootstrap draws.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// evt: number of top sample scores the tail is fitted on.
-    #[arg(long, default_value_t = 4000)]
-    pub top_m: usize,
+    /// evt: number of top sample scores the tail is fitted on (default 4000; given explicitly,
+    /// at most the M stored in the summary).
+    #[arg(long)]
+    pub top_m: Option<usize>,
     /// evt: threshold quantile of the top-M scores.
     #[arg(long, default_value_t = 0.95)]
     pub quantile: f64,
@@ -75,10 +76,16 @@ impl ModelArgs {
         self.est.options(self.pool_size, sample_noise)
     }
 
-    /// Read the input.
+    /// Read the input (a summary is checked against an explicit `--top-m`).
     pub fn load(&self) -> anyhow::Result<Input> {
         match (&self.summary, &self.hardness) {
-            (Some(s), None) => Ok(Input::Summary(Box::new(Summary::read(s)?))),
+            (Some(s), None) => {
+                let summary = Summary::read(s)?;
+                if let (Some(m), "evt") = (self.est.top_m, self.est.estimator.as_str()) {
+                    tailrank::predict::check_top_m(&summary, s, m)?;
+                }
+                Ok(Input::Summary(Box::new(summary)))
+            }
             (None, Some(h)) => {
                 let (meta, qs) = hardness::read_hardness_csv(h)?;
                 Ok(Input::Hardness(meta, qs))
@@ -98,7 +105,7 @@ impl EstimateArgs {
         let estimator = match self.estimator.as_str() {
             "count" => Estimator::Count,
             _ => Estimator::Evt(EvtOptions {
-                top_m: self.top_m,
+                top_m: self.top_m.unwrap_or(EvtOptions::default().top_m),
                 quantile: self.quantile,
                 c_min: self.c_min,
             }),

@@ -5,7 +5,11 @@
 //! end of the file are ignored; an empty line anywhere else is an error naming its line number
 //! (1-based), because it would silently shift every following id against the descriptor rows.
 //! Ids are otherwise taken verbatim (no trimming of spaces), as they are hashed byte for byte
-//! (SPEC 4). Writing emits `id\n` per id, gzip-compressed when the name ends in `.gz`.
+//! (SPEC 4). A file that starts with a UTF-8 byte order mark (`EF BB BF`) is refused, naming it:
+//! the official tools (Python's `open`/`gzip.open` in text mode, `xxhash` for the sample) read
+//! the mark as part of the first id, so stripping it would make tailrank disagree with them,
+//! and keeping it would silently corrupt that id. Writing emits `id\n` per id,
+//! gzip-compressed when the name ends in `.gz`.
 
 use crate::atomic;
 use crate::error::{Error, IoContext, Result};
@@ -31,6 +35,22 @@ pub fn open_text(path: &Path) -> Result<Box<dyn BufRead>> {
     }
 }
 
+/// The UTF-8 byte order mark.
+pub const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Refuse an id list whose first line (`first`, as read) starts with a byte order mark.
+pub fn check_no_bom(path: &Path, first: &[u8]) -> Result<()> {
+    if first.starts_with(BOM) {
+        return Err(Error::file(
+            path,
+            "line 1 starts with a UTF-8 byte order mark (bytes EF BB BF, U+FEFF): id lists must \
+             be plain UTF-8 without it (the official tools would read it as part of the first \
+             id); remove it, e.g. with `sed -i '1s/^\\xEF\\xBB\\xBF//' FILE`",
+        ));
+    }
+    Ok(())
+}
+
 /// Read an id list (see the module doc for the rules). Errors name the file and the line.
 pub fn read_ids(path: &Path) -> Result<Vec<String>> {
     let reader = open_text(path)?;
@@ -53,6 +73,9 @@ pub fn parse_ids(path: &Path, mut reader: impl BufRead) -> Result<Vec<String>> {
             break;
         }
         line_no += 1;
+        if line_no == 1 {
+            check_no_bom(path, &buf)?;
+        }
         if buf.last() == Some(&b'\n') {
             buf.pop();
         }
@@ -190,6 +213,31 @@ mod tests {
         assert_eq!(parse("a\r\nb c\r\n\r\n\n").unwrap(), vec!["a", "b c"]);
         assert_eq!(parse("a\nb").unwrap(), vec!["a", "b"]);
         assert!(parse("").unwrap().is_empty());
+    }
+
+    #[test]
+    fn byte_order_mark_is_refused_and_named() {
+        // Regression: the mark silently became part of the first id.
+        for text in ["\u{feff}p0\np1\n", "\u{feff}\n", "\u{feff}"] {
+            let e = parse(text).unwrap_err().to_string();
+            assert!(
+                e.starts_with("ids.txt: line 1") && e.contains("byte order mark"),
+                "{e}"
+            );
+        }
+        // A mark elsewhere is an ordinary character of an id (as the official tools read it).
+        assert_eq!(parse("p0\n\u{feff}p1\n").unwrap()[1], "\u{feff}p1");
+        // Through a gzip file too.
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("x.txt.gz");
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
+        enc.write_all("\u{feff}a\nb\n".as_bytes()).unwrap();
+        std::fs::write(&p, enc.finish().unwrap()).unwrap();
+        let e = read_ids(&p).unwrap_err().to_string();
+        assert!(
+            e.contains("x.txt.gz: line 1") && e.contains("byte order mark"),
+            "{e}"
+        );
     }
 
     #[test]

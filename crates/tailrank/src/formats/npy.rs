@@ -15,7 +15,7 @@
 use super::descriptors::{DescriptorSource, Dtype};
 use super::ids::{check_unique, read_ids};
 use crate::atomic;
-use crate::error::{Error, IoContext, Result};
+use crate::error::{echo, Error, IoContext, Result};
 use half::f16;
 use half::slice::HalfFloatSliceExt;
 use memmap2::Mmap;
@@ -105,7 +105,7 @@ pub fn parse_header(path: &Path, bytes: &[u8]) -> Result<NpyHeader> {
     let dict = parse_dict(text).map_err(|m| {
         Error::file(
             path,
-            format!("cannot parse .npy header {:?}: {m}", text.trim()),
+            format!("cannot parse .npy header {}: {m}", echo(text.trim())),
         )
     })?;
     let mut descr = None;
@@ -115,10 +115,18 @@ pub fn parse_header(path: &Path, bytes: &[u8]) -> Result<NpyHeader> {
         match (k.as_str(), v) {
             ("descr", Value::Str(s)) => descr = Some(s),
             ("descr", other) => {
+                let kind = match &other {
+                    Value::Other(t) if t.starts_with('[') => "a structured dtype",
+                    _ => "not a dtype string",
+                };
                 return Err(Error::file(
                     path,
-                    format!("unsupported dtype {other:?}: only '<f2' (float16) and '<f4' (float32) are accepted"),
-                ))
+                    format!(
+                        "unsupported dtype {} ({kind}): only plain '<f2' (little-endian \
+                         float16) and '<f4' (little-endian float32) arrays are accepted",
+                        echo(&other.text())
+                    ),
+                ));
             }
             ("fortran_order", Value::Bool(b)) => fortran = Some(b),
             ("shape", Value::Tuple(t)) => shape = Some(t),
@@ -135,8 +143,9 @@ pub fn parse_header(path: &Path, bytes: &[u8]) -> Result<NpyHeader> {
             return Err(Error::file(
                 path,
                 format!(
-                    "unsupported dtype '{other}': only '<f2' (little-endian float16) and '<f4' \
-                     (little-endian float32) are accepted"
+                    "unsupported dtype {}: only '<f2' (little-endian float16) and '<f4' \
+                     (little-endian float32) are accepted",
+                    echo_quoted(other)
                 ),
             ))
         }
@@ -152,8 +161,9 @@ pub fn parse_header(path: &Path, bytes: &[u8]) -> Result<NpyHeader> {
         return Err(Error::file(
             path,
             format!(
-                "array has {} dimensions (shape {shape:?}); descriptors must be a 2-D rows × dim matrix",
-                shape.len()
+                "array has {} dimensions (shape {}); descriptors must be a 2-D rows × dim matrix",
+                shape.len(),
+                shape_text(&shape)
             ),
         ));
     }
@@ -168,9 +178,35 @@ pub fn parse_header(path: &Path, bytes: &[u8]) -> Result<NpyHeader> {
         data_offset: end,
     };
     if h.data_len().is_none() {
-        return Err(Error::file(path, format!("shape {shape:?} overflows")));
+        return Err(Error::file(
+            path,
+            format!("shape {} overflows", shape_text(&shape)),
+        ));
     }
     Ok(h)
+}
+
+/// A dtype string as `'<f8'` (Python's quotes), capped like [`echo`].
+fn echo_quoted(s: &str) -> String {
+    if s.chars().count() <= crate::error::ECHO_CHARS && !s.contains(['\'', '\\']) {
+        format!("'{s}'")
+    } else {
+        echo(s)
+    }
+}
+
+/// A shape as `[200, 4, 2]`, capped like [`echo`] (a corrupt header may list 40,000 dims).
+fn shape_text(shape: &[usize]) -> String {
+    let t = format!("{shape:?}");
+    if t.chars().count() <= crate::error::ECHO_CHARS {
+        t
+    } else {
+        let cut = t
+            .char_indices()
+            .nth(crate::error::ECHO_CHARS)
+            .map_or(t.len(), |c| c.0);
+        format!("{}…({} dimensions)", &t[..cut], shape.len())
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -180,6 +216,25 @@ enum Value {
     Int(usize),
     Tuple(Vec<usize>),
     Other(String),
+}
+
+impl Value {
+    /// The value as it reads in the header (Python literal syntax).
+    fn text(&self) -> String {
+        match self {
+            Value::Str(s) => format!("'{s}'"),
+            Value::Bool(b) => if *b { "True" } else { "False" }.to_string(),
+            Value::Int(i) => i.to_string(),
+            Value::Tuple(t) => format!(
+                "({})",
+                t.iter()
+                    .map(|x| x.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Value::Other(t) => t.clone(),
+        }
+    }
 }
 
 /// Parse the Python dict literal of an `.npy` header: string keys; values are strings, booleans,
@@ -700,5 +755,68 @@ mod tests {
         let d = parse_dict("{\"shape\": (7,), \"descr\": [('a', '<f4')]}").unwrap();
         assert_eq!(d[0].1, Value::Tuple(vec![7]));
         assert!(matches!(d[1].1, Value::Other(_)));
+    }
+
+    /// A v1/v2 `.npy` header with the dict `dict` (no data).
+    fn header_with(dict: &str) -> Vec<u8> {
+        let mut b = b"\x93NUMPY\x02\x00".to_vec();
+        b.extend_from_slice(&(dict.len() as u32 + 1).to_le_bytes());
+        b.extend_from_slice(dict.as_bytes());
+        b.push(b'\n');
+        b
+    }
+
+    #[test]
+    fn structured_dtype_is_named_as_text() {
+        // Regression: the message printed the parser's debug form `Other("[('a', '<f4')…")`.
+        let b = header_with(
+            "{'descr': [('a', '<f4'), ('b', '<f4')], 'fortran_order': False, 'shape': (3,), }",
+        );
+        let e = parse_header(Path::new("s.npy"), &b)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "s.npy: unsupported dtype \"[('a', '<f4'), ('b', '<f4')]\" (a structured \
+             dtype): only plain '<f2' (little-endian float16) and '<f4' (little-endian float32) \
+             arrays are accepted"
+        );
+        assert!(!e.contains("Other"), "{e}");
+        let b = header_with("{'descr': 7, 'fortran_order': False, 'shape': (3, 2), }");
+        let e = parse_header(Path::new("s.npy"), &b)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("dtype \"7\" (not a dtype string)"), "{e}");
+    }
+
+    #[test]
+    fn long_headers_are_not_echoed_whole() {
+        // Regression: a 120 KB malformed header came back whole in the error line.
+        let deep = format!(
+            "{{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), 'x': {}",
+            "[".repeat(120_000)
+        );
+        let e = parse_header(Path::new("d.npy"), &header_with(&deep))
+            .unwrap_err()
+            .to_string();
+        assert!(e.len() < 400, "{} bytes: {}", e.len(), &e[..300]);
+        assert!(e.contains(&format!("…({} bytes)", deep.len())), "{e}");
+        // A structured dtype nested 100,000 levels deep: parsed without recursion, echo capped.
+        let nested = format!(
+            "{{'descr': {}'<f4'{}, 'fortran_order': False, 'shape': (2, 2), }}",
+            "[".repeat(100_000),
+            "]".repeat(100_000)
+        );
+        let e = parse_header(Path::new("d.npy"), &header_with(&nested))
+            .unwrap_err()
+            .to_string();
+        assert!(e.len() < 400 && e.contains("…(200005 bytes)"), "{e}");
+        // 40,000 dimensions.
+        let dims = vec!["1"; 40_000].join(", ");
+        let many = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({dims}), }}");
+        let e = parse_header(Path::new("d.npy"), &header_with(&many))
+            .unwrap_err()
+            .to_string();
+        assert!(e.len() < 400 && e.contains("…(40000 dimensions)"), "{e}");
     }
 }

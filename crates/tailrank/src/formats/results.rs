@@ -403,27 +403,94 @@ impl<'a> JsonReader<'a> {
         }
     }
 
-    /// Skip any JSON value.
+    /// Skip any JSON value, checking its grammar. Iterative: containers are tracked on an
+    /// explicit stack (one byte per open level), so nesting depth is bounded only by the file's
+    /// size, never by the thread's stack (a score nested 50,000 levels deep overflowed the stack
+    /// of the recursive version: an abort).
     pub(crate) fn skip_value(&mut self) -> Result<()> {
-        match self.peek() {
-            Some(b'{') => self.object("expected an object", |r, _| r.skip_value()),
-            Some(b'[') => self.array("expected an array", |r| r.skip_value()),
-            Some(b'"') => self.string().map(|_| ()),
-            // `N`/`I` only as `NaN`/`Infinity` (below): routing any `N` to `scalar`, which skips
-            // what is not NaN through this function, recursed forever on e.g. `Nope` (found by
-            // fuzzing: stack overflow).
-            Some(b'-') | Some(b'0'..=b'9') => self.scalar().map(|_| ()),
-            _ => {
-                for lit in [&b"true"[..], b"false", b"null", b"NaN", b"Infinity"] {
-                    if self.b[self.pos..].starts_with(lit) {
-                        self.pos += lit.len();
-                        return Ok(());
+        // Open containers, innermost last: `{` or `[`.
+        let mut open: Vec<u8> = Vec::new();
+        loop {
+            // A value is expected here.
+            match self.peek() {
+                Some(c @ (b'{' | b'[')) => {
+                    self.pos += 1;
+                    let close = if c == b'{' { b'}' } else { b']' };
+                    if self.peek() == Some(close) {
+                        self.pos += 1;
+                    } else {
+                        open.push(c);
+                        if c == b'{' {
+                            self.skip_key()?;
+                        }
+                        continue;
                     }
                 }
-                let found = self.found();
-                Err(self.error(format!("expected a JSON value; found {found}")))
+                Some(b'"') => {
+                    self.string()?;
+                }
+                // `N`/`I` only as `NaN`/`Infinity` (below): routing any `N` to `scalar`, which
+                // skips what is not NaN through this function, recursed forever on e.g. `Nope`
+                // (found by fuzzing: stack overflow).
+                Some(b'-') | Some(b'0'..=b'9') => {
+                    self.scalar()?;
+                }
+                _ => {
+                    let lit = [&b"true"[..], b"false", b"null", b"NaN", b"Infinity"]
+                        .into_iter()
+                        .find(|lit| self.b[self.pos..].starts_with(lit));
+                    match lit {
+                        Some(lit) => self.pos += lit.len(),
+                        None => {
+                            let found = self.found();
+                            return Err(self.error(format!("expected a JSON value; found {found}")));
+                        }
+                    }
+                }
+            }
+            // A value ended: close the containers it completes, or move to the next element.
+            loop {
+                let Some(&top) = open.last() else {
+                    return Ok(());
+                };
+                let close = if top == b'{' { b'}' } else { b']' };
+                match self.peek() {
+                    Some(b',') => {
+                        self.pos += 1;
+                        if top == b'{' {
+                            self.skip_key()?;
+                        }
+                        break;
+                    }
+                    Some(c) if c == close => {
+                        self.pos += 1;
+                        open.pop();
+                    }
+                    _ => {
+                        let found = self.found();
+                        return Err(self.error(format!(
+                            "expected ',' or '{}'; found {found}",
+                            close as char
+                        )));
+                    }
+                }
             }
         }
+    }
+
+    /// Skip an object key and its `:` (the reader is placed at the key).
+    fn skip_key(&mut self) -> Result<()> {
+        if self.peek() != Some(b'"') {
+            let found = self.found();
+            return Err(self.error(format!("expected a string key; found {found}")));
+        }
+        let key = self.string()?;
+        if self.peek() != Some(b':') {
+            let found = self.found();
+            return Err(self.error(format!("expected ':' after key {key:?}; found {found}")));
+        }
+        self.pos += 1;
+        Ok(())
     }
 
     /// Parse a JSON number (strict grammar) at the current position as f64 (correctly rounded,
@@ -631,6 +698,50 @@ mod tests {
             "",
         ] {
             assert!(parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn deeply_nested_score_is_an_error_not_a_stack_overflow() {
+        // Regression: the value skipper recursed once per level and overflowed the stack.
+        let depth = 200_000;
+        let nested = format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
+        let e = parse(&format!(r#"{{"q": {{"a": {nested}}}}}"#))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("\"a\"") && e.contains("found an array"), "{e}");
+        let nested = format!("{}1{}", r#"{"k": "#.repeat(depth), "}".repeat(depth));
+        let e = parse(&format!(r#"{{"q": {{"a": {nested}}}}}"#))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("found an object"), "{e}");
+        // Unbalanced deep nesting is a grammar error with its line and column.
+        let cut = format!(r#"{{"q": {{"a": {}1"#, "[".repeat(depth));
+        let e = parse(&cut).unwrap_err().to_string();
+        assert!(e.contains("expected ',' or ']'; found end of file"), "{e}");
+    }
+
+    #[test]
+    fn skipped_values_are_checked_like_read_ones() {
+        for (bad, want) in [
+            (r#"{"q": {"a": [1, 2}}"#, "expected ',' or ']'"),
+            (r#"{"q": {"a": {"x" 1}}}"#, "expected ':' after key \"x\""),
+            (r#"{"q": {"a": {1: 2}}}"#, "expected a string key"),
+            (r#"{"q": {"a": [tru]}}"#, "expected a JSON value"),
+            (
+                r#"{"q": {"a": {"x": [1, {"y": nul}]}}}"#,
+                "expected a JSON value",
+            ),
+        ] {
+            let e = parse(bad).unwrap_err().to_string();
+            assert!(e.contains(want), "{bad}: {e}");
+        }
+        for ok in [
+            r#"{"q": {"a": [1, "s", true, null, {}, [], {"x": [NaN, -2.5e3]}]}}"#,
+            r#"{"q": {"a": {"x": {"y": {}}}}}"#,
+        ] {
+            let e = parse(ok).unwrap_err().to_string();
+            assert!(e.contains("score must be a number"), "{ok}: {e}");
         }
     }
 

@@ -18,7 +18,9 @@
 use super::bootstrap::QueryBootstrap;
 use super::diagnostics::level_predictions;
 use super::stats::Interval;
-use super::{check_summary, hardness_for, per_query_ap, target_pool_size, PredictOptions};
+use super::{
+    check_sample_size, check_summary, hardness_for, per_query_ap, target_pool_size, PredictOptions,
+};
 use crate::error::{Error, Result};
 use crate::scan::summary::Summary;
 use serde::{Deserialize, Serialize};
@@ -112,6 +114,7 @@ pub fn compare(a: &Summary, b: &Summary, opts: &PredictOptions) -> Result<Compar
     check_summary(b)?;
     check_pair(a, b)?;
     let sample = a.subset_sizes[0];
+    check_sample_size(sample)?;
     let n = target_pool_size(opts, a.pool_size, sample)?;
     let nf = n as f64;
     let ap_a = per_query_ap(&hardness_for(a, 0, opts)?, nf, opts.k, opts.map);

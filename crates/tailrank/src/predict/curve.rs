@@ -110,7 +110,9 @@ pub fn curve(
     hi: f64,
     per_decade: usize,
 ) -> Result<Curve> {
+    opts.check()?;
     check_summary(s)?;
+    super::check_sample_size(s.subset_sizes[0])?;
     let g = grid(lo, hi, per_decade)?;
     let h0 = hardness_for(s, 0, opts)?;
     let pts = baselines::level_points(s, opts.k);
@@ -140,6 +142,8 @@ pub fn curve_from_hardness(
             "hardness holds no query, or a query without positives",
         ));
     }
+    opts.check()?;
+    super::check_sample_size(meta.sample_size)?;
     let g = grid(lo, hi, per_decade)?;
     Ok(build(
         &meta.model,

@@ -68,10 +68,98 @@ impl Default for PredictOptions {
     }
 }
 
+/// Fewest replicates that give an interval, for the query bootstrap (B) and the sample noise
+/// (R); 0 turns either off. The ends of a percentile interval at confidence c are the
+/// (1 ± c)/2 quantiles of the replicates, interpolated between order statistics: with B = 1
+/// both ends are the one replicate, with B = 2 the interval lies between two resamples and
+/// excludes the estimate about half the time, and below 20 the ends sit among the one or two
+/// most extreme replicates, so the interval can exclude the estimate by construction rather
+/// than by chance. From B = 20 on, a replicate distribution centred on the estimate puts it
+/// outside the interval with probability below (B + 1)/2^B per side (2·10⁻⁵ at B = 20).
+pub const MIN_REPLICATES: usize = 20;
+
+/// The sample-size rule of a prediction, stated once (used by [`predict`],
+/// [`predict_from_hardness`] and the curves):
+///
+/// * `S = 0` is an error: with no sampled pool item every positive is immune and the
+///   "prediction" is the metric of the core alone, whatever N.
+/// * The report warns (see [`sample_warnings`]) when `S < c_min` (no positive can reach the
+///   count threshold) or when `S·k/N < c_min`: a positive ranked k-th among the N pool items
+///   has on average `S·k/N` sampled items above it, so near the cut-off k no positive is
+///   resolved by its count and the prediction at k rests on the fitted tail (evt) or on counts
+///   below `c_min` (count). `c_min` is the estimator's (the default, 5, for `count`).
+pub fn check_sample_size(sample: u64) -> Result<()> {
+    if sample == 0 {
+        return Err(Error::invalid(
+            "the sample is empty (S = 0 sampled pool items): there is nothing to predict from \
+             (with no sampled item every positive looks unbeatable); scan a larger fraction, or \
+             check that the pool ids are those the sample was drawn from",
+        ));
+    }
+    Ok(())
+}
+
+/// Warnings of the sample-size rule ([`check_sample_size`]) for a sample of `sample` items, a
+/// pool of `n`, cut-off `k` and estimator `est`; empty when the sample is large enough.
+pub fn sample_warnings(sample: u64, n: u64, k: usize, est: &Estimator) -> Vec<String> {
+    let c_min = match est {
+        Estimator::Evt(e) => e.c_min,
+        Estimator::Count => EvtOptions::default().c_min,
+    };
+    let expected = sample as f64 * k as f64 / n.max(1) as f64;
+    if sample >= c_min && expected >= c_min as f64 {
+        return Vec::new();
+    }
+    let need = (c_min as f64 * n as f64 / k as f64)
+        .ceil()
+        .max(c_min as f64);
+    vec![format!(
+        "small sample: S = {sample} sampled items for N = {n} and k = {k} gives S·k/N = \
+         {expected:.2} sampled items on average above a positive ranked k-th, below c_min = \
+         {c_min}: near the cut-off no positive is resolved by its count, so the prediction \
+         rests on {} (sample at least {need:.0} items for S·k/N ≥ c_min)",
+        match est {
+            Estimator::Evt(_) => "the fitted tail alone",
+            Estimator::Count => "counts below c_min",
+        }
+    )]
+}
+
+/// Refuse an estimator M above the M stored in summary `s`, read from `dir` (the tail would be
+/// fitted on fewer scores than asked for, silently): used where M was chosen explicitly.
+pub fn check_top_m(s: &Summary, dir: &std::path::Path, top_m: usize) -> Result<()> {
+    if top_m > s.top_m {
+        return Err(Error::file(
+            dir,
+            format!(
+            "top-M = {top_m} scores asked for the tail fit, but the summary stores only the top \
+             M = {} pool scores per query and subset; use at most {} (or scan again with a \
+             larger M)",
+            s.top_m, s.top_m
+        ),
+        ));
+    }
+    Ok(())
+}
+
 impl PredictOptions {
-    fn check(&self) -> Result<()> {
+    /// Check the options: k ≥ 1, confidence in (0, 1), evt quantile in (0, 1) and M ≥ 2, and
+    /// replicate counts (bootstrap, sample noise) 0 or at least [`MIN_REPLICATES`].
+    pub fn check(&self) -> Result<()> {
         if self.k == 0 {
             return Err(Error::invalid("k must be at least 1"));
+        }
+        for (what, n) in [
+            ("query-bootstrap replicates B", self.bootstrap),
+            ("sample-noise replicates", self.sample_noise),
+        ] {
+            if n > 0 && n < MIN_REPLICATES {
+                return Err(Error::invalid(format!(
+                    "{what} = {n} are too few for an interval: give 0 (no interval) or at \
+                     least {MIN_REPLICATES} (with fewer, the interval's ends are the most \
+                     extreme replicates and it can exclude the estimate)"
+                )));
+            }
         }
         if !(self.confidence > 0.0 && self.confidence < 1.0) {
             return Err(Error::invalid(format!(
@@ -166,6 +254,10 @@ pub struct Prediction {
     /// Drift check over the hash shards; None without shards.
     pub drift: Option<Drift>,
     pub tail: TailReport,
+    /// Warnings about the input that the numbers above do not show (the sample-size rule of
+    /// [`check_sample_size`]); printed with the table and in the JSON report.
+    #[serde(default)]
+    pub warnings: Vec<String>,
     pub queries: Vec<QueryPrediction>,
     pub options: PredictOptions,
     /// Level-0 hardness the estimate came from (for `--hardness-out`).
@@ -359,6 +451,7 @@ pub fn predict(s: &Summary, opts: &PredictOptions) -> Result<Prediction> {
     opts.check()?;
     check_summary(s)?;
     let sample = s.subset_sizes[0];
+    check_sample_size(sample)?;
     let n = target_pool_size(opts, s.pool_size, sample)?;
     let h0 = hardness_for(s, 0, opts)?;
     check_hardness(&h0)?;
@@ -375,6 +468,7 @@ pub fn predict_from_hardness(
 ) -> Result<Prediction> {
     opts.check()?;
     check_hardness(qs)?;
+    check_sample_size(meta.sample_size)?;
     let n = target_pool_size(opts, meta.pool_size, meta.sample_size)?;
     assemble(
         &meta.model,
@@ -475,6 +569,7 @@ fn assemble(
         })
         .collect();
     let tail = diagnostics::tail_report(&h0);
+    let warnings = sample_warnings(sample, n, k, &opts.estimator);
 
     Ok(Prediction {
         model: model.to_string(),
@@ -498,6 +593,7 @@ fn assemble(
         budget,
         drift,
         tail,
+        warnings,
         queries,
         options: *opts,
         hardness: h0,

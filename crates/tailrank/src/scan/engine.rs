@@ -77,6 +77,25 @@ use std::sync::Mutex;
 pub const NORM_TOLERANCE: f32 = 1e-3;
 /// Default M (top pool scores kept per query and subset).
 pub const DEFAULT_TOP_M: usize = 4000;
+/// Largest M accepted: a list's length is stored as a 32-bit integer (`top_len.npy`). Any M
+/// up to it costs only what is stored: a list never holds more than its subset's items, so
+/// the reservoirs are sized by `min(M, S_0)` and the summary pads to `min(M, max_ℓ S_ℓ)`.
+pub const MAX_TOP_M: usize = u32::MAX as usize;
+
+/// Check M (`1 ≤ M ≤` [`MAX_TOP_M`]) before anything is allocated for it.
+pub fn check_top_m(m: usize) -> Result<()> {
+    if m == 0 {
+        return Err(Error::invalid("top-M must be at least 1"));
+    }
+    if m > MAX_TOP_M {
+        return Err(Error::invalid(format!(
+            "top-M = {m} is beyond the largest M a summary can store ({MAX_TOP_M}: list \
+             lengths are 32-bit); an M above the number of pool rows keeps every row anyway, so \
+             give at most the pool size"
+        )));
+    }
+    Ok(())
+}
 /// Default number of drift shards.
 pub const DEFAULT_DRIFT_SHARDS: usize = 4;
 /// Default number of nested levels (`min_fraction = f / 2^(levels-1)`).
@@ -329,8 +348,23 @@ pub(super) fn check_rows(
                 None => bad("norm overflows f32".into()),
             });
         }
-        if norm == 0.0 {
-            return Err(bad("zero vector (cannot be L2-normalised)".into()));
+        if sq < f32::MIN_POSITIVE {
+            // Σx² is 0 or subnormal: either every value is 0, or the values are so small that
+            // their squares underflow f32 and the norm is lost (a row of 1e-30 is not a zero
+            // vector; normalising it from a subnormal Σx² would give a wrong direction).
+            let largest = x
+                .iter()
+                .enumerate()
+                .max_by(|a, b| a.1.abs().total_cmp(&b.1.abs()))
+                .map(|(c, v)| (c, *v));
+            return Err(match largest {
+                None | Some((_, 0.0)) => bad("zero vector (cannot be L2-normalised)".into()),
+                Some((c, v)) => bad(format!(
+                    "values too small for an f32 norm (not all 0: the largest is {v:e}, \
+                     column {c}, but the sum of squares {sq:e} underflows f32); the row cannot \
+                     be L2-normalised accurately: rescale it"
+                )),
+            });
         }
         let outside = (norm - 1.0).abs() > NORM_TOLERANCE;
         if outside {
@@ -475,9 +509,7 @@ fn scan_in_pool(
     let nlev = subs.iter().filter(|s| s.kind == SubsetKind::Level).count();
     let nsub = subs.len();
     let sampler = Sampler::new(&subs);
-    if cfg.top_m == 0 {
-        return Err(Error::invalid("top-M must be at least 1"));
-    }
+    check_top_m(cfg.top_m)?;
     if qs.query_ids.len() != qs.positives.len() {
         return Err(Error::invalid(format!(
             "query set {:?}: {} query ids but {} positive lists",
@@ -771,7 +803,13 @@ fn scan_in_pool(
     // ---- Pool pass in stages: pilots spread over the pool, then the rest, each stage
     // starting from floors estimated on every block scanned before it.
     let nshard = nsub - nlev;
-    let top_m = cfg.top_m;
+    // Reservoirs hold at most the sampled rows: M above S_0 is clamped (same lists, memory
+    // bounded by what can be stored); the summary records the M asked for.
+    let top_m = cfg.top_m.min(
+        usize::try_from(subset_sizes[0])
+            .unwrap_or(usize::MAX)
+            .max(1),
+    );
     let plan = PoolPlan {
         pool: &inputs.pool,
         sampled: &sampled,
@@ -952,7 +990,7 @@ fn scan_in_pool(
             pool_size: cfg.pool_size,
             fraction: cfg.fraction,
             seed: cfg.seed,
-            top_m,
+            top_m: cfg.top_m,
             core_size: ncore as u64,
             subsets: subs,
             subset_sizes,

@@ -489,6 +489,7 @@ pub fn scan_resumable(
     progress: &dyn Progress,
 ) -> Result<(ScanOutput, ResumeReport)> {
     let dir = &opts.partial_dir;
+    crate::scan::engine::check_top_m(cfg.top_m)?;
     let pool_digests: Vec<String> = inputs.pool.iter().map(|p| p.digest()).collect();
     let chunks = plan_chunks(&inputs.pool, &pool_digests, opts.chunk_rows)?;
     let ident = identity(inputs, cfg, opts.chunk_rows, &pool_digests);

@@ -10,8 +10,12 @@
 //! | `pos_scores.npy`      | `<f4` | (P,)      | `s_j`, descending within a query                |
 //! | `pos_core_above.npy`  | `<u8` | (P,)      | `C_j`                                           |
 //! | `pos_pool_above.npy`  | `<u8` | (P, L)    | `K_{j,ℓ}`                                       |
-//! | `top_scores.npy`      | `<f4` | (Q, L, M) | top-M pool scores, descending, `-inf` padded    |
+//! | `top_scores.npy`      | `<f4` | (Q, L, W) | top-M pool scores, descending, `-inf` padded    |
 //! | `top_len.npy`         | `<u4` | (Q, L)    | number of valid entries in each top-M row       |
+//!
+//! `W = min(M, max_ℓ S_ℓ)`: no list can be longer, so an M above the pool is not padded out
+//! (with M ≤ S_0, the normal case, `W = M`). Files written before this rule have `W = M`; the
+//! reader accepts both.
 //!
 //! The manifest's `arrays` object maps each file name to `{dtype, shape, xxh3}` where `xxh3` is
 //! `xxh3:` followed by the 16-hex-digit xxh3-64 (seed 0) of the whole file.
@@ -176,11 +180,17 @@ fn write_array<T: Elem>(
     ))
 }
 
+/// Width W of `top_scores.npy` for M = `m`: `min(M, max_ℓ S_ℓ)` (a list never holds more than
+/// its subset's items).
+fn top_width(m: u64, subset_sizes: &[u64]) -> u64 {
+    m.min(subset_sizes.iter().copied().max().unwrap_or(0))
+}
+
 /// Fill the (temporary) folder `dir` with the manifest and arrays of `s`.
 pub(super) fn write_folder(s: &Summary, dir: &Path) -> Result<()> {
     let q = s.queries.len() as u64;
     let l = s.subsets.len();
-    let m = s.top_m;
+    let m = top_width(s.top_m as u64, &s.subset_sizes) as usize;
     let positives = || s.queries.iter().flat_map(|q| q.positives.iter());
     let p = positives().count() as u64;
 
@@ -488,8 +498,16 @@ pub(super) fn read_folder(dir: &Path) -> Result<Summary> {
     let scores: Vec<f32> = read_array(dir, &man, POS_SCORES, &[p64])?;
     let core: Vec<u64> = read_array(dir, &man, POS_CORE_ABOVE, &[p64])?;
     let pool: Vec<u64> = read_array(dir, &man, POS_POOL_ABOVE, &[p64, l64])?;
+    // Width of the top-score rows: M in files written before the padding was capped at the
+    // largest subset, `min(M, max S_ℓ)` since.
+    let w64 = match man.arrays.get(TOP_SCORES).map(|r| r.shape.as_slice()) {
+        Some([_, _, w]) if *w == m64 => m64,
+        _ => top_width(m64, &man.subset_sizes),
+    };
+    let w = usize::try_from(w64)
+        .map_err(|_| Error::file(&mpath, format!("top-M width {w64} does not fit in memory")))?;
     // The largest array (ILIAS: ~180 MB): decoded row by row from the file's bytes.
-    let (top, top_start) = read_raw::<f32>(dir, &man, TOP_SCORES, &[q64, l64, m64])?;
+    let (top, top_start) = read_raw::<f32>(dir, &man, TOP_SCORES, &[q64, l64, w64])?;
     let top = &top[top_start..];
     let top_len: Vec<u32> = read_array(dir, &man, TOP_LEN, &[q64, l64])?;
 
@@ -514,13 +532,16 @@ pub(super) fn read_folder(dir: &Path) -> Result<Summary> {
         let mut top_scores = Vec::with_capacity(l);
         for li in 0..l {
             let len = top_len[qi * l + li] as usize;
-            if len > m {
+            if len > w {
                 return Err(Error::file(
                     dir.join(TOP_LEN),
-                    format!("query {id:?}, subset {li}: length {len} exceeds M = {m}"),
+                    format!(
+                        "query {id:?}, subset {li}: length {len} exceeds the {w} scores stored \
+                         per row (M = {m})"
+                    ),
                 ));
             }
-            let row = (qi * l + li) * m * 4;
+            let row = (qi * l + li) * w * 4;
             top_scores.push(
                 top[row..row + len * 4]
                     .chunks_exact(4)
