@@ -33,6 +33,7 @@ pub fn open_text(path: &Path) -> Result<Box<dyn BufRead>> {
 
 /// Read an id list (see the module doc for the rules). Errors name the file and the line.
 pub fn read_ids(path: &Path) -> Result<Vec<String>> {
+    crate::atomic::check_settled(path)?;
     let reader = open_text(path)?;
     parse_ids(path, reader)
 }
