@@ -5,7 +5,7 @@
 //!
 //! Names next to an output `NAME` (file or folder):
 //!
-//! * `NAME.lock`: an advisory lock (`flock`, [`std::fs::File::try_lock`]) held by the process
+//! * `NAME.lock`: an advisory lock (`flock(2)`, non-blocking) held by the process
 //!   writing `NAME` for the whole run, holding its pid; a second process is refused with
 //!   "another tailrank process (pid N) is writing …". Removed when the writer ends; one left by
 //!   a killed process is not locked and is simply reused.
@@ -90,6 +90,40 @@ fn names_file(path: &Path, _file: &fs::File) -> bool {
     path.exists()
 }
 
+/// Outcome of a non-blocking `flock`.
+enum Flock {
+    Taken,
+    Busy,
+    /// The file system has no advisory locks.
+    Unsupported,
+}
+
+/// Non-blocking `flock(2)` (exclusive or shared) on `f`; the lock goes with the file.
+#[cfg(unix)]
+fn try_flock(f: &fs::File, exclusive: bool) -> std::io::Result<Flock> {
+    use std::os::fd::AsRawFd;
+    let op = if exclusive {
+        libc::LOCK_EX
+    } else {
+        libc::LOCK_SH
+    } | libc::LOCK_NB;
+    // SAFETY: `flock` on a descriptor that `f` owns and keeps open for the call.
+    if unsafe { libc::flock(f.as_raw_fd(), op) } == 0 {
+        return Ok(Flock::Taken);
+    }
+    let e = std::io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::EWOULDBLOCK) => Ok(Flock::Busy),
+        Some(libc::EOPNOTSUPP) | Some(libc::ENOLCK) | Some(libc::ENOSYS) => Ok(Flock::Unsupported),
+        _ => Err(e),
+    }
+}
+
+#[cfg(not(unix))]
+fn try_flock(_f: &fs::File, _exclusive: bool) -> std::io::Result<Flock> {
+    Ok(Flock::Unsupported)
+}
+
 /// An exclusive advisory lock on an output (`NAME.lock`, see the module docs). Dropping it
 /// removes the lock file and releases the lock.
 #[derive(Debug)]
@@ -114,10 +148,10 @@ impl Lock {
                 .truncate(false)
                 .open(&lp)
                 .at(target)?;
-            match file.try_lock() {
-                Ok(()) => {}
-                Err(fs::TryLockError::WouldBlock) => return Err(busy(target, &lp, "writing")),
-                Err(fs::TryLockError::Error(e)) if e.kind() == std::io::ErrorKind::Unsupported => {
+            match try_flock(&file, true).at(&lp)? {
+                Flock::Taken => {}
+                Flock::Busy => return Err(busy(target, &lp, "writing")),
+                Flock::Unsupported => {
                     // A file system without advisory locks: proceed unguarded.
                     return Ok(Lock {
                         path: lp,
@@ -125,7 +159,6 @@ impl Lock {
                         file: Some(file),
                     });
                 }
-                Err(fs::TryLockError::Error(e)) => return Err(Error::io(&lp, e)),
             }
             if !names_file(&lp, &file) {
                 continue;
@@ -181,7 +214,7 @@ fn held_by_other(target: &Path) -> bool {
     let Ok(f) = fs::File::open(&lp) else {
         return false;
     };
-    matches!(f.try_lock_shared(), Err(fs::TryLockError::WouldBlock))
+    matches!(try_flock(&f, false), Ok(Flock::Busy))
 }
 
 /// One output of a commit journal.
@@ -712,10 +745,10 @@ mod tests {
             let mut tx = Transaction::default();
             let ir = tx.add_file(&r).unwrap();
             let is = tx.add_dir(&s).unwrap();
-            tx.write(ir, |p| Ok(fs::write(p, b"new").unwrap())).unwrap();
+            tx.write(ir, |p| fs::write(p, b"new").at(p)).unwrap();
             tx.write(is, |p| {
                 fs::create_dir(p).unwrap();
-                Ok(fs::write(p.join("chunk.json"), b"new").unwrap())
+                fs::write(p.join("chunk.json"), b"new").at(p)
             })
             .unwrap();
             // Write the journals as the commit does, then cut the renames after k steps.
