@@ -417,3 +417,96 @@ fn a_live_writer_is_named_not_called_an_interrupted_run() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(leftovers(dir).is_empty(), "{:?}", leftovers(dir));
 }
+
+/// The files of `simulate --vectors` are replaced together: a run killed at any step of its
+/// commit leaves the old benchmark, the new one, or files that `scan` refuses; the next run
+/// completes it.
+#[test]
+fn simulate_vectors_killed_at_every_commit_step_never_mixes_benchmarks() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path();
+    let sim = |dir: &Path, seed: &str, fp: Option<usize>| {
+        run(
+            &[
+                "simulate",
+                "--vectors",
+                "--pool-size",
+                "500",
+                "--instances",
+                "6",
+                "--extra-queries",
+                "2",
+                "--seed",
+                seed,
+                "-o",
+                dir.to_str().unwrap(),
+            ],
+            fp,
+        )
+    };
+    let files = |dir: &Path| -> Vec<Option<Vec<u8>>> {
+        [
+            "queries.npy",
+            "queries.ids.txt",
+            "core.npy",
+            "core.ids.txt",
+            "gt.json",
+            "pool.npy",
+            "pool.ids.txt",
+            "benchmark.json",
+        ]
+        .iter()
+        .map(|f| std::fs::read(dir.join(f)).ok())
+        .collect()
+    };
+    let (old_ref, new_ref) = (root.join("old"), root.join("new"));
+    assert!(sim(&old_ref, "1", None).status.success());
+    assert!(sim(&new_ref, "2", None).status.success());
+    let (old, new) = (files(&old_ref), files(&new_ref));
+    let mut completed = false;
+    for step in 0..20 {
+        let dir = root.join(format!("run{step}"));
+        assert!(sim(&dir, "1", None).status.success());
+        let o = sim(&dir, "2", Some(step));
+        if o.status.success() {
+            assert_eq!(files(&dir), new);
+            completed = true;
+            break;
+        }
+        assert_eq!(o.status.code(), None, "step {step}: {}", stderr(&o));
+        let now = files(&dir);
+        if now != old && now != new {
+            let p = |n: &str| dir.join(n).display().to_string();
+            let o = run(
+                &[
+                    "scan",
+                    "--queries",
+                    &p("queries.npy"),
+                    "--core",
+                    &p("core.npy"),
+                    "--gt",
+                    &p("gt.json"),
+                    "--pool",
+                    &p("pool.npy"),
+                    "-o",
+                    &p("s"),
+                ],
+                None,
+            );
+            assert_eq!(o.status.code(), Some(2), "step {step}: a mix was scanned");
+            assert!(
+                stderr(&o).contains("interrupted tailrank run"),
+                "{}",
+                stderr(&o)
+            );
+        }
+        assert!(sim(&dir, "2", None).status.success());
+        assert_eq!(files(&dir), new, "step {step}");
+        assert!(
+            leftovers(&dir).is_empty(),
+            "step {step}: {:?}",
+            leftovers(&dir)
+        );
+    }
+    assert!(completed);
+}
