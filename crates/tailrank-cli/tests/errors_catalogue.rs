@@ -1,6 +1,7 @@
 //! The bad-input catalogue (`docs/errors.md`): every row of its table is a case here, run
 //! through the real `tailrank` binary; the exit code and the error line (temporary folder shown
-//! as `$DIR`, process ids in temporary names as `PID`) must equal the table's. No case may
+//! as `$DIR`, process ids in temporary names and of lock holders as `PID`) must equal the
+//! table's. No case may
 //! panic. `TAILRANK_BLESS=1 cargo test --release --workspace --test errors_catalogue`
 //! regenerates the table from the binary's actual messages (review the diff: the messages are
 //! the product).
@@ -433,6 +434,13 @@ open(os.path.join(d, "garbage.h5"), "wb").write(b"\x89HDF\r\n\x1a\n" + bytes(ran
     bad[hdr + 1] = &negative;
     std::fs::write(dir.join("h_negative.csv"), bad.join("\n") + "\n").unwrap();
     std::fs::write(dir.join("h_cut.csv"), &h[..h.len() * 2 / 3]).unwrap();
+    // Cut at a line boundary: the last row and the checksum line lost, every line well-formed.
+    let wl: Vec<&str> = written.lines().collect();
+    let cut: String = wl[..wl.len() - 2]
+        .iter()
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(dir.join("h_cutline.csv"), cut).unwrap();
 }
 
 fn copy_dir(a: &Path, b: &Path) {
@@ -555,6 +563,16 @@ fn cases() -> Vec<Case> {
         c("out-under-file", "output path inside a regular file", words("scan --queries $DIR/queries.npy --core $DIR/core.npy --gt $DIR/gt.json --pool $DIR/pool.npy -o $DIR/gt.json/sub")),
         c("out-missing-parent", "output folder whose parent does not exist", words("sample --ids $DIR/pool_ids.txt --fraction 0.5 -o $DIR/no/such/dir/s.txt")),
         c("out-disk-full", "output on a full disk (16 KiB tmpfs)", words("sample --ids $DIR/pool_ids.txt --fraction 1 -o $DIR/full/s.txt")),
+        c("out-is-input", "`--results-out` equal to the ground truth", scan("--pool $DIR/pool.npy --results-out $DIR/gt.json -o $DIR/out")),
+        c("out-is-input-o", "`-o` equal to the pool id list of `sample`", words("sample --ids $DIR/pool_ids.txt --fraction 0.5 -o $DIR/pool_ids.txt")),
+        c("out-in-input-folder", "`--hardness-out` equal to the input summary's `manifest.json`", words("predict --summary $DIR/sum_b_f --pool-size 1000 --bootstrap 10 --sample-noise 0 --hardness-out $DIR/sum_b_f/manifest.json")),
+        c("out-over-file", "`-o` of a scan naming an existing file", scan("--pool $DIR/pool.npy -o $DIR/res_ok.json")),
+        c("out-over-folder", "`-o` naming a folder tailrank did not write", words("merge $DIR/sum_a $DIR/sum_b -o $DIR/ilias_nopos")),
+        c("out-holds-input", "`-o` naming the folder that holds the inputs", words("merge $DIR/sum_a $DIR/sum_b -o $DIR")),
+        c("out-twice", "`--results-out` and `-o` the same path", scan("--pool $DIR/pool.npy --results-out $DIR/o2 -o $DIR/o2")),
+        c("out-locked", "another process writing the same output", scan("--pool $DIR/pool.npy -o $DIR/busy")),
+        c("commit-interrupted-summary", "summary of a scan killed between its two renames (results renamed, summary not)", words("eval --summary $DIR/half")),
+        c("commit-interrupted-results", "results JSON of that scan", words("eval --results $DIR/half.json --gt $DIR/gt.json")),
         // ---- summaries
         c("summary-corrupted", "summary array with one flipped bit", words("merge $DIR/sum_corrupt $DIR/sum_b -o $DIR/m")),
         c("summary-no-manifest", "summary folder without `manifest.json`", words("merge $DIR/sum_nomanifest $DIR/sum_b -o $DIR/m")),
@@ -575,6 +593,7 @@ fn cases() -> Vec<Case> {
         c("hardness-bad-number", "hardness CSV with `one` as a number", words("predict --hardness $DIR/h_badnum.csv --pool-size 1000 --bootstrap 10")),
         c("hardness-negative-count", "hardness CSV with `-1` as a count", words("predict --hardness $DIR/h_negative.csv --pool-size 1000 --bootstrap 20")),
         c("hardness-truncated", "hardness CSV cut in the middle of a row", words("predict --hardness $DIR/h_cut.csv --pool-size 1000 --bootstrap 10")),
+        c("hardness-cut-at-line", "hardness CSV cut at a line boundary (last row and checksum line lost)", words("predict --hardness $DIR/h_cutline.csv --pool-size 1000 --bootstrap 10")),
         // ---- resumable scans
         c("resume-partial-exists", "a partial folder left by a killed scan, no --resume", scan("--pool $DIR/pool.npy -o $DIR/killed")),
         c("resume-changed", "--resume with another seed than the killed scan", scan("--pool $DIR/pool.npy -o $DIR/killed --fraction 0.9 --chunk-rows 50 --resume --seed 9")),
@@ -608,6 +627,28 @@ fn prepare_state(dir: &Path) -> bool {
         String::from_utf8_lossy(&o.stderr)
     );
     assert!(dir.join("killed.partial/plan.json").is_file());
+    // A scan killed in its commit: the results JSON renamed, the summary not yet (failpoint 1:
+    // after the journals and the first rename; see `tailrank::atomic`).
+    let o = Command::new(bin())
+        .arg("scan")
+        .args(scan_base(dir))
+        .args(["--pool", dir.join("pool.npy").to_str().unwrap()])
+        .args([
+            "--results-out",
+            dir.join("half.json").to_str().unwrap(),
+            "-o",
+        ])
+        .arg(dir.join("half"))
+        .env("TAILRANK_FAILPOINT", "commit:1")
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        None,
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(dir.join("half.json").is_file() && !dir.join("half").exists());
     let full = dir.join("full");
     std::fs::create_dir_all(&full).unwrap();
     Command::new("mount")
@@ -648,7 +689,20 @@ fn normalise(text: &str, dir: &Path) -> String {
         rest = &rest[digits..];
     }
     out.push_str(rest);
-    out
+    // Process ids of lock holders.
+    let mut line = String::new();
+    let mut rest = out.as_str();
+    while let Some(i) = rest.find("(pid ") {
+        line.push_str(&rest[..i + 5]);
+        rest = &rest[i + 5..];
+        let digits = rest.chars().take_while(|c| c.is_ascii_digit()).count();
+        if digits > 0 {
+            line.push_str("PID");
+        }
+        rest = &rest[digits..];
+    }
+    line.push_str(rest);
+    line
 }
 
 const START: &str = "<!-- catalogue:start -->";
@@ -706,6 +760,8 @@ fn every_catalogue_row() {
     fixtures(dir);
     let mounted = prepare_state(dir);
     let _guard = Unmount(dir.join("full"), mounted);
+    // Another writer of `$DIR/busy` for the whole test (its pid is shown as `PID`).
+    let _busy = tailrank::atomic::Lock::acquire(&dir.join("busy")).unwrap();
     let doc = doc_rows();
     let bless = std::env::var_os("TAILRANK_BLESS").is_some();
     let mut table = Vec::new();

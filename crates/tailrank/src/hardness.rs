@@ -568,9 +568,14 @@ pub fn write_hardness_csv(path: &Path, meta: &HardnessMeta, qs: &[QueryHardness]
 }
 
 /// Prefix of the last line of a hardness artifact: `# checksum: xxh3:<16 hex digits>`, the
-/// xxh3-64 (seed 0) of every byte before that line. Written by [`write_hardness_csv`]; checked
-/// by [`read_hardness_csv`] when present (files from other tools may omit it).
+/// xxh3-64 (seed 0) of every byte before that line. Written by [`write_hardness_csv`]; required
+/// and checked by [`read_hardness_csv`], so that a file cut short (even at a line boundary) is
+/// refused. A file from another tool may end with [`CHECKSUM_NONE`] instead, to be read
+/// unchecked.
 pub const CHECKSUM_PREFIX: &str = "# checksum: ";
+
+/// Last line of a hardness artifact whose writer computed no checksum (read unchecked).
+pub const CHECKSUM_NONE: &str = "# checksum: none";
 
 /// A writer that hashes what it forwards (for the checksum line).
 struct ChecksumWriter<'a> {
@@ -589,7 +594,6 @@ impl std::io::Write for ChecksumWriter<'_> {
     }
 }
 
-/// Verify the trailing checksum line of `text`, if any; returns the text before it.
 /// Byte offset where the last line of `text` starts.
 fn checksum_body_end(text: &str) -> usize {
     text.trim_end_matches(['\n', '\r'])
@@ -597,13 +601,26 @@ fn checksum_body_end(text: &str) -> usize {
         .map_or(0, |i| i + 1)
 }
 
+/// Verify the trailing checksum line of `text` (required: a file cut short lacks it); returns
+/// the text before it.
 fn verify_checksum<'t>(path: &Path, text: &'t str) -> Result<&'t str> {
     let body_end = checksum_body_end(text);
     let last = text[body_end..].trim_end();
     let Some(rest) = last.strip_prefix(CHECKSUM_PREFIX.trim_end()) else {
-        return Ok(text);
+        return Err(Error::file(
+            path,
+            format!(
+                "no checksum line at the end: the file is cut short (truncated, possibly at a \
+                 line boundary) or was written without one; tailrank ends every hardness file \
+                 with `{CHECKSUM_PREFIX}xxh3:…` (a file from another tool may end with \
+                 `{CHECKSUM_NONE}` to be read unchecked)"
+            ),
+        ));
     };
     let body = &text[..body_end];
+    if rest.trim() == "none" {
+        return Ok(body);
+    }
     let actual = format!("xxh3:{:016x}", xxhash_rust::xxh3::xxh3_64(body.as_bytes()));
     if rest.trim() != actual {
         return Err(Error::file(
@@ -626,13 +643,19 @@ fn verify_checksum<'t>(path: &Path, text: &'t str) -> Result<&'t str> {
 /// empty or differ between rows of one query, a newer format version. Extra columns are
 /// ignored. When `tail_log_likelihood` is absent the fits' log-likelihood reads as NaN.
 ///
-/// A trailing `# checksum:` line is verified after parsing: a file that parses but whose
-/// content does not match its checksum is refused (structural errors are reported first, as
-/// they are more specific).
+/// The trailing `# checksum:` line is required (a file without it, e.g. one cut short at a line
+/// boundary, is refused; [`CHECKSUM_NONE`] opts out) and verified after parsing: a file that
+/// parses but whose content does not match its checksum is refused (structural errors are
+/// reported first, as they are more specific).
 pub fn read_hardness_csv(path: &Path) -> Result<(HardnessMeta, Vec<QueryHardness>)> {
+    crate::atomic::check_settled(path)?;
     let raw = std::fs::read_to_string(path).at(path)?;
     let (body, checked) = match verify_checksum(path, &raw) {
         Ok(body) => (body, Ok(())),
+        // No checksum line: parse everything (a cut row is reported as such).
+        Err(e) if !raw[checksum_body_end(&raw)..].starts_with(CHECKSUM_PREFIX.trim_end()) => {
+            (raw.as_str(), Err(e))
+        }
         Err(e) => (&raw[..checksum_body_end(&raw)], Err(e)),
     };
     let parsed = parse_hardness_text(path, body)?;

@@ -74,6 +74,23 @@ pub fn in_sample(id: &str, f: f64, seed: u64) -> Result<bool> {
     Ok(HashRange::fraction(f)?.contains(id_hash(id, seed)))
 }
 
+/// The manifest written next to a sample id list `out` by `tailrank sample`:
+/// `<OUT>.manifest.json`.
+pub fn manifest_path(out: &std::path::Path) -> Result<std::path::PathBuf> {
+    crate::atomic::sibling(out, ".manifest.json")
+}
+
+/// Digest of a sample recorded in its manifest: xxh3_64 (seed 0) over `id + "\n"` for each
+/// id, as 16 hex digits (the uncompressed content of the id list).
+pub fn sample_digest(ids: &[String]) -> String {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    for id in ids {
+        h.update(id.as_bytes());
+        h.update(b"\n");
+    }
+    format!("{:016x}", h.digest())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -148,14 +148,18 @@ fn err(dir: &Path, text: &str) -> String {
 fn malformed_files_give_clear_errors() {
     let d = tempfile::tempdir().unwrap();
     let dir = d.path();
-    // A minimal valid file (no tail_log_likelihood column: it reads as NaN).
-    let ok =
-        format!("{HEAD}{COLS}q,p,1,0.5,0,3,100,0.03,count,,,,\nq,r,2,0.4,1,4,100,0.04,count,,,,\n");
+    // A minimal valid file (no tail_log_likelihood column: it reads as NaN), as another tool
+    // writes it (no checksum: it says so on its last line).
+    let ok = format!(
+        "{HEAD}{COLS}q,p,1,0.5,0,3,100,0.03,count,,,,\nq,r,2,0.4,1,4,100,0.04,count,,,,\n\
+         # checksum: none\n"
+    );
     let (m, q) = read_hardness_csv(&write_text(dir, &ok)).unwrap();
     assert_eq!(m.pool_size, Some(1000));
     assert_eq!(q.len(), 1);
     assert_eq!(q[0].positives.len(), 2);
-    let ok_tail = format!("{HEAD}{COLS}q,p,1,0.5,0,3,100,0.03,tail,0.3,0.01,-0.2,20\n");
+    let ok_tail =
+        format!("{HEAD}{COLS}q,p,1,0.5,0,3,100,0.03,tail,0.3,0.01,-0.2,20\n# checksum: none\n");
     let (_, q) = read_hardness_csv(&write_text(dir, &ok_tail)).unwrap();
     let t = q[0].tail.unwrap();
     assert_eq!((t.u, t.n_u, t.fit.gpd.xi), (0.3, 20, -0.2));

@@ -361,6 +361,7 @@ query_id,positive_id,j,score,core_above,pool_above,sample_size,x_hat,branch,tail
 q1,a,1,0.73,0,0,50000,0,immune,0.41,0.02,-0.31,200,647.2
 q1,\"b,c\",2,0.52,1,2,50000,1.2e-9,tail,0.41,0.02,-0.31,200,647.2
 q2,d,1,0.38,0,12,50000,0.00024,count,,,,,
+# checksum: none
 ";
 
 fn check_hardness(bytes: &[u8]) {

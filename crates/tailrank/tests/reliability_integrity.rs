@@ -7,7 +7,7 @@ mod common;
 use tailrank::evt::{Gpd, GpdFit};
 use tailrank::hardness::{
     read_hardness_csv, write_hardness_csv, Branch, HardnessMeta, PositiveHardness, QueryHardness,
-    QueryTail, CHECKSUM_PREFIX,
+    QueryTail, CHECKSUM_NONE, CHECKSUM_PREFIX,
 };
 
 fn artifact() -> (HardnessMeta, Vec<QueryHardness>) {
@@ -94,13 +94,47 @@ fn hardness_csv_checksum_written_verified_and_refused_when_corrupted() {
         "{e}"
     );
 
-    // Without the checksum line (another tool's file, or a deliberate edit): read unchecked.
+    // Without the checksum line: refused (a cut file loses it); with `# checksum: none`
+    // (another tool's file, or a deliberate edit): read unchecked.
     let body: String = bad
         .lines()
         .filter(|l| !l.starts_with(CHECKSUM_PREFIX))
         .map(|l| format!("{l}\n"))
         .collect();
-    std::fs::write(&bad_path, body).unwrap();
+    std::fs::write(&bad_path, &body).unwrap();
+    let e = read_hardness_csv(&bad_path).unwrap_err().to_string();
+    assert!(
+        e.contains("bad.csv") && e.contains("no checksum line"),
+        "{e}"
+    );
+    std::fs::write(&bad_path, format!("{body}{CHECKSUM_NONE}\n")).unwrap();
     let (_, q3) = read_hardness_csv(&bad_path).unwrap();
     assert_eq!(q3[0].positives[1].x_hat, 1.35e-9);
+}
+
+/// Regression: a hardness file cut at a line boundary (whole rows lost, the checksum line with
+/// them) used to be read as a smaller, well-formed artifact.
+#[test]
+fn hardness_csv_cut_at_a_line_boundary_is_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let path = t.path().join("h.csv");
+    let (meta, qs) = artifact();
+    write_hardness_csv(&path, &meta, &qs).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    // Every cut after the header at a line boundary, the last one dropping only the checksum.
+    let header = lines
+        .iter()
+        .position(|l| l.starts_with("query_id"))
+        .unwrap();
+    for keep in header + 1..lines.len() {
+        let cut: String = lines[..keep].iter().map(|l| format!("{l}\n")).collect();
+        let p = t.path().join(format!("cut{keep}.csv"));
+        std::fs::write(&p, &cut).unwrap();
+        let e = read_hardness_csv(&p).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("cut{keep}.csv")) && e.contains("cut short"),
+            "{keep}: {e}"
+        );
+    }
 }

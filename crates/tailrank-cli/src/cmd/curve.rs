@@ -30,6 +30,8 @@ pub struct CurveArgs {
 
 pub fn run(a: CurveArgs) -> anyhow::Result<()> {
     tailrank::plot::PlotFormat::from_path(&a.out)?;
+    let mut outputs = tailrank::atomic::Transaction::new(&a.model.input_paths());
+    let slot = outputs.add_file(&a.out)?;
     let mut opts = a.model.options(0)?;
     let c = match a.model.load()? {
         Input::Summary(s) => tailrank::predict::curve(&s, &opts, a.from, a.to, a.per_decade)?,
@@ -40,7 +42,8 @@ pub fn run(a: CurveArgs) -> anyhow::Result<()> {
             tailrank::predict::curve_from_hardness(&meta, &qs, &opts, a.from, a.to, a.per_decade)?
         }
     };
-    tailrank::plot::write_curve(&c, &a.out)?;
+    outputs.write(slot, |p| tailrank::plot::write_curve(&c, p))?;
+    outputs.commit()?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&c)?);
     } else {

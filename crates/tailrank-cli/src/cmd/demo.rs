@@ -43,14 +43,17 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
         cfg.pool_size,
         100.0 * cfg.fraction
     );
-    let sim = simulate_summary(&cfg)?;
     std::fs::create_dir_all(&a.out)
         .with_context(|| format!("cannot create {}", a.out.display()))?;
     let summary_dir = a.out.join("summary");
     let truth_path = a.out.join("truth.json");
     let pred_path = a.out.join("prediction.json");
-    sim.summary.write(&summary_dir)?;
-    sim.truth.write(&truth_path)?;
+    // The three outputs are replaced together (the summary last).
+    let mut outputs = tailrank::atomic::Transaction::new(&[]);
+    let truth_slot = outputs.add_file(&truth_path)?;
+    let pred_slot = outputs.add_file(&pred_path)?;
+    let summary_slot = outputs.add_dir(&summary_dir)?;
+    let sim = simulate_summary(&cfg)?;
 
     let opts = PredictOptions {
         k: cfg.k,
@@ -61,7 +64,10 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
     };
     let p = predict(&sim.summary, &opts)?;
     let json = serde_json::to_vec_pretty(&report::prediction_json(&p))?;
-    tailrank::atomic::write_bytes(&pred_path, &json)?;
+    outputs.write(truth_slot, |p| sim.truth.write(p))?;
+    outputs.write(pred_slot, |p| tailrank::atomic::write_bytes(p, &json))?;
+    outputs.write(summary_slot, |p| sim.summary.write(p))?;
+    outputs.commit()?;
     print!("{}", report::prediction_table(&p));
 
     let t = &sim.truth;

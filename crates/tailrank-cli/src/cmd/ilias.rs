@@ -122,6 +122,17 @@ pub fn run(a: IliasArgs) -> anyhow::Result<()> {
         "both" => ds.sets.iter().map(|s| s.name.clone()).collect(),
         one => vec![one.to_string()],
     };
+    // The summaries of all sets are replaced together, never over the dataset or features.
+    let mut inputs: Vec<&std::path::Path> = vec![&a.dataset_dir, &a.features];
+    inputs.extend(a.taxonomy.as_deref());
+    let mut outputs = tailrank::atomic::Transaction::new(&inputs);
+    let mut slots = Vec::new();
+    if let Some(dir) = &a.summary_out {
+        std::fs::create_dir_all(dir).map_err(|e| tailrank::Error::io(dir, e))?;
+        for s in &sets {
+            slots.push((s.clone(), outputs.add_dir(&dir.join(s))?));
+        }
+    }
     let mut scan = ScanConfig::new(a.fraction, a.seed);
     scan.top_m = a.top_m;
     scan.threads = a.threads;
@@ -154,11 +165,15 @@ pub fn run(a: IliasArgs) -> anyhow::Result<()> {
     let result = evaluate_ilias(&ds, &feats, &opts, &spinner);
     spinner.finish();
     let (report, summaries) = result?;
-    if let Some(dir) = &a.summary_out {
-        std::fs::create_dir_all(dir)?;
-        for s in &summaries {
-            s.write(&dir.join(&s.query_set))?;
+    for (set, slot) in slots {
+        if let Some(s) = summaries.iter().find(|s| s.query_set == set) {
+            outputs.write(slot, |p| s.write(p))?;
+        } else {
+            bail!("internal error: no summary of the query set {set:?} to write");
         }
+    }
+    if a.summary_out.is_some() {
+        outputs.commit()?;
     }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&report)?);

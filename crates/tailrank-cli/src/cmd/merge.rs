@@ -18,6 +18,9 @@ pub struct MergeArgs {
 }
 
 pub fn run(args: MergeArgs) -> anyhow::Result<()> {
+    let inputs: Vec<&std::path::Path> = args.inputs.iter().map(|p| p.as_path()).collect();
+    let mut outputs = tailrank::atomic::Transaction::new(&inputs);
+    let slot = outputs.add_dir(&args.output)?;
     let parts = args
         .inputs
         .iter()
@@ -32,7 +35,8 @@ pub fn run(args: MergeArgs) -> anyhow::Result<()> {
             .collect();
         format!("merging {}", names.join(", "))
     })?;
-    merged.write(&args.output)?;
+    outputs.write(slot, |p| merged.write(p))?;
+    outputs.commit()?;
     eprintln!(
         "tailrank merge: {} summaries -> {}: {} queries, {} pool inputs, S_0 = {}{}",
         parts.len(),

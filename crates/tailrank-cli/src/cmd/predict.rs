@@ -76,6 +76,15 @@ impl ModelArgs {
         self.est.options(self.pool_size, sample_noise)
     }
 
+    /// The input path (summary folder or hardness file).
+    pub fn input_paths(&self) -> Vec<&Path> {
+        self.summary
+            .iter()
+            .chain(&self.hardness)
+            .map(|p| p.as_path())
+            .collect()
+    }
+
     /// Read the input (a summary is checked against an explicit `--top-m`).
     pub fn load(&self) -> anyhow::Result<Input> {
         match (&self.summary, &self.hardness) {
@@ -140,13 +149,13 @@ pub struct PredictArgs {
     pub hardness_out: Option<PathBuf>,
 }
 
-fn write_hardness(path: &Path, meta: &HardnessMeta, qs: &[QueryHardness]) -> anyhow::Result<()> {
-    hardness::write_hardness_csv(path, meta, qs)?;
-    Ok(())
-}
-
 pub fn run(a: PredictArgs) -> anyhow::Result<()> {
     let mut opts = a.model.options(a.sample_noise)?;
+    let mut outputs = tailrank::atomic::Transaction::new(&a.model.input_paths());
+    let hardness_slot = match &a.hardness_out {
+        Some(p) => Some(outputs.add_file(p)?),
+        None => None,
+    };
     let (p, meta) = match a.model.load()? {
         Input::Summary(s) => {
             let p = tailrank::predict::predict(&s, &opts)?;
@@ -162,8 +171,11 @@ pub fn run(a: PredictArgs) -> anyhow::Result<()> {
             (p, meta)
         }
     };
-    if let Some(path) = &a.hardness_out {
-        write_hardness(path, &meta, &p.hardness)?;
+    if let Some(slot) = hardness_slot {
+        outputs.write(slot, |path| {
+            hardness::write_hardness_csv(path, &meta, &p.hardness)
+        })?;
+        outputs.commit()?;
     }
     if a.json {
         println!(

@@ -6,7 +6,6 @@
 //! `digest` = `xxh3_64` (seed 0) of the concatenated `id + "\n"` lines of the sample, as 16 hex
 //! digits (the uncompressed content of the output).
 
-use anyhow::Context;
 use clap::Args;
 use std::path::PathBuf;
 use tailrank::formats::ids;
@@ -28,18 +27,14 @@ pub struct SampleArgs {
     pub out: PathBuf,
 }
 
-/// Digest of a sample: xxh3_64 (seed 0) over `id + "\n"` for each id, hex.
-pub fn digest(ids: &[String]) -> String {
-    let mut h = xxhash_rust::xxh3::Xxh3::new();
-    for id in ids {
-        h.update(id.as_bytes());
-        h.update(b"\n");
-    }
-    format!("{:016x}", h.digest())
-}
-
 pub fn run(a: SampleArgs) -> anyhow::Result<()> {
     let t = sample::threshold(a.fraction)?;
+    let manifest_path = sample::manifest_path(&a.out)?;
+    // The ids and their manifest are replaced together (ids first, manifest last; see
+    // `tailrank::atomic`), never over the input list.
+    let mut outputs = tailrank::atomic::Transaction::new(&[a.ids.as_path()]);
+    let ids_slot = outputs.add_file(&a.out)?;
+    let manifest_slot = outputs.add_file(&manifest_path)?;
     let range = sample::HashRange { lo: 0, hi: t };
     let all = ids::read_ids(&a.ids)?;
     ids::check_unique(&a.ids, &all)?;
@@ -48,26 +43,22 @@ pub fn run(a: SampleArgs) -> anyhow::Result<()> {
         .filter(|id| range.contains(sample::id_hash(id, a.seed)))
         .cloned()
         .collect();
-    ids::write_ids(&a.out, &kept)?;
-    let mut name = a
-        .out
-        .file_name()
-        .context("the output path has no file name")?
-        .to_os_string();
-    name.push(".manifest.json");
-    let manifest_path = a.out.with_file_name(name);
+    outputs.write(ids_slot, |p| ids::write_ids(p, &kept))?;
     let manifest = serde_json::json!({
         "N": all.len(),
         "fraction": a.fraction,
         "seed": a.seed,
         "S": kept.len(),
-        "digest": digest(&kept),
+        "digest": sample::sample_digest(&kept),
         "digest_algorithm": "xxh3_64 (seed 0) of the sampled ids, each followed by \\n",
         "source": a.ids.display().to_string(),
         "tool_version": tailrank::TOOL_VERSION,
     });
     let text = serde_json::to_string_pretty(&manifest)? + "\n";
-    tailrank::atomic::write_bytes(&manifest_path, text.as_bytes())?;
+    outputs.write(manifest_slot, |p| {
+        tailrank::atomic::write_bytes(p, text.as_bytes())
+    })?;
+    outputs.commit()?;
     println!(
         "sampled {} of {} ids (fraction {}, seed {}) -> {}",
         kept.len(),

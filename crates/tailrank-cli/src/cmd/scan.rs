@@ -187,6 +187,24 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
     if args.chunk_rows == 0 {
         bail!("--chunk-rows must be at least 1");
     }
+    // Outputs: locked for the whole run (a concurrent scan to the same output is refused),
+    // checked against every input, written to staging paths and renamed together at the end
+    // (the results JSON first, the summary last).
+    let mut input_paths: Vec<PathBuf> = vec![args.gt.clone()];
+    for p in [&args.queries, &args.core].into_iter().chain(&args.pool) {
+        input_paths.extend(tailrank::outputs::descriptor_inputs(p));
+    }
+    input_paths.extend(args.queries_ids.iter().cloned());
+    input_paths.extend(args.core_ids.iter().cloned());
+    input_paths.extend(args.pool_ids.iter().cloned());
+    let input_refs: Vec<&Path> = input_paths.iter().map(|p| p.as_path()).collect();
+    let mut outputs = tailrank::atomic::Transaction::new(&input_refs);
+    let results_slot = match &args.results_out {
+        Some(p) => Some(outputs.add_file(p)?),
+        None => None,
+    };
+    let summary_slot = outputs.add_dir(&args.output)?;
+
     let sets = load_ground_truth(&args.gt)?;
     let query_set = choose_set(&args.gt, sets, args.query_set.as_deref())?;
 
@@ -282,16 +300,19 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
         }
     }
     summary.record_ground_truth(args.gt.display().to_string(), &query_set);
-    summary.write(&args.output)?;
-    if let (Some(path), Some(results)) = (&args.results_out, &out.results) {
+    if let (Some(slot), Some(results)) = (results_slot, &out.results) {
         let lists: Vec<(String, Vec<(String, f32)>)> = query_set
             .query_ids
             .iter()
             .cloned()
             .zip(results.iter().cloned())
             .collect();
-        tailrank::formats::results::write_results(path, &lists)?;
+        outputs.write(slot, |p| {
+            tailrank::formats::results::write_results(p, &lists)
+        })?;
     }
+    outputs.write(summary_slot, |p| summary.write(p))?;
+    outputs.commit()?;
     remove_partial(&partial)?;
     eprintln!(
         "tailrank scan: {} pool shard(s) -> {}: query set {:?}, {} queries, {} pool rows, S_0 = {} (f = {}), \

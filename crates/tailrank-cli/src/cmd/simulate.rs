@@ -97,13 +97,18 @@ pub fn run(a: SimulateArgs) -> anyhow::Result<()> {
     if let Some(q) = a.queries {
         cfg = cfg.with_queries(q);
     }
-    let sim = simulate_summary(&cfg)?;
     std::fs::create_dir_all(&a.out)
         .with_context(|| format!("cannot create {}", a.out.display()))?;
     let summary_dir = a.out.join("summary");
     let truth_path = a.out.join("truth.json");
-    sim.summary.write(&summary_dir)?;
-    sim.truth.write(&truth_path)?;
+    // The truth and the summary are replaced together (the truth first).
+    let mut outputs = tailrank::atomic::Transaction::new(&[]);
+    let truth_slot = outputs.add_file(&truth_path)?;
+    let summary_slot = outputs.add_dir(&summary_dir)?;
+    let sim = simulate_summary(&cfg)?;
+    outputs.write(truth_slot, |p| sim.truth.write(p))?;
+    outputs.write(summary_slot, |p| sim.summary.write(p))?;
+    outputs.commit()?;
     let t = &sim.truth;
     println!(
         "simulated {:?} (seed {}): {} queries, {} positives, N = {}, S = {} (f = {})",

@@ -48,6 +48,13 @@ pub struct ValidateArgs {
 }
 
 pub fn run(a: ValidateArgs) -> anyhow::Result<()> {
+    // The report and the runs JSON are replaced together (the JSON first).
+    let mut outputs = tailrank::atomic::Transaction::new(&[]);
+    let json_slot = match &a.json {
+        Some(j) => Some(outputs.add_file(j)?),
+        None => None,
+    };
+    let report_slot = outputs.add_file(&a.out)?;
     let opts = ValidationOptions {
         presets: a.presets.clone(),
         seeds: a.seeds,
@@ -80,11 +87,16 @@ pub fn run(a: ValidateArgs) -> anyhow::Result<()> {
     print!("{}", report.table());
     let command: Vec<String> = std::env::args().collect();
     let md = report.markdown(&command.join(" "));
-    tailrank::atomic::write_bytes(&a.out, md.as_bytes())?;
+    if let Some(slot) = json_slot {
+        let bytes = serde_json::to_vec_pretty(&report)?;
+        outputs.write(slot, |p| tailrank::atomic::write_bytes(p, &bytes))?;
+    }
+    outputs.write(report_slot, |p| {
+        tailrank::atomic::write_bytes(p, md.as_bytes())
+    })?;
+    outputs.commit()?;
     println!("report: {}", a.out.display());
     if let Some(j) = &a.json {
-        let bytes = serde_json::to_vec_pretty(&report)?;
-        tailrank::atomic::write_bytes(j, &bytes)?;
         println!("runs:   {}", j.display());
     }
     Ok(())

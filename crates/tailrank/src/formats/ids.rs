@@ -53,6 +53,7 @@ pub fn check_no_bom(path: &Path, first: &[u8]) -> Result<()> {
 
 /// Read an id list (see the module doc for the rules). Errors name the file and the line.
 pub fn read_ids(path: &Path) -> Result<Vec<String>> {
+    crate::atomic::check_settled(path)?;
     let reader = open_text(path)?;
     parse_ids(path, reader)
 }

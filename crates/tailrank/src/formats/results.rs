@@ -86,6 +86,7 @@ impl Results {
 /// is not an object, a query whose value is not an object, a score that is not a number or is
 /// not finite (naming query and db id), a duplicated query id or duplicated db id in a query.
 pub fn read_results(path: &Path) -> Result<Results> {
+    crate::atomic::check_settled(path)?;
     let bytes = std::fs::read(path).at(path)?;
     parse_results(path, &bytes)
 }

@@ -8,7 +8,9 @@
 //!
 //! A scan killed at any point (SIGKILL, power loss) leaves only complete chunk folders (each
 //! is written into a temporary sibling and renamed) plus, possibly, temporary entries that a
-//! resumed run deletes. [`scan_resumable`] with `resume = true` checks that the partial folder
+//! resumed run deletes. While it runs, [`scan_resumable`] holds the lock `OUT.partial.lock`
+//! (`crate::atomic::Lock`): a second scan into the same folder is refused with the pid of the
+//! first, so "left by an interrupted run" is only said of a folder no live process writes. [`scan_resumable`] with `resume = true` checks that the partial folder
 //! was made from the same inputs and options (digests of queries, core, ground truth and every
 //! pool file; f, seed, levels, drift shards, M, model, query set, normalisation, results k and
 //! the chunk size), reuses every finished chunk (after verifying its checksums and its range
@@ -495,6 +497,9 @@ pub fn scan_resumable(
     let ident = identity(inputs, cfg, opts.chunk_rows, &pool_digests);
     let mut report = ResumeReport::default();
 
+    // Held until the chunks are merged: a second scan into the same partial folder is refused
+    // (naming this process) instead of being told the folder was left by an interrupted run.
+    let _lock = atomic::Lock::acquire(dir)?;
     if dir.exists() && !opts.resume {
         return Err(Error::file(
             dir,
@@ -583,7 +588,7 @@ fn has_chunks(dir: &Path) -> bool {
     std::fs::read_dir(dir).is_ok_and(|rd| {
         rd.filter_map(|e| e.ok()).any(|e| {
             let n = e.file_name().to_string_lossy().into_owned();
-            n.starts_with("chunk-") && !n.contains(".tmp-")
+            n.starts_with("chunk-") && !n.contains(".tmp") && !n.ends_with(atomic::LOCK_SUFFIX)
         })
     })
 }

@@ -273,6 +273,7 @@ impl Summary {
     /// files, checksum mismatches (corrupted arrays) and inconsistent shapes, each with a
     /// message naming the offending path.
     pub fn read(dir: &Path) -> Result<Summary> {
+        crate::atomic::check_settled(dir)?;
         format::read_folder(dir)
     }
 

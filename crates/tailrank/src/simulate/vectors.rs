@@ -151,10 +151,31 @@ pub fn pool_id(i: u64) -> String {
     format!("pool/{i:09}")
 }
 
-/// Generate the benchmark into `dir` (created if missing; files written atomically).
+/// Files of a vector benchmark, in the order they are renamed into place (`benchmark.json`
+/// last).
+const FILES: [&str; 8] = [
+    "queries.npy",
+    "queries.ids.txt",
+    "core.npy",
+    "core.ids.txt",
+    "gt.json",
+    "pool.npy",
+    "pool.ids.txt",
+    "benchmark.json",
+];
+
+/// Generate the benchmark into `dir` (created if missing). The files are written to staging
+/// paths and replaced together ([`atomic::Transaction`]): a kill never leaves the queries of
+/// one run next to the pool of another.
 pub fn write_vectors(cfg: &VectorConfig, dir: &Path) -> Result<VectorBenchmark> {
     cfg.check()?;
     std::fs::create_dir_all(dir).at(dir)?;
+    let mut tx = atomic::Transaction::new(&[]);
+    let slots: Vec<usize> = FILES
+        .iter()
+        .map(|f| tx.add_file(&dir.join(f)))
+        .collect::<Result<_>>()?;
+    let slot = |name: &str| slots[FILES.iter().position(|f| *f == name).expect("known file")];
     let d = cfg.dim;
     let mut g = rng(cfg.seed, 0, 0);
     let centres: Vec<Vec<f64>> = (0..cfg.instances).map(|_| unit(&mut g, d)).collect();
@@ -199,55 +220,66 @@ pub fn write_vectors(cfg: &VectorConfig, dir: &Path) -> Result<VectorBenchmark> 
         })
         .collect();
 
-    write_matrix(&dir.join("queries.npy"), &q_vecs, d, cfg.dtype)?;
-    write_id_file(&dir.join("queries.ids.txt"), q_ids.iter().cloned())?;
-    write_matrix(&dir.join("core.npy"), &core_vecs, d, cfg.dtype)?;
-    write_id_file(&dir.join("core.ids.txt"), core_ids.iter().cloned())?;
+    tx.write(slot("queries.npy"), |p| {
+        write_matrix(p, &q_vecs, d, cfg.dtype)
+    })?;
+    tx.write(slot("queries.ids.txt"), |p| {
+        write_id_file(p, q_ids.iter().cloned())
+    })?;
+    tx.write(slot("core.npy"), |p| {
+        write_matrix(p, &core_vecs, d, cfg.dtype)
+    })?;
+    tx.write(slot("core.ids.txt"), |p| {
+        write_id_file(p, core_ids.iter().cloned())
+    })?;
     let gt_path = dir.join("gt.json");
     let gt_bytes = serde_json::to_vec_pretty(&gt)
         .map_err(|e| Error::file(&gt_path, format!("cannot serialise ground truth: {e}")))?;
-    atomic::write_bytes(&gt_path, &gt_bytes)?;
+    tx.write(slot("gt.json"), |p| atomic::write_bytes(p, &gt_bytes))?;
 
     // Pool: chunks generated in parallel (one generator per chunk), streamed to disk.
     let pool_path = dir.join("pool.npy");
     const CHUNK: u64 = 1 << 15;
     let n_chunks = cfg.pool_size.div_ceil(CHUNK);
     let header = npy_header_bytes(cfg.pool_size as usize, d, cfg.dtype);
-    atomic::write_file(&pool_path, |w| {
-        w.write_all(&header).at(&pool_path)?;
-        let batch = 16u64;
-        let mut c0 = 0u64;
-        while c0 < n_chunks {
-            let c1 = (c0 + batch).min(n_chunks);
-            let bufs: Vec<Vec<u8>> = (c0..c1)
-                .into_par_iter()
-                .map(|c| {
-                    let mut r = rng(cfg.seed, 1, c);
-                    let rows = (cfg.pool_size - c * CHUNK).min(CHUNK);
-                    let mut out = Vec::with_capacity(rows as usize * d * 4);
-                    for _ in 0..rows {
-                        let k = r.random_range(0..cfg.clusters);
-                        let v = around(&mut r, &cluster_centres[k], cfg.pool_spread);
-                        for x in v {
-                            match cfg.dtype {
-                                Dtype::F16 => {
-                                    out.extend_from_slice(&f16::from_f32(x as f32).to_le_bytes())
+    tx.write(slot("pool.npy"), |staged| {
+        atomic::write_file(staged, |w| {
+            w.write_all(&header).at(&pool_path)?;
+            let batch = 16u64;
+            let mut c0 = 0u64;
+            while c0 < n_chunks {
+                let c1 = (c0 + batch).min(n_chunks);
+                let bufs: Vec<Vec<u8>> = (c0..c1)
+                    .into_par_iter()
+                    .map(|c| {
+                        let mut r = rng(cfg.seed, 1, c);
+                        let rows = (cfg.pool_size - c * CHUNK).min(CHUNK);
+                        let mut out = Vec::with_capacity(rows as usize * d * 4);
+                        for _ in 0..rows {
+                            let k = r.random_range(0..cfg.clusters);
+                            let v = around(&mut r, &cluster_centres[k], cfg.pool_spread);
+                            for x in v {
+                                match cfg.dtype {
+                                    Dtype::F16 => out
+                                        .extend_from_slice(&f16::from_f32(x as f32).to_le_bytes()),
+                                    Dtype::F32 => out.extend_from_slice(&(x as f32).to_le_bytes()),
                                 }
-                                Dtype::F32 => out.extend_from_slice(&(x as f32).to_le_bytes()),
                             }
                         }
-                    }
-                    out
-                })
-                .collect();
-            for b in bufs {
-                w.write_all(&b).at(&pool_path)?;
+                        out
+                    })
+                    .collect();
+                for b in bufs {
+                    w.write_all(&b).at(&pool_path)?;
+                }
+                c0 = c1;
             }
-            c0 = c1;
-        }
-        Ok(())
+            Ok(())
+        })
     })?;
-    write_id_file(&dir.join("pool.ids.txt"), (0..cfg.pool_size).map(pool_id))?;
+    tx.write(slot("pool.ids.txt"), |p| {
+        write_id_file(p, (0..cfg.pool_size).map(pool_id))
+    })?;
     let bench = VectorBenchmark {
         config: cfg.clone(),
         queries: q_ids.len(),
@@ -270,6 +302,7 @@ pub fn write_vectors(cfg: &VectorConfig, dir: &Path) -> Result<VectorBenchmark> 
     let meta = dir.join("benchmark.json");
     let bytes = serde_json::to_vec_pretty(&bench)
         .map_err(|e| Error::file(&meta, format!("cannot serialise: {e}")))?;
-    atomic::write_bytes(&meta, &bytes)?;
+    tx.write(slot("benchmark.json"), |p| atomic::write_bytes(p, &bytes))?;
+    tx.commit()?;
     Ok(bench)
 }

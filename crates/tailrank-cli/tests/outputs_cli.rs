@@ -1,0 +1,512 @@
+//! Outputs of the real binary (issue #17, part C): outputs that belong together are replaced
+//! together even when the process dies at any step of the commit (`TAILRANK_FAILPOINT` aborts
+//! it there, as a kill would); inputs are never overwritten; a concurrent writer is named.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use tailrank::formats::descriptors::Dtype;
+use tailrank::formats::ids::write_ids;
+use tailrank::formats::npy::write_npy;
+
+const DIM: usize = 8;
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_tailrank")
+}
+
+fn run(args: &[&str], failpoint: Option<usize>) -> Output {
+    let mut c = Command::new(bin());
+    c.args(args);
+    match failpoint {
+        Some(n) => c.env("TAILRANK_FAILPOINT", format!("commit:{n}")),
+        None => c.env_remove("TAILRANK_FAILPOINT"),
+    };
+    c.output().unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn vecs(n: usize, salt: usize) -> Vec<f32> {
+    let mut out = Vec::with_capacity(n * DIM);
+    for r in 0..n {
+        let mut v = [0f32; DIM];
+        let a = ((r * 7 + salt * 13) % 97) as f32 / 97.0;
+        v[(r + salt) % DIM] = (1.0 - a * a).sqrt();
+        v[(r + salt + 1) % DIM] = a;
+        out.extend_from_slice(&v);
+    }
+    out
+}
+
+fn ids(prefix: &str, n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("{prefix}{i}")).collect()
+}
+
+fn save(dir: &Path, name: &str, ids: &[String], data: &[f32]) {
+    write_npy(
+        &dir.join(format!("{name}.npy")),
+        ids.len(),
+        DIM,
+        data,
+        Dtype::F32,
+    )
+    .unwrap();
+    write_ids(&dir.join(format!("{name}.ids.txt")), ids).unwrap();
+}
+
+fn fixtures(dir: &Path) {
+    save(dir, "queries", &ids("q", 3), &vecs(3, 0));
+    let cids: Vec<String> = (0..3)
+        .flat_map(|q| (0..2).map(move |j| format!("c{q}_{j}")))
+        .chain(ids("other", 4))
+        .collect();
+    save(dir, "core", &cids, &vecs(10, 1));
+    save(dir, "pool", &ids("p", 300), &vecs(300, 2));
+    let gt = r#"{"q0": ["c0_0", "c0_1"], "q1": ["c1_0", "c1_1"], "q2": ["c2_0", "c2_1"]}"#;
+    std::fs::write(dir.join("gt.json"), gt).unwrap();
+    let many: String = (0..3000).map(|i| format!("yfcc/{i:06}\n")).collect();
+    std::fs::write(dir.join("pool_ids.txt"), many).unwrap();
+}
+
+fn scan_args(dir: &Path, out: &str, results: &str, model: &str, k: &str) -> Vec<String> {
+    let p = |n: &str| dir.join(n).display().to_string();
+    vec![
+        "scan".into(),
+        "--queries".into(),
+        p("queries.npy"),
+        "--core".into(),
+        p("core.npy"),
+        "--gt".into(),
+        p("gt.json"),
+        "--pool".into(),
+        p("pool.npy"),
+        "--top-m".into(),
+        "20".into(),
+        "--chunk-rows".into(),
+        "100".into(),
+        "--model".into(),
+        model.into(),
+        "--k".into(),
+        k.into(),
+        "--results-out".into(),
+        p(results),
+        "-o".into(),
+        p(out),
+    ]
+}
+
+fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(|s| s.as_str()).collect()
+}
+
+/// Model recorded in a summary folder (None when absent or unreadable).
+fn summary_model(dir: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(dir.join("manifest.json")).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    Some(v["model"].as_str()?.to_string())
+}
+
+/// Items of query q0 in a results JSON (None when absent).
+fn results_k(path: &Path) -> Option<usize> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    Some(v["q0"].as_object()?.len())
+}
+
+/// Names in `dir` other than the fixtures.
+fn leftovers(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".tmp") || n.ends_with(".lock") || n.ends_with(".partial"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn scan_killed_at_every_commit_step_leaves_old_or_new_never_a_mix() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    fixtures(dir);
+    let old = scan_args(dir, "s", "r.json", "old", "3");
+    let new = scan_args(dir, "s", "r.json", "new", "5");
+    let mut new_resume = new.clone();
+    new_resume.push("--resume".into());
+    let (s, r) = (dir.join("s"), dir.join("r.json"));
+    let gt = dir.join("gt.json").display().to_string();
+    let mut completed = false;
+    for step in 0..12 {
+        // Old outputs in place, then the new scan killed at `step` of its commit.
+        let _ = std::fs::remove_dir_all(dir.join("s.partial"));
+        let o = run(&strs(&old), None);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(
+            (summary_model(&s).as_deref(), results_k(&r)),
+            (Some("old"), Some(3))
+        );
+        let o = run(&strs(&new), Some(step));
+        if o.status.success() {
+            // Past the last step: a plain successful run.
+            assert_eq!(
+                (summary_model(&s).as_deref(), results_k(&r)),
+                (Some("new"), Some(5))
+            );
+            assert!(leftovers(dir).is_empty(), "{:?}", leftovers(dir));
+            completed = true;
+            assert!(
+                step >= 5,
+                "a replacing commit has 5 failpoints, ended at {step}"
+            );
+            break;
+        }
+        assert_eq!(o.status.code(), None, "step {step}: killed: {}", stderr(&o));
+        let pair = (summary_model(&s), results_k(&r));
+        let consistent =
+            pair == (Some("old".into()), Some(3)) || pair == (Some("new".into()), Some(5));
+        // Readers: a consistent pair reads; otherwise both refuse, naming the interruption.
+        let eval_s = run(&["eval", "--summary", s.to_str().unwrap()], None);
+        let eval_r = run(
+            &[
+                "eval",
+                "--results",
+                r.to_str().unwrap(),
+                "--gt",
+                &gt,
+                "--k",
+                "5",
+            ],
+            None,
+        );
+        if consistent && step == 0 {
+            // Nothing renamed yet: the old pair reads... unless a journal says otherwise.
+            assert!(!eval_s.status.success() && stderr(&eval_s).contains("interrupted"));
+        }
+        if !consistent {
+            for e in [&eval_s, &eval_r] {
+                assert_eq!(
+                    e.status.code(),
+                    Some(2),
+                    "step {step}: {pair:?} read: {}",
+                    stderr(e)
+                );
+                assert!(
+                    stderr(e).contains("interrupted tailrank run"),
+                    "step {step}: {}",
+                    stderr(e)
+                );
+            }
+        }
+        // The next run of the command completes the commit first, then writes its own outputs.
+        let o = run(&strs(&new_resume), None);
+        assert!(o.status.success(), "step {step}: {}", stderr(&o));
+        assert_eq!(
+            (summary_model(&s).as_deref(), results_k(&r)),
+            (Some("new"), Some(5)),
+            "step {step}"
+        );
+        assert!(
+            leftovers(dir).is_empty(),
+            "step {step}: {:?}",
+            leftovers(dir)
+        );
+        let e = run(&["eval", "--summary", s.to_str().unwrap()], None);
+        assert!(e.status.success(), "step {step}: {}", stderr(&e));
+    }
+    assert!(completed);
+}
+
+#[test]
+fn sample_killed_at_every_commit_step_ids_and_manifest_stay_paired() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    fixtures(dir);
+    let ids_in = dir.join("pool_ids.txt").display().to_string();
+    let out = dir.join("s.txt");
+    let manifest = dir.join("s.txt.manifest.json");
+    let args = |f: &str| {
+        vec![
+            "sample".to_string(),
+            "--ids".into(),
+            ids_in.clone(),
+            "--fraction".into(),
+            f.into(),
+            "-o".into(),
+            out.display().to_string(),
+        ]
+    };
+    let paired = || -> Option<bool> {
+        let kept = std::fs::read_to_string(&out).ok()?;
+        let m: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&manifest).ok()?).ok()?;
+        let ids: Vec<String> = kept.lines().map(String::from).collect();
+        Some(m["digest"].as_str()? == tailrank::sample::sample_digest(&ids))
+    };
+    let mut completed = false;
+    for step in 0..8 {
+        assert!(run(&strs(&args("0.5")), None).status.success());
+        let o = run(&strs(&args("0.2")), Some(step));
+        if o.status.success() {
+            completed = true;
+            break;
+        }
+        assert_eq!(o.status.code(), None, "step {step}: {}", stderr(&o));
+        if paired() != Some(true) {
+            // A mix: the id list is refused by tailrank's reader until the commit is completed.
+            let e = run(
+                &[
+                    "sample",
+                    "--ids",
+                    out.to_str().unwrap(),
+                    "--fraction",
+                    "1",
+                    "-o",
+                    dir.join("again.txt").to_str().unwrap(),
+                ],
+                None,
+            );
+            assert_eq!(e.status.code(), Some(2), "step {step}");
+            assert!(
+                stderr(&e).contains("interrupted tailrank run"),
+                "{}",
+                stderr(&e)
+            );
+        }
+        let o = run(&strs(&args("0.2")), None);
+        assert!(o.status.success(), "step {step}: {}", stderr(&o));
+        assert_eq!(paired(), Some(true), "step {step}");
+        assert!(
+            leftovers(dir).is_empty(),
+            "step {step}: {:?}",
+            leftovers(dir)
+        );
+    }
+    assert!(completed);
+}
+
+fn digest_tree(p: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    if p.is_dir() {
+        let mut es: Vec<_> = std::fs::read_dir(p)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        es.sort();
+        for e in es {
+            out.extend(digest_tree(&e));
+        }
+    } else {
+        out.push((p.to_path_buf(), std::fs::read(p).unwrap()));
+    }
+    out
+}
+
+#[test]
+fn outputs_over_inputs_or_foreign_paths_are_refused_and_inputs_stay_intact() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    fixtures(dir);
+    let ok = run(&strs(&scan_args(dir, "s", "r.json", "m", "3")), None);
+    assert!(ok.status.success(), "{}", stderr(&ok));
+    let p = |n: &str| dir.join(n).display().to_string();
+    std::fs::create_dir(dir.join("photos")).unwrap();
+    std::fs::write(dir.join("photos/cat.jpg"), b"meow").unwrap();
+    std::fs::write(dir.join("notes.txt"), b"mine").unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(dir.join("gt.json"), dir.join("gt_link.json")).unwrap();
+    std::fs::hard_link(dir.join("pool_ids.txt"), dir.join("hard_ids.txt")).unwrap();
+    let before = digest_tree(dir);
+    let scan = |results: &str, out: &str| scan_args(dir, out, results, "m", "3");
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (scan("gt.json", "s2"), "is an input of this command"),
+        (scan("queries.ids.txt", "s2"), "is an input of this command"),
+        #[cfg(unix)]
+        (scan("gt_link.json", "s2"), "is an input of this command"),
+        (scan("r2.json", "gt.json"), "is an input of this command"),
+        (scan("r2.json", "notes.txt"), "exists and is not a folder"),
+        (scan("r2.json", "photos"), "not a folder tailrank wrote"),
+        (scan("r2.json", "r2.json"), "given twice"),
+        (
+            vec!["merge".into(), p("s"), "-o".into(), p("s")],
+            "is an input of this command",
+        ),
+        (
+            vec![
+                "merge".into(),
+                p("s"),
+                "-o".into(),
+                dir.display().to_string(),
+            ],
+            "holds the input",
+        ),
+        (
+            vec![
+                "predict".into(),
+                "--summary".into(),
+                p("s"),
+                "--bootstrap".into(),
+                "0".into(),
+                "--sample-noise".into(),
+                "0".into(),
+                "--estimator".into(),
+                "count".into(),
+                "--hardness-out".into(),
+                p("s/manifest.json"),
+            ],
+            "part of the input folder",
+        ),
+        (
+            vec![
+                "sample".into(),
+                "--ids".into(),
+                p("pool_ids.txt"),
+                "--fraction".into(),
+                "0.5".into(),
+                "-o".into(),
+                p("hard_ids.txt"),
+            ],
+            "is an input of this command",
+        ),
+    ];
+    for (args, want) in cases {
+        let o = run(&strs(&args), None);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"));
+        assert_eq!(digest_tree(dir), before, "{args:?} changed the folder");
+    }
+}
+
+#[test]
+fn a_live_writer_is_named_not_called_an_interrupted_run() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    fixtures(dir);
+    let pid = std::process::id();
+    // Another process writes the output: the scan stops before reading anything.
+    let lock = tailrank::atomic::Lock::acquire(&dir.join("s")).unwrap();
+    let o = run(&strs(&scan_args(dir, "s", "r.json", "m", "3")), None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains(&format!(
+            "another tailrank process (pid {pid}) is writing it"
+        )),
+        "{}",
+        stderr(&o)
+    );
+    drop(lock);
+    // Another process scans into the partial folder (a library caller): named, not "left by
+    // an interrupted run".
+    std::fs::create_dir(dir.join("s.partial")).unwrap();
+    let lock = tailrank::atomic::Lock::acquire(&dir.join("s.partial")).unwrap();
+    let o = run(&strs(&scan_args(dir, "s", "r.json", "m", "3")), None);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains(&format!(
+            "another tailrank process (pid {pid}) is writing it"
+        )),
+        "{e}"
+    );
+    assert!(e.contains("s.partial") && !e.contains("interrupted"), "{e}");
+    drop(lock);
+    std::fs::remove_dir(dir.join("s.partial")).unwrap();
+    let o = run(&strs(&scan_args(dir, "s", "r.json", "m", "3")), None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(leftovers(dir).is_empty(), "{:?}", leftovers(dir));
+}
+
+/// The files of `simulate --vectors` are replaced together: a run killed at any step of its
+/// commit leaves the old benchmark, the new one, or files that `scan` refuses; the next run
+/// completes it.
+#[test]
+fn simulate_vectors_killed_at_every_commit_step_never_mixes_benchmarks() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path();
+    let sim = |dir: &Path, seed: &str, fp: Option<usize>| {
+        run(
+            &[
+                "simulate",
+                "--vectors",
+                "--pool-size",
+                "500",
+                "--instances",
+                "6",
+                "--extra-queries",
+                "2",
+                "--seed",
+                seed,
+                "-o",
+                dir.to_str().unwrap(),
+            ],
+            fp,
+        )
+    };
+    let files = |dir: &Path| -> Vec<Option<Vec<u8>>> {
+        [
+            "queries.npy",
+            "queries.ids.txt",
+            "core.npy",
+            "core.ids.txt",
+            "gt.json",
+            "pool.npy",
+            "pool.ids.txt",
+            "benchmark.json",
+        ]
+        .iter()
+        .map(|f| std::fs::read(dir.join(f)).ok())
+        .collect()
+    };
+    let (old_ref, new_ref) = (root.join("old"), root.join("new"));
+    assert!(sim(&old_ref, "1", None).status.success());
+    assert!(sim(&new_ref, "2", None).status.success());
+    let (old, new) = (files(&old_ref), files(&new_ref));
+    let mut completed = false;
+    for step in 0..20 {
+        let dir = root.join(format!("run{step}"));
+        assert!(sim(&dir, "1", None).status.success());
+        let o = sim(&dir, "2", Some(step));
+        if o.status.success() {
+            assert_eq!(files(&dir), new);
+            completed = true;
+            break;
+        }
+        assert_eq!(o.status.code(), None, "step {step}: {}", stderr(&o));
+        let now = files(&dir);
+        if now != old && now != new {
+            let p = |n: &str| dir.join(n).display().to_string();
+            let o = run(
+                &[
+                    "scan",
+                    "--queries",
+                    &p("queries.npy"),
+                    "--core",
+                    &p("core.npy"),
+                    "--gt",
+                    &p("gt.json"),
+                    "--pool",
+                    &p("pool.npy"),
+                    "-o",
+                    &p("s"),
+                ],
+                None,
+            );
+            assert_eq!(o.status.code(), Some(2), "step {step}: a mix was scanned");
+            assert!(
+                stderr(&o).contains("interrupted tailrank run"),
+                "{}",
+                stderr(&o)
+            );
+        }
+        assert!(sim(&dir, "2", None).status.success());
+        assert_eq!(files(&dir), new, "step {step}");
+        assert!(
+            leftovers(&dir).is_empty(),
+            "step {step}: {:?}",
+            leftovers(&dir)
+        );
+    }
+    assert!(completed);
+}

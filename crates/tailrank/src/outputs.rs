@@ -1,0 +1,218 @@
+//! Output paths a command may write: never one of its inputs, never a file or folder that
+//! tailrank did not write. Used by every output through [`crate::atomic::Transaction`].
+//!
+//! Rules, for an output `O` of a command with inputs `I₁ … Iₙ` (files or folders):
+//!
+//! * `O` must not be an input: same canonical path (symlinks resolved) or, where the platform
+//!   has them, the same device and inode (hard links);
+//! * `O` must not be an existing path inside an input folder (e.g. the `manifest.json` of an
+//!   input summary), and an existing folder `O` must not hold an input (replacing it would
+//!   delete the input);
+//! * two outputs of one command must differ;
+//! * a file output must not be an existing folder; a folder output must not be an existing
+//!   file, and an existing folder is replaced only if tailrank wrote it: a summary folder
+//!   (`manifest.json` of format `tailrank-summary`), a chunk of a partial scan (`chunk.json`),
+//!   or an empty folder.
+
+use crate::error::{Error, Result};
+use std::path::{Path, PathBuf};
+
+/// An input of a command, resolved when the command starts.
+#[derive(Debug, Clone)]
+pub struct InputPath {
+    /// As given.
+    pub path: PathBuf,
+    canon: PathBuf,
+    id: Option<(u64, u64)>,
+    dir: bool,
+}
+
+#[cfg(unix)]
+fn file_id(m: &std::fs::Metadata) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    Some((m.dev(), m.ino()))
+}
+
+#[cfg(not(unix))]
+fn file_id(_m: &std::fs::Metadata) -> Option<(u64, u64)> {
+    None
+}
+
+/// Resolve the inputs of a command (paths that do not exist are skipped: reading them fails
+/// with its own message).
+pub fn resolve_inputs(paths: &[&Path]) -> Vec<InputPath> {
+    paths
+        .iter()
+        .filter_map(|p| {
+            let canon = std::fs::canonicalize(p).ok()?;
+            let m = std::fs::metadata(&canon).ok()?;
+            Some(InputPath {
+                path: p.to_path_buf(),
+                canon,
+                id: file_id(&m),
+                dir: m.is_dir(),
+            })
+        })
+        .collect()
+}
+
+/// The absolute, symlink-free path `p` names (its parent resolved when `p` does not exist).
+pub fn resolve_output(p: &Path) -> PathBuf {
+    if let Ok(c) = std::fs::canonicalize(p) {
+        return c;
+    }
+    let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    match (abs.parent(), abs.file_name()) {
+        (Some(parent), Some(name)) => match std::fs::canonicalize(parent) {
+            Ok(c) => c.join(name),
+            Err(_) => abs,
+        },
+        _ => abs,
+    }
+}
+
+/// A descriptor file and the id files read with it by default (`<stem>.ids.txt`,
+/// `<stem>_ids.txt`, or `.gz`, when they exist): the inputs a descriptor argument stands for.
+pub fn descriptor_inputs(path: &Path) -> Vec<PathBuf> {
+    let mut out = vec![path.to_path_buf()];
+    if let Some(stem) = path.file_stem().map(|s| s.to_string_lossy().into_owned()) {
+        for suffix in [".ids.txt", "_ids.txt", ".ids.txt.gz", "_ids.txt.gz"] {
+            let p = path.with_file_name(format!("{stem}{suffix}"));
+            if p.exists() {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// Whether the existing folder `dir` was written by tailrank (see the module docs).
+pub fn tailrank_folder(dir: &Path) -> bool {
+    if dir.join("chunk.json").is_file() {
+        return true;
+    }
+    if let Ok(text) = std::fs::read_to_string(dir.join("manifest.json")) {
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
+            return v.get("format").and_then(|f| f.as_str()) == Some("tailrank-summary");
+        }
+        return false;
+    }
+    std::fs::read_dir(dir).is_ok_and(|mut rd| rd.next().is_none())
+}
+
+/// Check output `target` (a folder when `dir`) against the command's `inputs` and its other
+/// outputs (`others`, resolved); returns the resolved path (see the module docs).
+pub fn check_output(
+    target: &Path,
+    dir: bool,
+    inputs: &[InputPath],
+    others: &[PathBuf],
+) -> Result<PathBuf> {
+    let abs = resolve_output(target);
+    let meta = std::fs::metadata(target).ok();
+    for i in inputs {
+        let same = abs == i.canon
+            || matches!((&meta, i.id), (Some(m), Some(id)) if file_id(m) == Some(id));
+        if same {
+            return Err(Error::file(
+                target,
+                format!(
+                    "is an input of this command ({}); refusing to overwrite it: choose \
+                     another output path",
+                    i.path.display()
+                ),
+            ));
+        }
+        if meta.as_ref().is_some_and(|m| m.is_dir()) && i.canon.starts_with(&abs) {
+            return Err(Error::file(
+                target,
+                format!(
+                    "holds the input {}; replacing it would delete that input: choose another \
+                     output path",
+                    i.path.display()
+                ),
+            ));
+        }
+        if i.dir && meta.is_some() && abs.starts_with(&i.canon) {
+            return Err(Error::file(
+                target,
+                format!(
+                    "is part of the input folder {}; refusing to overwrite it: choose another \
+                     output path",
+                    i.path.display()
+                ),
+            ));
+        }
+    }
+    if others.contains(&abs) {
+        return Err(Error::file(
+            target,
+            "is given twice as an output of this command",
+        ));
+    }
+    if let Some(m) = &meta {
+        if dir && !m.is_dir() {
+            return Err(Error::file(
+                target,
+                "exists and is not a folder; refusing to replace it with a folder: choose \
+                 another output path or delete it",
+            ));
+        }
+        if dir && !tailrank_folder(target) {
+            return Err(Error::file(
+                target,
+                "exists and is not a folder tailrank wrote (no manifest.json of a \
+                 tailrank-summary); refusing to replace it: choose another output path or \
+                 delete it",
+            ));
+        }
+        if !dir && m.is_dir() {
+            return Err(Error::file(
+                target,
+                "is a folder; refusing to replace it with a file: choose another output path",
+            ));
+        }
+    }
+    Ok(abs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inputs_links_and_folders_are_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let gt = d.path().join("gt.json");
+        std::fs::write(&gt, b"{}").unwrap();
+        let summary = d.path().join("s");
+        std::fs::create_dir(&summary).unwrap();
+        std::fs::write(
+            summary.join("manifest.json"),
+            br#"{"format": "tailrank-summary"}"#,
+        )
+        .unwrap();
+        let inputs = resolve_inputs(&[&gt, &summary]);
+        let err = |p: &Path, dir: bool| check_output(p, dir, &inputs, &[]).unwrap_err().to_string();
+        assert!(err(&gt, false).contains("is an input"));
+        assert!(err(&d.path().join("./s/../gt.json"), false).contains("is an input"));
+        #[cfg(unix)]
+        {
+            let sym = d.path().join("sym.json");
+            std::os::unix::fs::symlink(&gt, &sym).unwrap();
+            assert!(err(&sym, false).contains("is an input"));
+            let hard = d.path().join("hard.json");
+            std::fs::hard_link(&gt, &hard).unwrap();
+            assert!(err(&hard, false).contains("is an input"));
+        }
+        assert!(err(&summary.join("manifest.json"), false).contains("part of the input"));
+        assert!(err(&summary, true).contains("is an input"));
+        assert!(err(d.path(), true).contains("holds the input"));
+        // New paths, and new files next to the inputs, are fine.
+        check_output(&d.path().join("new.json"), false, &inputs, &[]).unwrap();
+        check_output(&d.path().join("out"), true, &inputs, &[]).unwrap();
+        let o = resolve_output(&d.path().join("new.json"));
+        let e = check_output(&d.path().join("new.json"), false, &inputs, &[o]).unwrap_err();
+        assert!(e.to_string().contains("twice"));
+    }
+}
