@@ -90,7 +90,7 @@ impl ModelArgs {
     /// Read the input.
     pub fn load(&self) -> anyhow::Result<Input> {
         match (&self.summary, &self.hardness) {
-            (Some(s), None) => Ok(Input::Summary(Box::new(Summary::read(s)?))),
+            (Some(s), None) => Ok(Input::Summary(Box::new(super::read_summary(s)?))),
             (None, Some(h)) => {
                 let (meta, qs) = hardness::read_hardness_csv(h)?;
                 Ok(Input::Hardness(meta, qs))
