@@ -46,8 +46,9 @@
 //! Memory: `O(Q · (2M · subsets + Σ n_q · subsets))` per worker plus block buffers
 //! (`BLOCK_ROWS · (D + Q)` floats per worker: rows, scores or bounds; `BLOCK_ROWS · D` 16-bit
 //! values: the rows quantised for the screen) plus 8 bytes per
-//! sampled row of the largest pool source (row index and level/shard code), whatever the pool
-//! size.
+//! sampled row of the largest pool source (row index and level/shard code), plus 8 bytes per
+//! sampled row of the whole pool (the fingerprint `Summary::pool_id_hashes`) and, while the
+//! shards are checked for repeated ids ([`check_pool_disjoint`]), 8 bytes per pool id.
 //!
 //! ## Input checks
 //!

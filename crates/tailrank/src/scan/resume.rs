@@ -139,28 +139,58 @@ struct ChunkRecord {
     renormalized_rows: u64,
 }
 
-/// Full-content digest of rows `start..end` of `src`: xxh3-64 over, for each row, its id and
-/// `\n`, then its values as little-endian f32 (as the scan reads them), read in blocks of
-/// 4,096 rows. Reads every byte of the range (cost: `docs/errors.md`, resumable scans).
+/// Full-content digest of rows `start..end` of `src`: the rows are cut into blocks of 4,096
+/// (from `start`); block `b` hashes to `h_b` = xxh3-64 over, for each of its rows, the id and
+/// `\n`, then the row's values as little-endian f32 (as the scan reads them); the digest is
+/// xxh3-64 over `h_0, h_1, …` (8 little-endian bytes each). Blocks are hashed in parallel.
+/// Reads every byte of the range (cost: `docs/errors.md`, resumable scans).
 pub fn rows_digest(src: &dyn DescriptorSource, start: usize, end: usize) -> Result<String> {
+    use rayon::prelude::*;
     const BLOCK: usize = 4096;
     let d = src.dim();
+    let nblocks = end.saturating_sub(start).div_ceil(BLOCK);
+    let hashes: Vec<u64> = (0..nblocks)
+        .into_par_iter()
+        .map_init(
+            || {
+                (
+                    vec![0f32; BLOCK * d],
+                    Vec::<u8>::with_capacity(BLOCK * d * 4),
+                )
+            },
+            |(buf, bytes), b| {
+                let a = start + b * BLOCK;
+                let n = (end - a).min(BLOCK);
+                let rows = &mut buf[..n * d];
+                src.read_rows(a, rows)?;
+                let mut h = xxhash_rust::xxh3::Xxh3::new();
+                for id in &src.ids()[a..a + n] {
+                    h.update(id.as_bytes());
+                    h.update(b"\n");
+                }
+                #[cfg(target_endian = "little")]
+                {
+                    let _ = &bytes;
+                    // SAFETY: any f32 is 4 plain bytes; u8 has no alignment requirement. On a
+                    // little-endian host these are the f32s' little-endian bytes.
+                    let raw = unsafe {
+                        std::slice::from_raw_parts(rows.as_ptr() as *const u8, rows.len() * 4)
+                    };
+                    h.update(raw);
+                }
+                #[cfg(not(target_endian = "little"))]
+                {
+                    bytes.clear();
+                    bytes.extend(rows.iter().flat_map(|v| v.to_le_bytes()));
+                    h.update(bytes);
+                }
+                Ok(h.digest())
+            },
+        )
+        .collect::<Result<_>>()?;
     let mut h = xxhash_rust::xxh3::Xxh3::new();
-    let mut buf = vec![0f32; BLOCK * d];
-    let mut bytes: Vec<u8> = Vec::with_capacity(BLOCK * d * 4);
-    let mut a = start;
-    while a < end {
-        let n = (end - a).min(BLOCK);
-        let rows = &mut buf[..n * d];
-        src.read_rows(a, rows)?;
-        for id in &src.ids()[a..a + n] {
-            h.update(id.as_bytes());
-            h.update(b"\n");
-        }
-        bytes.clear();
-        bytes.extend(rows.iter().flat_map(|v| v.to_le_bytes()));
-        h.update(&bytes);
-        a += n;
+    for x in hashes {
+        h.update(&x.to_le_bytes());
     }
     Ok(format!("xxh3:{:016x}", h.digest()))
 }
