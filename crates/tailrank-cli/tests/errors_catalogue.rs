@@ -360,9 +360,13 @@ open(os.path.join(d, "garbage.h5"), "wb").write(b"\x89HDF\r\n\x1a\n" + bytes(ran
     std::fs::remove_file(sub("sum_nomanifest/manifest.json")).unwrap();
     copy_dir(&sub("sum_a"), &sub("sum_future"));
     let m = sub("sum_future/manifest.json");
-    let t = std::fs::read_to_string(&m)
-        .unwrap()
-        .replace("\"format_version\": 1", "\"format_version\": 99");
+    let t = std::fs::read_to_string(&m).unwrap().replace(
+        &format!(
+            "\"format_version\": {}",
+            tailrank::scan::summary::SUMMARY_FORMAT_VERSION
+        ),
+        "\"format_version\": 99",
+    );
     std::fs::write(&m, t).unwrap();
     copy_dir(&sub("sum_a"), &sub("sum_badjson"));
     std::fs::write(
@@ -370,6 +374,45 @@ open(os.path.join(d, "garbage.h5"), "wb").write(b"\x89HDF\r\n\x1a\n" + bytes(ran
         "{\"format\": \"tailrank-summary\",",
     )
     .unwrap();
+    // Issue #17: shard_a re-encoded as f16 (another digest, the same ids), a manifest edited
+    // by hand, and a manifest with a duplicate key (its checksum updated).
+    write_npy(
+        &dir.join("shard_a16.npy"),
+        100,
+        DIM,
+        &vecs(100, 3),
+        Dtype::F16,
+    )
+    .unwrap();
+    write_ids(&dir.join("shard_a16.ids.txt"), &ids("sa", 100)).unwrap();
+    base_scan("sum_a16", "shard_a16.npy", &[]);
+    copy_dir(&sub("sum_a"), &sub("sum_edited"));
+    let m = sub("sum_edited/manifest.json");
+    let t = std::fs::read_to_string(&m).unwrap();
+    let t = t.replacen(
+        "\"subset_sizes\": [\n    100,",
+        "\"subset_sizes\": [\n    90,",
+        1,
+    );
+    assert!(t.contains("\"subset_sizes\": [\n    90,"), "fixture: {t}");
+    std::fs::write(&m, t).unwrap();
+    copy_dir(&sub("sum_a"), &sub("sum_dupkey"));
+    let m = sub("sum_dupkey/manifest.json");
+    let t = std::fs::read_to_string(&m).unwrap().replacen(
+        "\"pool_size\":",
+        "\"pool_size\": 1000000,\n  \"pool_size\":",
+        1,
+    );
+    std::fs::write(&m, &t).unwrap();
+    std::fs::write(
+        sub("sum_dupkey/manifest.xxh3"),
+        format!("xxh3:{:016x}\n", xxhash_rust::xxh3::xxh3_64(t.as_bytes())),
+    )
+    .unwrap();
+    // A shard sharing one id with shard_a.
+    let mut c_ids = ids("sc", 100);
+    c_ids[5] = "sa7".into();
+    save_npy(dir, "shard_c", &c_ids, &vecs(100, 5));
     copy_dir(&sub("sum_a"), &sub("sum_missing_array"));
     std::fs::remove_file(sub("sum_missing_array/top_len.npy")).unwrap();
     // Other queries: a ground truth with one query less.
@@ -504,6 +547,8 @@ fn cases() -> Vec<Case> {
         c("ids-duplicate", "duplicate id in a pool id file", scan("--pool $DIR/pool.npy --pool-ids $DIR/dup_ids.txt -o $DIR/out")),
         c("ids-pool-in-core", "a pool id that is also a core id", scan("--pool $DIR/pool.npy --pool-ids $DIR/clash_ids.txt -o $DIR/out")),
         c("ids-bom", "pool id file starting with a UTF-8 byte order mark", scan("--pool $DIR/pool.npy --pool-ids $DIR/bom_ids.txt -o $DIR/out")),
+        c("pool-twice", "the same pool file given twice", scan("--pool $DIR/pool.npy $DIR/pool.npy -o $DIR/out")),
+        c("pool-shared-id", "an id in two pool shards", scan("--pool $DIR/shard_a.npy $DIR/shard_c.npy -o $DIR/out")),
         c("ids-count-args", "two --pool-ids for one --pool", scan("--pool $DIR/pool.npy --pool-ids $DIR/short_ids.txt $DIR/dup_ids.txt -o $DIR/out")),
         c("desc-unknown-ext", "descriptor file with an unknown extension", scan_pool("gt.json")),
         c("desc-missing", "pool file that does not exist", scan_pool("nothere.npy")),
@@ -585,6 +630,9 @@ fn cases() -> Vec<Case> {
         c("merge-fractions", "merge of summaries with different fractions", words("merge $DIR/sum_a $DIR/sum_b_f -o $DIR/m")),
         c("merge-queries", "merge of summaries of different query sets", words("merge $DIR/sum_a $DIR/sum_b_queries -o $DIR/m")),
         c("merge-overlap", "merge of the same shard twice", words("merge $DIR/sum_a $DIR/sum_b $DIR/sum_a -o $DIR/m")),
+        c("merge-overlap-content", "merge of a shard and the same rows re-encoded as f16 (another file digest)", words("merge $DIR/sum_a $DIR/sum_b $DIR/sum_a16 -o $DIR/m")),
+        c("summary-manifest-edited", "summary whose `manifest.json` was edited (`subset_sizes`)", words("merge $DIR/sum_edited $DIR/sum_b -o $DIR/m")),
+        c("summary-manifest-dupkey", "summary manifest with a duplicate key (checksum updated)", words("eval --summary $DIR/sum_dupkey")),
         c("predict-corrupted", "predict from a corrupted summary", words("predict --summary $DIR/sum_corrupt --bootstrap 10")),
         c("eval-corrupted", "eval of a corrupted summary", words("eval --summary $DIR/sum_corrupt")),
         // ---- hardness CSV

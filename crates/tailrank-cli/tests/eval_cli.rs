@@ -410,6 +410,7 @@ fn summary_counts_match_results() {
         subset_sizes: vec![pool_n as u64],
         queries,
         inputs: vec![],
+        pool_id_hashes: None,
     };
     let s_path = d.path().join("summary");
     s.write(&s_path).unwrap();

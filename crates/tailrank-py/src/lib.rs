@@ -436,6 +436,7 @@ impl NativeSummary {
             subset_sizes,
             queries: _,
             inputs,
+            pool_id_hashes: _,
         } = &self.inner;
         let head = Summary {
             format_version: *format_version,
@@ -451,10 +452,12 @@ impl NativeSummary {
             subset_sizes: subset_sizes.clone(),
             queries: Vec::new(),
             inputs: inputs.clone(),
+            pool_id_hashes: None,
         };
         let mut v = serde_json::to_value(&head).map_err(err)?;
         if let Some(o) = v.as_object_mut() {
             o.remove("queries");
+            o.remove("pool_id_hashes");
         }
         serde_json::to_string(&v).map_err(err)
     }

@@ -297,6 +297,7 @@ fn summary(queries: Vec<QuerySummary>) -> Summary {
         subset_sizes: vec![5_000_000, 2_500_000],
         queries,
         inputs: vec![],
+        pool_id_hashes: None,
     }
 }
 

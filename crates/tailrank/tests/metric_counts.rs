@@ -97,6 +97,7 @@ fn summary_of(galleries: &[Gallery], exact: bool) -> Summary {
         subset_sizes: vec![pool_n],
         queries,
         inputs: vec![],
+        pool_id_hashes: None,
     }
 }
 

@@ -242,7 +242,7 @@ fn valid_summary() -> Summary {
         top_scores: vec![vec![0.9, 0.5, 0.1], vec![0.5, 0.1], vec![0.9, 0.5, 0.1]],
     };
     Summary {
-        format_version: 1,
+        format_version: 2,
         tool_version: "0.1.0".into(),
         model: "m".into(),
         query_set: "image".into(),
@@ -255,6 +255,13 @@ fn valid_summary() -> Summary {
         subset_sizes: vec![20, 10, 20],
         queries: vec![q("a", &[0.8, 0.4]), q("b", &[0.7, 0.6, 0.2])],
         inputs: vec![],
+        pool_id_hashes: Some(
+            (0..20u64)
+                .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect(),
+        ),
     }
 }
 
@@ -305,6 +312,16 @@ fn read_summary_files(files: &[(String, Vec<u8>)], fix_checksums: bool) {
                 }
                 *m = serde_json::to_vec(&v).unwrap();
             }
+        }
+        // And the manifest's own checksum (format 2), so that the content checks are reached.
+        let sum = files
+            .iter()
+            .find(|(n, _)| n == "manifest.json")
+            .map(|(_, m)| format!("xxh3:{:016x}\n", xxhash_rust::xxh3::xxh3_64(m)));
+        if let (Some(sum), Some((_, c))) =
+            (sum, files.iter_mut().find(|(n, _)| n == "manifest.xxh3"))
+        {
+            *c = sum.into_bytes();
         }
     }
     for (n, b) in &files {
@@ -416,7 +433,7 @@ proptest! {
 
     #[test]
     fn summary_byte_mutations_never_panic(
-        which in 0usize..7,
+        which in 0usize..9,
         b in prop::collection::vec(edit(), 1..4),
         fix in any::<bool>(),
     ) {
@@ -434,7 +451,7 @@ proptest! {
         let mut w = which;
         set_nth_number(&mut v, &mut w, &x);
         m.1 = serde_json::to_vec(&v).unwrap();
-        read_summary_files(&files, false);
+        read_summary_files(&files, true);
     }
 
     #[test]

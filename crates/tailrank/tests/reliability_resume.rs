@@ -415,3 +415,290 @@ fn small_files_share_a_chunk_and_errors_keep_file_rows() {
     let t = tempfile::tempdir().unwrap();
     chunked_error_matches_single(&d, row, t.path());
 }
+
+#[test]
+fn pool_shards_must_be_disjoint() {
+    // Issue #17: the same file twice, or an id in two shards, doubled N and changed mAP.
+    let d = data(7, 3, &[120, 80], 8);
+    let c = cfg(1.0, None);
+    let twice = ScanInputs {
+        pool: vec![&d.pool[0], &d.pool[1], &d.pool[0]],
+        ..inputs(&d)
+    };
+    let e = scan(&twice, &c, &NoProgress).unwrap_err().to_string();
+    assert!(
+        e.contains("pool0.npy") && e.contains("given twice") && e.contains("inputs 1 and 3"),
+        "{e}"
+    );
+    let t = tempfile::tempdir().unwrap();
+    let e = scan_resumable(&twice, &c, &opts(t.path(), 50, false), &NoProgress)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("given twice"), "{e}");
+
+    // One id in two shards (the rows differ): named with both files and rows.
+    let mut ids = d.pool[1].ids.clone();
+    ids[17] = d.pool[0].ids[42].clone();
+    let clash = InMemoryDescriptors::new("pool1b.npy", ids, 8, d.pool[1].data.clone()).unwrap();
+    let bad = ScanInputs {
+        pool: vec![&d.pool[0], &clash],
+        ..inputs(&d)
+    };
+    let e = scan(&bad, &c, &NoProgress).unwrap_err().to_string();
+    assert!(
+        e.starts_with("pool1b.npy: row 17 has id \"pool/0000042\"")
+            && e.contains("row 42 of pool file pool0.npy"),
+        "{e}"
+    );
+    // In a chunked scan the two rows fall in different chunks: still refused, before any
+    // chunk is scanned.
+    let t = tempfile::tempdir().unwrap();
+    let o = opts(t.path(), 50, false);
+    let e2 = scan_resumable(&bad, &c, &o, &NoProgress)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(e, e2);
+    assert!(!o.partial_dir.exists());
+    // A sampled scan refuses it too, whether or not the rows are sampled.
+    let e3 = scan(&bad, &cfg(0.01, None), &NoProgress)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(e, e3);
+}
+
+/// Rewrite rows `rows` of the f32 `.npy` at `path` with the values of row `from` (unit norm).
+fn rewrite_rows(path: &Path, dim: usize, total: usize, rows: &[usize], from: usize) {
+    let mut b = std::fs::read(path).unwrap();
+    let start = b.len() - total * dim * 4;
+    let src = b[start + from * dim * 4..start + (from + 1) * dim * 4].to_vec();
+    for &r in rows {
+        b[start + r * dim * 4..start + (r + 1) * dim * 4].copy_from_slice(&src);
+    }
+    std::fs::write(path, b).unwrap();
+}
+
+#[test]
+fn resume_rescans_chunks_whose_middle_rows_changed() {
+    // Issue #17: the file digest reads only the first and last MiB, so a rewrite of middle
+    // rows kept the digest and the stale chunks were reused. The pool file here is 3.2 MB.
+    use tailrank::formats::descriptors::{open_descriptors, Dtype};
+    let (dim, n) = (8usize, 100_000usize);
+    let d = data(8, 4, &[n], dim);
+    let t = tempfile::tempdir().unwrap();
+    let path = t.path().join("pool.npy");
+    tailrank::formats::npy::write_npy(&path, n, dim, &d.pool[0].data, Dtype::F32).unwrap();
+    tailrank::formats::ids::write_ids(&t.path().join("pool.ids.txt"), &d.pool[0].ids).unwrap();
+    let c = cfg(1.0, Some(9));
+    let run = |resume: bool| {
+        let src = open_descriptors(&path, None).unwrap();
+        let inp = ScanInputs {
+            pool: vec![src.as_ref()],
+            ..inputs(&d)
+        };
+        let o = opts(t.path(), 25_000, resume);
+        let r = scan_resumable(&inp, &c, &o, &NoProgress).unwrap();
+        let digest = src.digest();
+        (r, digest)
+    };
+    // The "killed" run: every chunk finished, then the last one lost.
+    let ((_, rep), digest_before) = run(false);
+    assert_eq!(rep.scanned, 4);
+    let p = partial_dir_for(&t.path().join("out"));
+    std::fs::remove_dir_all(p.join("chunk-000003")).unwrap();
+    // Rows in the middle of chunk 1 (beyond the first MiB of data) rewritten with a copy of a
+    // row that outranks a lot.
+    let best = (0..n)
+        .max_by(|&a, &b| {
+            let dot = |r: usize| -> f32 {
+                (0..dim)
+                    .map(|k| d.pool[0].data[r * dim + k] * d.queries.data[k])
+                    .sum()
+            };
+            dot(a).total_cmp(&dot(b))
+        })
+        .unwrap();
+    rewrite_rows(&path, dim, n, &[40_000, 40_001, 47_777], best);
+    let ((resumed, rep), digest_after) = run(true);
+    assert_eq!(
+        digest_before, digest_after,
+        "the file digest does not see the rewrite"
+    );
+    assert_eq!((rep.reused, rep.scanned), (2, 2), "{rep:?}");
+    assert!(
+        rep.discarded
+            .iter()
+            .any(|x| x.starts_with("chunk-000001") && x.contains("rows 25000..50000 changed")),
+        "{rep:?}"
+    );
+    // Identical to a fresh single pass over the rewritten file.
+    let src = open_descriptors(&path, None).unwrap();
+    let fresh = scan(
+        &ScanInputs {
+            pool: vec![src.as_ref()],
+            ..inputs(&d)
+        },
+        &c,
+        &NoProgress,
+    )
+    .unwrap();
+    let u = tempfile::tempdir().unwrap();
+    assert_same(&fresh, &resumed, u.path());
+}
+
+/// In-memory descriptors whose digest ignores the data (as a file digest that reads only the
+/// ends of a large file): what a resume must not rely on.
+struct BlindDigest(InMemoryDescriptors);
+
+impl DescriptorSource for BlindDigest {
+    fn path(&self) -> &Path {
+        self.0.path()
+    }
+    fn rows(&self) -> usize {
+        self.0.rows()
+    }
+    fn dim(&self) -> usize {
+        self.0.dim()
+    }
+    fn dtype(&self) -> tailrank::formats::descriptors::Dtype {
+        self.0.dtype()
+    }
+    fn ids(&self) -> &[String] {
+        self.0.ids()
+    }
+    fn read_rows(&self, start: usize, out: &mut [f32]) -> tailrank::Result<()> {
+        self.0.read_rows(start, out)
+    }
+    fn digest(&self) -> String {
+        "xxh3:0123456789abcdef".into()
+    }
+}
+
+mod changed_inputs_props {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 12, failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// Rows rewritten between a killed run and its resume (and a chunk lost): the resume
+        /// rescans exactly the chunks it cannot trust and equals a fresh single pass.
+        #[test]
+        fn resume_after_rewrites_equals_a_fresh_scan(
+            seed in 0u64..500,
+            rewrites in prop::collection::vec((0usize..260, 0usize..260), 0..4),
+            lost in prop::option::of(0usize..4),
+        ) {
+            let d = data(seed, 3, &[160, 100], 8);
+            let c = cfg(1.0, Some(6));
+            let t = tempfile::tempdir().unwrap();
+            let blind = |pool: &[InMemoryDescriptors]| -> Vec<BlindDigest> {
+                pool.iter().map(|p| BlindDigest(p.clone())).collect()
+            };
+            let before = blind(&d.pool);
+            fn inp<'a>(d: &'a Data, b: &'a [BlindDigest]) -> ScanInputs<'a> {
+                ScanInputs {
+                    pool: b.iter().map(|p| p as &dyn DescriptorSource).collect(),
+                    ..inputs(d)
+                }
+            }
+            let o = opts(t.path(), 70, false);
+            let (_, rep) = scan_resumable(&inp(&d, &before), &c, &o, &NoProgress).unwrap();
+            prop_assert_eq!(rep.scanned, 4);
+            if let Some(l) = lost {
+                std::fs::remove_dir_all(o.partial_dir.join(format!("chunk-{l:06}"))).unwrap();
+            }
+            // Copy row `from` over row `to` (global rows over both files).
+            let mut pool = d.pool.clone();
+            let mut touched = std::collections::BTreeSet::new();
+            for &(to, from) in &rewrites {
+                let at = |r: usize| if r < 160 { (0, r) } else { (1, r - 160) };
+                let ((fs, fr), (ts, tr)) = (at(from), at(to));
+                let v = pool[fs].data[fr * 8..(fr + 1) * 8].to_vec();
+                if pool[ts].data[tr * 8..(tr + 1) * 8] != v[..] {
+                    pool[ts].data[tr * 8..(tr + 1) * 8].copy_from_slice(&v);
+                    touched.insert(to / 70);
+                }
+            }
+            let after = blind(&pool);
+            let o = opts(t.path(), 70, true);
+            let (resumed, rep) = scan_resumable(&inp(&d, &after), &c, &o, &NoProgress).unwrap();
+            let mut rescanned = touched.clone();
+            rescanned.extend(lost);
+            prop_assert_eq!(rep.scanned, rescanned.len(), "{:?}", rep);
+            prop_assert_eq!(rep.reused, 4 - rescanned.len());
+            let fresh = scan(&inp(&d, &after), &c, &NoProgress).unwrap();
+            let u = tempfile::tempdir().unwrap();
+            assert_same(&fresh, &resumed, u.path());
+        }
+
+        /// The pool given as shards with repeats (a shard twice, an id copied into another
+        /// shard): the scan is refused iff some id is in two places, else it equals the scan
+        /// of the shards in one file.
+        #[test]
+        fn scan_refuses_repeated_pool_ids(
+            seed in 0u64..500,
+            cuts in prop::collection::vec(0usize..200, 0..3),
+            repeat in prop::option::of(0usize..4),
+            copy in prop::option::of((0usize..200, 0usize..200)),
+        ) {
+            let d = data(seed, 3, &[200], 8);
+            let whole = &d.pool[0];
+            let mut cuts = cuts.clone();
+            cuts.push(0);
+            cuts.push(200);
+            cuts.sort_unstable();
+            cuts.dedup();
+            let mut shards: Vec<InMemoryDescriptors> = cuts
+                .windows(2)
+                .enumerate()
+                .map(|(i, w)| {
+                    InMemoryDescriptors::new(
+                        format!("shard{i}.npy"),
+                        whole.ids[w[0]..w[1]].to_vec(),
+                        8,
+                        whole.data[w[0] * 8..w[1] * 8].to_vec(),
+                    )
+                    .unwrap()
+                })
+                .collect();
+            let mut dup = false;
+            if let Some((to, from)) = copy {
+                let shard_of = |r: usize| cuts.windows(2).position(|w| r >= w[0] && r < w[1]).unwrap();
+                let (st, sf) = (shard_of(to), shard_of(from));
+                if st != sf {
+                    let r = to - cuts[st];
+                    let mut ids = shards[st].ids.clone();
+                    ids[r] = whole.ids[from].clone();
+                    shards[st] = InMemoryDescriptors::new(
+                        format!("shard{st}.npy"), ids, 8, shards[st].data.clone()).unwrap();
+                    dup = true;
+                }
+            }
+            let mut pool: Vec<&dyn DescriptorSource> =
+                shards.iter().map(|s| s as &dyn DescriptorSource).collect();
+            if let Some(k) = repeat {
+                let k = k % shards.len();
+                if shards[k].rows() > 0 {
+                    pool.push(&shards[k]);
+                    dup = true;
+                }
+            }
+            let c = cfg(1.0, None);
+            let got = scan(&ScanInputs { pool, ..inputs(&d) }, &c, &NoProgress);
+            match got {
+                Ok(out) => {
+                    prop_assert!(!dup);
+                    let one = scan(&inputs(&d), &c, &NoProgress).unwrap();
+                    prop_assert_eq!(&out.summary.queries, &one.summary.queries);
+                    prop_assert_eq!(&out.summary.subset_sizes, &one.summary.subset_sizes);
+                    prop_assert_eq!(&out.summary.pool_id_hashes, &one.summary.pool_id_hashes);
+                }
+                Err(e) => {
+                    let e = e.to_string();
+                    prop_assert!(dup, "{}", e);
+                    prop_assert!(e.contains("given twice") || e.contains("must be disjoint"), "{}", e);
+                }
+            }
+        }
+    }
+}

@@ -152,6 +152,7 @@ json.dump(man, open(os.path.join(d, "manifest.json"), "w"))
 "#,
         &[p.to_str().unwrap()],
     );
+    reseal(&p);
     assert_eq!(Summary::read(&p).unwrap(), s);
 }
 
@@ -164,12 +165,27 @@ fn expect_err(dir: &Path, needles: &[&str]) {
     }
 }
 
-fn edit_manifest(dir: &Path, f: impl FnOnce(&mut serde_json::Value)) {
+/// Edit `manifest.json` without updating `manifest.xxh3` (what a careless hand edit does).
+fn edit_manifest_unsealed(dir: &Path, f: impl FnOnce(&mut serde_json::Value)) {
     let path = dir.join("manifest.json");
     let mut v: serde_json::Value =
         serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
     f(&mut v);
     fs::write(&path, serde_json::to_string(&v).unwrap()).unwrap();
+}
+
+/// Record the manifest's current checksum in `manifest.xxh3` (as another tool writing the
+/// format would), so that the checks behind the checksum are reached.
+fn reseal(dir: &Path) {
+    let bytes = fs::read(dir.join("manifest.json")).unwrap();
+    let h = format!("xxh3:{:016x}\n", xxhash_rust::xxh3::xxh3_64(&bytes));
+    fs::write(dir.join("manifest.xxh3"), h).unwrap();
+}
+
+/// Edit `manifest.json` and reseal it.
+fn edit_manifest(dir: &Path, f: impl FnOnce(&mut serde_json::Value)) {
+    edit_manifest_unsealed(dir, f);
+    reseal(dir);
 }
 
 #[test]
@@ -193,8 +209,8 @@ fn reader_refuses_bad_folders() {
     expect_err(&p, &["manifest.json", "unknown format", "something-else"]);
 
     let p = fresh("version");
-    edit_manifest(&p, |v| v["format_version"] = 2.into());
-    expect_err(&p, &["manifest.json", "format_version 2", "newer"]);
+    edit_manifest(&p, |v| v["format_version"] = 99.into());
+    expect_err(&p, &["manifest.json", "format_version 99", "newer"]);
 
     let p = fresh("corrupt");
     let f = p.join("top_scores.npy");
@@ -230,6 +246,7 @@ json.dump(man, open(os.path.join(d, "manifest.json"), "w"))
 "#,
         &[p.to_str().unwrap()],
     );
+    reseal(&p);
     expect_err(&p, &["top_len.npy", "shape"]);
 
     // Truncated data whose checksum was updated: still refused.
@@ -271,4 +288,89 @@ fn writer_refuses_invalid_summaries_and_leaves_nothing() {
     s.queries[0].positives[0].pool_above.pop();
     assert!(s.write(&p).unwrap_err().to_string().contains("pool counts"));
     assert!(!p.exists());
+}
+
+#[test]
+fn edited_manifest_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let s = exact();
+    let fresh = |name: &str| {
+        let p = d.path().join(name);
+        s.write(&p).unwrap();
+        p
+    };
+    // Edits that leave a valid summary behind: only the checksum can tell.
+    let p = fresh("subset-sizes");
+    edit_manifest_unsealed(&p, |v| v["subset_sizes"][1] = 650.into());
+    expect_err(&p, &["manifest.json", "checksum mismatch", "manifest.xxh3"]);
+    let p = fresh("pool-size");
+    edit_manifest_unsealed(&p, |v| v["pool_size"] = 100_000_000.into());
+    expect_err(&p, &["manifest.json", "checksum mismatch", "edited"]);
+
+    // Duplicate keys: serde_json alone would keep the last value.
+    let p = fresh("dup-key");
+    let path = p.join("manifest.json");
+    let text = fs::read_to_string(&path).unwrap();
+    let text = text.replacen("\"pool_size\":", "\"pool_size\": 5, \"pool_size\":", 1);
+    fs::write(&path, text).unwrap();
+    reseal(&p);
+    expect_err(&p, &["manifest.json", "duplicate key \"pool_size\""]);
+    // ... at any depth.
+    let p = fresh("dup-key-deep");
+    let text = fs::read_to_string(p.join("manifest.json")).unwrap();
+    let text = text.replacen("\"kind\":", "\"kind\": \"shard\", \"kind\":", 1);
+    fs::write(p.join("manifest.json"), text).unwrap();
+    reseal(&p);
+    expect_err(&p, &["manifest.json", "duplicate key \"kind\""]);
+
+    let p = fresh("no-checksum");
+    fs::remove_file(p.join("manifest.xxh3")).unwrap();
+    expect_err(&p, &["manifest.xxh3", "missing"]);
+
+    // The fingerprint is checksummed like the other arrays and must have S_0 entries.
+    let p = fresh("fingerprint");
+    let f = p.join("pool_id_hashes.npy");
+    let mut bytes = fs::read(&f).unwrap();
+    let n = bytes.len();
+    bytes[n - 1] ^= 1;
+    fs::write(&f, bytes).unwrap();
+    expect_err(&p, &["pool_id_hashes.npy", "checksum mismatch"]);
+}
+
+#[test]
+fn format_1_folder_reads_with_a_warning() {
+    // A folder as version 1 wrote it: no manifest.xxh3, no pool_id_hashes.npy.
+    let d = tempfile::tempdir().unwrap();
+    let s = exact();
+    let p = d.path().join("v1");
+    s.write(&p).unwrap();
+    fs::remove_file(p.join("manifest.xxh3")).unwrap();
+    fs::remove_file(p.join("pool_id_hashes.npy")).unwrap();
+    edit_manifest_unsealed(&p, |v| {
+        v["format_version"] = 1.into();
+        v["arrays"]
+            .as_object_mut()
+            .unwrap()
+            .remove("pool_id_hashes.npy");
+    });
+    fs::remove_file(p.join("manifest.xxh3")).ok();
+    let (got, warnings) = Summary::read_with_warnings(&p).unwrap();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("format_version 1") && warnings[0].contains("not checksummed"),
+        "{warnings:?}"
+    );
+    assert_eq!(got.pool_id_hashes, None);
+    assert_eq!(got.format_version, 1);
+    let mut want = s.clone();
+    want.pool_id_hashes = None;
+    want.format_version = 1;
+    assert_eq!(got, want);
+    // A current folder reads without warnings and keeps its fingerprint.
+    let q = d.path().join("v2");
+    s.write(&q).unwrap();
+    let (got, warnings) = Summary::read_with_warnings(&q).unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(got, s);
+    assert!(got.pool_id_hashes.as_ref().is_some_and(|h| h.len() == 700));
 }

@@ -179,3 +179,146 @@ fn merge_refuses_incompatible_parts() {
     c.subset_sizes.pop();
     assert!(err(&[a.clone(), c]).contains("part 2 is inconsistent"));
 }
+
+#[test]
+fn merge_refuses_overlapping_pools_by_content() {
+    // Issue #17: pool identity is by ids, not by file digest.
+    let w = World::random(21, 5, 20, 900);
+    let st = sampled_settings();
+    let p = shards(&w, 2, 8);
+    let a = build(&w, &[("a.npy", p[0].clone())], &st);
+    let b = build(&w, &[("b.npy", p[1].clone())], &st);
+    // The same rows re-encoded under another name (f16 instead of f32: another digest).
+    let a16 = build(&w, &[("a.f16.npy", p[0].clone())], &st);
+    assert_ne!(a.inputs[2].digest, a16.inputs[2].digest);
+    let e = err(&[a.clone(), b.clone(), a16.clone()]);
+    assert!(
+        e.contains("overlapping pools")
+            && e.contains("part 1 (a.npy)")
+            && e.contains("part 3 (a.f16.npy)"),
+        "{e}"
+    );
+    // A shard that shares only some rows with another.
+    let mut mixed = p[1].clone();
+    mixed.extend(p[0].iter().copied().take(40));
+    let m = build(&w, &[("mixed.npy", mixed)], &st);
+    let e = err(&[a.clone(), m]);
+    assert!(
+        e.contains("overlapping pools") && e.contains("part 2 (mixed.npy)"),
+        "{e}"
+    );
+    // Disjoint parts still merge, with the union of the fingerprints.
+    let (ab, warnings) = Summary::merge_with_warnings(&[a.clone(), b.clone()]).unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let whole = build(&w, &[("a.npy", p[0].clone()), ("b.npy", p[1].clone())], &st);
+    assert_eq!(ab.pool_id_hashes, whole.pool_id_hashes);
+    assert_eq!(ab, whole);
+}
+
+#[test]
+fn merge_without_fingerprints_warns() {
+    let w = World::random(22, 5, 20, 600);
+    let st = sampled_settings();
+    let p = shards(&w, 2, 9);
+    let a = build(&w, &[("a.npy", p[0].clone())], &st);
+    let mut b = build(&w, &[("b.npy", p[1].clone())], &st);
+    b.pool_id_hashes = None; // a format-1 part
+    let (m, warnings) = Summary::merge_with_warnings(&[a, b]).unwrap();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("part(s) 2") && warnings[0].contains("overlapping"),
+        "{warnings:?}"
+    );
+    assert_eq!(m.pool_id_hashes, None);
+}
+
+#[test]
+fn fingerprint_must_match_s0() {
+    let w = World::random(23, 4, 20, 500);
+    let st = sampled_settings();
+    let mut a = build(&w, &[("a.npy", (0..500).collect())], &st);
+    a.pool_id_hashes.as_mut().unwrap().pop();
+    assert!(a
+        .validate()
+        .unwrap_err()
+        .to_string()
+        .contains("pool id hashes"));
+    let mut a = build(&w, &[("a.npy", (0..500).collect())], &st);
+    a.pool_id_hashes.as_mut().unwrap().reverse();
+    assert!(a.validate().unwrap_err().to_string().contains("sorted"));
+}
+
+mod overlap_props {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// Parts drawn with possible repeats (the same shard twice, shared rows): the merge
+        /// succeeds iff no scanned (level-0) item is in two parts, and then equals the
+        /// summary of the union.
+        #[test]
+        fn merge_ok_iff_level0_disjoint(
+            seed in 0u64..1000,
+            picks in prop::collection::vec(prop::collection::vec(0usize..300, 0..40), 1..4),
+            exact in any::<bool>(),
+        ) {
+            let w = World::random(seed, 3, 10, 300);
+            let st = if exact {
+                Settings { fraction: 1.0, min_fraction: 0.25, shards: 2, seed, top_m: 20, pool_size: None }
+            } else {
+                Settings { fraction: 0.5, min_fraction: 0.1, shards: 2, seed, top_m: 20, pool_size: Some(10_000) }
+            };
+            let labels: Vec<String> = (0..picks.len()).map(|i| format!("part{i}.npy")).collect();
+            let parts: Vec<Vec<usize>> = picks
+                .iter()
+                .map(|p| {
+                    let mut v = p.clone();
+                    v.sort_unstable();
+                    v.dedup();
+                    v
+                })
+                .collect();
+            let sums: Vec<Summary> = labels
+                .iter()
+                .zip(&parts)
+                .map(|(l, p)| build(&w, &[(l.as_str(), p.clone())], &st))
+                .collect();
+            let in_level0 = |i: usize| {
+                st.fraction >= 1.0
+                    || tailrank::sample::HashRange::fraction(st.fraction)
+                        .unwrap()
+                        .contains(tailrank::sample::id_hash(&w.pool_ids[i], st.seed))
+            };
+            let mut seen = std::collections::HashSet::new();
+            let overlap = parts
+                .iter()
+                .flatten()
+                .filter(|&&i| in_level0(i))
+                .any(|&i| !seen.insert(i));
+            match Summary::merge(&sums) {
+                Ok(m) => {
+                    prop_assert!(!overlap);
+                    let named: Vec<(&str, Vec<usize>)> =
+                        labels.iter().map(|s| s.as_str()).zip(parts.clone()).collect();
+                    let mut whole = build(&w, &named, &st);
+                    if exact && sums.len() > 1 {
+                        // Exact shards make up the pool (N = Σ S_0), as merge documents.
+                        whole.pool_size = None;
+                    }
+                    let mut m = m;
+                    if exact && sums.len() > 1 {
+                        m.pool_size = None;
+                    }
+                    prop_assert_eq!(m, whole);
+                }
+                Err(e) => {
+                    let e = e.to_string();
+                    prop_assert!(overlap, "{}", e);
+                    prop_assert!(e.contains("overlapping"), "{}", e);
+                }
+            }
+        }
+    }
+}

@@ -6,7 +6,6 @@ use super::predict::EstimateArgs;
 use clap::Args;
 use std::path::PathBuf;
 use tailrank::predict::compare;
-use tailrank::scan::summary::Summary;
 
 #[derive(Args, Debug)]
 pub struct CompareArgs {
@@ -26,8 +25,8 @@ pub struct CompareArgs {
 
 pub fn run(a: CompareArgs) -> anyhow::Result<()> {
     let opts = a.est.options(a.pool_size, 0)?;
-    let sa = Summary::read(&a.a)?;
-    let sb = Summary::read(&a.b)?;
+    let sa = super::read_summary(&a.a)?;
+    let sb = super::read_summary(&a.b)?;
     if let (Some(m), "evt") = (a.est.top_m, a.est.estimator.as_str()) {
         tailrank::predict::check_top_m(&sa, &a.a, m)?;
         tailrank::predict::check_top_m(&sb, &a.b, m)?;

@@ -10,7 +10,6 @@ use tailrank::formats::results::read_results;
 use tailrank::metric::{
     evaluate_results, evaluate_summary_for_set, EvalReport, Metric, MissingPolicy,
 };
-use tailrank::scan::summary::Summary;
 
 #[derive(Args, Debug)]
 pub struct EvalArgs {
@@ -81,7 +80,7 @@ fn build_report(args: &EvalArgs, missing: MissingPolicy) -> anyhow::Result<EvalR
             Ok(evaluate_results(&sets, &results, args.k, missing)?)
         }
         (None, Some(s)) => {
-            let summary = Summary::read(s)?;
+            let summary = super::read_summary(s)?;
             let sets = match &args.gt {
                 Some(gt) => select_sets(load_ground_truth(gt)?, &args.sets)?,
                 None => Vec::new(),

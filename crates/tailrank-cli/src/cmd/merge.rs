@@ -24,9 +24,9 @@ pub fn run(args: MergeArgs) -> anyhow::Result<()> {
     let parts = args
         .inputs
         .iter()
-        .map(|p| Summary::read(p).with_context(|| format!("reading summary {}", p.display())))
+        .map(|p| super::read_summary(p).with_context(|| format!("reading summary {}", p.display())))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let merged = Summary::merge(&parts).with_context(|| {
+    let (merged, warnings) = Summary::merge_with_warnings(&parts).with_context(|| {
         let names: Vec<String> = args
             .inputs
             .iter()
@@ -35,6 +35,9 @@ pub fn run(args: MergeArgs) -> anyhow::Result<()> {
             .collect();
         format!("merging {}", names.join(", "))
     })?;
+    for w in warnings {
+        eprintln!("tailrank: warning: {w}");
+    }
     outputs.write(slot, |p| merged.write(p))?;
     outputs.commit()?;
     eprintln!(

@@ -11,3 +11,13 @@ pub mod sample;
 pub mod scan;
 pub mod simulate;
 pub mod validate;
+
+/// Read a summary folder, printing the reader's warnings (e.g. a format-1 folder whose
+/// manifest is not checksummed) on stderr.
+pub fn read_summary(path: &std::path::Path) -> tailrank::Result<tailrank::scan::Summary> {
+    let (s, warnings) = tailrank::scan::Summary::read_with_warnings(path)?;
+    for w in warnings {
+        eprintln!("tailrank: warning: {w}");
+    }
+    Ok(s)
+}

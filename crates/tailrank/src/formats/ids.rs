@@ -129,34 +129,79 @@ pub fn check_unique_at(path: &Path, ids: &[String], unit: &str, base: usize) -> 
 /// The 0-based positions `(first, second)` of the first repeated id, if any: `second` is the
 /// smallest position whose id occurred before, `first` the earliest occurrence of that id.
 ///
-/// Memory-lean for pool-sized lists (10^8 ids): sorts `(xxh3(id), position)` pairs (16 bytes per
-/// id, in parallel) instead of building a hash map of strings, and compares the strings only
-/// within groups of equal hashes, so hash collisions never produce a false duplicate.
+/// The one-list case of [`find_duplicate_across`] (same machinery, 8 bytes per id).
 pub fn find_duplicate(ids: &[String]) -> Option<(usize, usize)> {
+    find_duplicate_across(&[ids]).map(|((_, a), (_, b))| (a, b))
+}
+
+/// Distinct repeated hash values examined per pass of [`find_duplicate_across`].
+const DUP_BATCH: usize = 1 << 16;
+
+/// xxh3-64 (seed 0) of an id: the 8-byte key under which pool ids are compared (duplicate
+/// checks) and recorded (`pool_id_hashes.npy` of a summary, `docs/summary-format.md`).
+pub fn id_key(id: &str) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(id.as_bytes())
+}
+
+/// A repeated id among several id lists (e.g. the pool shards of one scan), as
+/// `((list a, position a), (list b, position b))` with `lists[a][pa] == lists[b][pb]` and
+/// `(a, pa)` before `(b, pb)` in the concatenation of the lists.
+///
+/// Memory: 8 bytes per id. The [`id_key`] hashes of all ids are sorted (in parallel); only ids
+/// whose hash occurs twice or more are looked at again, and their strings compared, so a hash
+/// collision of two different ids is never reported. The repeated hash values are examined in
+/// batches of 65,536 (in increasing hash order); when all of them fit in the first batch (any
+/// real-world case but a file given twice) the result is the first repeat in concatenation
+/// order: the smallest second position whose id occurred before, with the earliest occurrence
+/// of that id.
+pub fn find_duplicate_across(lists: &[&[String]]) -> Option<((usize, usize), (usize, usize))> {
     use rayon::prelude::*;
-    let mut keyed: Vec<(u64, usize)> = ids
-        .par_iter()
-        .enumerate()
-        .map(|(i, id)| (xxhash_rust::xxh3::xxh3_64(id.as_bytes()), i))
-        .collect();
-    keyed.par_sort_unstable();
-    let mut best: Option<(usize, usize)> = None;
-    for group in keyed.chunk_by(|a, b| a.0 == b.0) {
-        if group.len() < 2 {
-            continue;
+    let total: usize = lists.iter().map(|l| l.len()).sum();
+    let mut hashes: Vec<u64> = Vec::with_capacity(total);
+    for l in lists {
+        hashes.par_extend(l.par_iter().map(|id| id_key(id)));
+    }
+    hashes.par_sort_unstable();
+    let mut from = 0usize; // index into `hashes` where the next batch starts looking
+    loop {
+        // The next batch of distinct hash values that occur at least twice.
+        let mut cand: Vec<u64> = Vec::new();
+        while from + 1 < hashes.len() && cand.len() < DUP_BATCH {
+            if hashes[from] == hashes[from + 1] {
+                let h = hashes[from];
+                cand.push(h);
+                while from < hashes.len() && hashes[from] == h {
+                    from += 1;
+                }
+            } else {
+                from += 1;
+            }
         }
-        // Positions ascend within a group; the first later position equal to an earlier one.
-        for (k, &(_, j)) in group.iter().enumerate().skip(1) {
-            if best.is_some_and(|(_, b)| b <= j) {
-                break;
+        if cand.is_empty() {
+            return None;
+        }
+        // Every occurrence of a candidate hash, in concatenation order.
+        let mut occ: Vec<(usize, usize)> = Vec::new();
+        for (li, l) in lists.iter().enumerate() {
+            let hits: Vec<usize> = l
+                .par_iter()
+                .enumerate()
+                .filter(|(_, id)| cand.binary_search(&id_key(id)).is_ok())
+                .map(|(i, _)| i)
+                .collect();
+            occ.extend(hits.into_iter().map(|i| (li, i)));
+        }
+        let mut seen: std::collections::HashMap<u64, Vec<(usize, usize)>> =
+            std::collections::HashMap::with_capacity(cand.len());
+        for (li, i) in occ {
+            let id = &lists[li][i];
+            let earlier = seen.entry(id_key(id)).or_default();
+            if let Some(&first) = earlier.iter().find(|&&(lj, j)| lists[lj][j] == *id) {
+                return Some((first, (li, i)));
             }
-            if let Some(&(_, i)) = group[..k].iter().find(|&&(_, i)| ids[i] == ids[j]) {
-                best = Some((i, j));
-                break;
-            }
+            earlier.push((li, i));
         }
     }
-    best
 }
 
 /// Write `ids`, one per line, atomically (gzip when the name ends in `.gz`). Ids must be
@@ -276,6 +321,21 @@ mod tests {
         let uniq: Vec<String> = (0..1000).map(|i| format!("u{i}")).collect();
         assert_eq!(find_duplicate(&uniq), None);
         assert_eq!(find_duplicate(&[]), None);
+    }
+
+    #[test]
+    fn find_duplicate_across_lists() {
+        let v = |xs: &[&str]| xs.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let (a, b, c) = (v(&["a", "b"]), v(&["c", "d", "e"]), v(&["f", "d"]));
+        assert_eq!(find_duplicate_across(&[&a, &b]), None);
+        assert_eq!(find_duplicate_across(&[&a, &b, &c]), Some(((1, 1), (2, 1))));
+        // The same list twice: the first id of the second copy.
+        assert_eq!(find_duplicate_across(&[&b, &b]), Some(((0, 0), (1, 0))));
+        assert_eq!(find_duplicate_across(&[]), None);
+        // More repeated hashes than one batch: still found.
+        let big: Vec<String> = (0..3 * DUP_BATCH).map(|i| format!("x{i}")).collect();
+        let (first, second) = find_duplicate_across(&[&big, &big]).unwrap();
+        assert_eq!((first.0, second.0, first.1), (0, 1, second.1));
     }
 
     #[test]

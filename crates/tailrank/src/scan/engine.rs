@@ -46,8 +46,9 @@
 //! Memory: `O(Q · (2M · subsets + Σ n_q · subsets))` per worker plus block buffers
 //! (`BLOCK_ROWS · (D + Q)` floats per worker: rows, scores or bounds; `BLOCK_ROWS · D` 16-bit
 //! values: the rows quantised for the screen) plus 8 bytes per
-//! sampled row of the largest pool source (row index and level/shard code), whatever the pool
-//! size.
+//! sampled row of the largest pool source (row index and level/shard code), plus 8 bytes per
+//! sampled row of the whole pool (the fingerprint `Summary::pool_id_hashes`) and, while the
+//! shards are checked for repeated ids ([`check_pool_disjoint`]), 8 bytes per pool id.
 //!
 //! ## Input checks
 //!
@@ -60,6 +61,7 @@
 use crate::error::{Error, Result};
 use crate::formats::descriptors::DescriptorSource;
 use crate::formats::gt::QuerySet;
+use crate::formats::ids::{find_duplicate_across, id_key};
 use crate::sample::{check_fraction, id_hash, HashRange};
 use crate::scan::kernel::{Backend, ScoreKernel, Scratch};
 use crate::scan::pool::{self, results_cap, Block, PoolPlan, PoolQueryState, SampledSource};
@@ -480,6 +482,48 @@ pub fn scan(inputs: &ScanInputs, cfg: &ScanConfig, progress: &dyn Progress) -> R
     }
 }
 
+/// Refuse pool shards that share an id (SPEC 5: the pool is a set; a repeated id would be
+/// counted twice in `S_ℓ` and `K_{j,ℓ}`), naming the id and both files and rows. The same file
+/// given twice is reported as such. Memory: 8 bytes per pool id
+/// ([`find_duplicate_across`]).
+pub fn check_pool_disjoint(pool: &[&dyn DescriptorSource]) -> Result<()> {
+    let lists: Vec<&[String]> = pool.iter().map(|s| s.ids()).collect();
+    let Some(((a, ra), (b, rb))) = find_duplicate_across(&lists) else {
+        return Ok(());
+    };
+    let (pa, pb) = (pool[a].path(), pool[b].path());
+    let id = &lists[b][rb];
+    let same_file = a != b
+        && (pa == pb
+            || matches!((std::fs::canonicalize(pa), std::fs::canonicalize(pb)),
+                        (Ok(x), Ok(y)) if x == y));
+    Err(if same_file && ra == rb {
+        Error::file(
+            pb,
+            format!(
+                "given twice as a pool file (pool inputs {} and {}): its rows would be counted \
+                 twice; give each pool file once",
+                a + 1,
+                b + 1
+            ),
+        )
+    } else if a == b {
+        Error::file(
+            pb,
+            format!("duplicate pool id {id:?} on rows {ra} and {rb} (0-based)"),
+        )
+    } else {
+        Error::file(
+            pb,
+            format!(
+                "row {rb} has id {id:?}, which is also row {ra} of pool file {}: pool shards \
+                 must be disjoint (each pool id once)",
+                pa.display()
+            ),
+        )
+    })
+}
+
 /// Items per subset of the given item codes (`L · max(shards, 1) + shard`): an item counts in
 /// levels `0..=L` and in its shard.
 fn subset_counts<'a>(codes: impl Iterator<Item = &'a u32>, nlev: usize, nsub: usize) -> Vec<u64> {
@@ -722,9 +766,13 @@ fn scan_in_pool(
     }
     drop(core_states);
 
+    // ---- Pool: no id twice among the shards (nor a file given twice).
+    check_pool_disjoint(&inputs.pool)?;
     // ---- Pool: hash every id once, keep the sampled rows.
     let core_hashes: HashSet<u64> = core.ids().iter().map(|s| id_hash(s, cfg.seed)).collect();
     let mut sampled: Vec<SampledSource> = Vec::with_capacity(inputs.pool.len());
+    // id_key of every sampled (level-0) row: the summary's pool fingerprint, sorted below.
+    let mut pool_keys: Vec<u64> = Vec::new();
     let mut key_offset = ncore as u64;
     for src in &inputs.pool {
         let rows = src.rows();
@@ -735,13 +783,13 @@ fn scan_in_pool(
             ));
         }
         use rayon::prelude::*;
-        let parts: Vec<(Vec<u32>, Vec<u32>)> = src
+        let parts: Vec<(Vec<u32>, Vec<u32>, Vec<u64>)> = src
             .ids()
             .par_chunks(1 << 16)
             .enumerate()
             .map(|(ci, ids)| {
                 let base = ci << 16;
-                let (mut r, mut c) = (Vec::new(), Vec::new());
+                let (mut r, mut c, mut k) = (Vec::new(), Vec::new(), Vec::new());
                 for (i, id) in ids.iter().enumerate() {
                     let h = id_hash(id, cfg.seed);
                     if core_hashes.contains(&h) && crow.contains_key(id.as_str()) {
@@ -758,9 +806,10 @@ fn scan_in_pool(
                     if let Some(code) = sampler.code(h) {
                         r.push((base + i) as u32);
                         c.push(code);
+                        k.push(id_key(id));
                     }
                 }
-                Ok((r, c))
+                Ok((r, c, k))
             })
             .collect::<Result<_>>()?;
         let mut s = SampledSource {
@@ -769,9 +818,10 @@ fn scan_in_pool(
             key_offset,
         };
         s.codes.reserve(s.rows.capacity());
-        for (r, c) in parts {
+        for (r, c, k) in parts {
             s.rows.extend(r);
             s.codes.extend(c);
+            pool_keys.extend(k);
         }
         if s.rows.is_empty() {
             progress.rows_done(rows as u64);
@@ -779,6 +829,7 @@ fn scan_in_pool(
         key_offset += rows as u64;
         sampled.push(s);
     }
+    rayon::slice::ParallelSliceMut::par_sort_unstable(&mut pool_keys[..]);
     // S_ℓ: levels nest (deepest level ≥ ℓ), shards partition.
     let subset_sizes = subset_counts(sampled.iter().flat_map(|s| &s.codes), nlev, nsub);
     // Blocks: (source, first sampled index, end, source rows covered for progress).
@@ -996,6 +1047,7 @@ fn scan_in_pool(
             subset_sizes,
             queries: out_queries,
             inputs: records,
+            pool_id_hashes: Some(pool_keys),
         },
         results,
         renormalized_rows: renormalized,

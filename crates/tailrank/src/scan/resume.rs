@@ -12,9 +12,12 @@
 //! (`crate::atomic::Lock`): a second scan into the same folder is refused with the pid of the
 //! first, so "left by an interrupted run" is only said of a folder no live process writes. [`scan_resumable`] with `resume = true` checks that the partial folder
 //! was made from the same inputs and options (digests of queries, core, ground truth and every
-//! pool file; f, seed, levels, drift shards, M, model, query set, normalisation, results k and
-//! the chunk size), reuses every finished chunk (after verifying its checksums and its range
-//! digest), scans the others, and returns a summary IDENTICAL to an uninterrupted scan: counts
+//! pool file, full-content [`rows_digest`]s of the queries and core; f, seed, levels, drift
+//! shards, M, model, query set, normalisation, results k and the chunk size), reuses every
+//! finished chunk (after verifying its checksums, its range digest and the [`rows_digest`] of
+//! its rows recorded before it was scanned: a file digest reads only the ends of the file, so
+//! rows rewritten in the middle would otherwise be reused stale), scans the others, and returns
+//! a summary IDENTICAL to an uninterrupted scan: counts
 //! and subset sizes are sums, top-M lists are value multisets, the positives' scores come from
 //! the same kernel whatever the chunk, so `merge(scan(chunk₁), …, scan(chunkₙ)) = scan(pool)`.
 //! The merged summary records one `pool` input per pool file (its path, whole-file digest and
@@ -26,8 +29,8 @@
 //!   and options, see above) and the list of chunks (`name`, and `parts`: `pool_index`,
 //!   `start`, `end`, `digest` of the [`RowRange`] view, one part per file the chunk touches);
 //! * `chunk-NNNNNN/` for every finished chunk: `summary/` (a summary folder, format of
-//!   `docs/summary-format.md`), `chunk.json` (the chunk's plan entry plus the xxh3 of
-//!   `results.json`) and, when top-k results are requested, `results.json` (ILIAS results JSON
+//!   `docs/summary-format.md`), `chunk.json` (the chunk's plan entry, the [`rows_digest`] of
+//!   each part and the xxh3 of `results.json`) and, when top-k results are requested, `results.json` (ILIAS results JSON
 //!   of core ∪ chunk).
 //!
 //! Results (top-k over core ∪ pool): the global top-k in the order (score descending, core rows
@@ -126,10 +129,81 @@ struct Plan {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 struct ChunkRecord {
     chunk: Chunk,
+    /// [`rows_digest`] of each part's rows, taken before the chunk was scanned; a resume
+    /// recomputes them and reuses the chunk only when they are unchanged (the parts' file
+    /// digests read only the ends of each file). Absent in records of older versions: such a
+    /// chunk is scanned again.
+    #[serde(default)]
+    rows_xxh3: Option<Vec<String>>,
     /// xxh3 of `results.json` (when results were requested).
     results_xxh3: Option<String>,
     /// Rows renormalised by the chunk's scan (queries, core and the chunk's pool rows).
     renormalized_rows: u64,
+}
+
+/// Full-content digest of rows `start..end` of `src`: the rows are cut into blocks of 4,096
+/// (from `start`); block `b` hashes to `h_b` = xxh3-64 over, for each of its rows, the id and
+/// `\n`, then the row's values as little-endian f32 (as the scan reads them); the digest is
+/// xxh3-64 over `h_0, h_1, …` (8 little-endian bytes each). Blocks are hashed in parallel.
+/// Reads every byte of the range (cost: `docs/errors.md`, resumable scans).
+pub fn rows_digest(src: &dyn DescriptorSource, start: usize, end: usize) -> Result<String> {
+    use rayon::prelude::*;
+    const BLOCK: usize = 4096;
+    let d = src.dim();
+    let nblocks = end.saturating_sub(start).div_ceil(BLOCK);
+    let hashes: Vec<u64> = (0..nblocks)
+        .into_par_iter()
+        .map_init(
+            || {
+                (
+                    vec![0f32; BLOCK * d],
+                    Vec::<u8>::with_capacity(BLOCK * d * 4),
+                )
+            },
+            |(buf, bytes), b| {
+                let a = start + b * BLOCK;
+                let n = (end - a).min(BLOCK);
+                let rows = &mut buf[..n * d];
+                src.read_rows(a, rows)?;
+                let mut h = xxhash_rust::xxh3::Xxh3::new();
+                for id in &src.ids()[a..a + n] {
+                    h.update(id.as_bytes());
+                    h.update(b"\n");
+                }
+                #[cfg(target_endian = "little")]
+                {
+                    let _ = &bytes;
+                    // SAFETY: any f32 is 4 plain bytes; u8 has no alignment requirement. On a
+                    // little-endian host these are the f32s' little-endian bytes.
+                    let raw = unsafe {
+                        std::slice::from_raw_parts(rows.as_ptr() as *const u8, rows.len() * 4)
+                    };
+                    h.update(raw);
+                }
+                #[cfg(not(target_endian = "little"))]
+                {
+                    bytes.clear();
+                    bytes.extend(rows.iter().flat_map(|v| v.to_le_bytes()));
+                    h.update(bytes);
+                }
+                Ok(h.digest())
+            },
+        )
+        .collect::<Result<_>>()?;
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    for x in hashes {
+        h.update(&x.to_le_bytes());
+    }
+    Ok(format!("xxh3:{:016x}", h.digest()))
+}
+
+/// [`rows_digest`] of every part of `chunk`.
+fn chunk_rows_digests(pool: &[&dyn DescriptorSource], chunk: &Chunk) -> Result<Vec<String>> {
+    chunk
+        .parts
+        .iter()
+        .map(|p| rows_digest(pool[p.pool_index], p.start, p.end))
+        .collect()
 }
 
 fn xxh3_string(bytes: &[u8]) -> String {
@@ -142,6 +216,7 @@ fn identity(
     cfg: &ScanConfig,
     chunk_rows: usize,
     pool_digests: &[String],
+    content: [&str; 2],
 ) -> serde_json::Map<String, serde_json::Value> {
     use serde_json::json;
     let mut m = serde_json::Map::new();
@@ -159,6 +234,10 @@ fn identity(
         "core",
         json!({"digest": inputs.core.digest(), "rows": inputs.core.rows()}),
     );
+    // The file digests above read only the ends of a file: every chunk reused depends on every
+    // query and core row, so these two are digested in full.
+    put("queries_rows", json!(content[0]));
+    put("core_rows", json!(content[1]));
     put(
         "pool",
         json!(inputs
@@ -334,7 +413,12 @@ fn read_plan(dir: &Path) -> Result<Option<Plan>> {
 }
 
 /// A finished chunk read back from the partial folder, checked against its plan entry.
-fn load_chunk(dir: &Path, chunk: &Chunk, want_results: bool) -> Result<ChunkOutput> {
+fn load_chunk(
+    dir: &Path,
+    chunk: &Chunk,
+    pool: &[&dyn DescriptorSource],
+    want_results: bool,
+) -> Result<ChunkOutput> {
     let cdir = dir.join(&chunk.name);
     let rpath = cdir.join("chunk.json");
     let text = std::fs::read_to_string(&rpath).at(&rpath)?;
@@ -346,7 +430,38 @@ fn load_chunk(dir: &Path, chunk: &Chunk, want_results: bool) -> Result<ChunkOutp
             "the chunk record does not match the plan (different range or digest)",
         ));
     }
+    match &rec.rows_xxh3 {
+        None => {
+            return Err(Error::file(
+                &rpath,
+                "no digest of the chunk's rows (written by an older tailrank)",
+            ))
+        }
+        Some(old) => {
+            let now = chunk_rows_digests(pool, chunk)?;
+            if let Some(i) = (0..now.len()).find(|&i| old.get(i) != Some(&now[i])) {
+                let p = &chunk.parts[i];
+                return Err(Error::file(
+                    pool[p.pool_index].path(),
+                    format!(
+                        "rows {}..{} changed since the interrupted run scanned them \
+                         (rows digest {} then, {} now)",
+                        p.start,
+                        p.end,
+                        old.get(i).map_or("none", |s| s.as_str()),
+                        now[i]
+                    ),
+                ));
+            }
+        }
+    }
     let summary = Summary::read(&cdir.join("summary"))?;
+    if summary.pool_id_hashes.is_none() {
+        return Err(Error::file(
+            cdir.join("summary"),
+            "the chunk summary records no pool fingerprint (older format)",
+        ));
+    }
     let pool: Vec<&InputRecord> = summary
         .inputs
         .iter()
@@ -409,7 +524,7 @@ struct ChunkOutput {
 }
 
 /// Write a finished chunk atomically into the partial folder.
-fn store_chunk(dir: &Path, chunk: &Chunk, out: &ChunkOutput) -> Result<()> {
+fn store_chunk(dir: &Path, chunk: &Chunk, rows_xxh3: Vec<String>, out: &ChunkOutput) -> Result<()> {
     atomic::write_dir(&dir.join(&chunk.name), |tmp| {
         out.summary.write(&tmp.join("summary"))?;
         let results_xxh3 = match &out.results {
@@ -422,6 +537,7 @@ fn store_chunk(dir: &Path, chunk: &Chunk, out: &ChunkOutput) -> Result<()> {
         };
         let rec = ChunkRecord {
             chunk: chunk.clone(),
+            rows_xxh3: Some(rows_xxh3),
             results_xxh3,
             renormalized_rows: out.renormalized_rows,
         };
@@ -494,7 +610,19 @@ pub fn scan_resumable(
     crate::scan::engine::check_top_m(cfg.top_m)?;
     let pool_digests: Vec<String> = inputs.pool.iter().map(|p| p.digest()).collect();
     let chunks = plan_chunks(&inputs.pool, &pool_digests, opts.chunk_rows)?;
-    let ident = identity(inputs, cfg, opts.chunk_rows, &pool_digests);
+    // Pool shards must be disjoint as a whole, not only within each chunk.
+    crate::scan::engine::check_pool_disjoint(&inputs.pool)?;
+    let content = [
+        rows_digest(inputs.queries, 0, inputs.queries.rows())?,
+        rows_digest(inputs.core, 0, inputs.core.rows())?,
+    ];
+    let ident = identity(
+        inputs,
+        cfg,
+        opts.chunk_rows,
+        &pool_digests,
+        [&content[0], &content[1]],
+    );
     let mut report = ResumeReport::default();
 
     // Held until the chunks are merged: a second scan into the same partial folder is refused
@@ -657,7 +785,7 @@ fn scan_chunks(
         let cdir = dir.join(&chunk.name);
         let mut loaded = None;
         if cdir.exists() {
-            match load_chunk(dir, chunk, want_results) {
+            match load_chunk(dir, chunk, &inputs.pool, want_results) {
                 Ok(x) => loaded = Some(x),
                 Err(e) => {
                     std::fs::remove_dir_all(&cdir).at(&cdir)?;
@@ -674,8 +802,11 @@ fn scan_chunks(
                 x
             }
             None => {
+                // Digested before the scan: rows rewritten while it runs make the next resume
+                // scan the chunk again rather than trust it.
+                let digests = chunk_rows_digests(&inputs.pool, chunk)?;
                 let out = scan_chunk(chunk, progress)?;
-                store_chunk(dir, chunk, &out)?;
+                store_chunk(dir, chunk, digests, &out)?;
                 report.scanned += 1;
                 out
             }

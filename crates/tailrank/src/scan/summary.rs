@@ -11,7 +11,11 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// Version of the on-disk summary format; readers refuse newer versions.
-pub const SUMMARY_FORMAT_VERSION: u32 = 1;
+///
+/// Version 2 (issue #17, pool identity) added `manifest.xxh3` (checksum of `manifest.json`)
+/// and `pool_id_hashes.npy` (the pool fingerprint, [`Summary::pool_id_hashes`]). Version 1
+/// folders still read, with a warning ([`Summary::read_with_warnings`]).
+pub const SUMMARY_FORMAT_VERSION: u32 = 2;
 
 /// What a subset of the scanned pool is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -96,6 +100,13 @@ pub struct Summary {
     pub queries: Vec<QuerySummary>,
     /// Inputs that went into this summary (queries, core, gt, pool shards).
     pub inputs: Vec<InputRecord>,
+    /// Pool fingerprint: the `xxh3_64` (seed 0, [`crate::formats::ids::id_key`]) of the id of
+    /// every scanned (level-0) pool row, sorted ascending; `S_0` values. [`Summary::merge`]
+    /// refuses parts whose lists share a value (overlapping pools, whatever the files' digests)
+    /// and unions them. `None` when unknown (format-1 folders, simulated summaries): merge
+    /// then warns that overlap cannot be checked.
+    #[serde(default)]
+    pub pool_id_hashes: Option<Vec<u64>>,
 }
 
 impl Summary {
@@ -152,6 +163,22 @@ impl Summary {
                 return Err(format!(
                     "pool size N = {n} is smaller than the {} pool items seen (S_0)",
                     self.subset_sizes[0]
+                ));
+            }
+        }
+        if let Some(h) = &self.pool_id_hashes {
+            if h.len() as u64 != self.subset_sizes[0] {
+                return Err(format!(
+                    "{} pool id hashes for S_0 = {} scanned pool items",
+                    h.len(),
+                    self.subset_sizes[0]
+                ));
+            }
+            if let Some(i) = h.windows(2).position(|w| w[0] > w[1]) {
+                return Err(format!(
+                    "pool id hashes not sorted ascending (entry {} > entry {})",
+                    i,
+                    i + 1
                 ));
             }
         }
@@ -270,9 +297,17 @@ impl Summary {
     }
 
     /// Read a summary folder, refusing an unknown format name, a newer format version, missing
-    /// files, checksum mismatches (corrupted arrays) and inconsistent shapes, each with a
-    /// message naming the offending path.
+    /// files, checksum mismatches (an edited `manifest.json`, corrupted arrays), duplicate keys
+    /// in the manifest and inconsistent shapes, each with a message naming the offending path.
+    /// Warnings (a format-1 folder, whose manifest has no checksum) are dropped: use
+    /// [`Summary::read_with_warnings`] to show them.
     pub fn read(dir: &Path) -> Result<Summary> {
+        Self::read_with_warnings(dir).map(|(s, _)| s)
+    }
+
+    /// [`Summary::read`], also returning warnings, each naming the folder: a format-1 folder
+    /// (its `manifest.json` is not checksummed, and it records no pool fingerprint).
+    pub fn read_with_warnings(dir: &Path) -> Result<(Summary, Vec<String>)> {
         crate::atomic::check_settled(dir)?;
         format::read_folder(dir)
     }
@@ -283,7 +318,9 @@ impl Summary {
     /// The parts must agree on format version, model, query set, query ids, positives (ids,
     /// scores bitwise, `C_j`), core size, f, seed, subsets and M, and on their non-pool inputs
     /// (queries, core, ground truth: same digests). Pool inputs must be disjoint: the same pool
-    /// digest in two parts is an "overlapping shards" error. Result: `S_ℓ = Σ S_ℓ`,
+    /// digest in two parts, or (when every part has [`Summary::pool_id_hashes`]) one id hash in
+    /// two parts, is an "overlapping shards" error; the merged fingerprint is the sorted union
+    /// (a linear merge-join). Result: `S_ℓ = Σ S_ℓ`,
     /// `K_{j,ℓ} = Σ K_{j,ℓ}`, top-M lists = the M largest of the union (descending), inputs =
     /// the first part's non-pool inputs followed by every part's pool inputs in order.
     ///
@@ -292,6 +329,13 @@ impl Summary {
     /// otherwise the known N of the parts must agree and the merged N is that value, which must
     /// be at least the merged S_0.
     pub fn merge(parts: &[Summary]) -> Result<Summary> {
+        merge::merge(parts).map(|(s, _)| s)
+    }
+
+    /// [`Summary::merge`], also returning warnings: parts without a pool fingerprint
+    /// ([`Summary::pool_id_hashes`], format-1 summaries), whose overlap could only be checked by
+    /// file digest (the merged summary has no fingerprint then).
+    pub fn merge_with_warnings(parts: &[Summary]) -> Result<(Summary, Vec<String>)> {
         merge::merge(parts)
     }
 }

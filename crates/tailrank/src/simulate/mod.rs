@@ -906,6 +906,7 @@ pub fn simulate_summary(cfg: &SimConfig) -> Result<Simulation> {
         subset_sizes: layout.subset_sizes,
         queries,
         inputs: Vec::new(),
+        pool_id_hashes: None,
     };
     let truth = Truth {
         config: cfg.clone(),

@@ -240,6 +240,7 @@ pub fn synth(o: &SynthOpts) -> Synth {
         subset_sizes: sizes,
         queries,
         inputs: Vec::new(),
+        pool_id_hashes: None,
     };
     Synth {
         summary,
@@ -377,5 +378,6 @@ pub fn ilias_like(
         subset_sizes: sizes,
         queries: qs,
         inputs: Vec::new(),
+        pool_id_hashes: None,
     }
 }

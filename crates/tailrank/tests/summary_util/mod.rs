@@ -129,6 +129,14 @@ pub fn build(world: &World, shards: &[(&str, Vec<usize>)], st: &Settings) -> Sum
             subsets.iter().map(|s| s.range.contains(h)).collect()
         })
         .collect();
+    // The pool fingerprint: sorted id keys of the level-0 members.
+    let mut fingerprint: Vec<u64> = items
+        .iter()
+        .zip(&member)
+        .filter(|(_, m)| m[0])
+        .map(|(&i, _)| tailrank::formats::ids::id_key(&world.pool_ids[i]))
+        .collect();
+    fingerprint.sort_unstable();
     let subset_sizes = (0..subsets.len())
         .map(|l| member.iter().filter(|m| m[l]).count() as u64)
         .collect();
@@ -207,5 +215,6 @@ pub fn build(world: &World, shards: &[(&str, Vec<usize>)], st: &Settings) -> Sum
         subset_sizes,
         queries,
         inputs,
+        pool_id_hashes: Some(fingerprint),
     }
 }

@@ -13,12 +13,16 @@
 //! | `top_scores.npy`      | `<f4` | (Q, L, W) | top-M pool scores, descending, `-inf` padded    |
 //! | `top_len.npy`         | `<u4` | (Q, L)    | number of valid entries in each top-M row       |
 //!
+//! | `pool_id_hashes.npy`  | `<u8` | (S_0,)    | sorted xxh3-64 of the scanned pool ids (v2)     |
+//!
 //! `W = min(M, max_ℓ S_ℓ)`: no list can be longer, so an M above the pool is not padded out
 //! (with M ≤ S_0, the normal case, `W = M`). Files written before this rule have `W = M`; the
 //! reader accepts both.
 //!
 //! The manifest's `arrays` object maps each file name to `{dtype, shape, xxh3}` where `xxh3` is
-//! `xxh3:` followed by the 16-hex-digit xxh3-64 (seed 0) of the whole file.
+//! `xxh3:` followed by the 16-hex-digit xxh3-64 (seed 0) of the whole file. Since version 2,
+//! `manifest.xxh3` holds the same checksum of `manifest.json` itself (one line), so that the
+//! whole folder is covered; duplicate keys anywhere in the manifest are an error.
 
 use super::{InputRecord, PositiveSummary, QuerySummary, Subset, Summary, SUMMARY_FORMAT_VERSION};
 use crate::error::{Error, IoContext, Result};
@@ -38,6 +42,10 @@ const POS_CORE_ABOVE: &str = "pos_core_above.npy";
 const POS_POOL_ABOVE: &str = "pos_pool_above.npy";
 const TOP_SCORES: &str = "top_scores.npy";
 const TOP_LEN: &str = "top_len.npy";
+/// The pool fingerprint ([`Summary::pool_id_hashes`]), written when known (version 2).
+pub const POOL_ID_HASHES: &str = "pool_id_hashes.npy";
+/// Checksum of `manifest.json` (version 2): `xxh3:` + 16 hex digits of its bytes, and `\n`.
+pub const MANIFEST_CHECKSUM: &str = "manifest.xxh3";
 
 /// Checksum, dtype and shape of one array file, as recorded in the manifest.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -231,6 +239,10 @@ pub(super) fn write_folder(s: &Summary, dir: &Path) -> Result<()> {
         )?,
     ];
     arrays.extend(records);
+    if let Some(h) = &s.pool_id_hashes {
+        let (name, rec) = write_array(dir, POOL_ID_HASHES, &[h.len() as u64], h.iter().copied())?;
+        arrays.insert(name, rec);
+    }
 
     let manifest = Manifest {
         format: FORMAT_NAME.to_string(),
@@ -253,11 +265,74 @@ pub(super) fn write_folder(s: &Summary, dir: &Path) -> Result<()> {
         arrays,
     };
     let path = dir.join(MANIFEST);
-    crate::atomic::write_file(&path, |w| {
-        serde_json::to_writer_pretty(&mut *w, &manifest)
-            .map_err(|e| Error::file(&path, format!("cannot serialise manifest: {e}")))?;
-        w.write_all(b"\n").at(&path)
-    })
+    let mut text = serde_json::to_vec_pretty(&manifest)
+        .map_err(|e| Error::file(&path, format!("cannot serialise manifest: {e}")))?;
+    text.push(b'\n');
+    crate::atomic::write_bytes(&path, &text)?;
+    let sum = format!("{}\n", checksum_string(xxhash_rust::xxh3::xxh3_64(&text)));
+    crate::atomic::write_bytes(&dir.join(MANIFEST_CHECKSUM), sum.as_bytes())
+}
+
+/// A JSON value that refuses duplicate object keys (serde_json keeps the last one silently).
+/// Deserialising into it only validates; the error names the repeated key.
+struct NoDuplicateKeys;
+
+impl<'de> Deserialize<'de> for NoDuplicateKeys {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = NoDuplicateKeys;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_bool<E>(self, _: bool) -> std::result::Result<Self::Value, E> {
+                Ok(NoDuplicateKeys)
+            }
+            fn visit_i64<E>(self, _: i64) -> std::result::Result<Self::Value, E> {
+                Ok(NoDuplicateKeys)
+            }
+            fn visit_u64<E>(self, _: u64) -> std::result::Result<Self::Value, E> {
+                Ok(NoDuplicateKeys)
+            }
+            fn visit_f64<E>(self, _: f64) -> std::result::Result<Self::Value, E> {
+                Ok(NoDuplicateKeys)
+            }
+            fn visit_str<E>(self, _: &str) -> std::result::Result<Self::Value, E> {
+                Ok(NoDuplicateKeys)
+            }
+            fn visit_unit<E>(self) -> std::result::Result<Self::Value, E> {
+                Ok(NoDuplicateKeys)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> std::result::Result<Self::Value, A::Error> {
+                while a.next_element::<NoDuplicateKeys>()?.is_some() {}
+                Ok(NoDuplicateKeys)
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> std::result::Result<Self::Value, A::Error> {
+                let mut keys = std::collections::HashSet::new();
+                while let Some(k) = a.next_key::<String>()? {
+                    if !keys.insert(k.clone()) {
+                        return Err(serde::de::Error::custom(format!("duplicate key {k:?}")));
+                    }
+                    a.next_value::<NoDuplicateKeys>()?;
+                }
+                Ok(NoDuplicateKeys)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Check that the JSON text has no duplicate object key (at any depth).
+pub(crate) fn check_no_duplicate_keys(text: &str) -> std::result::Result<(), String> {
+    serde_json::from_str::<NoDuplicateKeys>(text)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
 /// Parsed npy header: dtype descriptor, Fortran flag, shape, and where the data starts.
@@ -414,7 +489,7 @@ fn read_raw<T: Elem>(
 }
 
 /// Read and check a summary folder.
-pub(super) fn read_folder(dir: &Path) -> Result<Summary> {
+pub(super) fn read_folder(dir: &Path) -> Result<(Summary, Vec<String>)> {
     if !dir.is_dir() {
         return Err(Error::file(
             dir,
@@ -432,9 +507,17 @@ pub(super) fn read_folder(dir: &Path) -> Result<Summary> {
             "missing: not a tailrank summary folder (no manifest.json)",
         ));
     }
-    let text = std::fs::read_to_string(&mpath).at(&mpath)?;
+    let bytes = std::fs::read(&mpath).at(&mpath)?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| Error::file(&mpath, "malformed JSON: not valid UTF-8"))?;
     let value: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| Error::file(&mpath, format!("malformed JSON: {e}")))?;
+    check_no_duplicate_keys(&text).map_err(|e| {
+        Error::file(
+            &mpath,
+            format!("malformed manifest: {e} (a key may appear once; was the file edited?)"),
+        )
+    })?;
     match value.get("format").and_then(|v| v.as_str()) {
         Some(FORMAT_NAME) => {}
         Some(other) => {
@@ -468,6 +551,37 @@ pub(super) fn read_folder(dir: &Path) -> Result<Summary> {
         return Err(Error::file(
             &mpath,
             "format_version 0 is not a valid version",
+        ));
+    }
+    let mut warnings = Vec::new();
+    let cpath = dir.join(MANIFEST_CHECKSUM);
+    if version >= 2 {
+        if !cpath.is_file() {
+            return Err(Error::file(
+                &cpath,
+                format!(
+                    "missing: a format_version {version} summary keeps the checksum of \
+                     manifest.json here"
+                ),
+            ));
+        }
+        let recorded = std::fs::read_to_string(&cpath).at(&cpath)?;
+        let actual = checksum_string(xxhash_rust::xxh3::xxh3_64(text.as_bytes()));
+        if recorded.trim_end() != actual {
+            return Err(Error::file(
+                &mpath,
+                format!(
+                    "checksum mismatch: the file does not hash to the checksum recorded in \
+                     {MANIFEST_CHECKSUM} (manifest.json was edited or corrupted)"
+                ),
+            ));
+        }
+    } else {
+        warnings.push(format!(
+            "{}: summary format_version {version}: manifest.json is not checksummed (an edit \
+             would go unnoticed) and no pool fingerprint is recorded; rewrite it with this \
+             tailrank (e.g. tailrank merge of the folder alone) to add both",
+            dir.display()
         ));
     }
     let man: Manifest = serde_json::from_value(value)
@@ -510,6 +624,15 @@ pub(super) fn read_folder(dir: &Path) -> Result<Summary> {
     let (top, top_start) = read_raw::<f32>(dir, &man, TOP_SCORES, &[q64, l64, w64])?;
     let top = &top[top_start..];
     let top_len: Vec<u32> = read_array(dir, &man, TOP_LEN, &[q64, l64])?;
+    let pool_id_hashes: Option<Vec<u64>> = match man.arrays.contains_key(POOL_ID_HASHES) {
+        true => Some(read_array(
+            dir,
+            &man,
+            POOL_ID_HASHES,
+            &[man.subset_sizes.first().copied().unwrap_or(0)],
+        )?),
+        false => None,
+    };
 
     let opath = dir.join(QUERY_OFFSETS);
     if offsets[0] != 0 || offsets[q] != p64 || offsets.windows(2).any(|w| w[0] > w[1]) {
@@ -569,8 +692,9 @@ pub(super) fn read_folder(dir: &Path) -> Result<Summary> {
         subset_sizes: man.subset_sizes,
         queries,
         inputs: man.inputs,
+        pool_id_hashes,
     };
     s.check()
         .map_err(|msg| Error::file(dir, format!("inconsistent summary: {msg}")))?;
-    Ok(s)
+    Ok((s, warnings))
 }

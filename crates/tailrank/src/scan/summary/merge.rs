@@ -48,7 +48,93 @@ fn non_pool(inputs: &[InputRecord]) -> Vec<(&str, &str)> {
     v
 }
 
-pub(super) fn merge(parts: &[Summary]) -> Result<Summary> {
+/// Pool inputs of part `i`, for messages: `"a.npy, b.npy"`.
+fn pool_paths(p: &Summary) -> String {
+    let v: Vec<&str> = p
+        .inputs
+        .iter()
+        .filter(|r| r.role == POOL_ROLE)
+        .map(|r| r.path.as_str())
+        .collect();
+    if v.is_empty() {
+        "no pool input recorded".into()
+    } else {
+        v.join(", ")
+    }
+}
+
+/// Merge-join of two ascending id-hash lists into their sorted union; a value present in both
+/// is an overlap, returned as `Err(value)`. Linear in the total length, no extra memory beyond
+/// the output.
+fn union_disjoint(a: &[u64], b: &[u64]) -> std::result::Result<Vec<u64>, u64> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => {
+                out.push(a[i]);
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                out.push(b[j]);
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => return Err(a[i]),
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    Ok(out)
+}
+
+/// The union of the parts' pool fingerprints, refusing any hash in two parts (see
+/// [`Summary::pool_id_hashes`]); `None` (with a warning per part) when a part has none.
+fn merge_fingerprints(parts: &[Summary], warnings: &mut Vec<String>) -> Result<Option<Vec<u64>>> {
+    let missing: Vec<String> = parts
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.pool_id_hashes.is_none())
+        .map(|(i, _)| (i + 1).to_string())
+        .collect();
+    if !missing.is_empty() {
+        warnings.push(format!(
+            "part(s) {} record no pool fingerprint (pool_id_hashes: summary format 1 or not \
+             made by a scan): overlapping pools can only be detected by identical file \
+             digests, not by content; the merged summary has no fingerprint",
+            missing.join(", ")
+        ));
+        return Ok(None);
+    }
+    let mut acc: Vec<u64> = Vec::new();
+    for (i, p) in parts.iter().enumerate() {
+        let h = p.pool_id_hashes.as_deref().unwrap_or_default();
+        acc = union_disjoint(&acc, h).map_err(|v| {
+            // Which earlier part holds it (each list is sorted).
+            let j = parts[..i]
+                .iter()
+                .position(|q| {
+                    q.pool_id_hashes
+                        .as_deref()
+                        .is_some_and(|x| x.binary_search(&v).is_ok())
+                })
+                .unwrap_or(0);
+            Error::invalid(format!(
+                "cannot merge: overlapping pools: part {} ({}) and part {} ({}) both scanned a \
+                 pool id with xxh3 hash {v:016x} (the same pool rows in two parts, e.g. a shard \
+                 merged twice or re-encoded under another name); each pool item must be merged \
+                 once",
+                j + 1,
+                pool_paths(&parts[j]),
+                i + 1,
+                pool_paths(p)
+            ))
+        })?;
+    }
+    Ok(Some(acc))
+}
+
+pub(super) fn merge(parts: &[Summary]) -> Result<(Summary, Vec<String>)> {
+    let mut warnings = Vec::new();
     let first = parts
         .first()
         .ok_or_else(|| Error::invalid("cannot merge: no summaries given"))?;
@@ -59,14 +145,6 @@ pub(super) fn merge(parts: &[Summary]) -> Result<Summary> {
     }
     // Everything that must agree.
     for (i, p) in parts.iter().enumerate().skip(1) {
-        if p.format_version != first.format_version {
-            return Err(mismatch(
-                i,
-                "format version",
-                first.format_version,
-                p.format_version,
-            ));
-        }
         if p.model != first.model {
             return Err(mismatch(i, "model", &first.model, &p.model));
         }
@@ -167,6 +245,8 @@ pub(super) fn merge(parts: &[Summary]) -> Result<Summary> {
         }
     }
 
+    let fingerprint = merge_fingerprints(parts, &mut warnings)?;
+
     let l = first.subsets.len();
     let overflow = || Error::invalid("cannot merge: counts overflow u64");
     let mut subset_sizes = vec![0u64; l];
@@ -189,6 +269,10 @@ pub(super) fn merge(parts: &[Summary]) -> Result<Summary> {
         }
     }
     out.subset_sizes = subset_sizes;
+    out.pool_id_hashes = fingerprint;
+    // Parts read from older format versions hold the same content in memory; the merged
+    // summary is of this version.
+    out.format_version = crate::scan::summary::SUMMARY_FORMAT_VERSION;
     out.tool_version = crate::TOOL_VERSION.to_string();
     out.inputs = first
         .inputs
@@ -236,12 +320,22 @@ pub(super) fn merge(parts: &[Summary]) -> Result<Summary> {
             )));
         }
     }
-    Ok(out)
+    Ok((out, warnings))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::merge_top;
+    use super::{merge_top, union_disjoint};
+
+    #[test]
+    fn union_of_disjoint_sorted_lists() {
+        assert_eq!(
+            union_disjoint(&[1, 4, 9], &[2, 3, 10]),
+            Ok(vec![1, 2, 3, 4, 9, 10])
+        );
+        assert_eq!(union_disjoint(&[], &[5]), Ok(vec![5]));
+        assert_eq!(union_disjoint(&[1, 5, 7], &[2, 7]), Err(7));
+    }
 
     #[test]
     fn merge_top_keeps_m_largest() {
