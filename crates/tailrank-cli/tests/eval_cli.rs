@@ -372,6 +372,8 @@ fn summary_counts_match_results() {
         for (id, s) in pids.iter().zip(&pos) {
             m.insert(id.clone(), serde_json::json!(*s as f64));
             ps.push(PositiveSummary {
+                core_ties: 0,
+                pool_ties: Vec::new(),
                 id: id.clone(),
                 score: *s,
                 core_above: core.iter().filter(|&&c| c > *s).count() as u64,
@@ -410,6 +412,7 @@ fn summary_counts_match_results() {
         subset_sizes: vec![pool_n as u64],
         queries,
         inputs: vec![],
+        ties_known: true,
     };
     let s_path = d.path().join("summary");
     s.write(&s_path).unwrap();

@@ -436,6 +436,7 @@ impl NativeSummary {
             subset_sizes,
             queries: _,
             inputs,
+            ties_known,
         } = &self.inner;
         let head = Summary {
             format_version: *format_version,
@@ -451,6 +452,7 @@ impl NativeSummary {
             subset_sizes: subset_sizes.clone(),
             queries: Vec::new(),
             inputs: inputs.clone(),
+            ties_known: *ties_known,
         };
         let mut v = serde_json::to_value(&head).map_err(err)?;
         if let Some(o) = v.as_object_mut() {

@@ -770,6 +770,11 @@ pub struct IliasSetReport {
     pub clutter: Vec<GroupResult>,
     pub categories: Vec<GroupResult>,
     pub subcategories: Vec<GroupResult>,
+    /// Pairs (positive, non-relevant item) of one query with bitwise-equal scores, over all
+    /// queries of the set (`Σ_j T^C_j + T^K_j`; in prediction mode, in the level-0 sample);
+    /// None when the summary has no tie counts. Such pairs are ranked as the official
+    /// evaluator ranks them (tie blocks, positives at the block's end).
+    pub tied_pairs: Option<u64>,
     /// Prediction mode: the full prediction report (`report::prediction_json`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prediction: Option<serde_json::Value>,
@@ -832,6 +837,7 @@ impl Source<'_> {
                         score: p.score,
                         core_above: p.core_above,
                         pool_above: p.pool_above[0],
+                        ties: p.core_ties + p.pool_tie(0),
                     })
                     .collect();
                 if pos.is_empty() {
@@ -977,6 +983,7 @@ pub fn exact_set_report(ds: &IliasDataset, s: &Summary, k: usize) -> Result<Ilia
         clutter,
         categories,
         subcategories,
+        tied_pairs: s.ties_known.then(|| s.tied_pairs(0)),
         prediction: None,
         prediction_full: None,
     })
@@ -1012,6 +1019,7 @@ pub fn predicted_set_report(
         clutter,
         categories,
         subcategories,
+        tied_pairs: s.ties_known.then(|| s.tied_pairs(0)),
         prediction: Some(crate::report::prediction_json(&p)),
         prediction_full: Some(p),
     })
@@ -1155,6 +1163,24 @@ pub fn table(r: &IliasReport) -> String {
                     s.n_queries,
                     pct(s.map_at_k)
                 );
+            }
+        }
+    }
+    for s in &r.sets {
+        match s.tied_pairs {
+            Some(0) => {}
+            Some(n) => {
+                let _ = writeln!(
+                    t,
+                    "{}: {} tied positive/non-relevant pair{} (equal scores: official tie blocks, \
+                     positives at the block's end)",
+                    s.task,
+                    thousands(n),
+                    if n == 1 { "" } else { "s" }
+                );
+            }
+            None => {
+                let _ = writeln!(t, "{}: ties unknown (summary without tie counts)", s.task);
             }
         }
     }

@@ -69,6 +69,8 @@ fn summary_of(galleries: &[Gallery], exact: bool) -> Summary {
                 positives: ps
                     .into_iter()
                     .map(|(id, s)| PositiveSummary {
+                        core_ties: 0,
+                        pool_ties: Vec::new(),
                         id,
                         score: s,
                         core_above: g.core.iter().filter(|&&c| c > s).count() as u64,
@@ -97,6 +99,7 @@ fn summary_of(galleries: &[Gallery], exact: bool) -> Summary {
         subset_sizes: vec![pool_n],
         queries,
         inputs: vec![],
+        ties_known: true,
     }
 }
 

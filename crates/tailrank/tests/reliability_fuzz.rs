@@ -233,6 +233,8 @@ fn valid_summary() -> Summary {
             .iter()
             .enumerate()
             .map(|(j, &s)| PositiveSummary {
+                core_ties: 0,
+                pool_ties: Vec::new(),
                 id: format!("{id}/p{j}"),
                 score: s,
                 core_above: j as u64,
@@ -255,6 +257,7 @@ fn valid_summary() -> Summary {
         subset_sizes: vec![20, 10, 20],
         queries: vec![q("a", &[0.8, 0.4]), q("b", &[0.7, 0.6, 0.2])],
         inputs: vec![],
+        ties_known: true,
     }
 }
 

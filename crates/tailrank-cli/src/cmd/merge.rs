@@ -33,6 +33,9 @@ pub fn run(args: MergeArgs) -> anyhow::Result<()> {
         format!("merging {}", names.join(", "))
     })?;
     merged.write(&args.output)?;
+    if let Some(w) = merged.ties_unknown_warning() {
+        eprintln!("tailrank merge: warning: {w}");
+    }
     eprintln!(
         "tailrank merge: {} summaries -> {}: {} queries, {} pool inputs, S_0 = {}{}",
         parts.len(),

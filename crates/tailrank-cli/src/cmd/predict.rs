@@ -90,7 +90,13 @@ impl ModelArgs {
     /// Read the input.
     pub fn load(&self) -> anyhow::Result<Input> {
         match (&self.summary, &self.hardness) {
-            (Some(s), None) => Ok(Input::Summary(Box::new(Summary::read(s)?))),
+            (Some(s), None) => {
+                let summary = Summary::read(s)?;
+                if let Some(w) = summary.ties_unknown_warning() {
+                    eprintln!("tailrank: warning: {}: {w}", s.display());
+                }
+                Ok(Input::Summary(Box::new(summary)))
+            }
             (None, Some(h)) => {
                 let (meta, qs) = hardness::read_hardness_csv(h)?;
                 Ok(Input::Hardness(meta, qs))

@@ -753,6 +753,8 @@ fn simulate_query(
         .iter()
         .enumerate()
         .map(|(j, p)| PositiveSummary {
+            core_ties: 0,
+            pool_ties: Vec::new(),
             id: p.id.clone(),
             score: p.s,
             core_above: core_above[j],
@@ -886,6 +888,7 @@ pub fn simulate_summary(cfg: &SimConfig) -> Result<Simulation> {
         subset_sizes: layout.subset_sizes,
         queries,
         inputs: Vec::new(),
+        ties_known: true,
     };
     let truth = Truth {
         config: cfg.clone(),

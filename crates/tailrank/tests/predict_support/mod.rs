@@ -188,6 +188,8 @@ pub fn synth(o: &SynthOpts) -> Synth {
             .iter()
             .enumerate()
             .map(|(j, &s)| PositiveSummary {
+                core_ties: 0,
+                pool_ties: Vec::new(),
                 id: format!("q{qi:03}/pos{j}"),
                 score: s,
                 core_above: core.iter().filter(|&&c| c > s).count() as u64,
@@ -240,6 +242,7 @@ pub fn synth(o: &SynthOpts) -> Synth {
         subset_sizes: sizes,
         queries,
         inputs: Vec::new(),
+        ties_known: true,
     };
     Synth {
         summary,
@@ -333,6 +336,8 @@ pub fn ilias_like(
             .map(|(j, &x)| {
                 let s = (mu + w * (1.0 - x.powf(0.25))) as f32;
                 PositiveSummary {
+                    core_ties: 0,
+                    pool_ties: Vec::new(),
                     id: format!("q{qi:04}/p{j}"),
                     score: s,
                     core_above: 0,
@@ -377,5 +382,6 @@ pub fn ilias_like(
         subset_sizes: sizes,
         queries: qs,
         inputs: Vec::new(),
+        ties_known: true,
     }
 }
