@@ -12,9 +12,10 @@ use std::path::Path;
 
 /// Version of the on-disk summary format; readers refuse newer versions.
 ///
-/// Folders without the per-positive tie arrays (`pos_core_ties.npy`, `pos_pool_ties.npy`)
-/// read with [`Summary::ties_known`] false.
-pub const SUMMARY_FORMAT_VERSION: u32 = 1;
+/// Version 2 added the per-positive tie counts (`pos_core_ties.npy`, `pos_pool_ties.npy`);
+/// version-1 folders (and any folder without those arrays) still read, with
+/// [`Summary::ties_known`] false.
+pub const SUMMARY_FORMAT_VERSION: u32 = 2;
 
 /// What a subset of the scanned pool is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
