@@ -341,6 +341,25 @@ fn exact_ties_follow_the_official_tie_blocks() {
             String::from_utf8_lossy(&out.stderr)
         );
         let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+        // The combined i2i+t2i row: the mean AP over the queries of both sets.
+        let all: Vec<f64> = ["image", "text"]
+            .iter()
+            .flat_map(|n| {
+                reference[n]["official"]["aps"]
+                    .as_object()
+                    .unwrap()
+                    .values()
+                    .map(|v| v.as_f64().unwrap())
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        assert_eq!(r["combined"]["task"], "i2i+t2i");
+        assert_eq!(r["combined"]["n_queries"].as_u64(), Some(all.len() as u64));
+        close(
+            100.0 * r["combined"]["map_at_k"].as_f64().unwrap(),
+            all.iter().sum::<f64>() / all.len() as f64,
+            &format!("k = {k}, combined"),
+        );
         for set in r["sets"].as_array().unwrap() {
             let name = set["query_set"].as_str().unwrap();
             let want = &reference[name]["official"];
@@ -454,4 +473,29 @@ fn exact_ties_follow_the_official_tie_blocks() {
             &format!("ties count {name}"),
         );
     }
+
+    // Without taxonomy.json the table starts with the warning (no category rows below), and
+    // shows the combined row under the per-task rows.
+    std::fs::remove_file(Path::new(&ds).join("taxonomy.json")).unwrap();
+    let out = tailrank(&[
+        "ilias",
+        "--dataset-dir",
+        &ds,
+        "--features",
+        &feat,
+        "--k",
+        "100",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        table.starts_with("warning: no taxonomy.json found"),
+        "{table}"
+    );
+    assert!(table.contains("\ni2i+t2i "), "{table}");
+    assert!(!table.contains("subcategory"), "{table}");
 }
