@@ -368,6 +368,17 @@ open(os.path.join(d, "garbage.h5"), "wb").write(b"\x89HDF\r\n\x1a\n" + bytes(ran
         "\"format_version\": 99",
     );
     std::fs::write(&m, t).unwrap();
+    // A manifest listing the core tie array without the pool one.
+    copy_dir(&sub("sum_a"), &sub("sum_half_ties"));
+    let m = sub("sum_half_ties/manifest.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&m).unwrap()).unwrap();
+    v["arrays"]
+        .as_object_mut()
+        .unwrap()
+        .remove("pos_pool_ties.npy")
+        .expect("the scan writes the tie arrays");
+    std::fs::write(&m, serde_json::to_string_pretty(&v).unwrap()).unwrap();
     copy_dir(&sub("sum_a"), &sub("sum_badjson"));
     std::fs::write(
         sub("sum_badjson/manifest.json"),
@@ -622,6 +633,7 @@ fn cases() -> Vec<Case> {
         c("summary-corrupted", "summary array with one flipped bit", words("merge $DIR/sum_corrupt $DIR/sum_b -o $DIR/m")),
         c("summary-no-manifest", "summary folder without `manifest.json`", words("merge $DIR/sum_nomanifest $DIR/sum_b -o $DIR/m")),
         c("summary-future", "summary of a newer format version", words("merge $DIR/sum_future $DIR/sum_b -o $DIR/m")),
+        c("summary-half-ties", "summary manifest listing `pos_core_ties.npy` without `pos_pool_ties.npy`", words("merge $DIR/sum_half_ties $DIR/sum_b -o $DIR/m")),
         c("summary-bad-json", "summary manifest cut short", words("merge $DIR/sum_badjson $DIR/sum_b -o $DIR/m")),
         c("summary-missing-array", "summary folder lacking `top_len.npy`", words("merge $DIR/sum_missing_array $DIR/sum_b -o $DIR/m")),
         c("summary-not-folder", "a file given as a summary", words("merge $DIR/gt.json $DIR/sum_b -o $DIR/m")),

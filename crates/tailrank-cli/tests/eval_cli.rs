@@ -372,6 +372,8 @@ fn summary_counts_match_results() {
         for (id, s) in pids.iter().zip(&pos) {
             m.insert(id.clone(), serde_json::json!(*s as f64));
             ps.push(PositiveSummary {
+                core_ties: 0,
+                pool_ties: Vec::new(),
                 id: id.clone(),
                 score: *s,
                 core_above: core.iter().filter(|&&c| c > *s).count() as u64,
@@ -411,6 +413,7 @@ fn summary_counts_match_results() {
         queries,
         inputs: vec![],
         pool_id_hashes: None,
+        ties_known: true,
     };
     let s_path = d.path().join("summary");
     s.write(&s_path).unwrap();

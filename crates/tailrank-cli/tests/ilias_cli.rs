@@ -284,3 +284,218 @@ fn broken_feature_folders_are_refused_naming_the_file() {
         );
     }
 }
+
+/// The per-query APs of a report's set (`queries: [{query, ap_at_k}]`) against the reference's
+/// `aps` (percent), to 1e-9.
+fn compare_queries(got: &Value, want: &Value, what: &str) {
+    let got = got.as_array().unwrap();
+    let want = want.as_object().unwrap();
+    assert_eq!(got.len(), want.len(), "{what}: query count");
+    for q in got {
+        let id = q["query"].as_str().unwrap();
+        close(
+            100.0 * q["ap_at_k"].as_f64().unwrap(),
+            want[id].as_f64().unwrap(),
+            &format!("{what} {id}"),
+        );
+    }
+}
+
+#[test]
+fn exact_ties_follow_the_official_tie_blocks() {
+    // Positives copied bitwise into the distractor shards (blocks of 1 to 40 copies), over
+    // other instances' positives and over positives of their own instance: `tailrank ilias`
+    // (overall, per query and every breakdown) and `tailrank eval --summary` must equal the
+    // official evaluate.py logic with sklearn's tie blocks, at k = 10, 100 and 1000, where tie
+    // blocks holding positives and non-relevant items straddle the cut. Prediction mode: the
+    // evaluate-at-S and count numbers on the sample follow the same rule.
+    let dir = tempfile::tempdir().unwrap();
+    let (ds, feat) = make_all(dir.path(), &["ties"]).remove(0);
+    for k in ["10", "100", "1000"] {
+        let reference: Value =
+            serde_json::from_str(&common::run_python(REFERENCE, &[&ds, &feat, k, "1", "0"]))
+                .unwrap();
+        // Unequal scores are far enough apart for f32 and f64 to rank them alike.
+        assert!(reference["min_gap"].as_f64().unwrap() > 1e-6);
+        let straddles: u64 = ["image", "text"]
+            .iter()
+            .map(|n| reference[n]["straddles"].as_u64().unwrap())
+            .sum();
+        assert!(straddles > 0, "k = {k}: no tie block crosses the cut");
+        let sums = dir.path().join(format!("summaries_{k}"));
+        let out = tailrank(&[
+            "ilias",
+            "--dataset-dir",
+            &ds,
+            "--features",
+            &feat,
+            "--k",
+            k,
+            "--json",
+            "--summary-out",
+            sums.to_str().unwrap(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+        // The combined i2i+t2i row: the mean AP over the queries of both sets.
+        let all: Vec<f64> = ["image", "text"]
+            .iter()
+            .flat_map(|n| {
+                reference[n]["official"]["aps"]
+                    .as_object()
+                    .unwrap()
+                    .values()
+                    .map(|v| v.as_f64().unwrap())
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        assert_eq!(r["combined"]["task"], "i2i+t2i");
+        assert_eq!(r["combined"]["n_queries"].as_u64(), Some(all.len() as u64));
+        close(
+            100.0 * r["combined"]["map_at_k"].as_f64().unwrap(),
+            all.iter().sum::<f64>() / all.len() as f64,
+            &format!("k = {k}, combined"),
+        );
+        for set in r["sets"].as_array().unwrap() {
+            let name = set["query_set"].as_str().unwrap();
+            let want = &reference[name]["official"];
+            let what = format!("k = {k}, {name}");
+            compare_set(
+                set,
+                want,
+                "map_at_k",
+                set["map_at_k"].as_f64().unwrap(),
+                &what,
+            );
+            compare_queries(&set["queries"], &want["aps"], &what);
+            assert_eq!(
+                set["tied_pairs"].as_u64(),
+                reference[name]["tied_pairs"].as_u64(),
+                "{what}: tied pairs"
+            );
+            assert!(set["tied_pairs"].as_u64().unwrap() > 0);
+
+            // The kept summary through `tailrank eval --summary`, checked against the ground truth.
+            let out = tailrank(&[
+                "eval",
+                "--summary",
+                sums.join(name).to_str().unwrap(),
+                "--gt",
+                &ds,
+                "--k",
+                k,
+                "--json",
+            ]);
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let e: Value = serde_json::from_slice(&out.stdout).unwrap();
+            let es = &e["sets"][0];
+            close(
+                100.0 * es["map_at_k"].as_f64().unwrap(),
+                want["map"].as_f64().unwrap(),
+                &format!("eval --summary {what}"),
+            );
+            compare_queries(
+                &es["queries"],
+                &want["aps"],
+                &format!("eval --summary {what}"),
+            );
+            assert_eq!(es["tied_pairs"], set["tied_pairs"]);
+        }
+        // The table names the tied pairs.
+        if k == "100" {
+            let out = tailrank(&[
+                "eval",
+                "--summary",
+                sums.join("image").to_str().unwrap(),
+                "--k",
+                k,
+            ]);
+            let table = String::from_utf8(out.stdout).unwrap();
+            assert!(
+                table.contains("tied positive/non-relevant pairs"),
+                "{table}"
+            );
+        }
+    }
+
+    // Prediction mode on half of the distractors: evaluate-at-S and the count map with ties.
+    let (k, f, seed) = ("100", "0.5", "3");
+    let reference: Value =
+        serde_json::from_str(&common::run_python(REFERENCE, &[&ds, &feat, k, f, seed])).unwrap();
+    let out = tailrank(&[
+        "ilias",
+        "--dataset-dir",
+        &ds,
+        "--features",
+        &feat,
+        "--k",
+        k,
+        "--fraction",
+        f,
+        "--seed",
+        seed,
+        "--bootstrap",
+        "50",
+        "--sample-noise",
+        "0",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for set in r["sets"].as_array().unwrap() {
+        let name = set["query_set"].as_str().unwrap();
+        let p = &set["prediction"];
+        assert!(set["tied_pairs"].as_u64().unwrap() > 0);
+        compare_set(
+            set,
+            &reference[name]["official"],
+            "evaluate_at_s_map_at_k",
+            p["baselines"]["evaluate_at_s_map_at_k"].as_f64().unwrap(),
+            &format!("ties evaluate-at-S {name}"),
+        );
+        compare_set(
+            set,
+            &reference[name]["count"],
+            "count_map_at_k",
+            p["baselines"]["count_map_at_k"].as_f64().unwrap(),
+            &format!("ties count {name}"),
+        );
+    }
+
+    // Without taxonomy.json the table starts with the warning (no category rows below), and
+    // shows the combined row under the per-task rows.
+    std::fs::remove_file(Path::new(&ds).join("taxonomy.json")).unwrap();
+    let out = tailrank(&[
+        "ilias",
+        "--dataset-dir",
+        &ds,
+        "--features",
+        &feat,
+        "--k",
+        "100",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        table.starts_with("warning: no taxonomy.json found"),
+        "{table}"
+    );
+    assert!(table.contains("\ni2i+t2i "), "{table}");
+    assert!(!table.contains("subcategory"), "{table}");
+}

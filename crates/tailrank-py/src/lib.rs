@@ -437,6 +437,7 @@ impl NativeSummary {
             queries: _,
             inputs,
             pool_id_hashes: _,
+            ties_known,
         } = &self.inner;
         let head = Summary {
             format_version: *format_version,
@@ -453,6 +454,7 @@ impl NativeSummary {
             queries: Vec::new(),
             inputs: inputs.clone(),
             pool_id_hashes: None,
+            ties_known: *ties_known,
         };
         let mut v = serde_json::to_value(&head).map_err(err)?;
         if let Some(o) = v.as_object_mut() {

@@ -86,9 +86,9 @@ pub struct QueryTail {
 pub struct PositiveHardness {
     pub id: String,
     pub score: f32,
-    /// C_j, exact.
+    /// C_j + T^C_j: non-relevant core items at or above `s_j` (exact; ties count as above).
     pub core_above: u64,
-    /// K_j in the sample the estimate came from.
+    /// K_j + T^K_j in the sample the estimate came from (items at or above `s_j`).
     pub pool_above: u64,
     /// x̂_j.
     pub x_hat: f64,
@@ -306,7 +306,8 @@ pub fn estimate_query(
         .positives
         .iter()
         .map(|p| {
-            let k = p.pool_above[subset];
+            // Ties count as above (the positive sits at the end of its tie block).
+            let k = p.pool_at_or_above(subset);
             let s = p.score as f64;
             let (x_hat, branch) = match &tail {
                 Some(t) if k < c_min && s > t.u => t.x_hat(s, sample_size),
@@ -315,7 +316,7 @@ pub fn estimate_query(
             PositiveHardness {
                 id: p.id.clone(),
                 score: p.score,
-                core_above: p.core_above,
+                core_above: p.core_at_or_above(),
                 pool_above: k,
                 x_hat,
                 branch,

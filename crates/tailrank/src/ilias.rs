@@ -324,7 +324,7 @@ pub fn find_features(dir: &Path) -> Result<FeatureFiles> {
     };
     let mut image = None;
     let mut text = None;
-    let mut pos = None;
+    let mut pos: Vec<PathBuf> = Vec::new();
     let mut distractors = Vec::new();
     for p in names {
         let Some((stem, _)) = stem_ext(&p) else {
@@ -333,17 +333,33 @@ pub fn find_features(dir: &Path) -> Result<FeatureFiles> {
         match stem.as_str() {
             "features_image_queries" => image = Some(p),
             "features_text_queries" => text = Some(p),
-            "features_positives" => pos = Some(p),
+            // The extractor's name, and the singular spelling some feature folders use.
+            "features_positives" | "features_positive" => pos.push(p),
             s if s.starts_with("features_distractors") => distractors.push(p),
             _ => {}
         }
     }
-    let positives = pos.ok_or_else(|| {
-        Error::file(
-            dir,
-            "no features_positives.hdf5 (the positives' descriptors) in the feature folder",
-        )
-    })?;
+    let positives = match pos.len() {
+        0 => {
+            return Err(Error::file(
+                dir,
+                "no features_positives.hdf5 or features_positive.hdf5 (the positives' \
+                 descriptors) in the feature folder",
+            ))
+        }
+        1 => pos.remove(0),
+        _ => {
+            let names: Vec<String> = pos.iter().map(|p| p.display().to_string()).collect();
+            return Err(Error::file(
+                dir,
+                format!(
+                    "several positives feature files ({}): keep one of features_positives.hdf5 \
+                     and features_positive.hdf5",
+                    names.join(", ")
+                ),
+            ));
+        }
+    };
     if distractors.is_empty() {
         return Err(Error::file(
             dir,
@@ -775,6 +791,11 @@ pub struct IliasSetReport {
     pub clutter: Vec<GroupResult>,
     pub categories: Vec<GroupResult>,
     pub subcategories: Vec<GroupResult>,
+    /// Pairs (positive, non-relevant item) of one query with bitwise-equal scores, over all
+    /// queries of the set (`Σ_j T^C_j + T^K_j`; in prediction mode, in the level-0 sample);
+    /// None when the summary has no tie counts. Such pairs are ranked as the official
+    /// evaluator ranks them (tie blocks, positives at the block's end).
+    pub tied_pairs: Option<u64>,
     /// Prediction mode: the full prediction report (`report::prediction_json`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prediction: Option<serde_json::Value>,
@@ -798,7 +819,42 @@ pub struct IliasReport {
     pub fraction: f64,
     pub seed: u64,
     pub sets: Vec<IliasSetReport>,
+    /// With both query sets: i2i and t2i together, the mean AP over all their queries
+    /// (`Σ_sets Σ_q AP_q / Σ_sets n_queries`), beside the per-task rows; None with one set.
+    pub combined: Option<CombinedRow>,
     pub warnings: Vec<String>,
+}
+
+/// The combined row of [`IliasReport`]: every query of every set counted once.
+#[derive(Debug, Clone, Serialize)]
+pub struct CombinedRow {
+    /// The tasks joined with `+` (`i2i+t2i`).
+    pub task: String,
+    pub n_queries: usize,
+    /// Mean over all queries of the sets of their (exact or predicted) AP@k.
+    pub map_at_k: f64,
+}
+
+impl CombinedRow {
+    /// The combined row of `sets` (None unless there are at least two).
+    pub fn of(sets: &[IliasSetReport]) -> Option<CombinedRow> {
+        if sets.len() < 2 {
+            return None;
+        }
+        let aps: Vec<f64> = sets
+            .iter()
+            .flat_map(|s| s.queries.iter().map(|q| q.ap_at_k))
+            .collect();
+        Some(CombinedRow {
+            task: sets
+                .iter()
+                .map(|s| s.task.as_str())
+                .collect::<Vec<_>>()
+                .join("+"),
+            n_queries: aps.len(),
+            map_at_k: mean(&aps),
+        })
+    }
 }
 
 /// Where per-query APs of a filtered positive set come from.
@@ -837,6 +893,7 @@ impl Source<'_> {
                         score: p.score,
                         core_above: p.core_above,
                         pool_above: p.pool_above[0],
+                        ties: p.core_ties + p.pool_tie(0),
                     })
                     .collect();
                 if pos.is_empty() {
@@ -982,6 +1039,7 @@ pub fn exact_set_report(ds: &IliasDataset, s: &Summary, k: usize) -> Result<Ilia
         clutter,
         categories,
         subcategories,
+        tied_pairs: s.ties_known.then(|| s.tied_pairs(0)),
         prediction: None,
         prediction_full: None,
     })
@@ -1017,6 +1075,7 @@ pub fn predicted_set_report(
         clutter,
         categories,
         subcategories,
+        tied_pairs: s.ties_known.then(|| s.tied_pairs(0)),
         prediction: Some(crate::report::prediction_json(&p)),
         prediction_full: Some(p),
     })
@@ -1073,6 +1132,7 @@ pub fn evaluate_ilias(
             sample_size: first.subset_sizes[0],
             fraction: first.fraction,
             seed: first.seed,
+            combined: CombinedRow::of(&sets),
             sets,
             warnings,
         },
@@ -1095,6 +1155,10 @@ pub fn table(r: &IliasReport) -> String {
     use std::fmt::Write;
     let kl = k_label(r.k);
     let mut t = String::new();
+    // Warnings first (e.g. a missing taxonomy: no category rows below).
+    for w in &r.warnings {
+        let _ = writeln!(t, "warning: {w}");
+    }
     let _ = writeln!(
         t,
         "ILIAS, model {:?}: {} mAP@{kl}, N = {} distractors{}",
@@ -1163,6 +1227,28 @@ pub fn table(r: &IliasReport) -> String {
             }
         }
     }
+    if let Some(c) = &r.combined {
+        // The task name is one character wider than the column: the count keeps its place.
+        let _ = writeln!(t, "{:<7}{:>8} {:>12}", c.task, c.n_queries, pct(c.map_at_k));
+    }
+    for s in &r.sets {
+        match s.tied_pairs {
+            Some(0) => {}
+            Some(n) => {
+                let _ = writeln!(
+                    t,
+                    "{}: {} tied positive/non-relevant pair{} (equal scores: official tie blocks, \
+                     positives at the block's end)",
+                    s.task,
+                    thousands(n),
+                    if n == 1 { "" } else { "s" }
+                );
+            }
+            None => {
+                let _ = writeln!(t, "{}: ties unknown (summary without tie counts)", s.task);
+            }
+        }
+    }
     for s in &r.sets {
         if let Some(p) = &s.prediction_full {
             let _ = writeln!(t, "\n{} prediction:", s.task);
@@ -1216,9 +1302,6 @@ pub fn table(r: &IliasReport) -> String {
                 );
             }
         }
-    }
-    for w in &r.warnings {
-        let _ = writeln!(t, "warning: {w}");
     }
     t
 }

@@ -25,12 +25,24 @@
 //! input order (it does for a stable sort); its default quicksort may permute ties, which makes
 //! the official number itself ill-defined for such a block — ours is the deterministic version.
 //!
-//! **From counts** (SPEC 3): positives sorted by score, `r_j = j + C_j + K_j` with `C_j`, `K_j`
-//! the non-relevant core and pool items scoring strictly above `s_j`. Without ties this equals
-//! the ranked-list metric exactly. Positives with bitwise-equal scores form a block and get the
-//! precision at its end; a non-relevant item whose score equals a positive's is not counted above
-//! it (the counts cannot see it), i.e. ties between positives and non-relevant items are resolved
-//! in favour of the positive.
+//! **From counts** (`docs/metrics.md`): positives sorted by score,
+//!
+//! ```text
+//! r_j = j + C_j + K_j + T_j
+//! ```
+//!
+//! with `C_j`, `K_j` the non-relevant core and pool items scoring strictly above `s_j` and
+//! `T_j = T^C_j + T^K_j` those scoring exactly `s_j` (f32 `==`). This is the rank of positive j
+//! in the ranked list whose tie blocks hold their non-relevant items first and their positives
+//! last; positives of equal score form a block, and [`ap_at_k_ties`]'s rule applies: a block
+//! inside the cut gives each of its positives the precision at its end, `e / r_e` (the block's
+//! last position, whatever the order inside it, as sklearn's one threshold per distinct score
+//! does); a block straddling the cut keeps the positives ranked ≤ k under that order, each
+//! with the precision at rank k. So the counts give the ranked-list value exactly for every
+//! block that ends within k, and for a straddling block the value of the order "non-relevant
+//! first" (the lowest the official code can give; its `np.argsort` default order decides it
+//! there, see `docs/metrics.md`). Summaries without tie counts (`T_j = 0`, format version 1)
+//! resolve ties in the positive's favour.
 
 use crate::error::{Error, Result};
 use crate::formats::gt::QuerySet;
@@ -258,6 +270,9 @@ pub struct QueryReport {
     pub recall_at_k: f64,
     /// 1 when the top item is relevant.
     pub hit_at_1: f64,
+    /// Pairs (positive, non-relevant item) with equal scores: in the results list, or from a
+    /// summary's tie counts `Σ_j T_j`; None when a summary's ties are unknown (format 1).
+    pub tied_pairs: Option<u64>,
 }
 
 impl QueryReport {
@@ -272,6 +287,7 @@ impl QueryReport {
             ap_full: 0.0,
             recall_at_k: 0.0,
             hit_at_1: 0.0,
+            tied_pairs: Some(0),
         }
     }
 }
@@ -288,6 +304,8 @@ pub struct SetReport {
     pub map_full: f64,
     pub recall_at_k: f64,
     pub hit_at_1: f64,
+    /// Σ of the queries' `tied_pairs`; None when any is unknown.
+    pub tied_pairs: Option<u64>,
     pub queries: Vec<QueryReport>,
 }
 
@@ -304,6 +322,7 @@ impl SetReport {
             map_full: mean(|q| q.ap_full),
             recall_at_k: mean(|q| q.recall_at_k),
             hit_at_1: mean(|q| q.hit_at_1),
+            tied_pairs: queries.iter().map(|q| q.tied_pairs).sum(),
             queries,
         }
     }
@@ -357,6 +376,21 @@ impl EvalReport {
             out.push('\n');
         }
         out.push_str("(percent)\n");
+        for s in &self.sets {
+            match s.tied_pairs {
+                Some(0) => {}
+                Some(t) => out.push_str(&format!(
+                    "{}: {t} tied positive/non-relevant pair{} (equal scores: official tie \
+                     blocks, positives at the block's end)\n",
+                    s.name,
+                    if t == 1 { "" } else { "s" }
+                )),
+                None => out.push_str(&format!(
+                    "{}: ties unknown (summary without tie counts)\n",
+                    s.name
+                )),
+            }
+        }
         out
     }
 }
@@ -385,7 +419,25 @@ pub fn evaluate_query(
         ap_full: ap_at_k_ties(&sorted, &relevant, n, usize::MAX),
         recall_at_k: recall_at_k(&relevant, n, k),
         hit_at_1: hit_at_1(&relevant),
+        tied_pairs: Some(tied_pairs(&sorted, &relevant)),
     }
+}
+
+/// Pairs (relevant, non-relevant) of equal score in a list sorted by score (f64 `==`):
+/// `Σ_blocks hits(B) · (|B| − hits(B))`.
+pub fn tied_pairs(sorted_scores: &[f64], relevant: &[bool]) -> u64 {
+    let mut total = 0u64;
+    let mut a = 0;
+    while a < sorted_scores.len() {
+        let mut b = a + 1;
+        while b < sorted_scores.len() && sorted_scores[b] == sorted_scores[a] {
+            b += 1;
+        }
+        let hits = relevant[a..b].iter().filter(|&&r| r).count() as u64;
+        total += hits * ((b - a) as u64 - hits);
+        a = b;
+    }
+    total
 }
 
 fn check_k(k: usize) -> Result<()> {
@@ -484,24 +536,27 @@ pub fn evaluate_results(
 // From counts
 // ---------------------------------------------------------------------------------------------
 
-/// One positive for the counts path: score, `C_j`, `K_j`.
+/// One positive for the counts path: score, `C_j`, `K_j` and the ties `T_j = T^C_j + T^K_j`
+/// (non-relevant core and pool items scoring exactly `s_j`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PositiveCounts {
     pub score: f32,
     pub core_above: u64,
     pub pool_above: u64,
+    pub ties: u64,
 }
 
 /// All metrics of one query from per-positive counts. `pos` sorted by score descending (all
-/// n_q positives of the query). Ranks `r_j = j + C_j + K_j`; bitwise-equal positive scores form
-/// a block whose relevant items get the precision at the block's end (cut at `k`, a straddling
-/// block is cut and its kept positives get the precision at rank k).
+/// n_q positives of the query). Ranks `r_j = j + C_j + K_j + T_j` (the positives last in their
+/// tie block); equal positive scores form a block whose positives get the precision at the
+/// block's end `e / r_e` (cut at `k`: a straddling block is cut and its kept positives get the
+/// precision at rank k). Recall@k, hit@1 and GLDv2 AP@100 use the same ranks.
 pub fn evaluate_counts(query: &str, pos: &[PositiveCounts], k: usize) -> QueryReport {
     let n = pos.len();
     let ranks: Vec<f64> = pos
         .iter()
         .enumerate()
-        .map(|(i, p)| rank_from_counts(i + 1, p.core_above, p.pool_above as f64))
+        .map(|(i, p)| rank_from_counts(i + 1, p.core_above + p.ties, p.pool_above as f64))
         .collect();
     QueryReport {
         query: query.to_string(),
@@ -521,6 +576,7 @@ pub fn evaluate_counts(query: &str, pos: &[PositiveCounts], k: usize) -> QueryRe
         } else {
             0.0
         },
+        tied_pairs: Some(pos.iter().map(|p| p.ties).sum()),
     }
 }
 
@@ -535,7 +591,7 @@ fn ap_from_counts_blocks(pos: &[PositiveCounts], ranks: &[f64], k: usize) -> f64
     let mut j = 0;
     while j < n {
         let mut e = j;
-        while e + 1 < n && pos[e + 1].score.to_bits() == pos[j].score.to_bits() {
+        while e + 1 < n && pos[e + 1].score == pos[j].score {
             e += 1;
         }
         // Block j..=e (0-based), ranks contiguous under the counts' tie rule.
@@ -591,6 +647,7 @@ pub fn positive_counts(s: &Summary, qi: usize, subset: usize) -> Result<Vec<Posi
             score: p.score,
             core_above: p.core_above,
             pool_above: k0,
+            ties: p.core_ties + p.pool_tie(subset),
         });
     }
     if out.is_empty() {
@@ -630,7 +687,7 @@ pub fn evaluate_summary_for_set(
         )));
     }
     let mut warnings = Vec::new();
-    let queries = match set {
+    let mut queries = match set {
         None => {
             let mut seen = HashSet::new();
             let mut qs = Vec::with_capacity(s.queries.len());
@@ -699,6 +756,12 @@ pub fn evaluate_summary_for_set(
             qs
         }
     };
+    if let Some(w) = s.ties_unknown_warning() {
+        for q in &mut queries {
+            q.tied_pairs = None;
+        }
+        warnings.push(w);
+    }
     Ok(EvalReport {
         tool_version: crate::TOOL_VERSION.to_string(),
         source: "summary".to_string(),
@@ -761,6 +824,114 @@ mod tests {
         assert!((ap - (1.0 + 2.0 / 3.0) / 2.0).abs() < 1e-15);
     }
 
+    /// Expand per-positive counts into the ranked list they describe, tie blocks holding their
+    /// non-relevant items first: (score, relevant) in rank order. Positive block `b..=e` at
+    /// score `s` gets `T_e` non-relevant items of score `s` just before it; strictly-above
+    /// items get a score between blocks.
+    fn expand(pos: &[PositiveCounts]) -> (Vec<f64>, Vec<bool>) {
+        let (mut sc, mut rel) = (Vec::new(), Vec::new());
+        let mut placed_above = 0u64;
+        let mut j = 0;
+        while j < pos.len() {
+            let mut e = j;
+            while e + 1 < pos.len() && pos[e + 1].score == pos[j].score {
+                e += 1;
+            }
+            let s = pos[j].score as f64;
+            let above = pos[j].core_above + pos[j].pool_above;
+            for _ in placed_above..above {
+                sc.push(s + 0.5e-3);
+                rel.push(false);
+            }
+            placed_above = above + pos[e].ties;
+            for _ in 0..pos[e].ties {
+                sc.push(s);
+                rel.push(false);
+            }
+            for _ in j..=e {
+                sc.push(s);
+                rel.push(true);
+            }
+            j = e + 1;
+        }
+        (sc, rel)
+    }
+
+    #[test]
+    fn counts_with_ties_equal_the_ranked_list_rule() {
+        // Random queries with positive blocks, non-relevant ties and strictly-above items;
+        // every k from 1 to past the list: the counts path equals `ap_at_k_ties` on the list
+        // whose tie blocks put the positives last, and Recall@k / hit@1 agree.
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |m: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % m
+        };
+        let mut straddles = 0;
+        for _ in 0..300 {
+            let n = 1 + next(6) as usize;
+            let mut pos = Vec::new();
+            let mut above = 0u64;
+            let mut score = 1.0f32;
+            let mut j = 0;
+            while j < n {
+                let size = (1 + next(3) as usize).min(n - j);
+                above += next(4);
+                let ties = next(4);
+                score -= 0.01;
+                for _ in 0..size {
+                    pos.push(PositiveCounts {
+                        score,
+                        core_above: above / 2,
+                        pool_above: above - above / 2,
+                        ties,
+                    });
+                }
+                // Ties of this block are strictly above the next block's positives.
+                above += ties;
+                j += size;
+            }
+            let (sc, rel) = expand(&pos);
+            for k in 1..=sc.len() + 2 {
+                let r = evaluate_counts("q", &pos, k);
+                let want = ap_at_k_ties(&sc, &rel, n, k);
+                assert!((r.ap_at_k - want).abs() < 1e-12, "k {k}: {pos:?}");
+                assert!((r.recall_at_k - recall_at_k(&rel, n, k)).abs() < 1e-12);
+                assert_eq!(r.hit_at_1, hit_at_1(&rel));
+                let cut_block = k < sc.len() && sc[k] == sc[k - 1];
+                straddles += usize::from(cut_block && rel[..k].iter().any(|&x| !x));
+            }
+            let full = evaluate_counts("q", &pos, 1);
+            assert_eq!(full.tied_pairs, Some(tied_pairs(&sc, &rel)));
+            let r = evaluate_counts("q", &pos, usize::MAX);
+            assert!((r.ap_full - ap_at_k_ties(&sc, &rel, n, usize::MAX)).abs() < 1e-12);
+        }
+        assert!(
+            straddles > 50,
+            "the cases must cut tie blocks ({straddles})"
+        );
+    }
+
+    #[test]
+    fn tie_block_positive_and_nonrelevant_gets_block_end() {
+        // The issue's case: one positive tied with 2 non-relevant items at the top: the block
+        // ends at rank 3, AP = 1/3 (not 1, which "strictly above" counts alone would give).
+        let p = PositiveCounts {
+            score: 0.5,
+            core_above: 0,
+            pool_above: 0,
+            ties: 2,
+        };
+        let r = evaluate_counts("q", &[p], 1000);
+        assert!((r.ap_at_k - 1.0 / 3.0).abs() < 1e-15);
+        assert_eq!(r.hit_at_1, 0.0);
+        assert_eq!(r.tied_pairs, Some(2));
+        // Cut at 2 inside the block: non-relevant first, the positive is cut off.
+        assert_eq!(evaluate_counts("q", &[p], 2).ap_at_k, 0.0);
+    }
+
     #[test]
     fn counts_tie_block_of_positives() {
         // Two tied positives with one non-relevant above: ranks 2, 3, block end 3: 2·(2/3)/2.
@@ -768,6 +939,7 @@ mod tests {
             score: 0.5,
             core_above: 1,
             pool_above: 0,
+            ties: 0,
         };
         let r = evaluate_counts("q", &[p, p], 1000);
         assert!((r.ap_at_k - 2.0 / 3.0).abs() < 1e-15);

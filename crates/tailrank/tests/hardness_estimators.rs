@@ -96,6 +96,8 @@ fn top_scores(rng: &mut Rng, m: usize) -> Vec<f32> {
 
 fn positive(id: &str, score: f32, core: u64, counts: Vec<u64>) -> PositiveSummary {
     PositiveSummary {
+        core_ties: 0,
+        pool_ties: Vec::new(),
         id: id.to_string(),
         score,
         core_above: core,
@@ -298,6 +300,7 @@ fn summary(queries: Vec<QuerySummary>) -> Summary {
         queries,
         inputs: vec![],
         pool_id_hashes: None,
+        ties_known: true,
     }
 }
 

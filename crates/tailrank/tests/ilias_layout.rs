@@ -165,6 +165,22 @@ fn feature_folder_discovery() {
     );
     std::fs::remove_file(d.path().join("features_positives.hdf5")).unwrap();
     let e = find_features(d.path()).unwrap_err().to_string();
-    assert!(e.contains("features_positives"), "{e}");
+    assert!(
+        e.contains("features_positives.hdf5") && e.contains("features_positive.hdf5"),
+        "{e}"
+    );
+    // The singular spelling is accepted; both at once are ambiguous.
+    std::fs::write(d.path().join("features_positive.hdf5"), b"").unwrap();
+    let f = find_features(d.path()).unwrap();
+    assert_eq!(
+        f.positives.file_name().unwrap().to_str().unwrap(),
+        "features_positive.hdf5"
+    );
+    std::fs::write(d.path().join("features_positives.h5"), b"").unwrap();
+    let e = find_features(d.path()).unwrap_err().to_string();
+    assert!(
+        e.contains("several positives feature files") && e.contains("features_positives.h5"),
+        "{e}"
+    );
     let _ = Path::new("");
 }

@@ -69,6 +69,8 @@ fn summary_of(galleries: &[Gallery], exact: bool) -> Summary {
                 positives: ps
                     .into_iter()
                     .map(|(id, s)| PositiveSummary {
+                        core_ties: 0,
+                        pool_ties: Vec::new(),
                         id,
                         score: s,
                         core_above: g.core.iter().filter(|&&c| c > s).count() as u64,
@@ -98,6 +100,7 @@ fn summary_of(galleries: &[Gallery], exact: bool) -> Summary {
         queries,
         inputs: vec![],
         pool_id_hashes: None,
+        ties_known: true,
     }
 }
 

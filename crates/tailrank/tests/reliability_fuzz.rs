@@ -233,6 +233,8 @@ fn valid_summary() -> Summary {
             .iter()
             .enumerate()
             .map(|(j, &s)| PositiveSummary {
+                core_ties: 0,
+                pool_ties: Vec::new(),
                 id: format!("{id}/p{j}"),
                 score: s,
                 core_above: j as u64,
@@ -262,6 +264,7 @@ fn valid_summary() -> Summary {
                 .into_iter()
                 .collect(),
         ),
+        ties_known: true,
     }
 }
 

@@ -811,6 +811,129 @@ fn screen_keeps_ties_and_duplicates_exact() {
     assert_eq!(screened.results, f32_scan.results);
 }
 
+#[test]
+fn tie_counts_match_brute_force_from_all_scores() {
+    // Pool copies of positives (ties), copies of other queries' positives in the core (core
+    // ties) and a positive copied over another positive of the same query (a positive block):
+    // every positive's C_j, T^C_j, K_{j,ℓ} and T^K_{j,ℓ} must equal the counts over the scan's
+    // own f32 scores of every item (results list of length core + pool), at every level and
+    // shard, screened or not.
+    let (d, nq, npool) = (24, 3, 6_000);
+    let queries: Vec<Vec<f32>> = (0..nq).map(|q| unit(4000 + q as u64, d)).collect();
+    let qdesc = mem("queries", "q", &queries);
+    let positive = |q: usize, j: usize| -> Vec<f32> {
+        let noise = unit(5000 + (q * 10 + j) as u64, d);
+        let mut v: Vec<f32> = queries[q]
+            .iter()
+            .zip(&noise)
+            .map(|(a, b)| a + 1.2 * b)
+            .collect();
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.iter_mut().for_each(|x| *x /= n);
+        v
+    };
+    let mut core_rows: Vec<Vec<f32>> = (0..nq)
+        .flat_map(|q| (0..4).map(move |j| (q, j)))
+        .map(|(q, j)| positive(q, j))
+        .chain((0..30).map(|i| unit(7000 + i, d)))
+        .collect();
+    core_rows[1] = core_rows[0].clone(); // positive block of query 0
+    core_rows[4] = core_rows[2].clone(); // query 1's positive = query 0's: core ties
+    core_rows[12] = core_rows[9].clone(); // a non-relevant core copy of query 2's positive
+    let core = mem("core", "c", &core_rows);
+    let pool_rows: Vec<Vec<f32>> = (0..npool)
+        .map(|r| match r % 101 {
+            0..=2 => core_rows[(r / 101 + r % 101) % 12].clone(),
+            _ => unit(30_000_000 + r as u64, d),
+        })
+        .collect();
+    let pool = mem("pool", "p", &pool_rows);
+    let qs = QuerySet {
+        name: "ties".into(),
+        query_ids: (0..nq).map(|q| format!("q{q}")).collect(),
+        positives: (0..nq)
+            .map(|q| (0..4).map(|j| format!("c{}", q * 4 + j)).collect())
+            .collect(),
+    };
+    let inputs = ScanInputs {
+        query_set: &qs,
+        queries: &qdesc,
+        core: &core,
+        pool: vec![&pool],
+    };
+    let everything = core_rows.len() + npool;
+    let mut cfg = config(1.0, 5, 3, 2, 200, everything);
+    cfg.threads = Some(2);
+    let out = scan(&inputs, &cfg, &NoProgress).unwrap();
+    let s = &out.summary;
+    assert!(s.ties_known);
+    let all = out.results.as_ref().unwrap();
+    let mut tied = 0u64;
+    for (qi, q) in s.queries.iter().enumerate() {
+        let scores: std::collections::HashMap<&str, f32> =
+            all[qi].iter().map(|(id, x)| (id.as_str(), *x)).collect();
+        assert_eq!(scores.len(), everything);
+        let own: std::collections::HashSet<&str> =
+            qs.positives[qi].iter().map(String::as_str).collect();
+        for p in &q.positives {
+            assert_eq!(p.score, scores[p.id.as_str()]);
+            let core_nonrel = core
+                .ids()
+                .iter()
+                .filter(|id| !own.contains(id.as_str()))
+                .map(|id| scores[id.as_str()]);
+            let (mut above, mut ties) = (0u64, 0u64);
+            for x in core_nonrel {
+                above += u64::from(x > p.score);
+                ties += u64::from(x == p.score);
+            }
+            assert_eq!(
+                (p.core_above, p.core_ties),
+                (above, ties),
+                "{} {}",
+                q.id,
+                p.id
+            );
+            for (l, sub) in s.subsets.iter().enumerate() {
+                let (mut above, mut ties) = (0u64, 0u64);
+                for id in pool.ids() {
+                    if sub.range.contains(tailrank::sample::id_hash(id, s.seed)) {
+                        let x = scores[id.as_str()];
+                        above += u64::from(x > p.score);
+                        ties += u64::from(x == p.score);
+                    }
+                }
+                assert_eq!(p.pool_above[l], above, "{} {} subset {l}", q.id, p.id);
+                assert_eq!(p.pool_ties[l], ties, "{} {} subset {l}", q.id, p.id);
+            }
+            tied += p.core_ties + p.pool_ties[0];
+        }
+    }
+    assert!(tied > 0, "the data must hold ties");
+    assert_eq!(s.tied_pairs(0), tied);
+    // A positive block (query 0's two equal positives) shares its tie counts.
+    let q0 = &s.queries[0].positives;
+    let block: Vec<_> = q0.iter().filter(|p| p.score == q0[0].score).collect();
+    assert!(q0.iter().filter(|p| p.id == "c0" || p.id == "c1").count() == 2);
+    assert!(block.windows(2).all(|w| w[0].pool_ties == w[1].pool_ties));
+    // The screened pass (a smaller M, floors from the pilots) ends with the same counts.
+    let mut cfg = config(1.0, 5, 3, 2, 50, 10);
+    cfg.threads = Some(2);
+    let screened = scan(&inputs, &cfg, &NoProgress).unwrap();
+    cfg.screen = false;
+    cfg.speculate = false;
+    let plain = scan(&inputs, &cfg, &NoProgress).unwrap();
+    assert_eq!(screened.summary, plain.summary);
+    for (a, b) in screened.summary.queries.iter().zip(&s.queries) {
+        for (pa, pb) in a.positives.iter().zip(&b.positives) {
+            assert_eq!(
+                (pa.core_above, pa.core_ties, &pa.pool_above, &pa.pool_ties),
+                (pb.core_above, pb.core_ties, &pb.pool_above, &pb.pool_ties)
+            );
+        }
+    }
+}
+
 /// In-memory descriptors named `name`, row `i` with id `{prefix}{i}`.
 fn mem(name: &str, prefix: &str, rows: &[Vec<f32>]) -> InMemoryDescriptors {
     let d = rows[0].len();

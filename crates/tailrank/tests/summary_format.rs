@@ -209,8 +209,12 @@ fn reader_refuses_bad_folders() {
     expect_err(&p, &["manifest.json", "unknown format", "something-else"]);
 
     let p = fresh("version");
-    edit_manifest(&p, |v| v["format_version"] = 99.into());
-    expect_err(&p, &["manifest.json", "format_version 99", "newer"]);
+    let newer = tailrank::scan::summary::SUMMARY_FORMAT_VERSION + 1;
+    edit_manifest(&p, |v| v["format_version"] = newer.into());
+    expect_err(
+        &p,
+        &["manifest.json", &format!("format_version {newer}"), "newer"],
+    );
 
     let p = fresh("corrupt");
     let f = p.join("top_scores.npy");
@@ -373,4 +377,66 @@ fn format_1_folder_reads_with_a_warning() {
     assert!(warnings.is_empty(), "{warnings:?}");
     assert_eq!(got, s);
     assert!(got.pool_id_hashes.as_ref().is_some_and(|h| h.len() == 700));
+}
+
+#[test]
+fn version_1_folder_reads_with_ties_unknown() {
+    // A version-1 folder (no tie arrays) still reads: tie counts 0, `ties_known` false, and
+    // exact evaluation warns "ties unknown"; a manifest listing one tie array alone is refused.
+    let d = tempfile::tempdir().unwrap();
+    let s = exact();
+    assert!(s.ties_known);
+    let p = d.path().join("v1");
+    s.write(&p).unwrap();
+    for f in ["pos_core_ties.npy", "pos_pool_ties.npy"] {
+        assert!(p.join(f).is_file(), "{f} written");
+    }
+    edit_manifest(&p, |m| {
+        m["format_version"] = 1.into();
+        let arrays = m["arrays"].as_object_mut().unwrap();
+        arrays.remove("pos_core_ties.npy");
+        arrays.remove("pos_pool_ties.npy");
+    });
+    fs::remove_file(p.join("pos_core_ties.npy")).unwrap();
+    fs::remove_file(p.join("pos_pool_ties.npy")).unwrap();
+    let old = Summary::read(&p).unwrap();
+    assert!(!old.ties_known);
+    assert_eq!(old.format_version, 1);
+    assert_eq!(old.tied_pairs(0), 0);
+    for (a, b) in old.queries.iter().zip(&s.queries) {
+        for (pa, pb) in a.positives.iter().zip(&b.positives) {
+            assert_eq!(
+                (pa.core_above, &pa.pool_above),
+                (pb.core_above, &pb.pool_above)
+            );
+            assert_eq!(pa.core_ties, 0);
+            assert!(pa.pool_ties.iter().all(|&t| t == 0));
+        }
+    }
+    let r = tailrank::metric::evaluate_summary(&old, 100).unwrap();
+    assert!(
+        r.warnings.iter().any(|w| w.contains("ties unknown")),
+        "{:?}",
+        r.warnings
+    );
+    assert_eq!(r.sets[0].tied_pairs, None);
+    // Re-written (e.g. by a merge), it stays without tie arrays.
+    let q = d.path().join("again");
+    old.write(&q).unwrap();
+    assert!(!q.join("pos_core_ties.npy").exists());
+    assert!(!Summary::read(&q).unwrap().ties_known);
+
+    // One tie array without the other.
+    let p2 = d.path().join("half");
+    s.write(&p2).unwrap();
+    edit_manifest(&p2, |m| {
+        m["arrays"]
+            .as_object_mut()
+            .unwrap()
+            .remove("pos_pool_ties.npy");
+    });
+    expect_err(
+        &p2,
+        &["manifest.json", "pos_core_ties.npy", "pos_pool_ties.npy"],
+    );
 }

@@ -38,6 +38,9 @@ pub fn run(args: MergeArgs) -> anyhow::Result<()> {
     for w in warnings {
         eprintln!("tailrank: warning: {w}");
     }
+    if let Some(w) = merged.ties_unknown_warning() {
+        eprintln!("tailrank merge: warning: {w}");
+    }
     outputs.write(slot, |p| merged.write(p))?;
     outputs.commit()?;
     eprintln!(

@@ -19,5 +19,18 @@ pub fn read_summary(path: &std::path::Path) -> tailrank::Result<tailrank::scan::
     for w in warnings {
         eprintln!("tailrank: warning: {w}");
     }
+
+    Ok(s)
+}
+
+/// [`read_summary`], also warning when the summary's tie counts are unknown (a format-1
+/// folder): for commands whose numbers then resolve ties in the positive's favour.
+pub fn read_summary_for_metrics(
+    path: &std::path::Path,
+) -> tailrank::Result<tailrank::scan::Summary> {
+    let s = read_summary(path)?;
+    if let Some(w) = s.ties_unknown_warning() {
+        eprintln!("tailrank: warning: {}: {w}", path.display());
+    }
     Ok(s)
 }

@@ -89,7 +89,7 @@ impl ModelArgs {
     pub fn load(&self) -> anyhow::Result<Input> {
         match (&self.summary, &self.hardness) {
             (Some(s), None) => {
-                let summary = super::read_summary(s)?;
+                let summary = super::read_summary_for_metrics(s)?;
                 if let (Some(m), "evt") = (self.est.top_m, self.est.estimator.as_str()) {
                     tailrank::predict::check_top_m(&summary, s, m)?;
                 }

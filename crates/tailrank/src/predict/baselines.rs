@@ -1,9 +1,11 @@
 //! Baselines reported beside every prediction (SPEC 8).
 //!
 //! - **evaluate-at-S**: the exact AP@k on the sample gallery (core + the S sampled items), from
-//!   counts: positive j of q sits at rank `r_j = j + C_j + K_{j,0}` (`metric::rank_from_counts`),
-//!   `AP@k = 1/min(k,n)·Σ_{r_j ≤ k} j/r_j`. (Positives of exactly equal score are ranked in
-//!   their stored order, not as a tie block.)
+//!   counts with the official tie rule (`metric::evaluate_counts`): positive j of q sits at rank
+//!   `r_j = j + C_j + K_{j,0} + T_j` (ties `T_j` = non-relevant items scoring exactly `s_j`, the
+//!   positive last in its tie block), positives of equal score form a block with the precision
+//!   at its end, `AP@k = 1/min(k,n)·Σ_blocks`. The per-level points use the level's counts
+//!   and ties.
 //! - **count**: count hardness `x̂ = K_j/S` through the same map at N (in `predict`).
 //! - **power-law**: the evaluate-at-S_ℓ values `m_ℓ` at the nested levels, least-squares fit of
 //!   `ln m = a − b ln S` over the levels with `m_ℓ > 0`, extrapolated to `exp(a − b ln N)`.
@@ -13,7 +15,7 @@
 //! are clamped to [0, 1].
 
 use crate::hardness::QueryHardness;
-use crate::metric::{ap_at_k_from_ranks, rank_from_counts};
+use crate::metric::{evaluate_counts, positive_counts, PositiveCounts};
 use crate::scan::summary::Summary;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -43,34 +45,38 @@ pub struct LevelPoint {
 }
 
 /// Exact AP@k of each query on its sample gallery from the counts stored in the hardness
-/// (`pool_above` = K_j in the sample the hardness came from).
+/// (`pool_above` = K_j + T^K_j and `core_above` = C_j + T^C_j: items at or above `s_j` in the
+/// sample the hardness came from), with positive tie blocks (`metric::evaluate_counts`).
 pub fn per_query_at_sample(qs: &[QueryHardness], k: usize) -> Vec<f64> {
     qs.par_iter()
         .map(|q| {
-            let ranks: Vec<f64> = q
+            let pos: Vec<PositiveCounts> = q
                 .positives
                 .iter()
-                .enumerate()
-                .map(|(i, p)| rank_from_counts(i + 1, p.core_above, p.pool_above as f64))
+                .map(|p| PositiveCounts {
+                    score: p.score,
+                    core_above: p.core_above,
+                    pool_above: p.pool_above,
+                    ties: 0,
+                })
                 .collect();
-            ap_at_k_from_ranks(&ranks, q.positives.len(), k)
+            evaluate_counts(&q.query_id, &pos, k).ap_at_k
         })
         .collect()
 }
 
-/// Exact mAP@k on subset `subset`'s sample gallery.
+/// Exact mAP@k on subset `subset`'s sample gallery (counts and ties of that subset,
+/// `metric::evaluate_counts`).
+///
+/// Panics if `subset` is out of range or the summary breaks its invariants (callers pass
+/// validated summaries: `Summary::read`, the scan and `predict` check them).
 pub fn evaluate_at_subset(s: &Summary, subset: usize, k: usize) -> f64 {
-    let v: Vec<f64> = s
-        .queries
-        .par_iter()
-        .map(|q| {
-            let ranks: Vec<f64> = q
-                .positives
-                .iter()
-                .enumerate()
-                .map(|(i, p)| rank_from_counts(i + 1, p.core_above, p.pool_above[subset] as f64))
-                .collect();
-            ap_at_k_from_ranks(&ranks, q.positives.len(), k)
+    let v: Vec<f64> = (0..s.queries.len())
+        .into_par_iter()
+        .map(|qi| {
+            positive_counts(s, qi, subset)
+                .map(|pos| evaluate_counts(&s.queries[qi].id, &pos, k).ap_at_k)
+                .expect("a validated summary has usable counts")
         })
         .collect();
     super::mean(&v)

@@ -173,7 +173,8 @@ pub fn perturb_query_lazy<R: rand::Rng + ?Sized>(
         .positives
         .iter()
         .map(|p| {
-            let k = p.pool_above[0];
+            // Ties count as above: the tied items follow the strictly-above ones in `top`.
+            let k = p.pool_at_or_above(0);
             let k_star = if k <= m as u64 {
                 prefix[k as usize]
             } else {
@@ -186,8 +187,10 @@ pub fn perturb_query_lazy<R: rand::Rng + ?Sized>(
             PositiveSummary {
                 id: p.id.clone(),
                 score: p.score,
-                core_above: p.core_above,
+                core_above: p.core_at_or_above(),
                 pool_above: vec![k_star],
+                core_ties: 0,
+                pool_ties: vec![0],
             }
         })
         .collect();

@@ -371,7 +371,10 @@ pub fn estimate_query_for_metric(
     est: &Estimator,
 ) -> QueryHardness {
     if let Estimator::Evt(o) = est {
-        if q.positives.iter().all(|p| p.pool_above[subset] >= o.c_min) {
+        if q.positives
+            .iter()
+            .all(|p| p.pool_at_or_above(subset) >= o.c_min)
+        {
             return hardness::estimate_query(q, subset, sample_size, &Estimator::Count);
         }
     }

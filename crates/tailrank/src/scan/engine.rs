@@ -4,12 +4,14 @@
 //!
 //! * the positives' scores `s_{q,j}` (inner products, f32 accumulation), sorted descending
 //!   (ties by id);
-//! * `C_j` = #{non-relevant core items `c` : `⟨q, c⟩ > s_j`} (exact, the whole core);
+//! * `C_j` = #{non-relevant core items `c` : `⟨q, c⟩ > s_j`} (exact, the whole core) and the
+//!   core ties `T^C_j` = #{non-relevant core items `c` : `⟨q, c⟩ == s_j`};
 //! * for every subset `ℓ` of the sample (nested levels, then drift shards, see [`subsets`]):
-//!   `S_ℓ` = #{pool items in ℓ}, `K_{j,ℓ}` = #{pool items `p` in ℓ : `⟨q, p⟩ > s_j`} and the
-//!   top-M pool scores of ℓ.
+//!   `S_ℓ` = #{pool items in ℓ}, `K_{j,ℓ}` = #{pool items `p` in ℓ : `⟨q, p⟩ > s_j`}, the pool
+//!   ties `T^K_{j,ℓ}` = #{pool items `p` in ℓ : `⟨q, p⟩ == s_j`} and the top-M pool scores of ℓ.
 //!
-//! Bitwise-equal scores do not outrank (strict `>`). Every score, of a positive, a core item or
+//! Bitwise-equal scores do not outrank (strict `>`); they are counted apart as ties, which the
+//! metrics resolve as the official evaluator does (`metric`: the tie block's end). Every score, of a positive, a core item or
 //! a pool item, comes from the same [`ScoreKernel`], whose scores depend only on the two
 //! vectors (not on a row's position in its block), so an exact duplicate of a positive in the
 //! pool scores bitwise equal to it and does not outrank it.
@@ -703,6 +705,7 @@ fn scan_in_pool(
     struct CoreState {
         buf: Buffers,
         hist: Vec<Vec<u64>>,
+        ties: Vec<Vec<u64>>,
         res: Vec<Option<TopKeyed>>,
         off: u64,
     }
@@ -712,6 +715,10 @@ fn scan_in_pool(
         || CoreState {
             buf: Buffers::new(&kernel, d),
             hist: positives
+                .iter()
+                .map(|p| vec![0; p.scores.len() + 1])
+                .collect(),
+            ties: positives
                 .iter()
                 .map(|p| vec![0; p.scores.len() + 1])
                 .collect(),
@@ -732,9 +739,14 @@ fn scan_in_pool(
             for (q, p) in positives.iter().enumerate() {
                 let row = &st.buf.scores[q * bs..q * bs + n];
                 let hist = &mut st.hist[q];
+                let ties = &mut st.ties[q];
                 for (i, &s) in row.iter().enumerate() {
-                    if s > p.lowest && p.rows_sorted.binary_search(&(start + i)).is_err() {
-                        hist[p.scores.partition_point(|&x| x >= s)] += 1;
+                    if s >= p.lowest && p.rows_sorted.binary_search(&(start + i)).is_err() {
+                        let m = p.scores.partition_point(|&x| x >= s);
+                        hist[m] += 1;
+                        if m > 0 && p.scores[m - 1] == s {
+                            ties[m] += 1;
+                        }
                     }
                 }
                 if let Some(r) = &mut st.res[q] {
@@ -750,6 +762,7 @@ fn scan_in_pool(
         .iter()
         .map(|p| vec![0; p.scores.len() + 1])
         .collect();
+    let mut core_ties = core_hist.clone();
     let mut results: Vec<Option<TopKeyed>> = (0..nq)
         .map(|_| results_k.map(|k| TopKeyed::new(k, results_cap(k))))
         .collect();
@@ -757,6 +770,9 @@ fn scan_in_pool(
         renormalized += st.off;
         for q in 0..nq {
             for (a, b) in core_hist[q].iter_mut().zip(&st.hist[q]) {
+                *a += b;
+            }
+            for (a, b) in core_ties[q].iter_mut().zip(&st.ties[q]) {
                 *a += b;
             }
             if let (Some(r), Some(o)) = (&mut results[q], &st.res[q]) {
@@ -987,7 +1003,8 @@ fn scan_in_pool(
                 r.merge(pr);
             }
             acc.res = None;
-            let summary = query_summary(&qs.query_ids[q], p, acc, &core_hist[q], nlev, nshard);
+            let core = (&core_hist[q][..], &core_ties[q][..]);
+            let summary = query_summary(&qs.query_ids[q], p, acc, core, nlev, nshard);
             (summary, res.map(TopKeyed::into_sorted))
         })
         .collect();
@@ -1048,6 +1065,7 @@ fn scan_in_pool(
             queries: out_queries,
             inputs: records,
             pool_id_hashes: Some(pool_keys),
+            ties_known: true,
         },
         results,
         renormalized_rows: renormalized,
@@ -1076,31 +1094,44 @@ fn key_to_id(
 }
 
 /// Counts and top-M lists of one query from its merged state: `K_{j,ℓ} = Σ_{m < j} Σ_{L ≥ ℓ}
-/// hist[L][m]` for levels, `Σ_{m < j} hist[shard][m]` for shards, `C_j = Σ_{m < j} core[m]`.
+/// hist[L][m]` for levels, `Σ_{m < j} hist[shard][m]` for shards, `C_j = Σ_{m < j} core[m]`
+/// (1-based `j`); ties `T_j = ties[e + 1]` with `e` the last (0-based) positive of `j`'s block
+/// of equal scores, summed over the deepest levels like the counts. `core` = (`hist`, `ties`).
 fn query_summary(
     id: &str,
     p: &QueryPositives,
     acc: PoolQueryState,
-    core_hist: &[u64],
+    (core_hist, core_ties): (&[u64], &[u64]),
     nlev: usize,
     nshard: usize,
 ) -> QuerySummary {
     let n = p.scores.len();
     let npos1 = n + 1;
     // Level rows: suffix sum over the deepest level, so that row ℓ counts the items of level ℓ.
-    let mut per_subset: Vec<Vec<u64>> = vec![Vec::new(); nlev];
-    let mut running = vec![0u64; npos1];
-    for l in (0..nlev).rev() {
-        for (r, h) in running
-            .iter_mut()
-            .zip(&acc.hist[l * npos1..(l + 1) * npos1])
-        {
-            *r += h;
+    let per_level = |h: &[u64]| -> Vec<Vec<u64>> {
+        let mut out: Vec<Vec<u64>> = vec![Vec::new(); nlev];
+        let mut running = vec![0u64; npos1];
+        for l in (0..nlev).rev() {
+            for (r, x) in running.iter_mut().zip(&h[l * npos1..(l + 1) * npos1]) {
+                *r += x;
+            }
+            out[l] = running.clone();
         }
-        per_subset[l] = running.clone();
-    }
-    for sh in 0..nshard {
-        per_subset.push(acc.hist[(nlev + sh) * npos1..(nlev + sh + 1) * npos1].to_vec());
+        for sh in 0..nshard {
+            out.push(h[(nlev + sh) * npos1..(nlev + sh + 1) * npos1].to_vec());
+        }
+        out
+    };
+    let per_subset = per_level(&acc.hist);
+    let ties_sub = per_level(&acc.ties);
+    // Block end (0-based, inclusive) of every positive.
+    let mut block_end = vec![0usize; n];
+    for j in (0..n).rev() {
+        block_end[j] = if j + 1 < n && p.scores[j + 1] == p.scores[j] {
+            block_end[j + 1]
+        } else {
+            j
+        };
     }
     // Prefix sums: K_j = Σ_{m < j} hist[m] (1-based j).
     let prefix = |h: &[u64]| -> Vec<u64> {
@@ -1122,6 +1153,8 @@ fn query_summary(
                 score: p.scores[j],
                 core_above: c_core[j],
                 pool_above: k_sub.iter().map(|k| k[j]).collect(),
+                core_ties: core_ties[block_end[j] + 1],
+                pool_ties: ties_sub.iter().map(|t| t[block_end[j] + 1]).collect(),
             })
             .collect(),
         top_scores: acc.tops.into_iter().map(TopM::into_sorted).collect(),

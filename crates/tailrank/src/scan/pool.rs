@@ -6,8 +6,11 @@
 //! shard)`. A run's candidates are the scores above the code's cut `min(lowest positive,
 //! thresholds of levels 0..=L and of the shard, results threshold)`: they are compacted
 //! branch-free ([`compact_above`]) and then appended to each reservoir of the code's subsets
-//! with [`TopM::push_batch`]. A score above the lowest positive is binary-searched among the
-//! sorted positive scores (`m = #{j : s_j ≥ s}`, `hist[L][m] += 1`, `hist[shard][m] += 1`).
+//! with [`TopM::push_batch`]. A score at or above the lowest positive is binary-searched among
+//! the sorted positive scores (`m = #{j : s_j ≥ s}`, `hist[L][m] += 1`, `hist[shard][m] += 1`);
+//! when it equals a positive's score (`s_{m-1} == s`) it is also a tie of that positive's block:
+//! `ties[L][m] += 1`, `ties[shard][m] += 1`. The cut's positive part is the largest f32 below
+//! the lowest positive, so a score equal to it is a candidate (`> cut`), screened or not.
 //!
 //! A pass may start from *floors* (one per query and subset): values at or below a floor are
 //! rejected by that subset's reservoir. Floors are how the speculative pilot of
@@ -138,6 +141,9 @@ pub(super) struct PoolQueryState {
     /// `(levels + shards) × (n + 1)` histogram of `m = #{j : s_j ≥ s}`: rows `0..levels` by
     /// deepest level, then one row per shard.
     pub(super) hist: Vec<u64>,
+    /// Same layout as `hist`: `ties[row · (n + 1) + m]` counts the items whose score equals
+    /// `s_{m-1}`, the lowest score of the positive block ending at `m - 1` (0-based).
+    pub(super) ties: Vec<u64>,
     pub(super) res: Option<TopKeyed>,
     /// Cut per item code `L · max(shards, 1) + shard`; scores at or below it change nothing.
     table: Vec<f32>,
@@ -155,6 +161,7 @@ impl PoolQueryState {
         let mut st = PoolQueryState {
             tops: (0..nsub).map(|_| TopM::new(top_m, 2 * top_m)).collect(),
             hist: vec![0; nsub * (npos + 1)],
+            ties: vec![0; nsub * (npos + 1)],
             res: results_k.map(|k| TopKeyed::new(k, results_cap(k))),
             table: vec![f32::NEG_INFINITY; nlev * nshard.max(1)],
         };
@@ -182,11 +189,18 @@ impl PoolQueryState {
             dirty |= self.tops[nlev + shard].push_batch(cand);
         }
         for &s in cand {
-            if s > p.lowest {
+            if s >= p.lowest {
                 let m = p.scores.partition_point(|&x| x >= s);
                 self.hist[deepest * npos1 + m] += 1;
                 if nshard > 0 {
                     self.hist[(nlev + shard) * npos1 + m] += 1;
+                }
+                // A tie iff the positive block ending at m − 1 has score s.
+                if m > 0 && p.scores[m - 1] == s {
+                    self.ties[deepest * npos1 + m] += 1;
+                    if nshard > 0 {
+                        self.ties[(nlev + shard) * npos1 + m] += 1;
+                    }
                 }
             }
         }
@@ -228,9 +242,10 @@ impl PoolQueryState {
     }
 
     /// Recompute the cut table after a threshold rose: an item of code `(L, shard)` matters
-    /// iff its score is above `min(lowest positive, thr(level 0..=L), thr(shard), results)`.
+    /// iff its score is above `min(next_down(lowest positive), thr(level 0..=L), thr(shard),
+    /// results)`: a score equal to the lowest positive is a tie to count, so it must pass.
     fn refresh(&mut self, lowest: f32, nlev: usize, nshard: usize) {
-        let mut base = lowest;
+        let mut base = lowest.next_down_f32();
         if let Some(r) = &self.res {
             // Results accept scores equal to their threshold (ties broken by key).
             base = base.min(r.threshold().next_down_f32());
@@ -597,6 +612,9 @@ impl PoolPlan<'_> {
                 t.merge(ot);
             }
             for (a, b) in acc.hist.iter_mut().zip(&o.hist) {
+                *a += b;
+            }
+            for (a, b) in acc.ties.iter_mut().zip(&o.ties) {
                 *a += b;
             }
             if let (Some(r), Some(or)) = (&mut acc.res, &o.res) {

@@ -12,9 +12,10 @@ use std::path::Path;
 
 /// Version of the on-disk summary format; readers refuse newer versions.
 ///
-/// Version 2 (issue #17, pool identity) added `manifest.xxh3` (checksum of `manifest.json`)
-/// and `pool_id_hashes.npy` (the pool fingerprint, [`Summary::pool_id_hashes`]). Version 1
-/// folders still read, with a warning ([`Summary::read_with_warnings`]).
+/// Version 2 added `manifest.xxh3` (checksum of `manifest.json`), `pool_id_hashes.npy` (the
+/// pool fingerprint, [`Summary::pool_id_hashes`]) and the per-positive tie counts
+/// (`pos_core_ties.npy`, `pos_pool_ties.npy`). Version-1 folders still read, with a warning
+/// ([`Summary::read_with_warnings`]), no fingerprint and [`Summary::ties_known`] false.
 pub const SUMMARY_FORMAT_VERSION: u32 = 2;
 
 /// What a subset of the scanned pool is for.
@@ -48,6 +49,32 @@ pub struct PositiveSummary {
     /// `K_{j,ℓ}` for each subset ℓ (same order as [`Summary::subsets`]): pool items of the
     /// subset scoring strictly above `s_j`. Bitwise-equal scores do not outrank.
     pub pool_above: Vec<u64>,
+    /// `T^C_j`: non-relevant core items whose score equals `s_j` (f32 `==`). 0 when the
+    /// summary's ties are unknown ([`Summary::ties_known`] false).
+    pub core_ties: u64,
+    /// `T^K_{j,ℓ}` for each subset ℓ: pool items of the subset whose score equals `s_j`
+    /// (f32 `==`); same length as `pool_above`, or empty for all zeros (summaries built in
+    /// memory without ties; read through [`PositiveSummary::pool_tie`]).
+    pub pool_ties: Vec<u64>,
+}
+
+impl PositiveSummary {
+    /// `K_{j,ℓ} + T^K_{j,ℓ}`: pool items of subset ℓ scoring at or above `s_j` (ties count as
+    /// above, the official placement of positives at the end of their tie block). Used as the
+    /// count of the prediction's hardness (`docs/hardness.md`).
+    pub fn pool_at_or_above(&self, subset: usize) -> u64 {
+        self.pool_above[subset] + self.pool_tie(subset)
+    }
+
+    /// `T^K_{j,ℓ}` (0 when `pool_ties` is empty).
+    pub fn pool_tie(&self, subset: usize) -> u64 {
+        self.pool_ties.get(subset).copied().unwrap_or(0)
+    }
+
+    /// `C_j + T^C_j`: non-relevant core items scoring at or above `s_j`.
+    pub fn core_at_or_above(&self) -> u64 {
+        self.core_above + self.core_ties
+    }
 }
 
 /// One query.
@@ -107,6 +134,12 @@ pub struct Summary {
     /// then warns that overlap cannot be checked.
     #[serde(default)]
     pub pool_id_hashes: Option<Vec<u64>>,
+    /// Whether `core_ties` / `pool_ties` were counted (format version ≥ 2 with the tie
+    /// arrays). A version-1 summary has no tie counts: the tie arrays are zeros and exact
+    /// metrics resolve positive/non-relevant ties in the positive's favour
+    /// ([`Summary::ties_unknown_warning`]).
+    #[serde(default)]
+    pub ties_known: bool,
 }
 
 impl Summary {
@@ -122,6 +155,30 @@ impl Summary {
         (0..self.subsets.len())
             .filter(|&i| self.subsets[i].kind == SubsetKind::Shard)
             .collect()
+    }
+
+    /// The warning the commands print for a summary without tie counts (`None` when the
+    /// ties are known).
+    pub fn ties_unknown_warning(&self) -> Option<String> {
+        (!self.ties_known).then(|| {
+            format!(
+                "summary of query set {:?} (format version {}) has no tie counts: ties unknown; \
+                 a non-relevant item scoring exactly a positive's score is treated as ranked \
+                 below it (the official evaluator ranks it above); rescan with this tailrank \
+                 for exact tie semantics",
+                self.query_set, self.format_version
+            )
+        })
+    }
+
+    /// Number of (positive, non-relevant item) pairs with bitwise-equal scores, core and pool
+    /// (subset `subset`), over all queries: `Σ_j T^C_j + T^K_{j,subset}` (0 when unknown).
+    pub fn tied_pairs(&self, subset: usize) -> u64 {
+        self.queries
+            .iter()
+            .flat_map(|q| &q.positives)
+            .map(|p| p.core_ties + p.pool_tie(subset))
+            .sum()
     }
 
     /// Whether this summary covers the whole pool (exact mode: f = 1 and, when N is known,
@@ -248,15 +305,52 @@ impl Summary {
                         q.id, p.id, p.core_above, self.core_size
                     ));
                 }
+                if !p.pool_ties.is_empty() && p.pool_ties.len() != l {
+                    return Err(format!(
+                        "query {:?}, positive {:?}: {} pool tie counts for {} subsets",
+                        q.id,
+                        p.id,
+                        p.pool_ties.len(),
+                        l
+                    ));
+                }
+                if self.core_size > 0 && p.core_above + p.core_ties > self.core_size {
+                    return Err(format!(
+                        "query {:?}, positive {:?}: C_j + ties = {} but the core holds {} items",
+                        q.id,
+                        p.id,
+                        p.core_above + p.core_ties,
+                        self.core_size
+                    ));
+                }
+                if !self.ties_known && (p.core_ties > 0 || p.pool_ties.iter().any(|&t| t > 0)) {
+                    return Err(format!(
+                        "query {:?}, positive {:?}: tie counts present but ties marked unknown",
+                        q.id, p.id
+                    ));
+                }
                 for (i, (&k, &s)) in p.pool_above.iter().zip(&self.subset_sizes).enumerate() {
+                    let t = p.pool_tie(i);
                     if k > s {
                         return Err(format!(
                             "query {:?}, positive {:?}: K = {k} in subset {i} exceeds its size S = {s}",
                             q.id, p.id
                         ));
                     }
+                    if k.saturating_add(t) > s {
+                        return Err(format!(
+                            "query {:?}, positive {:?}: K + ties = {} in subset {i} exceeds its size S = {s}",
+                            q.id, p.id, k.saturating_add(t)
+                        ));
+                    }
                 }
                 for w in levels.windows(2) {
+                    if p.pool_tie(w[1]) > p.pool_tie(w[0]) {
+                        return Err(format!(
+                            "query {:?}, positive {:?}: level tie counts not nested (subset {} > subset {})",
+                            q.id, p.id, w[1], w[0]
+                        ));
+                    }
                     if p.pool_above[w[1]] > p.pool_above[w[0]] {
                         return Err(format!(
                             "query {:?}, positive {:?}: level counts not nested (K = {} at subset {} > K = {} at subset {})",

@@ -773,6 +773,8 @@ fn simulate_query(
         .iter()
         .enumerate()
         .map(|(j, p)| PositiveSummary {
+            core_ties: 0,
+            pool_ties: Vec::new(),
             id: p.id.clone(),
             score: p.s,
             core_above: core_above[j],
@@ -907,6 +909,7 @@ pub fn simulate_summary(cfg: &SimConfig) -> Result<Simulation> {
         queries,
         inputs: Vec::new(),
         pool_id_hashes: None,
+        ties_known: true,
     };
     let truth = Truth {
         config: cfg.clone(),

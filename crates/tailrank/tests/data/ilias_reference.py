@@ -3,14 +3,24 @@
 # positives removed, per-instance then per-(sub)category means), replicated here from its
 # definition, applied to full similarity lists computed with numpy from the HDF5 features.
 #
+# Ties: sklearn's average_precision_score puts one threshold per distinct score, so every item
+# of a tie block gets the precision at the block's end. Where a tie block straddles the cut at
+# k, the official `np.argsort(-scores)[:k]` keeps whichever tied items its (unstable) sort puts
+# first; this reference fixes that order to "non-relevant items first, positives last" within
+# a block of equal scores (the order tailrank's counts path defines, docs/metrics.md). Scores
+# are computed once per distinct vector, so bitwise-equal vectors get bitwise-equal scores.
+#
 # usage: ilias_reference.py DATASET_DIR FEATURE_DIR K FRACTION SEED
 #
 # FRACTION = 1: the gallery is positives + every distractor ("official").
 # FRACTION < 1: the gallery is positives + the hash sample of the distractors (xxh3_64 with
 # SEED below t(f)): "official" is then evaluate-at-S, and "count" the count-hardness map
 # r_j = j + C_j + N K_j / S at N = all distractors.
-# Prints JSON {set: {"official": R, "count": R}} with R = {map, scale, clutter, categories,
-# subcategories} in percent, and "min_gap": the smallest |positive score - other score|.
+# Prints JSON {set: {"official": R, "count": R}} with R = {map, aps (per query), scale,
+# clutter, categories, subcategories} in percent; per set "tied_pairs" (pairs of a positive and
+# a non-relevant item of equal score, over the queries) and "straddles" (tie blocks holding a
+# positive and a non-relevant item that cross the cut at k in a query's ranking); and
+# "min_gap": the smallest |positive score - other score| over unequal scores.
 import gzip
 import json
 import sys
@@ -61,15 +71,24 @@ d_v = d_v[keep]
 S = len(d_ids)
 db_ids = np.array(pos_ids + list(d_ids))
 db_v = np.concatenate([pos_v, d_v])
+uniq_v, uniq_inv = np.unique(db_v, axis=0, return_inverse=True)
+uniq_inv = np.asarray(uniq_inv).reshape(-1)
+
+
+def similarities(v):
+    """Scores of every db item; one dot product per distinct vector (exact ties stay exact)."""
+    return (uniq_v @ v)[uniq_inv]
 
 
 def ap_official(ins, scores, k, excluded=frozenset()):
     sel = np.array([i not in excluded for i in db_ids])
     ids, s = db_ids[sel], scores[sel]
-    order = np.argsort(-s, kind="stable")
-    top, ys = ids[order][:k], s[order][:k]
     g = gt[ins] - set(excluded)
-    y = np.isin(top, list(g))
+    rel = np.isin(ids, list(g))
+    # Descending score; within a block of equal scores non-relevant first (see the header).
+    order = np.lexsort((rel, -s))
+    top, ys = ids[order][:k], s[order][:k]
+    y = rel[order][:k]
     if not y.any():
         return 0.0
     return average_precision_score(y, ys) * y.sum() / min(k, len(g))
@@ -82,7 +101,8 @@ def ap_count(ins, scores, k, excluded=frozenset()):
     pool = scores[len(pos_ids):]
     total = 0.0
     for j, s in enumerate(g, start=1):
-        r = j + np.sum(core_other > s) + N * np.sum(pool > s) / S
+        # Ties count as above (positives at the end of their tie block).
+        r = j + np.sum(core_other >= s) + N * np.sum(pool >= s) / S
         if r <= k:
             total += j / r
     return total / min(k, len(g))
@@ -90,12 +110,14 @@ def ap_count(ins, scores, k, excluded=frozenset()):
 
 def report(queries, qv, fn):
     aps, scale, clutter = [], defaultdict(list), defaultdict(list)
+    per_query = {}
     cats, subs = defaultdict(lambda: defaultdict(list)), defaultdict(lambda: defaultdict(list))
     for q, v in zip(queries, qv):
         ins = q.split("/")[0]
-        scores = db_v @ v
+        scores = similarities(v)
         ap = fn(ins, scores, K)
         aps.append(ap * 100)
+        per_query[q] = ap * 100
         cats[taxonomy[ins].split("-")[0]][ins].append(ap * 100)
         subs[taxonomy[ins]][ins].append(ap * 100)
         for groups, col, out in [(SCALE, 0, scale), (CLUTTER, 1, clutter)]:
@@ -105,6 +127,7 @@ def report(queries, qv, fn):
                     out[f"{t1}-{t2}"].append(fn(ins, scores, K, exc) * 100)
     return {
         "map": float(np.mean(aps)),
+        "aps": per_query,
         "scale": {k: float(np.mean(v)) for k, v in scale.items()},
         "clutter": {k: float(np.mean(v)) for k, v in clutter.items()},
         "categories": {k: float(np.mean([np.mean(i) for i in v.values()])) for k, v in cats.items()},
@@ -116,11 +139,23 @@ out = {}
 min_gap = np.inf
 for name, fname in [("image", "features_image_queries.hdf5"), ("text", "features_text_queries.hdf5")]:
     q_ids, q_v = load(fname)
+    tied, straddles = 0, 0
     for q, v in zip(q_ids, q_v):
-        s = db_v @ v
-        ps = np.array([s[i] for i, x in enumerate(db_ids) if x in gt[q.split("/")[0]]])
+        s = similarities(v)
+        rel = np.isin(db_ids, list(gt[q.split("/")[0]]))
+        ps = s[rel]
         min_gap = min(min_gap, float(np.min(np.abs(ps[:, None] - s[None, :]) + (ps[:, None] == s[None, :]))))
-    out[name] = {"official": report(q_ids, q_v, ap_official)}
+        tied += int(sum(np.sum(s[~rel] == x) for x in ps))
+        order = np.lexsort((rel, -s))
+        ss, rr = s[order], rel[order]
+        for x in np.unique(ps):
+            idx = np.nonzero(ss == x)[0]
+            if rr[idx].all():
+                continue
+            if idx[0] < K <= idx[-1]:
+                straddles += 1
+    out[name] = {"official": report(q_ids, q_v, ap_official), "tied_pairs": tied,
+                 "straddles": straddles}
     if FRAC < 1:
         out[name]["count"] = report(q_ids, q_v, ap_count)
 out["min_gap"] = min_gap

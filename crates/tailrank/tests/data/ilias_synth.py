@@ -6,7 +6,11 @@
 # distractor_ids.txt.gz}, DATASET_DIR/taxonomy.json and the HDF5 feature files the ILIAS
 # extractor writes (ascii vlen `index` first, f16 `features` with gzip level 0, auto chunks).
 # VARIANT breaks one thing for the error tests: dup_positive, unknown_query, missing_positive,
-# unknown_distractor, dup_distractor, missing_distractor.
+# unknown_distractor, dup_distractor, missing_distractor. VARIANT "ties" makes exact score ties
+# (bitwise-equal f16 vectors): 1,500 distractors, of which many are copies of positives (blocks
+# of 1 to 40 copies), some positives copied over positives of other instances and of their own
+# instance, so that tie blocks holding positives and non-relevant items straddle k = 10, 100
+# and 1000.
 import gzip
 import json
 import os
@@ -20,7 +24,7 @@ variant = sys.argv[3] if len(sys.argv) > 3 else "ok"
 rng = np.random.default_rng(20260)
 D = 32
 n_inst = 14
-n_distr = 700
+n_distr = 1500 if variant == "ties" else 700
 
 inst = [f"inst_{i:02d}" for i in range(n_inst)]
 centers = rng.standard_normal((n_inst, D))
@@ -48,6 +52,26 @@ mix = rng.integers(0, n_inst, n_distr)
 near = rng.random(n_distr) < 0.3
 distr_v = unit(np.where(near[:, None], centers[mix] + 1.5 * rng.standard_normal((n_distr, D)),
                         rng.standard_normal((n_distr, D))))
+
+if variant == "ties":
+    # Exact ties: the f16 vectors are copied, so every score of a copy equals the original's
+    # bitwise (in f32 and in f64). Own-instance and other-instance positive copies first.
+    pos_v = [np.asarray(v, dtype=np.float16).astype(np.float64) for v in pos_v]
+    n_pos = len(pos)
+    for a_, b_ in [(0, 1), (5, 6), (3, 20), (11, 40), (30, 2), (45, 9)]:
+        pos_v[b_ % n_pos] = pos_v[a_ % n_pos].copy()
+    distr_v = np.asarray(distr_v, dtype=np.float16).astype(np.float64)
+    at = 0
+    tie_rng = np.random.default_rng(3)
+    for p_i in tie_rng.permutation(n_pos)[: n_pos // 2]:
+        n_copies = int(tie_rng.integers(1, 41))
+        for _ in range(n_copies):
+            if at >= n_distr:
+                break
+            distr_v[at] = pos_v[p_i]
+            at += 1
+    # Shuffle the copies among the other distractors (rows, not ids).
+    distr_v = distr_v[tie_rng.permutation(n_distr)]
 
 os.makedirs(os.path.join(ds_dir, "image_ids"), exist_ok=True)
 os.makedirs(feat_dir, exist_ok=True)

@@ -188,6 +188,8 @@ pub fn synth(o: &SynthOpts) -> Synth {
             .iter()
             .enumerate()
             .map(|(j, &s)| PositiveSummary {
+                core_ties: 0,
+                pool_ties: Vec::new(),
                 id: format!("q{qi:03}/pos{j}"),
                 score: s,
                 core_above: core.iter().filter(|&&c| c > s).count() as u64,
@@ -241,6 +243,7 @@ pub fn synth(o: &SynthOpts) -> Synth {
         queries,
         inputs: Vec::new(),
         pool_id_hashes: None,
+        ties_known: true,
     };
     Synth {
         summary,
@@ -334,6 +337,8 @@ pub fn ilias_like(
             .map(|(j, &x)| {
                 let s = (mu + w * (1.0 - x.powf(0.25))) as f32;
                 PositiveSummary {
+                    core_ties: 0,
+                    pool_ties: Vec::new(),
                     id: format!("q{qi:04}/p{j}"),
                     score: s,
                     core_above: 0,
@@ -379,5 +384,6 @@ pub fn ilias_like(
         queries: qs,
         inputs: Vec::new(),
         pool_id_hashes: None,
+        ties_known: true,
     }
 }

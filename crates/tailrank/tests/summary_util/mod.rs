@@ -145,6 +145,16 @@ pub fn build(world: &World, shards: &[(&str, Vec<usize>)], st: &Settings) -> Sum
             let positives = world.positives[q]
                 .iter()
                 .map(|(id, s)| PositiveSummary {
+                    core_ties: world.core_nonrel[q].iter().filter(|&&c| c == *s).count() as u64,
+                    pool_ties: (0..subsets.len())
+                        .map(|l| {
+                            items
+                                .iter()
+                                .zip(&member)
+                                .filter(|(&i, m)| m[l] && world.pool_scores[q][i] == *s)
+                                .count() as u64
+                        })
+                        .collect(),
                     id: id.clone(),
                     score: *s,
                     core_above: world.core_nonrel[q].iter().filter(|&&c| c > *s).count() as u64,
@@ -216,5 +226,6 @@ pub fn build(world: &World, shards: &[(&str, Vec<usize>)], st: &Settings) -> Sum
         queries,
         inputs,
         pool_id_hashes: Some(fingerprint),
+        ties_known: true,
     }
 }

@@ -12,6 +12,12 @@
 //! | `pos_pool_above.npy`  | `<u8` | (P, L)    | `K_{j,ℓ}`                                       |
 //! | `top_scores.npy`      | `<f4` | (Q, L, W) | top-M pool scores, descending, `-inf` padded    |
 //! | `top_len.npy`         | `<u4` | (Q, L)    | number of valid entries in each top-M row       |
+//! | `pos_core_ties.npy`   | `<u8` | (P,)      | `T^C_j`: non-relevant core items with score `== s_j` |
+//! | `pos_pool_ties.npy`   | `<u8` | (P, L)    | `T^K_{j,ℓ}`: pool items of ℓ with score `== s_j` |
+//!
+//! The two tie arrays are new in version 2 and written only when the ties were counted
+//! ([`Summary::ties_known`]); a folder without them (version 1, or a merge of version-1
+//! parts) reads with `ties_known = false` and zero tie counts.
 //!
 //! | `pool_id_hashes.npy`  | `<u8` | (S_0,)    | sorted xxh3-64 of the scanned pool ids (v2)     |
 //!
@@ -46,6 +52,8 @@ const TOP_LEN: &str = "top_len.npy";
 pub const POOL_ID_HASHES: &str = "pool_id_hashes.npy";
 /// Checksum of `manifest.json` (version 2): `xxh3:` + 16 hex digits of its bytes, and `\n`.
 pub const MANIFEST_CHECKSUM: &str = "manifest.xxh3";
+const POS_CORE_TIES: &str = "pos_core_ties.npy";
+const POS_POOL_TIES: &str = "pos_pool_ties.npy";
 
 /// Checksum, dtype and shape of one array file, as recorded in the manifest.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -242,6 +250,22 @@ pub(super) fn write_folder(s: &Summary, dir: &Path) -> Result<()> {
     if let Some(h) = &s.pool_id_hashes {
         let (name, rec) = write_array(dir, POOL_ID_HASHES, &[h.len() as u64], h.iter().copied())?;
         arrays.insert(name, rec);
+    }
+    if s.ties_known {
+        arrays.insert(
+            POS_CORE_TIES.to_string(),
+            write_array(dir, POS_CORE_TIES, &[p], positives().map(|x| x.core_ties))?.1,
+        );
+        arrays.insert(
+            POS_POOL_TIES.to_string(),
+            write_array(
+                dir,
+                POS_POOL_TIES,
+                &[p, l as u64],
+                positives().flat_map(|x| (0..l).map(|i| x.pool_tie(i))),
+            )?
+            .1,
+        );
     }
 
     let manifest = Manifest {
@@ -633,6 +657,32 @@ pub(super) fn read_folder(dir: &Path) -> Result<(Summary, Vec<String>)> {
         )?),
         false => None,
     };
+    // Tie counts (version ≥ 2): both arrays or neither.
+    let ties_known = match (
+        man.arrays.contains_key(POS_CORE_TIES),
+        man.arrays.contains_key(POS_POOL_TIES),
+    ) {
+        (true, true) => true,
+        (false, false) => false,
+        (c, _) => {
+            return Err(Error::file(
+                &mpath,
+                format!(
+                    "the manifest lists {} but not {} (the tie arrays come together)",
+                    if c { POS_CORE_TIES } else { POS_POOL_TIES },
+                    if c { POS_POOL_TIES } else { POS_CORE_TIES }
+                ),
+            ))
+        }
+    };
+    let (core_ties, pool_ties): (Vec<u64>, Vec<u64>) = if ties_known {
+        (
+            read_array(dir, &man, POS_CORE_TIES, &[p64])?,
+            read_array(dir, &man, POS_POOL_TIES, &[p64, l64])?,
+        )
+    } else {
+        (vec![0; p], vec![0; p * l])
+    };
 
     let opath = dir.join(QUERY_OFFSETS);
     if offsets[0] != 0 || offsets[q] != p64 || offsets.windows(2).any(|w| w[0] > w[1]) {
@@ -650,6 +700,8 @@ pub(super) fn read_folder(dir: &Path) -> Result<(Summary, Vec<String>)> {
                 score: scores[r],
                 core_above: core[r],
                 pool_above: pool[r * l..(r + 1) * l].to_vec(),
+                core_ties: core_ties[r],
+                pool_ties: pool_ties[r * l..(r + 1) * l].to_vec(),
             })
             .collect();
         let mut top_scores = Vec::with_capacity(l);
@@ -693,6 +745,7 @@ pub(super) fn read_folder(dir: &Path) -> Result<(Summary, Vec<String>)> {
         queries,
         inputs: man.inputs,
         pool_id_hashes,
+        ties_known,
     };
     s.check()
         .map_err(|msg| Error::file(dir, format!("inconsistent summary: {msg}")))?;

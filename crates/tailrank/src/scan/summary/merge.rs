@@ -217,6 +217,14 @@ pub(super) fn merge(parts: &[Summary]) -> Result<(Summary, Vec<String>)> {
                         pb.score,
                     ));
                 }
+                if pa.core_ties != pb.core_ties && first.ties_known && p.ties_known {
+                    return Err(mismatch(
+                        i,
+                        &format!("core ties of positive {:?} of query {:?}", pa.id, qa.id),
+                        pa.core_ties,
+                        pb.core_ties,
+                    ));
+                }
                 if pa.core_above != pb.core_above {
                     return Err(mismatch(
                         i,
@@ -262,6 +270,12 @@ pub(super) fn merge(parts: &[Summary]) -> Result<(Summary, Vec<String>)> {
                 for (ka, kb) in pa.pool_above.iter_mut().zip(&pb.pool_above) {
                     *ka = ka.checked_add(*kb).ok_or_else(overflow)?;
                 }
+                if !pb.pool_ties.is_empty() {
+                    pa.pool_ties.resize(l, 0);
+                    for (ta, tb) in pa.pool_ties.iter_mut().zip(&pb.pool_ties) {
+                        *ta = ta.checked_add(*tb).ok_or_else(overflow)?;
+                    }
+                }
             }
             for (ta, tb) in qa.top_scores.iter_mut().zip(&qb.top_scores) {
                 *ta = merge_top(ta, tb, first.top_m);
@@ -273,6 +287,14 @@ pub(super) fn merge(parts: &[Summary]) -> Result<(Summary, Vec<String>)> {
     // Parts read from older format versions hold the same content in memory; the merged
     // summary is of this version.
     out.format_version = crate::scan::summary::SUMMARY_FORMAT_VERSION;
+    // Ties are known only when every part counted them; otherwise they are dropped.
+    out.ties_known = parts.iter().all(|p| p.ties_known);
+    if !out.ties_known {
+        for p in out.queries.iter_mut().flat_map(|q| q.positives.iter_mut()) {
+            p.core_ties = 0;
+            p.pool_ties.iter_mut().for_each(|t| *t = 0);
+        }
+    }
     out.tool_version = crate::TOOL_VERSION.to_string();
     out.inputs = first
         .inputs
