@@ -26,7 +26,7 @@ enum Command {
     Scan(cmd::scan::ScanArgs),
     /// Merge summaries of disjoint pool shards.
     Merge(cmd::merge::MergeArgs),
-    /// Hash-sample pool ids (SPEC 4) and write the sample with a manifest.
+    /// Hash-sample pool ids (docs/method.md §4) and write the sample with a manifest.
     Sample(cmd::sample::SampleArgs),
     /// Predict the full-pool metric from a sample summary or a hardness file.
     Predict(cmd::predict::PredictArgs),

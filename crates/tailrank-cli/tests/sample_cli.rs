@@ -1,4 +1,4 @@
-//! `tailrank sample` against Python's `xxhash.xxh3_64_intdigest` selection (SPEC 4).
+//! `tailrank sample` against Python's `xxhash.xxh3_64_intdigest` selection (docs/method.md §4).
 
 #[path = "../../tailrank/tests/common/mod.rs"]
 mod common;

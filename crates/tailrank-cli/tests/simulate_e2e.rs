@@ -1,4 +1,4 @@
-//! End to end on vectors (SPEC 10): `tailrank simulate --vectors` writes a clustered benchmark,
+//! End to end on vectors (docs/method.md §10): `tailrank simulate --vectors` writes a clustered benchmark,
 //! `tailrank scan` reads it twice — the whole pool (exact) and a 5% hash sample — and the
 //! prediction from the sample is compared with the exact metric of the whole pool.
 

@@ -774,7 +774,7 @@ fn evaluate_native(
     serde_json::to_string(&report).map_err(err)
 }
 
-/// `xxh3_64_with_seed(utf8(id), seed)` for each id (SPEC 4).
+/// `xxh3_64_with_seed(utf8(id), seed)` for each id (docs/method.md §4).
 #[pyfunction]
 fn id_hashes(ids: Vec<String>, seed: u64) -> Vec<u64> {
     ids.iter()

@@ -1,4 +1,4 @@
-//! Generalised Pareto fits for the upper tail of a query's pool scores (SPEC 6).
+//! Generalised Pareto fits for the upper tail of a query's pool scores (docs/method.md §6).
 //!
 //! Convention (scipy.stats.genpareto with `c = ξ`, `loc = 0`, `scale = σ`): survival
 //! `P(Y > y) = (1 + ξ y/σ)^(-1/ξ)` (`exp(-y/σ)` at ξ = 0), density

@@ -1,4 +1,4 @@
-//! Per-positive hardness estimators (SPEC 6): `x_{q,j}` = fraction of the pool scoring strictly
+//! Per-positive hardness estimators (docs/method.md §6): `x_{q,j}` = fraction of the pool scoring strictly
 //! above positive j of query q; over a uniform pool of size N, `K_j ~ Binomial(N, x_j)`.
 //!
 //! - `count`: `x̂ = K_j / S` (0 when S = 0).
@@ -230,7 +230,7 @@ fn quantile_sorted(n: usize, at: impl Fn(usize) -> f64, q: f64) -> f64 {
     }
 }
 
-/// Fit the tail of one query (SPEC 6): `T` = the first `min(M, len)` of `top_scores` (the
+/// Fit the tail of one query (docs/method.md §6): `T` = the first `min(M, len)` of `top_scores` (the
 /// subset's top scores, descending; sorted here if they are not), `u` = the `opts.quantile`
 /// quantile of `T` ([`quantile_linear`]), excesses `y = t − u` for `t > u`, GPD by
 /// [`fit_gpd_bounded`]. `None` when `sample_size` is 0, `T` is empty or holds a non-finite

@@ -10,7 +10,7 @@
 //! simulate ──► Summary + truth ──► predict ──► report (table, JSON, CSV, plots)
 //! ```
 //!
-//! Definitions follow `SPEC.md`; every module documents the formula it implements.
+//! Definitions follow `docs/method.md` (numbered sections, cited as `docs/method.md §n`); every module documents the formula it implements.
 
 pub mod atomic;
 pub mod error;

@@ -1,4 +1,4 @@
-//! From hardness to a metric at any pool size N (SPEC 7).
+//! From hardness to a metric at any pool size N (docs/method.md §7).
 //!
 //! For query q with positives sorted by score (j = 1..n, `n = q.positives.len()`), `C_j` the
 //! core items above positive j and `x̂_j` its hardness:

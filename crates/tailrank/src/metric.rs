@@ -1,4 +1,4 @@
-//! Exact retrieval metrics (SPEC 3): ILIAS mAP@k from a ranked list (tie blocks), from
+//! Exact retrieval metrics (docs/method.md §3): ILIAS mAP@k from a ranked list (tie blocks), from
 //! per-positive counts, and the variants (GLDv2 mAP@100, full AP, Recall@k, hit@1).
 //!
 //! The rank-based core, shared with the prediction maps: for a query with `n` positives whose

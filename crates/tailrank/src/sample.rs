@@ -1,4 +1,4 @@
-//! Hash sampling of the distractor pool (SPEC 4).
+//! Hash sampling of the distractor pool (docs/method.md §4).
 //!
 //! An item with id `id` is in the sample at fraction `f` iff
 //! `xxh3_64_with_seed(utf8(id), seed) < t(f)` with `t(f) = ⌊f · 2^64⌋` computed in f64
@@ -97,7 +97,7 @@ mod tests {
 
     #[test]
     fn python_reference_values() {
-        // Values from SPEC 4 (Python's xxhash.xxh3_64_intdigest).
+        // Values from docs/method.md §4 (Python's xxhash.xxh3_64_intdigest).
         assert_eq!(id_hash("12345", 42), 7110486700300227737);
         assert_eq!(id_hash("yfcc000/000000001", 7), 2222919332169938572);
     }

@@ -75,7 +75,7 @@ fn distractor_checks_exact_and_sampled() {
     let list = d.path().join("distractor_ids.txt.gz");
     let ids: Vec<String> = (0..500).map(|i| format!("yfcc/{i:06}")).collect();
     tailrank::formats::ids::write_ids(&list, &ids).unwrap();
-    // The hash sample at f = 0.2, seed 9, drawn by Python's xxhash (SPEC 4).
+    // The hash sample at f = 0.2, seed 9, drawn by Python's xxhash (docs/method.md §4).
     let code = r#"
 import sys, xxhash
 t = int(0.2 * 2.0**64)

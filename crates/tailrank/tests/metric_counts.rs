@@ -1,4 +1,4 @@
-//! "From counts" (SPEC 3) equals "from the sorted list": an in-memory whole-pool `Summary` built
+//! "From counts" (docs/method.md §3) equals "from the sorted list": an in-memory whole-pool `Summary` built
 //! from random galleries gives exactly the metrics of the full ranked list, when no non-relevant
 //! item ties with a positive (positives may tie among themselves: both paths use tie blocks).
 

@@ -1,4 +1,4 @@
-//! The headline property on simulated ILIAS-like data (SPEC 10): from a 5% sample the
+//! The headline property on simulated ILIAS-like data (docs/method.md §10): from a 5% sample the
 //! tail-aware estimate lands close to the realized mAP@1k at N = 10^8, far closer than the count
 //! baseline, which over-predicts, as does evaluate-at-S (by more). Scaled down to 400 queries
 //! for speed; the thresholds hold with a wide margin on every seed tried.

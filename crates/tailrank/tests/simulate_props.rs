@@ -106,7 +106,7 @@ fn truth_consistent_and_monotone_in_n() {
     let k = t.k;
     let n = t.pool_size as f64;
     // The truth is the exact metric on its own counts, and the expected-rank map fed with the
-    // realized fractions K^N/N reproduces it (SPEC 7 identity).
+    // realized fractions K^N/N reproduces it (docs/method.md §7 identity).
     let mut exact = 0.0;
     let mut via_map = 0.0;
     for q in &t.queries {

@@ -1,4 +1,4 @@
-//! `tailrank sample`: hash-sample pool ids (SPEC 4) and write the sample with a manifest.
+//! `tailrank sample`: hash-sample pool ids (docs/method.md §4) and write the sample with a manifest.
 //!
 //! An id is kept iff `xxh3_64_with_seed(utf8(id), seed) < t(f)` (`tailrank::sample`). The
 //! sampled ids are written in input order, one per line (gzip when `-o` ends in `.gz`), and

@@ -9,7 +9,7 @@ Python front end of the Rust library (the same code as the ``tailrank`` CLI):
   hardness by default), with intervals, baselines and diagnostics: a :class:`Report` whose
   :meth:`Report.to_dict` is what ``tailrank predict --json`` prints.
 * :func:`evaluate` -- exact mAP@k (ILIAS semantics) of a results dict {query: {db_id: score}}.
-* :func:`sample_ids` -- the hash sample of SPEC 4: id kept iff
+* :func:`sample_ids` -- the hash sample of docs/method.md §4: id kept iff
   ``xxh3_64_with_seed(utf8(id), seed) < floor(f * 2**64)``.
 
 Arrays go in as numpy (float16/32/64, one row per id); C-contiguous little-endian float32 and
@@ -536,7 +536,7 @@ def id_hashes(ids: Iterable[str], seed: int = 0) -> np.ndarray:
 
 
 def sample_mask(ids: Iterable[str], fraction: float, seed: int = 0) -> np.ndarray:
-    """Boolean mask of the ids in the hash sample at ``fraction`` (SPEC 4)."""
+    """Boolean mask of the ids in the hash sample at ``fraction`` (docs/method.md §4)."""
     t = _native.threshold(float(fraction))
     h = id_hashes(ids, seed)
     if t == 2**64 - 1:  # f = 1 (or rounds to it): every id, as HashRange::contains
@@ -545,7 +545,7 @@ def sample_mask(ids: Iterable[str], fraction: float, seed: int = 0) -> np.ndarra
 
 
 def sample_ids(ids: Iterable[str], fraction: float, seed: int = 0) -> List[str]:
-    """The sampled ids in input order: what ``tailrank sample`` writes (SPEC 4)."""
+    """The sampled ids in input order: what ``tailrank sample`` writes (docs/method.md §4)."""
     lst = _ids_list(ids, "ids")
     mask = sample_mask(lst, fraction, seed)
     return [i for i, m in zip(lst, mask) if m]

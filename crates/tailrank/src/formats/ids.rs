@@ -5,7 +5,7 @@
 //! end of the file are ignored; an empty line anywhere else is an error naming its line number
 //! (1-based), because it would silently shift every following id against the descriptor rows.
 //! Ids are otherwise taken verbatim (no trimming of spaces), as they are hashed byte for byte
-//! (SPEC 4). A file that starts with a UTF-8 byte order mark (`EF BB BF`) is refused, naming it:
+//! (docs/method.md §4). A file that starts with a UTF-8 byte order mark (`EF BB BF`) is refused, naming it:
 //! the official tools (Python's `open`/`gzip.open` in text mode, `xxhash` for the sample) read
 //! the mark as part of the first id, so stripping it would make tailrank disagree with them,
 //! and keeping it would silently corrupt that id. Writing emits `id\n` per id,

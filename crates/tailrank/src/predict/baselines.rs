@@ -1,4 +1,4 @@
-//! Baselines reported beside every prediction (SPEC 8).
+//! Baselines reported beside every prediction (docs/method.md §8).
 //!
 //! - **evaluate-at-S**: the exact AP@k on the sample gallery (core + the S sampled items), from
 //!   counts with the official tie rule (`metric::evaluate_counts`): positive j of q sits at rank

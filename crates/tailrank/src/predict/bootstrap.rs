@@ -1,4 +1,4 @@
-//! Uncertainty (SPEC 9).
+//! Uncertainty (docs/method.md §9).
 //!
 //! **Query bootstrap.** B replicates; replicate b draws Q query indices uniformly with
 //! replacement (RNG stream `(seed, 0, b)`), its statistic is the mean of the per-query values

@@ -1,4 +1,4 @@
-//! Metric-vs-N curves (SPEC 7): the predicted mAP@k over a log grid of pool sizes with its
+//! Metric-vs-N curves (docs/method.md §7): the predicted mAP@k over a log grid of pool sizes with its
 //! query-bootstrap percentile band (the same resampled query indices at every N), the count
 //! baseline through the same map, the curve-fit baselines, and the evaluate-at-S points of the
 //! nested levels.

@@ -1,4 +1,4 @@
-//! Diagnostics (SPEC 9): sufficient budget over the nested levels, drift over the hash shards,
+//! Diagnostics (docs/method.md §9): sufficient budget over the nested levels, drift over the hash shards,
 //! and the tail report.
 //!
 //! **Sufficient budget.** The prediction at N is recomputed from each nesting level ℓ (hardness

@@ -1,4 +1,4 @@
-//! Prediction of the full-pool metric from a sample summary (SPEC 7–9): the estimate, the
+//! Prediction of the full-pool metric from a sample summary (docs/method.md §7–9): the estimate, the
 //! baselines beside it, query bootstrap and sample-noise intervals, the sufficient-budget and
 //! drift diagnostics, and the tail report.
 //!

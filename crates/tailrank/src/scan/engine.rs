@@ -1,4 +1,4 @@
-//! Blocked GEMM scan fused with per-query top-M and per-positive counts (SPEC 5).
+//! Blocked GEMM scan fused with per-query top-M and per-positive counts (docs/method.md §5).
 //!
 //! One pass over the pool computes, for every query `q` of a [`QuerySet`]:
 //!
@@ -125,7 +125,7 @@ fn block_rows() -> usize {
 pub struct ScanConfig {
     /// Level-0 sampling fraction f in (0, 1]; 1 is exact mode.
     pub fraction: f64,
-    /// Hash seed of the sample (SPEC 4).
+    /// Hash seed of the sample (docs/method.md §4).
     pub seed: u64,
     /// Nested levels are `f, f/2, f/4, …` while `≥ min_fraction` (level 0 always).
     pub min_fraction: f64,
@@ -484,7 +484,7 @@ pub fn scan(inputs: &ScanInputs, cfg: &ScanConfig, progress: &dyn Progress) -> R
     }
 }
 
-/// Refuse pool shards that share an id (SPEC 5: the pool is a set; a repeated id would be
+/// Refuse pool shards that share an id (docs/method.md §5: the pool is a set; a repeated id would be
 /// counted twice in `S_ℓ` and `K_{j,ℓ}`), naming the id and both files and rows. The same file
 /// given twice is reported as such. Memory: 8 bytes per pool id
 /// ([`find_duplicate_across`]).

@@ -1,4 +1,4 @@
-//! The streaming scan (SPEC 5): one pass over pool descriptors producing a mergeable
+//! The streaming scan (docs/method.md §5): one pass over pool descriptors producing a mergeable
 //! [`Summary`]: per query the positives' scores, exact core counts `C_j`, and per sample subset
 //! (nested levels and drift shards) the pool size seen, counts `K_{j,ℓ}` and the top-M pool
 //! scores.

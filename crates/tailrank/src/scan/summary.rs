@@ -1,4 +1,4 @@
-//! The scan summary (SPEC 5): everything prediction and exact evaluation need from a pass over
+//! The scan summary (docs/method.md §5): everything prediction and exact evaluation need from a pass over
 //! the descriptors, small enough to keep (ILIAS: ~100 MB), and mergeable across disjoint shards.
 //!
 //! On disk it is a folder readable with numpy alone (see `docs/summary-format.md`):
@@ -28,7 +28,7 @@ pub enum SubsetKind {
     Shard,
 }
 
-/// A subset of the pool defined by a hash range (SPEC 4): pool item `id` belongs to it iff
+/// A subset of the pool defined by a hash range (docs/method.md §4): pool item `id` belongs to it iff
 /// `range.contains(xxh3_64_with_seed(id, seed))`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Subset {

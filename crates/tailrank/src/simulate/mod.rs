@@ -1,4 +1,4 @@
-//! Simulators with known truth (SPEC 10).
+//! Simulators with known truth (docs/method.md §10).
 //!
 //! **Summary level** ([`simulate_summary`]): per query a pool score law with a bounded upper tail
 //! ([`law`]), positives whose hardness `x` spans many decades ([`hardness_law`]), and then,

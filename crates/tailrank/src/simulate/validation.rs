@@ -1,4 +1,4 @@
-//! The validation study (SPEC 10): simulate benchmarks with known truth, predict from the
+//! The validation study (docs/method.md §10): simulate benchmarks with known truth, predict from the
 //! sample, and measure the error of the tail-aware estimate and of every baseline.
 //!
 //! For each preset and seed the benchmark is simulated at the main fraction (with the query
