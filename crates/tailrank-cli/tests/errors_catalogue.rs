@@ -281,6 +281,12 @@ fn fixtures(dir: &Path) {
             "]".repeat(depth)
         ),
     );
+    // What pickle.dump(results, f, protocol=4) starts with.
+    std::fs::write(
+        dir.join("res.pkl"),
+        b"\x80\x04\x95\x19\x00\x00\x00\x00\x00\x00\x00}\x94",
+    )
+    .unwrap();
     r(
         "res_string_score.json",
         r#"{"q0": {"c0_0": "0.9"}, "q1": {}, "q2": {}}"#,
@@ -586,6 +592,7 @@ fn cases() -> Vec<Case> {
         // ---- results JSON
         c("results-malformed", "results JSON with a missing colon", words("eval --results $DIR/res_malformed.json --gt $DIR/gt.json")),
         c("results-nan", "results JSON with a NaN score", words("eval --results $DIR/res_nan.json --gt $DIR/gt.json")),
+        c("results-pickle", "results saved as a Python pickle (the official search.py output)", words("eval --results $DIR/res.pkl --gt $DIR/gt.json")),
         c("results-deep", "a score nested in 50,000 levels of arrays", words("eval --results $DIR/res_deep.json --gt $DIR/gt.json")),
         c("results-duplicate-db", "a db id twice for one query", words("eval --results $DIR/res_dup.json --gt $DIR/gt.json")),
         c("results-string-score", "a score given as a string", words("eval --results $DIR/res_string_score.json --gt $DIR/gt.json")),

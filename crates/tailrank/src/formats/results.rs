@@ -232,6 +232,17 @@ pub(crate) struct JsonReader<'a> {
 
 impl<'a> JsonReader<'a> {
     pub(crate) fn new(path: &'a Path, b: &'a [u8]) -> Result<Self> {
+        if let [0x80, proto @ 2..=5, ..] = b {
+            return Err(Error::file(
+                path,
+                format!(
+                    "this is a Python pickle (protocol {proto}), not JSON; convert it first, \
+                     e.g. python -c \"import pickle, json, sys; \
+                     json.dump(pickle.load(open(sys.argv[1], 'rb')), open(sys.argv[2], 'w'))\" \
+                     IN.pkl OUT.json (the JSON must be {{query_id: {{db_id: score}}}})"
+                ),
+            ));
+        }
         if let Err(e) = std::str::from_utf8(b) {
             return Err(Error::file(
                 path,
@@ -641,6 +652,19 @@ impl<'a> JsonReader<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn python_pickle_is_named() {
+        // pickle.dumps({"q": {"a": 0.5}}, protocol=4) starts with 0x80 0x04.
+        let bytes = b"\x80\x04\x95\x19\x00\x00\x00\x00\x00\x00\x00}\x94";
+        let e = parse_results(Path::new("r.pkl"), bytes)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("r.pkl") && e.contains("Python pickle (protocol 4)"),
+            "{e}"
+        );
+    }
 
     fn parse(s: &str) -> Result<Results> {
         parse_results(Path::new("r.json"), s.as_bytes())
