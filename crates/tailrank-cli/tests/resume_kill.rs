@@ -141,8 +141,9 @@ fn assert_identical(a: &Path, b: &Path) {
         .collect();
     names_b.sort();
     assert_eq!(names, names_b);
-    // manifest.json, manifest.xxh3, six arrays and pool_id_hashes.npy (format 2).
-    assert_eq!(names.len(), 9);
+    // manifest.json, manifest.xxh3, six arrays, pool_id_hashes.npy and the two tie arrays
+    // (format 2).
+    assert_eq!(names.len(), 11);
     for n in &names {
         assert!(
             std::fs::read(a.join(n)).unwrap() == std::fs::read(b.join(n)).unwrap(),
