@@ -439,6 +439,17 @@ impl Transaction {
         t
     }
 
+    /// The renames of the commit, one per output in the order they were added.
+    fn steps(&self) -> Vec<Step> {
+        self.outputs
+            .iter()
+            .map(|o| Step {
+                target: o.abs.clone(),
+                dir: o.dir,
+            })
+            .collect()
+    }
+
     /// Add an output file; returns its index.
     pub fn add_file(&mut self, target: &Path) -> Result<usize> {
         self.add(target, false)
@@ -501,14 +512,7 @@ impl Transaction {
                 ));
             }
         }
-        let steps: Vec<Step> = self
-            .outputs
-            .iter()
-            .map(|o| Step {
-                target: o.abs.clone(),
-                dir: o.dir,
-            })
-            .collect();
+        let steps = self.steps();
         let single = steps.len() == 1 && !(steps[0].dir && exists(&steps[0].target));
         let mut fp = Some(0usize);
         if single {
@@ -752,14 +756,7 @@ mod tests {
             })
             .unwrap();
             // Write the journals as the commit does, then cut the renames after k steps.
-            let steps: Vec<Step> = tx
-                .outputs
-                .iter()
-                .map(|o| Step {
-                    target: o.abs.clone(),
-                    dir: o.dir,
-                })
-                .collect();
+            let steps = tx.steps();
             let j = Journal {
                 format: JOURNAL_FORMAT.into(),
                 pid: 1,

@@ -310,16 +310,7 @@ impl<'a> JsonReader<'a> {
             return Ok(());
         }
         loop {
-            if self.peek() != Some(b'"') {
-                let found = self.found();
-                return Err(self.error(format!("expected a string key; found {found}")));
-            }
-            let key = self.string()?;
-            if self.peek() != Some(b':') {
-                let found = self.found();
-                return Err(self.error(format!("expected ':' after key {key:?}; found {found}")));
-            }
-            self.pos += 1;
+            let key = self.key()?;
             f(self, key)?;
             match self.peek() {
                 Some(b',') => self.pos += 1,
@@ -433,7 +424,7 @@ impl<'a> JsonReader<'a> {
                     } else {
                         open.push(c);
                         if c == b'{' {
-                            self.skip_key()?;
+                            self.key()?;
                         }
                         continue;
                     }
@@ -470,7 +461,7 @@ impl<'a> JsonReader<'a> {
                     Some(b',') => {
                         self.pos += 1;
                         if top == b'{' {
-                            self.skip_key()?;
+                            self.key()?;
                         }
                         break;
                     }
@@ -490,8 +481,8 @@ impl<'a> JsonReader<'a> {
         }
     }
 
-    /// Skip an object key and its `:` (the reader is placed at the key).
-    fn skip_key(&mut self) -> Result<()> {
+    /// Read an object key and its `:` (the reader is placed at the key).
+    fn key(&mut self) -> Result<String> {
         if self.peek() != Some(b'"') {
             let found = self.found();
             return Err(self.error(format!("expected a string key; found {found}")));
@@ -502,7 +493,7 @@ impl<'a> JsonReader<'a> {
             return Err(self.error(format!("expected ':' after key {key:?}; found {found}")));
         }
         self.pos += 1;
-        Ok(())
+        Ok(key)
     }
 
     /// Parse a JSON number (strict grammar) at the current position as f64 (correctly rounded,
