@@ -71,6 +71,58 @@ fn table_and_json_on_the_official_vector() {
         "{out}"
     );
 
+    // The name@k vocabulary: each metric at its own cut-off, in the table and the JSON.
+    let o = tailrank(&[
+        "--results",
+        p(&r),
+        "--gt",
+        p(&gt),
+        "--metric",
+        "map@3,recall@3,hit@1,map@2",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let vals = &v["sets"][0]["values"];
+    for (name, want) in [
+        ("map@3", 0.2777777777777778),
+        ("recall@3", 0.25),
+        ("hit@1", 0.5),
+        ("map@2", 0.25),
+    ] {
+        assert!(
+            (vals[name].as_f64().unwrap() - want).abs() < 1e-12,
+            "{name}: {vals}"
+        );
+    }
+    assert!(
+        (v["sets"][0]["queries"][0]["values"]["map@3"]
+            .as_f64()
+            .unwrap()
+            - 0.5555555555555556)
+            .abs()
+            < 1e-12
+    );
+    let o = tailrank(&[
+        "--results",
+        p(&r),
+        "--gt",
+        p(&gt),
+        "--metric",
+        "map@3,map@2",
+    ]);
+    let out = stdout(&o);
+    assert!(
+        out.contains("mAP@3") && out.contains("27.78") && out.contains("mAP@2"),
+        "{out}"
+    );
+    let o = tailrank(&["--results", p(&r), "--gt", p(&gt), "--metric", "mrr@10"]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("unknown metric"),
+        "{}",
+        stderr(&o)
+    );
+
     let o = tailrank(&["--results", p(&r), "--gt", p(&gt), "--k", "2", "--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
@@ -83,6 +135,56 @@ fn table_and_json_on_the_official_vector() {
     assert!((set["queries"][0]["ap_at_k"].as_f64().unwrap() - 0.5).abs() < 1e-12);
     assert_eq!(set["queries"][0]["n_results"], 6);
     assert_eq!(v["warnings"].as_array().unwrap().len(), 1);
+}
+
+/// `--protocol`: revisited mAP per protocol from a results file and a revisited ground truth
+/// (the formula is checked against revisitop in `tailrank/tests/protocols_reference.rs`).
+#[test]
+fn revisited_protocols_from_the_cli() {
+    let d = tempfile::tempdir().unwrap();
+    let gt = d.path().join("gnd.json");
+    let r = d.path().join("r.json");
+    // q: easy a, hard c, junk b. Ranking a b c d. Easy: a at 0 → 1. Medium (junk b removed):
+    // a at 0, c at 1 → 1. Hard (junk b, a removed): c at 0 → 1.
+    fs::write(
+        &gt,
+        r#"{"q": {"easy": ["a"], "hard": ["c"], "junk": ["b"]}}"#,
+    )
+    .unwrap();
+    fs::write(&r, r#"{"q": {"a": 0.9, "b": 0.8, "c": 0.7, "d": 0.6}}"#).unwrap();
+    let o = tailrank(&[
+        "--results",
+        p(&r),
+        "--gt",
+        p(&gt),
+        "--protocol",
+        "easy,medium,hard",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("easy") && out.contains("hard") && out.contains("100.00"),
+        "{out}"
+    );
+    // d ranked above c: Hard AP = (½·(1 + ½))... c at junk-free 1: p0 = 0/1, p1 = 1/2 → 0.25.
+    fs::write(&r, r#"{"q": {"a": 0.9, "b": 0.8, "d": 0.75, "c": 0.7}}"#).unwrap();
+    let o = tailrank(&[
+        "--results",
+        p(&r),
+        "--gt",
+        p(&gt),
+        "--protocol",
+        "hard",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(
+        (v["protocols"][0]["map"].as_f64().unwrap() - 0.25).abs() < 1e-12,
+        "{v}"
+    );
+    let o = tailrank(&["--results", p(&r), "--gt", p(&gt), "--protocol", "extreme"]);
+    assert!(!o.status.success() && stderr(&o).contains("unknown protocol"));
 }
 
 #[test]

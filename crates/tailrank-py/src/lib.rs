@@ -19,7 +19,7 @@ use tailrank::formats::npy::convert_le;
 use tailrank::formats::results::{read_results, QueryResults, Results};
 use tailrank::hardness::{Branch, Estimator, EvtOptions};
 use tailrank::maps::MapKind;
-use tailrank::metric::{evaluate_results, MissingPolicy};
+use tailrank::metric::{evaluate_results_for, select_sets, EvalOptions, MetricName, MissingPolicy};
 use tailrank::predict::PredictOptions;
 use tailrank::scan::engine::{scan, NoProgress, ScanConfig, ScanInputs};
 use tailrank::scan::summary::Summary;
@@ -721,7 +721,7 @@ fn predict_native(
 /// `results`: a path, or `[(query, [(db_id, score)])]`; `gt`: a path (every set, or those named
 /// in `sets`) or `(name, query_ids, positives)`.
 #[pyfunction]
-#[pyo3(signature = (results, gt, k=1000, missing_as_zero=false, sets=None))]
+#[pyo3(signature = (results, gt, k=1000, missing_as_zero=false, sets=None, metrics=None))]
 fn evaluate_native(
     py: Python<'_>,
     results: &Bound<'_, PyAny>,
@@ -729,7 +729,14 @@ fn evaluate_native(
     k: usize,
     missing_as_zero: bool,
     sets: Option<Vec<String>>,
+    metrics: Option<Vec<String>>,
 ) -> PyResult<String> {
+    let metrics = metrics
+        .unwrap_or_default()
+        .iter()
+        .map(|m| m.parse::<MetricName>())
+        .collect::<tailrank::Result<Vec<_>>>()
+        .map_err(err)?;
     let results: Results = if let Ok(list) = results.extract::<Vec<(String, Vec<(String, f64)>)>>()
     {
         let qs = list
@@ -747,29 +754,21 @@ fn evaluate_native(
         } else {
             let path: PathBuf = gt.extract()?;
             let all = load_ground_truth(&path).map_err(err)?;
-            match sets {
-                None => all,
-                Some(names) => {
-                    let have: Vec<String> = all.iter().map(|s| s.name.clone()).collect();
-                    if let Some(n) = names.iter().find(|n| !have.contains(n)) {
-                        return Err(err(format!(
-                            "{}: no query set {n:?} (it has {have:?})",
-                            path.display()
-                        )));
-                    }
-                    all.into_iter()
-                        .filter(|s| names.contains(&s.name))
-                        .collect()
-                }
-            }
+            select_sets(all, &sets.unwrap_or_default())
+                .map_err(|e| err(format!("{}: {e}", path.display())))?
         };
     let missing = if missing_as_zero {
         MissingPolicy::Zero
     } else {
         MissingPolicy::Error
     };
+    let opts = EvalOptions {
+        k,
+        missing,
+        metrics,
+    };
     let report = py
-        .allow_threads(|| evaluate_results(&query_sets, &results, k, missing))
+        .allow_threads(|| evaluate_results_for(&query_sets, &results, &opts))
         .map_err(err)?;
     serde_json::to_string(&report).map_err(err)
 }

@@ -37,9 +37,12 @@
 //! `Plain` is what INSTRE uses with a ground truth that only has `easy` (or `ok`) lists.
 
 use crate::error::{Error, IoContext, Result};
+use crate::formats::results::Results;
+use crate::metric::{rank_order, MissingPolicy};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use std::path::Path;
+use std::str::FromStr;
 
 /// Evaluation protocol of the revisited benchmarks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,6 +64,23 @@ impl Protocol {
             Protocol::Medium => "medium",
             Protocol::Hard => "hard",
             Protocol::Plain => "plain",
+        }
+    }
+}
+
+impl FromStr for Protocol {
+    type Err = Error;
+
+    /// `easy`, `medium`, `hard` or `plain` (case-insensitive).
+    fn from_str(s: &str) -> Result<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "easy" => Ok(Protocol::Easy),
+            "medium" => Ok(Protocol::Medium),
+            "hard" => Ok(Protocol::Hard),
+            "plain" => Ok(Protocol::Plain),
+            _ => Err(Error::invalid(format!(
+                "unknown protocol {s:?} (use easy, medium, hard, or plain for INSTRE)"
+            ))),
         }
     }
 }
@@ -238,6 +258,143 @@ pub fn read_revisited_gt(path: &Path) -> Result<Vec<(String, RevisitedGt)>> {
         out.push((q.clone(), g));
     }
     Ok(out)
+}
+
+/// One query's AP under a protocol; `None` when the protocol leaves it no positive.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RevisitedQuery {
+    pub query: String,
+    pub ap: Option<f64>,
+    /// The query had no results and was counted as an empty ranking.
+    pub missing: bool,
+}
+
+/// mAP under one protocol: the mean over the queries whose AP is defined.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProtocolReport {
+    pub protocol: Protocol,
+    /// Queries with at least one positive under the protocol (the mean's divisor).
+    pub n_queries: usize,
+    /// A fraction in [0, 1]; NaN (JSON `null`) when no query has a positive.
+    pub map: f64,
+    pub queries: Vec<RevisitedQuery>,
+}
+
+/// What `tailrank eval --protocol` prints with `--json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RevisitedReport {
+    pub tool_version: String,
+    pub protocols: Vec<ProtocolReport>,
+    pub warnings: Vec<String>,
+}
+
+/// Revisited AP (module formula) of a results file against a revisited ground truth, per
+/// protocol. Each query's ranking is its results sorted by score, descending (equal scores in
+/// file order, as a stable `argsort` would keep them); positives absent from the list count as
+/// never retrieved, so a truncated results list gives the AP of the full ranking only when every
+/// positive is in it. A ground-truth query without results is an error naming it, or an empty
+/// ranking with [`MissingPolicy::Zero`]; results for queries outside the ground truth are
+/// reported as a warning.
+pub fn evaluate_revisited(
+    results: &Results,
+    gt: &[(String, RevisitedGt)],
+    protocols: &[Protocol],
+    missing: MissingPolicy,
+) -> Result<RevisitedReport> {
+    if protocols.is_empty() {
+        return Err(Error::invalid("no protocol to evaluate"));
+    }
+    let mut rankings: Vec<Option<Vec<&str>>> = Vec::with_capacity(gt.len());
+    for (q, _) in gt {
+        match results.get(q) {
+            Some(r) => {
+                let scores: Vec<f64> = r.items.iter().map(|(_, s)| *s).collect();
+                let order = rank_order(&scores);
+                rankings.push(Some(order.iter().map(|&i| r.items[i].0.as_str()).collect()));
+            }
+            None if missing == MissingPolicy::Zero => rankings.push(None),
+            None => {
+                return Err(Error::file(
+                    &results.path,
+                    format!("query {q:?} of the revisited ground truth has no results"),
+                ))
+            }
+        }
+    }
+    let known: HashSet<&str> = gt.iter().map(|(q, _)| q.as_str()).collect();
+    let extra = results
+        .queries
+        .iter()
+        .filter(|r| !known.contains(r.query.as_str()))
+        .count();
+    let mut warnings = Vec::new();
+    if extra > 0 {
+        warnings.push(format!(
+            "{}: {extra} result queries are not in the ground truth, ignored",
+            results.path.display()
+        ));
+    }
+    let reports = protocols
+        .iter()
+        .map(|&protocol| {
+            let queries: Vec<RevisitedQuery> = gt
+                .iter()
+                .zip(&rankings)
+                .map(|((q, g), ranked)| {
+                    let ap = ap_ranked(ranked.as_deref().unwrap_or(&[]), g, protocol);
+                    RevisitedQuery {
+                        query: q.clone(),
+                        ap: (!ap.is_nan()).then_some(ap),
+                        missing: ranked.is_none(),
+                    }
+                })
+                .collect();
+            let aps: Vec<f64> = queries.iter().filter_map(|q| q.ap).collect();
+            let map = if aps.is_empty() {
+                f64::NAN
+            } else {
+                aps.iter().sum::<f64>() / aps.len() as f64
+            };
+            ProtocolReport {
+                protocol,
+                n_queries: aps.len(),
+                map,
+                queries,
+            }
+        })
+        .collect();
+    Ok(RevisitedReport {
+        tool_version: crate::TOOL_VERSION.to_string(),
+        protocols: reports,
+        warnings,
+    })
+}
+
+impl RevisitedReport {
+    /// Human table: one row per protocol, mAP in percent with 2 decimals.
+    pub fn table(&self) -> String {
+        let mut out = format!("{:<9}  {:>7}  {:>7}\n", "protocol", "queries", "mAP");
+        for p in &self.protocols {
+            let map = if p.map.is_nan() {
+                "-".to_string()
+            } else {
+                format!("{:.2}", 100.0 * p.map)
+            };
+            let missing = p.queries.iter().filter(|q| q.missing).count();
+            out.push_str(&format!(
+                "{:<9}  {:>7}  {:>7}",
+                p.protocol.as_str(),
+                p.n_queries,
+                map
+            ));
+            if missing > 0 {
+                out.push_str(&format!("  ({missing} without results, ranked empty)"));
+            }
+            out.push('\n');
+        }
+        out.push_str("(percent; revisited AP, junk removed)\n");
+        out
+    }
 }
 
 #[cfg(test)]

@@ -8,10 +8,12 @@ mod common;
 
 use serde_json::Value;
 use std::collections::HashSet;
+use tailrank::formats::results::read_results;
 use tailrank::metric::gldv2_ap_at_k;
+use tailrank::metric::MissingPolicy;
 use tailrank::protocols::{
-    ap_from_counts, ap_ranked, counts_from_scores, map_ranked, read_revisited_gt, Protocol,
-    RevisitedGt,
+    ap_from_counts, ap_ranked, counts_from_scores, evaluate_revisited, map_ranked,
+    read_revisited_gt, Protocol, RevisitedGt,
 };
 
 const REVISITOP: &str = r#"
@@ -162,6 +164,70 @@ fn revisited_protocols_match_revisitop() {
             }
         }
     }
+}
+
+/// `evaluate_revisited` on a results JSON (what `tailrank eval --protocol` runs) gives
+/// revisitop's mAP per protocol; a ground-truth query without results is an error naming it,
+/// or an empty ranking when missing queries are allowed.
+#[test]
+fn evaluate_revisited_on_a_results_file_matches_revisitop() {
+    let r: Value = serde_json::from_str(&common::run_python(REVISITOP, &[])).unwrap();
+    let sims: Vec<Vec<f32>> = serde_json::from_value(r["sim"].clone()).unwrap();
+    let gts: Vec<RevisitedGt> = serde_json::from_value(r["gt"].clone()).unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let gt_path = d.path().join("gnd.json");
+    let obj: serde_json::Map<String, Value> = gts
+        .iter()
+        .enumerate()
+        .map(|(i, g)| (format!("q{i:02}"), serde_json::to_value(g).unwrap()))
+        .collect();
+    std::fs::write(&gt_path, serde_json::to_vec(&obj).unwrap()).unwrap();
+    let results: serde_json::Map<String, Value> = sims
+        .iter()
+        .enumerate()
+        .map(|(q, row)| {
+            let items: serde_json::Map<String, Value> = row
+                .iter()
+                .enumerate()
+                .map(|(i, &s)| (format!("db{i}"), Value::from(s as f64)))
+                .collect();
+            (format!("q{q:02}"), Value::Object(items))
+        })
+        .collect();
+    let res_path = d.path().join("results.json");
+    std::fs::write(&res_path, serde_json::to_vec(&results).unwrap()).unwrap();
+    let res = read_results(&res_path).unwrap();
+    let gt = read_revisited_gt(&gt_path).unwrap();
+    let protocols = [Protocol::Easy, Protocol::Medium, Protocol::Hard];
+    let rep = evaluate_revisited(&res, &gt, &protocols, MissingPolicy::Error).unwrap();
+    for (p, key) in rep.protocols.iter().zip(["easy", "medium", "hard"]) {
+        let want = r[key]["map"].as_f64().unwrap();
+        assert!((p.map - want).abs() < 1e-12, "{key}: {} vs {want}", p.map);
+        let want_aps = r[key]["aps"].as_array().unwrap();
+        assert_eq!(
+            p.n_queries,
+            want_aps.iter().filter(|a| !a.is_null()).count()
+        );
+    }
+    assert!(rep.table().contains("medium"));
+    // One query without results.
+    let mut fewer = results.clone();
+    fewer.remove("q04");
+    std::fs::write(&res_path, serde_json::to_vec(&fewer).unwrap()).unwrap();
+    let res = read_results(&res_path).unwrap();
+    let e = evaluate_revisited(&res, &gt, &protocols, MissingPolicy::Error)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("results.json") && e.contains("q04"), "{e}");
+    let z = evaluate_revisited(&res, &gt, &protocols, MissingPolicy::Zero).unwrap();
+    let q4 = &z.protocols[1].queries[4];
+    assert!(q4.missing && q4.ap == Some(0.0), "{q4:?}");
+    assert!("MEDIUM".parse::<Protocol>().unwrap() == Protocol::Medium);
+    assert!("x"
+        .parse::<Protocol>()
+        .unwrap_err()
+        .to_string()
+        .contains("easy"));
 }
 
 const GLDV2: &str = r#"

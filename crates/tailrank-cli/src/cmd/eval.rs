@@ -8,8 +8,10 @@ use std::path::PathBuf;
 use tailrank::formats::gt::load_ground_truth;
 use tailrank::formats::results::read_results;
 use tailrank::metric::{
-    evaluate_results, evaluate_summary_for_set, EvalReport, Metric, MissingPolicy,
+    evaluate_results_for, evaluate_summary_with, select_sets, EvalOptions, EvalReport, MetricName,
+    MissingPolicy,
 };
+use tailrank::protocols::{evaluate_revisited, read_revisited_gt, Protocol};
 
 #[derive(Args, Debug)]
 pub struct EvalArgs {
@@ -23,9 +25,11 @@ pub struct EvalArgs {
     /// Cut k of mAP@k and Recall@k.
     #[arg(long, default_value_t = 1000)]
     pub k: usize,
-    /// Metrics of the table: map, gldv2-map100, ap, recall, hit1 (repeat or comma-separate).
-    #[arg(long = "metric", value_delimiter = ',', value_parser = parse_metric, default_value = "map")]
-    pub metrics: Vec<Metric>,
+    /// Metrics of the table, `name@k` (map@100, recall@1000, hit@1, ap, gldv2-map@100; a name
+    /// without @k uses --k; default map). Repeat or comma-separate; the JSON holds them under
+    /// `values`.
+    #[arg(long = "metric", value_delimiter = ',', value_parser = parse_metric)]
+    pub metrics: Vec<MetricName>,
     /// Evaluate only these query sets of the ground truth (`image`, `text`, `queries`; repeat or
     /// comma-separate). Default: every set that has results (a set with none is skipped with a
     /// warning).
@@ -42,10 +46,19 @@ pub struct EvalArgs {
     /// file (`--gt` then optional: checks the summary's queries and positives against it).
     #[arg(long, value_name = "S")]
     pub summary: Option<PathBuf>,
+    /// Revisited Oxford/Paris protocols (easy, medium, hard; `plain` for INSTRE): `--gt` is a
+    /// revisited ground truth JSON {query: {easy, hard, junk}} and the table gives revisited
+    /// mAP (junk removed) per protocol. Repeat or comma-separate.
+    #[arg(long = "protocol", value_delimiter = ',', value_parser = parse_protocol, requires = "results")]
+    pub protocols: Vec<Protocol>,
 }
 
-fn parse_metric(s: &str) -> Result<Metric, String> {
-    Metric::parse(s).map_err(|e| e.to_string())
+fn parse_protocol(s: &str) -> Result<Protocol, String> {
+    s.parse().map_err(|e: tailrank::Error| e.to_string())
+}
+
+fn parse_metric(s: &str) -> Result<MetricName, String> {
+    s.parse().map_err(|e: tailrank::Error| e.to_string())
 }
 
 pub fn run(args: EvalArgs) -> anyhow::Result<()> {
@@ -54,7 +67,15 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
     } else {
         MissingPolicy::Error
     };
-    let report = build_report(&args, missing)?;
+    if !args.protocols.is_empty() {
+        return run_revisited(&args, missing);
+    }
+    let opts = EvalOptions {
+        k: args.k,
+        missing,
+        metrics: args.metrics.clone(),
+    };
+    let report = build_report(&args, &opts)?;
     for w in &report.warnings {
         eprintln!("tailrank: warning: {w}");
     }
@@ -66,7 +87,29 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn build_report(args: &EvalArgs, missing: MissingPolicy) -> anyhow::Result<EvalReport> {
+/// `--protocol`: revisited mAP of `--results` against a revisited `--gt`.
+fn run_revisited(args: &EvalArgs, missing: MissingPolicy) -> anyhow::Result<()> {
+    let (Some(r), Some(gt)) = (&args.results, &args.gt) else {
+        bail!("--protocol needs --results R.json and --gt (a revisited ground truth JSON)");
+    };
+    let report = evaluate_revisited(
+        &read_results(r)?,
+        &read_revisited_gt(gt)?,
+        &args.protocols,
+        missing,
+    )?;
+    for w in &report.warnings {
+        eprintln!("tailrank: warning: {w}");
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", report.table());
+    }
+    Ok(())
+}
+
+fn build_report(args: &EvalArgs, opts: &EvalOptions) -> anyhow::Result<EvalReport> {
     if args.k == 0 {
         bail!("--k: k must be at least 1");
     }
@@ -77,7 +120,7 @@ fn build_report(args: &EvalArgs, missing: MissingPolicy) -> anyhow::Result<EvalR
             };
             let sets = select_sets(load_ground_truth(gt)?, &args.sets)?;
             let results = read_results(r)?;
-            Ok(evaluate_results(&sets, &results, args.k, missing)?)
+            Ok(evaluate_results_for(&sets, &results, opts)?)
         }
         (None, Some(s)) => {
             let summary = super::read_summary(s)?;
@@ -100,30 +143,10 @@ fn build_report(args: &EvalArgs, missing: MissingPolicy) -> anyhow::Result<EvalR
                     names
                 );
             };
-            evaluate_summary_for_set(&summary, set, args.k, missing)
+            evaluate_summary_with(&summary, set, opts)
                 .with_context(|| format!("evaluating summary {}", s.display()))
         }
         (None, None) => bail!("give --results R.json --gt GT, or --summary S"),
         (Some(_), Some(_)) => bail!("--results and --summary exclude each other"),
     }
-}
-
-/// Keep the sets named in `names` (all when empty); an unknown name is an error.
-fn select_sets(
-    sets: Vec<tailrank::formats::gt::QuerySet>,
-    names: &[String],
-) -> anyhow::Result<Vec<tailrank::formats::gt::QuerySet>> {
-    if names.is_empty() {
-        return Ok(sets);
-    }
-    let have: Vec<String> = sets.iter().map(|s| s.name.clone()).collect();
-    for n in names {
-        if !have.contains(n) {
-            bail!("--set {n:?}: the ground truth has no such query set (it has {have:?})");
-        }
-    }
-    Ok(sets
-        .into_iter()
-        .filter(|s| names.contains(&s.name))
-        .collect())
 }

@@ -512,10 +512,15 @@ def evaluate(
     *,
     missing_as_zero: bool = False,
     sets: Optional[Sequence[str]] = None,
+    metrics: Optional[Sequence[str]] = None,
 ) -> Dict[str, Any]:
     """Exact mAP@k (ILIAS semantics, ties grouped) of results {query: {db_id: score}} against a
     ground truth; the report of ``tailrank eval --json`` (fractions in [0, 1]): ``sets`` with
     map_at_k, gldv2_map_at_100, map_full, recall_at_k, hit_at_1 and per-query values.
+
+    ``metrics`` names extra metrics of the vocabulary (``"map@100"``, ``"recall@1000"``,
+    ``"hit@1"``, ``"ap"``, ``"gldv2-map@100"``; without ``@k`` they use ``k``); their values
+    appear under ``values`` per set and per query.
 
     A query of the ground truth without results is an error unless ``missing_as_zero``.
     """
@@ -525,7 +530,12 @@ def evaluate(
         r = [(str(q), [(str(d), float(s)) for d, s in items.items()]) for q, items in results.items()]
     g = _gt(gt)
     text = _native.evaluate_native(
-        r, g, k=int(k), missing_as_zero=missing_as_zero, sets=None if sets is None else list(sets)
+        r,
+        g,
+        k=int(k),
+        missing_as_zero=missing_as_zero,
+        sets=None if sets is None else list(sets),
+        metrics=None if metrics is None else [str(m) for m in metrics],
     )
     return json.loads(text)
 

@@ -1,0 +1,133 @@
+//! The counts path (docs/method.md §3, §6): a query's metrics from per-positive counts of
+//! non-relevant items scoring above and equal to each positive, as a scan summary holds them.
+
+use super::names::MetricName;
+use super::rank_from_counts;
+use super::ranking::QueryRanking;
+use super::report::QueryReport;
+use crate::error::{Error, Result};
+use crate::scan::summary::Summary;
+
+/// One positive for the counts path: score, `C_j`, `K_j` and the ties `T_j = T^C_j + T^K_j`
+/// (non-relevant core and pool items scoring exactly `s_j`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PositiveCounts {
+    pub score: f32,
+    pub core_above: u64,
+    pub pool_above: u64,
+    pub ties: u64,
+}
+
+/// All metrics of one query from per-positive counts. `pos` sorted by score descending (all
+/// n_q positives of the query). Ranks `r_j = j + C_j + K_j + T_j` (the positives last in their
+/// tie block); equal positive scores form a block whose positives get the precision at the
+/// block's end `e / r_e` (cut at `k`: a straddling block is cut and its kept positives get the
+/// precision at rank k). Recall@k, hit@k and GLDv2 AP@k use the same ranks. `metrics` are
+/// recorded in the report's `values` besides the fixed fields at `k`.
+pub fn evaluate_counts_with(
+    query: &str,
+    pos: &[PositiveCounts],
+    k: usize,
+    metrics: &[MetricName],
+) -> QueryReport {
+    let ranks = ranks(pos);
+    let ranking = QueryRanking::Counts {
+        positives: pos,
+        ranks: &ranks,
+    };
+    let mut r = QueryReport::from_ranking(query, &ranking, k, metrics);
+    r.tied_pairs = Some(pos.iter().map(|p| p.ties).sum());
+    r
+}
+
+/// [`evaluate_counts_with`] without extra metrics.
+pub fn evaluate_counts(query: &str, pos: &[PositiveCounts], k: usize) -> QueryReport {
+    evaluate_counts_with(query, pos, k, &[])
+}
+
+/// `r_j = j + C_j + K_j + T_j`, 1-based `j`, in positive order.
+pub fn ranks(pos: &[PositiveCounts]) -> Vec<f64> {
+    pos.iter()
+        .enumerate()
+        .map(|(i, p)| rank_from_counts(i + 1, p.core_above + p.ties, p.pool_above as f64))
+        .collect()
+}
+
+/// ILIAS AP@k from counts with positive tie blocks (see [`evaluate_counts`]).
+pub(super) fn ap_from_counts_blocks(pos: &[PositiveCounts], ranks: &[f64], k: usize) -> f64 {
+    let n = pos.len();
+    if k == 0 || n == 0 {
+        return 0.0;
+    }
+    let kf = k as f64;
+    let mut sum = 0.0;
+    let mut j = 0;
+    while j < n {
+        let mut e = j;
+        while e + 1 < n && pos[e + 1].score == pos[j].score {
+            e += 1;
+        }
+        // Block j..=e (0-based), ranks contiguous under the counts' tie rule.
+        let in_cut = (j..=e).filter(|&i| ranks[i] <= kf).count();
+        if in_cut > 0 {
+            let end_rank = ranks[e];
+            let prec = if end_rank <= kf {
+                (e + 1) as f64 / end_rank
+            } else {
+                // Straddling block: precision at rank k = positives ranked ≤ k, over k.
+                (j + in_cut) as f64 / kf
+            };
+            sum += in_cut as f64 * prec;
+        }
+        j = e + 1;
+    }
+    sum / k.min(n) as f64
+}
+
+/// The per-positive counts of query `qi` of a summary, at subset `subset` (0: the level-0
+/// sample; in exact mode the whole pool), in the summary's positive order (score descending).
+/// With a sample level this gives the "evaluate-at-S" gallery (core plus the S_ℓ sampled items)
+/// through [`evaluate_counts`]. Errors on a missing count, a non-finite score or unsorted
+/// positives.
+pub fn positive_counts(s: &Summary, qi: usize, subset: usize) -> Result<Vec<PositiveCounts>> {
+    let Some(q) = s.queries.get(qi) else {
+        return Err(Error::invalid(format!(
+            "summary has {} queries, no query index {qi}",
+            s.queries.len()
+        )));
+    };
+    let mut out = Vec::with_capacity(q.positives.len());
+    for (j, p) in q.positives.iter().enumerate() {
+        let Some(&k0) = p.pool_above.get(subset) else {
+            return Err(Error::invalid(format!(
+                "summary query {:?}: positive {:?} has no pool count for subset {subset}",
+                q.id, p.id
+            )));
+        };
+        if !p.score.is_finite() {
+            return Err(Error::invalid(format!(
+                "summary query {:?}: positive {:?} has a non-finite score",
+                q.id, p.id
+            )));
+        }
+        if j > 0 && p.score > q.positives[j - 1].score {
+            return Err(Error::invalid(format!(
+                "summary query {:?}: positives are not sorted by score, descending (at {:?})",
+                q.id, p.id
+            )));
+        }
+        out.push(PositiveCounts {
+            score: p.score,
+            core_above: p.core_above,
+            pool_above: k0,
+            ties: p.core_ties + p.pool_tie(subset),
+        });
+    }
+    if out.is_empty() {
+        return Err(Error::invalid(format!(
+            "summary query {:?} has no positives",
+            q.id
+        )));
+    }
+    Ok(out)
+}
