@@ -29,13 +29,14 @@
 //!   unbiased for a pool drawn from the hardness law (docs/method.md §7); which one the full
 //!   pool follows is not known from a sample, so the interval spans both estimates
 //!   `m_ER` and `m_Bin`;
-//! - the trend: when the trust check finds a real trend across the nested levels
-//!   (`trust::Trust::trend_fired`), the prediction is still moving with the sample, and the
-//!   interval reaches, on the side it moves to, by the projected move `Δ_trend` to N.
+//! - the level tests: when the trust check finds a real trend across the nested levels, or a
+//!   real in-sample error (`trust::Trust::shift`), the prediction is still moving with the
+//!   sample, and the interval reaches, on the side the truth moves to, by the projected move
+//!   `Δ` to N (`Δ_trend`, or `−ê_N`, whichever is larger in magnitude).
 //!
 //! ```text
 //! h  = z · sd_pool                              z = Φ⁻¹((1 + c)/2)
-//! Δ  = Δ_trend if the trend test fired, else 0
+//! Δ  = Trust::shift() (0 when no level test fired)
 //! lo = min(m_ER, m_Bin) − h − max(−Δ, 0)
 //! hi = max(m_ER, m_Bin) + h + max(Δ, 0)
 //! ```
@@ -63,7 +64,7 @@ pub struct RealizedInterval {
     pub pool_sd_replicates: Option<f64>,
     /// The estimate through the other map (binomial for expected-rank and back).
     pub other_map_estimate: f64,
-    /// `Δ`: the projected trend used (0 when the trend test did not fire).
+    /// `Δ`: the projected move used (0 when no level test fired).
     pub trend_shift: f64,
 }
 
@@ -93,11 +94,7 @@ pub fn realized_interval(
         (None, None) => return None,
         (a, b) => a.unwrap_or(0.0).max(b.unwrap_or(0.0)),
     };
-    let trend_shift = if trust.trend_fired() {
-        trust.trend_projected
-    } else {
-        0.0
-    };
+    let trend_shift = trust.shift();
     let z = stats::norm_ppf(0.5 + confidence / 2.0);
     let h = z * pool_sd;
     let other = if other_map.is_finite() {
