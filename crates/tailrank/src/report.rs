@@ -75,7 +75,11 @@ pub fn prediction_table(p: &Prediction) -> String {
         t,
         "{:<w$} {}",
         "verdict",
-        format!("{}: {}", p.trust.verdict.as_str().to_uppercase(), p.trust.reason)
+        format!(
+            "{}: {}",
+            p.trust.verdict.as_str().to_uppercase(),
+            p.trust.reason
+        )
     );
     let _ = writeln!(t, "{:<w$} {:>9}  uncertainty", "", "value (%)");
     let _ = writeln!(

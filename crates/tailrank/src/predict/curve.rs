@@ -101,10 +101,7 @@ fn build(
                     .collect();
                 let h = z * stats::std_dev(&m) / (m.len() as f64).sqrt();
                 let o = mean(&per_query_ap(h0, n, opts.k, other));
-                (
-                    Some(estimate.min(o) - h),
-                    Some(estimate.max(o) + h),
-                )
+                (Some(estimate.min(o) - h), Some(estimate.max(o) + h))
             } else {
                 (None, None)
             };

@@ -22,8 +22,8 @@
 //! in `Prediction::queries`.
 
 use super::bootstrap::QueryBootstrap;
-use super::trust::LevelAps;
 use super::stats;
+use super::trust::LevelAps;
 use super::{baselines, hardness_for_metric, mean, per_query_ap, PredictOptions};
 use crate::error::Result;
 use crate::hardness::{Branch, QueryHardness};
