@@ -1180,13 +1180,15 @@ pub fn table(r: &IliasReport) -> String {
     if predicted {
         let _ = writeln!(
             t,
-            "{:<6} {:>8} {:>12}  {:<26} {:>9} {:>9}",
+            "{:<6} {:>8} {:>12}  {:<26} {:<26} {:>9} {:>9}  {}",
             "task",
             "queries",
             format!("mAP@{kl} (%)"),
-            "interval",
+            "interval (other query sets)",
+            "interval (these queries)",
             "count",
-            "at-S"
+            "at-S",
+            "verdict"
         );
     } else {
         let _ = writeln!(
@@ -1205,15 +1207,25 @@ pub fn table(r: &IliasReport) -> String {
                     Some(i) => (i, "total"),
                     None => (&p.percentile, "pct"),
                 };
+                let realized = match &p.realized {
+                    Some(r) => format!(
+                        "{conf:.0}% [{}, {}]",
+                        pct(r.interval.lo),
+                        pct(r.interval.hi)
+                    ),
+                    None => "n/a".into(),
+                };
                 let _ = writeln!(
                     t,
-                    "{:<6} {:>8} {:>12}  {:<26} {:>9} {:>9}",
+                    "{:<6} {:>8} {:>12}  {:<26} {:<26} {:>9} {:>9}  {}",
                     s.task,
                     s.n_queries,
                     pct(s.map_at_k),
                     format!("{conf:.0}% {what} [{}, {}]", pct(iv.lo), pct(iv.hi)),
+                    realized,
                     pct(p.baselines.count),
-                    pct(p.baselines.evaluate_at_s)
+                    pct(p.baselines.evaluate_at_s),
+                    p.trust.verdict.as_str()
                 );
             }
             None => {

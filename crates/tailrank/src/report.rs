@@ -71,6 +71,16 @@ pub fn prediction_table(p: &Prediction) -> String {
         }
     );
     let w = 34;
+    let _ = writeln!(
+        t,
+        "{:<w$} {}",
+        "verdict",
+        format!(
+            "{}: {}",
+            p.trust.verdict.as_str().to_uppercase(),
+            p.trust.reason
+        )
+    );
     let _ = writeln!(t, "{:<w$} {:>9}  uncertainty", "", "value (%)");
     let _ = writeln!(
         t,
@@ -81,6 +91,34 @@ pub fn prediction_table(p: &Prediction) -> String {
         interval(&p.percentile),
         pct(p.std_error)
     );
+    let _ = writeln!(
+        t,
+        "{:<w$} {:>9}  (BCa, percentile: over other query sets)",
+        "", ""
+    );
+    match &p.realized {
+        Some(r) => {
+            let _ = writeln!(
+                t,
+                "{:<w$} {:>9}  {conf} {} width {}: realized metric of these queries (pool \
+                 sd {}, other map {}, trend shift {:+.2})",
+                "  these queries at N",
+                "",
+                interval(&r.interval),
+                pct(r.width()),
+                pct(r.pool_sd),
+                pct(r.other_map_estimate),
+                100.0 * r.trend_shift
+            );
+        }
+        None => {
+            let _ = writeln!(
+                t,
+                "{:<w$} {:>9}  realized-metric interval n/a (needs shards or sample noise)",
+                "  these queries at N", ""
+            );
+        }
+    }
     match (p.sample_noise_sd, p.total) {
         (Some(sd), Some(total)) => {
             let _ = writeln!(
@@ -176,6 +214,29 @@ pub fn prediction_table(p: &Prediction) -> String {
         ),
     };
     let _ = writeln!(t, "{:<w$} {drift}", "drift");
+    let tr = &p.trust;
+    if tr.trend_projected.is_finite() {
+        let _ = writeln!(
+            t,
+            "{:<w$} {:+.2} points per doubling of the sample, {:+.2} to N (paired SE {})",
+            "level trend",
+            100.0 * tr.trend_per_doubling,
+            100.0 * tr.trend_projected,
+            pct(tr.trend_std_error)
+        );
+    }
+    for c in &tr.in_sample {
+        let _ = writeln!(
+            t,
+            "{:<w$} predicts S_0 as {}, off by {:+.2} (paired SE {}), projected {:+.2} at N{}",
+            format!("  in-sample from level {}", c.level),
+            pct(c.predicted),
+            100.0 * c.error,
+            pct(c.std_error),
+            100.0 * c.projected_error,
+            if tr.used() == Some(c) { " (used)" } else { "" }
+        );
+    }
     let tr = &p.tail;
     let _ = writeln!(
         t,
@@ -257,6 +318,35 @@ pub fn prediction_json(p: &Prediction) -> Value {
         "map_at_k_sample_noise_sd": p.sample_noise_sd,
         "map_at_k_crossed_interval": p.crossed.as_ref().map(iv),
         "map_at_k_total_interval": p.total.as_ref().map(iv),
+        "map_at_k_interval_meanings": {
+            "percentile_interval": "over other query sets (query bootstrap)",
+            "bca_interval": "over other query sets (query bootstrap, BCa)",
+            "realized_interval": "realized metric of these queries at N (pool-sample noise and tail-model error)",
+        },
+        "realized": p.realized.as_ref().map(|r| json!({
+            "map_at_k_realized_interval": iv(&r.interval),
+            "width": r.width(),
+            "pool_sd": r.pool_sd,
+            "pool_sd_shards": r.pool_sd_shards,
+            "pool_sd_replicates": r.pool_sd_replicates,
+            "other_map_map_at_k": r.other_map_estimate,
+            "trend_shift": r.trend_shift,
+        })),
+        "trust": {
+            "verdict": p.trust.verdict,
+            "reason": p.trust.reason,
+            "trend_per_doubling": p.trust.trend_per_doubling,
+            "trend_projected": p.trust.trend_projected,
+            "trend_std_error": p.trust.trend_std_error,
+            "trend_fired": p.trust.trend_fired(),
+            "in_sample_fired": p.trust.in_sample_fired(),
+            "in_sample_used_level": p.trust.used().map(|u| u.level),
+            "in_sample": p.trust.in_sample.iter().map(|c| json!({
+                "level": c.level, "sample_size": c.sample_size,
+                "predicted_map_at_k": c.predicted, "error": c.error,
+                "std_error": c.std_error, "projected_error": c.projected_error,
+            })).collect::<Vec<_>>(),
+        },
         "recall_at_k": p.recall_at_k,
         "hit_at_1": p.hit_at_1,
         "baselines": {

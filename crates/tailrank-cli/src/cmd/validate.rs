@@ -71,7 +71,7 @@ pub fn run(a: ValidateArgs) -> anyhow::Result<()> {
         if !quiet {
             eprintln!(
                 "{} seed {} f={}: truth {:.2}%  evt {:+.2}  count {:+.2}  evaluate-at-S {:+.2}  \
-                 hit@1 {:+.2}  recall {:+.2}",
+                 hit@1 {:+.2}  recall {:+.2}{}",
                 r.preset,
                 r.seed,
                 r.fraction,
@@ -80,7 +80,16 @@ pub fn run(a: ValidateArgs) -> anyhow::Result<()> {
                 100.0 * (r.count - r.truth),
                 100.0 * (r.evaluate_at_s - r.truth),
                 100.0 * (r.hit_at_1 - r.truth_hit_at_1),
-                100.0 * (r.recall_at_k - r.truth_recall_at_k)
+                100.0 * (r.recall_at_k - r.truth_recall_at_k),
+                match (r.realized, r.verdict) {
+                    (Some(i), Some(v)) => format!(
+                        "  realized [{:+.2}, {:+.2}]  {}",
+                        100.0 * (i.lo - r.truth),
+                        100.0 * (i.hi - r.truth),
+                        v.as_str()
+                    ),
+                    _ => String::new(),
+                }
             );
         }
     })?;

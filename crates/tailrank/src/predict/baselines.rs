@@ -71,15 +71,20 @@ pub fn per_query_at_sample(qs: &[QueryHardness], k: usize) -> Vec<f64> {
 /// Panics if `subset` is out of range or the summary breaks its invariants (callers pass
 /// validated summaries: `Summary::read`, the scan and `predict` check them).
 pub fn evaluate_at_subset(s: &Summary, subset: usize, k: usize) -> f64 {
-    let v: Vec<f64> = (0..s.queries.len())
+    super::mean(&per_query_at_subset(s, subset, k))
+}
+
+/// Per-query exact AP@k on subset `subset`'s sample gallery (the terms of
+/// [`evaluate_at_subset`]; same panics).
+pub fn per_query_at_subset(s: &Summary, subset: usize, k: usize) -> Vec<f64> {
+    (0..s.queries.len())
         .into_par_iter()
         .map(|qi| {
             positive_counts(s, qi, subset)
                 .map(|pos| evaluate_counts(&s.queries[qi].id, &pos, k).ap_at_k)
                 .expect("a validated summary has usable counts")
         })
-        .collect();
-    super::mean(&v)
+        .collect()
 }
 
 /// Evaluate-at-S_ℓ for every nesting level (level 0 first).

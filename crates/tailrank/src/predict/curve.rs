@@ -1,7 +1,10 @@
 //! Metric-vs-N curves (docs/method.md §7): the predicted mAP@k over a log grid of pool sizes with its
 //! query-bootstrap percentile band (the same resampled query indices at every N), the count
 //! baseline through the same map, the curve-fit baselines, and the evaluate-at-S points of the
-//! nested levels.
+//! nested levels, and the realized-metric band of these queries (`predict::realized`): at
+//! each N, `[min(m_ER, m_Bin) − z·sd_shards, max(m_ER, m_Bin) + z·sd_shards]` with
+//! `sd_shards = sd_h(m_h(N))/√H` over the drift shards (the trend shift of a prediction is
+//! not applied along the curve; None without shards).
 
 use super::baselines::{self, LevelPoint};
 use super::bootstrap::QueryBootstrap;
@@ -24,6 +27,11 @@ pub struct CurvePoint {
     pub count: f64,
     pub power_law: Option<f64>,
     pub log_linear: Option<f64>,
+    /// Realized-metric band of these queries (see the module docs); None without shards.
+    #[serde(default)]
+    pub realized_lo: Option<f64>,
+    #[serde(default)]
+    pub realized_hi: Option<f64>,
 }
 
 /// A predicted metric-vs-N curve.
@@ -59,9 +67,15 @@ fn build(
     sample_size: u64,
     pool_size: Option<u64>,
     level_points: Vec<LevelPoint>,
+    shards: &[Vec<QueryHardness>],
     opts: &PredictOptions,
     g: &[f64],
 ) -> Curve {
+    let z = stats::norm_ppf(0.5 + opts.confidence / 2.0);
+    let other = match opts.map {
+        maps::MapKind::ExpectedRank => maps::MapKind::Binomial,
+        maps::MapKind::Binomial => maps::MapKind::ExpectedRank,
+    };
     let boot = QueryBootstrap::new(h0.len(), opts.bootstrap, opts.seed);
     let counts = count_hardness(h0);
     let a = (1.0 - opts.confidence) / 2.0;
@@ -79,9 +93,23 @@ fn build(
             } else {
                 (f64::NAN, f64::NAN)
             };
+            let estimate = mean(&ap);
+            let (realized_lo, realized_hi) = if shards.len() >= 2 {
+                let m: Vec<f64> = shards
+                    .iter()
+                    .map(|h| mean(&per_query_ap(h, n, opts.k, opts.map)))
+                    .collect();
+                let h = z * stats::std_dev(&m) / (m.len() as f64).sqrt();
+                let o = mean(&per_query_ap(h0, n, opts.k, other));
+                (Some(estimate.min(o) - h), Some(estimate.max(o) + h))
+            } else {
+                (None, None)
+            };
             CurvePoint {
                 pool_size: n,
-                estimate: mean(&ap),
+                estimate,
+                realized_lo,
+                realized_hi,
                 lo,
                 hi,
                 count: mean(&per_query_ap(&counts, n, opts.k, opts.map)),
@@ -116,6 +144,11 @@ pub fn curve(
     let g = grid(lo, hi, per_decade)?;
     let h0 = hardness_for(s, 0, opts)?;
     let pts = baselines::level_points(s, opts.k);
+    let shards = s
+        .shard_indices()
+        .into_iter()
+        .map(|i| super::hardness_for_metric(s, i, opts))
+        .collect::<Result<Vec<_>>>()?;
     Ok(build(
         &s.model,
         &s.query_set,
@@ -123,6 +156,7 @@ pub fn curve(
         s.subset_sizes[0],
         opts.pool_size.or(s.pool_size),
         pts,
+        &shards,
         opts,
         &g,
     ))
@@ -152,6 +186,7 @@ pub fn curve_from_hardness(
         meta.sample_size,
         opts.pool_size.or(meta.pool_size),
         Vec::new(),
+        &[],
         opts,
         &g,
     ))

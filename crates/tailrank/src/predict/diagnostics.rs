@@ -23,6 +23,7 @@
 
 use super::bootstrap::QueryBootstrap;
 use super::stats;
+use super::trust::LevelAps;
 use super::{baselines, hardness_for_metric, mean, per_query_ap, PredictOptions};
 use crate::error::Result;
 use crate::hardness::{Branch, QueryHardness};
@@ -119,29 +120,28 @@ pub fn level_predictions(
     n_pool: f64,
     opts: &PredictOptions,
 ) -> Result<Vec<LevelPrediction>> {
-    let mut out = Vec::new();
-    for (level, subset) in s.level_indices().into_iter().enumerate() {
-        let ap = if subset == 0 {
-            ap0.to_vec()
-        } else {
-            per_query_ap(
-                &hardness_for_metric(s, subset, opts)?,
-                n_pool,
-                opts.k,
-                opts.map,
-            )
-        };
-        out.push(LevelPrediction {
-            level,
-            subset,
-            fraction: s.subsets[subset].fraction,
-            sample_size: s.subset_sizes[subset],
-            estimate: mean(&ap),
-            std_error: boot.std_error(&ap),
-            evaluate_at_s: baselines::evaluate_at_subset(s, subset, opts.k),
-        });
-    }
-    Ok(out)
+    let aps = super::trust::level_aps(s, ap0, n_pool, opts)?;
+    Ok(level_predictions_from(s, &aps, boot, opts.k))
+}
+
+/// [`level_predictions`] from per-level AP vectors already computed.
+pub fn level_predictions_from(
+    s: &Summary,
+    aps: &[LevelAps],
+    boot: &QueryBootstrap,
+    k: usize,
+) -> Vec<LevelPrediction> {
+    aps.iter()
+        .map(|l| LevelPrediction {
+            level: l.level,
+            subset: l.subset,
+            fraction: s.subsets[l.subset].fraction,
+            sample_size: l.sample_size,
+            estimate: mean(&l.at_n),
+            std_error: boot.std_error(&l.at_n),
+            evaluate_at_s: baselines::evaluate_at_subset(s, l.subset, k),
+        })
+        .collect()
 }
 
 /// Sufficient-budget verdict from the level predictions (None with fewer than 2 levels, or

@@ -18,12 +18,16 @@ pub mod bootstrap;
 pub mod compare;
 pub mod curve;
 pub mod diagnostics;
+pub mod realized;
 pub mod stats;
+pub mod trust;
 
 pub use baselines::{Baselines, LevelPoint};
 pub use curve::{curve, curve_from_hardness, Curve, CurvePoint};
 pub use diagnostics::{Budget, Drift, LevelPrediction, ShardPrediction, TailReport};
+pub use realized::RealizedInterval;
 pub use stats::Interval;
+pub use trust::{Trust, Verdict};
 
 use crate::error::{Error, Result};
 use crate::hardness::{self, Estimator, EvtOptions, HardnessMeta, QueryHardness, QueryTail};
@@ -242,6 +246,10 @@ pub struct Prediction {
     /// Total interval: the percentile interval widened in quadrature by `z·sample_noise_sd`
     /// on each side: `est ∓ √((est − end)² + (z·sd)²)`.
     pub total: Option<Interval>,
+    /// Interval for the realized metric of these queries at N (pool-sample noise and
+    /// tail-model error only, no query sampling: [`realized`]); None without shards and
+    /// sample noise (e.g. from a hardness file).
+    pub realized: Option<RealizedInterval>,
     pub baselines: Baselines,
     /// Mean predicted Recall@k at N.
     pub recall_at_k: f64,
@@ -254,6 +262,8 @@ pub struct Prediction {
     /// Drift check over the hash shards; None without shards.
     pub drift: Option<Drift>,
     pub tail: TailReport,
+    /// Trust verdict ([`trust`]): paired level tests and input checks.
+    pub trust: Trust,
     /// Warnings about the input that the numbers above do not show (the sample-size rule of
     /// [`check_sample_size`]); printed with the table and in the JSON report.
     #[serde(default)]
@@ -518,18 +528,51 @@ fn assemble(
     let mut budget = None;
     let mut drift = None;
     let mut noise = None;
+    let warnings = sample_warnings(sample, n, k, &opts.estimator);
+    let mut trust = trust::with_problems(
+        Trust::without_tests(
+            Verdict::Unchecked,
+            "no nested levels (a hardness file): the paired tests need a summary".into(),
+        ),
+        &warnings,
+    );
     if let Some(s) = s {
         let pts = baselines::level_points(s, k);
         base.power_law = baselines::power_law(&pts, nf);
         base.log_linear = baselines::log_linear(&pts, nf);
         base.level_points = pts;
-        levels = diagnostics::level_predictions(s, &ap, &boot, nf, opts)?;
+        let aps = trust::level_aps(s, &ap, nf, opts)?;
+        levels = diagnostics::level_predictions_from(s, &aps, &boot, k);
         budget = diagnostics::budget(&levels);
         drift = diagnostics::drift(s, &boot, nf, opts)?;
         if opts.sample_noise > 0 {
             noise = Some(bootstrap::sample_noise(s, &boot, nf, opts));
         }
+        let mut problems = warnings.clone();
+        if let Some(d) = drift.as_ref().filter(|d| d.flagged) {
+            problems.push(format!(
+                "drift flagged (max |z| = {:.1} over the hash shards): the sample may not be \
+                 uniform",
+                d.max_abs_z
+            ));
+        }
+        trust = trust::trust(s, &aps, &boot, nf, k, &problems);
     }
+    let other_map = match opts.map {
+        MapKind::ExpectedRank => MapKind::Binomial,
+        MapKind::Binomial => MapKind::ExpectedRank,
+    };
+    let realized = realized::realized_interval(
+        estimate,
+        mean(&per_query_ap(&h0, nf, k, other_map)),
+        &drift
+            .as_ref()
+            .map(|d| d.shards.iter().map(|h| h.estimate).collect::<Vec<_>>())
+            .unwrap_or_default(),
+        noise.as_ref().map(|nr| nr.sd),
+        &trust,
+        opts.confidence,
+    );
 
     let z = stats::norm_ppf(0.5 + opts.confidence / 2.0);
     let (sample_noise_sd, crossed, total) = match noise {
@@ -572,7 +615,6 @@ fn assemble(
         })
         .collect();
     let tail = diagnostics::tail_report(&h0);
-    let warnings = sample_warnings(sample, n, k, &opts.estimator);
 
     Ok(Prediction {
         model: model.to_string(),
@@ -589,6 +631,7 @@ fn assemble(
         sample_noise_sd,
         crossed,
         total,
+        realized,
         baselines: base,
         recall_at_k: mean(&recall),
         hit_at_1: mean(&hit),
@@ -596,6 +639,7 @@ fn assemble(
         budget,
         drift,
         tail,
+        trust,
         warnings,
         queries,
         options: *opts,

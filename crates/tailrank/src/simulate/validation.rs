@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::maps::{self, MapKind};
 use crate::predict::{
     baselines, count_hardness, hardness_for, per_query_ap, predict, Interval, PredictOptions,
+    Verdict,
 };
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
@@ -88,6 +89,17 @@ pub struct Run {
     pub percentile: Option<Interval>,
     pub bca: Option<Interval>,
     pub std_error: Option<f64>,
+    /// Realized-metric interval of `evt` (`predict::realized`; main fraction only).
+    #[serde(default)]
+    pub realized: Option<Interval>,
+    /// Trust verdict of the prediction (`predict::trust`; main fraction only), and which of
+    /// its tests fired.
+    #[serde(default)]
+    pub verdict: Option<Verdict>,
+    #[serde(default)]
+    pub trend_fired: Option<bool>,
+    #[serde(default)]
+    pub in_sample_fired: Option<bool>,
 }
 
 /// Error statistics of one method over seeds.
@@ -155,7 +167,6 @@ pub fn run_one(
     let popts = PredictOptions {
         k: cfg.k,
         bootstrap,
-        sample_noise: 0,
         confidence: opts.confidence,
         seed,
         ..PredictOptions::default()
@@ -187,6 +198,10 @@ pub fn run_one(
         percentile: None,
         bca: None,
         std_error: None,
+        realized: None,
+        verdict: None,
+        trend_fired: None,
+        in_sample_fired: None,
     };
     let hardness = if bootstrap > 0 {
         // The full prediction (intervals, diagnostics), as `tailrank predict` gives it.
@@ -199,6 +214,10 @@ pub fn run_one(
         run.percentile = Some(p.percentile);
         run.bca = Some(p.bca);
         run.std_error = Some(p.std_error);
+        run.realized = p.realized.map(|r| r.interval);
+        run.verdict = Some(p.trust.verdict);
+        run.trend_fired = Some(p.trust.trend_fired());
+        run.in_sample_fired = Some(p.trust.in_sample_fired());
         p.hardness
     } else {
         // Point estimates only: the same functions `predict` uses, without the per-level and
@@ -298,7 +317,7 @@ fn stats_of(method: &str, runs: &[&Run]) -> Option<ErrorStats> {
 pub type Coverage = (usize, usize);
 
 /// Coverage of the interval chosen by `pick` (None if no run has one).
-fn coverage(runs: &[&Run], pick: impl Fn(&Run) -> Option<Interval>) -> Option<Coverage> {
+fn coverage(runs: &[&Run], pick: &impl Fn(&Run) -> Option<Interval>) -> Option<Coverage> {
     let with: Vec<(Interval, f64)> = runs
         .iter()
         .filter_map(|r| pick(r).map(|i| (i, r.truth)))
@@ -337,8 +356,8 @@ impl ValidationReport {
     pub fn coverage(&self, preset: &str) -> (Option<Coverage>, Option<Coverage>) {
         let runs = self.runs_at(preset, self.options.fraction);
         (
-            coverage(&runs, |r| r.percentile),
-            coverage(&runs, |r| r.bca),
+            coverage(&runs, &|r: &Run| r.percentile),
+            coverage(&runs, &|r: &Run| r.bca),
         )
     }
 
@@ -391,6 +410,9 @@ impl ValidationReport {
                 coverage_text(pc),
                 coverage_text(bc)
             );
+            for line in interval_verdict_lines(&runs) {
+                let _ = writeln!(t, "  {line}");
+            }
             let ds: Vec<&Decomposition> = runs
                 .iter()
                 .filter_map(|r| r.decomposition.as_ref())
@@ -516,6 +538,9 @@ impl ValidationReport {
                 coverage_text(pc),
                 coverage_text(bc)
             );
+            for line in interval_verdict_lines(&runs) {
+                let _ = writeln!(m, "{line}\n");
+            }
             let _ = writeln!(
                 m,
                 "| metric (evt hardness, count law) | mean truth | mean error | max abs error |"
@@ -568,22 +593,25 @@ impl ValidationReport {
             let _ = writeln!(m, "\nPer seed at f = {} (percent):\n", o.fraction);
             let _ = writeln!(
                 m,
-                "| seed | truth | evt | interval (percentile) | count | evaluate-at-S | power-law | log-linear |"
+                "| seed | truth | evt | interval (percentile) | realized interval | verdict | count | evaluate-at-S | power-law | log-linear |"
             );
-            let _ = writeln!(m, "|---:|---:|---:|---|---:|---:|---:|---:|");
+            let _ = writeln!(m, "|---:|---:|---:|---|---|---|---:|---:|---:|---:|");
             let opt = |v: Option<f64>| v.map_or("n/a".into(), |v| format!("{:.2}", 100.0 * v));
+            let ivs = |i: Option<Interval>| {
+                i.map_or("n/a".into(), |i| {
+                    format!("[{:.2}, {:.2}]", 100.0 * i.lo, 100.0 * i.hi)
+                })
+            };
             for r in &runs {
                 let _ = writeln!(
                     m,
-                    "| {} | {:.2} | {:.2} | {} | {:.2} | {:.2} | {} | {} |",
+                    "| {} | {:.2} | {:.2} | {} | {} | {} | {:.2} | {:.2} | {} | {} |",
                     r.seed,
                     100.0 * r.truth,
                     100.0 * r.evt,
-                    r.percentile.map_or("n/a".into(), |i| format!(
-                        "[{:.2}, {:.2}]",
-                        100.0 * i.lo,
-                        100.0 * i.hi
-                    )),
+                    ivs(r.percentile),
+                    ivs(r.realized),
+                    r.verdict.map_or("n/a", |v| v.as_str()),
                     100.0 * r.count,
                     100.0 * r.evaluate_at_s,
                     opt(r.power_law),
@@ -615,6 +643,82 @@ fn recall_hit_stats(runs: &[&Run], k: usize) -> Vec<(String, f64, f64, f64)> {
             (name, truth, mean(&err), max_abs)
         })
         .collect()
+}
+
+/// |error| above which a run must be flagged, and below which it should not be (fractions).
+pub const FLAG_MUST: f64 = 0.01;
+pub const FLAG_NOT: f64 = 0.005;
+
+/// Coverage and mean width of an interval over `runs` (None when no run has one).
+pub fn coverage_width(
+    runs: &[&Run],
+    pick: impl Fn(&Run) -> Option<Interval>,
+) -> Option<(Coverage, f64)> {
+    let c = coverage(runs, &pick)?;
+    let w: Vec<f64> = runs
+        .iter()
+        .filter_map(|r| pick(r))
+        .filter(|i| i.lo.is_finite() && i.hi.is_finite())
+        .map(|i| i.hi - i.lo)
+        .collect();
+    Some((c, mean(&w)))
+}
+
+/// The verdict's `(hit, false alarm)` counts over `runs` with a verdict: `(flagged, total)`
+/// among runs with `|evt − truth| > FLAG_MUST`, and among runs with `|evt − truth| < FLAG_NOT`;
+/// `flag` says whether a run counts as flagged.
+pub fn verdict_rates(runs: &[&Run], flag: impl Fn(&Run) -> Option<bool>) -> (Coverage, Coverage) {
+    let (mut hit, mut fa) = ((0, 0), (0, 0));
+    for r in runs {
+        let Some(f) = flag(r) else { continue };
+        let e = (r.evt - r.truth).abs();
+        if e > FLAG_MUST {
+            hit.1 += 1;
+            hit.0 += f as usize;
+        } else if e < FLAG_NOT {
+            fa.1 += 1;
+            fa.0 += f as usize;
+        }
+    }
+    (hit, fa)
+}
+
+/// Lines of the interval and verdict summary of `runs` (one preset, main fraction).
+fn interval_verdict_lines(runs: &[&Run]) -> Vec<String> {
+    let cw = |c: Option<(Coverage, f64)>| match c {
+        Some((c, w)) => format!(
+            "coverage {}, mean width {:.2} points",
+            coverage_text(Some(c)),
+            100.0 * w
+        ),
+        None => "n/a".into(),
+    };
+    let rate = |c: Coverage| {
+        if c.1 == 0 {
+            format!("{}/{} (n/a)", c.0, c.1)
+        } else {
+            coverage_text(Some(c))
+        }
+    };
+    let (hit, fa) = verdict_rates(runs, |r| r.verdict.map(|v| v == Verdict::Doubtful));
+    vec![
+        format!(
+            "query-bootstrap interval (over other query sets): {}",
+            cw(coverage_width(runs, |r| r.percentile))
+        ),
+        format!(
+            "realized interval (these queries): {}",
+            cw(coverage_width(runs, |r| r.realized))
+        ),
+        format!(
+            "verdict doubtful: hit rate {} of runs with |err| > {} points, false alarms {} of \
+             runs with |err| < {} points",
+            rate(hit),
+            100.0 * FLAG_MUST,
+            rate(fa),
+            100.0 * FLAG_NOT
+        ),
+    ]
 }
 
 /// `covered/total (percent)`, or `n/a` when no interval was computed.

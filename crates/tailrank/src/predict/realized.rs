@@ -1,0 +1,116 @@
+//! Interval for the realized metric of *these* queries (`docs/predict.md`, "Two intervals").
+//!
+//! The query bootstrap answers "how would mAP@k at N vary over other query sets"; a user who
+//! asks "what would the full pool give for these queries" needs the estimation error only:
+//! the noise of the pool sample, and the error of the tail model. This interval covers those
+//! two and nothing else:
+//!
+//! **Pool-sample noise**, `sd_pool`. One weight per pool item is shared by all queries, but a
+//! summary keeps no item identity. What it does keep, shared by all queries, are the hash
+//! cells: the H drift shards are disjoint slices of the sample, each scored against every
+//! query. Their spread is therefore the pool noise with its real correlation across queries
+//! (an item that is hard for many queries moves all their predictions together):
+//!
+//! - random groups: `sd_shards = sd_h(m_h)/√H`, with `m_h` the prediction at N from shard h
+//!   alone (`S/H` items); the pool noise of a prediction scales as `1/√S` (counts and tail
+//!   refits alike), so H groups of `S/H` estimate the noise at S. It has only H − 1 degrees of
+//!   freedom;
+//! - the Poisson reweighting of the sample noise (`bootstrap::sample_noise`, weights drawn
+//!   per query since the summary cannot share them) gives `sd_poisson`, steady but blind to
+//!   the correlation.
+//!
+//! `sd_pool = max(sd_shards, sd_poisson)` over those available: the larger of a noisy
+//! estimate that sees the sharing and a steady one that does not.
+//!
+//! **Tail-model error.** Two parts, both from the sample alone:
+//!
+//! - the map: the expected-rank map (the paper's) and the binomial map read the same hardness
+//!   differently, the first is exact for a fixed pool fed its realized fractions, the second
+//!   unbiased for a pool drawn from the hardness law (docs/method.md §7); which one the full
+//!   pool follows is not known from a sample, so the interval spans both estimates
+//!   `m_ER` and `m_Bin`;
+//! - the level tests: when the trust check finds a real trend across the nested levels, or a
+//!   real in-sample error (`trust::Trust::shift`), the prediction is still moving with the
+//!   sample, and the interval reaches, on the side the truth moves to, by the projected move
+//!   `Δ` to N (`Δ_trend`, or `−ê_N`, whichever is larger in magnitude).
+//!
+//! ```text
+//! h  = z · sd_pool                              z = Φ⁻¹((1 + c)/2)
+//! Δ  = Trust::shift() (0 when no level test fired)
+//! lo = min(m_ER, m_Bin) − h − max(−Δ, 0)
+//! hi = max(m_ER, m_Bin) + h + max(Δ, 0)
+//! ```
+//!
+//! The estimate is not moved (fixing the estimator is another matter); the interval always
+//! contains it. It does not cover a tail model that misses mass without showing a trend over
+//! the levels: the trust verdict is the place to look for that. None when neither pool-noise
+//! source is available (no shards and no sample noise).
+
+use super::stats::{self, Interval};
+use super::trust::Trust;
+use serde::{Deserialize, Serialize};
+
+/// The realized-metric interval and its parts (fractions).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RealizedInterval {
+    /// `[lo, hi]`: where the full-pool metric of these queries lies, at the options'
+    /// confidence, as far as the pool sample and the tail model can tell.
+    pub interval: Interval,
+    /// `sd_pool`: the sd the pool sample adds to the estimate.
+    pub pool_sd: f64,
+    /// `sd_shards` (random groups over the drift shards), when the summary has ≥ 2 shards.
+    pub pool_sd_shards: Option<f64>,
+    /// `sd_poisson` (sample-noise replicates), when they ran.
+    pub pool_sd_replicates: Option<f64>,
+    /// The estimate through the other map (binomial for expected-rank and back).
+    pub other_map_estimate: f64,
+    /// `Δ`: the projected move used (0 when no level test fired).
+    pub trend_shift: f64,
+}
+
+impl RealizedInterval {
+    pub fn width(&self) -> f64 {
+        self.interval.hi - self.interval.lo
+    }
+}
+
+/// The realized-metric interval around `estimate` (see the module docs): `other_map` is the
+/// estimate through the other map, `shard_estimates` the shards' predictions at N,
+/// `replicate_sd` the sample-noise sd, `trust` the level tests. None when no pool-noise source
+/// is available.
+pub fn realized_interval(
+    estimate: f64,
+    other_map: f64,
+    shard_estimates: &[f64],
+    replicate_sd: Option<f64>,
+    trust: &Trust,
+    confidence: f64,
+) -> Option<RealizedInterval> {
+    let shards = (shard_estimates.len() >= 2)
+        .then(|| stats::std_dev(shard_estimates) / (shard_estimates.len() as f64).sqrt())
+        .filter(|v| v.is_finite());
+    let replicates = replicate_sd.filter(|v| v.is_finite());
+    let pool_sd = match (shards, replicates) {
+        (None, None) => return None,
+        (a, b) => a.unwrap_or(0.0).max(b.unwrap_or(0.0)),
+    };
+    let trend_shift = trust.shift();
+    let z = stats::norm_ppf(0.5 + confidence / 2.0);
+    let h = z * pool_sd;
+    let other = if other_map.is_finite() {
+        other_map
+    } else {
+        estimate
+    };
+    Some(RealizedInterval {
+        interval: Interval {
+            lo: estimate.min(other) - h - (-trend_shift).max(0.0),
+            hi: estimate.max(other) + h + trend_shift.max(0.0),
+        },
+        pool_sd,
+        pool_sd_shards: shards,
+        pool_sd_replicates: replicates,
+        other_map_estimate: other_map,
+        trend_shift,
+    })
+}

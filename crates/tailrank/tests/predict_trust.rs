@@ -1,0 +1,171 @@
+//! The realized-metric interval (`predict::realized`) and the trust verdict (`predict::trust`)
+//! on simulated benchmarks (scaled down to a few hundred queries for speed): the interval holds
+//! the estimate and both maps' values, is reproducible by seed, its pool noise shrinks as the
+//! sample grows; the trend and in-sample statistics are the identities their docs state; the
+//! verdict flags mixture-tail (a tail model missing mass), passes ilias-like, and refuses to
+//! trust a tiny sample or to judge without a bootstrap.
+
+use tailrank::predict::{baselines, predict, PredictOptions, Prediction, Verdict};
+use tailrank::simulate::{simulate_summary, SimConfig};
+
+fn sim_predict(
+    preset: &str,
+    seed: u64,
+    fraction: f64,
+    queries: usize,
+    opts: &PredictOptions,
+) -> (Prediction, f64) {
+    let mut cfg = SimConfig::preset(preset, seed)
+        .unwrap()
+        .with_queries(queries);
+    cfg.fraction = fraction;
+    let sim = simulate_summary(&cfg).unwrap();
+    let p = predict(&sim.summary, opts).unwrap();
+    (p, sim.truth.map_at_k)
+}
+
+fn opts() -> PredictOptions {
+    PredictOptions {
+        bootstrap: 200,
+        sample_noise: 20,
+        seed: 7,
+        ..PredictOptions::default()
+    }
+}
+
+fn sd(v: &[f64]) -> f64 {
+    let m = v.iter().sum::<f64>() / v.len() as f64;
+    (v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (v.len() - 1) as f64).sqrt()
+}
+
+#[test]
+fn realized_interval_holds_the_estimate_and_is_reproducible() {
+    let o = opts();
+    let (p, _) = sim_predict("ilias-like", 3, 0.05, 300, &o);
+    let r = p
+        .realized
+        .expect("shards and sample noise give a realized interval");
+    assert!(r.interval.contains(p.estimate), "{r:?} vs {}", p.estimate);
+    assert!(r.interval.contains(r.other_map_estimate), "{r:?}");
+    assert!(r.width() > 0.0);
+    // The pool sd is the larger of its two sources; the shard one is sd(m_h)/√H, recomputed
+    // here from the shard predictions the drift check reports.
+    let shards: Vec<f64> = p
+        .drift
+        .as_ref()
+        .unwrap()
+        .shards
+        .iter()
+        .map(|s| s.estimate)
+        .collect();
+    let want = sd(&shards) / (shards.len() as f64).sqrt();
+    assert!((r.pool_sd_shards.unwrap() - want).abs() < 1e-12);
+    assert_eq!(r.pool_sd_replicates, p.sample_noise_sd);
+    assert_eq!(r.pool_sd, want.max(p.sample_noise_sd.unwrap()));
+    // Half-width around the two maps' span: z·sd_pool plus the shift on its side.
+    let z = 1.959_963_984_540_054;
+    let lo_want = p.estimate.min(r.other_map_estimate) - z * r.pool_sd - (-r.trend_shift).max(0.0);
+    assert!(
+        (r.interval.lo - lo_want).abs() < 1e-9,
+        "{} vs {lo_want}",
+        r.interval.lo
+    );
+    let (p2, _) = sim_predict("ilias-like", 3, 0.05, 300, &o);
+    assert_eq!(p2.realized, p.realized);
+    assert_eq!(p2.trust, p.trust);
+}
+
+#[test]
+fn pool_noise_shrinks_as_the_sample_grows() {
+    let o = opts();
+    let (small, _) = sim_predict("ilias-like", 4, 0.005, 300, &o);
+    let (large, _) = sim_predict("ilias-like", 4, 0.1, 300, &o);
+    let (a, b) = (small.realized.unwrap(), large.realized.unwrap());
+    eprintln!(
+        "pool sd: f=0.5% {:?}, f=10% {:?}",
+        a.pool_sd_replicates, b.pool_sd_replicates
+    );
+    assert!(
+        b.pool_sd_replicates.unwrap() < a.pool_sd_replicates.unwrap(),
+        "{a:?} vs {b:?}"
+    );
+}
+
+#[test]
+fn trust_statistics_are_the_stated_identities() {
+    let o = opts();
+    let (p, _) = sim_predict("mixture-tail", 2, 0.05, 300, &o);
+    let t = &p.trust;
+    // Mean of the per-query slopes = slope of the level means (least squares is linear).
+    let x: Vec<f64> = p
+        .levels
+        .iter()
+        .map(|l| (l.sample_size as f64).log2())
+        .collect();
+    let y: Vec<f64> = p.levels.iter().map(|l| l.estimate).collect();
+    let (_, slope) = baselines::least_squares(&x, &y).unwrap();
+    let steps = (p.pool_size as f64 / p.sample_size as f64).log2();
+    assert!((t.trend_projected - slope * steps).abs() < 1e-12);
+    // In-sample error = level ℓ's prediction of S_0 − the exact evaluate-at-S_0.
+    let at_s0 = p.baselines.level_points[0].map_at_k;
+    assert_eq!(t.in_sample.len(), p.levels.len() - 1);
+    for c in &t.in_sample {
+        assert!((c.error - (c.predicted - at_s0)).abs() < 1e-12);
+        let ratio = (p.sample_size as f64 / c.sample_size as f64).ln();
+        let proj = c.error * (p.pool_size as f64 / p.sample_size as f64).ln() / ratio;
+        assert!((c.projected_error - proj).abs() < 1e-12);
+        assert!(c.std_error > 0.0);
+    }
+    assert_eq!(t.used().unwrap().level, 1);
+}
+
+#[test]
+fn verdict_flags_mixture_tail_and_passes_ilias_like() {
+    let o = opts();
+    for seed in [1, 2] {
+        let (p, truth) = sim_predict("mixture-tail", seed, 0.05, 400, &o);
+        eprintln!(
+            "mixture-tail seed {seed}: err {:+.4}, {:?}: {}",
+            p.estimate - truth,
+            p.trust.verdict,
+            p.trust.reason
+        );
+        assert!(
+            p.estimate - truth > 0.02,
+            "the case is a failure by construction"
+        );
+        assert_eq!(p.trust.verdict, Verdict::Doubtful, "{}", p.trust.reason);
+        // The interval reaches towards the truth by the projected move.
+        let r = p.realized.unwrap();
+        assert!(r.trend_shift < 0.0 && r.interval.lo < p.estimate + r.trend_shift);
+        let (p, truth) = sim_predict("ilias-like", seed, 0.05, 400, &o);
+        eprintln!(
+            "ilias-like seed {seed}: err {:+.4}, {:?}: {}",
+            p.estimate - truth,
+            p.trust.verdict,
+            p.trust.reason
+        );
+        assert_eq!(p.trust.verdict, Verdict::Trusted, "{}", p.trust.reason);
+        assert!(p.realized.unwrap().interval.contains(truth));
+    }
+}
+
+#[test]
+fn verdict_refuses_a_tiny_sample_and_needs_a_bootstrap() {
+    let o = opts();
+    // S ≈ 1,000 of N = 10^8: S·k/N = 0.01 < c_min.
+    let (p, _) = sim_predict("ilias-like", 5, 1e-5, 100, &o);
+    assert_eq!(p.trust.verdict, Verdict::Doubtful);
+    assert!(
+        p.trust.reason.contains("small sample"),
+        "{}",
+        p.trust.reason
+    );
+    let no_boot = PredictOptions {
+        bootstrap: 0,
+        sample_noise: 0,
+        ..o
+    };
+    let (p, _) = sim_predict("ilias-like", 5, 0.05, 100, &no_boot);
+    assert_eq!(p.trust.verdict, Verdict::Unchecked, "{}", p.trust.reason);
+}
