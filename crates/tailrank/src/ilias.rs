@@ -1235,8 +1235,8 @@ pub fn dataset_warnings(ds: &IliasDataset) -> Vec<String> {
             .collect();
         warnings.push(format!(
             "no taxonomy.json found (looked for {}; it is misc/taxonomy.json of the ILIAS code \
-             repository, not part of the download: give --taxonomy FILE): no category or \
-             subcategory breakdown",
+             repository, not part of the download: give --taxonomy FILE): no (sub)category \
+             breakdown",
             looked.join(", ")
         ));
     }

@@ -237,3 +237,56 @@ impl DescriptorSource for SubsetSource<'_> {
         self.digest.clone()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::descriptors::InMemoryDescriptors;
+
+    #[test]
+    fn subset_rows_equal_the_inner_rows_across_gaps() {
+        let (n, d) = (1000, 3);
+        let ids: Vec<String> = (0..n).map(|i| format!("s/{i}")).collect();
+        let data: Vec<f32> = (0..n * d).map(|x| x as f32).collect();
+        let inner = InMemoryDescriptors::new("mem", ids, d, data.clone()).unwrap();
+        // Gaps below and above GAP_ROWS: one span read, and separate reads.
+        let rows = vec![0, 1, 5, 200, 201, 900, 999];
+        let v = SubsetSource::new(&inner, rows.clone()).unwrap();
+        assert_eq!(v.rows(), rows.len());
+        assert_eq!(v.ids()[3], "s/200");
+        for (start, len) in [(0, 7), (2, 3), (6, 1)] {
+            let mut out = vec![0f32; len * d];
+            v.read_rows(start, &mut out).unwrap();
+            let want: Vec<f32> = rows[start..start + len]
+                .iter()
+                .flat_map(|&r| data[r * d..(r + 1) * d].to_vec())
+                .collect();
+            assert_eq!(out, want);
+        }
+        assert!(SubsetSource::new(&inner, vec![3, 2]).is_err());
+        assert!(SubsetSource::new(&inner, vec![1000]).is_err());
+    }
+
+    #[test]
+    fn entries_match_full_ids_or_the_second_component() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("sel.txt");
+        std::fs::write(&p, "k1\nshard_b/k2\n\nk9\n").unwrap();
+        let mut s = SelectedIds::read(&p).unwrap();
+        assert_eq!(s.len(), 3);
+        assert!(s.matches("shard_a/k1")); // second component
+        assert!(s.matches("shard_b/k2")); // full id
+        assert!(!s.matches("shard_c/k2")); // neither
+        assert!(!s.matches("k1/shard_a")); // first component only
+        let e = s
+            .check_all_matched(Path::new("list"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 4") && e.contains("\"k9\""), "{e}");
+        assert!(s.matches("x/k9/y"));
+        s.check_all_matched(Path::new("list")).unwrap();
+        std::fs::write(&p, "a\nb\na\n").unwrap();
+        let e = SelectedIds::read(&p).unwrap_err().to_string();
+        assert!(e.contains("line 3") && e.contains("first on line 1"), "{e}");
+    }
+}
