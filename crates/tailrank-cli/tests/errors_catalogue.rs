@@ -323,6 +323,29 @@ open(os.path.join(d, "garbage.h5"), "wb").write(b"\x89HDF\r\n\x1a\n" + bytes(ran
         &[dir.to_str().unwrap()],
     );
 
+    // A small ILIAS folder (`tests/data/ilias_synth.py`) and bad `--selected-ids` files.
+    let synth = dir.join("ilias_synth.py");
+    std::fs::write(
+        &synth,
+        include_str!("../../tailrank/tests/data/ilias_synth.py"),
+    )
+    .unwrap();
+    common::run_python(
+        "import sys; src = open(sys.argv[1]).read(); sys.argv = sys.argv[1:]; \
+         exec(compile(src, 'ilias_synth.py', 'exec'), {'__name__': '__main__'})",
+        &[
+            synth.to_str().unwrap(),
+            dir.join("ilias_ds").to_str().unwrap(),
+            dir.join("ilias_feat").to_str().unwrap(),
+        ],
+    );
+    r(
+        "sel_unknown.txt",
+        "000000001\nyfcc000/000000002\nnot-a-distractor\n",
+    );
+    r("sel_dup.txt", "000000001\n000000002\n000000001\n");
+    r("sel_empty.txt", "\n\n");
+
     // Summaries: two shards of the pool scanned separately (valid), then broken copies.
     let base_scan = |out: &str, pool: &str, extra: &[&str]| {
         let o = Command::new(bin())
@@ -588,6 +611,9 @@ fn cases() -> Vec<Case> {
         c("gt-unknown-positive", "a positive id absent from the core", words("scan --queries $DIR/queries.npy --core $DIR/core.npy --gt $DIR/gt_unknown_pos.json --pool $DIR/pool.npy -o $DIR/out")),
         c("gt-unknown-query", "a query id absent from the query descriptors", words("scan --queries $DIR/queries.npy --core $DIR/core.npy --gt $DIR/gt_unknown_q.json --pool $DIR/pool.npy -o $DIR/out")),
         c("gt-ilias-no-positives-file", "ILIAS folder without `positive_ids.txt`", words("eval --results $DIR/res_ok.json --gt $DIR/ilias_nopos")),
+        c("ilias-selected-unknown", "`--selected-ids` entry matching no distractor", words("ilias --dataset-dir $DIR/ilias_ds --features $DIR/ilias_feat --selected-ids $DIR/sel_unknown.txt")),
+        c("ilias-selected-duplicate", "`--selected-ids` entry listed twice", words("ilias --dataset-dir $DIR/ilias_ds --features $DIR/ilias_feat --selected-ids $DIR/sel_dup.txt")),
+        c("ilias-selected-empty", "`--selected-ids` file without ids", words("ilias --dataset-dir $DIR/ilias_ds --features $DIR/ilias_feat --selected-ids $DIR/sel_empty.txt")),
         c("gt-missing", "ground truth path that does not exist", words("eval --results $DIR/res_ok.json --gt $DIR/nothere.json")),
         // ---- results JSON
         c("results-malformed", "results JSON with a missing colon", words("eval --results $DIR/res_malformed.json --gt $DIR/gt.json")),

@@ -1,6 +1,7 @@
-//! Times the scoring kernels alone: `kernel_bench [threads] [blocks]` scores one 512-row block
-//! `blocks` times per thread against 1000 queries of dimension 768 with the f32 kernel and with
-//! the screen (integer upper bounds), and times the exact re-scoring of single pairs. Prints
+//! Times the scoring kernels alone: `kernel_bench [threads] [blocks] [dim]` scores one 512-row
+//! block `blocks` times per thread against 1000 queries of dimension `dim` (768) with the f32
+//! kernel and with the screen (integer upper bounds), and times the exact re-scoring of single
+//! pairs. Prints
 //! GFLOP/s (2·Q·p·D per block) and ns per re-scored pair.
 use std::time::Instant;
 use tailrank::scan::kernel::{Backend, ScoreKernel, Scratch};
@@ -13,7 +14,7 @@ fn main() {
         .collect();
     let threads = args.first().copied().unwrap_or(2);
     let blocks = args.get(1).copied().unwrap_or(200);
-    let (nq, d, p) = (1000, 768, 512);
+    let (nq, d, p) = (1000, args.get(2).copied().unwrap_or(768), 512);
     let mut s = 1u64;
     let mut rnd = || {
         s ^= s << 13;
@@ -45,7 +46,7 @@ fn main() {
         std::hint::black_box(&out);
     });
     println!(
-        "threads {threads}: f32 kernel {:.1} GFLOP/s ({:.1} per thread)",
+        "threads {threads}, D = {d}: f32 kernel {:.1} GFLOP/s ({:.1} per thread)",
         flop / secs / 1e9,
         flop / secs / 1e9 / threads as f64
     );

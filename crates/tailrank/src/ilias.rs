@@ -39,6 +39,7 @@ use crate::metric::{evaluate_counts, PositiveCounts};
 use crate::predict::{self, PredictOptions, Prediction};
 use crate::scan::engine::{scan, NoProgress, Progress, ScanConfig, ScanInputs};
 use crate::scan::summary::{ground_truth_record, InputRecord, Summary, POOL_ROLE};
+use crate::selected::{SelectedIds, SubsetSource};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::BufRead;
@@ -78,6 +79,9 @@ const TEXT_QUERIES: &str = "text_query_ids.txt";
 const POSITIVES: &str = "positive_ids.txt";
 const DISTRACTORS: &str = "distractor_ids.txt.gz";
 const TAXONOMY: &str = "taxonomy.json";
+/// Where `taxonomy.json` is looked for, relative to the dataset folder, in this order (the
+/// ILIAS download has no taxonomy: it is `misc/taxonomy.json` of the ILIAS code repository).
+const TAXONOMY_DIRS: [&str; 3] = ["", "image_ids", "misc"];
 
 fn find_in(dir: &Path, subdirs: &[&str], name: &str) -> Option<PathBuf> {
     subdirs
@@ -121,6 +125,8 @@ pub struct IliasDataset {
     /// Scale and clutter per positive id (None when `positive_ids.txt` has only the id column).
     pub positive_info: Option<HashMap<String, PositiveInfo>>,
     pub taxonomy: Option<Taxonomy>,
+    /// `--selected-ids`: the distractor subset to scan (`crate::selected`); None: all.
+    pub selected_ids: Option<PathBuf>,
 }
 
 impl IliasDataset {
@@ -144,7 +150,7 @@ impl IliasDataset {
         })?;
         let taxonomy_file = match taxonomy {
             Some(t) => Some(t.to_path_buf()),
-            None => find_in(dir, &["", "image_ids", "misc"], TAXONOMY),
+            None => find_in(dir, &TAXONOMY_DIRS, TAXONOMY),
         };
         let sets = load_ground_truth(dir)?;
         let (positive_ids, positive_info) = read_positive_info(&positives_file)?;
@@ -163,6 +169,7 @@ impl IliasDataset {
             positive_ids,
             positive_info,
             taxonomy,
+            selected_ids: None,
         })
     }
 
@@ -411,12 +418,12 @@ pub fn check_ids_exact(
     Ok(())
 }
 
-fn key128(id: &str) -> u128 {
-    xxhash_rust::xxh3::xxh3_128(id.as_bytes())
+fn key64(id: &str) -> u64 {
+    crate::formats::ids::id_key(id)
 }
 
 /// Stream the lines of an id list (`.gz` accepted): `(1-based line, id)` for non-blank lines.
-fn for_each_id(path: &Path, mut f: impl FnMut(usize, &str) -> Result<()>) -> Result<()> {
+pub(crate) fn for_each_id(path: &Path, mut f: impl FnMut(usize, &str) -> Result<()>) -> Result<()> {
     let mut r = crate::formats::ids::open_text(path)?;
     let mut buf = Vec::with_capacity(128);
     let mut line = 0usize;
@@ -444,23 +451,36 @@ fn for_each_id(path: &Path, mut f: impl FnMut(usize, &str) -> Result<()>) -> Res
     }
 }
 
-/// The distractor id list, held as sorted 128-bit xxh3 keys (16 bytes per id: 1.6 GB for the
-/// 100M of ILIAS instead of the strings), with the number of ids in the hash sample.
+/// The distractor id list, held as sorted 64-bit xxh3 keys ([`crate::formats::ids::id_key`]:
+/// 8 bytes per id, 0.8 GB for the 100M of ILIAS, instead of the strings), with the number of
+/// ids in the hash sample and, with `--selected-ids`, the selected subset as a bit per id.
+///
+/// Invariant: the keys are distinct. Two equal keys are checked exactly (the list is streamed
+/// again and the strings compared): the same id twice is a "duplicate" error naming both
+/// lines, two different ids with one hash a "hash collision" error naming both.
 #[derive(Debug, Clone)]
 pub struct DistractorList {
     pub path: PathBuf,
-    keys: Vec<u128>,
-    /// N, the number of distractor ids.
+    keys: Vec<u64>,
+    /// N: the number of distractor ids, or of the selected ones with [`DistractorList::select`].
     pub len: u64,
+    /// Ids in the list file (N without a selection).
+    pub total: u64,
     /// `(fraction, seed)` of the sample the features must cover; None: all of them.
     pub sample: Option<(f64, u64)>,
-    /// Ids of the list in the sample (N when `sample` is None).
+    /// Ids of the list (of the selection) in the sample (N when `sample` is None).
     pub required: u64,
+    /// The `--selected-ids` file and a bit per key index (in key order); None: every id.
+    selection: Option<(PathBuf, Vec<u64>)>,
+}
+
+fn bit(bits: &[u64], i: usize) -> bool {
+    bits[i / 64] & (1u64 << (i % 64)) != 0
 }
 
 impl DistractorList {
     /// Read the list, counting the ids in the hash sample `(f, seed)` (all when None). A
-    /// duplicate id is an error naming both lines.
+    /// duplicate id is an error naming both lines, and so is a hash collision.
     pub fn read(path: &Path, sample: Option<(f64, u64)>) -> Result<Self> {
         let t = match sample {
             Some((f, _)) => Some(crate::sample::threshold(f)?),
@@ -469,7 +489,7 @@ impl DistractorList {
         let mut keys = Vec::new();
         let mut required = 0u64;
         for_each_id(path, |_, id| {
-            keys.push(key128(id));
+            keys.push(key64(id));
             if in_sample(id, t, sample) {
                 required += 1;
             }
@@ -478,46 +498,110 @@ impl DistractorList {
         if keys.is_empty() {
             return Err(Error::file(path, "the distractor id list is empty"));
         }
-        keys.sort_unstable();
+        rayon::slice::ParallelSliceMut::par_sort_unstable(&mut keys[..]);
         if let Some(w) = keys.windows(2).find(|w| w[0] == w[1]) {
             let dup = w[0];
-            let mut lines = Vec::new();
+            let mut lines: Vec<(usize, String)> = Vec::new();
             for_each_id(path, |line, id| {
-                if key128(id) == dup {
+                if key64(id) == dup && lines.len() < 2 {
                     lines.push((line, id.to_string()));
                 }
                 Ok(())
             })?;
-            let (l1, id) = lines.first().cloned().unwrap_or((0, String::new()));
-            let l2 = lines.get(1).map_or(0, |x| x.0);
+            let (l1, a) = lines.first().cloned().unwrap_or((0, String::new()));
+            let (l2, b) = lines.get(1).cloned().unwrap_or((0, String::new()));
             return Err(Error::file(
                 path,
-                format!("duplicate distractor id {id:?} on lines {l1} and {l2}"),
+                if a == b {
+                    format!("duplicate distractor id {a:?} on lines {l1} and {l2}")
+                } else {
+                    format!(
+                        "hash collision: the different ids {a:?} (line {l1}) and {b:?} (line \
+                         {l2}) have the same 64-bit xxh3 hash {dup:016x}, under which tailrank \
+                         holds distractor ids; it cannot tell them apart (please report it)"
+                    )
+                },
             ));
         }
         Ok(DistractorList {
             path: path.to_path_buf(),
             len: keys.len() as u64,
+            total: keys.len() as u64,
             keys,
             sample,
             required,
+            selection: None,
         })
+    }
+
+    /// Restrict N to the distractors of `sel` (`--selected-ids`, [`SelectedIds::matches`]):
+    /// streams the list once; every line of the selection must match a listed distractor
+    /// (else "unknown", naming the selection file and the line).
+    pub fn select(&mut self, sel: &mut SelectedIds) -> Result<()> {
+        let t = match self.sample {
+            Some((f, _)) => Some(crate::sample::threshold(f)?),
+            None => None,
+        };
+        let mut bits = vec![0u64; self.keys.len().div_ceil(64)];
+        let (mut n, mut required) = (0u64, 0u64);
+        let keys = &self.keys;
+        let sample = self.sample;
+        for_each_id(&self.path, |_, id| {
+            if sel.matches(id) {
+                let i = keys.binary_search(&key64(id)).unwrap_or(0);
+                bits[i / 64] |= 1u64 << (i % 64);
+                n += 1;
+                if in_sample(id, t, sample) {
+                    required += 1;
+                }
+            }
+            Ok(())
+        })?;
+        sel.check_all_matched(&self.path)?;
+        self.len = n;
+        self.required = required;
+        self.selection = Some((sel.path.clone(), bits));
+        Ok(())
+    }
+
+    /// The listed id whose key is `key` (streams the list; for error messages).
+    fn listed_id(&self, key: u64) -> Result<Option<String>> {
+        let mut found = None;
+        for_each_id(&self.path, |_, id| {
+            if found.is_none() && key64(id) == key {
+                found = Some(id.to_string());
+            }
+            Ok(())
+        })?;
+        Ok(found)
     }
 
     /// Check the ids of the distractor feature shards: every id must be in the list (else
     /// "unknown", naming the shard and row), no id may appear twice across the shards
     /// ("duplicate", naming the shard and row), and every listed id of the sample (all of
-    /// them in exact mode) must have a row somewhere ("missing", naming the list and an id).
-    pub fn check_features(&self, shards: &[&dyn DescriptorSource]) -> Result<()> {
+    /// them in exact mode; of the selection with [`DistractorList::select`]) must have a row
+    /// somewhere ("missing", naming the list and an id). Returns, with a selection, the rows
+    /// of each shard that hold selected ids (ascending), None without one.
+    ///
+    /// Ids are matched by their 64-bit key; a repeated key is checked against the list's
+    /// string, so a shard id colliding with a listed id that is also present is reported as a
+    /// hash collision. (A colliding id whose listed twin is absent would pass for it: at most
+    /// `unknown ids · N / 2⁶⁴`, about 5·10⁻¹² per unknown id at N = 10⁸.)
+    pub fn check_features(
+        &self,
+        shards: &[&dyn DescriptorSource],
+    ) -> Result<Option<Vec<Vec<usize>>>> {
         let t = match self.sample {
             Some((f, _)) => Some(crate::sample::threshold(f)?),
             None => None,
         };
         let mut seen = vec![0u64; self.keys.len().div_ceil(64)];
         let mut found_required = 0u64;
+        let mut rows_of: Vec<Vec<usize>> = Vec::new();
         for src in shards {
+            let mut rows = Vec::new();
             for (row, id) in src.ids().iter().enumerate() {
-                let Ok(i) = self.keys.binary_search(&key128(id)) else {
+                let Ok(i) = self.keys.binary_search(&key64(id)) else {
                     return Err(Error::file(
                         src.path(),
                         format!(
@@ -526,34 +610,55 @@ impl DistractorList {
                         ),
                     ));
                 };
-                let (w, b) = (i / 64, 1u64 << (i % 64));
-                if seen[w] & b != 0 {
+                if bit(&seen, i) {
+                    let listed = self.listed_id(self.keys[i])?;
+                    if listed.as_deref().is_some_and(|l| l != id) {
+                        return Err(Error::file(
+                            src.path(),
+                            format!(
+                                "row {row}: hash collision: id {id:?} has the same 64-bit xxh3 \
+                                 hash as the listed id {:?} of {} (one of them is unknown, or \
+                                 tailrank cannot tell them apart: please report it)",
+                                listed.unwrap_or_default(),
+                                self.path.display()
+                            ),
+                        ));
+                    }
                     return Err(Error::file(
                         src.path(),
                         format!("row {row}: duplicate distractor id {id:?} (already in this or an earlier shard)"),
                     ));
                 }
-                seen[w] |= b;
-                if in_sample(id, t, self.sample) {
-                    found_required += 1;
+                seen[i / 64] |= 1u64 << (i % 64);
+                let selected = self.selection.as_ref().is_none_or(|(_, b)| bit(b, i));
+                if selected {
+                    rows.push(row);
+                    if in_sample(id, t, self.sample) {
+                        found_required += 1;
+                    }
                 }
             }
+            rows_of.push(rows);
         }
         if found_required < self.required {
             let mut first = None;
             for_each_id(&self.path, |_, id| {
                 if first.is_none() && in_sample(id, t, self.sample) {
-                    let i = self.keys.binary_search(&key128(id)).unwrap_or(0);
-                    if seen[i / 64] & (1u64 << (i % 64)) == 0 {
+                    let i = self.keys.binary_search(&key64(id)).unwrap_or(0);
+                    let selected = self.selection.as_ref().is_none_or(|(_, b)| bit(b, i));
+                    if selected && !bit(&seen, i) {
                         first = Some(id.to_string());
                     }
                 }
                 Ok(())
             })?;
-            let what = match self.sample {
+            let mut what = match self.sample {
                 Some((f, s)) => format!("of the hash sample (f = {f}, seed {s})"),
                 None => "(exact mode needs every distractor)".to_string(),
             };
+            if let Some((p, _)) = &self.selection {
+                what = format!("{what} selected by {}", p.display());
+            }
             return Err(Error::file(
                 &self.path,
                 format!(
@@ -563,7 +668,7 @@ impl DistractorList {
                 ),
             ));
         }
-        Ok(())
+        Ok(self.selection.is_some().then_some(rows_of))
     }
 }
 
@@ -664,15 +769,32 @@ pub fn scan_ilias(
 
     // Distractors: check the ids against the list, then scan.
     let sample = (cfg.fraction < 1.0).then_some((cfg.fraction, cfg.seed));
-    let list = DistractorList::read(&ds.distractors_file, sample)?;
+    let mut list = DistractorList::read(&ds.distractors_file, sample)?;
+    if let Some(sel) = &ds.selected_ids {
+        list.select(&mut SelectedIds::read(sel)?)?;
+    }
     let shards: Vec<Hdf5Descriptors> = feats
         .distractors
         .iter()
         .map(|p| Hdf5Descriptors::open(p))
         .collect::<Result<_>>()?;
-    let shard_refs: Vec<&dyn DescriptorSource> =
+    let all_refs: Vec<&dyn DescriptorSource> =
         shards.iter().map(|s| s as &dyn DescriptorSource).collect();
-    list.check_features(&shard_refs)?;
+    // With --selected-ids the pool is the selected rows of each shard (N = their number).
+    let subsets: Vec<SubsetSource> = match list.check_features(&all_refs)? {
+        Some(rows) => all_refs
+            .iter()
+            .zip(rows)
+            .filter(|(_, r)| !r.is_empty())
+            .map(|(s, r)| SubsetSource::new(*s, r))
+            .collect::<Result<_>>()?,
+        None => Vec::new(),
+    };
+    let shard_refs: Vec<&dyn DescriptorSource> = if ds.selected_ids.is_some() {
+        subsets.iter().map(|s| s as &dyn DescriptorSource).collect()
+    } else {
+        all_refs
+    };
 
     let mut cfg = cfg.clone();
     cfg.pool_size = Some(list.len);
@@ -818,6 +940,9 @@ pub struct IliasReport {
     pub sample_size: u64,
     pub fraction: f64,
     pub seed: u64,
+    /// `--selected-ids`: the file selecting the distractors (N counts the selected ones);
+    /// None without a selection.
+    pub selected_ids: Option<String>,
     pub sets: Vec<IliasSetReport>,
     /// With both query sets: i2i and t2i together, the mean AP over all their queries
     /// (`Σ_sets Σ_q AP_q / Σ_sets n_queries`), beside the per-task rows; None with one set.
@@ -1092,6 +1217,32 @@ pub struct IliasOptions {
     pub predict: PredictOptions,
 }
 
+/// What the dataset folder lacks for a full report: positives without scale/clutter columns
+/// (no scale/clutter rows) and a missing taxonomy (no category rows), naming the places
+/// looked in. Printed at the top of the report (and by the CLI before the scan).
+pub fn dataset_warnings(ds: &IliasDataset) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if ds.positive_info.is_none() {
+        warnings.push(format!(
+            "{} has no scale/clutter columns: no scale or clutter breakdown",
+            ds.positives_file.display()
+        ));
+    }
+    if ds.taxonomy.is_none() {
+        let looked: Vec<String> = TAXONOMY_DIRS
+            .iter()
+            .map(|d| ds.dir.join(d).join(TAXONOMY).display().to_string())
+            .collect();
+        warnings.push(format!(
+            "no taxonomy.json found (looked for {}; it is misc/taxonomy.json of the ILIAS code \
+             repository, not part of the download: give --taxonomy FILE): no (sub)category \
+             breakdown",
+            looked.join(", ")
+        ));
+    }
+    warnings
+}
+
 /// Scan and report: exact when `opts.scan.fraction == 1`, predicted otherwise.
 pub fn evaluate_ilias(
     ds: &IliasDataset,
@@ -1110,16 +1261,7 @@ pub fn evaluate_ilias(
             predicted_set_report(ds, s, &opts.predict)?
         });
     }
-    let mut warnings = Vec::new();
-    if ds.positive_info.is_none() {
-        warnings.push(format!(
-            "{} has no scale/clutter columns: no scale or clutter breakdown",
-            ds.positives_file.display()
-        ));
-    }
-    if ds.taxonomy.is_none() {
-        warnings.push("no taxonomy.json found (give --taxonomy): no category breakdown".into());
-    }
+    let warnings = dataset_warnings(ds);
     let first = &summaries[0];
     Ok((
         IliasReport {
@@ -1132,6 +1274,7 @@ pub fn evaluate_ilias(
             sample_size: first.subset_sizes[0],
             fraction: first.fraction,
             seed: first.seed,
+            selected_ids: ds.selected_ids.as_ref().map(|p| p.display().to_string()),
             combined: CombinedRow::of(&sets),
             sets,
             warnings,
@@ -1161,10 +1304,14 @@ pub fn table(r: &IliasReport) -> String {
     }
     let _ = writeln!(
         t,
-        "ILIAS, model {:?}: {} mAP@{kl}, N = {} distractors{}",
+        "ILIAS, model {:?}: {} mAP@{kl}, N = {} distractors{}{}",
         r.model,
         r.mode,
         thousands(r.pool_size),
+        match &r.selected_ids {
+            Some(f) => format!(" selected by {f}"),
+            None => String::new(),
+        },
         if r.mode == "exact" {
             " (all scanned)".to_string()
         } else {

@@ -27,6 +27,7 @@ pub mod protocols;
 pub mod report;
 pub mod sample;
 pub mod scan;
+pub mod selected;
 pub mod simulate;
 
 pub use error::{Error, Result};

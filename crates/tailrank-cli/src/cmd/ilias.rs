@@ -11,7 +11,9 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use tailrank::hardness::{Estimator, EvtOptions};
-use tailrank::ilias::{evaluate_ilias, find_features, table, IliasDataset, IliasOptions};
+use tailrank::ilias::{
+    dataset_warnings, evaluate_ilias, find_features, table, IliasDataset, IliasOptions,
+};
 use tailrank::maps::MapKind;
 use tailrank::predict::PredictOptions;
 use tailrank::scan::engine::{Progress, ScanConfig};
@@ -80,6 +82,10 @@ pub struct IliasArgs {
     /// its image_ids/ and misc/).
     #[arg(long)]
     pub taxonomy: Option<PathBuf>,
+    /// Scan only the distractors listed here (the official --selected_ids, e.g. mini-ILIAS):
+    /// one entry per line, a distractor id or its second '/' component; N = their number.
+    #[arg(long)]
+    pub selected_ids: Option<PathBuf>,
     /// Write the scan summaries here (one folder per query set: `<DIR>/<set>`).
     #[arg(long)]
     pub summary_out: Option<PathBuf>,
@@ -116,8 +122,14 @@ pub fn run(a: IliasArgs) -> anyhow::Result<()> {
     if !(a.fraction > 0.0 && a.fraction <= 1.0) {
         bail!("--fraction must be in (0, 1], got {}", a.fraction);
     }
-    let ds = IliasDataset::open(&a.dataset_dir, a.taxonomy.as_deref())?;
+    let mut ds = IliasDataset::open(&a.dataset_dir, a.taxonomy.as_deref())?;
+    ds.selected_ids = a.selected_ids.clone();
     let feats = find_features(&a.features)?;
+    // Before the scan (hours at full scale): what the report will lack. The report repeats
+    // these lines at its top.
+    for w in dataset_warnings(&ds) {
+        eprintln!("warning: {w}");
+    }
     let sets: Vec<String> = match a.queries.as_str() {
         "both" => ds.sets.iter().map(|s| s.name.clone()).collect(),
         one => vec![one.to_string()],
@@ -125,6 +137,7 @@ pub fn run(a: IliasArgs) -> anyhow::Result<()> {
     // The summaries of all sets are replaced together, never over the dataset or features.
     let mut inputs: Vec<&std::path::Path> = vec![&a.dataset_dir, &a.features];
     inputs.extend(a.taxonomy.as_deref());
+    inputs.extend(a.selected_ids.as_deref());
     let mut outputs = tailrank::atomic::Transaction::new(&inputs);
     let mut slots = Vec::new();
     if let Some(dir) = &a.summary_out {

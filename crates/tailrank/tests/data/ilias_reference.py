@@ -10,7 +10,13 @@
 # a block of equal scores (the order tailrank's counts path defines, docs/metrics.md). Scores
 # are computed once per distinct vector, so bitwise-equal vectors get bitwise-equal scores.
 #
-# usage: ilias_reference.py DATASET_DIR FEATURE_DIR K FRACTION SEED
+# usage: ilias_reference.py DATASET_DIR FEATURE_DIR K FRACTION SEED [SELECTED]
+#
+# SELECTED: a distractor subset as the official knn_search `--selected` reads it
+# (np.loadtxt of ids; a distractor is kept when `id.split("/")[1]` is in it, positives always
+# kept), and, as tailrank also accepts, when the full id is in it. N is then the number of kept
+# distractors, and the hash sample is drawn from them. The positives' features are read from
+# features_positives.hdf5 or features_positive.hdf5 (the knn README's name), whichever exists.
 #
 # FRACTION = 1: the gallery is positives + every distractor ("official").
 # FRACTION < 1: the gallery is positives + the hash sample of the distractors (xxh3_64 with
@@ -21,8 +27,10 @@
 # a non-relevant item of equal score, over the queries) and "straddles" (tie blocks holding a
 # positive and a non-relevant item that cross the cut at k in a query's ranking); and
 # "min_gap": the smallest |positive score - other score| over unequal scores.
+import glob
 import gzip
 import json
+import os
 import sys
 from collections import defaultdict
 
@@ -33,6 +41,7 @@ from sklearn.metrics import average_precision_score
 
 ds_dir, feat_dir = sys.argv[1], sys.argv[2]
 K, FRAC, SEED = int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
+SELECTED = sys.argv[6] if len(sys.argv) > 6 else None
 CLUTTER = [(0, 18), (18, 33), (33, 53), (53, float("inf"))]
 SCALE = [(0, 0.06880213760855043), (0.06880213760855043, 0.13526567164179104),
          (0.13526567164179104, 0.2729876723163842), (0.2729876723163842, float("inf"))]
@@ -56,13 +65,21 @@ gt = defaultdict(set)
 for p in info:
     gt[p.split("/")[0]].add(p)
 
-pos_ids, pos_v = load("features_positives.hdf5")
+pos_name = [n for n in ["features_positives.hdf5", "features_positive.hdf5"]
+            if os.path.exists(f"{feat_dir}/{n}")]
+assert len(pos_name) == 1, pos_name
+pos_ids, pos_v = load(pos_name[0])
 d_ids, d_v = [], []
-for shard in ["features_distractors_000.hdf5", "features_distractors_001.hdf5"]:
-    a, b = load(shard)
+for shard in sorted(glob.glob(f"{feat_dir}/features_distractors_*.hdf5")):
+    a, b = load(os.path.basename(shard))
     d_ids += a
     d_v.append(b)
 d_v = np.concatenate(d_v)
+if SELECTED is not None:
+    selected = set(np.atleast_1d(np.loadtxt(SELECTED, dtype=str)).tolist())
+    sel = np.array([(len(i.split("/")) > 1 and i.split("/")[1] in selected) or i in selected
+                    for i in d_ids])
+    d_ids, d_v = list(np.array(d_ids)[sel]), d_v[sel]
 N = len(d_ids)
 t = int(FRAC * 2.0**64) if FRAC < 1 else 2**64
 keep = np.array([xxhash.xxh3_64_intdigest(i.encode(), seed=SEED) < t for i in d_ids])

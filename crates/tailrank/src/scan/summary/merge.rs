@@ -63,27 +63,34 @@ fn pool_paths(p: &Summary) -> String {
     }
 }
 
-/// Merge-join of two ascending id-hash lists into their sorted union; a value present in both
-/// is an overlap, returned as `Err(value)`. Linear in the total length, no extra memory beyond
-/// the output.
-fn union_disjoint(a: &[u64], b: &[u64]) -> std::result::Result<Vec<u64>, u64> {
-    let mut out = Vec::with_capacity(a.len() + b.len());
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => {
-                out.push(a[i]);
-                i += 1;
+/// k-way merge of ascending id-hash lists into their sorted union, in one pass with a heap of
+/// one cursor per list: memory is the output plus O(k), whatever N. A value present twice
+/// (in two lists, or twice in one) is an overlap, returned as `Err((value, list a, list b))`
+/// with `a ≤ b` the lists holding it.
+fn union_disjoint(lists: &[&[u64]]) -> std::result::Result<Vec<u64>, (u64, usize, usize)> {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let total: usize = lists.iter().map(|l| l.len()).sum();
+    let mut out: Vec<u64> = Vec::with_capacity(total);
+    let mut last: Option<(u64, usize)> = None;
+    let mut heap: BinaryHeap<Reverse<(u64, usize, usize)>> = lists
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| !l.is_empty())
+        .map(|(i, l)| Reverse((l[0], i, 0)))
+        .collect();
+    while let Some(Reverse((v, li, at))) = heap.pop() {
+        if let Some((w, lj)) = last {
+            if w == v {
+                return Err((v, lj.min(li), lj.max(li)));
             }
-            std::cmp::Ordering::Greater => {
-                out.push(b[j]);
-                j += 1;
-            }
-            std::cmp::Ordering::Equal => return Err(a[i]),
+        }
+        out.push(v);
+        last = Some((v, li));
+        if let Some(&next) = lists[li].get(at + 1) {
+            heap.push(Reverse((next, li, at + 1)));
         }
     }
-    out.extend_from_slice(&a[i..]);
-    out.extend_from_slice(&b[j..]);
     Ok(out)
 }
 
@@ -105,32 +112,23 @@ fn merge_fingerprints(parts: &[Summary], warnings: &mut Vec<String>) -> Result<O
         ));
         return Ok(None);
     }
-    let mut acc: Vec<u64> = Vec::new();
-    for (i, p) in parts.iter().enumerate() {
-        let h = p.pool_id_hashes.as_deref().unwrap_or_default();
-        acc = union_disjoint(&acc, h).map_err(|v| {
-            // Which earlier part holds it (each list is sorted).
-            let j = parts[..i]
-                .iter()
-                .position(|q| {
-                    q.pool_id_hashes
-                        .as_deref()
-                        .is_some_and(|x| x.binary_search(&v).is_ok())
-                })
-                .unwrap_or(0);
-            Error::invalid(format!(
-                "cannot merge: overlapping pools: part {} ({}) and part {} ({}) both scanned a \
-                 pool id with xxh3 hash {v:016x} (the same pool rows in two parts, e.g. a shard \
-                 merged twice or re-encoded under another name); each pool item must be merged \
-                 once",
-                j + 1,
-                pool_paths(&parts[j]),
-                i + 1,
-                pool_paths(p)
-            ))
-        })?;
-    }
-    Ok(Some(acc))
+    let lists: Vec<&[u64]> = parts
+        .iter()
+        .map(|p| p.pool_id_hashes.as_deref().unwrap_or_default())
+        .collect();
+    let merged = union_disjoint(&lists).map_err(|(v, j, i)| {
+        Error::invalid(format!(
+            "cannot merge: overlapping pools: part {} ({}) and part {} ({}) both scanned a \
+             pool id with xxh3 hash {v:016x} (the same pool rows in two parts, e.g. a shard \
+             merged twice or re-encoded under another name); each pool item must be merged \
+             once",
+            j + 1,
+            pool_paths(&parts[j]),
+            i + 1,
+            pool_paths(&parts[i])
+        ))
+    })?;
+    Ok(Some(merged))
 }
 
 pub(super) fn merge(parts: &[Summary]) -> Result<(Summary, Vec<String>)> {
@@ -352,11 +350,23 @@ mod tests {
     #[test]
     fn union_of_disjoint_sorted_lists() {
         assert_eq!(
-            union_disjoint(&[1, 4, 9], &[2, 3, 10]),
+            union_disjoint(&[&[1, 4, 9], &[2, 3, 10]]),
             Ok(vec![1, 2, 3, 4, 9, 10])
         );
-        assert_eq!(union_disjoint(&[], &[5]), Ok(vec![5]));
-        assert_eq!(union_disjoint(&[1, 5, 7], &[2, 7]), Err(7));
+        assert_eq!(union_disjoint(&[&[], &[5]]), Ok(vec![5]));
+        assert_eq!(union_disjoint(&[&[1, 5, 7], &[2, 7]]), Err((7, 0, 1)));
+        // Three lists against their sorted concatenation; an overlap of lists 0 and 2.
+        let (a, b, c): (Vec<u64>, Vec<u64>, Vec<u64>) = (
+            (0..300).map(|i| 3 * i).collect(),
+            (0..300).map(|i| 3 * i + 1).collect(),
+            (0..300).map(|i| 3 * i + 2).collect(),
+        );
+        let mut all = [a.clone(), b.clone(), c.clone()].concat();
+        all.sort_unstable();
+        assert_eq!(union_disjoint(&[&a, &b, &c]), Ok(all));
+        let c2: Vec<u64> = c.iter().map(|&x| if x == 602 { 600 } else { x }).collect();
+        assert_eq!(union_disjoint(&[&a, &b, &c2]), Err((600, 0, 2)));
+        assert_eq!(union_disjoint(&[&[4, 4]]), Err((4, 0, 0)));
     }
 
     #[test]

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# A mini-ILIAS run on synthetic data (README, "ILIAS in one command"): writes a small folder in
+# the ILIAS layout (id lists, taxonomy.json and the extractor's HDF5 features, by
+# crates/tailrank/tests/data/ilias_synth.py: 14 instances, 700 distractors), a selection of
+# half the distractors in the official mini-ILIAS form (the key after the shard name, as in
+# mini_ilias_yfcc100m_ids.txt), then runs `tailrank ilias --selected-ids` on it.
+#
+# usage: scripts/mini_ilias.sh [DIR]      (default /tmp/mini-ilias; needs numpy and h5py)
+# env:   PYTHON (python3), extra arguments to `tailrank ilias` in ILIAS_ARGS
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DIR=${1:-/tmp/mini-ilias}
+PYTHON=${PYTHON:-python3}
+rm -rf "$DIR/ds" "$DIR/feat"
+"$PYTHON" crates/tailrank/tests/data/ilias_synth.py "$DIR/ds" "$DIR/feat"
+"$PYTHON" - "$DIR" <<'PY'
+import gzip, sys
+d = sys.argv[1]
+ids = gzip.open(f"{d}/ds/image_ids/distractor_ids.txt.gz", "rt").read().split()
+open(f"{d}/mini_ids.txt", "w").write("".join(i.split("/")[1] + "\n" for i in ids[::2]))
+PY
+cargo build --release -q -p tailrank-cli
+# shellcheck disable=SC2086
+target/release/tailrank ilias --dataset-dir "$DIR/ds" --features "$DIR/feat" \
+    --selected-ids "$DIR/mini_ids.txt" --k 100 --model synthetic ${ILIAS_ARGS:-}
