@@ -599,9 +599,12 @@ type Columns = Vec<(&'static str, Py<PyAny>)>;
 /// Predict mAP@k at N from a summary: `(report JSON text, hardness columns)`. The JSON is
 /// `report::prediction_json`, what `tailrank predict --json` prints.
 #[pyfunction]
-#[pyo3(signature = (summary, pool_size=None, k=1000, estimator="evt", map="expected-rank",
-    bootstrap=1000, sample_noise=50, confidence=0.95, seed=0, top_m=4000, quantile=0.95,
-    c_min=5))]
+#[pyo3(signature = (summary, pool_size=None, k=PredictOptions::DEFAULT.k,
+    estimator=Estimator::DEFAULT_NAME, map=MapKind::DEFAULT_NAME,
+    bootstrap=PredictOptions::DEFAULT.bootstrap, sample_noise=PredictOptions::DEFAULT.sample_noise,
+    confidence=PredictOptions::DEFAULT.confidence, seed=PredictOptions::DEFAULT.seed,
+    top_m=EvtOptions::DEFAULT.top_m, quantile=EvtOptions::DEFAULT.quantile,
+    c_min=EvtOptions::DEFAULT.c_min))]
 #[allow(clippy::too_many_arguments)]
 fn predict_native(
     py: Python<'_>,
@@ -618,24 +621,16 @@ fn predict_native(
     quantile: f64,
     c_min: u64,
 ) -> PyResult<(String, Columns)> {
-    let estimator = match estimator {
-        "count" => Estimator::Count,
-        "evt" => Estimator::Evt(EvtOptions {
+    let estimator = Estimator::named(
+        estimator,
+        EvtOptions {
             top_m,
             quantile,
             c_min,
-        }),
-        other => {
-            return Err(err(format!(
-                "unknown estimator {other:?} (use evt or count)"
-            )))
-        }
-    };
-    let map = MapKind::parse(map).ok_or_else(|| {
-        err(format!(
-            "unknown map {map:?} (use expected-rank or binomial)"
-        ))
-    })?;
+        },
+    )
+    .map_err(err)?;
+    let map: MapKind = map.parse().map_err(err)?;
     let opts = PredictOptions {
         pool_size,
         k,
@@ -803,5 +798,20 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(id_hashes, m)?)?;
     m.add_function(wrap_pyfunction!(threshold, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    // The prediction defaults, read by the Python signatures (stated once, in the library).
+    let d = PredictOptions::DEFAULT;
+    let e = EvtOptions::DEFAULT;
+    let defaults = pyo3::types::PyDict::new(m.py());
+    defaults.set_item("k", d.k)?;
+    defaults.set_item("estimator", Estimator::DEFAULT_NAME)?;
+    defaults.set_item("map", MapKind::DEFAULT_NAME)?;
+    defaults.set_item("bootstrap", d.bootstrap)?;
+    defaults.set_item("sample_noise", d.sample_noise)?;
+    defaults.set_item("confidence", d.confidence)?;
+    defaults.set_item("seed", d.seed)?;
+    defaults.set_item("top_m", e.top_m)?;
+    defaults.set_item("quantile", e.quantile)?;
+    defaults.set_item("c_min", e.c_min)?;
+    m.add("PREDICT_DEFAULTS", defaults)?;
     Ok(())
 }

@@ -43,24 +43,30 @@ pub enum Estimator {
     Evt(EvtOptions),
 }
 
-/// Options of the tail-aware estimator.
+/// Options of the tail-aware estimator (defaults: [`EvtOptions::DEFAULT`], the paper's).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct EvtOptions {
-    /// M: number of top sample scores the tail is fitted on (default 4000).
+    /// M: number of top sample scores the tail is fitted on.
     pub top_m: usize,
-    /// Threshold quantile of the top-M scores (default 0.95, numpy linear interpolation).
+    /// Threshold quantile of the top-M scores (numpy linear interpolation).
     pub quantile: f64,
-    /// Counts at or above `c_min` are trusted as they are (default 5).
+    /// Counts at or above `c_min` are trusted as they are.
     pub c_min: u64,
+}
+
+impl EvtOptions {
+    /// The defaults, stated once (the CLI and Python signatures read them from here):
+    /// M = 4000, quantile 0.95, c_min = 5.
+    pub const DEFAULT: EvtOptions = EvtOptions {
+        top_m: 4000,
+        quantile: 0.95,
+        c_min: 5,
+    };
 }
 
 impl Default for EvtOptions {
     fn default() -> Self {
-        EvtOptions {
-            top_m: 4000,
-            quantile: 0.95,
-            c_min: 5,
-        }
+        EvtOptions::DEFAULT
     }
 }
 
@@ -113,6 +119,33 @@ impl Default for Estimator {
 }
 
 impl Estimator {
+    /// The estimator names [`Estimator::named`] accepts, the default first.
+    pub const NAMES: [&'static str; 2] = ["evt", "count"];
+
+    /// The default estimator's name.
+    pub const DEFAULT_NAME: &'static str = Estimator::NAMES[0];
+
+    /// The estimator called `name` (one of [`Estimator::NAMES`]) with the tail options `evt`
+    /// (unused by `count`). The one place an estimator name is parsed.
+    pub fn named(name: &str, evt: EvtOptions) -> Result<Estimator> {
+        match name.trim() {
+            "evt" => Ok(Estimator::Evt(evt)),
+            "count" => Ok(Estimator::Count),
+            other => Err(Error::invalid(format!(
+                "unknown estimator {other:?} (known: {})",
+                Estimator::NAMES.join(", ")
+            ))),
+        }
+    }
+
+    /// The short name (`evt` or `count`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Estimator::Evt(_) => "evt",
+            Estimator::Count => "count",
+        }
+    }
+
     /// A stable label recorded in artifacts: `count`, or
     /// `evt(top_m=4000,quantile=0.95,c_min=5)`. [`Estimator::parse_label`] reads it back.
     pub fn label(&self) -> String {

@@ -41,7 +41,27 @@ pub enum MapKind {
     Binomial,
 }
 
+impl std::str::FromStr for MapKind {
+    type Err = crate::error::Error;
+
+    /// `expected-rank` or `binomial`; an error lists the names.
+    fn from_str(s: &str) -> crate::error::Result<MapKind> {
+        MapKind::parse(s.trim()).ok_or_else(|| {
+            crate::error::Error::invalid(format!(
+                "unknown map {s:?} (known: {})",
+                MapKind::NAMES.join(", ")
+            ))
+        })
+    }
+}
+
 impl MapKind {
+    /// The map names, the default first.
+    pub const NAMES: [&'static str; 2] = ["expected-rank", "binomial"];
+
+    /// The default map's name.
+    pub const DEFAULT_NAME: &'static str = MapKind::NAMES[0];
+
     /// `expected-rank` or `binomial`.
     pub fn as_str(&self) -> &'static str {
         match self {

@@ -5,7 +5,6 @@
 use super::predict::{Input, ModelArgs};
 use clap::Args;
 use std::path::PathBuf;
-use tailrank::hardness::Estimator;
 
 #[derive(Args, Debug)]
 pub struct CurveArgs {
@@ -32,13 +31,10 @@ pub fn run(a: CurveArgs) -> anyhow::Result<()> {
     tailrank::plot::PlotFormat::from_path(&a.out)?;
     let mut outputs = tailrank::atomic::Transaction::new(&a.model.input_paths());
     let slot = outputs.add_file(&a.out)?;
-    let mut opts = a.model.options(0)?;
+    let opts = a.model.options(0)?;
     let c = match a.model.load()? {
         Input::Summary(s) => tailrank::predict::curve(&s, &opts, a.from, a.to, a.per_decade)?,
         Input::Hardness(meta, qs) => {
-            if let Some(e) = Estimator::parse_label(&meta.estimator) {
-                opts.estimator = e;
-            }
             tailrank::predict::curve_from_hardness(&meta, &qs, &opts, a.from, a.to, a.per_decade)?
         }
     };

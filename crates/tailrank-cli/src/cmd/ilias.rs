@@ -70,7 +70,7 @@ pub struct IliasArgs {
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// Cut-off k of mAP@k.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = PredictOptions::DEFAULT.k)]
     pub k: usize,
     /// Print the full JSON report instead of the table.
     #[arg(long)]
@@ -90,22 +90,22 @@ pub struct IliasArgs {
     #[arg(long)]
     pub summary_out: Option<PathBuf>,
     /// Hardness estimator (prediction mode).
-    #[arg(long, default_value = "evt", value_parser = ["evt", "count"])]
+    #[arg(long, default_value = Estimator::DEFAULT_NAME, value_parser = Estimator::NAMES)]
     pub estimator: String,
     /// Hardness-to-metric map (prediction mode).
-    #[arg(long, default_value = "expected-rank", value_parser = ["expected-rank", "binomial"])]
+    #[arg(long, default_value = MapKind::DEFAULT_NAME, value_parser = MapKind::NAMES)]
     pub map: String,
     /// M: top sample scores kept per query (and fitted by evt).
-    #[arg(long, default_value_t = 4000)]
+    #[arg(long, default_value_t = EvtOptions::DEFAULT.top_m)]
     pub top_m: usize,
     /// Query-bootstrap replicates (prediction mode; 0 = no intervals).
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = PredictOptions::DEFAULT.bootstrap)]
     pub bootstrap: usize,
     /// Sample-noise replicates (prediction mode; 0 = off).
-    #[arg(long, default_value_t = 50)]
+    #[arg(long, default_value_t = PredictOptions::DEFAULT.sample_noise)]
     pub sample_noise: usize,
     /// Confidence level of the intervals.
-    #[arg(long, default_value_t = 0.95)]
+    #[arg(long, default_value_t = PredictOptions::DEFAULT.confidence)]
     pub confidence: f64,
     /// Worker threads (default: all cores).
     #[arg(long)]
@@ -151,14 +151,14 @@ pub fn run(a: IliasArgs) -> anyhow::Result<()> {
     scan.threads = a.threads;
     scan.normalize = a.normalize;
     scan.model = a.model.clone();
-    let estimator = match a.estimator.as_str() {
-        "count" => Estimator::Count,
-        _ => Estimator::Evt(EvtOptions {
+    let estimator = Estimator::named(
+        &a.estimator,
+        EvtOptions {
             top_m: a.top_m,
-            ..EvtOptions::default()
-        }),
-    };
-    let map = MapKind::parse(&a.map).ok_or_else(|| anyhow::anyhow!("unknown map {:?}", a.map))?;
+            ..EvtOptions::DEFAULT
+        },
+    )?;
+    let map: MapKind = a.map.parse()?;
     let predict = PredictOptions {
         pool_size: None,
         k: a.k,

@@ -34,33 +34,33 @@ pub struct ModelArgs {
 #[derive(Args, Debug, Clone)]
 pub struct EstimateArgs {
     /// Cut-off k of mAP@k.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = PredictOptions::DEFAULT.k)]
     pub k: usize,
     /// Hardness estimator: evt (tail-aware) or count (with --hardness, the file's estimator is
     /// used and this and the evt options are ignored).
-    #[arg(long, default_value = "evt", value_parser = ["evt", "count"])]
+    #[arg(long, default_value = Estimator::DEFAULT_NAME, value_parser = Estimator::NAMES)]
     pub estimator: String,
     /// Hardness-to-metric map.
-    #[arg(long, default_value = "expected-rank", value_parser = ["expected-rank", "binomial"])]
+    #[arg(long, default_value = MapKind::DEFAULT_NAME, value_parser = MapKind::NAMES)]
     pub map: String,
     /// Query-bootstrap replicates (0 = no intervals).
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = PredictOptions::DEFAULT.bootstrap)]
     pub bootstrap: usize,
     /// Confidence level of the intervals.
-    #[arg(long, default_value_t = 0.95)]
+    #[arg(long, default_value_t = PredictOptions::DEFAULT.confidence)]
     pub confidence: f64,
     /// Seed of the bootstrap draws.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = PredictOptions::DEFAULT.seed)]
     pub seed: u64,
     /// evt: number of top sample scores the tail is fitted on (default 4000; given explicitly,
     /// at most the M stored in the summary).
     #[arg(long)]
     pub top_m: Option<usize>,
     /// evt: threshold quantile of the top-M scores.
-    #[arg(long, default_value_t = 0.95)]
+    #[arg(long, default_value_t = EvtOptions::DEFAULT.quantile)]
     pub quantile: f64,
     /// evt: counts at or above this are used as they are.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = EvtOptions::DEFAULT.c_min)]
     pub c_min: u64,
 }
 
@@ -111,16 +111,15 @@ impl EstimateArgs {
         pool_size: Option<u64>,
         sample_noise: usize,
     ) -> anyhow::Result<PredictOptions> {
-        let estimator = match self.estimator.as_str() {
-            "count" => Estimator::Count,
-            _ => Estimator::Evt(EvtOptions {
-                top_m: self.top_m.unwrap_or(EvtOptions::default().top_m),
+        let estimator = Estimator::named(
+            &self.estimator,
+            EvtOptions {
+                top_m: self.top_m.unwrap_or(EvtOptions::DEFAULT.top_m),
                 quantile: self.quantile,
                 c_min: self.c_min,
-            }),
-        };
-        let map = MapKind::parse(&self.map)
-            .ok_or_else(|| anyhow::anyhow!("unknown map {:?}", self.map))?;
+            },
+        )?;
+        let map: MapKind = self.map.parse()?;
         Ok(PredictOptions {
             pool_size,
             k: self.k,
@@ -139,7 +138,7 @@ pub struct PredictArgs {
     #[command(flatten)]
     pub model: ModelArgs,
     /// Sample-noise replicates (Poisson reweighting of the sample; 0 = off; summary only).
-    #[arg(long, default_value_t = 50)]
+    #[arg(long, default_value_t = PredictOptions::DEFAULT.sample_noise)]
     pub sample_noise: usize,
     /// Print the full JSON report instead of the table.
     #[arg(long)]
@@ -150,7 +149,7 @@ pub struct PredictArgs {
 }
 
 pub fn run(a: PredictArgs) -> anyhow::Result<()> {
-    let mut opts = a.model.options(a.sample_noise)?;
+    let opts = a.model.options(a.sample_noise)?;
     let mut outputs = tailrank::atomic::Transaction::new(&a.model.input_paths());
     let hardness_slot = match &a.hardness_out {
         Some(p) => Some(outputs.add_file(p)?),
@@ -163,10 +162,6 @@ pub fn run(a: PredictArgs) -> anyhow::Result<()> {
             (p, meta)
         }
         Input::Hardness(meta, qs) => {
-            if let Some(e) = Estimator::parse_label(&meta.estimator) {
-                opts.estimator = e;
-            }
-            opts.sample_noise = 0;
             let p = tailrank::predict::predict_from_hardness(&meta, &qs, &opts)?;
             (p, meta)
         }

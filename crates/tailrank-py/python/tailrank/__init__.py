@@ -459,20 +459,23 @@ class Report:
             return "Report(...)"
 
 
+_D = _native.PREDICT_DEFAULTS  # the library's defaults (PredictOptions::DEFAULT, EvtOptions::DEFAULT)
+
+
 def predict(
     summary: Union[Summary, PathLike],
     pool_size: Optional[int] = None,
-    k: int = 1000,
-    estimator: str = "evt",
-    map: str = "expected-rank",
-    bootstrap: int = 1000,
-    seed: int = 0,
+    k: int = _D["k"],
+    estimator: str = _D["estimator"],
+    map: str = _D["map"],
+    bootstrap: int = _D["bootstrap"],
+    seed: int = _D["seed"],
     *,
-    sample_noise: int = 50,
-    confidence: float = 0.95,
-    top_m: int = 4000,
-    quantile: float = 0.95,
-    c_min: int = 5,
+    sample_noise: int = _D["sample_noise"],
+    confidence: float = _D["confidence"],
+    top_m: int = _D["top_m"],
+    quantile: float = _D["quantile"],
+    c_min: int = _D["c_min"],
 ) -> Report:
     """Predict mAP@k at pool size N (default: the summary's N) from a summary
     (``tailrank predict --summary``; same options and defaults).

@@ -176,6 +176,7 @@ pub fn curve_from_hardness(
             "hardness holds no query, or a query without positives",
         ));
     }
+    let opts = &super::for_hardness_file(meta, opts);
     opts.check()?;
     super::check_sample_size(meta.sample_size)?;
     let g = grid(lo, hi, per_decade)?;

@@ -36,39 +36,48 @@ use crate::scan::summary::{Summary, SUMMARY_FORMAT_VERSION};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-/// Options of [`predict`] and [`predict_from_hardness`].
+/// Options of [`predict`] and [`predict_from_hardness`] (defaults: [`PredictOptions::DEFAULT`]).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct PredictOptions {
     /// Target pool size N; overrides the summary's (or hardness file's) N.
     pub pool_size: Option<u64>,
-    /// Cut-off k of mAP@k (default 1000).
+    /// Cut-off k of mAP@k.
     pub k: usize,
-    /// Hardness estimator (default: tail-aware `Evt` with default options).
+    /// Hardness estimator.
     pub estimator: Estimator,
-    /// Hardness-to-metric map (default: expected-rank, the paper's).
+    /// Hardness-to-metric map.
     pub map: MapKind,
-    /// Query-bootstrap replicates B (default 1000; 0 disables the intervals, which are then NaN).
+    /// Query-bootstrap replicates B (0 disables the intervals, which are then NaN).
     pub bootstrap: usize,
-    /// Sample-noise replicates (default 200; 0 = off). Needs a summary (top-M scores).
+    /// Sample-noise replicates (0 = off). Needs a summary (top-M scores).
     pub sample_noise: usize,
-    /// Confidence level of the intervals (default 0.95).
+    /// Confidence level of the intervals.
     pub confidence: f64,
     /// Seed of every random draw (bootstrap indices, Poisson weights).
     pub seed: u64,
 }
 
+impl PredictOptions {
+    /// The defaults, stated once (the CLI and Python signatures read them from here): N from
+    /// the input, k = 1000, the tail-aware estimator with [`EvtOptions::DEFAULT`], the
+    /// expected-rank map (the paper's), B = 1000 query-bootstrap replicates, 50 sample-noise
+    /// replicates (about 3.5 s on an ILIAS-sized summary, `docs/predict.md` "Cost"),
+    /// confidence 0.95, seed 0.
+    pub const DEFAULT: PredictOptions = PredictOptions {
+        pool_size: None,
+        k: 1000,
+        estimator: Estimator::Evt(EvtOptions::DEFAULT),
+        map: MapKind::ExpectedRank,
+        bootstrap: 1000,
+        sample_noise: 50,
+        confidence: 0.95,
+        seed: 0,
+    };
+}
+
 impl Default for PredictOptions {
     fn default() -> Self {
-        PredictOptions {
-            pool_size: None,
-            k: 1000,
-            estimator: Estimator::Evt(EvtOptions::default()),
-            map: MapKind::ExpectedRank,
-            bootstrap: 1000,
-            sample_noise: 50,
-            confidence: 0.95,
-            seed: 0,
-        }
+        PredictOptions::DEFAULT
     }
 }
 
@@ -190,10 +199,7 @@ impl PredictOptions {
 
     /// Short name of the estimator (`evt` or `count`).
     pub fn estimator_name(&self) -> &'static str {
-        match self.estimator {
-            Estimator::Count => "count",
-            Estimator::Evt(_) => "evt",
-        }
+        self.estimator.name()
     }
 }
 
@@ -479,6 +485,7 @@ pub fn predict_from_hardness(
     qs: &[QueryHardness],
     opts: &PredictOptions,
 ) -> Result<Prediction> {
+    let opts = &for_hardness_file(meta, opts);
     opts.check()?;
     check_hardness(qs)?;
     check_sample_size(meta.sample_size)?;
@@ -492,6 +499,18 @@ pub fn predict_from_hardness(
         None,
         opts,
     )
+}
+
+/// The options a hardness file allows: its own estimator (the hardness is already estimated;
+/// `opts.estimator` only applies to summaries) and no sample noise (that needs the top-M
+/// scores a hardness file does not hold).
+pub fn for_hardness_file(meta: &HardnessMeta, opts: &PredictOptions) -> PredictOptions {
+    let mut o = *opts;
+    if let Some(e) = Estimator::parse_label(&meta.estimator) {
+        o.estimator = e;
+    }
+    o.sample_noise = 0;
+    o
 }
 
 fn assemble(
