@@ -164,12 +164,9 @@ fn hubs_are_shared_across_queries() {
         for d in &tq.discrete {
             let hub = d.hub.expect("only hubs in this family");
             // One hash per hub, the same for every query.
-            match hash_of.insert(hub, d.hash) {
-                Some(prev) => {
-                    assert_eq!(prev, d.hash, "hub {hub} hashed twice");
-                    shared += 1;
-                }
-                None => {}
+            if let Some(prev) = hash_of.insert(hub, d.hash) {
+                assert_eq!(prev, d.hash, "hub {hub} hashed twice");
+                shared += 1;
             }
             // A sampled hub is in exactly the subsets holding its hash.
             if let Some(h) = d.hash {
