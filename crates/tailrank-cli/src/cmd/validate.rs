@@ -1,43 +1,49 @@
 //! `tailrank validate`: the validation study on simulated benchmarks with known truth — errors
 //! of the tail-aware estimate and of every baseline, interval coverage over seeds, convergence
-//! over sample fractions; a table on stdout and a markdown report.
+//! over sample fractions; a table on stdout and a markdown report. By default it runs the whole
+//! validation corpus (`--list` prints it) at 5% and 1%.
 
 use clap::Args;
 use std::path::PathBuf;
+use tailrank::simulate::corpus::CORPUS;
 use tailrank::simulate::validation::{run_validation, ValidationOptions};
 
 #[derive(Args, Debug)]
 pub struct ValidateArgs {
-    /// Number of seeds per preset.
-    #[arg(long, default_value_t = 10)]
-    pub seeds: usize,
+    /// Number of seeds per family (default: the library's, 3).
+    #[arg(long)]
+    pub seeds: Option<usize>,
     /// First seed.
     #[arg(long, default_value_t = 0)]
     pub first_seed: u64,
-    /// Comma-separated presets.
-    #[arg(long, default_value = "ilias-like,mixture-tail", value_delimiter = ',')]
-    pub presets: Vec<String>,
-    /// Main sample fraction (headline errors and interval coverage).
-    #[arg(long, default_value_t = 0.05)]
-    pub fraction: f64,
-    /// Comma-separated sample fractions of the convergence sweep.
-    #[arg(
-        long,
-        default_value = "0.005,0.01,0.02,0.05,0.1",
-        value_delimiter = ','
-    )]
-    pub fractions: Vec<f64>,
+    /// Comma-separated corpus families (default: the whole corpus).
+    #[arg(long, alias = "families", value_delimiter = ',')]
+    pub presets: Option<Vec<String>>,
+    /// Print the corpus (name, held out, description) and exit.
+    #[arg(long)]
+    pub list: bool,
+    /// Main sample fraction: headline errors and interval coverage (default: 0.05).
+    #[arg(long)]
+    pub fraction: Option<f64>,
+    /// Comma-separated further sample fractions, point estimates only (default: 0.01).
+    #[arg(long, value_delimiter = ',')]
+    pub fractions: Option<Vec<f64>>,
     /// Override the presets' pool size N.
     #[arg(long)]
     pub pool_size: Option<u64>,
     /// Scale the presets down to this many queries.
     #[arg(long)]
     pub queries: Option<usize>,
-    /// Query-bootstrap replicates at the main fraction.
-    #[arg(long, default_value_t = 1000)]
-    pub bootstrap: usize,
+    /// Query-bootstrap replicates at the main fraction (default: the library's).
+    #[arg(long)]
+    pub bootstrap: Option<usize>,
     /// Markdown report (written atomically).
-    #[arg(short, long, default_value = "validation-report.md")]
+    #[arg(
+        short,
+        long,
+        alias = "markdown",
+        default_value = "validation-report.md"
+    )]
     pub out: PathBuf,
     /// Also write every run as JSON here.
     #[arg(long)]
@@ -48,6 +54,13 @@ pub struct ValidateArgs {
 }
 
 pub fn run(a: ValidateArgs) -> anyhow::Result<()> {
+    if a.list {
+        for e in CORPUS {
+            let held = if e.held_out { " (held out)" } else { "" };
+            println!("{}{held}: {}", e.name, e.description);
+        }
+        return Ok(());
+    }
     // The report and the runs JSON are replaced together (the JSON first).
     let mut outputs = tailrank::atomic::Transaction::new(&[]);
     let json_slot = match &a.json {
@@ -55,16 +68,17 @@ pub fn run(a: ValidateArgs) -> anyhow::Result<()> {
         None => None,
     };
     let report_slot = outputs.add_file(&a.out)?;
+    let d = ValidationOptions::default();
     let opts = ValidationOptions {
-        presets: a.presets.clone(),
-        seeds: a.seeds,
+        presets: a.presets.clone().unwrap_or(d.presets),
+        seeds: a.seeds.unwrap_or(d.seeds),
         first_seed: a.first_seed,
-        fraction: a.fraction,
-        fractions: a.fractions.clone(),
+        fraction: a.fraction.unwrap_or(d.fraction),
+        fractions: a.fractions.clone().unwrap_or(d.fractions),
         pool_size: a.pool_size,
         queries: a.queries,
-        bootstrap: a.bootstrap,
-        ..ValidationOptions::default()
+        bootstrap: a.bootstrap.unwrap_or(d.bootstrap),
+        ..d
     };
     let quiet = a.quiet;
     let report = run_validation(&opts, |r| {

@@ -1,6 +1,9 @@
 //! Per-query pool score laws with a bounded upper tail, given by their survival function
-//! `F̄(s) = P(score > s)` and its inverse, both in closed form for every family.
+//! `F̄(s) = P(score > s)` and its inverse (closed form, or a safeguarded root of the survival
+//! function for Beta, [`super::special`]). The GPD formulas are [`crate::evt::Gpd`]'s.
 
+use super::special::{inc_beta, inc_beta_inv, norm_ppf, norm_sf};
+use crate::evt::Gpd;
 use serde::{Deserialize, Serialize};
 
 /// One family of pool score distributions (all bounded above).
@@ -28,15 +31,24 @@ pub enum Family {
     /// for `a > 1` (truncated-normal-like); only asymptotically GPD (`ξ → −1/b` at the endpoint),
     /// the local shape at a finite threshold is `ξ(t) = −1/b − (a − 1)(1 − t^a)/(a·b·t^a)`.
     Kumaraswamy { lo: f64, width: f64, a: f64, b: f64 },
+    /// Beta(a, b) on `[lo, lo + w]`: `F̄(s) = I_d(b, a)`, `d = (lo + w − s)/w` (regularized
+    /// incomplete beta). Near the endpoint `F̄ ≈ d^b/(b·B(a, b))·(1 − (a − 1)·b·d/(b + 1) + …)`:
+    /// for `a ≠ 1` the excesses above a finite threshold are not GPD.
+    Beta { lo: f64, width: f64, a: f64, b: f64 },
+    /// Normal(μ, sd) truncated to `[lo, hi]`: `F̄(s) = (Q(z) − Q(z_hi))/(Q(z_lo) − Q(z_hi))`,
+    /// `z = (s − μ)/sd`, `Q` the standard normal survival. With `z_hi` ≥ 8 the tail is Gaussian
+    /// (Gumbel domain, local shape `ξ(z) ≈ −1/z²`) over every hardness the simulator uses.
+    TruncNormal { mu: f64, sd: f64, lo: f64, hi: f64 },
 }
 
 impl Family {
     /// Upper endpoint of the support.
     pub fn endpoint(&self) -> f64 {
         match *self {
-            Family::GpdTail { u0, sigma, xi, .. } => u0 - sigma / xi,
+            Family::GpdTail { u0, sigma, xi, .. } => u0 + Gpd { sigma, xi }.endpoint(),
             Family::PowerFunction { endpoint, .. } => endpoint,
-            Family::Kumaraswamy { lo, width, .. } => lo + width,
+            Family::Kumaraswamy { lo, width, .. } | Family::Beta { lo, width, .. } => lo + width,
+            Family::TruncNormal { hi, .. } => hi,
         }
     }
 
@@ -52,7 +64,9 @@ impl Family {
             Family::PowerFunction {
                 endpoint, width, ..
             } => endpoint - width,
-            Family::Kumaraswamy { lo, .. } => lo,
+            Family::Kumaraswamy { lo, .. }
+            | Family::Beta { lo, .. }
+            | Family::TruncNormal { lo, .. } => lo,
         }
     }
 
@@ -69,12 +83,7 @@ impl Family {
                 if s < u0 {
                     (p_u * ((u0 - s) / sigma_body).exp()).min(1.0)
                 } else {
-                    let z = 1.0 + xi * (s - u0) / sigma;
-                    if z <= 0.0 {
-                        0.0
-                    } else {
-                        p_u * (z.ln() * (-1.0 / xi)).exp()
-                    }
+                    p_u * Gpd { sigma, xi }.survival(s - u0)
                 }
             }
             Family::PowerFunction {
@@ -103,6 +112,21 @@ impl Family {
                     let one_minus = -(a * (-d).ln_1p()).exp_m1();
                     (b * one_minus.ln()).exp()
                 }
+            }
+            Family::Beta { lo, width, a, b } => {
+                let d = (lo + width - s) / width;
+                inc_beta(d, b, a)
+            }
+            Family::TruncNormal { mu, sd, lo, hi } => {
+                if s <= lo {
+                    return 1.0;
+                }
+                if s >= hi {
+                    return 0.0;
+                }
+                let q_hi = norm_sf((hi - mu) / sd);
+                let total = norm_sf((lo - mu) / sd) - q_hi;
+                ((norm_sf((s - mu) / sd) - q_hi) / total).clamp(0.0, 1.0)
             }
         }
     }
@@ -135,6 +159,13 @@ impl Family {
                 let q = (p.ln() / b).exp();
                 let t = ((-q).ln_1p() / a).exp();
                 lo + width * t
+            }
+            Family::Beta { lo, width, a, b } => lo + width - width * inc_beta_inv(p, b, a),
+            Family::TruncNormal { mu, sd, lo, hi } => {
+                let q_hi = norm_sf((hi - mu) / sd);
+                let total = norm_sf((lo - mu) / sd) - q_hi;
+                let z = -norm_ppf(q_hi + p * total);
+                (mu + sd * z).clamp(lo, hi)
             }
         }
     }
@@ -232,6 +263,18 @@ mod tests {
                 width: 0.75,
                 a: 2.5,
                 b: 8.0,
+            },
+            Family::Beta {
+                lo: -0.15,
+                width: 0.8,
+                a: 3.0,
+                b: 9.0,
+            },
+            Family::TruncNormal {
+                mu: 0.12,
+                sd: 0.06,
+                lo: -0.4,
+                hi: 0.12 + 8.5 * 0.06,
             },
         ]
     }

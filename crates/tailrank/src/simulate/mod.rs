@@ -29,9 +29,14 @@
 //!
 //! **Vector level** ([`vectors`]): a clustered synthetic benchmark written as descriptor files.
 
+pub mod corpus;
+pub mod corpus_report;
 pub mod decompose;
+pub mod discrete;
+pub mod families;
 pub mod hardness_law;
 pub mod law;
+pub mod special;
 pub mod validation;
 pub mod vectors;
 
@@ -41,6 +46,9 @@ use crate::sample::{check_fraction, HashRange};
 use crate::scan::summary::{
     PositiveSummary, QuerySummary, Subset, SubsetKind, Summary, SUMMARY_FORMAT_VERSION,
 };
+pub use discrete::{BurstModel, DiscreteItem, HubModel};
+use families::draw_law;
+pub use families::{TailModel, WeightedModel};
 pub use hardness_law::HardnessLaw;
 pub use law::{Component, Family, ScoreLaw};
 use rand::rngs::Xoshiro256PlusPlus;
@@ -49,36 +57,6 @@ use rand_distr::{Binomial, Distribution, Exp1, Poisson, StandardNormal};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
-
-/// Names of the built-in presets.
-pub const PRESETS: &[&str] = &["ilias-like", "mixture-tail"];
-
-/// How the per-query pool score laws are drawn.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "model", rename_all = "kebab-case")]
-pub enum TailModel {
-    /// One family per query, chosen with the given weights (GPD tail over an exponential body,
-    /// power-function, Kumaraswamy), GPD-like shape `ξ` uniform on `xi_range`, Kumaraswamy
-    /// body exponent `a` uniform on `kumaraswamy_a`, upper endpoint uniform on `endpoint`.
-    Families {
-        weights: [f64; 3],
-        xi_range: [f64; 2],
-        kumaraswamy_a: [f64; 2],
-        endpoint: [f64; 2],
-    },
-    /// A two-component tail: a main family (as in `Families` with equal GPD / power-function
-    /// weights) plus a rare component of weight `ε` (log-uniform on `weight_range`) whose
-    /// power-function tail (`β` uniform on `beta_range`) ends `gap` (uniform on `gap_range`)
-    /// above the main endpoint. A single GPD fitted at the sample's threshold sees the main
-    /// component and calls positives beyond its endpoint immune although they are not.
-    MixtureTail {
-        xi_range: [f64; 2],
-        endpoint: [f64; 2],
-        weight_range: [f64; 2],
-        gap_range: [f64; 2],
-        beta_range: [f64; 2],
-    },
-}
 
 /// Everything that defines a simulated benchmark. Same config ⇒ same output, bit for bit,
 /// whatever the number of threads.
@@ -110,32 +88,27 @@ pub struct SimConfig {
     pub core_hardness: f64,
     /// Extra pool sizes (between S and N) at which the truth curve is realized, nested.
     pub truth_pool_sizes: Vec<u64>,
+    /// Near-duplicate bursts ([`discrete`]); none in the presets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bursts: Option<BurstModel>,
+    /// Hubs shared across queries ([`discrete`]); none in the presets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hubs: Option<HubModel>,
 }
 
 impl SimConfig {
-    /// A named preset (see [`PRESETS`]) with the given seed.
-    ///
-    /// - `ilias-like`: 1,232 queries over 1,000 instances, ~4,700 positives, N = 10^8, f = 5%,
-    ///   M = 4000, levels f … f/16, 4 drift shards, k = 1000.
-    /// - `mixture-tail`: the same benchmark with two-component tails (a deliberately hard case).
+    /// A named family of the validation corpus ([`corpus::CORPUS`], which includes the presets
+    /// `ilias-like` and `mixture-tail`) with the given seed.
     pub fn preset(name: &str, seed: u64) -> Result<SimConfig> {
-        let hardness = HardnessLaw {
-            immune_share: 0.23,
-            immune_log10: [-14.0, -10.0],
-            hopeless_share: 0.485,
-            hopeless_log10: [-3.0, -0.5],
-            alpha: 1.2,
-            log10_range: [-8.3, -3.0],
-            instance_corr: 0.45,
-            query_corr: 0.25,
-        };
-        let families = TailModel::Families {
-            weights: [0.4, 0.4, 0.2],
-            xi_range: [-0.5, -0.05],
-            kumaraswamy_a: [1.2, 2.0],
-            endpoint: [0.45, 0.75],
-        };
-        let mut cfg = SimConfig {
+        corpus::summary_config(name, seed)
+    }
+
+    /// The ILIAS-like benchmark every summary family starts from: 1,232 queries over 1,000
+    /// instances, ~4,700 positives, N = 10^8, f = 5%, M = 4000, levels f … f/16, 4 drift
+    /// shards, k = 1000; GPD-like per-query tails ([`TailModel::Families`]) and the preset
+    /// hardness law (power-law body on log10 x ∈ [−8.3, −3], immune block [−14, −10]).
+    pub fn ilias_like(name: &str, seed: u64) -> SimConfig {
+        SimConfig {
             preset: name.to_string(),
             seed,
             instances: 1000,
@@ -147,30 +120,27 @@ impl SimConfig {
             shards: 4,
             top_m: 4000,
             k: 1000,
-            tails: families,
-            hardness,
+            tails: TailModel::Families {
+                weights: [0.4, 0.4, 0.2],
+                xi_range: [-0.5, -0.05],
+                kumaraswamy_a: [1.2, 2.0],
+                endpoint: [0.45, 0.75],
+            },
+            hardness: HardnessLaw {
+                immune_share: 0.23,
+                immune_log10: [-14.0, -10.0],
+                hopeless_share: 0.485,
+                hopeless_log10: [-3.0, -0.5],
+                alpha: 1.2,
+                log10_range: [-8.3, -3.0],
+                instance_corr: 0.45,
+                query_corr: 0.25,
+            },
             core_hardness: 10.0,
             truth_pool_sizes: vec![10_000_000, 20_000_000, 50_000_000],
-        };
-        match name {
-            "ilias-like" => {}
-            "mixture-tail" => {
-                cfg.tails = TailModel::MixtureTail {
-                    xi_range: [-0.5, -0.05],
-                    endpoint: [0.45, 0.75],
-                    weight_range: [1e-6, 1e-5],
-                    gap_range: [0.05, 0.15],
-                    beta_range: [2.0, 4.0],
-                }
-            }
-            _ => {
-                return Err(Error::invalid(format!(
-                    "unknown simulation preset {name:?} (known: {})",
-                    PRESETS.join(", ")
-                )))
-            }
+            bursts: None,
+            hubs: None,
         }
-        Ok(cfg)
     }
 
     /// Scale the benchmark down to `queries` queries (instances scaled in proportion), for tests.
@@ -242,6 +212,9 @@ pub struct QueryTruth {
     pub ap_at_k: f64,
     pub law: ScoreLaw,
     pub positives: Vec<PositiveTruth>,
+    /// Hubs active for this query and burst copies ([`discrete`]), highest score first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub discrete: Vec<DiscreteItem>,
 }
 
 /// The known truth of a simulated benchmark (written as `truth.json`).
@@ -354,6 +327,8 @@ pub fn joint_counts<R: Rng + ?Sized>(rng: &mut R, n: u64, p0: f64, xs: &[f64]) -
 
 /// The hash cells of the sample and the subsets built from them.
 struct Layout {
+    /// Cell boundaries on the relative hash axis `[0, 1)` of the level-0 sample.
+    bounds: Vec<f64>,
     /// Cell sizes (sum = S).
     cell_sizes: Vec<u64>,
     /// Per subset: range of cell indices `[a, b)`.
@@ -427,6 +402,7 @@ impl Layout {
             .collect();
         Ok((
             Layout {
+                bounds,
                 cell_sizes,
                 subset_cells,
                 subsets,
@@ -498,108 +474,6 @@ struct QueryPlan {
     core_nonrel: u64,
 }
 
-fn uniform<R: Rng + ?Sized>(rng: &mut R, [a, b]: [f64; 2]) -> f64 {
-    a + (b - a) * rng.random::<f64>()
-}
-
-fn draw_main_family<R: Rng + ?Sized>(
-    rng: &mut R,
-    which: usize,
-    xi: f64,
-    e: f64,
-    ka: [f64; 2],
-) -> Family {
-    match which {
-        0 => {
-            let u0 = uniform(rng, [0.15, 0.3]);
-            Family::GpdTail {
-                u0,
-                p_u: 0.01,
-                sigma: -xi * (e - u0),
-                xi,
-                sigma_body: uniform(rng, [0.03, 0.06]),
-            }
-        }
-        1 => {
-            let lower = uniform(rng, [-0.15, 0.05]);
-            Family::PowerFunction {
-                endpoint: e,
-                width: e - lower,
-                beta: -1.0 / xi,
-            }
-        }
-        _ => {
-            let lo = uniform(rng, [-0.2, 0.0]);
-            Family::Kumaraswamy {
-                lo,
-                width: e - lo,
-                a: uniform(rng, ka),
-                b: -1.0 / xi,
-            }
-        }
-    }
-}
-
-fn draw_law<R: Rng + ?Sized>(rng: &mut R, model: &TailModel) -> ScoreLaw {
-    match *model {
-        TailModel::Families {
-            weights,
-            xi_range,
-            kumaraswamy_a,
-            endpoint,
-        } => {
-            let total: f64 = weights.iter().sum();
-            let mut u = rng.random::<f64>() * total;
-            let mut which = 2;
-            for (i, w) in weights.iter().enumerate() {
-                if u < *w {
-                    which = i;
-                    break;
-                }
-                u -= w;
-            }
-            let xi = uniform(rng, xi_range);
-            let e = uniform(rng, endpoint);
-            ScoreLaw::single(draw_main_family(rng, which, xi, e, kumaraswamy_a))
-        }
-        TailModel::MixtureTail {
-            xi_range,
-            endpoint,
-            weight_range,
-            gap_range,
-            beta_range,
-        } => {
-            let which = usize::from(rng.random::<f64>() < 0.5);
-            let xi = uniform(rng, xi_range);
-            let e = uniform(rng, endpoint);
-            let main = draw_main_family(rng, which, xi, e, [1.0, 1.0]);
-            let eps = 10f64.powf(uniform(
-                rng,
-                [weight_range[0].log10(), weight_range[1].log10()],
-            ));
-            let gap = uniform(rng, gap_range);
-            let e2 = main.endpoint() + gap;
-            let rare = Family::PowerFunction {
-                endpoint: e2,
-                width: 0.3 + gap,
-                beta: uniform(rng, beta_range),
-            };
-            ScoreLaw {
-                components: vec![
-                    Component {
-                        weight: 1.0 - eps,
-                        family: main,
-                    },
-                    Component {
-                        weight: eps,
-                        family: rare,
-                    },
-                ],
-            }
-        }
-    }
-}
-
 /// Global structure: instances, their positives, the queries.
 fn plan_queries(cfg: &SimConfig) -> (Vec<QueryPlan>, u64) {
     let mut rng = rng_for(cfg.seed, 1, 0);
@@ -659,6 +533,7 @@ fn simulate_query(
     truth_sizes: &[u64],
     plan: &QueryPlan,
     qi: usize,
+    disc: &discrete::DiscreteContext,
 ) -> QueryResult {
     let mut rng = rng_for(cfg.seed, 2, qi as u64);
     let law = draw_law(&mut rng, &cfg.tails);
@@ -686,19 +561,34 @@ fn simulate_query(
         })
         .collect();
     pos.sort_by(|a, b| b.s.total_cmp(&a.s).then_with(|| a.id.cmp(&b.id)));
+    // `xs`: the continuous law's exceedance at each positive. With discrete items (hubs,
+    // bursts) the true hardness adds them: x = ((N − A)·F̄(s) + #{items > s})/N.
     let xs: Vec<f64> = pos.iter().map(|p| p.x).collect();
+    let scores: Vec<f32> = pos.iter().map(|p| p.s).collect();
+    let items = discrete::draw_query_items(disc, cfg.seed, qi, &law, &scores);
+    if !items.is_empty() {
+        let (n_f, a) = (cfg.pool_size as f64, items.len() as f64);
+        for p in &mut pos {
+            let above = items.iter().filter(|it| it.score > p.s).count() as f64;
+            p.x = ((n_f - a) * p.x + above) / n_f;
+        }
+    }
+    let mut items_per_cell = vec![0u64; layout.cell_sizes.len()];
+    for c in items.iter().filter_map(|it| it.cell) {
+        items_per_cell[c] += 1;
+    }
 
     // Core non-relevant items above each positive.
-    let core_x: Vec<f64> = xs
+    let core_x: Vec<f64> = pos
         .iter()
-        .map(|x| (x * cfg.core_hardness).min(1.0))
+        .map(|p| (p.x * cfg.core_hardness).min(1.0))
         .collect();
     let core_above = joint_counts(&mut rng, plan.core_nonrel, 0.0, &core_x);
 
     // Streams: one per (cell, component); component sizes a multinomial split of the cell.
     let mut streams: Vec<Stream> = Vec::new();
-    for &n_cell in &layout.cell_sizes {
-        let (mut left, mut wleft) = (n_cell, 1.0f64);
+    for (&n_cell, &n_items) in layout.cell_sizes.iter().zip(&items_per_cell) {
+        let (mut left, mut wleft) = (n_cell - n_items, 1.0f64);
         for (c, comp) in law.components.iter().enumerate() {
             let n = if c + 1 == ncomp {
                 left
@@ -749,6 +639,20 @@ fn simulate_query(
                 .ensure(cursor[k], &mut rng, &law)
                 .then(|| streams[si].s[cursor[k]]);
         }
+        if items
+            .iter()
+            .any(|it| it.cell.is_some_and(|c| a <= c && c < b))
+        {
+            // Merge in the subset's discrete items (both lists descending).
+            top.extend(
+                items
+                    .iter()
+                    .filter(|it| it.cell.is_some_and(|c| a <= c && c < b))
+                    .map(|it| it.score),
+            );
+            top.sort_by(|x, y| y.total_cmp(x));
+            top.truncate(cfg.top_m);
+        }
         top_scores.push(top);
     }
 
@@ -781,7 +685,14 @@ fn simulate_query(
             pool_above: layout
                 .subset_cells
                 .iter()
-                .map(|&(a, b)| (a * ncomp..b * ncomp).map(|si| stream_counts[si][j]).sum())
+                .map(|&(a, b)| {
+                    let cont: u64 = (a * ncomp..b * ncomp).map(|si| stream_counts[si][j]).sum();
+                    let disc = items
+                        .iter()
+                        .filter(|it| it.score > p.s && it.cell.is_some_and(|c| a <= c && c < b))
+                        .count() as u64;
+                    cont + disc
+                })
                 .collect(),
         })
         .collect();
@@ -793,9 +704,15 @@ fn simulate_query(
     let mut curve_ap = Vec::with_capacity(truth_sizes.len());
     for &size in truth_sizes {
         let add = size.saturating_sub(prev_size);
-        let inc = joint_counts(&mut rng, add, 0.0, &xs);
-        for (k, d) in k_n.iter_mut().zip(inc) {
-            *k += d;
+        // Unsampled discrete items join at their position; the rest of `add` is continuous.
+        let joining: Vec<f32> = items
+            .iter()
+            .filter(|it| it.cell.is_none() && it.position >= prev_size && it.position < size)
+            .map(|it| it.score)
+            .collect();
+        let inc = joint_counts(&mut rng, add.saturating_sub(joining.len() as u64), 0.0, &xs);
+        for ((k, d), p) in k_n.iter_mut().zip(inc).zip(&pos) {
+            *k += d + joining.iter().filter(|&&v| v > p.s).count() as u64;
         }
         prev_size = prev_size.max(size);
         let ranks: Vec<f64> = (0..n_pos)
@@ -825,6 +742,7 @@ fn simulate_query(
                 pool_above_n: k_n[j],
             })
             .collect(),
+        discrete: items.iter().map(|it| it.record()).collect(),
     };
     (summary, truth, curve_ap)
 }
@@ -836,6 +754,23 @@ pub fn simulate_summary(cfg: &SimConfig) -> Result<Simulation> {
     let mut grng = rng_for(cfg.seed, 0, 0);
     let (layout, s_total) = Layout::new(cfg, &mut grng)?;
     let (plans, core_size) = plan_queries(cfg);
+    let placement = discrete::HubPlacement::new(
+        cfg.hubs.as_ref(),
+        cfg.seed,
+        &layout.cell_sizes,
+        &layout.bounds,
+        s_total,
+        cfg.pool_size,
+    );
+    let disc = discrete::DiscreteContext {
+        bursts: cfg.bursts.as_ref(),
+        hubs: cfg.hubs.as_ref(),
+        placement: &placement,
+        cell_sizes: &layout.cell_sizes,
+        bounds: &layout.bounds,
+        s_total,
+        pool: cfg.pool_size,
+    };
     let mut truth_sizes: Vec<u64> = cfg
         .truth_pool_sizes
         .iter()
@@ -849,7 +784,7 @@ pub fn simulate_summary(cfg: &SimConfig) -> Result<Simulation> {
     let results: Vec<QueryResult> = plans
         .par_iter()
         .enumerate()
-        .map(|(qi, plan)| simulate_query(cfg, &layout, s_total, &truth_sizes, plan, qi))
+        .map(|(qi, plan)| simulate_query(cfg, &layout, s_total, &truth_sizes, plan, qi, &disc))
         .collect();
 
     let nq = results.len() as f64;

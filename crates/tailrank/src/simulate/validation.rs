@@ -41,13 +41,17 @@ pub struct ValidationOptions {
 }
 
 impl Default for ValidationOptions {
+    /// The whole corpus ([`super::corpus::CORPUS`]), 3 seeds, at 5% (with the bootstrap) and 1%.
     fn default() -> Self {
         ValidationOptions {
-            presets: vec!["ilias-like".into(), "mixture-tail".into()],
-            seeds: 10,
+            presets: super::corpus::names()
+                .into_iter()
+                .map(String::from)
+                .collect(),
+            seeds: 3,
             first_seed: 0,
             fraction: 0.05,
-            fractions: vec![0.005, 0.01, 0.02, 0.05, 0.1],
+            fractions: vec![0.01],
             pool_size: None,
             queries: None,
             bootstrap: 1000,
@@ -371,7 +375,8 @@ impl ValidationReport {
 
     /// Plain-text table (mAP in percent points of error, two decimals).
     pub fn table(&self) -> String {
-        let mut t = String::new();
+        let mut t = super::corpus_report::table(self);
+        let _ = writeln!(t);
         for preset in &self.options.presets {
             let runs = self.runs_at(preset, self.options.fraction);
             let Some(r0) = runs.first() else { continue };
@@ -499,11 +504,20 @@ impl ValidationReport {
             "Errors are prediction − realized truth of mAP@k at N, in mAP points (percent). \
              `oracle` is the expected-rank map fed with the true hardness.\n"
         );
+        let _ = writeln!(m, "{}", super::corpus_report::markdown(self));
         for preset in &o.presets {
             let runs = self.runs_at(preset, o.fraction);
             let Some(r0) = runs.first() else { continue };
             let truth_mean = mean(&runs.iter().map(|r| r.truth).collect::<Vec<_>>());
             let _ = writeln!(m, "## {preset}\n");
+            if let Ok(e) = super::corpus::entry(preset) {
+                let held = if e.held_out {
+                    " **Held out** of all tuning."
+                } else {
+                    ""
+                };
+                let _ = writeln!(m, "{}.{held}\n", e.description);
+            }
             let _ = writeln!(
                 m,
                 "N = {}, f = {} (S ≈ {}), k = {}, {} seeds; mean realized mAP@{} at N = {:.2}%.\n",
