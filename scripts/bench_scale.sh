@@ -38,6 +38,6 @@ PY
     echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 done
 echo "--- D = 1024"
-"$BIN/kernel_bench" "$THREADS" 100 1024 | head -1
+"$BIN/kernel_bench" "$THREADS" 100 1024 | grep "f32 kernel"
 "$BIN/scan_bench" synth "$Q1024" 1024 "$N1024" --threads "$THREADS"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -414,7 +414,7 @@ impl Summary {
     /// (queries, core, ground truth: same digests). Pool inputs must be disjoint: the same pool
     /// digest in two parts, or (when every part has [`Summary::pool_id_hashes`]) one id hash in
     /// two parts, is an "overlapping shards" error; the merged fingerprint is the sorted union
-    /// (a linear merge-join). Result: `S_ℓ = Σ S_ℓ`,
+    /// (one k-way merge of the sorted lists). Result: `S_ℓ = Σ S_ℓ`,
     /// `K_{j,ℓ} = Σ K_{j,ℓ}`, top-M lists = the M largest of the union (descending), inputs =
     /// the first part's non-pool inputs followed by every part's pool inputs in order.
     ///
