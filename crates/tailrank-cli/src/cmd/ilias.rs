@@ -138,6 +138,7 @@ pub fn run(a: IliasArgs) -> anyhow::Result<()> {
     scan.threads = a.threads;
     scan.normalize = a.normalize;
     scan.model = a.model.clone();
+    super::tuning_from_env(&mut scan)?;
     let estimator = match a.estimator.as_str() {
         "count" => Estimator::Count,
         _ => Estimator::Evt(EvtOptions {
