@@ -812,17 +812,21 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
 /// (`ScanConfig::block_rows`) and `TAILRANK_KERNEL=gemm` (`ScanConfig::backend`).
 fn tuning_from_env(cfg: &mut ScanConfig) -> PyResult<()> {
     if let Ok(v) = std::env::var("TAILRANK_BLOCK_ROWS") {
-        cfg.block_rows = v
-            .parse()
-            .ok()
-            .filter(|&n: &usize| n > 0)
-            .ok_or_else(|| err(format!("TAILRANK_BLOCK_ROWS = {v:?} is not a positive number of rows")))?;
+        cfg.block_rows = v.parse().ok().filter(|&n: &usize| n > 0).ok_or_else(|| {
+            err(format!(
+                "TAILRANK_BLOCK_ROWS = {v:?} is not a positive number of rows"
+            ))
+        })?;
     }
     if let Ok(v) = std::env::var("TAILRANK_KERNEL") {
         cfg.backend = match v.to_ascii_lowercase().as_str() {
             "gemm" => Some(tailrank::scan::kernel::Backend::Gemm),
             "" | "auto" => None,
-            _ => return Err(err(format!("TAILRANK_KERNEL = {v:?}: expected gemm or auto"))),
+            _ => {
+                return Err(err(format!(
+                    "TAILRANK_KERNEL = {v:?}: expected gemm or auto"
+                )))
+            }
         };
     }
     Ok(())

@@ -37,7 +37,8 @@ use crate::hardness::QueryHardness;
 use crate::maps::{self, MapKind};
 use crate::metric::{evaluate_counts, PositiveCounts};
 use crate::predict::{self, PredictOptions, Prediction};
-use crate::scan::engine::{scan_sets, NoProgress, Progress, QuerySetInput, ScanConfig};
+use crate::scan::engine::{scan_sets, NoProgress, PoolScan, Progress, QuerySetInput, ScanConfig};
+use crate::scan::resume::{scan_sets_resumable, ResumeOptions, ResumeReport};
 use crate::scan::summary::{ground_truth_record, Summary, POOL_ROLE};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -586,6 +587,45 @@ pub fn scan_ilias(
     cfg: &ScanConfig,
     progress: &dyn Progress,
 ) -> Result<Vec<Summary>> {
+    scan_ilias_with(ds, feats, sets, cfg, |q, core, pool, cfg| {
+        scan_sets(q, core, pool, cfg, progress)
+    })
+}
+
+/// [`scan_ilias`] chunk by chunk with a partial folder, as `tailrank scan` does
+/// ([`scan_sets_resumable`]): an interrupted scan resumes from its finished chunks. Returns the
+/// summaries (identical to [`scan_ilias`]'s) and what was reused; the caller removes the
+/// partial folder ([`crate::scan::resume::remove_partial`]) once they are written.
+pub fn scan_ilias_resumable(
+    ds: &IliasDataset,
+    feats: &FeatureFiles,
+    sets: &[&str],
+    cfg: &ScanConfig,
+    opts: &ResumeOptions,
+    progress: &dyn Progress,
+) -> Result<(Vec<Summary>, ResumeReport)> {
+    let mut report = ResumeReport::default();
+    let summaries = scan_ilias_with(ds, feats, sets, cfg, |q, core, pool, cfg| {
+        let (out, r) = scan_sets_resumable(q, core, pool, cfg, opts, progress)?;
+        report = r;
+        Ok(out)
+    })?;
+    Ok((summaries, report))
+}
+
+/// The ILIAS scan around `run`, which scans the query sets over the distractors.
+fn scan_ilias_with(
+    ds: &IliasDataset,
+    feats: &FeatureFiles,
+    sets: &[&str],
+    cfg: &ScanConfig,
+    run: impl FnOnce(
+        &[QuerySetInput],
+        &dyn DescriptorSource,
+        &[&dyn DescriptorSource],
+        &ScanConfig,
+    ) -> Result<PoolScan>,
+) -> Result<Vec<Summary>> {
     if sets.is_empty() {
         return Err(Error::invalid("no query set chosen"));
     }
@@ -659,7 +699,7 @@ pub fn scan_ilias(
 
     let mut cfg = cfg.clone();
     cfg.pool_size = Some(list.len);
-    let out = scan_sets(&query_sets, &core, &shard_refs, &cfg, progress)?;
+    let out = run(&query_sets, &core, &shard_refs, &cfg)?;
     let mut result = Vec::with_capacity(sets.len());
     for ((&name, set), one) in sets.iter().zip(&chosen).zip(out.sets) {
         let mut s = one.summary;
@@ -1051,6 +1091,17 @@ pub fn evaluate_ilias(
 ) -> Result<(IliasReport, Vec<Summary>)> {
     let names: Vec<&str> = opts.sets.iter().map(String::as_str).collect();
     let summaries = scan_ilias(ds, feats, &names, &opts.scan, progress)?;
+    report_ilias(ds, opts, summaries)
+}
+
+/// The report of the summaries of [`scan_ilias`] or [`scan_ilias_resumable`] (one per set of
+/// `opts.sets`): exact when `opts.scan.fraction == 1`, predicted otherwise. Returns the
+/// summaries with it.
+pub fn report_ilias(
+    ds: &IliasDataset,
+    opts: &IliasOptions,
+    summaries: Vec<Summary>,
+) -> Result<(IliasReport, Vec<Summary>)> {
     let exact = opts.scan.fraction >= 1.0;
     let mut sets = Vec::new();
     for s in &summaries {

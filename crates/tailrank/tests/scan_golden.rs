@@ -303,9 +303,32 @@ fn ilias_scan_matches_the_golden_fingerprints() {
         let mut cfg = ScanConfig::new(f, 3);
         cfg.top_m = 50;
         cfg.model = "golden".into();
-        let sums =
-            tailrank::ilias::scan_ilias_quiet(&dataset, &feats, &["image", "text"], &cfg).unwrap();
+        let sets = ["image", "text"];
+        let sums = tailrank::ilias::scan_ilias_quiet(&dataset, &feats, &sets, &cfg).unwrap();
         got.push(sums.iter().map(summary_print).collect::<Vec<_>>());
+        // Resumable, in chunks: the same summaries; a resume after losing a chunk reuses the
+        // others and still gives them.
+        let partial = dir.path().join(format!("ilias-{f}.partial"));
+        let mut opts = ResumeOptions {
+            partial_dir: partial.clone(),
+            chunk_rows: 150,
+            resume: false,
+        };
+        let run = |opts: &ResumeOptions| {
+            tailrank::ilias::scan_ilias_resumable(&dataset, &feats, &sets, &cfg, opts, &NoProgress)
+                .unwrap()
+        };
+        let (resumable, report) = run(&opts);
+        assert!(report.scanned >= 2, "{report:?}");
+        assert_eq!(resumable, sums, "f = {f}: resumable");
+        std::fs::remove_dir_all(partial.join("chunk-000001")).unwrap();
+        opts.resume = true;
+        let (resumed, report) = run(&opts);
+        assert_eq!(
+            (report.scanned, report.reused + 1),
+            (1, report.scanned + report.reused)
+        );
+        assert_eq!(resumed, sums, "f = {f}: resumed");
     }
     assert_eq!(
         got,

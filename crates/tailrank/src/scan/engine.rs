@@ -1,6 +1,6 @@
 //! Blocked GEMM scan fused with per-query top-M and per-positive counts (docs/method.md §5).
 //!
-//! One pass over the pool computes, for every query `q` of a [`QuerySet`]:
+//! One pass over the pool computes, for every query `q` of one or more [`QuerySet`]s:
 //!
 //! * the positives' scores `s_{q,j}` (inner products, f32 accumulation), sorted descending
 //!   (ties by id);
@@ -18,13 +18,17 @@
 //!
 //! ## Algorithm
 //!
+//! 0. Preparation ([`PreparedScan`], once per scan, reused by every chunk of a resumable scan):
+//!    the queries of every query set are read into one matrix (several sets share one pass),
+//!    the positives are scored and the core pass counts `C_j` and the core ties.
 //! 1. Every pool id is hashed once (`sample::id_hash`); rows outside the level-0 range
 //!    `[0, t(f))` are skipped entirely (never read, never multiplied). Each sampled row gets its
 //!    deepest level `L` (it belongs to levels `0..=L`) and its shard.
-//! 2. Sampled rows are gathered into blocks of `BLOCK_ROWS` rows (f16 converted to f32 by the
+//! 2. Sampled rows are gathered into blocks of `block_rows` rows ([`BLOCK_ROWS`] by default) (f16 converted to f32 by the
 //!    source into a reused buffer), checked (finite, unit norm) and scored against all queries
 //!    by the [`ScoreKernel`], grouped by item code (deepest level, shard) on the way.
-//! 3. Per run of scores of one code and query (`scan::pool`): the scores above the
+//! 3. Per run of scores of one code and query (`scan::pool`, into the collectors of
+//!    `scan::collect`): the scores above the
 //!    code's cut `min(lowest positive score, thresholds of levels 0..=L and of the shard,
 //!    results threshold)` are compacted branch-free; most scores are discarded there with one
 //!    compare each. A candidate above the lowest positive is binary-searched among the sorted

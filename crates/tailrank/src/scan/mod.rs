@@ -7,7 +7,7 @@
 //!
 //! * [`engine`]: the entry points ([`engine::scan`], [`engine::scan_sets`]) and the algorithm's
 //!   description;
-//! * [`resume`]: chunked, resumable scans over one prepared scan;
+//! * [`resume`], [`chunks`]: chunked, resumable scans over one prepared scan, and their plan;
 //! * [`pass`]: a pool pass of a prepared scan: sampling, stages, verification, assembly;
 //! * [`prepared`]: the pool-independent part (queries of every set, positives, core pass);
 //! * [`pool`]: the drivers that feed blocks of pool rows to the collectors (plain and screened);
@@ -18,6 +18,7 @@
 //!   score kernels, the integer screen, pilot floors, reservoirs and the summary format.
 
 pub mod block;
+pub mod chunks;
 pub mod collect;
 pub mod config;
 pub mod engine;
