@@ -1,12 +1,15 @@
-//! The pool pass of the scan: blocks of sampled pool rows scored against all queries, fused
-//! with the per-query top-M reservoirs, the per-positive count histograms and the results
-//! reservoir (steps 2–4 of the algorithm in [`engine`](super::engine)).
+//! The drivers of a pool pass: blocks of sampled pool rows scored against all queries and fed
+//! to the per-query collectors ([`QueryCollector`]: top-M reservoirs, count histograms,
+//! results), either plain (every score from the kernel) or screened (the integer screen bounds
+//! every score, and only the pairs whose bound passes the cut get their exact score); steps
+//! 2–4 of the algorithm in [`engine`](super::engine). [`pass`](super::pass) decides which
+//! blocks go in which stage, from which floors.
 //!
 //! Per block and query, scores are visited in runs of one item code `(deepest level L,
 //! shard)`. A run's candidates are the scores above the code's cut `min(lowest positive,
 //! thresholds of levels 0..=L and of the shard, results threshold)`: they are compacted
 //! branch-free ([`compact_above`]) and then appended to each reservoir of the code's subsets
-//! with [`TopM::push_batch`]. A score at or above the lowest positive is binary-searched among
+//! with [`TopM::push_batch`](super::topm::TopM::push_batch). A score at or above the lowest positive is binary-searched among
 //! the sorted positive scores (`m = #{j : s_j ≥ s}`, `hist[L][m] += 1`, `hist[shard][m] += 1`);
 //! when it equals a positive's score (`s_{m-1} == s`) it is also a tie of that positive's block:
 //! `ties[L][m] += 1`, `ties[shard][m] += 1`. The cut's positive part is the largest f32 below
