@@ -499,3 +499,67 @@ fn exact_ties_follow_the_official_tie_blocks() {
     assert!(table.contains("\ni2i+t2i "), "{table}");
     assert!(!table.contains("subcategory"), "{table}");
 }
+
+/// `--summary-out` makes the scan resumable as `tailrank scan` is: chunked, it writes the same
+/// summaries and report and leaves no partial folder; a partial folder in the way is refused
+/// without `--resume` and continued with it.
+#[test]
+fn ilias_scan_resumes_like_scan() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ds, feat) = make_all(dir.path(), &["ok"]).remove(0);
+    let run = |out: &str, extra: &[&str]| {
+        let out_dir = dir.path().join(out);
+        let mut args = vec![
+            "ilias",
+            "--dataset-dir",
+            &ds,
+            "--features",
+            &feat,
+            "--k",
+            "100",
+            "--json",
+            "--summary-out",
+            out_dir.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let o = tailrank(&args);
+        (o, out_dir)
+    };
+    let (whole, whole_dir) = run("whole", &[]);
+    assert!(
+        whole.status.success(),
+        "{}",
+        String::from_utf8_lossy(&whole.stderr)
+    );
+    let (chunked, chunked_dir) = run("chunked", &["--chunk-rows", "150"]);
+    assert!(
+        chunked.status.success(),
+        "{}",
+        String::from_utf8_lossy(&chunked.stderr)
+    );
+    assert_eq!(whole.stdout, chunked.stdout);
+    for set in ["image", "text"] {
+        let a = Summary::read(&whole_dir.join(set)).unwrap();
+        let b = Summary::read(&chunked_dir.join(set)).unwrap();
+        assert_eq!(a.queries, b.queries, "{set}");
+        assert_eq!(a.subset_sizes, b.subset_sizes, "{set}");
+    }
+    assert!(!dir.path().join("chunked.partial").exists());
+
+    std::fs::create_dir(dir.path().join("again.partial")).unwrap();
+    let (refused, _) = run("again", &["--chunk-rows", "150"]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("--resume"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    let (resumed, _) = run("again", &["--chunk-rows", "150", "--resume"]);
+    assert!(
+        resumed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    assert_eq!(whole.stdout, resumed.stdout);
+    assert!(!dir.path().join("again.partial").exists());
+}

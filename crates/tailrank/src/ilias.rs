@@ -30,15 +30,16 @@
 //! positives outside the group are dropped from each query's hardness before the map.
 
 use crate::error::{Error, IoContext, Result};
-use crate::formats::descriptors::{DescriptorSource, InMemoryDescriptors};
+use crate::formats::descriptors::DescriptorSource;
 use crate::formats::gt::{is_header, load_ground_truth, split_csv, QuerySet};
 use crate::formats::hdf5::Hdf5Descriptors;
 use crate::hardness::QueryHardness;
 use crate::maps::{self, MapKind};
 use crate::metric::{evaluate_counts, PositiveCounts};
 use crate::predict::{self, PredictOptions, Prediction};
-use crate::scan::engine::{scan, NoProgress, Progress, ScanConfig, ScanInputs};
-use crate::scan::summary::{ground_truth_record, InputRecord, Summary, POOL_ROLE};
+use crate::scan::engine::{scan_sets, NoProgress, PoolScan, Progress, QuerySetInput, ScanConfig};
+use crate::scan::resume::{scan_sets_resumable, ResumeOptions, ResumeReport};
+use crate::scan::summary::{ground_truth_record, Summary, POOL_ROLE};
 use crate::selected::{SelectedIds, SubsetSource};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -679,10 +680,8 @@ fn in_sample(id: &str, t: Option<u64>, sample: Option<(f64, u64)>) -> bool {
     }
 }
 
-/// Query-id prefix separating the query sets inside the one combined scan.
-const SEP: char = '\u{1f}';
-
-/// Scan the chosen query sets of an ILIAS dataset in one pass over the distractors. Checks
+/// Scan the chosen query sets of an ILIAS dataset in one pass over the distractors (the sets
+/// are query sets of one scan, [`scan_sets`]: the pool is read once for all of them). Checks
 /// every feature file's ids first (see [`check_ids_exact`], [`DistractorList::check_features`]).
 /// `cfg.pool_size` is set to N, the length of the distractor list. Returns one summary per set,
 /// in the order of `sets`.
@@ -692,6 +691,45 @@ pub fn scan_ilias(
     sets: &[&str],
     cfg: &ScanConfig,
     progress: &dyn Progress,
+) -> Result<Vec<Summary>> {
+    scan_ilias_with(ds, feats, sets, cfg, |q, core, pool, cfg| {
+        scan_sets(q, core, pool, cfg, progress)
+    })
+}
+
+/// [`scan_ilias`] chunk by chunk with a partial folder, as `tailrank scan` does
+/// ([`scan_sets_resumable`]): an interrupted scan resumes from its finished chunks. Returns the
+/// summaries (identical to [`scan_ilias`]'s) and what was reused; the caller removes the
+/// partial folder ([`crate::scan::resume::remove_partial`]) once they are written.
+pub fn scan_ilias_resumable(
+    ds: &IliasDataset,
+    feats: &FeatureFiles,
+    sets: &[&str],
+    cfg: &ScanConfig,
+    opts: &ResumeOptions,
+    progress: &dyn Progress,
+) -> Result<(Vec<Summary>, ResumeReport)> {
+    let mut report = ResumeReport::default();
+    let summaries = scan_ilias_with(ds, feats, sets, cfg, |q, core, pool, cfg| {
+        let (out, r) = scan_sets_resumable(q, core, pool, cfg, opts, progress)?;
+        report = r;
+        Ok(out)
+    })?;
+    Ok((summaries, report))
+}
+
+/// The ILIAS scan around `run`, which scans the query sets over the distractors.
+fn scan_ilias_with(
+    ds: &IliasDataset,
+    feats: &FeatureFiles,
+    sets: &[&str],
+    cfg: &ScanConfig,
+    run: impl FnOnce(
+        &[QuerySetInput],
+        &dyn DescriptorSource,
+        &[&dyn DescriptorSource],
+        &ScanConfig,
+    ) -> Result<PoolScan>,
 ) -> Result<Vec<Summary>> {
     if sets.is_empty() {
         return Err(Error::invalid("no query set chosen"));
@@ -705,13 +743,9 @@ pub fn scan_ilias(
         &ds.positive_ids,
     )?;
 
-    // Queries of every chosen set, combined under prefixed ids.
-    let mut qids = Vec::new();
-    let mut qpos = Vec::new();
-    let mut qdata: Vec<f32> = Vec::new();
-    let mut dim = 0usize;
-    let mut query_inputs = Vec::new();
-    let mut digests = Vec::new();
+    // Queries of every chosen set, each from its own file.
+    let mut chosen: Vec<&QuerySet> = Vec::with_capacity(sets.len());
+    let mut query_files: Vec<Hdf5Descriptors> = Vec::with_capacity(sets.len());
     for &name in sets {
         let set = ds.set(name).ok_or_else(|| {
             Error::file(
@@ -732,40 +766,29 @@ pub fn scan_ilias(
         })?;
         let src = Hdf5Descriptors::open(file)?;
         check_ids_exact(file, src.ids(), &ds.list_file(name), &set.query_ids)?;
-        if dim == 0 {
-            dim = src.dim();
-        } else if src.dim() != dim {
-            return Err(Error::file(
-                file,
-                format!(
-                    "dimension {} differs from the other query file's {dim}",
-                    src.dim()
-                ),
-            ));
+        if let Some(first) = query_files.first() {
+            if src.dim() != first.dim() {
+                return Err(Error::file(
+                    file,
+                    format!(
+                        "dimension {} differs from the other query file's {}",
+                        src.dim(),
+                        first.dim()
+                    ),
+                ));
+            }
         }
-        let all = crate::formats::descriptors::read_all(&src)?;
-        let row_of: HashMap<&str, usize> = src
-            .ids()
-            .iter()
-            .enumerate()
-            .map(|(i, id)| (id.as_str(), i))
-            .collect();
-        for (q, pos) in set.query_ids.iter().zip(&set.positives) {
-            let r = row_of[q.as_str()];
-            qids.push(format!("{name}{SEP}{q}"));
-            qpos.push(pos.clone());
-            qdata.extend_from_slice(&all[r * dim..(r + 1) * dim]);
-        }
-        query_inputs.push(InputRecord {
-            role: "queries".into(),
-            path: file.display().to_string(),
-            digest: src.digest(),
-            rows: src.rows() as u64,
-        });
-        digests.push(ground_truth_record(ds.dir.display().to_string(), set));
+        chosen.push(set);
+        query_files.push(src);
     }
-    let combined = QuerySet::new(&ds.dir, "ilias", qids.clone(), qpos)?;
-    let queries = InMemoryDescriptors::new("ilias queries", qids, dim, qdata)?;
+    let query_sets: Vec<QuerySetInput> = chosen
+        .iter()
+        .zip(&query_files)
+        .map(|(set, src)| QuerySetInput {
+            set,
+            queries: src as &dyn DescriptorSource,
+        })
+        .collect();
 
     // Distractors: check the ids against the list, then scan.
     let sample = (cfg.fraction < 1.0).then_some((cfg.fraction, cfg.seed));
@@ -798,61 +821,28 @@ pub fn scan_ilias(
 
     let mut cfg = cfg.clone();
     cfg.pool_size = Some(list.len);
-    let inputs = ScanInputs {
-        query_set: &combined,
-        queries: &queries,
-        core: &core,
-        pool: shard_refs,
-    };
-    let out = scan(&inputs, &cfg, progress)?;
-    let mut whole = out.summary;
-    if cfg.fraction >= 1.0 && whole.subset_sizes[0] != list.len {
-        return Err(Error::file(
-            &list.path,
-            format!(
-                "exact scan saw {} distractors but the list holds N = {}",
-                whole.subset_sizes[0], list.len
-            ),
-        ));
-    }
-
-    // Split the combined summary back into one summary per set (queries moved, not copied:
-    // the top-M lists are the bulk of a summary).
-    let mut buckets: Vec<Vec<crate::scan::summary::QuerySummary>> = vec![Vec::new(); sets.len()];
-    for mut q in std::mem::take(&mut whole.queries) {
-        let (set, id) = q.id.split_once(SEP).ok_or_else(|| {
-            Error::invalid(format!(
-                "internal: combined query id {:?} has no set prefix",
-                q.id
-            ))
-        })?;
-        let si = sets.iter().position(|&n| n == set).ok_or_else(|| {
-            Error::invalid(format!(
-                "internal: combined query id {:?} of an unknown set",
-                q.id
-            ))
-        })?;
-        q.id = id.to_string();
-        buckets[si].push(q);
-    }
+    let out = run(&query_sets, &core, &shard_refs, &cfg)?;
     let mut result = Vec::with_capacity(sets.len());
-    for (si, (&name, queries)) in sets.iter().zip(buckets).enumerate() {
-        let mut inputs = vec![query_inputs[si].clone()];
-        inputs.extend(
-            whole
-                .inputs
-                .iter()
-                .filter(|r| r.role != "queries" && r.role != POOL_ROLE)
-                .cloned(),
-        );
-        inputs.push(digests[si].clone());
-        inputs.extend(whole.inputs.iter().filter(|r| r.role == POOL_ROLE).cloned());
-        let s = Summary {
-            query_set: name.to_string(),
-            queries,
-            inputs,
-            ..whole.clone()
-        };
+    for ((&name, set), one) in sets.iter().zip(&chosen).zip(out.sets) {
+        let mut s = one.summary;
+        if cfg.fraction >= 1.0 && s.subset_sizes[0] != list.len {
+            return Err(Error::file(
+                &list.path,
+                format!(
+                    "exact scan saw {} distractors but the list holds N = {}",
+                    s.subset_sizes[0], list.len
+                ),
+            ));
+        }
+        // Inputs: the set's queries, the core, the set's ground truth, the pool shards.
+        let at = s
+            .inputs
+            .iter()
+            .position(|r| r.role == POOL_ROLE)
+            .unwrap_or(s.inputs.len());
+        s.inputs
+            .insert(at, ground_truth_record(ds.dir.display().to_string(), set));
+        s.query_set = name.to_string();
         s.validate()?;
         result.push(s);
     }
@@ -1252,6 +1242,17 @@ pub fn evaluate_ilias(
 ) -> Result<(IliasReport, Vec<Summary>)> {
     let names: Vec<&str> = opts.sets.iter().map(String::as_str).collect();
     let summaries = scan_ilias(ds, feats, &names, &opts.scan, progress)?;
+    report_ilias(ds, opts, summaries)
+}
+
+/// The report of the summaries of [`scan_ilias`] or [`scan_ilias_resumable`] (one per set of
+/// `opts.sets`): exact when `opts.scan.fraction == 1`, predicted otherwise. Returns the
+/// summaries with it.
+pub fn report_ilias(
+    ds: &IliasDataset,
+    opts: &IliasOptions,
+    summaries: Vec<Summary>,
+) -> Result<(IliasReport, Vec<Summary>)> {
     let exact = opts.scan.fraction >= 1.0;
     let mut sets = Vec::new();
     for s in &summaries {

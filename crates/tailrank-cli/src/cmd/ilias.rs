@@ -12,11 +12,13 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use tailrank::hardness::{Estimator, EvtOptions};
 use tailrank::ilias::{
-    dataset_warnings, evaluate_ilias, find_features, table, IliasDataset, IliasOptions,
+    dataset_warnings, evaluate_ilias, find_features, report_ilias, scan_ilias_resumable, table,
+    IliasDataset, IliasOptions,
 };
 use tailrank::maps::MapKind;
 use tailrank::predict::PredictOptions;
 use tailrank::scan::engine::{Progress, ScanConfig};
+use tailrank::scan::resume::{partial_dir_for, remove_partial, ResumeOptions};
 
 /// A spinner on stderr when it is a terminal: distractor rows done and the rate (the total is
 /// only known once every shard's index has been read inside the scan).
@@ -113,6 +115,16 @@ pub struct IliasArgs {
     /// L2-normalise descriptors that are not unit-norm instead of refusing them.
     #[arg(long)]
     pub normalize: bool,
+    /// Continue an interrupted scan from its partial folder `SUMMARY_OUT.partial/` (finished
+    /// chunks are reused after checking that inputs and options are unchanged), as
+    /// `tailrank scan --resume` does. With `--summary-out`, every scan keeps that folder while
+    /// it runs.
+    #[arg(long, requires = "summary_out")]
+    pub resume: bool,
+    /// Distractor rows per chunk of a scan with `--summary-out` (small shards share one):
+    /// each chunk is saved in `SUMMARY_OUT.partial/` as soon as it is scanned.
+    #[arg(long, default_value_t = tailrank::scan::resume::DEFAULT_CHUNK_ROWS)]
+    pub chunk_rows: usize,
 }
 
 pub fn run(a: IliasArgs) -> anyhow::Result<()> {
@@ -151,6 +163,7 @@ pub fn run(a: IliasArgs) -> anyhow::Result<()> {
     scan.threads = a.threads;
     scan.normalize = a.normalize;
     scan.model = a.model.clone();
+    super::tuning_from_env(&mut scan)?;
     let estimator = Estimator::named(
         &a.estimator,
         EvtOptions {
@@ -175,7 +188,35 @@ pub fn run(a: IliasArgs) -> anyhow::Result<()> {
         predict,
     };
     let spinner = Spinner::new();
-    let result = evaluate_ilias(&ds, &feats, &opts, &spinner);
+    // With --summary-out the scan is resumable: chunks are kept in SUMMARY_OUT.partial/.
+    let partial = a.summary_out.as_deref().map(partial_dir_for);
+    let result = match &partial {
+        Some(dir) => {
+            let names: Vec<&str> = opts.sets.iter().map(String::as_str).collect();
+            let ropts = ResumeOptions {
+                partial_dir: dir.clone(),
+                chunk_rows: a.chunk_rows,
+                resume: a.resume,
+            };
+            scan_ilias_resumable(&ds, &feats, &names, &opts.scan, &ropts, &spinner).and_then(
+                |(summaries, report)| {
+                    for d in &report.discarded {
+                        eprintln!("tailrank ilias: discarded {}: {d}", dir.display());
+                    }
+                    if report.reused > 0 {
+                        eprintln!(
+                            "tailrank ilias: resumed: {} chunk(s) reused from {}, {} scanned",
+                            report.reused,
+                            dir.display(),
+                            report.scanned
+                        );
+                    }
+                    report_ilias(&ds, &opts, summaries)
+                },
+            )
+        }
+        None => evaluate_ilias(&ds, &feats, &opts, &spinner),
+    };
     spinner.finish();
     let (report, summaries) = result?;
     for (set, slot) in slots {
@@ -187,6 +228,9 @@ pub fn run(a: IliasArgs) -> anyhow::Result<()> {
     }
     if a.summary_out.is_some() {
         outputs.commit()?;
+    }
+    if let Some(dir) = &partial {
+        remove_partial(dir)?;
     }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&report)?);

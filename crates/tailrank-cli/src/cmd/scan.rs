@@ -96,7 +96,8 @@ pub struct ScanOpts {
     pub normalize: bool,
     /// Do not start the top-M lists from pilot floors (pilot stages of one block in 64 and
     /// one in 16 scanned first). The floors are verified, so the output is the same; this only
-    /// turns the speed-up off.
+    /// turns the speed-up off. The integer screen runs only in stages that start from floors,
+    /// so this turns the screen off too.
     #[arg(long)]
     pub no_speculate: bool,
     /// Compute every score in f32 instead of bounding the scores with the integer screen
@@ -245,6 +246,7 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
     cfg.screen = !args.no_screen;
     cfg.model = args.model.clone();
     cfg.pool_size = pool_size;
+    super::tuning_from_env(&mut cfg)?;
 
     let inputs = ScanInputs {
         query_set: &query_set,

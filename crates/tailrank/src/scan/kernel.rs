@@ -20,7 +20,7 @@
 //!   register-tiled microkernel computes [`TILE_ROWS`] × [`TILE_QUERIES`] scores with 12 ymm
 //!   accumulators over a group of queries that stays in L2 while the rows of a tile sit in L1.
 //!   [`ScoreKernel::exact`] computes single scores with the same chain, four pairs at a time.
-//! * **`Gemm`** (everywhere else, or with `TAILRANK_KERNEL=gemm`): one call of the `gemm` crate
+//! * **`Gemm`** (everywhere else, or when `ScanConfig::backend` asks for it): one call of the `gemm` crate
 //!   of the fixed shape `nq × p × D`; `gemm` picks its blocking from the shape alone, so a score
 //!   does not depend on its row's position either. No single-score path and no screen.
 //!
@@ -30,7 +30,7 @@
 pub const TILE_ROWS: usize = 3;
 /// Queries per microkernel tile.
 pub const TILE_QUERIES: usize = 4;
-/// Block rows on `Avx2Fma` are a multiple of this (the panels of the integer screen).
+/// Block rows on `Avx2Fma` are a multiple of this (the row panels of the integer screen).
 pub const ROW_ALIGN: usize = 16;
 /// Pairs computed together by [`ScoreKernel::exact`].
 const PAIR_LANES: usize = 4;
@@ -40,19 +40,15 @@ const QUERY_GROUP_BYTES: usize = 192 * 1024;
 /// Which implementation computes the scores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
-    /// Hand-written AVX2 + FMA microkernel over packed panels (x86-64 only).
+    /// Hand-written AVX2 + FMA microkernel reading the block in place (x86-64 only).
     Avx2Fma,
     /// The `gemm` crate, one call per block.
     Gemm,
 }
 
 impl Backend {
-    /// The fastest backend this CPU supports, unless `TAILRANK_KERNEL=gemm` asks for the
-    /// portable one.
+    /// The fastest backend this CPU supports.
     pub fn detect() -> Backend {
-        if std::env::var("TAILRANK_KERNEL").is_ok_and(|v| v.eq_ignore_ascii_case("gemm")) {
-            return Backend::Gemm;
-        }
         if avx2_fma_available() {
             Backend::Avx2Fma
         } else {
@@ -72,8 +68,8 @@ fn avx2_fma_available() -> bool {
     }
 }
 
-/// 16 floats on a 64-byte boundary: the unit of the packed buffers, so that every ymm load of
-/// a panel is aligned and never straddles a cache line.
+/// 16 floats on a 64-byte boundary: the unit of [`AlignedBuf`] (the padded query copy), so
+/// that every aligned ymm load stays within one cache line.
 #[derive(Clone, Copy)]
 #[repr(C, align(64))]
 struct Line([f32; 16]);
@@ -234,7 +230,7 @@ impl ScoreKernel {
 
     /// Like [`scores`](Self::scores) with the block's rows taken in the order `order`
     /// (a permutation of `0..p`): `out[q · p + s] = ⟨query q, block row order[s]⟩`. The
-    /// reordering rides on the packing copy, so it is free on `Avx2Fma`.
+    /// reordering is a slot → row map read by the microkernel, so it is free on `Avx2Fma`.
     pub fn scores_in_order(
         &self,
         block: &[f32],
@@ -591,7 +587,7 @@ mod tests {
     }
 
     #[test]
-    fn block_rows_are_rounded_up_for_the_packed_kernel() {
+    fn block_rows_are_rounded_up_on_the_avx2_kernel() {
         let k = ScoreKernel::new(&[0.0; 4], 1, 4, 100, Backend::Avx2Fma);
         if k.backend() == Backend::Avx2Fma {
             assert_eq!(k.block_rows(), 112);

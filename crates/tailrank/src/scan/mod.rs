@@ -2,11 +2,32 @@
 //! [`Summary`]: per query the positives' scores, exact core counts `C_j`, and per sample subset
 //! (nested levels and drift shards) the pool size seen, counts `K_{j,ℓ}` and the top-M pool
 //! scores.
+//!
+//! Data path (imports point down this list, never back up):
+//!
+//! * [`engine`]: the entry points ([`engine::scan`], [`engine::scan_sets`]) and the algorithm's
+//!   description;
+//! * [`resume`], [`chunks`]: chunked, resumable scans over one prepared scan, and their plan;
+//! * [`pass`]: a pool pass of a prepared scan: sampling, stages, verification, assembly;
+//! * [`prepared`]: the pool-independent part (queries of every set, positives, core pass);
+//! * [`pool`]: the drivers that feed blocks of pool rows to the collectors (plain and screened);
+//! * [`collect`]: the collectors (top-M reservoirs, count histograms, results) and the
+//!   summary of a query;
+//! * [`block`], [`rows`]: item codes, blocks, buffers, the block runner; row reading and checks;
+//! * [`config`], [`kernel`], [`screen`], [`speculate`], [`topm`], [`summary`]: options, the
+//!   score kernels, the integer screen, pilot floors, reservoirs and the summary format.
 
+pub mod block;
+pub mod chunks;
+pub mod collect;
+pub mod config;
 pub mod engine;
 pub mod kernel;
+pub mod pass;
 mod pool;
+pub mod prepared;
 pub mod resume;
+pub mod rows;
 pub mod screen;
 pub mod speculate;
 pub mod summary;

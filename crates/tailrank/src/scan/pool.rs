@@ -1,12 +1,15 @@
-//! The pool pass of the scan: blocks of sampled pool rows scored against all queries, fused
-//! with the per-query top-M reservoirs, the per-positive count histograms and the results
-//! reservoir (steps 2–4 of the algorithm in [`engine`](super::engine)).
+//! The drivers of a pool pass: blocks of sampled pool rows scored against all queries and fed
+//! to the per-query collectors ([`QueryCollector`]: top-M reservoirs, count histograms,
+//! results), either plain (every score from the kernel) or screened (the integer screen bounds
+//! every score, and only the pairs whose bound passes the cut get their exact score); steps
+//! 2–4 of the algorithm in [`engine`](super::engine). [`pass`](super::pass) decides which
+//! blocks go in which stage, from which floors.
 //!
 //! Per block and query, scores are visited in runs of one item code `(deepest level L,
 //! shard)`. A run's candidates are the scores above the code's cut `min(lowest positive,
 //! thresholds of levels 0..=L and of the shard, results threshold)`: they are compacted
 //! branch-free ([`compact_above`]) and then appended to each reservoir of the code's subsets
-//! with [`TopM::push_batch`]. A score at or above the lowest positive is binary-searched among
+//! with [`TopM::push_batch`](super::topm::TopM::push_batch). A score at or above the lowest positive is binary-searched among
 //! the sorted positive scores (`m = #{j : s_j ≥ s}`, `hist[L][m] += 1`, `hist[shard][m] += 1`);
 //! when it equals a positive's score (`s_{m-1} == s`) it is also a tie of that positive's block:
 //! `ties[L][m] += 1`, `ties[shard][m] += 1`. The cut's positive part is the largest f32 below
@@ -16,10 +19,12 @@
 //! rejected by that subset's reservoir. Floors are how the speculative pilot of
 //! [`speculate`](super::speculate) speeds up the top-M warm-up; the caller verifies them.
 
-use super::engine::{check_rows, run_blocks, Buffers, Progress, QueryPositives};
+use super::block::{run_blocks, Block, Buffers, Codes, Progress, SampledSource};
+use super::collect::{QueryCollector, QueryPositives};
 use super::kernel::ScoreKernel;
+use super::rows::{check_rows, gather};
 use super::screen::{Screen, ScreenScratch};
-use super::topm::{SharedThresholds, TopKeyed, TopM};
+use super::topm::SharedThresholds;
 use crate::error::Result;
 use crate::formats::descriptors::DescriptorSource;
 
@@ -111,161 +116,6 @@ impl CodeOrder {
     }
 }
 
-/// Read rows `rows` (sorted, ascending) of `src` into the first `rows.len()` rows of `block`,
-/// one `read_rows` call per run of consecutive rows; zero the rest.
-fn gather(src: &dyn DescriptorSource, rows: &[u32], d: usize, block: &mut [f32]) -> Result<()> {
-    let mut i = 0;
-    while i < rows.len() {
-        let mut j = i + 1;
-        while j < rows.len() && rows[j] == rows[j - 1] + 1 {
-            j += 1;
-        }
-        src.read_rows(rows[i] as usize, &mut block[i * d..j * d])?;
-        i = j;
-    }
-    block[rows.len() * d..].fill(0.0);
-    Ok(())
-}
-
-/// A sampled pool source: its sampled rows (ascending) and their codes.
-pub(super) struct SampledSource {
-    pub(super) rows: Vec<u32>,
-    pub(super) codes: Vec<u32>,
-    /// Key of row 0 in the results ordering (core rows first, then sources in order).
-    pub(super) key_offset: u64,
-}
-
-/// Per-worker state of the pool pass, per query.
-pub(super) struct PoolQueryState {
-    pub(super) tops: Vec<TopM>,
-    /// `(levels + shards) × (n + 1)` histogram of `m = #{j : s_j ≥ s}`: rows `0..levels` by
-    /// deepest level, then one row per shard.
-    pub(super) hist: Vec<u64>,
-    /// Same layout as `hist`: `ties[row · (n + 1) + m]` counts the items whose score equals
-    /// `s_{m-1}`, the lowest score of the positive block ending at `m - 1` (0-based).
-    pub(super) ties: Vec<u64>,
-    pub(super) res: Option<TopKeyed>,
-    /// Cut per item code `L · max(shards, 1) + shard`; scores at or below it change nothing.
-    table: Vec<f32>,
-}
-
-impl PoolQueryState {
-    fn new(
-        lowest: f32,
-        npos: usize,
-        (nlev, nshard): (usize, usize),
-        top_m: usize,
-        results_k: Option<usize>,
-    ) -> Self {
-        let nsub = nlev + nshard;
-        let mut st = PoolQueryState {
-            tops: (0..nsub).map(|_| TopM::new(top_m, 2 * top_m)).collect(),
-            hist: vec![0; nsub * (npos + 1)],
-            ties: vec![0; nsub * (npos + 1)],
-            res: results_k.map(|k| TopKeyed::new(k, results_cap(k))),
-            table: vec![f32::NEG_INFINITY; nlev * nshard.max(1)],
-        };
-        st.refresh(lowest, nlev, nshard);
-        st
-    }
-
-    /// Take the candidates `cand` (scores above the cut of item code `(deepest, shard)`) into
-    /// the reservoirs of the code's subsets, the count histograms and the results reservoir
-    /// (`key(i)`: results key of candidate `i`). Returns whether a threshold may have risen.
-    fn absorb(
-        &mut self,
-        p: &QueryPositives,
-        (deepest, shard): (usize, usize),
-        (nlev, nshard): (usize, usize),
-        cand: &[f32],
-        key: impl Fn(usize) -> u64,
-    ) -> bool {
-        let npos1 = p.scores.len() + 1;
-        let mut dirty = false;
-        for t in &mut self.tops[..=deepest] {
-            dirty |= t.push_batch(cand);
-        }
-        if nshard > 0 {
-            dirty |= self.tops[nlev + shard].push_batch(cand);
-        }
-        for &s in cand {
-            if s >= p.lowest {
-                let m = p.scores.partition_point(|&x| x >= s);
-                self.hist[deepest * npos1 + m] += 1;
-                if nshard > 0 {
-                    self.hist[(nlev + shard) * npos1 + m] += 1;
-                }
-                // A tie iff the positive block ending at m − 1 has score s.
-                if m > 0 && p.scores[m - 1] == s {
-                    self.ties[deepest * npos1 + m] += 1;
-                    if nshard > 0 {
-                        self.ties[(nlev + shard) * npos1 + m] += 1;
-                    }
-                }
-            }
-        }
-        if let Some(r) = &mut self.res {
-            for (i, &s) in cand.iter().enumerate() {
-                dirty |= r.push(s, key(i));
-            }
-        }
-        dirty
-    }
-
-    /// Raise the thresholds to those other workers reached (slots `slot..slot + subsets` of
-    /// `shared`): they bound the merged top-M from below.
-    fn take_shared(
-        &mut self,
-        shared: &SharedThresholds,
-        slot: usize,
-        lowest: f32,
-        (nlev, nshard): (usize, usize),
-    ) {
-        let mut raised = false;
-        for (i, t) in self.tops.iter_mut().enumerate() {
-            let g = shared.get(slot + i);
-            if g > t.threshold() {
-                t.raise_threshold(g);
-                raised = true;
-            }
-        }
-        if raised {
-            self.refresh(lowest, nlev, nshard);
-        }
-    }
-
-    /// Publish this worker's thresholds to slots `slot..slot + subsets` of `shared`.
-    fn publish(&self, shared: &SharedThresholds, slot: usize) {
-        for (i, t) in self.tops.iter().enumerate() {
-            shared.publish(slot + i, t.threshold());
-        }
-    }
-
-    /// Recompute the cut table after a threshold rose: an item of code `(L, shard)` matters
-    /// iff its score is above `min(next_down(lowest positive), thr(level 0..=L), thr(shard),
-    /// results)`: a score equal to the lowest positive is a tie to count, so it must pass.
-    fn refresh(&mut self, lowest: f32, nlev: usize, nshard: usize) {
-        let mut base = lowest.next_down_f32();
-        if let Some(r) = &self.res {
-            // Results accept scores equal to their threshold (ties broken by key).
-            base = base.min(r.threshold().next_down_f32());
-        }
-        let ns = nshard.max(1);
-        let mut level_min = base;
-        for l in 0..nlev {
-            level_min = level_min.min(self.tops[l].threshold());
-            for sh in 0..ns {
-                let c = if nshard > 0 {
-                    level_min.min(self.tops[nlev + sh].threshold())
-                } else {
-                    level_min
-                };
-                self.table[l * ns + sh] = c;
-            }
-        }
-    }
-}
-
 /// Per-worker state of a screened block: the pairs whose upper bound passed their cut,
 /// grouped by query and then by code segment, and their exact scores.
 #[derive(Default)]
@@ -312,7 +162,7 @@ impl Screened {
         bounds: &[f32],
         p: usize,
         by_code: &CodeOrder,
-        states: &mut [PoolQueryState],
+        states: &mut [QueryCollector],
         positives: &[&QueryPositives],
         shared: &SharedThresholds,
         plan: &PoolPlan,
@@ -350,35 +200,8 @@ impl Screened {
     }
 }
 
-/// Buffer capacity of a results reservoir of size `k`.
-pub(super) fn results_cap(k: usize) -> usize {
-    (2 * k).max(64)
-}
-
-trait NextDown {
-    fn next_down_f32(self) -> f32;
-}
-
-impl NextDown for f32 {
-    /// The largest f32 below `self` (for finite `self`; infinities unchanged).
-    fn next_down_f32(self) -> f32 {
-        if !self.is_finite() {
-            return self;
-        }
-        if self == 0.0 {
-            return -f32::from_bits(1);
-        }
-        let b = self.to_bits();
-        f32::from_bits(if self > 0.0 { b - 1 } else { b + 1 })
-    }
-}
-
-/// A block of sampled rows: (pool source, first sampled index, end, source rows it covers for
-/// progress).
-pub(super) type Block = (usize, usize, usize, u64);
-
 /// What every pool pass of one scan shares.
-pub(super) struct PoolPlan<'a> {
+pub struct PoolPlan<'a> {
     pub pool: &'a [&'a dyn DescriptorSource],
     pub sampled: &'a [SampledSource],
     pub blocks: &'a [Block],
@@ -392,8 +215,8 @@ pub(super) struct PoolPlan<'a> {
 
 /// The states one worker of a pass ends with: one per query of the pass, and the number of
 /// rows it renormalised.
-pub(super) struct WorkerStates {
-    pub states: Vec<PoolQueryState>,
+pub struct WorkerStates {
+    pub states: Vec<QueryCollector>,
     pub renormalized: u64,
     /// Pairs bounded by the screen, and pairs of those whose exact score was computed.
     pub screened: (u64, u64),
@@ -405,8 +228,8 @@ impl PoolPlan<'_> {
     }
 
     /// A fresh state for one query.
-    pub fn query_state(&self, p: &QueryPositives) -> PoolQueryState {
-        PoolQueryState::new(
+    pub fn query_state(&self, p: &QueryPositives) -> QueryCollector {
+        QueryCollector::new(
             p.lowest,
             p.scores.len(),
             (self.nlev, self.nshard),
@@ -437,15 +260,19 @@ impl PoolPlan<'_> {
     ) -> Result<Vec<WorkerStates>> {
         let (d, nlev, nshard, nsub) = (self.d, self.nlev, self.nshard, self.nsub());
         let bs = kernel.block_rows();
-        let ns = nshard.max(1);
+        let codes = Codes {
+            levels: nlev,
+            shards: nshard,
+        };
         // Item code → (deepest level, shard).
-        let decode: Vec<(usize, usize)> = (0..nlev * ns).map(|c| (c / ns, c % ns)).collect();
+        let decode: Vec<(usize, usize)> =
+            (0..codes.count() as u32).map(|c| codes.unpack(c)).collect();
         struct PoolState {
             buf: Buffers,
             by_code: CodeOrder,
             cand: Vec<f32>,
             cand_slot: Vec<u32>,
-            q: Vec<PoolQueryState>,
+            q: Vec<QueryCollector>,
             off: u64,
             screened: Screened,
         }
@@ -494,7 +321,12 @@ impl PoolPlan<'_> {
             }
         };
         let states = run_blocks(which.len(), init, |st, wi| {
-            let (si, a, e, covered) = self.blocks[which[wi]];
+            let Block {
+                source: si,
+                start: a,
+                end: e,
+                covered,
+            } = self.blocks[which[wi]];
             let (src, s) = (self.pool[si], &self.sampled[si]);
             let key_offset = s.key_offset;
             let rows = &s.rows[a..e];
@@ -605,7 +437,7 @@ impl PoolPlan<'_> {
     }
 
     /// Merge the states of one query from several workers (and passes over disjoint blocks).
-    pub fn merge(&self, p: &QueryPositives, parts: Vec<PoolQueryState>) -> PoolQueryState {
+    pub fn merge(&self, p: &QueryPositives, parts: Vec<QueryCollector>) -> QueryCollector {
         let mut acc = self.query_state(p);
         for o in parts {
             for (t, ot) in acc.tops.iter_mut().zip(&o.tops) {
@@ -626,15 +458,15 @@ impl PoolPlan<'_> {
 }
 
 /// Pairs bounded by the screen and pairs re-scored, over all workers.
-pub(super) fn screen_counts(workers: &[WorkerStates]) -> (u64, u64) {
+pub fn screen_counts(workers: &[WorkerStates]) -> (u64, u64) {
     workers
         .iter()
         .fold((0, 0), |(a, b), w| (a + w.screened.0, b + w.screened.1))
 }
 
 /// Regroup per-worker states by query: `out[q]` holds query `q`'s state of every worker.
-pub(super) fn by_query(workers: Vec<WorkerStates>, nq: usize) -> (Vec<Vec<PoolQueryState>>, u64) {
-    let mut out: Vec<Vec<PoolQueryState>> = (0..nq).map(|_| Vec::new()).collect();
+pub fn by_query(workers: Vec<WorkerStates>, nq: usize) -> (Vec<Vec<QueryCollector>>, u64) {
+    let mut out: Vec<Vec<QueryCollector>> = (0..nq).map(|_| Vec::new()).collect();
     let mut renormalized = 0;
     for w in workers {
         renormalized += w.renormalized;

@@ -20,6 +20,9 @@
 //! a summary IDENTICAL to an uninterrupted scan: counts
 //! and subset sizes are sums, top-M lists are value multisets, the positives' scores come from
 //! the same kernel whatever the chunk, so `merge(scan(chunk₁), …, scan(chunkₙ)) = scan(pool)`.
+//! The queries, the positives' scores and the core pass do not depend on the pool: they are
+//! prepared once ([`PreparedScan`], when the first chunk needs scanning) and every chunk is a
+//! pool pass of it ([`PreparedScan::scan_pool`]); a chunk's summary carries the core counts.
 //! The merged summary records one `pool` input per pool file (its path, whole-file digest and
 //! rows), exactly as a single-pass scan does.
 //!
@@ -41,23 +44,24 @@
 use crate::atomic;
 use crate::error::{Error, IoContext, Result};
 use crate::formats::descriptors::{DescriptorSource, RowRange};
-use crate::scan::engine::{scan, NoProgress, Progress, ScanConfig, ScanInputs, ScanOutput};
-use crate::scan::summary::{query_set_digest, InputRecord, Summary, POOL_ROLE};
+use crate::scan::chunks::{
+    check_identity, chunk_rows_digests, identity, read_plan, xxh3_string, Plan,
+};
+pub use crate::scan::chunks::{
+    plan_chunks, rows_digest, Chunk, ChunkPart, DEFAULT_CHUNK_ROWS, PARTIAL_FORMAT,
+    PARTIAL_VERSION, PLAN,
+};
+use crate::scan::engine::{
+    with_threads, PoolScan, Progress, ScanConfig, ScanInputs, ScanOutput, SetOutput,
+};
+use crate::scan::prepared::{PreparedScan, QuerySetInput};
+use crate::scan::summary::{InputRecord, Summary, POOL_ROLE};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// Top-k results per query: `(query id, [(db id, score)])`, in query-set order.
 pub type ResultLists = Vec<(String, Vec<(String, f32)>)>;
-
-/// Format name of `plan.json`.
-pub const PARTIAL_FORMAT: &str = "tailrank-scan-partial";
-/// Version of the partial-folder layout (2: chunks made of parts of several files).
-pub const PARTIAL_VERSION: u32 = 2;
-/// Default chunk size in pool rows (about 12 GB of f16 descriptors at D = 768).
-pub const DEFAULT_CHUNK_ROWS: usize = 8_000_000;
-/// Name of the plan file inside the partial folder.
-pub const PLAN: &str = "plan.json";
 
 /// The partial folder of output `out`: `OUT.partial` (a sibling of `OUT`).
 pub fn partial_dir_for(out: &Path) -> PathBuf {
@@ -92,40 +96,6 @@ pub struct ResumeReport {
     pub discarded: Vec<String>,
 }
 
-/// One chunk of the plan: consecutive row ranges of one or more pool files, scanned together.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Chunk {
-    pub name: String,
-    pub parts: Vec<ChunkPart>,
-}
-
-impl Chunk {
-    /// Pool rows of the chunk.
-    pub fn rows(&self) -> usize {
-        self.parts.iter().map(|p| p.end - p.start).sum()
-    }
-}
-
-/// Rows `start..end` of pool file `pool_index`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ChunkPart {
-    pub pool_index: usize,
-    pub start: usize,
-    pub end: usize,
-    /// Digest of the [`RowRange`] view (covers the file's digest and the range).
-    pub digest: String,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct Plan {
-    format: String,
-    format_version: u32,
-    tool_version: String,
-    /// Everything the chunks depend on, compared field by field on resume.
-    identity: serde_json::Map<String, serde_json::Value>,
-    chunks: Vec<Chunk>,
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 struct ChunkRecord {
     chunk: Chunk,
@@ -137,175 +107,11 @@ struct ChunkRecord {
     rows_xxh3: Option<Vec<String>>,
     /// xxh3 of `results.json` (when results were requested).
     results_xxh3: Option<String>,
+    /// xxh3 of `results-I.json` of query sets `I = 1, 2, …` (scans of several sets).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    more_results_xxh3: Vec<String>,
     /// Rows renormalised by the chunk's scan (queries, core and the chunk's pool rows).
     renormalized_rows: u64,
-}
-
-/// Full-content digest of rows `start..end` of `src`: the rows are cut into blocks of 4,096
-/// (from `start`); block `b` hashes to `h_b` = xxh3-64 over, for each of its rows, the id and
-/// `\n`, then the row's values as little-endian f32 (as the scan reads them); the digest is
-/// xxh3-64 over `h_0, h_1, …` (8 little-endian bytes each). Blocks are hashed in parallel.
-/// Reads every byte of the range (cost: `docs/errors.md`, resumable scans).
-pub fn rows_digest(src: &dyn DescriptorSource, start: usize, end: usize) -> Result<String> {
-    use rayon::prelude::*;
-    const BLOCK: usize = 4096;
-    let d = src.dim();
-    let nblocks = end.saturating_sub(start).div_ceil(BLOCK);
-    let hashes: Vec<u64> = (0..nblocks)
-        .into_par_iter()
-        .map_init(
-            || {
-                (
-                    vec![0f32; BLOCK * d],
-                    Vec::<u8>::with_capacity(BLOCK * d * 4),
-                )
-            },
-            |(buf, bytes), b| {
-                let a = start + b * BLOCK;
-                let n = (end - a).min(BLOCK);
-                let rows = &mut buf[..n * d];
-                src.read_rows(a, rows)?;
-                let mut h = xxhash_rust::xxh3::Xxh3::new();
-                for id in &src.ids()[a..a + n] {
-                    h.update(id.as_bytes());
-                    h.update(b"\n");
-                }
-                #[cfg(target_endian = "little")]
-                {
-                    let _ = &bytes;
-                    // SAFETY: any f32 is 4 plain bytes; u8 has no alignment requirement. On a
-                    // little-endian host these are the f32s' little-endian bytes.
-                    let raw = unsafe {
-                        std::slice::from_raw_parts(rows.as_ptr() as *const u8, rows.len() * 4)
-                    };
-                    h.update(raw);
-                }
-                #[cfg(not(target_endian = "little"))]
-                {
-                    bytes.clear();
-                    bytes.extend(rows.iter().flat_map(|v| v.to_le_bytes()));
-                    h.update(bytes);
-                }
-                Ok(h.digest())
-            },
-        )
-        .collect::<Result<_>>()?;
-    let mut h = xxhash_rust::xxh3::Xxh3::new();
-    for x in hashes {
-        h.update(&x.to_le_bytes());
-    }
-    Ok(format!("xxh3:{:016x}", h.digest()))
-}
-
-/// [`rows_digest`] of every part of `chunk`.
-fn chunk_rows_digests(pool: &[&dyn DescriptorSource], chunk: &Chunk) -> Result<Vec<String>> {
-    chunk
-        .parts
-        .iter()
-        .map(|p| rows_digest(pool[p.pool_index], p.start, p.end))
-        .collect()
-}
-
-fn xxh3_string(bytes: &[u8]) -> String {
-    format!("xxh3:{:016x}", xxhash_rust::xxh3::xxh3_64(bytes))
-}
-
-/// The identity of a scan: what must not change between an interrupted run and its resume.
-fn identity(
-    inputs: &ScanInputs,
-    cfg: &ScanConfig,
-    chunk_rows: usize,
-    pool_digests: &[String],
-    content: [&str; 2],
-) -> serde_json::Map<String, serde_json::Value> {
-    use serde_json::json;
-    let mut m = serde_json::Map::new();
-    let mut put = |k: &str, v: serde_json::Value| {
-        m.insert(k.to_string(), v);
-    };
-    put("model", json!(cfg.model));
-    put("query_set", json!(inputs.query_set.name));
-    put("ground_truth", json!(query_set_digest(inputs.query_set)));
-    put(
-        "queries",
-        json!({"digest": inputs.queries.digest(), "rows": inputs.queries.rows()}),
-    );
-    put(
-        "core",
-        json!({"digest": inputs.core.digest(), "rows": inputs.core.rows()}),
-    );
-    // The file digests above read only the ends of a file: every chunk reused depends on every
-    // query and core row, so these two are digested in full.
-    put("queries_rows", json!(content[0]));
-    put("core_rows", json!(content[1]));
-    put(
-        "pool",
-        json!(inputs
-            .pool
-            .iter()
-            .zip(pool_digests)
-            .map(|(p, d)| json!({"digest": d, "rows": p.rows()}))
-            .collect::<Vec<_>>()),
-    );
-    put("fraction", json!(cfg.fraction));
-    put("seed", json!(cfg.seed));
-    put("min_fraction", json!(cfg.min_fraction));
-    put("drift_shards", json!(cfg.drift_shards));
-    put("top_m", json!(cfg.top_m));
-    put("normalize", json!(cfg.normalize));
-    put("results_k", json!(cfg.results_k));
-    put("chunk_rows", json!(chunk_rows));
-    m
-}
-
-/// The chunks of the pool: the files in order, cut into consecutive chunks of `chunk_rows`
-/// rows (the last one shorter). Small files share a chunk (one part each), large files are
-/// split across chunks; an empty file is an empty part of the current chunk. Scanning many
-/// small files as one chunk pays the core pass and the top-M warm-up once, not per file.
-pub fn plan_chunks(
-    pool: &[&dyn DescriptorSource],
-    pool_digests: &[String],
-    chunk_rows: usize,
-) -> Result<Vec<Chunk>> {
-    if chunk_rows == 0 {
-        return Err(Error::invalid("chunk size (rows) must be at least 1"));
-    }
-    let mut out: Vec<Chunk> = Vec::new();
-    let mut parts: Vec<ChunkPart> = Vec::new();
-    let mut filled = 0usize;
-    let close = |parts: &mut Vec<ChunkPart>, out: &mut Vec<Chunk>| {
-        out.push(Chunk {
-            name: format!("chunk-{:06}", out.len()),
-            parts: std::mem::take(parts),
-        });
-    };
-    for (i, (src, d)) in pool.iter().zip(pool_digests).enumerate() {
-        let rows = src.rows();
-        let mut a = 0usize;
-        loop {
-            let b = rows.min(a.saturating_add(chunk_rows - filled));
-            let view = RowRange::new(*src, d, a, b)?;
-            parts.push(ChunkPart {
-                pool_index: i,
-                start: a,
-                end: b,
-                digest: view.digest(),
-            });
-            filled += b - a;
-            if filled == chunk_rows {
-                close(&mut parts, &mut out);
-                filled = 0;
-            }
-            a = b;
-            if a >= rows {
-                break;
-            }
-        }
-    }
-    if !parts.is_empty() {
-        close(&mut parts, &mut out);
-    }
-    Ok(out)
 }
 
 /// Rewrite the row number of an engine error about a chunk (`"row N (id …)"`, relative to the
@@ -340,83 +146,12 @@ pub fn remove_partial(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Compare the stored identity with the current one; the first difference is an error.
-fn check_identity(
-    dir: &Path,
-    stored: &serde_json::Map<String, serde_json::Value>,
-    now: &serde_json::Map<String, serde_json::Value>,
-) -> Result<()> {
-    for (k, v) in now {
-        let old = stored.get(k).unwrap_or(&serde_json::Value::Null);
-        if old != v {
-            return Err(Error::file(
-                dir.join(PLAN),
-                format!(
-                    "cannot resume: the partial scan was made with a different {k} \
-                     (partial: {old}, now: {v}); rerun with the original inputs and options, or \
-                     delete {} to start over",
-                    dir.display()
-                ),
-            ));
-        }
-    }
-    if let Some(k) = stored.keys().find(|k| !now.contains_key(*k)) {
-        return Err(Error::file(
-            dir.join(PLAN),
-            format!(
-                "cannot resume: the partial scan records an option {k:?} this tailrank does not \
-                 know; delete {} to start over",
-                dir.display()
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// Read the plan of an existing partial folder (None when it has none yet: the run was killed
-/// before writing it).
-fn read_plan(dir: &Path) -> Result<Option<Plan>> {
-    let p = dir.join(PLAN);
-    if !p.exists() {
-        return Ok(None);
-    }
-    let text = std::fs::read_to_string(&p).at(&p)?;
-    let malformed = |e: serde_json::Error| {
-        Error::file(
-            &p,
-            format!(
-                "malformed plan of a partial scan: {e}; delete {} to start over",
-                dir.display()
-            ),
-        )
-    };
-    // Check the format and version first, so that an older layout gets the version message.
-    let head: serde_json::Value = serde_json::from_str(&text).map_err(malformed)?;
-    let (format, version) = (
-        head.get("format").and_then(|v| v.as_str()).unwrap_or(""),
-        head.get("format_version").and_then(|v| v.as_u64()),
-    );
-    if format != PARTIAL_FORMAT || version != Some(PARTIAL_VERSION as u64) {
-        return Err(Error::file(
-            &p,
-            format!(
-                "not a {PARTIAL_FORMAT} version {PARTIAL_VERSION} plan (format {format:?}, \
-                 version {}); delete {} to start over",
-                version.map_or("?".to_string(), |v| v.to_string()),
-                dir.display()
-            ),
-        ));
-    }
-    // The fields just checked are the plan's own `format` and `format_version`.
-    let plan: Plan = serde_json::from_value(head).map_err(malformed)?;
-    Ok(Some(plan))
-}
-
 /// A finished chunk read back from the partial folder, checked against its plan entry.
 fn load_chunk(
     dir: &Path,
     chunk: &Chunk,
     pool: &[&dyn DescriptorSource],
+    nsets: usize,
     want_results: bool,
 ) -> Result<ChunkOutput> {
     let cdir = dir.join(&chunk.name);
@@ -455,53 +190,64 @@ fn load_chunk(
             }
         }
     }
-    let summary = Summary::read(&cdir.join("summary"))?;
-    if summary.pool_id_hashes.is_none() {
-        return Err(Error::file(
-            cdir.join("summary"),
-            "the chunk summary records no pool fingerprint (older format)",
-        ));
-    }
-    let pool: Vec<&InputRecord> = summary
-        .inputs
-        .iter()
-        .filter(|r| r.role == POOL_ROLE)
-        .collect();
-    let same_rows = pool.len() == chunk.parts.len()
-        && pool
-            .iter()
-            .zip(&chunk.parts)
-            .all(|(r, part)| r.digest == part.digest);
-    if !same_rows {
-        return Err(Error::file(
-            cdir.join("summary"),
-            "the chunk summary was not made from this chunk's rows (pool digest differs)",
-        ));
-    }
-    let results = if want_results {
-        let path = cdir.join("results.json");
-        let bytes = std::fs::read(&path).at(&path)?;
-        if rec.results_xxh3.as_deref() != Some(xxh3_string(&bytes).as_str()) {
+    let mut summaries = Vec::with_capacity(nsets);
+    let mut results = Vec::with_capacity(nsets);
+    for i in 0..nsets {
+        let sdir = cdir.join(summary_dir(i));
+        let summary = Summary::read(&sdir)?;
+        if summary.pool_id_hashes.is_none() {
             return Err(Error::file(
-                &path,
-                "checksum mismatch with chunk.json (corrupted)",
+                &sdir,
+                "the chunk summary records no pool fingerprint (older format)",
             ));
         }
-        let r = crate::formats::results::parse_results(&path, &bytes)?;
-        Some(
-            r.queries
-                .into_iter()
-                .map(|q| {
-                    let items = q.items.into_iter().map(|(id, s)| (id, s as f32)).collect();
-                    (q.query, items)
-                })
-                .collect(),
-        )
-    } else {
-        None
-    };
+        let pool: Vec<&InputRecord> = summary
+            .inputs
+            .iter()
+            .filter(|r| r.role == POOL_ROLE)
+            .collect();
+        let same_rows = pool.len() == chunk.parts.len()
+            && pool
+                .iter()
+                .zip(&chunk.parts)
+                .all(|(r, part)| r.digest == part.digest);
+        if !same_rows {
+            return Err(Error::file(
+                &sdir,
+                "the chunk summary was not made from this chunk's rows (pool digest differs)",
+            ));
+        }
+        summaries.push(summary);
+        if want_results {
+            let path = cdir.join(results_file(i));
+            let bytes = std::fs::read(&path).at(&path)?;
+            let want = if i == 0 {
+                rec.results_xxh3.as_deref()
+            } else {
+                rec.more_results_xxh3.get(i - 1).map(String::as_str)
+            };
+            if want != Some(xxh3_string(&bytes).as_str()) {
+                return Err(Error::file(
+                    &path,
+                    "checksum mismatch with chunk.json (corrupted)",
+                ));
+            }
+            let r = crate::formats::results::parse_results(&path, &bytes)?;
+            results.push(Some(
+                r.queries
+                    .into_iter()
+                    .map(|q| {
+                        let items = q.items.into_iter().map(|(id, s)| (id, s as f32)).collect();
+                        (q.query, items)
+                    })
+                    .collect(),
+            ));
+        } else {
+            results.push(None);
+        }
+    }
     Ok(ChunkOutput {
-        summary,
+        summaries,
         results,
         renormalized_rows: rec.renormalized_rows,
         rescanned_queries: 0,
@@ -510,10 +256,30 @@ fn load_chunk(
     })
 }
 
+/// The summary folder of query set `i` inside a chunk folder: `summary`, then `summary-1`, ….
+fn summary_dir(i: usize) -> String {
+    if i == 0 {
+        "summary".into()
+    } else {
+        format!("summary-{i}")
+    }
+}
+
+/// The results file of query set `i` inside a chunk folder: `results.json`, then
+/// `results-1.json`, ….
+fn results_file(i: usize) -> String {
+    if i == 0 {
+        "results.json".into()
+    } else {
+        format!("results-{i}.json")
+    }
+}
+
 /// A chunk's contribution to the scan.
 struct ChunkOutput {
-    summary: Summary,
-    results: Option<ResultLists>,
+    /// One per query set.
+    summaries: Vec<Summary>,
+    results: Vec<Option<ResultLists>>,
     renormalized_rows: u64,
     /// Queries rescanned after a failed speculative floor, and floors set (0 for a chunk
     /// read back).
@@ -526,19 +292,23 @@ struct ChunkOutput {
 /// Write a finished chunk atomically into the partial folder.
 fn store_chunk(dir: &Path, chunk: &Chunk, rows_xxh3: Vec<String>, out: &ChunkOutput) -> Result<()> {
     atomic::write_dir(&dir.join(&chunk.name), |tmp| {
-        out.summary.write(&tmp.join("summary"))?;
-        let results_xxh3 = match &out.results {
-            Some(r) => {
-                let path = tmp.join("results.json");
+        let mut sums = Vec::new();
+        for (i, (summary, results)) in out.summaries.iter().zip(&out.results).enumerate() {
+            summary.write(&tmp.join(summary_dir(i)))?;
+            if let Some(r) = results {
+                let path = tmp.join(results_file(i));
                 crate::formats::results::write_results(&path, r)?;
-                Some(xxh3_string(&std::fs::read(&path).at(&path)?))
+                sums.push(xxh3_string(&std::fs::read(&path).at(&path)?));
             }
-            None => None,
-        };
+        }
+        let mut sums = sums.into_iter();
+        let results_xxh3 = sums.next();
+        let more_results_xxh3 = sums.collect();
         let rec = ChunkRecord {
             chunk: chunk.clone(),
             rows_xxh3: Some(rows_xxh3),
             results_xxh3,
+            more_results_xxh3,
             renormalized_rows: out.renormalized_rows,
         };
         let text = serde_json::to_string_pretty(&rec)
@@ -606,22 +376,62 @@ pub fn scan_resumable(
     opts: &ResumeOptions,
     progress: &dyn Progress,
 ) -> Result<(ScanOutput, ResumeReport)> {
+    let set = QuerySetInput {
+        set: inputs.query_set,
+        queries: inputs.queries,
+    };
+    let (mut out, report) =
+        scan_sets_resumable(&[set], inputs.core, &inputs.pool, cfg, opts, progress)?;
+    let one = out.sets.pop().expect("one query set");
+    Ok((
+        ScanOutput {
+            summary: one.summary,
+            results: one.results,
+            renormalized_rows: out.renormalized_rows,
+            rescanned_queries: out.rescanned_queries,
+            speculative_floors: out.speculative_floors,
+            screened_pairs: out.screened_pairs,
+            rescored_pairs: out.rescored_pairs,
+        },
+        report,
+    ))
+}
+
+/// [`scan_resumable`] for several query sets scanned in one pass (as
+/// [`scan_sets`](crate::scan::engine::scan_sets)): a chunk folder holds one summary (and
+/// results file) per set, `summary/`, `summary-1/`, … The output's `renormalized_rows`
+/// includes the query and core rows.
+pub fn scan_sets_resumable(
+    sets: &[QuerySetInput],
+    core: &dyn DescriptorSource,
+    pool: &[&dyn DescriptorSource],
+    cfg: &ScanConfig,
+    opts: &ResumeOptions,
+    progress: &dyn Progress,
+) -> Result<(PoolScan, ResumeReport)> {
     let dir = &opts.partial_dir;
     crate::scan::engine::check_top_m(cfg.top_m)?;
-    let pool_digests: Vec<String> = inputs.pool.iter().map(|p| p.digest()).collect();
-    let chunks = plan_chunks(&inputs.pool, &pool_digests, opts.chunk_rows)?;
+    if sets.is_empty() {
+        return Err(Error::invalid("no query set to scan"));
+    }
+    let pool_digests: Vec<String> = pool.iter().map(|p| p.digest()).collect();
+    let chunks = plan_chunks(pool, &pool_digests, opts.chunk_rows)?;
     // Pool shards must be disjoint as a whole, not only within each chunk.
-    crate::scan::engine::check_pool_disjoint(&inputs.pool)?;
-    let content = [
-        rows_digest(inputs.queries, 0, inputs.queries.rows())?,
-        rows_digest(inputs.core, 0, inputs.core.rows())?,
-    ];
+    crate::scan::engine::check_pool_disjoint(pool)?;
+    let queries_rows: Vec<String> = sets
+        .iter()
+        .map(|s| rows_digest(s.queries, 0, s.queries.rows()))
+        .collect::<Result<_>>()?;
+    let core_rows = rows_digest(core, 0, core.rows())?;
     let ident = identity(
-        inputs,
+        sets,
+        core,
+        pool,
         cfg,
         opts.chunk_rows,
         &pool_digests,
-        [&content[0], &content[1]],
+        &queries_rows,
+        &core_rows,
     );
     let mut report = ResumeReport::default();
 
@@ -694,15 +504,17 @@ pub fn scan_resumable(
             .push(format!("{name} (leftover of an interrupted write)"));
     }
 
-    let result = scan_chunks(
-        inputs,
-        cfg,
-        dir,
-        &chunks,
-        &pool_digests,
-        progress,
-        &mut report,
-    );
+    let result = with_threads(cfg.threads, || {
+        scan_chunks(
+            (sets, core, pool),
+            cfg,
+            dir,
+            &chunks,
+            &pool_digests,
+            progress,
+            &mut report,
+        )
+    });
     if result.is_err() && !has_chunks(dir) {
         // Nothing worth keeping (e.g. bad input found in the first chunk): leave no folder that
         // would make the next run ask for --resume.
@@ -721,71 +533,83 @@ fn has_chunks(dir: &Path) -> bool {
     })
 }
 
-/// The chunk loop of [`scan_resumable`] (plan written, leftovers removed).
+/// The chunk loop of [`scan_sets_resumable`] (plan written, leftovers removed).
 fn scan_chunks(
-    inputs: &ScanInputs,
+    (sets, core, pool): (
+        &[QuerySetInput],
+        &dyn DescriptorSource,
+        &[&dyn DescriptorSource],
+    ),
     cfg: &ScanConfig,
     dir: &Path,
     chunks: &[Chunk],
     pool_digests: &[String],
     progress: &dyn Progress,
     report: &mut ResumeReport,
-) -> Result<ScanOutput> {
+) -> Result<PoolScan> {
     let want_results = cfg.results_k.is_some();
     let mut chunk_cfg = cfg.clone();
     chunk_cfg.pool_size = None;
-    let scan_chunk = |chunk: &Chunk, progress: &dyn Progress| -> Result<ChunkOutput> {
-        let views: Vec<RowRange> = chunk
-            .parts
-            .iter()
-            .map(|p| {
-                RowRange::new(
-                    inputs.pool[p.pool_index],
-                    &pool_digests[p.pool_index],
-                    p.start,
-                    p.end,
-                )
-            })
-            .collect::<Result<_>>()?;
-        let chunk_inputs = ScanInputs {
-            query_set: inputs.query_set,
-            queries: inputs.queries,
-            core: inputs.core,
-            pool: views.iter().map(|v| v as &dyn DescriptorSource).collect(),
-        };
-        let out = scan(&chunk_inputs, &chunk_cfg, progress).map_err(|e| {
-            // A chunk holds at most one range per file: the error's file names the part.
-            chunk.parts.iter().fold(e, |e, p| {
-                absolute_row(e, inputs.pool[p.pool_index], p.start)
-            })
-        })?;
-        let results = out.results.map(|lists| {
-            inputs
-                .query_set
-                .query_ids
-                .iter()
-                .cloned()
-                .zip(lists)
-                .collect::<Vec<_>>()
-        });
-        Ok(ChunkOutput {
-            summary: out.summary,
-            results,
-            renormalized_rows: out.renormalized_rows,
-            rescanned_queries: out.rescanned_queries,
-            speculative_floors: out.speculative_floors,
-            screened: (out.screened_pairs, out.rescored_pairs),
-        })
+    // The queries, positives and core pass are the same for every chunk: prepared once, when
+    // the first chunk needs scanning (not at all when every chunk is reused).
+    let prepared: std::cell::OnceCell<PreparedScan> = std::cell::OnceCell::new();
+    let prepare = || -> Result<&PreparedScan> {
+        if let Some(p) = prepared.get() {
+            return Ok(p);
+        }
+        let p = PreparedScan::new(sets, core, &chunk_cfg)?;
+        Ok(prepared.get_or_init(|| p))
     };
-    let mut acc: Option<Summary> = None;
-    let mut all_results: Vec<ResultLists> = Vec::new();
+    let scan_chunk =
+        |prepared: &PreparedScan, chunk: &Chunk, progress: &dyn Progress| -> Result<ChunkOutput> {
+            let views: Vec<RowRange> = chunk
+                .parts
+                .iter()
+                .map(|p| {
+                    RowRange::new(
+                        pool[p.pool_index],
+                        &pool_digests[p.pool_index],
+                        p.start,
+                        p.end,
+                    )
+                })
+                .collect::<Result<_>>()?;
+            let views: Vec<&dyn DescriptorSource> =
+                views.iter().map(|v| v as &dyn DescriptorSource).collect();
+            let out = prepared.scan_pool(&views, progress).map_err(|e| {
+                // A chunk holds at most one range per file: the error's file names the part.
+                chunk
+                    .parts
+                    .iter()
+                    .fold(e, |e, p| absolute_row(e, pool[p.pool_index], p.start))
+            })?;
+            let (mut summaries, mut results) = (Vec::new(), Vec::new());
+            for (one, s) in out.sets.into_iter().zip(sets) {
+                summaries.push(one.summary);
+                results.push(
+                    one.results
+                        .map(|lists| s.set.query_ids.iter().cloned().zip(lists).collect()),
+                );
+            }
+            Ok(ChunkOutput {
+                summaries,
+                results,
+                // Recorded as a whole scan of the chunk counts them: query, core and chunk rows.
+                renormalized_rows: prepared.renormalized_rows() + out.renormalized_rows,
+                rescanned_queries: out.rescanned_queries,
+                speculative_floors: out.speculative_floors,
+                screened: (out.screened_pairs, out.rescored_pairs),
+            })
+        };
+    let mut acc: Vec<Option<Summary>> = vec![None; sets.len()];
+    let mut all_results: Vec<Vec<ResultLists>> = vec![Vec::new(); sets.len()];
     let mut chunk_renormalized = Vec::with_capacity(chunks.len());
     let (mut rescanned, mut floors, mut screened) = (0u64, 0u64, (0u64, 0u64));
     for chunk in chunks {
         let cdir = dir.join(&chunk.name);
         let mut loaded = None;
         if cdir.exists() {
-            match load_chunk(dir, chunk, &inputs.pool, want_results) {
+            match load_chunk(dir, chunk, pool, sets.len(), want_results) {
                 Ok(x) => loaded = Some(x),
                 Err(e) => {
                     std::fs::remove_dir_all(&cdir).at(&cdir)?;
@@ -804,8 +628,8 @@ fn scan_chunks(
             None => {
                 // Digested before the scan: rows rewritten while it runs make the next resume
                 // scan the chunk again rather than trust it.
-                let digests = chunk_rows_digests(&inputs.pool, chunk)?;
-                let out = scan_chunk(chunk, progress)?;
+                let digests = chunk_rows_digests(pool, chunk)?;
+                let out = scan_chunk(prepare()?, chunk, progress)?;
                 store_chunk(dir, chunk, digests, &out)?;
                 report.scanned += 1;
                 out
@@ -816,61 +640,52 @@ fn scan_chunks(
         floors += part.speculative_floors;
         screened.0 += part.screened.0;
         screened.1 += part.screened.1;
-        if let Some(r) = part.results {
-            all_results.push(r);
+        for (i, (summary, results)) in part.summaries.into_iter().zip(part.results).enumerate() {
+            if let Some(r) = results {
+                all_results[i].push(r);
+            }
+            acc[i] = Some(match acc[i].take() {
+                None => summary,
+                Some(a) => Summary::merge(&[a, summary]).map_err(|e| {
+                    Error::file(
+                        dir.join(&chunk.name),
+                        format!("cannot merge this chunk: {e}"),
+                    )
+                })?,
+            });
         }
-        acc = Some(match acc {
-            None => part.summary,
-            Some(a) => Summary::merge(&[a, part.summary]).map_err(|e| {
-                Error::file(
-                    dir.join(&chunk.name),
-                    format!("cannot merge this chunk: {e}"),
-                )
-            })?,
-        });
     }
     // Each chunk's count includes the query and core rows: count those once.
     let renormalized = if cfg.normalize && chunks.len() > 1 {
-        let empty = Chunk {
-            name: String::new(),
-            parts: vec![ChunkPart {
-                pool_index: 0,
-                start: 0,
-                end: 0,
-                digest: String::new(),
-            }],
-        };
-        let base = scan_chunk(&empty, &NoProgress)?.renormalized_rows;
+        let base = prepare()?.renormalized_rows();
         base + chunk_renormalized.iter().map(|c| c - base).sum::<u64>()
     } else {
         chunk_renormalized.iter().sum()
     };
-    let mut summary = acc.ok_or_else(|| Error::invalid("no pool input to scan"))?;
-    // One pool record per file, as a single-pass scan records them.
-    summary.inputs.retain(|r| r.role != POOL_ROLE);
-    for (src, d) in inputs.pool.iter().zip(pool_digests) {
-        summary.inputs.push(InputRecord {
-            role: POOL_ROLE.into(),
-            path: src.path().display().to_string(),
-            digest: d.clone(),
-            rows: src.rows() as u64,
-        });
+    let mut out_sets = Vec::with_capacity(sets.len());
+    for ((summary, parts), s) in acc.into_iter().zip(&all_results).zip(sets) {
+        let mut summary = summary.ok_or_else(|| Error::invalid("no pool input to scan"))?;
+        // One pool record per file, as a single-pass scan records them.
+        summary.inputs.retain(|r| r.role != POOL_ROLE);
+        for (src, d) in pool.iter().zip(pool_digests) {
+            summary.inputs.push(InputRecord {
+                role: POOL_ROLE.into(),
+                path: src.path().display().to_string(),
+                digest: d.clone(),
+                rows: src.rows() as u64,
+            });
+        }
+        summary.pool_size = cfg.pool_size;
+        summary.tool_version = crate::TOOL_VERSION.to_string();
+        summary.validate()?;
+        let results = match cfg.results_k {
+            Some(k) => Some(merge_results(&s.set.query_ids, core, parts, k)?),
+            None => None,
+        };
+        out_sets.push(SetOutput { summary, results });
     }
-    summary.pool_size = cfg.pool_size;
-    summary.tool_version = crate::TOOL_VERSION.to_string();
-    summary.validate()?;
-    let results = match cfg.results_k {
-        Some(k) => Some(merge_results(
-            &inputs.query_set.query_ids,
-            inputs.core,
-            &all_results,
-            k,
-        )?),
-        None => None,
-    };
-    Ok(ScanOutput {
-        summary,
-        results,
+    Ok(PoolScan {
+        sets: out_sets,
         renormalized_rows: renormalized,
         rescanned_queries: rescanned,
         speculative_floors: floors,

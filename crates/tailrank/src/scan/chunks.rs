@@ -1,0 +1,310 @@
+//! The plan of a resumable scan ([`resume`](super::resume)): the chunks the pool is cut
+//! into, the identity of the scan (what must not change before a resume), full-content row
+//! digests, and the plan file `plan.json` of the partial folder.
+
+use super::prepared::QuerySetInput;
+use crate::error::{Error, IoContext, Result};
+use crate::formats::descriptors::{DescriptorSource, RowRange};
+use crate::scan::config::ScanConfig;
+use crate::scan::summary::query_set_digest;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// Format name of `plan.json`.
+pub const PARTIAL_FORMAT: &str = "tailrank-scan-partial";
+/// Version of the partial-folder layout (2: chunks made of parts of several files).
+pub const PARTIAL_VERSION: u32 = 2;
+/// Default chunk size in pool rows (about 12 GB of f16 descriptors at D = 768).
+pub const DEFAULT_CHUNK_ROWS: usize = 8_000_000;
+/// Name of the plan file inside the partial folder.
+pub const PLAN: &str = "plan.json";
+
+/// One chunk of the plan: consecutive row ranges of one or more pool files, scanned together.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Chunk {
+    pub name: String,
+    pub parts: Vec<ChunkPart>,
+}
+
+impl Chunk {
+    /// Pool rows of the chunk.
+    pub fn rows(&self) -> usize {
+        self.parts.iter().map(|p| p.end - p.start).sum()
+    }
+}
+
+/// Rows `start..end` of pool file `pool_index`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChunkPart {
+    pub pool_index: usize,
+    pub start: usize,
+    pub end: usize,
+    /// Digest of the [`RowRange`] view (covers the file's digest and the range).
+    pub digest: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(super) struct Plan {
+    pub format: String,
+    pub format_version: u32,
+    pub tool_version: String,
+    /// Everything the chunks depend on, compared field by field on resume.
+    pub identity: serde_json::Map<String, serde_json::Value>,
+    pub chunks: Vec<Chunk>,
+}
+
+/// Full-content digest of rows `start..end` of `src`: the rows are cut into blocks of 4,096
+/// (from `start`); block `b` hashes to `h_b` = xxh3-64 over, for each of its rows, the id and
+/// `\n`, then the row's values as little-endian f32 (as the scan reads them); the digest is
+/// xxh3-64 over `h_0, h_1, …` (8 little-endian bytes each). Blocks are hashed in parallel.
+/// Reads every byte of the range (cost: `docs/errors.md`, resumable scans).
+pub fn rows_digest(src: &dyn DescriptorSource, start: usize, end: usize) -> Result<String> {
+    use rayon::prelude::*;
+    const BLOCK: usize = 4096;
+    let d = src.dim();
+    let nblocks = end.saturating_sub(start).div_ceil(BLOCK);
+    let hashes: Vec<u64> = (0..nblocks)
+        .into_par_iter()
+        .map_init(
+            || {
+                (
+                    vec![0f32; BLOCK * d],
+                    Vec::<u8>::with_capacity(BLOCK * d * 4),
+                )
+            },
+            |(buf, bytes), b| {
+                let a = start + b * BLOCK;
+                let n = (end - a).min(BLOCK);
+                let rows = &mut buf[..n * d];
+                src.read_rows(a, rows)?;
+                let mut h = xxhash_rust::xxh3::Xxh3::new();
+                for id in &src.ids()[a..a + n] {
+                    h.update(id.as_bytes());
+                    h.update(b"\n");
+                }
+                #[cfg(target_endian = "little")]
+                {
+                    let _ = &bytes;
+                    // SAFETY: any f32 is 4 plain bytes; u8 has no alignment requirement. On a
+                    // little-endian host these are the f32s' little-endian bytes.
+                    let raw = unsafe {
+                        std::slice::from_raw_parts(rows.as_ptr() as *const u8, rows.len() * 4)
+                    };
+                    h.update(raw);
+                }
+                #[cfg(not(target_endian = "little"))]
+                {
+                    bytes.clear();
+                    bytes.extend(rows.iter().flat_map(|v| v.to_le_bytes()));
+                    h.update(bytes);
+                }
+                Ok(h.digest())
+            },
+        )
+        .collect::<Result<_>>()?;
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    for x in hashes {
+        h.update(&x.to_le_bytes());
+    }
+    Ok(format!("xxh3:{:016x}", h.digest()))
+}
+
+/// [`rows_digest`] of every part of `chunk`.
+pub(super) fn chunk_rows_digests(
+    pool: &[&dyn DescriptorSource],
+    chunk: &Chunk,
+) -> Result<Vec<String>> {
+    chunk
+        .parts
+        .iter()
+        .map(|p| rows_digest(pool[p.pool_index], p.start, p.end))
+        .collect()
+}
+
+pub(super) fn xxh3_string(bytes: &[u8]) -> String {
+    format!("xxh3:{:016x}", xxhash_rust::xxh3::xxh3_64(bytes))
+}
+
+/// The identity of a scan: what must not change between an interrupted run and its resume.
+/// One query set is recorded as single values (as older versions did); several as lists.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn identity(
+    sets: &[QuerySetInput],
+    core: &dyn DescriptorSource,
+    pool: &[&dyn DescriptorSource],
+    cfg: &ScanConfig,
+    chunk_rows: usize,
+    pool_digests: &[String],
+    queries_rows: &[String],
+    core_rows: &str,
+) -> serde_json::Map<String, serde_json::Value> {
+    use serde_json::json;
+    let mut m = serde_json::Map::new();
+    let mut put = |k: &str, v: serde_json::Value| {
+        m.insert(k.to_string(), v);
+    };
+    let per_set = |f: &dyn Fn(usize) -> serde_json::Value| -> serde_json::Value {
+        if sets.len() == 1 {
+            f(0)
+        } else {
+            serde_json::Value::Array((0..sets.len()).map(f).collect())
+        }
+    };
+    put("model", json!(cfg.model));
+    put("query_set", per_set(&|i| json!(sets[i].set.name)));
+    put(
+        "ground_truth",
+        per_set(&|i| json!(query_set_digest(sets[i].set))),
+    );
+    put(
+        "queries",
+        per_set(&|i| json!({"digest": sets[i].queries.digest(), "rows": sets[i].queries.rows()})),
+    );
+    put(
+        "core",
+        json!({"digest": core.digest(), "rows": core.rows()}),
+    );
+    // The file digests above read only the ends of a file: every chunk reused depends on every
+    // query and core row, so these are digested in full.
+    put("queries_rows", per_set(&|i| json!(queries_rows[i])));
+    put("core_rows", json!(core_rows));
+    put(
+        "pool",
+        json!(pool
+            .iter()
+            .zip(pool_digests)
+            .map(|(p, d)| json!({"digest": d, "rows": p.rows()}))
+            .collect::<Vec<_>>()),
+    );
+    put("fraction", json!(cfg.fraction));
+    put("seed", json!(cfg.seed));
+    put("min_fraction", json!(cfg.min_fraction));
+    put("drift_shards", json!(cfg.drift_shards));
+    put("top_m", json!(cfg.top_m));
+    put("normalize", json!(cfg.normalize));
+    put("results_k", json!(cfg.results_k));
+    put("chunk_rows", json!(chunk_rows));
+    m
+}
+
+/// The chunks of the pool: the files in order, cut into consecutive chunks of `chunk_rows`
+/// rows (the last one shorter). Small files share a chunk (one part each), large files are
+/// split across chunks; an empty file is an empty part of the current chunk. Scanning many
+/// small files as one chunk pays the core pass and the top-M warm-up once, not per file.
+pub fn plan_chunks(
+    pool: &[&dyn DescriptorSource],
+    pool_digests: &[String],
+    chunk_rows: usize,
+) -> Result<Vec<Chunk>> {
+    if chunk_rows == 0 {
+        return Err(Error::invalid("chunk size (rows) must be at least 1"));
+    }
+    let mut out: Vec<Chunk> = Vec::new();
+    let mut parts: Vec<ChunkPart> = Vec::new();
+    let mut filled = 0usize;
+    let close = |parts: &mut Vec<ChunkPart>, out: &mut Vec<Chunk>| {
+        out.push(Chunk {
+            name: format!("chunk-{:06}", out.len()),
+            parts: std::mem::take(parts),
+        });
+    };
+    for (i, (src, d)) in pool.iter().zip(pool_digests).enumerate() {
+        let rows = src.rows();
+        let mut a = 0usize;
+        loop {
+            let b = rows.min(a.saturating_add(chunk_rows - filled));
+            let view = RowRange::new(*src, d, a, b)?;
+            parts.push(ChunkPart {
+                pool_index: i,
+                start: a,
+                end: b,
+                digest: view.digest(),
+            });
+            filled += b - a;
+            if filled == chunk_rows {
+                close(&mut parts, &mut out);
+                filled = 0;
+            }
+            a = b;
+            if a >= rows {
+                break;
+            }
+        }
+    }
+    if !parts.is_empty() {
+        close(&mut parts, &mut out);
+    }
+    Ok(out)
+}
+
+/// Compare the stored identity with the current one; the first difference is an error.
+pub(super) fn check_identity(
+    dir: &Path,
+    stored: &serde_json::Map<String, serde_json::Value>,
+    now: &serde_json::Map<String, serde_json::Value>,
+) -> Result<()> {
+    for (k, v) in now {
+        let old = stored.get(k).unwrap_or(&serde_json::Value::Null);
+        if old != v {
+            return Err(Error::file(
+                dir.join(PLAN),
+                format!(
+                    "cannot resume: the partial scan was made with a different {k} \
+                     (partial: {old}, now: {v}); rerun with the original inputs and options, or \
+                     delete {} to start over",
+                    dir.display()
+                ),
+            ));
+        }
+    }
+    if let Some(k) = stored.keys().find(|k| !now.contains_key(*k)) {
+        return Err(Error::file(
+            dir.join(PLAN),
+            format!(
+                "cannot resume: the partial scan records an option {k:?} this tailrank does not \
+                 know; delete {} to start over",
+                dir.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Read the plan of an existing partial folder (None when it has none yet: the run was killed
+/// before writing it).
+pub(super) fn read_plan(dir: &Path) -> Result<Option<Plan>> {
+    let p = dir.join(PLAN);
+    if !p.exists() {
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(&p).at(&p)?;
+    let malformed = |e: serde_json::Error| {
+        Error::file(
+            &p,
+            format!(
+                "malformed plan of a partial scan: {e}; delete {} to start over",
+                dir.display()
+            ),
+        )
+    };
+    // Check the format and version first, so that an older layout gets the version message.
+    let head: serde_json::Value = serde_json::from_str(&text).map_err(malformed)?;
+    let (format, version) = (
+        head.get("format").and_then(|v| v.as_str()).unwrap_or(""),
+        head.get("format_version").and_then(|v| v.as_u64()),
+    );
+    if format != PARTIAL_FORMAT || version != Some(PARTIAL_VERSION as u64) {
+        return Err(Error::file(
+            &p,
+            format!(
+                "not a {PARTIAL_FORMAT} version {PARTIAL_VERSION} plan (format {format:?}, \
+                 version {}); delete {} to start over",
+                version.map_or("?".to_string(), |v| v.to_string()),
+                dir.display()
+            ),
+        ));
+    }
+    // The fields just checked are the plan's own `format` and `format_version`.
+    let plan: Plan = serde_json::from_value(head).map_err(malformed)?;
+    Ok(Some(plan))
+}

@@ -1,0 +1,174 @@
+//! Options of a scan ([`ScanConfig`], each default stated once here) and the subsets they
+//! define ([`subsets`], docs/method.md §4).
+
+use crate::error::{Error, Result};
+use crate::sample::{check_fraction, HashRange};
+use crate::scan::kernel::Backend;
+use crate::scan::summary::{Subset, SubsetKind};
+
+/// Default M (top pool scores kept per query and subset).
+pub const DEFAULT_TOP_M: usize = 4000;
+/// Largest M accepted: a list's length is stored as a 32-bit integer (`top_len.npy`). Any M
+/// up to it costs only what is stored: a list never holds more than its subset's items, so
+/// the reservoirs are sized by `min(M, S_0)` and the summary pads to `min(M, max_ℓ S_ℓ)`.
+pub const MAX_TOP_M: usize = u32::MAX as usize;
+
+/// Check M (`1 ≤ M ≤` [`MAX_TOP_M`]) before anything is allocated for it.
+pub fn check_top_m(m: usize) -> Result<()> {
+    if m == 0 {
+        return Err(Error::invalid("top-M must be at least 1"));
+    }
+    if m > MAX_TOP_M {
+        return Err(Error::invalid(format!(
+            "top-M = {m} is beyond the largest M a summary can store ({MAX_TOP_M}: list \
+             lengths are 32-bit); an M above the number of pool rows keeps every row anyway, so \
+             give at most the pool size"
+        )));
+    }
+    Ok(())
+}
+/// Default number of drift shards.
+pub const DEFAULT_DRIFT_SHARDS: usize = 4;
+/// Default number of nested levels (`min_fraction = f / 2^(levels-1)`).
+pub const DEFAULT_LEVELS: usize = 5;
+/// At most this many nested levels.
+pub const MAX_LEVELS: usize = 32;
+/// At most this many drift shards.
+pub const MAX_SHARDS: usize = 256;
+/// Pool rows per GEMM block (the `n` of every `Q × n × D` product). Tuned on Zen 3 (AVX2/FMA),
+/// see `docs/performance.md`.
+pub const BLOCK_ROWS: usize = 512;
+
+/// Options of a scan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScanConfig {
+    /// Level-0 sampling fraction f in (0, 1]; 1 is exact mode.
+    pub fraction: f64,
+    /// Hash seed of the sample (docs/method.md §4).
+    pub seed: u64,
+    /// Nested levels are `f, f/2, f/4, …` while `≥ min_fraction` (level 0 always).
+    pub min_fraction: f64,
+    /// Number of disjoint drift shards of the level-0 sample (0: none). Kept in exact mode too.
+    pub drift_shards: usize,
+    /// M, top pool scores kept per query and subset.
+    pub top_m: usize,
+    /// When set, also return the top-k `(id, score)` over core ∪ scanned pool per query.
+    pub results_k: Option<usize>,
+    /// Worker threads (None: the current rayon pool).
+    pub threads: Option<usize>,
+    /// L2-normalise rows instead of refusing rows that are not unit-norm.
+    pub normalize: bool,
+    /// Model name recorded in the summary.
+    pub model: String,
+    /// Size N of the full pool, recorded in the summary.
+    pub pool_size: Option<u64>,
+    /// Scan the pool in stages (pilots of one block in 64 and one in 16, then the rest), each
+    /// starting its top-M reservoirs from floors estimated on the stages before
+    /// ([`speculate`](super::speculate)); the floors are verified, so the result is the same
+    /// either way (only the time differs).
+    pub speculate: bool,
+    /// In the stages that start from floors, bound every score with the integer screen and
+    /// compute the f32 score only where the bound passes the cut
+    /// ([`screen`](super::screen)); the result is bitwise the same either way. Ignored
+    /// where the screen is unavailable (no AVX2 + FMA, the `gemm` kernel, `D > 2048`).
+    ///
+    /// The screen works only in stages that start from floors: without `speculate` there are
+    /// none, so `speculate = false` scores every pair in f32 whatever `screen` says.
+    pub screen: bool,
+    /// Pool rows per GEMM block ([`BLOCK_ROWS`] by default; a tuning knob, read from
+    /// `TAILRANK_BLOCK_ROWS` by the front ends). The AVX2 kernel rounds it up to a multiple of
+    /// 16. Scores do not depend on it on the AVX2 kernel; the `gemm` backend's last bits may.
+    pub block_rows: usize,
+    /// Score kernel backend; `None` picks the fastest this CPU supports ([`Backend::detect`]).
+    /// The front ends set `Some(Backend::Gemm)` for `TAILRANK_KERNEL=gemm`.
+    pub backend: Option<Backend>,
+}
+
+impl ScanConfig {
+    /// Defaults for a sample at `fraction`: 5 levels (`min_fraction = f/16`), 4 drift shards,
+    /// M = 4000, no results, all threads, no normalisation, speculation and screen on, blocks
+    /// of [`BLOCK_ROWS`], the detected kernel.
+    pub fn new(fraction: f64, seed: u64) -> Self {
+        ScanConfig {
+            fraction,
+            seed,
+            min_fraction: fraction / (1u64 << (DEFAULT_LEVELS - 1)) as f64,
+            drift_shards: DEFAULT_DRIFT_SHARDS,
+            top_m: DEFAULT_TOP_M,
+            results_k: None,
+            threads: None,
+            normalize: false,
+            model: String::new(),
+            pool_size: None,
+            speculate: true,
+            screen: true,
+            block_rows: BLOCK_ROWS,
+            backend: None,
+        }
+    }
+}
+
+impl Default for ScanConfig {
+    /// Exact mode (f = 1), seed 0.
+    fn default() -> Self {
+        ScanConfig::new(1.0, 0)
+    }
+}
+
+/// The subsets of a scan: nesting levels `ℓ = 0, 1, …` with fraction `f/2^ℓ ≥ min_fraction`
+/// (hash ranges `[0, t(f/2^ℓ))`, level 0 always present, at most [`MAX_LEVELS`]), then
+/// `drift_shards` disjoint, adjacent, equal hash slices of `[0, t(f))` (fraction `f/H`).
+/// Shards are kept in exact mode (f = 1) too: there they split the whole pool, which makes
+/// drift checks of the exact scan possible.
+pub fn subsets(fraction: f64, min_fraction: f64, drift_shards: usize) -> Result<Vec<Subset>> {
+    let f = check_fraction(fraction)?;
+    if !(min_fraction.is_finite() && min_fraction > 0.0 && min_fraction <= f) {
+        return Err(Error::invalid(format!(
+            "minimum level fraction must be in (0, f = {f}], got {min_fraction}"
+        )));
+    }
+    let mut out = Vec::new();
+    let mut level_f = f;
+    // Relative slack so that f/16 with min_fraction = f/16 is kept despite rounding.
+    while level_f >= min_fraction * (1.0 - 1e-12) {
+        if out.len() == MAX_LEVELS {
+            return Err(Error::invalid(format!(
+                "more than {MAX_LEVELS} nested levels between f = {f} and {min_fraction}"
+            )));
+        }
+        out.push(Subset {
+            kind: SubsetKind::Level,
+            fraction: level_f,
+            range: HashRange::fraction(level_f)?,
+        });
+        level_f /= 2.0;
+    }
+    if drift_shards > 0 {
+        if drift_shards > MAX_SHARDS {
+            return Err(Error::invalid(format!(
+                "at most {MAX_SHARDS} drift shards, got {drift_shards}"
+            )));
+        }
+        let whole = HashRange::fraction(f)?;
+        for range in whole.split(drift_shards as u64) {
+            out.push(Subset {
+                kind: SubsetKind::Shard,
+                fraction: f / drift_shards as f64,
+                range,
+            });
+        }
+    }
+    Ok(out)
+}
+
+impl ScanConfig {
+    /// Rows per block as given, at least 1.
+    pub(crate) fn rows_per_block(&self) -> usize {
+        self.block_rows.max(1)
+    }
+
+    /// The kernel backend: the one asked for, else the detected one.
+    pub(crate) fn kernel_backend(&self) -> Backend {
+        self.backend.unwrap_or_else(Backend::detect)
+    }
+}

@@ -1,0 +1,424 @@
+//! A pool pass of a [`PreparedScan`]: sample the pool, cut it into blocks, drive the blocks
+//! through the collectors in stages (speculation), verify the floors, rescan where one did not
+//! hold, and assemble one summary per query set (steps 1 and 3–5 of the algorithm in
+//! [`engine`](super::engine)).
+
+use super::block::{cut_blocks, Block, Progress, SampledSource};
+use super::collect::{query_summary, QueryCollector, QueryPositives};
+use super::kernel::ScoreKernel;
+use super::pool::{self, PoolPlan};
+use super::prepared::PreparedScan;
+use super::speculate;
+use super::summary::{InputRecord, QuerySummary, Summary, POOL_ROLE, SUMMARY_FORMAT_VERSION};
+use super::topm::{SharedThresholds, TopKeyed, TopM};
+use crate::error::{Error, Result};
+use crate::formats::descriptors::DescriptorSource;
+use crate::formats::ids::{find_duplicate_across, id_key};
+use crate::sample::id_hash;
+use rayon::prelude::*;
+use std::collections::HashSet;
+
+/// Top-k `(db id, score)` lists, one per query of a set (query-set order), best first.
+pub type Results = Vec<Vec<(String, f32)>>;
+
+/// What one query set gets from a pool pass.
+#[derive(Debug, Clone)]
+pub struct SetOutput {
+    pub summary: Summary,
+    /// With `results_k`: top-k over core ∪ scanned pool per query; equal scores in input
+    /// order (core rows, then pool sources in order).
+    pub results: Option<Results>,
+}
+
+/// The output of [`PreparedScan::scan_pool`].
+#[derive(Debug, Clone)]
+pub struct PoolScan {
+    /// One per query set, in the order the scan was prepared with.
+    pub sets: Vec<SetOutput>,
+    /// Pool rows renormalised by this pass (the query and core rows are counted by the
+    /// preparation, [`PreparedScan::renormalized_rows`]).
+    pub renormalized_rows: u64,
+    /// Queries scanned a second time because a speculative floor was not verified.
+    pub rescanned_queries: u64,
+    /// (query, subset) reservoirs that started from a pilot floor.
+    pub speculative_floors: u64,
+    /// (query, pool row) pairs bounded by the integer screen, and those re-scored in f32.
+    pub screened_pairs: u64,
+    pub rescored_pairs: u64,
+}
+
+/// Refuse pool shards that share an id (docs/method.md §5: the pool is a set; a repeated id
+/// would be counted twice in `S_ℓ` and `K_{j,ℓ}`), naming the id and both files and rows. The
+/// same file given twice is reported as such. Memory: 8 bytes per pool id
+/// ([`find_duplicate_across`]).
+pub fn check_pool_disjoint(pool: &[&dyn DescriptorSource]) -> Result<()> {
+    let lists: Vec<&[String]> = pool.iter().map(|s| s.ids()).collect();
+    let Some(((a, ra), (b, rb))) = find_duplicate_across(&lists) else {
+        return Ok(());
+    };
+    let (pa, pb) = (pool[a].path(), pool[b].path());
+    let id = &lists[b][rb];
+    let same_file = a != b
+        && (pa == pb
+            || matches!((std::fs::canonicalize(pa), std::fs::canonicalize(pb)),
+                        (Ok(x), Ok(y)) if x == y));
+    Err(if same_file && ra == rb {
+        Error::file(
+            pb,
+            format!(
+                "given twice as a pool file (pool inputs {} and {}): its rows would be counted \
+                 twice; give each pool file once",
+                a + 1,
+                b + 1
+            ),
+        )
+    } else if a == b {
+        Error::file(
+            pb,
+            format!("duplicate pool id {id:?} on rows {ra} and {rb} (0-based)"),
+        )
+    } else {
+        Error::file(
+            pb,
+            format!(
+                "row {rb} has id {id:?}, which is also row {ra} of pool file {}: pool shards \
+                 must be disjoint (each pool id once)",
+                pa.display()
+            ),
+        )
+    })
+}
+
+impl PreparedScan<'_> {
+    /// Scan `pool` (shards of the distractor pool, disjoint from the core and from each
+    /// other) for every query of every set, on the current rayon pool.
+    pub fn scan_pool(
+        &self,
+        pool: &[&dyn DescriptorSource],
+        progress: &dyn Progress,
+    ) -> Result<PoolScan> {
+        for src in pool {
+            self.check_dim(*src)?;
+        }
+        check_pool_disjoint(pool)?;
+        let (sampled, pool_keys) = self.sample(pool, progress)?;
+        let (d, codes, top_m_asked) = (self.d, self.codes, self.cfg.top_m);
+        let (nlev, nshard, nsub) = (codes.levels, codes.shards, codes.subsets());
+        let nq = self.positives.len();
+        // S_ℓ: levels nest (deepest level ≥ ℓ), shards partition.
+        let subset_sizes = codes.subset_counts(sampled.iter().flat_map(|s| &s.codes));
+        let source_rows: Vec<usize> = pool.iter().map(|s| s.rows()).collect();
+        let blocks = cut_blocks(&sampled, &source_rows, self.kernel.block_rows());
+
+        // Reservoirs hold at most the sampled rows: M above S_0 is clamped (same lists,
+        // memory bounded by what can be stored); the summary records the M asked for.
+        let top_m = top_m_asked.min(
+            usize::try_from(subset_sizes[0])
+                .unwrap_or(usize::MAX)
+                .max(1),
+        );
+        let plan = PoolPlan {
+            pool,
+            sampled: &sampled,
+            blocks: &blocks,
+            d,
+            nlev,
+            nshard,
+            top_m,
+            results_k: self.cfg.results_k,
+            normalize: self.cfg.normalize,
+        };
+
+        // ---- Stages: pilots spread over the pool, then the rest, each stage starting from
+        // floors estimated on every block scanned before it.
+        let all_positives: Vec<&QueryPositives> = self.positives.iter().collect();
+        let shared_thr = SharedThresholds::new(nq * nsub);
+        let stages = if self.cfg.speculate {
+            speculate::stages(blocks.len())
+        } else {
+            vec![(0..blocks.len()).collect()]
+        };
+        // Highest floor applied per (query, subset): what the verification must check.
+        let mut floors: Option<Vec<f32>> = None;
+        let mut seen = vec![0u64; nsub];
+        let mut workers = Vec::new();
+        for (k, stage) in stages.iter().enumerate() {
+            workers = plan.run(
+                &self.kernel,
+                self.screen.as_ref(),
+                &all_positives,
+                stage,
+                workers,
+                floors.as_deref(),
+                &shared_thr,
+                Some(progress),
+            )?;
+            if k + 1 == stages.len() {
+                break;
+            }
+            let stage_sizes = codes.subset_counts(stage.iter().flat_map(|&b| {
+                let Block {
+                    source, start, end, ..
+                } = blocks[b];
+                &sampled[source].codes[start..end]
+            }));
+            seen.iter_mut().zip(stage_sizes).for_each(|(s, n)| *s += n);
+            let fresh: Vec<f32> = (0..nq)
+                .into_par_iter()
+                .map_init(Vec::new, |scratch, q| {
+                    (0..nsub)
+                        .map(|i| {
+                            let parts: Vec<&TopM> =
+                                workers.iter().map(|w| &w.states[q].tops[i]).collect();
+                            speculate::floor(&parts, seen[i], subset_sizes[i], top_m, scratch)
+                        })
+                        .collect::<Vec<f32>>()
+                })
+                .flatten()
+                .collect();
+            floors = Some(match floors {
+                None => fresh,
+                Some(old) => old.iter().zip(&fresh).map(|(a, b)| a.max(*b)).collect(),
+            });
+        }
+        drop(shared_thr);
+        let (screened_pairs, rescored_pairs) = pool::screen_counts(&workers);
+        let (parts, renormalized) = pool::by_query(workers, nq);
+        let mut merged: Vec<QueryCollector> = parts
+            .into_par_iter()
+            .zip(&self.positives)
+            .map(|(parts, p)| plan.merge(p, parts))
+            .collect();
+
+        // ---- Verify the floors; rescan the queries with a floor that did not hold.
+        let mut rescan: Vec<usize> = Vec::new();
+        if let Some(f) = &floors {
+            rescan = (0..nq)
+                .filter(|&q| {
+                    merged[q]
+                        .tops
+                        .iter()
+                        .enumerate()
+                        .any(|(i, t)| !speculate::verified(t, f[q * nsub + i], top_m))
+                })
+                .collect();
+        }
+        if !rescan.is_empty() {
+            let mut sub_q = vec![0f32; rescan.len() * d];
+            for (i, &q) in rescan.iter().enumerate() {
+                sub_q[i * d..(i + 1) * d].copy_from_slice(&self.qmat[q * d..(q + 1) * d]);
+            }
+            let bs = self.kernel.block_rows();
+            let sub_kernel = ScoreKernel::new(&sub_q, rescan.len(), d, bs, self.kernel.backend());
+            let sub_pos: Vec<&QueryPositives> =
+                rescan.iter().map(|&q| &self.positives[q]).collect();
+            let all: Vec<usize> = (0..blocks.len()).collect();
+            let fresh = SharedThresholds::new(rescan.len() * nsub);
+            let again = plan.run(
+                &sub_kernel,
+                None,
+                &sub_pos,
+                &all,
+                Vec::new(),
+                None,
+                &fresh,
+                None,
+            )?;
+            // Rows were checked (and counted) by the first pass already.
+            let (parts, _) = pool::by_query(again, rescan.len());
+            for ((&q, parts), p) in rescan.iter().zip(parts).zip(&sub_pos) {
+                merged[q] = plan.merge(p, parts);
+            }
+        }
+
+        // ---- Assemble the summaries (in parallel over queries).
+        type Finished = (QuerySummary, Option<Vec<(f32, u64)>>);
+        let core = &self.core_counts;
+        let query_ids: Vec<&String> = self.sets.iter().flat_map(|s| &s.set.query_ids).collect();
+        let finished: Vec<Finished> = merged
+            .into_par_iter()
+            .enumerate()
+            .map(|(q, mut acc)| {
+                let p = &self.positives[q];
+                let mut res: Option<TopKeyed> = core.results[q].clone();
+                if let (Some(r), Some(pr)) = (&mut res, &acc.res) {
+                    r.merge(pr);
+                }
+                acc.res = None;
+                let counts = (&core.hist[q][..], &core.ties[q][..]);
+                let summary = query_summary(query_ids[q], p, acc, counts, nlev, nshard);
+                (summary, res.map(TopKeyed::into_sorted))
+            })
+            .collect();
+        let pool_records: Vec<InputRecord> = pool
+            .iter()
+            .map(|src| InputRecord {
+                role: POOL_ROLE.into(),
+                path: src.path().display().to_string(),
+                digest: src.digest(),
+                rows: src.rows() as u64,
+            })
+            .collect();
+        let core_record = InputRecord {
+            role: "core".into(),
+            path: self.core.path().display().to_string(),
+            digest: self.core.digest(),
+            rows: self.core.rows() as u64,
+        };
+        let mut finished = finished.into_iter();
+        let mut pool_keys = Some(pool_keys);
+        let mut sets = Vec::with_capacity(self.sets.len());
+        for (si, (input, range)) in self.sets.iter().zip(&self.ranges).enumerate() {
+            let mut queries = Vec::with_capacity(range.len());
+            let mut res_lists = Vec::with_capacity(range.len());
+            for (s, r) in finished.by_ref().take(range.len()) {
+                queries.push(s);
+                res_lists.push(r);
+            }
+            let results = self.cfg.results_k.map(|_| {
+                res_lists
+                    .into_iter()
+                    .map(|r| {
+                        r.expect("results reservoir")
+                            .into_iter()
+                            .map(|(s, key)| (key_to_id(key, self.core, pool, &sampled), s))
+                            .collect()
+                    })
+                    .collect()
+            });
+            let q = input.queries;
+            let mut inputs = vec![
+                InputRecord {
+                    role: "queries".into(),
+                    path: q.path().display().to_string(),
+                    digest: q.digest(),
+                    rows: q.rows() as u64,
+                },
+                core_record.clone(),
+            ];
+            inputs.extend(pool_records.iter().cloned());
+            // The fingerprint is moved into the last set's summary, cloned into the others.
+            let hashes = if si + 1 == self.sets.len() {
+                pool_keys.take()
+            } else {
+                pool_keys.clone()
+            };
+            sets.push(SetOutput {
+                summary: Summary {
+                    format_version: SUMMARY_FORMAT_VERSION,
+                    tool_version: crate::TOOL_VERSION.to_string(),
+                    model: self.cfg.model.clone(),
+                    query_set: input.set.name.clone(),
+                    pool_size: self.cfg.pool_size,
+                    fraction: self.cfg.fraction,
+                    seed: self.cfg.seed,
+                    top_m: top_m_asked,
+                    core_size: self.core.rows() as u64,
+                    subsets: self.subsets.clone(),
+                    subset_sizes: subset_sizes.clone(),
+                    queries,
+                    inputs,
+                    pool_id_hashes: hashes,
+                    ties_known: true,
+                },
+                results,
+            });
+        }
+        Ok(PoolScan {
+            sets,
+            renormalized_rows: renormalized,
+            rescanned_queries: rescan.len() as u64,
+            speculative_floors: floors.as_ref().map_or(0, |f| {
+                f.iter().filter(|&&x| x > f32::NEG_INFINITY).count() as u64
+            }),
+            screened_pairs,
+            rescored_pairs,
+        })
+    }
+
+    /// Hash every pool id once and keep the sampled rows with their item codes; returns them
+    /// and the sorted `id_key`s of the sampled rows (the summary's pool fingerprint). A pool
+    /// id that is also a core id is an error.
+    fn sample(
+        &self,
+        pool: &[&dyn DescriptorSource],
+        progress: &dyn Progress,
+    ) -> Result<(Vec<SampledSource>, Vec<u64>)> {
+        let seed = self.cfg.seed;
+        let core_hashes: HashSet<u64> = self.core.ids().iter().map(|s| id_hash(s, seed)).collect();
+        let mut sampled: Vec<SampledSource> = Vec::with_capacity(pool.len());
+        let mut pool_keys: Vec<u64> = Vec::new();
+        let mut key_offset = self.core.rows() as u64;
+        for src in pool {
+            let rows = src.rows();
+            if rows > u32::MAX as usize {
+                return Err(Error::file(
+                    src.path(),
+                    format!("{rows} rows: split pool files above 2^32 rows into shards"),
+                ));
+            }
+            let parts: Vec<(Vec<u32>, Vec<u32>, Vec<u64>)> = src
+                .ids()
+                .par_chunks(1 << 16)
+                .enumerate()
+                .map(|(ci, ids)| {
+                    let base = ci << 16;
+                    let (mut r, mut c, mut k) = (Vec::new(), Vec::new(), Vec::new());
+                    for (i, id) in ids.iter().enumerate() {
+                        let h = id_hash(id, seed);
+                        if core_hashes.contains(&h) && self.core_rows.contains_key(id.as_str()) {
+                            return Err(Error::file(
+                                src.path(),
+                                format!(
+                                    "row {} (id {id:?}) is also in the core file {}: pool and \
+                                     core must be disjoint",
+                                    base + i,
+                                    self.core.path().display()
+                                ),
+                            ));
+                        }
+                        if let Some(code) = self.sampler.code(h) {
+                            r.push((base + i) as u32);
+                            c.push(code);
+                            k.push(id_key(id));
+                        }
+                    }
+                    Ok((r, c, k))
+                })
+                .collect::<Result<_>>()?;
+            let mut s = SampledSource {
+                rows: Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum()),
+                codes: Vec::new(),
+                key_offset,
+            };
+            s.codes.reserve(s.rows.capacity());
+            for (r, c, k) in parts {
+                s.rows.extend(r);
+                s.codes.extend(c);
+                pool_keys.extend(k);
+            }
+            if s.rows.is_empty() {
+                progress.rows_done(rows as u64);
+            }
+            key_offset += rows as u64;
+            sampled.push(s);
+        }
+        pool_keys.par_sort_unstable();
+        Ok((sampled, pool_keys))
+    }
+}
+
+/// Map a results key back to its id: keys `0..core.rows()` are core rows, then each pool
+/// source's rows from its `key_offset`.
+fn key_to_id(
+    key: u64,
+    core: &dyn DescriptorSource,
+    pool: &[&dyn DescriptorSource],
+    sampled: &[SampledSource],
+) -> String {
+    if key < core.rows() as u64 {
+        return core.ids()[key as usize].clone();
+    }
+    let si = sampled.partition_point(|s| s.key_offset <= key) - 1;
+    pool[si].ids()[(key - sampled[si].key_offset) as usize].clone()
+}
