@@ -33,6 +33,8 @@ pub mod decompose;
 pub mod hardness_law;
 pub mod law;
 pub mod validation;
+pub mod vector_geometry;
+pub mod vector_validation;
 pub mod vectors;
 
 use crate::error::{Error, Result};
