@@ -27,7 +27,8 @@ pub struct SimulateArgs {
     /// Seed of every random draw.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Pool size N (presets: default 10^8; vectors: number of pool rows, default 50,000).
+    /// Pool size N (presets: default 10^8; vectors: number of pool rows, default 50,000;
+    /// --validate: the families' 2,000,000).
     #[arg(long)]
     pub pool_size: Option<u64>,
     /// Level-0 sampling fraction f of the summary (presets only; default 0.05).

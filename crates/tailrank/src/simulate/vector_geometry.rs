@@ -240,9 +240,7 @@ impl Layout {
                 ..
             } => {
                 let mu = unit(&mut g, d);
-                let t: Vec<Vec<f64>> = (0..*topics)
-                    .map(|_| orth(&mu, unit(&mut g, d)))
-                    .collect();
+                let t: Vec<Vec<f64>> = (0..*topics).map(|_| orth(&mu, unit(&mut g, d))).collect();
                 Some((mu, *amp, t, zipf_cdf(*topics), *instance_spread))
             }
             _ => None,
@@ -469,9 +467,8 @@ mod tests {
         out
     }
 
-    /// Bursts: 30–60 copies per burst, all within cosine 0.99 of each other, belonging to
-    /// instances; each burst scores above every background row for most of its instance's
-    /// queries' best background score... (its copies are near one point).
+    /// Bursts: 30–60 copies per burst, all within cosine 0.99 of each other, each burst tied to
+    /// an instance; the background's energy sits in the first few dimensions (the spectrum).
     #[test]
     fn burst_copies_are_present_and_near_identical() {
         let c = small("burst");
@@ -496,13 +493,17 @@ mod tests {
             .filter(|r| !l.special.contains_key(r))
             .map(|r| &pool[r as usize])
             .collect();
-        let top: f64 = bg.iter().map(|v| v[..4].iter().map(|x| x * x).sum::<f64>()).sum();
+        let top: f64 = bg
+            .iter()
+            .map(|v| v[..4].iter().map(|x| x * x).sum::<f64>())
+            .sum();
         let all: f64 = bg.iter().map(|v| dot(v, v)).sum();
         assert!(top / all > 0.5, "top-4 energy share {}", top / all);
     }
 
     /// Cone: pool cosines sit in a narrow, high band (isotropic rows would be ≈ 0 ± 1/√D);
-    /// hub copies rank in the pool's top 1% for most queries.
+    /// a hub copy ranks in the pool's top 5% for most queries (a background row does so for
+    /// 5% of them; queries of the largest Zipf topics have many same-topic rows above it).
     #[test]
     fn cone_is_narrow_and_hubs_score_high_for_many_queries() {
         let c = small("cone");
@@ -528,13 +529,13 @@ mod tests {
                 .map(|&r| s[r as usize])
                 .fold(f64::MIN, f64::max);
             s.sort_by(|a, b| b.total_cmp(a));
-            if best_hub >= s[pool.len() / 100] {
+            if best_hub >= s[pool.len() / 20] {
                 high += 1;
             }
         }
         assert!(
             high * 2 > l.queries.len(),
-            "hubs in the top 1% for {high} of {} queries",
+            "hubs in the top 5% for {high} of {} queries",
             l.queries.len()
         );
     }

@@ -38,9 +38,10 @@ pub struct VectorFamily {
     pub config: fn(seed: u64) -> VectorConfig,
 }
 
-fn family_config(geometry: &str, seed: u64) -> VectorConfig {
+fn family_config(geometry: &str, dim: usize, seed: u64) -> VectorConfig {
     let mut c = VectorConfig::for_geometry(geometry).expect("known geometry");
     c.seed = seed;
+    c.dim = dim;
     c.instances = 300;
     c.extra_queries = 20;
     c.pool_size = DEFAULT_FAMILY_POOL;
@@ -51,23 +52,25 @@ fn family_config(geometry: &str, seed: u64) -> VectorConfig {
 /// Pool rows of the families (override with [`VectorRunOptions::pool_size`]).
 pub const DEFAULT_FAMILY_POOL: u64 = 2_000_000;
 
-/// The vector-level families: one per geometry, 320 queries, N = [`DEFAULT_FAMILY_POOL`].
+/// The vector-level families: one per geometry, 320 queries, N = [`DEFAULT_FAMILY_POOL`],
+/// D = 64 (clustered) or 128 (burst, cone); the CLI's `--pool-size` and `--dim` override them
+/// (the geometries take any D, e.g. 768 for a CLIP-sized cone).
 pub const VECTOR_FAMILIES: &[VectorFamily] = &[
     VectorFamily {
         name: "vectors-clustered",
         description: "clustered sphere: background clusters, 30% of them near an instance",
-        config: |s| family_config("clustered", s),
+        config: |s| family_config("clustered", 64, s),
     },
     VectorFamily {
         name: "vectors-burst",
         description: "anisotropic pool noise (spectrum 1/(d+1)) with near-duplicate bursts of \
                       100-400 copies for 30% of the instances",
-        config: |s| family_config("burst", s),
+        config: |s| family_config("burst", 128, s),
     },
     VectorFamily {
         name: "vectors-cone",
         description: "CLIP-like narrow cone: Zipf topics, 20 hubs near the cone centre × 5 copies",
-        config: |s| family_config("cone", s),
+        config: |s| family_config("cone", 128, s),
     },
 ];
 
@@ -78,13 +81,16 @@ pub fn vector_families() -> &'static [VectorFamily] {
 
 /// The family called `name`.
 pub fn family(name: &str) -> Result<&'static VectorFamily> {
-    VECTOR_FAMILIES.iter().find(|f| f.name == name).ok_or_else(|| {
-        let known: Vec<&str> = VECTOR_FAMILIES.iter().map(|f| f.name).collect();
-        Error::invalid(format!(
-            "unknown vector family {name:?} (known: {})",
-            known.join(", ")
-        ))
-    })
+    VECTOR_FAMILIES
+        .iter()
+        .find(|f| f.name == name)
+        .ok_or_else(|| {
+            let known: Vec<&str> = VECTOR_FAMILIES.iter().map(|f| f.name).collect();
+            Error::invalid(format!(
+                "unknown vector family {name:?} (known: {})",
+                known.join(", ")
+            ))
+        })
 }
 
 /// Options of a vector validation run.
@@ -254,7 +260,10 @@ pub fn scan_benchmark(
 }
 
 /// Truth and realized-hardness oracles from a whole-pool summary.
-fn truth_of(full: &Summary, k: usize) -> Result<(Metrics, f64, f64, HashMap<(String, String), u64>)> {
+fn truth_of(
+    full: &Summary,
+    k: usize,
+) -> Result<(Metrics, f64, f64, HashMap<(String, String), u64>)> {
     let r = evaluate_summary_for_set(full, None, k, MissingPolicy::Error)?;
     let set = r
         .sets
@@ -293,7 +302,9 @@ pub fn run_family(
     work: &Path,
 ) -> Result<Vec<VectorRun>> {
     if opts.fractions.is_empty() {
-        return Err(Error::invalid("vector validation needs at least one fraction"));
+        return Err(Error::invalid(
+            "vector validation needs at least one fraction",
+        ));
     }
     for &f in &opts.fractions {
         crate::sample::check_fraction(f)?;
@@ -376,7 +387,10 @@ pub fn table(runs: &[VectorRun]) -> String {
         s,
         "| family | seed | D | Q | N | f | metric | truth | evt | count | eval-at-S | oracle ER | oracle Bin | immune outranked |"
     );
-    let _ = writeln!(s, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(
+        s,
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    );
     for r in runs {
         let rows: [(&str, fn(&Metrics) -> f64); 3] = [
             ("mAP@k", |m| m.map_at_k),
@@ -493,8 +507,13 @@ mod tests {
                 .collect();
             let rpath = dir.path().join("results.json");
             write_results(&rpath, &lists).unwrap();
-            let ev = evaluate_results(&sets, &read_results(&rpath).unwrap(), k, MissingPolicy::Error)
-                .unwrap();
+            let ev = evaluate_results(
+                &sets,
+                &read_results(&rpath).unwrap(),
+                k,
+                MissingPolicy::Error,
+            )
+            .unwrap();
             let from_counts =
                 evaluate_summary_for_set(&full, None, k, MissingPolicy::Error).unwrap();
             let (a, b) = (&ev.sets[0], &from_counts.sets[0]);
