@@ -259,11 +259,12 @@ pub fn scan_benchmark(
     Ok((out.summary, out.results))
 }
 
-/// Truth and realized-hardness oracles from a whole-pool summary.
-fn truth_of(
-    full: &Summary,
-    k: usize,
-) -> Result<(Metrics, f64, f64, HashMap<(String, String), u64>)> {
+/// `K_N` of each (query, positive) in the whole pool.
+type RealizedCounts = HashMap<(String, String), u64>;
+
+/// Truth, the realized-hardness oracles (expected-rank, Binomial) and `K_N` from a whole-pool
+/// summary.
+fn truth_of(full: &Summary, k: usize) -> Result<(Metrics, f64, f64, RealizedCounts)> {
     let r = evaluate_summary_for_set(full, None, k, MissingPolicy::Error)?;
     let set = r
         .sets
