@@ -1,10 +1,15 @@
 //! `tailrank simulate`: a benchmark with known truth, either at the summary level
-//! (`--preset`, writes `DIR/summary` and `DIR/truth.json`) or as descriptor files (`--vectors`).
+//! (`--preset`, writes `DIR/summary` and `DIR/truth.json`) or as descriptor files (`--vectors`,
+//! geometry `--geometry`); `--vectors --validate` runs the vector-level validation families
+//! (files in `DIR`, truth from the whole-pool scan, predictions from hash samples).
 
 use anyhow::Context;
 use clap::Args;
 use std::path::PathBuf;
 use tailrank::formats::descriptors::Dtype;
+use tailrank::simulate::vector_validation::{
+    family, run_family, table, VectorRunOptions, VECTOR_FAMILIES,
+};
 use tailrank::simulate::vectors::{write_vectors, VectorConfig};
 use tailrank::simulate::{simulate_summary, SimConfig};
 
@@ -22,7 +27,8 @@ pub struct SimulateArgs {
     /// Seed of every random draw.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Pool size N (presets: default 10^8; vectors: number of pool rows, default 50,000).
+    /// Pool size N (presets: default 10^8; vectors: number of pool rows, default 50,000;
+    /// --validate: the families' 2,000,000).
     #[arg(long)]
     pub pool_size: Option<u64>,
     /// Level-0 sampling fraction f of the summary (presets only; default 0.05).
@@ -31,9 +37,12 @@ pub struct SimulateArgs {
     /// Scale the preset down to this many queries.
     #[arg(long)]
     pub queries: Option<usize>,
-    /// Vectors: descriptor dimension.
-    #[arg(long, default_value_t = 32)]
-    pub dim: usize,
+    /// Vectors: geometry (clustered, burst, cone).
+    #[arg(long, default_value = "clustered")]
+    pub geometry: String,
+    /// Vectors: descriptor dimension (default: the geometry's).
+    #[arg(long)]
+    pub dim: Option<usize>,
     /// Vectors: number of object instances (one query each, plus --extra-queries).
     #[arg(long, default_value_t = 40)]
     pub instances: usize,
@@ -43,13 +52,69 @@ pub struct SimulateArgs {
     /// Vectors: element type of the .npy files.
     #[arg(long, default_value = "f16", value_parser = ["f16", "f32"])]
     pub dtype: String,
+    /// Vectors: run the validation families instead (write each into --out, scan the whole
+    /// pool for the truth, scan and predict the hash samples, print a table).
+    #[arg(long, requires = "vectors")]
+    pub validate: bool,
+    /// Validation: comma-separated families (default: all).
+    #[arg(long, value_delimiter = ',', requires = "validate")]
+    pub family: Vec<String>,
+    /// Validation: number of seeds (from --seed).
+    #[arg(long, default_value_t = 1, requires = "validate")]
+    pub seeds: u64,
+    /// Validation: comma-separated sample fractions.
+    #[arg(long, value_delimiter = ',', default_value = "0.05,0.01")]
+    pub fractions: Vec<f64>,
+    /// Validation: also write the runs as JSON here.
+    #[arg(long, requires = "validate")]
+    pub json: Option<PathBuf>,
+}
+
+fn validate(a: &SimulateArgs) -> anyhow::Result<()> {
+    let families = if a.family.is_empty() {
+        VECTOR_FAMILIES.iter().collect::<Vec<_>>()
+    } else {
+        a.family
+            .iter()
+            .map(|n| family(n))
+            .collect::<tailrank::Result<Vec<_>>>()?
+    };
+    let opts = VectorRunOptions {
+        fractions: a.fractions.clone(),
+        pool_size: a.pool_size,
+        dim: a.dim,
+        ..VectorRunOptions::default()
+    };
+    let mut runs = Vec::new();
+    for f in families {
+        for seed in a.seed..a.seed + a.seeds {
+            let t = std::time::Instant::now();
+            let r = run_family(f, seed, &opts, &a.out)?;
+            eprintln!(
+                "tailrank simulate: {} seed {seed} done in {:.0} s",
+                f.name,
+                t.elapsed().as_secs_f64()
+            );
+            runs.extend(r);
+        }
+    }
+    print!("{}", table(&runs));
+    if let Some(j) = &a.json {
+        let bytes = serde_json::to_vec_pretty(&runs)?;
+        tailrank::atomic::write_bytes(j, &bytes)?;
+    }
+    Ok(())
 }
 
 pub fn run(a: SimulateArgs) -> anyhow::Result<()> {
+    if a.validate {
+        return validate(&a);
+    }
     if a.vectors {
+        let base = VectorConfig::for_geometry(&a.geometry)?;
         let mut cfg = VectorConfig {
             seed: a.seed,
-            dim: a.dim,
+            dim: a.dim.unwrap_or(base.dim),
             instances: a.instances,
             extra_queries: a.extra_queries,
             dtype: if a.dtype == "f32" {
@@ -57,7 +122,7 @@ pub fn run(a: SimulateArgs) -> anyhow::Result<()> {
             } else {
                 Dtype::F16
             },
-            ..VectorConfig::default()
+            ..base
         };
         if let Some(n) = a.pool_size {
             cfg.pool_size = n;
@@ -67,10 +132,12 @@ pub fn run(a: SimulateArgs) -> anyhow::Result<()> {
         }
         let b = write_vectors(&cfg, &a.out)?;
         println!(
-            "wrote {} queries, {} core items, {} pool rows (dim {}) to {}:",
+            "wrote {} queries, {} core items, {} pool rows ({} burst/hub copies; {}, dim {}) to {}:",
             b.queries,
             b.core,
             b.pool,
+            b.special_rows,
+            cfg.geometry.name(),
             cfg.dim,
             a.out.display()
         );

@@ -38,6 +38,8 @@ pub mod hardness_law;
 pub mod law;
 pub mod special;
 pub mod validation;
+pub mod vector_geometry;
+pub mod vector_validation;
 pub mod vectors;
 
 use crate::error::{Error, Result};

@@ -1,37 +1,36 @@
-//! Vector-level simulator: a clustered synthetic retrieval benchmark written as real files, so
-//! that scan → predict can be checked end to end against the exact scan of the whole pool.
+//! Vector-level simulator: a synthetic retrieval benchmark written as real files, so that
+//! scan → predict can be checked end to end against the exact scan of the whole pool.
 //!
-//! Geometry (all vectors L2-normalised, dimension `dim`, noise `g ~ N(0, I/dim)` so `|g| ≈ 1`):
-//!
-//! - instance `i` has a centre `c_i` (uniform on the sphere);
-//! - its positives are `norm(c_i + ρ·g)` with `ρ` log-uniform on `positive_spread` (small ρ:
-//!   near-duplicates, immune; large ρ: hard positives), its queries `norm(c_i + query_spread·g)`;
-//! - pool items belong to `clusters` background clusters, `norm(b_k + pool_spread·g)`; a share
-//!   `near_share` of the clusters are centred near an instance (`b_k = norm(c_i + near_spread·g)`),
-//!   which gives each query a heavier upper tail of distractor scores.
+//! The geometry (where queries, positives and pool rows lie) is one of
+//! [`Geometry`](super::vector_geometry::Geometry): clustered, anisotropic with near-duplicate
+//! bursts, or a CLIP-like narrow cone with Zipf topics and hubs (see
+//! [`super::vector_geometry`]). Instance `i` has positives at distance ρ log-uniform on
+//! `positive_spread` from its centre (small ρ: near-duplicates, immune; large ρ: hard
+//! positives), its queries at distance `query_spread`.
 //!
 //! Files (in `DIR`): `queries.npy`, `core.npy`, `pool.npy` (C-order `rows × dim`, f16 by default)
 //! each with a sibling id file `<stem>.ids.txt` (one id per line), and `gt.json`
 //! (`{query_id: [positive ids]}`). Pool ids are `pool/000000000`, …; the core is every positive
-//! of every instance. Generation is chunked and parallel, deterministic in the seed.
+//! of every instance. The pool is generated and written in batches (memory flat in N), in
+//! parallel, and its bytes depend only on the configuration: not on the batch size nor on the
+//! thread count.
 
+use super::vector_geometry::{rng, Geometry, Layout, GEN_BLOCK};
 use crate::atomic;
 use crate::error::{Error, IoContext, Result};
 use crate::formats::descriptors::Dtype;
 use crate::formats::npy::npy_header_bytes;
 use half::f16;
-use rand::rngs::Xoshiro256PlusPlus;
-use rand::{Rng, RngExt};
-use rand_distr::{Distribution, Poisson, StandardNormal};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Parameters of the vector-level benchmark.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct VectorConfig {
     pub seed: u64,
+    #[serde(default)]
+    pub geometry: Geometry,
     pub dim: usize,
     pub instances: usize,
     /// Each instance has `1 + Poisson(mean_positives − 1)` positives.
@@ -40,6 +39,7 @@ pub struct VectorConfig {
     pub extra_queries: usize,
     /// Number of pool (distractor) rows.
     pub pool_size: u64,
+    /// Background clusters (clustered and burst geometries).
     pub clusters: usize,
     pub near_share: f64,
     pub positive_spread: [f64; 2],
@@ -53,7 +53,8 @@ impl Default for VectorConfig {
     fn default() -> Self {
         VectorConfig {
             seed: 0,
-            dim: 32,
+            geometry: Geometry::Clustered,
+            dim: Geometry::Clustered.default_dim(),
             instances: 40,
             mean_positives: 4.0,
             extra_queries: 10,
@@ -69,6 +70,25 @@ impl Default for VectorConfig {
     }
 }
 
+impl VectorConfig {
+    /// The defaults with geometry `name` (its default parameters and dimension; the cone's
+    /// spreads are in units of its semantic part).
+    pub fn for_geometry(name: &str) -> Result<VectorConfig> {
+        let geometry = Geometry::by_name(name)?;
+        let mut c = VectorConfig {
+            dim: geometry.default_dim(),
+            geometry,
+            ..VectorConfig::default()
+        };
+        if name == "cone" {
+            c.positive_spread = [0.2, 1.2];
+            c.query_spread = 0.4;
+            c.pool_spread = 1.0;
+        }
+        Ok(c)
+    }
+}
+
 /// What [`write_vectors`] produced.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct VectorBenchmark {
@@ -76,42 +96,11 @@ pub struct VectorBenchmark {
     pub queries: usize,
     pub core: usize,
     pub pool: u64,
+    /// Pool rows that are burst or hub copies.
+    #[serde(default)]
+    pub special_rows: u64,
     /// Relative paths (inside the output folder) of the files.
     pub files: Vec<String>,
-}
-
-fn rng(seed: u64, tag: u64, index: u64) -> Xoshiro256PlusPlus {
-    super::rng_for(seed, 100 + tag, index)
-}
-
-fn gauss_vec<R: Rng + ?Sized>(rng: &mut R, dim: usize, scale: f64) -> Vec<f64> {
-    let s = scale / (dim as f64).sqrt();
-    (0..dim)
-        .map(|_| {
-            let g: f64 = StandardNormal.sample(rng);
-            g * s
-        })
-        .collect()
-}
-
-fn normalize(v: &mut [f64]) {
-    let n = v.iter().map(|x| x * x).sum::<f64>().sqrt();
-    if n > 0.0 {
-        v.iter_mut().for_each(|x| *x /= n);
-    }
-}
-
-fn around<R: Rng + ?Sized>(rng: &mut R, centre: &[f64], spread: f64) -> Vec<f64> {
-    let g = gauss_vec(rng, centre.len(), spread);
-    let mut v: Vec<f64> = centre.iter().zip(g).map(|(c, e)| c + e).collect();
-    normalize(&mut v);
-    v
-}
-
-fn unit<R: Rng + ?Sized>(rng: &mut R, dim: usize) -> Vec<f64> {
-    let mut v = gauss_vec(rng, dim, 1.0);
-    normalize(&mut v);
-    v
 }
 
 impl VectorConfig {
@@ -123,6 +112,60 @@ impl VectorConfig {
         }
         if self.mean_positives.is_nan() || self.mean_positives < 1.0 {
             return Err(Error::invalid("mean positives must be at least 1"));
+        }
+        let ok = |x: f64| x.is_finite() && x > 0.0;
+        let [lo, hi] = self.positive_spread;
+        if !(ok(lo) && ok(hi) && lo <= hi) {
+            return Err(Error::invalid("positive spread must be 0 < lo ≤ hi"));
+        }
+        if ![self.query_spread, self.pool_spread, self.near_spread]
+            .iter()
+            .all(|&x| x.is_finite() && x >= 0.0)
+        {
+            return Err(Error::invalid("spreads must be finite and ≥ 0"));
+        }
+        match &self.geometry {
+            Geometry::Clustered => {}
+            Geometry::Burst {
+                decay,
+                burst_share,
+                burst_size: [a, b],
+                burst_offset: [c, d],
+                copy_noise,
+            } => {
+                if !(decay.is_finite()
+                    && (0.0..=1.0).contains(burst_share)
+                    && a <= b
+                    && ok(*c)
+                    && c <= d
+                    && d.is_finite()
+                    && copy_noise.is_finite()
+                    && *copy_noise >= 0.0)
+                {
+                    return Err(Error::invalid(
+                        "burst geometry: needs a finite decay, share in [0, 1], size lo ≤ hi, \
+                         0 < offset lo ≤ hi, copy noise ≥ 0",
+                    ));
+                }
+            }
+            Geometry::Cone {
+                amp,
+                topics,
+                instance_spread,
+                hub_spread,
+                copy_noise,
+                ..
+            } => {
+                if *topics == 0
+                    || ![*amp, *instance_spread, *hub_spread, *copy_noise]
+                        .iter()
+                        .all(|&x| x.is_finite() && x >= 0.0)
+                {
+                    return Err(Error::invalid(
+                        "cone geometry: needs ≥ 1 topic and finite, non-negative spreads",
+                    ));
+                }
+            }
         }
         Ok(())
     }
@@ -164,11 +207,35 @@ const FILES: [&str; 8] = [
     "benchmark.json",
 ];
 
+/// Pool rows generated and written per batch by [`write_vectors`] (memory ∝ batch × dim).
+pub const WRITE_BATCH_ROWS: u64 = 16 * GEN_BLOCK;
+
 /// Generate the benchmark into `dir` (created if missing). The files are written to staging
 /// paths and replaced together ([`atomic::Transaction`]): a kill never leaves the queries of
 /// one run next to the pool of another.
 pub fn write_vectors(cfg: &VectorConfig, dir: &Path) -> Result<VectorBenchmark> {
+    write_vectors_batched(cfg, dir, WRITE_BATCH_ROWS)
+}
+
+/// Append the little-endian bytes of `v` in `dtype`.
+fn push_row(out: &mut Vec<u8>, v: &[f64], dtype: Dtype) {
+    for &x in v {
+        match dtype {
+            Dtype::F16 => out.extend_from_slice(&f16::from_f32(x as f32).to_le_bytes()),
+            Dtype::F32 => out.extend_from_slice(&(x as f32).to_le_bytes()),
+        }
+    }
+}
+
+/// [`write_vectors`] with `batch_rows` pool rows per batch (rounded up to whole generation
+/// blocks). The bytes written do not depend on `batch_rows`.
+pub fn write_vectors_batched(
+    cfg: &VectorConfig,
+    dir: &Path,
+    batch_rows: u64,
+) -> Result<VectorBenchmark> {
     cfg.check()?;
+    let layout = Layout::new(cfg)?;
     std::fs::create_dir_all(dir).at(dir)?;
     let mut tx = atomic::Transaction::new(&[]);
     let slots: Vec<usize> = FILES
@@ -177,94 +244,44 @@ pub fn write_vectors(cfg: &VectorConfig, dir: &Path) -> Result<VectorBenchmark> 
         .collect::<Result<_>>()?;
     let slot = |name: &str| slots[FILES.iter().position(|f| *f == name).expect("known file")];
     let d = cfg.dim;
-    let mut g = rng(cfg.seed, 0, 0);
-    let centres: Vec<Vec<f64>> = (0..cfg.instances).map(|_| unit(&mut g, d)).collect();
-    let extra = Poisson::new(cfg.mean_positives - 1.0 + 1e-12).expect("valid mean");
-    let (mut core_ids, mut core_vecs) = (Vec::new(), Vec::new());
-    let mut inst_pos: Vec<Vec<String>> = Vec::new();
-    let [lo, hi] = cfg.positive_spread;
-    for (i, c) in centres.iter().enumerate() {
-        let n = 1 + extra.sample(&mut g) as usize;
-        let mut ids = Vec::new();
-        for j in 0..n {
-            let rho = (lo.ln() + (hi.ln() - lo.ln()) * g.random::<f64>()).exp();
-            core_vecs.push(around(&mut g, c, rho));
-            let id = format!("inst{i:04}/pos{j:02}");
-            core_ids.push(id.clone());
-            ids.push(id);
-        }
-        inst_pos.push(ids);
-    }
-    let mut per_inst = vec![1usize; cfg.instances];
-    for _ in 0..cfg.extra_queries {
-        per_inst[g.random_range(0..cfg.instances)] += 1;
-    }
-    let (mut q_ids, mut q_vecs) = (Vec::new(), Vec::new());
-    let mut gt: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for (i, &nq) in per_inst.iter().enumerate() {
-        for r in 0..nq {
-            let id = format!("inst{i:04}/query{r}");
-            q_vecs.push(around(&mut g, &centres[i], cfg.query_spread));
-            gt.insert(id.clone(), inst_pos[i].clone());
-            q_ids.push(id);
-        }
-    }
-    let cluster_centres: Vec<Vec<f64>> = (0..cfg.clusters)
-        .map(|_| {
-            if g.random::<f64>() < cfg.near_share {
-                let i = g.random_range(0..cfg.instances);
-                around(&mut g, &centres[i], cfg.near_spread)
-            } else {
-                unit(&mut g, d)
-            }
-        })
-        .collect();
-
     tx.write(slot("queries.npy"), |p| {
-        write_matrix(p, &q_vecs, d, cfg.dtype)
+        write_matrix(p, &layout.queries, d, cfg.dtype)
     })?;
     tx.write(slot("queries.ids.txt"), |p| {
-        write_id_file(p, q_ids.iter().cloned())
+        write_id_file(p, layout.query_ids.iter().cloned())
     })?;
     tx.write(slot("core.npy"), |p| {
-        write_matrix(p, &core_vecs, d, cfg.dtype)
+        write_matrix(p, &layout.core, d, cfg.dtype)
     })?;
     tx.write(slot("core.ids.txt"), |p| {
-        write_id_file(p, core_ids.iter().cloned())
+        write_id_file(p, layout.core_ids.iter().cloned())
     })?;
     let gt_path = dir.join("gt.json");
-    let gt_bytes = serde_json::to_vec_pretty(&gt)
+    let gt_bytes = serde_json::to_vec_pretty(&layout.gt)
         .map_err(|e| Error::file(&gt_path, format!("cannot serialise ground truth: {e}")))?;
     tx.write(slot("gt.json"), |p| atomic::write_bytes(p, &gt_bytes))?;
 
-    // Pool: chunks generated in parallel (one generator per chunk), streamed to disk.
+    // Pool: generation blocks drawn in parallel (one generator per block), written in order,
+    // a batch of blocks at a time.
     let pool_path = dir.join("pool.npy");
-    const CHUNK: u64 = 1 << 15;
-    let n_chunks = cfg.pool_size.div_ceil(CHUNK);
+    let n_blocks = cfg.pool_size.div_ceil(GEN_BLOCK);
+    let per_batch = batch_rows.div_ceil(GEN_BLOCK).max(1);
     let header = npy_header_bytes(cfg.pool_size as usize, d, cfg.dtype);
     tx.write(slot("pool.npy"), |staged| {
         atomic::write_file(staged, |w| {
             w.write_all(&header).at(&pool_path)?;
-            let batch = 16u64;
-            let mut c0 = 0u64;
-            while c0 < n_chunks {
-                let c1 = (c0 + batch).min(n_chunks);
-                let bufs: Vec<Vec<u8>> = (c0..c1)
+            let mut b0 = 0u64;
+            while b0 < n_blocks {
+                let b1 = (b0 + per_batch).min(n_blocks);
+                let bufs: Vec<Vec<u8>> = (b0..b1)
                     .into_par_iter()
-                    .map(|c| {
-                        let mut r = rng(cfg.seed, 1, c);
-                        let rows = (cfg.pool_size - c * CHUNK).min(CHUNK);
-                        let mut out = Vec::with_capacity(rows as usize * d * 4);
-                        for _ in 0..rows {
-                            let k = r.random_range(0..cfg.clusters);
-                            let v = around(&mut r, &cluster_centres[k], cfg.pool_spread);
-                            for x in v {
-                                match cfg.dtype {
-                                    Dtype::F16 => out
-                                        .extend_from_slice(&f16::from_f32(x as f32).to_le_bytes()),
-                                    Dtype::F32 => out.extend_from_slice(&(x as f32).to_le_bytes()),
-                                }
-                            }
+                    .map(|b| {
+                        let mut r = rng(cfg.seed, 1, b);
+                        let start = b * GEN_BLOCK;
+                        let end = (start + GEN_BLOCK).min(cfg.pool_size);
+                        let mut out = Vec::with_capacity((end - start) as usize * d * 4);
+                        for row in start..end {
+                            push_row(&mut out, &layout.pool_row(cfg.seed, row, &mut r), cfg.dtype);
                         }
                         out
                     })
@@ -272,7 +289,7 @@ pub fn write_vectors(cfg: &VectorConfig, dir: &Path) -> Result<VectorBenchmark> 
                 for b in bufs {
                     w.write_all(&b).at(&pool_path)?;
                 }
-                c0 = c1;
+                b0 = b1;
             }
             Ok(())
         })
@@ -282,9 +299,10 @@ pub fn write_vectors(cfg: &VectorConfig, dir: &Path) -> Result<VectorBenchmark> 
     })?;
     let bench = VectorBenchmark {
         config: cfg.clone(),
-        queries: q_ids.len(),
-        core: core_ids.len(),
+        queries: layout.query_ids.len(),
+        core: layout.core_ids.len(),
         pool: cfg.pool_size,
+        special_rows: layout.special.len() as u64,
         files: [
             "queries.npy",
             "queries.ids.txt",
@@ -305,4 +323,65 @@ pub fn write_vectors(cfg: &VectorConfig, dir: &Path) -> Result<VectorBenchmark> 
     tx.write(slot("benchmark.json"), |p| atomic::write_bytes(p, &bytes))?;
     tx.commit()?;
     Ok(bench)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small(geometry: &str, seed: u64) -> VectorConfig {
+        let mut c = VectorConfig::for_geometry(geometry).unwrap();
+        c.seed = seed;
+        c.dim = 16;
+        c.instances = 12;
+        c.pool_size = 3 * GEN_BLOCK + 123;
+        c.clusters = 20;
+        if let Geometry::Burst { burst_size, .. } = &mut c.geometry {
+            *burst_size = [10, 30];
+        }
+        c
+    }
+
+    fn files(dir: &Path) -> Vec<Vec<u8>> {
+        FILES
+            .iter()
+            .filter(|f| **f != "benchmark.json")
+            .map(|f| std::fs::read(dir.join(f)).unwrap())
+            .collect()
+    }
+
+    /// Same seed → same bytes, whatever the thread count and the batch size (chunk boundaries);
+    /// another seed → another pool.
+    #[test]
+    fn bytes_depend_on_the_seed_only() {
+        for g in ["clustered", "burst", "cone"] {
+            let c = small(g, 7);
+            let run = |threads: usize, batch: u64| {
+                let d = tempfile::tempdir().unwrap();
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap()
+                    .install(|| write_vectors_batched(&c, d.path(), batch).unwrap());
+                files(d.path())
+            };
+            let a = run(1, 1);
+            assert_eq!(a, run(3, 2 * GEN_BLOCK), "{g}");
+            assert_eq!(a, run(2, 1 << 40), "{g}");
+            let d = tempfile::tempdir().unwrap();
+            write_vectors(&small(g, 8), d.path()).unwrap();
+            assert_ne!(a[5], files(d.path())[5], "{g}: pool of another seed");
+        }
+    }
+
+    #[test]
+    fn bad_configs_are_errors() {
+        let d = tempfile::tempdir().unwrap();
+        let mut c = small("cone", 0);
+        c.positive_spread = [1.0, 0.5];
+        assert!(write_vectors(&c, d.path()).is_err());
+        let mut c = small("cone", 0);
+        c.pool_size = 0;
+        assert!(write_vectors(&c, d.path()).is_err());
+    }
 }

@@ -1,0 +1,550 @@
+//! The geometries of the vector-level simulator ([`super::vectors`]): where the instance centres,
+//! the queries, the positives and the pool rows lie. All vectors are L2-normalised; noise is
+//! `g ~ N(0, I/dim)` (so `|g| ≈ 1`).
+//!
+//! - [`Geometry::Clustered`]: instance centres uniform on the sphere; pool rows
+//!   `norm(b_k + pool_spread·g)` around `clusters` background centres, a share `near_share` of
+//!   them near an instance (`b_k = norm(c_i + near_spread·g)`).
+//! - [`Geometry::Burst`]: the clustered layout with anisotropic pool noise — per-dimension scale
+//!   `s_d ∝ (d+1)^(−decay)`, normalised to `Σ s_d² = dim`, so a few directions dominate — and
+//!   background centres drawn from that spectrum; plus, for a share `burst_share` of the
+//!   instances, a *burst*: `size ~ U{burst_size}` near-copies `norm(p + copy_noise·g)` of one
+//!   point `p = norm(c_i + ρ·g)`, ρ log-uniform on `burst_offset`, placed at seeded pool rows.
+//!   A query of such an instance has its top pool scores from one image's copies.
+//! - [`Geometry::Cone`] (CLIP-like): every vector is `norm(μ + amp·w)` for one mean direction μ
+//!   and a semantic part `w` orthogonal to μ in expectation; `topics` topic directions `t_k`
+//!   drawn with Zipf weights `∝ 1/(k+1)`; an instance of topic k has `w_i = t_k +
+//!   instance_spread·g`, its positives and queries `w_i + ρ·g`; a pool row of topic k has
+//!   `w = t_k + pool_spread·g`. Unrelated vectors have cosine ≈ `1/(1 + 2·amp²)`, so all cosines
+//!   sit in a narrow, high band. `hubs` hub points `w = hub_spread·g` (near the cone's centre,
+//!   scoring high for every query) are written `hub_copies` times each (`copy_noise` apart).
+//!
+//! Pool row `r` is either *special* (a burst copy or a hub copy: drawn from its own generator
+//! `(seed, 3, r)`) or background (drawn from the generator of its generation block,
+//! [`GEN_BLOCK`] rows). Neither depends on how the rows are batched or on the thread count.
+
+use super::vectors::VectorConfig;
+use crate::error::{Error, Result};
+use rand::rngs::Xoshiro256PlusPlus;
+use rand::{Rng, RngExt};
+use rand_distr::{Distribution, StandardNormal};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Pool rows per generator: background rows `[b·GEN_BLOCK, (b+1)·GEN_BLOCK)` come from the
+/// generator `(seed, 1, b)`. Part of the output's definition (changing it changes the bytes).
+pub const GEN_BLOCK: u64 = 4096;
+
+/// Which geometry, with its own parameters (module docs).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Geometry {
+    #[default]
+    Clustered,
+    Burst {
+        /// Spectrum decay of the pool noise (`s_d ∝ (d+1)^(−decay)`).
+        decay: f64,
+        /// Share of instances with a burst.
+        burst_share: f64,
+        /// Copies per burst, uniform on `[lo, hi]`.
+        burst_size: [usize; 2],
+        /// Distance ρ of the burst point from the instance centre, log-uniform on `[lo, hi]`.
+        burst_offset: [f64; 2],
+        /// Noise of a copy around its burst point.
+        copy_noise: f64,
+    },
+    Cone {
+        /// Weight of the semantic part against the mean direction.
+        amp: f64,
+        topics: usize,
+        instance_spread: f64,
+        hubs: usize,
+        hub_copies: usize,
+        hub_spread: f64,
+        copy_noise: f64,
+    },
+}
+
+/// Geometry names accepted by [`Geometry::by_name`].
+pub const GEOMETRIES: &[&str] = &["clustered", "burst", "cone"];
+
+impl Geometry {
+    /// The geometry `name` (one of [`GEOMETRIES`]) with its default parameters.
+    pub fn by_name(name: &str) -> Result<Geometry> {
+        Ok(match name {
+            "clustered" => Geometry::Clustered,
+            "burst" => Geometry::Burst {
+                decay: 1.0,
+                burst_share: 0.3,
+                burst_size: [100, 400],
+                burst_offset: [0.4, 1.2],
+                copy_noise: 0.03,
+            },
+            "cone" => Geometry::Cone {
+                amp: 0.6,
+                topics: 100,
+                instance_spread: 0.6,
+                hubs: 20,
+                hub_copies: 5,
+                hub_spread: 0.2,
+                copy_noise: 0.03,
+            },
+            _ => {
+                return Err(Error::invalid(format!(
+                    "unknown geometry {name:?} (known: {})",
+                    GEOMETRIES.join(", ")
+                )))
+            }
+        })
+    }
+
+    /// The geometry's name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Geometry::Clustered => "clustered",
+            Geometry::Burst { .. } => "burst",
+            Geometry::Cone { .. } => "cone",
+        }
+    }
+
+    /// Default descriptor dimension of the geometry (stated once here).
+    pub fn default_dim(&self) -> usize {
+        match self {
+            Geometry::Clustered => 32,
+            Geometry::Burst { .. } => 128,
+            Geometry::Cone { .. } => 256,
+        }
+    }
+}
+
+pub(crate) fn rng(seed: u64, tag: u64, index: u64) -> Xoshiro256PlusPlus {
+    super::rng_for(seed, 100 + tag, index)
+}
+
+fn gauss_vec<R: Rng + ?Sized>(rng: &mut R, dim: usize, scale: f64) -> Vec<f64> {
+    let s = scale / (dim as f64).sqrt();
+    (0..dim)
+        .map(|_| {
+            let g: f64 = StandardNormal.sample(rng);
+            g * s
+        })
+        .collect()
+}
+
+pub(crate) fn normalize(v: &mut [f64]) {
+    let n = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+    if n > 0.0 {
+        v.iter_mut().for_each(|x| *x /= n);
+    }
+}
+
+/// `norm(centre + spread·g)`, with `g` scaled per dimension by `scales` when given.
+fn around<R: Rng + ?Sized>(
+    rng: &mut R,
+    centre: &[f64],
+    spread: f64,
+    scales: Option<&[f64]>,
+) -> Vec<f64> {
+    let mut g = gauss_vec(rng, centre.len(), spread);
+    if let Some(s) = scales {
+        g.iter_mut().zip(s).for_each(|(x, s)| *x *= s);
+    }
+    let mut v: Vec<f64> = centre.iter().zip(g).map(|(c, e)| c + e).collect();
+    normalize(&mut v);
+    v
+}
+
+fn unit<R: Rng + ?Sized>(rng: &mut R, dim: usize) -> Vec<f64> {
+    let mut v = gauss_vec(rng, dim, 1.0);
+    normalize(&mut v);
+    v
+}
+
+fn log_uniform<R: Rng + ?Sized>(rng: &mut R, [lo, hi]: [f64; 2]) -> f64 {
+    (lo.ln() + (hi.ln() - lo.ln()) * rng.random::<f64>()).exp()
+}
+
+/// `μ + amp·w`, normalised (cone geometry).
+fn on_cone(mu: &[f64], amp: f64, w: &[f64]) -> Vec<f64> {
+    let mut v: Vec<f64> = mu.iter().zip(w).map(|(m, x)| m + amp * x).collect();
+    normalize(&mut v);
+    v
+}
+
+/// How background pool rows are drawn.
+enum Background {
+    Clusters {
+        centres: Vec<Vec<f64>>,
+        spread: f64,
+        scales: Option<Vec<f64>>,
+    },
+    Cone {
+        mu: Vec<f64>,
+        amp: f64,
+        topics: Vec<Vec<f64>>,
+        /// Cumulative Zipf weights of the topics (last = 1).
+        cdf: Vec<f64>,
+        spread: f64,
+    },
+}
+
+/// Everything but the pool rows, and the rule that draws them.
+pub(crate) struct Layout {
+    pub query_ids: Vec<String>,
+    pub queries: Vec<Vec<f64>>,
+    pub core_ids: Vec<String>,
+    pub core: Vec<Vec<f64>>,
+    pub gt: BTreeMap<String, Vec<String>>,
+    background: Background,
+    /// Special pool rows: row → index into `points` (its copy is `norm(point + noise·g)`).
+    pub special: BTreeMap<u64, u32>,
+    pub points: Vec<(Vec<f64>, f64)>,
+    /// Instance of each point (bursts) or None (hubs).
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub point_instance: Vec<Option<usize>>,
+}
+
+fn zipf_cdf(n: usize) -> Vec<f64> {
+    let w: Vec<f64> = (0..n).map(|k| 1.0 / (k + 1) as f64).collect();
+    let total: f64 = w.iter().sum();
+    let mut acc = 0.0;
+    w.iter()
+        .map(|x| {
+            acc += x / total;
+            acc
+        })
+        .collect()
+}
+
+fn pick(cdf: &[f64], u: f64) -> usize {
+    cdf.partition_point(|&c| c < u).min(cdf.len() - 1)
+}
+
+/// Semantic part orthogonal to μ (the component along μ removed).
+fn orth(mu: &[f64], mut w: Vec<f64>) -> Vec<f64> {
+    let d: f64 = mu.iter().zip(&w).map(|(a, b)| a * b).sum();
+    w.iter_mut().zip(mu).for_each(|(x, m)| *x -= d * m);
+    w
+}
+
+impl Layout {
+    /// Build the layout of `cfg` (checked by the caller).
+    pub fn new(cfg: &VectorConfig) -> Result<Layout> {
+        let d = cfg.dim;
+        let mut g = rng(cfg.seed, 0, 0);
+        let cone = match &cfg.geometry {
+            Geometry::Cone {
+                amp,
+                topics,
+                instance_spread,
+                ..
+            } => {
+                let mu = unit(&mut g, d);
+                let t: Vec<Vec<f64>> = (0..*topics).map(|_| orth(&mu, unit(&mut g, d))).collect();
+                Some((mu, *amp, t, zipf_cdf(*topics), *instance_spread))
+            }
+            _ => None,
+        };
+        // Instance centres: on the sphere, or (cone) semantic parts w_i.
+        let centres: Vec<Vec<f64>> = (0..cfg.instances)
+            .map(|_| match &cone {
+                Some((mu, _, t, cdf, s)) => {
+                    let k = pick(cdf, g.random::<f64>());
+                    let e = gauss_vec(&mut g, d, *s);
+                    orth(mu, t[k].iter().zip(e).map(|(a, b)| a + b).collect())
+                }
+                None => unit(&mut g, d),
+            })
+            .collect();
+        // A vector at distance `spread` from instance i.
+        let near = |g: &mut Xoshiro256PlusPlus, i: usize, spread: f64| match &cone {
+            Some((mu, amp, ..)) => {
+                let e = gauss_vec(g, d, spread);
+                let w: Vec<f64> = centres[i].iter().zip(e).map(|(a, b)| a + b).collect();
+                on_cone(mu, *amp, &w)
+            }
+            None => around(g, &centres[i], spread, None),
+        };
+        let extra = rand_distr::Poisson::new(cfg.mean_positives - 1.0 + 1e-12)
+            .map_err(|e| Error::invalid(format!("mean positives: {e}")))?;
+        let (mut core_ids, mut core) = (Vec::new(), Vec::new());
+        let mut inst_pos: Vec<Vec<String>> = Vec::new();
+        for i in 0..cfg.instances {
+            let n = 1 + extra.sample(&mut g) as usize;
+            let mut ids = Vec::new();
+            for j in 0..n {
+                let rho = log_uniform(&mut g, cfg.positive_spread);
+                core.push(near(&mut g, i, rho));
+                let id = format!("inst{i:04}/pos{j:02}");
+                core_ids.push(id.clone());
+                ids.push(id);
+            }
+            inst_pos.push(ids);
+        }
+        let mut per_inst = vec![1usize; cfg.instances];
+        for _ in 0..cfg.extra_queries {
+            per_inst[g.random_range(0..cfg.instances)] += 1;
+        }
+        let (mut query_ids, mut queries) = (Vec::new(), Vec::new());
+        let mut gt = BTreeMap::new();
+        for (i, &nq) in per_inst.iter().enumerate() {
+            for r in 0..nq {
+                let id = format!("inst{i:04}/query{r}");
+                queries.push(near(&mut g, i, cfg.query_spread));
+                gt.insert(id.clone(), inst_pos[i].clone());
+                query_ids.push(id);
+            }
+        }
+        let scales = match &cfg.geometry {
+            Geometry::Burst { decay, .. } => {
+                let raw: Vec<f64> = (0..d).map(|k| ((k + 1) as f64).powf(-decay)).collect();
+                let norm = (raw.iter().map(|x| x * x).sum::<f64>() / d as f64).sqrt();
+                Some(raw.iter().map(|x| x / norm).collect::<Vec<f64>>())
+            }
+            _ => None,
+        };
+        let background = match cone.clone() {
+            Some((mu, amp, topics, cdf, _)) => Background::Cone {
+                mu,
+                amp,
+                topics,
+                cdf,
+                spread: cfg.pool_spread,
+            },
+            None => {
+                let centres = (0..cfg.clusters)
+                    .map(|_| {
+                        if g.random::<f64>() < cfg.near_share {
+                            let i = g.random_range(0..cfg.instances);
+                            around(&mut g, &centres[i], cfg.near_spread, None)
+                        } else if let Some(s) = &scales {
+                            // Background centres follow the spectrum too.
+                            around(&mut g, &vec![0.0; d], 1.0, Some(s))
+                        } else {
+                            unit(&mut g, d)
+                        }
+                    })
+                    .collect();
+                Background::Clusters {
+                    centres,
+                    spread: cfg.pool_spread,
+                    scales,
+                }
+            }
+        };
+        // Special rows: burst copies or hub copies.
+        let mut points: Vec<(Vec<f64>, f64)> = Vec::new();
+        let mut point_instance = Vec::new();
+        let mut copies: Vec<usize> = Vec::new();
+        match &cfg.geometry {
+            Geometry::Clustered => {}
+            Geometry::Burst {
+                burst_share,
+                burst_size: [lo, hi],
+                burst_offset,
+                copy_noise,
+                ..
+            } => {
+                for i in 0..cfg.instances {
+                    if g.random::<f64>() < *burst_share {
+                        let rho = log_uniform(&mut g, *burst_offset);
+                        points.push((near(&mut g, i, rho), *copy_noise));
+                        point_instance.push(Some(i));
+                        copies.push(g.random_range(*lo..=*hi));
+                    }
+                }
+            }
+            Geometry::Cone {
+                amp,
+                hubs,
+                hub_copies,
+                hub_spread,
+                copy_noise,
+                ..
+            } => {
+                let Background::Cone { mu, .. } = &background else {
+                    unreachable!("cone geometry has a cone background")
+                };
+                for _ in 0..*hubs {
+                    let w = orth(mu, gauss_vec(&mut g, d, *hub_spread));
+                    points.push((on_cone(mu, *amp, &w), *copy_noise));
+                    point_instance.push(None);
+                    copies.push(*hub_copies);
+                }
+            }
+        }
+        let total: u64 = copies.iter().map(|&c| c as u64).sum();
+        if total > cfg.pool_size / 2 {
+            return Err(Error::invalid(format!(
+                "{total} burst or hub copies do not fit in a pool of {} rows (at most half)",
+                cfg.pool_size
+            )));
+        }
+        let mut special = BTreeMap::new();
+        for (p, &c) in copies.iter().enumerate() {
+            let mut placed = 0;
+            while placed < c {
+                let r = g.random_range(0..cfg.pool_size);
+                if let std::collections::btree_map::Entry::Vacant(e) = special.entry(r) {
+                    e.insert(p as u32);
+                    placed += 1;
+                }
+            }
+        }
+        Ok(Layout {
+            query_ids,
+            queries,
+            core_ids,
+            core,
+            gt,
+            background,
+            special,
+            points,
+            point_instance,
+        })
+    }
+
+    /// Pool row `r`; `block` is the generator of its generation block (module docs), used only
+    /// for background rows.
+    pub fn pool_row(&self, seed: u64, r: u64, block: &mut Xoshiro256PlusPlus) -> Vec<f64> {
+        if let Some(&p) = self.special.get(&r) {
+            let (point, noise) = &self.points[p as usize];
+            return around(&mut rng(seed, 3, r), point, *noise, None);
+        }
+        match &self.background {
+            Background::Clusters {
+                centres,
+                spread,
+                scales,
+            } => {
+                let k = block.random_range(0..centres.len());
+                around(block, &centres[k], *spread, scales.as_deref())
+            }
+            Background::Cone {
+                mu,
+                amp,
+                topics,
+                cdf,
+                spread,
+            } => {
+                let k = pick(cdf, block.random::<f64>());
+                let e = gauss_vec(block, mu.len(), *spread);
+                let w: Vec<f64> = topics[k].iter().zip(e).map(|(a, b)| a + b).collect();
+                on_cone(mu, *amp, &orth(mu, w))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dot(a: &[f64], b: &[f64]) -> f64 {
+        a.iter().zip(b).map(|(x, y)| x * y).sum()
+    }
+
+    fn small(geometry: &str) -> VectorConfig {
+        let mut c = VectorConfig::for_geometry(geometry).unwrap();
+        c.dim = 64;
+        c.instances = 40;
+        c.pool_size = 8192;
+        c.clusters = 50;
+        if let Geometry::Burst { burst_size, .. } = &mut c.geometry {
+            *burst_size = [30, 60];
+        }
+        c
+    }
+
+    fn rows(l: &Layout, c: &VectorConfig) -> Vec<Vec<f64>> {
+        let mut out = Vec::new();
+        for b in 0..c.pool_size.div_ceil(GEN_BLOCK) {
+            let mut r = rng(c.seed, 1, b);
+            for row in b * GEN_BLOCK..((b + 1) * GEN_BLOCK).min(c.pool_size) {
+                out.push(l.pool_row(c.seed, row, &mut r));
+            }
+        }
+        out
+    }
+
+    /// Bursts: 30–60 copies per burst, all within cosine 0.99 of each other, each burst tied to
+    /// an instance; the background's energy sits in the first few dimensions (the spectrum).
+    #[test]
+    fn burst_copies_are_present_and_near_identical() {
+        let c = small("burst");
+        let l = Layout::new(&c).unwrap();
+        assert!(!l.points.is_empty());
+        let pool = rows(&l, &c);
+        for (p, inst) in l.point_instance.iter().enumerate() {
+            assert!(inst.is_some());
+            let copies: Vec<&Vec<f64>> = l
+                .special
+                .iter()
+                .filter(|(_, &q)| q as usize == p)
+                .map(|(&r, _)| &pool[r as usize])
+                .collect();
+            assert!((30..=60).contains(&copies.len()), "{}", copies.len());
+            for a in &copies {
+                assert!(dot(a, copies[0]) > 0.99);
+            }
+        }
+        // The spectrum dominates: the first 4 of 64 dimensions carry most background energy.
+        let bg: Vec<&Vec<f64>> = (0..c.pool_size)
+            .filter(|r| !l.special.contains_key(r))
+            .map(|r| &pool[r as usize])
+            .collect();
+        let top: f64 = bg
+            .iter()
+            .map(|v| v[..4].iter().map(|x| x * x).sum::<f64>())
+            .sum();
+        let all: f64 = bg.iter().map(|v| dot(v, v)).sum();
+        assert!(top / all > 0.5, "top-4 energy share {}", top / all);
+    }
+
+    /// Cone: pool cosines sit in a narrow, high band (isotropic rows would be ≈ 0 ± 1/√D);
+    /// a hub copy ranks in the pool's top 5% for most queries (a background row does so for
+    /// 5% of them; queries of the largest Zipf topics have many same-topic rows above it).
+    #[test]
+    fn cone_is_narrow_and_hubs_score_high_for_many_queries() {
+        let c = small("cone");
+        let l = Layout::new(&c).unwrap();
+        let pool = rows(&l, &c);
+        let mut cos: Vec<f64> = Vec::new();
+        for i in (0..pool.len()).step_by(41) {
+            for j in (i + 1..pool.len()).step_by(97) {
+                cos.push(dot(&pool[i], &pool[j]));
+            }
+        }
+        cos.sort_by(f64::total_cmp);
+        let q = |p: f64| cos[((cos.len() - 1) as f64 * p) as usize];
+        assert!(cos[0] > 0.3, "min cosine {}", cos[0]);
+        assert!(q(0.95) - q(0.05) < 0.3, "band {} … {}", q(0.05), q(0.95));
+        let hub_rows: Vec<u64> = l.special.keys().copied().collect();
+        assert_eq!(hub_rows.len(), 20 * 5);
+        let mut high = 0;
+        for qv in &l.queries {
+            let mut s: Vec<f64> = pool.iter().map(|v| dot(v, qv)).collect();
+            let best_hub = hub_rows
+                .iter()
+                .map(|&r| s[r as usize])
+                .fold(f64::MIN, f64::max);
+            s.sort_by(|a, b| b.total_cmp(a));
+            if best_hub >= s[pool.len() / 20] {
+                high += 1;
+            }
+        }
+        assert!(
+            high * 2 > l.queries.len(),
+            "hubs in the top 5% for {high} of {} queries",
+            l.queries.len()
+        );
+    }
+
+    #[test]
+    fn unknown_geometry_and_overfull_pool_are_errors() {
+        assert!(Geometry::by_name("sphere").is_err());
+        let mut c = small("burst");
+        c.pool_size = 100;
+        assert!(Layout::new(&c).is_err());
+    }
+}

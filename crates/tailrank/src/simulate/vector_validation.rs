@@ -1,0 +1,543 @@
+//! Vector-level validation (docs/method.md §10): for a family (a geometry and its settings), a
+//! seed and sample fractions, write the benchmark as descriptor files
+//! ([`super::vectors::write_vectors`]), scan the whole pool with the library's scan (f = 1) for
+//! the truth, scan the hash sample at each fraction (docs/method.md §4) and predict from it.
+//!
+//! Truth: mAP@k, Recall@k and hit@1 of the exact whole-pool scan (`metric::evaluate_summary_for_set`,
+//! what `tailrank eval --summary` prints). Predictions: the default estimator (`predict` with
+//! default options, no intervals), the count baseline `x̂ = K_S/S` (expected-rank map for the
+//! mAP, the count law of `maps` for Recall/hit, as `predict` does), and evaluate-at-S (the
+//! exact metrics of the sample gallery). error = prediction − truth.
+//!
+//! Decomposition pieces that cost nothing extra: the realized hardness `K_N/N` of the whole-pool
+//! scan fed to the expected-rank map (`oracle_expected_rank`; equal to the truth up to rounding,
+//! an identity check of the map) and to the Binomial map (`oracle_binomial`); and the positives
+//! the estimator called immune that the full pool outranks (`K_N > 0`).
+
+use super::vectors::{write_vectors, VectorConfig};
+use crate::error::{Error, Result};
+use crate::formats::descriptors::open_descriptors;
+use crate::formats::gt::load_ground_truth;
+use crate::hardness::{Branch, QueryHardness};
+use crate::maps::{self, MapKind};
+use crate::metric::{evaluate_counts, evaluate_summary_for_set, MissingPolicy, PositiveCounts};
+use crate::predict::{count_hardness, per_query_ap, predict, PredictOptions};
+use crate::scan::engine::{scan, NoProgress, ScanConfig, ScanInputs};
+use crate::scan::summary::Summary;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// A vector-level family of the validation corpus: a name, what it tests, and its
+/// configuration for a seed.
+#[derive(Debug, Clone, Copy)]
+pub struct VectorFamily {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub config: fn(seed: u64) -> VectorConfig,
+}
+
+fn family_config(geometry: &str, dim: usize, seed: u64) -> VectorConfig {
+    let mut c = VectorConfig::for_geometry(geometry).expect("known geometry");
+    c.seed = seed;
+    c.dim = dim;
+    c.instances = 300;
+    c.extra_queries = 20;
+    c.pool_size = DEFAULT_FAMILY_POOL;
+    c.clusters = 2000;
+    c
+}
+
+/// Pool rows of the families (override with [`VectorRunOptions::pool_size`]).
+pub const DEFAULT_FAMILY_POOL: u64 = 2_000_000;
+
+/// The vector-level families: one per geometry, 320 queries, N = [`DEFAULT_FAMILY_POOL`],
+/// D = 64 (clustered) or 128 (burst, cone); the CLI's `--pool-size` and `--dim` override them
+/// (the geometries take any D, e.g. 768 for a CLIP-sized cone).
+pub const VECTOR_FAMILIES: &[VectorFamily] = &[
+    VectorFamily {
+        name: "vectors-clustered",
+        description: "clustered sphere: background clusters, 30% of them near an instance",
+        config: |s| family_config("clustered", 64, s),
+    },
+    VectorFamily {
+        name: "vectors-burst",
+        description: "anisotropic pool noise (spectrum 1/(d+1)) with near-duplicate bursts of \
+                      100-400 copies for 30% of the instances",
+        config: |s| family_config("burst", 128, s),
+    },
+    VectorFamily {
+        name: "vectors-cone",
+        description: "CLIP-like narrow cone: Zipf topics, 20 hubs near the cone centre × 5 copies",
+        config: |s| family_config("cone", 128, s),
+    },
+];
+
+/// The vector-level families (see [`VECTOR_FAMILIES`]).
+pub fn vector_families() -> &'static [VectorFamily] {
+    VECTOR_FAMILIES
+}
+
+/// The family called `name`.
+pub fn family(name: &str) -> Result<&'static VectorFamily> {
+    VECTOR_FAMILIES
+        .iter()
+        .find(|f| f.name == name)
+        .ok_or_else(|| {
+            let known: Vec<&str> = VECTOR_FAMILIES.iter().map(|f| f.name).collect();
+            Error::invalid(format!(
+                "unknown vector family {name:?} (known: {})",
+                known.join(", ")
+            ))
+        })
+}
+
+/// Options of a vector validation run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VectorRunOptions {
+    pub fractions: Vec<f64>,
+    /// Cut k of mAP@k and Recall@k.
+    pub k: usize,
+    /// Overrides of the family's pool size and dimension.
+    pub pool_size: Option<u64>,
+    pub dim: Option<usize>,
+    /// Scan threads (None: all).
+    pub threads: Option<usize>,
+}
+
+impl Default for VectorRunOptions {
+    fn default() -> Self {
+        VectorRunOptions {
+            fractions: vec![0.05, 0.01],
+            k: 1000,
+            pool_size: None,
+            dim: None,
+            threads: None,
+        }
+    }
+}
+
+/// mAP@k, Recall@k and hit@1 (fractions).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Metrics {
+    pub map_at_k: f64,
+    pub recall_at_k: f64,
+    pub hit_at_1: f64,
+}
+
+impl Metrics {
+    fn minus(&self, o: &Metrics) -> Metrics {
+        Metrics {
+            map_at_k: self.map_at_k - o.map_at_k,
+            recall_at_k: self.recall_at_k - o.recall_at_k,
+            hit_at_1: self.hit_at_1 - o.hit_at_1,
+        }
+    }
+
+    fn is_finite(&self) -> bool {
+        self.map_at_k.is_finite() && self.recall_at_k.is_finite() && self.hit_at_1.is_finite()
+    }
+}
+
+/// One (family, seed, fraction) run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VectorRun {
+    pub family: String,
+    pub seed: u64,
+    pub fraction: f64,
+    pub dim: usize,
+    pub queries: usize,
+    pub pool_size: u64,
+    pub sample_size: u64,
+    pub k: usize,
+    /// Exact metrics of the whole-pool scan.
+    pub truth: Metrics,
+    /// Default estimator (tail-aware, expected-rank map; Recall/hit from the count law).
+    pub evt: Metrics,
+    /// Count baseline `x̂ = K_S/S`.
+    pub count: Metrics,
+    /// Exact metrics of the sample gallery.
+    pub evaluate_at_s: Metrics,
+    /// Errors (prediction − truth).
+    pub evt_error: Metrics,
+    pub count_error: Metrics,
+    pub evaluate_at_s_error: Metrics,
+    /// mAP@k of the realized `K_N/N` through the expected-rank map (= truth: identity) and
+    /// through the Binomial map.
+    pub oracle_expected_rank: f64,
+    pub oracle_binomial: f64,
+    /// Positives called immune at level 0, and those of them with `K_N > 0`.
+    pub immune: usize,
+    pub immune_outranked: usize,
+}
+
+impl VectorRun {
+    /// Every number of the record is finite.
+    pub fn is_finite(&self) -> bool {
+        [&self.truth, &self.evt, &self.count, &self.evaluate_at_s]
+            .iter()
+            .all(|m| m.is_finite())
+            && self.oracle_expected_rank.is_finite()
+            && self.oracle_binomial.is_finite()
+    }
+}
+
+fn mean(v: impl Iterator<Item = f64>) -> f64 {
+    let (s, n) = v.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
+    s / n as f64
+}
+
+/// Count-law Recall@k and hit@1 of a hardness set at N (mean over queries).
+fn law_recall_hit(h: &[QueryHardness], n: f64, k: usize) -> (f64, f64) {
+    (
+        mean(h.iter().map(|q| maps::recall_at_k(q, n, k))),
+        mean(h.iter().map(|q| maps::hit_at_1(q, n))),
+    )
+}
+
+/// Exact metrics of the sample gallery from the level-0 counts.
+fn at_sample(h: &[QueryHardness], k: usize) -> Metrics {
+    let reports: Vec<_> = h
+        .iter()
+        .map(|q| {
+            let pos: Vec<PositiveCounts> = q
+                .positives
+                .iter()
+                .map(|p| PositiveCounts {
+                    score: p.score,
+                    core_above: p.core_above,
+                    pool_above: p.pool_above,
+                    ties: 0,
+                })
+                .collect();
+            evaluate_counts(&q.query_id, &pos, k)
+        })
+        .collect();
+    Metrics {
+        map_at_k: mean(reports.iter().map(|r| r.ap_at_k)),
+        recall_at_k: mean(reports.iter().map(|r| r.recall_at_k)),
+        hit_at_1: mean(reports.iter().map(|r| r.hit_at_1)),
+    }
+}
+
+/// A scan's summary and, when asked for, its top-k results per query (query-set order).
+pub type Scanned = (Summary, Option<Vec<Vec<(String, f32)>>>);
+
+/// Scan the benchmark in `dir` at `fraction` (f = 1: the whole pool), keeping the top
+/// `results_k` results per query when given.
+pub fn scan_benchmark(
+    dir: &Path,
+    fraction: f64,
+    seed: u64,
+    threads: Option<usize>,
+    results_k: Option<usize>,
+) -> Result<Scanned> {
+    let sets = load_ground_truth(&dir.join("gt.json"))?;
+    let set = sets
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::invalid("benchmark ground truth has no query set"))?;
+    let queries = open_descriptors(&dir.join("queries.npy"), None)?;
+    let core = open_descriptors(&dir.join("core.npy"), None)?;
+    let pool = open_descriptors(&dir.join("pool.npy"), None)?;
+    let mut cfg = ScanConfig::new(fraction, seed);
+    cfg.pool_size = Some(pool.rows() as u64);
+    cfg.threads = threads;
+    cfg.normalize = true;
+    cfg.model = "simulated".into();
+    cfg.results_k = results_k;
+    let inputs = ScanInputs {
+        query_set: &set,
+        queries: queries.as_ref(),
+        core: core.as_ref(),
+        pool: vec![pool.as_ref()],
+    };
+    let mut out = scan(&inputs, &cfg, &NoProgress)?;
+    out.summary
+        .record_ground_truth(dir.join("gt.json").display().to_string(), &set);
+    Ok((out.summary, out.results))
+}
+
+/// `K_N` of each (query, positive) in the whole pool.
+type RealizedCounts = HashMap<(String, String), u64>;
+
+/// Truth, the realized-hardness oracles (expected-rank, Binomial) and `K_N` from a whole-pool
+/// summary.
+fn truth_of(full: &Summary, k: usize) -> Result<(Metrics, f64, f64, RealizedCounts)> {
+    let r = evaluate_summary_for_set(full, None, k, MissingPolicy::Error)?;
+    let set = r
+        .sets
+        .first()
+        .ok_or_else(|| Error::invalid("whole-pool summary has no query set"))?;
+    let truth = Metrics {
+        map_at_k: set.map_at_k,
+        recall_at_k: set.recall_at_k,
+        hit_at_1: set.hit_at_1,
+    };
+    let opts = PredictOptions {
+        estimator: crate::hardness::Estimator::Count,
+        ..PredictOptions::default()
+    };
+    let realized = crate::predict::hardness_for(full, 0, &opts)?;
+    let n = full.subset_sizes[0] as f64;
+    let er = mean(per_query_ap(&realized, n, k, MapKind::ExpectedRank).into_iter());
+    let bin = mean(per_query_ap(&realized, n, k, MapKind::Binomial).into_iter());
+    let counts = realized
+        .iter()
+        .flat_map(|q| {
+            q.positives
+                .iter()
+                .map(move |p| ((q.query_id.clone(), p.id.clone()), p.pool_above))
+        })
+        .collect();
+    Ok((truth, er, bin, counts))
+}
+
+/// Run `family` at `seed`: write the files into `work` (replaced), scan the whole pool, then
+/// each fraction's sample; one record per fraction.
+pub fn run_family(
+    family: &VectorFamily,
+    seed: u64,
+    opts: &VectorRunOptions,
+    work: &Path,
+) -> Result<Vec<VectorRun>> {
+    if opts.fractions.is_empty() {
+        return Err(Error::invalid(
+            "vector validation needs at least one fraction",
+        ));
+    }
+    for &f in &opts.fractions {
+        crate::sample::check_fraction(f)?;
+    }
+    let mut cfg = (family.config)(seed);
+    if let Some(n) = opts.pool_size {
+        cfg.pool_size = n;
+    }
+    if let Some(d) = opts.dim {
+        cfg.dim = d;
+    }
+    let bench = write_vectors(&cfg, work)?;
+    let (full, _) = scan_benchmark(work, 1.0, seed, opts.threads, None)?;
+    let (truth, oracle_er, oracle_bin, k_n) = truth_of(&full, opts.k)?;
+    let n = bench.pool;
+    let nf = n as f64;
+    let mut runs = Vec::new();
+    for &f in &opts.fractions {
+        let (s, _) = scan_benchmark(work, f, seed, opts.threads, None)?;
+        let popts = PredictOptions {
+            k: opts.k,
+            bootstrap: 0,
+            sample_noise: 0,
+            seed,
+            ..PredictOptions::default()
+        };
+        let p = predict(&s, &popts)?;
+        let evt = Metrics {
+            map_at_k: p.estimate,
+            recall_at_k: p.recall_at_k,
+            hit_at_1: p.hit_at_1,
+        };
+        let ch = count_hardness(&p.hardness);
+        let (cr, chit) = law_recall_hit(&ch, nf, opts.k);
+        let count = Metrics {
+            map_at_k: p.baselines.count,
+            recall_at_k: cr,
+            hit_at_1: chit,
+        };
+        let eas = at_sample(&p.hardness, opts.k);
+        let (mut immune, mut outranked) = (0, 0);
+        for q in &p.hardness {
+            for ph in q.positives.iter().filter(|ph| ph.branch == Branch::Immune) {
+                immune += 1;
+                let key = (q.query_id.clone(), ph.id.clone());
+                if k_n.get(&key).copied().unwrap_or(0) > 0 {
+                    outranked += 1;
+                }
+            }
+        }
+        runs.push(VectorRun {
+            family: family.name.to_string(),
+            seed,
+            fraction: f,
+            dim: cfg.dim,
+            queries: bench.queries,
+            pool_size: n,
+            sample_size: s.subset_sizes[0],
+            k: opts.k,
+            truth,
+            evt,
+            count,
+            evaluate_at_s: eas,
+            evt_error: evt.minus(&truth),
+            count_error: count.minus(&truth),
+            evaluate_at_s_error: eas.minus(&truth),
+            oracle_expected_rank: oracle_er,
+            oracle_binomial: oracle_bin,
+            immune,
+            immune_outranked: outranked,
+        });
+    }
+    Ok(runs)
+}
+
+/// Markdown table of the runs: truth and predictions in percent (mAP@k, Recall@k, hit@1).
+pub fn table(runs: &[VectorRun]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "| family | seed | D | Q | N | f | metric | truth | evt | count | eval-at-S | oracle ER | oracle Bin | immune outranked |"
+    );
+    let _ = writeln!(
+        s,
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    );
+    for r in runs {
+        let rows: [(&str, fn(&Metrics) -> f64); 3] = [
+            ("mAP@k", |m| m.map_at_k),
+            ("R@k", |m| m.recall_at_k),
+            ("hit@1", |m| m.hit_at_1),
+        ];
+        for (i, (name, get)) in rows.iter().enumerate() {
+            let (oer, obin, imm) = if i == 0 {
+                (
+                    format!("{:.2}", 100.0 * r.oracle_expected_rank),
+                    format!("{:.2}", 100.0 * r.oracle_binomial),
+                    format!("{}/{}", r.immune_outranked, r.immune),
+                )
+            } else {
+                (String::new(), String::new(), String::new())
+            };
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {} | {} |",
+                r.family,
+                r.seed,
+                r.dim,
+                r.queries,
+                r.pool_size,
+                r.fraction,
+                name,
+                100.0 * get(&r.truth),
+                100.0 * get(&r.evt),
+                100.0 * get(&r.count),
+                100.0 * get(&r.evaluate_at_s),
+                oer,
+                obin,
+                imm
+            );
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::results::{read_results, write_results};
+    use crate::metric::evaluate_results;
+
+    fn tiny(geometry: &str, seed: u64) -> VectorConfig {
+        let mut c = VectorConfig::for_geometry(geometry).unwrap();
+        c.seed = seed;
+        c.dim = 32;
+        c.instances = 30;
+        c.extra_queries = 5;
+        c.pool_size = 20_000;
+        c.clusters = 100;
+        if let crate::simulate::vector_geometry::Geometry::Burst { burst_size, .. } =
+            &mut c.geometry
+        {
+            *burst_size = [20, 60];
+        }
+        c
+    }
+
+    /// The whole-pool scan's exact metrics equal `tailrank eval` on the brute-force results of
+    /// the same scan, the realized `K_N/N` through the expected-rank map gives the truth back,
+    /// and every number of the records is finite.
+    #[test]
+    fn end_to_end_identities_on_a_tiny_pool() {
+        let fams = [
+            VectorFamily {
+                name: "tiny-clustered",
+                description: "",
+                config: |s| tiny("clustered", s),
+            },
+            VectorFamily {
+                name: "tiny-burst",
+                description: "",
+                config: |s| tiny("burst", s),
+            },
+            VectorFamily {
+                name: "tiny-cone",
+                description: "",
+                config: |s| tiny("cone", s),
+            },
+        ];
+        let k = 100;
+        for fam in &fams {
+            let dir = tempfile::tempdir().unwrap();
+            let opts = VectorRunOptions {
+                fractions: vec![0.05, 0.01],
+                k,
+                ..VectorRunOptions::default()
+            };
+            let runs = run_family(fam, 3, &opts, dir.path()).unwrap();
+            assert_eq!(runs.len(), 2);
+            for r in &runs {
+                assert!(r.is_finite(), "{r:?}");
+                assert!(r.sample_size > 0 && r.sample_size < r.pool_size);
+                assert!(
+                    (r.oracle_expected_rank - r.truth.map_at_k).abs() < 1e-9,
+                    "{}: oracle {} vs truth {}",
+                    fam.name,
+                    r.oracle_expected_rank,
+                    r.truth.map_at_k
+                );
+                assert!(r.immune_outranked <= r.immune);
+            }
+            // Brute force: the exact scan's top-k results evaluated like `tailrank eval`.
+            let (full, results) = scan_benchmark(dir.path(), 1.0, 3, None, Some(k)).unwrap();
+            let sets = load_ground_truth(&dir.path().join("gt.json")).unwrap();
+            let lists: Vec<(String, Vec<(String, f32)>)> = sets[0]
+                .query_ids
+                .iter()
+                .cloned()
+                .zip(results.unwrap())
+                .collect();
+            let rpath = dir.path().join("results.json");
+            write_results(&rpath, &lists).unwrap();
+            let ev = evaluate_results(
+                &sets,
+                &read_results(&rpath).unwrap(),
+                k,
+                MissingPolicy::Error,
+            )
+            .unwrap();
+            let from_counts =
+                evaluate_summary_for_set(&full, None, k, MissingPolicy::Error).unwrap();
+            let (a, b) = (&ev.sets[0], &from_counts.sets[0]);
+            assert!((a.map_at_k - b.map_at_k).abs() < 1e-12, "{}", fam.name);
+            assert!((a.recall_at_k - b.recall_at_k).abs() < 1e-12);
+            assert!((a.hit_at_1 - b.hit_at_1).abs() < 1e-12);
+            assert!((a.map_at_k - runs[0].truth.map_at_k).abs() < 1e-12);
+        }
+    }
+
+    #[test]
+    fn families_are_named_and_valid() {
+        for f in vector_families() {
+            let c = (f.config)(0);
+            assert!(c.instances + c.extra_queries >= 300, "{}", f.name);
+            assert_eq!(family(f.name).unwrap().name, f.name);
+        }
+        assert!(family("nope").is_err());
+        let bad = VectorRunOptions {
+            fractions: vec![],
+            ..VectorRunOptions::default()
+        };
+        let dir = tempfile::tempdir().unwrap();
+        assert!(run_family(&VECTOR_FAMILIES[0], 0, &bad, dir.path()).is_err());
+    }
+}
