@@ -1328,15 +1328,14 @@ pub fn table(r: &IliasReport) -> String {
     if predicted {
         let _ = writeln!(
             t,
-            "{:<6} {:>8} {:>12}  {:<26} {:<26} {:>9} {:>9}  {}",
+            "{:<6} {:>8} {:>12}  {:<26} {:<26} {:>9} {:>9}  verdict",
             "task",
             "queries",
             format!("mAP@{kl} (%)"),
             "interval (other query sets)",
             "interval (these queries)",
             "count",
-            "at-S",
-            "verdict"
+            "at-S"
         );
     } else {
         let _ = writeln!(

@@ -73,13 +73,10 @@ pub fn prediction_table(p: &Prediction) -> String {
     let w = 34;
     let _ = writeln!(
         t,
-        "{:<w$} {}",
+        "{:<w$} {}: {}",
         "verdict",
-        format!(
-            "{}: {}",
-            p.trust.verdict.as_str().to_uppercase(),
-            p.trust.reason
-        )
+        p.trust.verdict.as_str().to_uppercase(),
+        p.trust.reason
     );
     let _ = writeln!(t, "{:<w$} {:>9}  uncertainty", "", "value (%)");
     let _ = writeln!(

@@ -312,18 +312,16 @@ pub fn trust(
     let mut fired = Vec::new();
     if let Some(u) = out.used().filter(|_| out.in_sample_fired()) {
         let z = z_of(u.error, u.std_error);
-        {
-            fired.push(format!(
-                "in-sample check: level {} (S = {}) predicts the known S_0 = {} off by {:+.2} \
+        fired.push(format!(
+            "in-sample check: level {} (S = {}) predicts the known S_0 = {} off by {:+.2} \
                  points (z = {:.1}), projected {:+.2} points at N",
-                u.level,
-                u.sample_size,
-                levels[0].sample_size,
-                100.0 * u.error,
-                z,
-                100.0 * u.projected_error
-            ));
-        }
+            u.level,
+            u.sample_size,
+            levels[0].sample_size,
+            100.0 * u.error,
+            z,
+            100.0 * u.projected_error
+        ));
     }
     let zt = z_of(out.trend_projected, out.trend_std_error);
     if out.trend_fired() {
