@@ -381,6 +381,9 @@ pub fn run_family(
     Ok(runs)
 }
 
+/// One metric of a [`Metrics`].
+type Pick = fn(&Metrics) -> f64;
+
 /// Markdown table of the runs: truth and predictions in percent (mAP@k, Recall@k, hit@1).
 pub fn table(runs: &[VectorRun]) -> String {
     let mut s = String::new();
@@ -393,7 +396,7 @@ pub fn table(runs: &[VectorRun]) -> String {
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     );
     for r in runs {
-        let rows: [(&str, fn(&Metrics) -> f64); 3] = [
+        let rows: [(&str, Pick); 3] = [
             ("mAP@k", |m| m.map_at_k),
             ("R@k", |m| m.recall_at_k),
             ("hit@1", |m| m.hit_at_1),
