@@ -567,7 +567,7 @@ fn scan_native(
     cfg.normalize = normalize;
     cfg.model = model;
     cfg.pool_size = pool_size;
-    tuning_from_env(&mut cfg)?;
+    cfg.apply_tuning(|k| std::env::var(k).ok()).map_err(err)?;
     let summary = py.allow_threads(|| -> tailrank::Result<Summary> {
         let inputs = ScanInputs {
             query_set: &set,
@@ -817,26 +817,3 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
-/// The scan's tuning knobs from the environment, as the CLI reads them: `TAILRANK_BLOCK_ROWS`
-/// (`ScanConfig::block_rows`) and `TAILRANK_KERNEL=gemm` (`ScanConfig::backend`).
-fn tuning_from_env(cfg: &mut ScanConfig) -> PyResult<()> {
-    if let Ok(v) = std::env::var("TAILRANK_BLOCK_ROWS") {
-        cfg.block_rows = v.parse().ok().filter(|&n: &usize| n > 0).ok_or_else(|| {
-            err(format!(
-                "TAILRANK_BLOCK_ROWS = {v:?} is not a positive number of rows"
-            ))
-        })?;
-    }
-    if let Ok(v) = std::env::var("TAILRANK_KERNEL") {
-        cfg.backend = match v.to_ascii_lowercase().as_str() {
-            "gemm" => Some(tailrank::scan::kernel::Backend::Gemm),
-            "" | "auto" => None,
-            _ => {
-                return Err(err(format!(
-                    "TAILRANK_KERNEL = {v:?}: expected gemm or auto"
-                )))
-            }
-        };
-    }
-    Ok(())
-}

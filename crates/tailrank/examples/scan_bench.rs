@@ -129,15 +129,8 @@ fn main() -> Result<()> {
     let f = num("--fraction", 1.0);
     let mut cfg = ScanConfig::new(f, num("--seed", 0.0) as u64);
     // Tuning knobs, as the CLI reads them.
-    if let Some(n) = std::env::var("TAILRANK_BLOCK_ROWS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-    {
-        cfg.block_rows = n;
-    }
-    if std::env::var("TAILRANK_KERNEL").is_ok_and(|v| v.eq_ignore_ascii_case("gemm")) {
-        cfg.backend = Some(tailrank::scan::kernel::Backend::Gemm);
-    }
+    cfg.apply_tuning(|k| std::env::var(k).ok())
+        .expect("tuning variables");
     cfg.min_fraction = f / 2f64.powi(num("--levels", 5.0) as i32 - 1);
     cfg.drift_shards = num("--shards", 4.0) as usize;
     cfg.top_m = num("--top-m", 4000.0) as usize;

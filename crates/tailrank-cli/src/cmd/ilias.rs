@@ -163,7 +163,7 @@ pub fn run(a: IliasArgs) -> anyhow::Result<()> {
     scan.threads = a.threads;
     scan.normalize = a.normalize;
     scan.model = a.model.clone();
-    super::tuning_from_env(&mut scan)?;
+    scan.apply_tuning(|k| std::env::var(k).ok())?;
     let estimator = Estimator::named(
         &a.estimator,
         EvtOptions {

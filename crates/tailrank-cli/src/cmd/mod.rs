@@ -34,28 +34,3 @@ pub fn read_summary_for_metrics(
     }
     Ok(s)
 }
-
-/// The scan's tuning knobs from the environment: `TAILRANK_BLOCK_ROWS` (pool rows per block,
-/// `ScanConfig::block_rows`) and `TAILRANK_KERNEL=gemm` (the portable kernel,
-/// `ScanConfig::backend`). A value that does not parse is an error naming it.
-pub fn tuning_from_env(cfg: &mut tailrank::scan::engine::ScanConfig) -> tailrank::Result<()> {
-    if let Ok(v) = std::env::var("TAILRANK_BLOCK_ROWS") {
-        cfg.block_rows = v.parse().ok().filter(|&n: &usize| n > 0).ok_or_else(|| {
-            tailrank::Error::invalid(format!(
-                "TAILRANK_BLOCK_ROWS = {v:?} is not a positive number of rows"
-            ))
-        })?;
-    }
-    if let Ok(v) = std::env::var("TAILRANK_KERNEL") {
-        cfg.backend = match v.to_ascii_lowercase().as_str() {
-            "gemm" => Some(tailrank::scan::kernel::Backend::Gemm),
-            "" | "auto" => None,
-            _ => {
-                return Err(tailrank::Error::invalid(format!(
-                    "TAILRANK_KERNEL = {v:?}: expected gemm or auto"
-                )))
-            }
-        };
-    }
-    Ok(())
-}

@@ -246,7 +246,7 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
     cfg.screen = !args.no_screen;
     cfg.model = args.model.clone();
     cfg.pool_size = pool_size;
-    super::tuning_from_env(&mut cfg)?;
+    cfg.apply_tuning(|k| std::env::var(k).ok())?;
 
     let inputs = ScanInputs {
         query_set: &query_set,

@@ -172,3 +172,35 @@ impl ScanConfig {
         self.backend.unwrap_or_else(Backend::detect)
     }
 }
+
+/// The environment variable of [`ScanConfig::block_rows`] (pool rows per block).
+pub const ENV_BLOCK_ROWS: &str = "TAILRANK_BLOCK_ROWS";
+/// The environment variable of [`ScanConfig::backend`] (`gemm`: the portable kernel; `auto`).
+pub const ENV_KERNEL: &str = "TAILRANK_KERNEL";
+
+impl ScanConfig {
+    /// Apply the tuning knobs [`ENV_BLOCK_ROWS`] and [`ENV_KERNEL`] as `lookup` gives them (the
+    /// front ends pass the process environment; the library never reads it). A value that does
+    /// not parse is an error naming the variable.
+    pub fn apply_tuning(&mut self, lookup: impl Fn(&str) -> Option<String>) -> Result<()> {
+        if let Some(v) = lookup(ENV_BLOCK_ROWS) {
+            self.block_rows = v.parse().ok().filter(|&n: &usize| n > 0).ok_or_else(|| {
+                Error::invalid(format!(
+                    "{ENV_BLOCK_ROWS} = {v:?} is not a positive number of rows"
+                ))
+            })?;
+        }
+        if let Some(v) = lookup(ENV_KERNEL) {
+            self.backend = match v.to_ascii_lowercase().as_str() {
+                "gemm" => Some(Backend::Gemm),
+                "" | "auto" => None,
+                _ => {
+                    return Err(Error::invalid(format!(
+                        "{ENV_KERNEL} = {v:?}: expected gemm or auto"
+                    )))
+                }
+            };
+        }
+        Ok(())
+    }
+}
