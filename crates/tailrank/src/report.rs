@@ -265,8 +265,31 @@ fn iv(i: &Interval) -> Value {
     json!([i.lo, i.hi])
 }
 
-/// The full machine-readable report (fractions in [0, 1]).
+/// The full machine-readable report (fractions in [0, 1]; a negative zero prints as `0.0`,
+/// see [`positive_zeros`]).
 pub fn prediction_json(p: &Prediction) -> Value {
+    let mut v = prediction_value(p);
+    positive_zeros(&mut v);
+    v
+}
+
+/// Replace every `-0.0` in a JSON tree by `0.0`. A metric such as an AP of 0 can come out of
+/// the arithmetic as −0.0 (e.g. a zero times a negative weight); JSON readers keep the sign, and
+/// a report that prints `-0.0` for "no positive retrieved" reads like an error.
+pub fn positive_zeros(v: &mut Value) {
+    match v {
+        Value::Number(n)
+            if n.as_f64() == Some(0.0) && n.as_f64().is_some_and(f64::is_sign_negative) =>
+        {
+            *v = json!(0.0);
+        }
+        Value::Array(a) => a.iter_mut().for_each(positive_zeros),
+        Value::Object(o) => o.values_mut().for_each(positive_zeros),
+        _ => {}
+    }
+}
+
+fn prediction_value(p: &Prediction) -> Value {
     let b = &p.baselines;
     let queries: Vec<Value> = p
         .queries
@@ -391,4 +414,20 @@ pub fn prediction_json(p: &Prediction) -> Value {
         "warnings": p.warnings,
         "queries": queries,
     })
+}
+
+#[cfg(test)]
+mod zero_tests {
+    use super::*;
+
+    #[test]
+    fn negative_zeros_print_as_zero() {
+        let mut v = json!({"a": -0.0, "b": [1.0, -0.0, {"c": -0.0}], "d": -1.5, "e": 0});
+        positive_zeros(&mut v);
+        let text = serde_json::to_string(&v).unwrap();
+        assert!(!text.contains("-0.0"), "{text}");
+        assert_eq!(v["d"], json!(-1.5));
+        assert_eq!(v["e"], json!(0));
+        assert_eq!(v["b"][2]["c"].as_f64(), Some(0.0));
+    }
 }
