@@ -15,7 +15,7 @@
 //! are clamped to [0, 1].
 
 use crate::hardness::QueryHardness;
-use crate::metric::{evaluate_counts, positive_counts, PositiveCounts};
+use crate::metric::{evaluate_counts, positive_counts};
 use crate::scan::summary::Summary;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -49,19 +49,7 @@ pub struct LevelPoint {
 /// sample the hardness came from), with positive tie blocks (`metric::evaluate_counts`).
 pub fn per_query_at_sample(qs: &[QueryHardness], k: usize) -> Vec<f64> {
     qs.par_iter()
-        .map(|q| {
-            let pos: Vec<PositiveCounts> = q
-                .positives
-                .iter()
-                .map(|p| PositiveCounts {
-                    score: p.score,
-                    core_above: p.core_above,
-                    pool_above: p.pool_above,
-                    ties: 0,
-                })
-                .collect();
-            evaluate_counts(&q.query_id, &pos, k).ap_at_k
-        })
+        .map(|q| evaluate_counts(&q.query_id, &q.sample_counts(), k).ap_at_k)
         .collect()
 }
 

@@ -20,7 +20,7 @@ use crate::formats::descriptors::open_descriptors;
 use crate::formats::gt::load_ground_truth;
 use crate::hardness::{Branch, QueryHardness};
 use crate::maps::{self, MapKind};
-use crate::metric::{evaluate_counts, evaluate_summary_for_set, MissingPolicy, PositiveCounts};
+use crate::metric::{evaluate_counts, evaluate_summary_for_set, MissingPolicy};
 use crate::predict::{count_hardness, per_query_ap, predict, PredictOptions};
 use crate::scan::engine::{scan, NoProgress, ScanConfig, ScanInputs};
 use crate::scan::summary::Summary;
@@ -200,19 +200,7 @@ fn law_recall_hit(h: &[QueryHardness], n: f64, k: usize) -> (f64, f64) {
 fn at_sample(h: &[QueryHardness], k: usize) -> Metrics {
     let reports: Vec<_> = h
         .iter()
-        .map(|q| {
-            let pos: Vec<PositiveCounts> = q
-                .positives
-                .iter()
-                .map(|p| PositiveCounts {
-                    score: p.score,
-                    core_above: p.core_above,
-                    pool_above: p.pool_above,
-                    ties: 0,
-                })
-                .collect();
-            evaluate_counts(&q.query_id, &pos, k)
-        })
+        .map(|q| evaluate_counts(&q.query_id, &q.sample_counts(), k))
         .collect();
     Metrics {
         map_at_k: mean(reports.iter().map(|r| r.ap_at_k)),
