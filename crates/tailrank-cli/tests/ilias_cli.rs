@@ -12,19 +12,11 @@ mod common;
 
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Output};
 use tailrank::metric::evaluate_summary;
 use tailrank::scan::summary::Summary;
 
-const SYNTH: &str = include_str!("../../tailrank/tests/data/ilias_synth.py");
-const REFERENCE: &str = include_str!("../../tailrank/tests/data/ilias_reference.py");
-
-fn tailrank(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tailrank"))
-        .args(args)
-        .output()
-        .expect("run tailrank")
-}
+mod ilias_common;
+use ilias_common::*;
 
 /// Write the synthetic folders `ds_<variant>` / `feat_<variant>` of every variant, with one
 /// Python process.
@@ -51,61 +43,6 @@ fn make_all(dir: &Path, variants: &[&str]) -> Vec<(String, String)> {
             )
         })
         .collect()
-}
-
-fn close(a: f64, b: f64, what: &str) {
-    assert!(
-        (a - b).abs() < 1e-9,
-        "{what}: tailrank {a} vs reference {b}"
-    );
-}
-
-/// Compare a group list of the report (fractions) with a reference dict (percent).
-fn compare_groups(got: &Value, want: &Value, field: &str, what: &str) {
-    let want = want.as_object().unwrap();
-    let got = got.as_array().unwrap();
-    assert_eq!(got.len(), want.len(), "{what}: group count");
-    for g in got {
-        let key = g["group"].as_str().unwrap();
-        let w = want
-            .get(key)
-            .unwrap_or_else(|| panic!("{what}: group {key} not in the reference"))
-            .as_f64()
-            .unwrap();
-        close(
-            100.0 * g[field].as_f64().unwrap(),
-            w,
-            &format!("{what} {key}"),
-        );
-    }
-}
-
-fn compare_set(set: &Value, want: &Value, field: &str, overall: f64, what: &str) {
-    close(100.0 * overall, want["map"].as_f64().unwrap(), what);
-    compare_groups(
-        &set["scale"],
-        &want["scale"],
-        field,
-        &format!("{what} scale"),
-    );
-    compare_groups(
-        &set["clutter"],
-        &want["clutter"],
-        field,
-        &format!("{what} clutter"),
-    );
-    compare_groups(
-        &set["categories"],
-        &want["categories"],
-        field,
-        &format!("{what} categories"),
-    );
-    compare_groups(
-        &set["subcategories"],
-        &want["subcategories"],
-        field,
-        &format!("{what} subcategories"),
-    );
 }
 
 #[test]
@@ -287,20 +224,6 @@ fn broken_feature_folders_are_refused_naming_the_file() {
 
 /// The per-query APs of a report's set (`queries: [{query, ap_at_k}]`) against the reference's
 /// `aps` (percent), to 1e-9.
-fn compare_queries(got: &Value, want: &Value, what: &str) {
-    let got = got.as_array().unwrap();
-    let want = want.as_object().unwrap();
-    assert_eq!(got.len(), want.len(), "{what}: query count");
-    for q in got {
-        let id = q["query"].as_str().unwrap();
-        close(
-            100.0 * q["ap_at_k"].as_f64().unwrap(),
-            want[id].as_f64().unwrap(),
-            &format!("{what} {id}"),
-        );
-    }
-}
-
 #[test]
 fn exact_ties_follow_the_official_tie_blocks() {
     // Positives copied bitwise into the distractor shards (blocks of 1 to 40 copies), over

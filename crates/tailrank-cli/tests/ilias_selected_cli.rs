@@ -13,17 +13,10 @@ mod common;
 
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-const SYNTH: &str = include_str!("../../tailrank/tests/data/ilias_synth.py");
-const REFERENCE: &str = include_str!("../../tailrank/tests/data/ilias_reference.py");
-
-fn tailrank(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tailrank"))
-        .args(args)
-        .output()
-        .expect("run tailrank")
-}
+mod ilias_common;
+use ilias_common::*;
 
 fn ok(out: &Output) -> Value {
     assert!(
@@ -34,55 +27,12 @@ fn ok(out: &Output) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-fn close(a: f64, b: f64, what: &str) {
-    assert!(
-        (a - b).abs() < 1e-9,
-        "{what}: tailrank {a} vs reference {b}"
-    );
-}
-
-/// A report's group list (fractions) against a reference dict (percent): same keys, 1e-9.
-fn groups(got: &Value, want: &Value, field: &str, what: &str) {
-    let (got, want) = (got.as_array().unwrap(), want.as_object().unwrap());
-    assert_eq!(got.len(), want.len(), "{what}: group count");
-    for g in got {
-        let key = g["group"].as_str().unwrap();
-        let w = want.get(key).unwrap_or_else(|| panic!("{what}: no {key}"));
-        close(
-            100.0 * g[field].as_f64().unwrap(),
-            w.as_f64().unwrap(),
-            &format!("{what} {key}"),
-        );
-    }
-}
-
+/// [`compare_set`], after checking that the reference has every breakdown group.
 fn set_matches(set: &Value, want: &Value, field: &str, overall: f64, what: &str) {
-    close(100.0 * overall, want["map"].as_f64().unwrap(), what);
-    for (ours, theirs) in [
-        ("scale", "scale"),
-        ("clutter", "clutter"),
-        ("categories", "categories"),
-        ("subcategories", "subcategories"),
-    ] {
-        assert!(
-            !want[theirs].as_object().unwrap().is_empty(),
-            "{what} {ours}"
-        );
-        groups(&set[ours], &want[theirs], field, &format!("{what} {ours}"));
+    for g in GROUPS {
+        assert!(!want[g].as_object().unwrap().is_empty(), "{what} {g}");
     }
-}
-
-fn queries(got: &Value, want: &Value, what: &str) {
-    let (got, want) = (got.as_array().unwrap(), want.as_object().unwrap());
-    assert_eq!(got.len(), want.len(), "{what}: query count");
-    for q in got {
-        let id = q["query"].as_str().unwrap();
-        close(
-            100.0 * q["ap_at_k"].as_f64().unwrap(),
-            want[id].as_f64().unwrap(),
-            &format!("{what} {id}"),
-        );
-    }
+    compare_set(set, want, field, overall, what);
 }
 
 #[test]
@@ -178,7 +128,7 @@ fn selected_subset_with_ties_matches_the_official_logic() {
                 set["map_at_k"].as_f64().unwrap(),
                 &what,
             );
-            queries(&set["queries"], &want["aps"], &what);
+            compare_queries(&set["queries"], &want["aps"], &what);
             assert_eq!(
                 set["tied_pairs"].as_u64(),
                 reference[name]["tied_pairs"].as_u64()
@@ -208,7 +158,7 @@ fn selected_subset_with_ties_matches_the_official_logic() {
                 want["map"].as_f64().unwrap(),
                 &format!("eval --summary {what}"),
             );
-            queries(
+            compare_queries(
                 &es["queries"],
                 &want["aps"],
                 &format!("eval --summary {what}"),
