@@ -43,6 +43,7 @@ enum Command {
 }
 
 fn main() {
+    restore_sigpipe();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Demo(a) => cmd::demo::run(a),
@@ -60,6 +61,18 @@ fn main() {
     if let Err(e) = result {
         eprintln!("tailrank: error: {}", error_line(&e));
         std::process::exit(2);
+    }
+}
+
+/// Let a closed output pipe end the process quietly, as for any Unix filter
+/// (`tailrank predict --json | head`): Rust ignores SIGPIPE, so without this every `println!`
+/// after the reader has gone would panic with "failed printing to stdout".
+fn restore_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called first thing in `main`, before any thread exists; it only restores the
+    // default disposition of one signal.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 

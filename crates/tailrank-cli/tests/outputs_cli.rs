@@ -510,3 +510,48 @@ fn simulate_vectors_killed_at_every_commit_step_never_mixes_benchmarks() {
     }
     assert!(completed);
 }
+
+/// A reader that closes the pipe early (`tailrank predict --json | head -1`) ends the process
+/// quietly, as for any Unix filter: no panic, no "failed printing to stdout".
+#[cfg(unix)]
+#[test]
+fn closed_stdout_pipe_ends_quietly() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    let sim = dir.path().join("sim");
+    let o = run(
+        &[
+            "simulate",
+            "--preset",
+            "ilias-like",
+            "--queries",
+            "300",
+            "--out",
+            sim.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let summary = sim.join("summary");
+    let mut child = Command::new(bin())
+        .args(["predict", "--summary", summary.to_str().unwrap(), "--json"])
+        .args(["--bootstrap", "0", "--sample-noise", "0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 16];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap(); // then the pipe closes
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    child.wait().unwrap();
+    assert_eq!(first[0], b'{');
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(!err.contains("failed printing"), "{err}");
+}
