@@ -163,6 +163,16 @@ pub fn prediction_table(p: &Prediction) -> String {
         "  log-linear fit at N",
         pct_opt(b.log_linear)
     );
+    if let Some(c) = &b.level_calibrated {
+        let _ = writeln!(
+            t,
+            "{:<w$} {:>9}  (experimental; Recall@{k} {}, hit@1 {})",
+            "  level-calibrated law at N",
+            pct(c.map_at_k),
+            pct(c.recall_at_k),
+            pct(c.hit_at_1)
+        );
+    }
     if !p.levels.is_empty() {
         let _ = writeln!(t, "levels (prediction at N from each nested sample)");
         for l in &p.levels {
@@ -374,6 +384,9 @@ fn prediction_value(p: &Prediction) -> Value {
             "count_map_at_k": b.count,
             "power_law_map_at_k": b.power_law,
             "log_linear_map_at_k": b.log_linear,
+            "level_calibrated": b.level_calibrated.map(|c| json!({
+                "map_at_k": c.map_at_k, "recall_at_k": c.recall_at_k, "hit_at_1": c.hit_at_1,
+            })),
             "level_points": b.level_points.iter().map(|l| json!({
                 "subset": l.subset, "sample_size": l.sample_size, "map_at_k": l.map_at_k,
             })).collect::<Vec<_>>(),

@@ -444,3 +444,65 @@ fn prediction_tracks_the_full_pool_truth() {
         "the tail beats counting"
     );
 }
+
+#[test]
+fn level_calibrated_law_tracks_the_full_pool_truth() {
+    // The experimental level-calibrated count law (predict::calibrated) on a whole drawn pool:
+    // present with nested levels, close to the exact full-pool mAP@1000, absent with one level.
+    let o = SynthOpts {
+        queries: 40,
+        pool_size: Some(1_000_000),
+        fraction: 0.05,
+        levels: 4,
+        shards: 0,
+        full_pool: true,
+        seed: 5,
+        top_m: 2000,
+        ..SynthOpts::default()
+    };
+    let sy = synth(&o);
+    let k = 1000;
+    let p = predict(&sy.summary, &quick(k)).unwrap();
+    let truth: f64 = sy
+        .summary
+        .queries
+        .iter()
+        .zip(&sy.full_counts)
+        .map(|(q, kf)| {
+            let ranks: Vec<f64> = q
+                .positives
+                .iter()
+                .zip(kf)
+                .enumerate()
+                .map(|(j, (pp, &kk))| {
+                    tailrank::metric::rank_from_counts(j + 1, pp.core_above, kk as f64)
+                })
+                .collect();
+            tailrank::metric::ap_at_k_from_ranks(&ranks, q.positives.len(), k)
+        })
+        .sum::<f64>()
+        / o.queries as f64;
+    let c = p
+        .baselines
+        .level_calibrated
+        .expect("nested levels give the calibrated law");
+    eprintln!("truth {truth:.4} evt {:.4} calibrated {:?}", p.estimate, c);
+    assert!(
+        (c.map_at_k - truth).abs() < 0.04,
+        "{} vs {truth}",
+        c.map_at_k
+    );
+    for v in [c.map_at_k, c.recall_at_k, c.hit_at_1] {
+        assert!((0.0..=1.0).contains(&v), "{v}");
+    }
+    // Recall@k hardly depends on the deep tail: the two laws agree on it.
+    assert!((c.recall_at_k - p.recall_at_k).abs() < 0.02);
+
+    let one = synth(&SynthOpts {
+        levels: 1,
+        full_pool: false,
+        ..o
+    });
+    let p1 = predict(&one.summary, &quick(k)).unwrap();
+    assert!(p1.baselines.level_calibrated.is_none());
+}

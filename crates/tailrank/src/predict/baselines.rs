@@ -10,6 +10,7 @@
 //! - **power-law**: the evaluate-at-S_ℓ values `m_ℓ` at the nested levels, least-squares fit of
 //!   `ln m = a − b ln S` over the levels with `m_ℓ > 0`, extrapolated to `exp(a − b ln N)`.
 //! - **log-linear**: least squares `m = a − b ln S`, extrapolated to `a − b ln N`.
+//! - **level-calibrated**: the count law of `predict::calibrated` (experimental).
 //!
 //! Both fits need at least two levels of distinct sizes (None otherwise); extrapolated values
 //! are clamped to [0, 1].
@@ -33,6 +34,10 @@ pub struct Baselines {
     pub log_linear: Option<f64>,
     /// The evaluate-at-S_ℓ points the fits used (empty from a hardness file).
     pub level_points: Vec<LevelPoint>,
+    /// The level-calibrated count law at N (`predict::calibrated`, experimental; None from a
+    /// hardness file or a summary with one level).
+    #[serde(default)]
+    pub level_calibrated: Option<super::calibrated::CalibratedMetrics>,
 }
 
 /// Exact mAP@k on the sample gallery of one nesting level.

@@ -15,6 +15,7 @@
 
 pub mod baselines;
 pub mod bootstrap;
+pub mod calibrated;
 pub mod compare;
 pub mod curve;
 pub mod diagnostics;
@@ -541,6 +542,7 @@ fn assemble(
         power_law: None,
         log_linear: None,
         level_points: Vec::new(),
+        level_calibrated: None,
     };
 
     let mut levels = Vec::new();
@@ -560,6 +562,11 @@ fn assemble(
         base.power_law = baselines::power_law(&pts, nf);
         base.log_linear = baselines::log_linear(&pts, nf);
         base.level_points = pts;
+        let evt = match opts.estimator {
+            Estimator::Evt(o) => o,
+            Estimator::Count => EvtOptions::DEFAULT,
+        };
+        base.level_calibrated = calibrated::predict_calibrated(s, &evt, nf, k)?;
         let aps = trust::level_aps(s, &ap, nf, opts)?;
         levels = diagnostics::level_predictions_from(s, &aps, &boot, k);
         budget = diagnostics::budget(&levels);

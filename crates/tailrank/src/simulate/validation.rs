@@ -12,7 +12,9 @@
 use super::decompose::{self, decompose, Decomposition};
 use super::{simulate_summary, SimConfig, Truth};
 use crate::error::{Error, Result};
+use crate::hardness::EvtOptions;
 use crate::maps::{self, MapKind};
+use crate::predict::calibrated::{self, CalibratedMetrics};
 use crate::predict::{
     baselines, count_hardness, hardness_for, per_query_ap, predict, Interval, PredictOptions,
     Verdict,
@@ -81,6 +83,10 @@ pub struct Run {
     pub evaluate_at_s: f64,
     pub power_law: Option<f64>,
     pub log_linear: Option<f64>,
+    /// The level-calibrated count law (`predict::calibrated`, experimental): mAP@k, Recall@k
+    /// and hit@1.
+    #[serde(default)]
+    pub level_calibrated: Option<CalibratedMetrics>,
     /// Realized Recall@k and hit@1 at N, and their predictions from the tail-aware hardness
     /// (under the count law, `maps::CountLaw`).
     pub truth_recall_at_k: f64,
@@ -131,6 +137,7 @@ pub const METHODS: &[&str] = &[
     "evaluate-at-S",
     "power-law",
     "log-linear",
+    "level-calibrated",
     "oracle",
 ];
 
@@ -144,6 +151,7 @@ impl Run {
             "evaluate-at-S" => Some(self.evaluate_at_s),
             "power-law" => self.power_law,
             "log-linear" => self.log_linear,
+            "level-calibrated" => self.level_calibrated.map(|c| c.map_at_k),
             "oracle" => Some(self.oracle),
             _ => None,
         }
@@ -194,6 +202,7 @@ pub fn run_one(
         evaluate_at_s: f64::NAN,
         power_law: None,
         log_linear: None,
+        level_calibrated: None,
         truth_recall_at_k: f64::NAN,
         truth_hit_at_1: f64::NAN,
         recall_at_k: f64::NAN,
@@ -215,6 +224,7 @@ pub fn run_one(
         run.evaluate_at_s = p.baselines.evaluate_at_s;
         run.power_law = p.baselines.power_law;
         run.log_linear = p.baselines.log_linear;
+        run.level_calibrated = p.baselines.level_calibrated;
         run.percentile = Some(p.percentile);
         run.bca = Some(p.bca);
         run.std_error = Some(p.std_error);
@@ -238,6 +248,7 @@ pub fn run_one(
         let pts = baselines::level_points(s, k);
         run.power_law = baselines::power_law(&pts, nf);
         run.log_linear = baselines::log_linear(&pts, nf);
+        run.level_calibrated = calibrated::predict_calibrated(s, &EvtOptions::DEFAULT, nf, k)?;
         h
     };
     run.evt_binomial = mean(&per_query_ap(&hardness, nf, k, MapKind::Binomial));
