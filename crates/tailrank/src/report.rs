@@ -2,7 +2,7 @@
 //! [0, 1], unit in the field name: `map_at_k`, `recall_at_k`, `hit_at_1`, `*_std_error`, ...;
 //! NaN, e.g. intervals with `bootstrap = 0`, becomes `null`).
 
-use crate::predict::{Interval, Prediction};
+use crate::predict::{Interval, Prediction, Verdict};
 use serde_json::{json, Value};
 use std::fmt::Write;
 
@@ -134,6 +134,15 @@ pub fn prediction_table(p: &Prediction) -> String {
                 "  + pool-sample noise", ""
             );
         }
+    }
+    if let (Verdict::Doubtful, Some(c)) = (p.trust.verdict, &p.baselines.level_calibrated) {
+        let _ = writeln!(
+            t,
+            "{:<w$} {:>9}  level-calibrated law (experimental; on the doubtful runs of the \
+             validation corpus it is the closer one, docs/validation.md)",
+            "second opinion",
+            pct(c.map_at_k)
+        );
     }
     let _ = writeln!(
         t,
