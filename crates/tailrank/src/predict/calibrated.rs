@@ -25,8 +25,9 @@
 //! The assumption is that the law of `λ` in a bin is the same at every level (self-similar
 //! misfit); docs/predict.md records where that fails (a trend over levels in the deep bin).
 
+use super::{hardness_for_metric, PredictOptions};
 use crate::error::Result;
-use crate::hardness::{estimate_summary, Branch, Estimator, EvtOptions, PositiveHardness};
+use crate::hardness::{Branch, Estimator, EvtOptions, PositiveHardness, QueryHardness};
 use crate::scan::summary::Summary;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -95,13 +96,24 @@ fn ln_factorials(max: u64) -> Vec<f64> {
 }
 
 /// NPMLE of a mixing law on `grid` from pairs `(y, e)` with `y ~ Poisson(λ·e)`: EM from
-/// uniform weights, [`EM_STEPS`] steps.
+/// uniform weights, [`EM_STEPS`] steps. Equal pairs are merged into one row with its
+/// multiplicity (the deep bin has a few distinct exposures only), which leaves the
+/// estimate unchanged.
 pub fn npmle(pairs: &[(u64, f64)], grid: &[f64]) -> Vec<f64> {
     let g = grid.len();
-    let lf = ln_factorials(pairs.iter().map(|p| p.0).max().unwrap_or(0));
-    let lik: Vec<f64> = pairs
+    let mut rows: Vec<(u64, f64, f64)> = Vec::new();
+    let mut sorted = pairs.to_vec();
+    sorted.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    for (y, e) in sorted {
+        match rows.last_mut() {
+            Some(r) if r.0 == y && r.1.to_bits() == e.to_bits() => r.2 += 1.0,
+            _ => rows.push((y, e, 1.0)),
+        }
+    }
+    let lf = ln_factorials(rows.iter().map(|r| r.0).max().unwrap_or(0));
+    let lik: Vec<f64> = rows
         .iter()
-        .flat_map(|&(y, e)| {
+        .flat_map(|&(y, e, _)| {
             let lf = lf[y as usize];
             grid.iter().map(move |&t| {
                 let mu = t * e;
@@ -121,10 +133,11 @@ pub fn npmle(pairs: &[(u64, f64)], grid: &[f64]) -> Vec<f64> {
     let n = pairs.len().max(1) as f64;
     for _ in 0..EM_STEPS {
         let mut next = vec![0.0; g];
-        for row in lik.chunks_exact(g) {
+        for (row, r) in lik.chunks_exact(g).zip(&rows) {
             let m: f64 = row.iter().zip(&w).map(|(a, b)| a * b).sum::<f64>() + 1e-300;
+            let c = r.2 / m;
             for ((nx, a), b) in next.iter_mut().zip(row).zip(&w) {
-                *nx += a * b / m;
+                *nx += c * a * b;
             }
         }
         for (wi, nx) in w.iter_mut().zip(next) {
@@ -134,15 +147,27 @@ pub fn npmle(pairs: &[(u64, f64)], grid: &[f64]) -> Vec<f64> {
     w
 }
 
-/// Calibrate the bins on the nested levels of `s` (module docs); None when the summary has
-/// fewer than two levels.
-pub fn calibrate(s: &Summary, evt: &EvtOptions) -> Result<Option<LevelCalibration>> {
+/// evt hardness of subset `sub`; a query whose positives all have `K ≥ c_min` is not fitted
+/// (none of them is binned, and the count branch does not need the tail).
+fn evt_hardness(s: &Summary, sub: usize, evt: &EvtOptions) -> Result<Vec<QueryHardness>> {
+    let opts = PredictOptions {
+        estimator: Estimator::Evt(*evt),
+        ..PredictOptions::DEFAULT
+    };
+    hardness_for_metric(s, sub, &opts)
+}
+
+/// Calibrate the bins on the nested levels of `s` (module docs), given `h0`, the evt hardness
+/// of level 0; None when the summary has fewer than two levels.
+pub fn calibrate(
+    s: &Summary,
+    evt: &EvtOptions,
+    h0: &[QueryHardness],
+) -> Result<Option<LevelCalibration>> {
     let levels = s.level_indices();
     if levels.len() < 2 {
         return Ok(None);
     }
-    let est = Estimator::Evt(*evt);
-    let h0 = estimate_summary(s, levels[0], &est)?;
     let s0 = s.subset_sizes[levels[0]] as f64;
     let mut pairs: Vec<Vec<(u64, f64)>> = vec![Vec::new(); BINS];
     for &sub in &levels[1..] {
@@ -151,8 +176,8 @@ pub fn calibrate(s: &Summary, evt: &EvtOptions) -> Result<Option<LevelCalibratio
             continue;
         }
         let e = s0 / sl as f64 - 1.0;
-        let hl = estimate_summary(s, sub, &est)?;
-        for (ql, q0) in hl.iter().zip(&h0) {
+        let hl = evt_hardness(s, sub, evt)?;
+        for (ql, q0) in hl.iter().zip(h0) {
             for (pl, p0) in ql.positives.iter().zip(&q0.positives) {
                 if let Some((b, scale)) = bin_of(pl, sl, evt.c_min) {
                     pairs[b].push((p0.pool_above.saturating_sub(pl.pool_above), e * scale));
@@ -205,18 +230,20 @@ pub fn predict_calibrated(
     n_pool: f64,
     k: usize,
 ) -> Result<Option<CalibratedMetrics>> {
-    let Some(cal) = calibrate(s, evt)? else {
+    let Some(&sub0) = s.level_indices().first() else {
         return Ok(None);
     };
-    let sub0 = s.level_indices()[0];
     let s0 = s.subset_sizes[sub0];
     if s0 == 0 || n_pool.is_nan() || n_pool <= s0 as f64 || k == 0 {
         return Ok(None);
     }
+    let h0 = evt_hardness(s, sub0, evt)?;
+    let Some(cal) = calibrate(s, evt, &h0)? else {
+        return Ok(None);
+    };
     let unseen = n_pool - s0 as f64;
     let r = unseen / s0 as f64;
     let grid = grid();
-    let h0 = estimate_summary(s, sub0, &Estimator::Evt(*evt))?;
     let per_query: Vec<(f64, f64, f64)> = h0
         .par_iter()
         .map(|q| {
