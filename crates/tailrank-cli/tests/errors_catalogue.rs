@@ -392,7 +392,7 @@ open(os.path.join(d, "garbage.h5"), "wb").write(b"\x89HDF\r\n\x1a\n" + bytes(ran
     let t = std::fs::read_to_string(&m).unwrap().replace(
         &format!(
             "\"format_version\": {}",
-            tailrank::scan::summary::SUMMARY_FORMAT_VERSION
+            tailrank::summary::SUMMARY_FORMAT_VERSION
         ),
         "\"format_version\": 99",
     );

@@ -430,7 +430,7 @@ fn ilias_layout_matches_official_per_query_set() {
 #[test]
 fn summary_counts_match_results() {
     use tailrank::sample::HashRange;
-    use tailrank::scan::summary::{
+    use tailrank::summary::{
         PositiveSummary, QuerySummary, Subset, SubsetKind, Summary, SUMMARY_FORMAT_VERSION,
     };
     let d = tempfile::tempdir().unwrap();

@@ -13,7 +13,7 @@ mod common;
 use serde_json::Value;
 use std::path::Path;
 use tailrank::metric::evaluate_summary;
-use tailrank::scan::summary::Summary;
+use tailrank::summary::Summary;
 
 mod ilias_common;
 use ilias_common::*;

@@ -23,7 +23,7 @@ fn tailrank(args: &[&str]) -> (bool, String, String) {
     )
 }
 
-fn write_summary(dir: &Path) -> tailrank::scan::Summary {
+fn write_summary(dir: &Path) -> tailrank::summary::Summary {
     let s = synth(&SynthOpts {
         queries: 30,
         sample: 8000,

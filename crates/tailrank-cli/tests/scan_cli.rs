@@ -13,7 +13,7 @@ use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Output};
 use tailrank::metric::{ap_at_k_from_ranks, rank_from_counts};
-use tailrank::scan::Summary;
+use tailrank::summary::Summary;
 
 const GENERATE: &str = r#"
 import sys, json, os

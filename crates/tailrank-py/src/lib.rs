@@ -22,7 +22,7 @@ use tailrank::maps::MapKind;
 use tailrank::metric::{evaluate_results_for, select_sets, EvalOptions, MetricName, MissingPolicy};
 use tailrank::predict::PredictOptions;
 use tailrank::scan::engine::{scan, NoProgress, ScanConfig, ScanInputs};
-use tailrank::scan::summary::Summary;
+use tailrank::summary::Summary;
 
 create_exception!(
     _native,

@@ -26,7 +26,7 @@
 use crate::atomic;
 use crate::error::{Error, IoContext, Result};
 use crate::evt::{fit_gpd_bounded, Gpd, GpdFit};
-use crate::scan::summary::{QuerySummary, Summary};
+use crate::summary::{QuerySummary, Summary};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::path::Path;

@@ -243,7 +243,7 @@ fn bad_input_gives_clear_errors() {
     });
     let s = &sy.summary;
     let err =
-        |s: &tailrank::scan::Summary, o: PredictOptions| predict(s, &o).unwrap_err().to_string();
+        |s: &tailrank::summary::Summary, o: PredictOptions| predict(s, &o).unwrap_err().to_string();
 
     let e = err(
         s,
@@ -297,7 +297,7 @@ fn empty_and_small_samples_and_too_few_replicates() {
     let s = &sy.summary;
     assert_eq!(s.subset_sizes[0], 2000);
     let err =
-        |s: &tailrank::scan::Summary, o: PredictOptions| predict(s, &o).unwrap_err().to_string();
+        |s: &tailrank::summary::Summary, o: PredictOptions| predict(s, &o).unwrap_err().to_string();
 
     // S = 0: refused (regression: a 94% "prediction" with "sufficient" and "drift ok").
     let mut t = s.clone();

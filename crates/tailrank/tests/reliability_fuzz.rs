@@ -22,7 +22,7 @@ use tailrank::formats::ids::parse_ids;
 use tailrank::formats::npy::{npy_header_bytes, parse_header, NpyDescriptors};
 use tailrank::formats::results::parse_results;
 use tailrank::sample::HashRange;
-use tailrank::scan::{PositiveSummary, QuerySummary, Subset, SubsetKind, Summary};
+use tailrank::summary::{PositiveSummary, QuerySummary, Subset, SubsetKind, Summary};
 
 /// A byte edit applied to a valid file.
 #[derive(Debug, Clone)]

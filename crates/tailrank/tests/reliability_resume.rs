@@ -10,7 +10,7 @@ use tailrank::scan::engine::{scan, NoProgress, ScanConfig, ScanInputs, ScanOutpu
 use tailrank::scan::resume::{
     partial_dir_for, plan_chunks, remove_partial, scan_resumable, ResumeOptions, PLAN,
 };
-use tailrank::scan::Summary;
+use tailrank::summary::Summary;
 
 /// splitmix64: deterministic test data without depending on a RNG crate's API.
 struct Rng(u64);

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use tailrank::hardness::{self, Estimator, EvtOptions, HardnessMeta, QueryHardness};
 use tailrank::maps::MapKind;
 use tailrank::predict::PredictOptions;
-use tailrank::scan::summary::Summary;
+use tailrank::summary::Summary;
 
 /// Input and model options shared by `predict` and `curve`.
 #[derive(Args, Debug, Clone)]

@@ -10,7 +10,7 @@ use super::{rank_order, tied_pairs};
 use crate::error::{Error, Result};
 use crate::formats::gt::QuerySet;
 use crate::formats::results::Results;
-use crate::scan::summary::Summary;
+use crate::summary::Summary;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashSet};
 

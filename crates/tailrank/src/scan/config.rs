@@ -4,7 +4,7 @@
 use crate::error::{Error, Result};
 use crate::sample::{check_fraction, HashRange};
 use crate::scan::kernel::Backend;
-use crate::scan::summary::{Subset, SubsetKind};
+use crate::summary::{Subset, SubsetKind};
 
 /// Default M (top pool scores kept per query and subset).
 pub const DEFAULT_TOP_M: usize = 4000;

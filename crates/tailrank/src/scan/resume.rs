@@ -55,7 +55,7 @@ use crate::scan::engine::{
     with_threads, PoolScan, Progress, ScanConfig, ScanInputs, ScanOutput, SetOutput,
 };
 use crate::scan::prepared::{PreparedScan, QuerySetInput};
-use crate::scan::summary::{InputRecord, Summary, POOL_ROLE};
+use crate::summary::{InputRecord, Summary, POOL_ROLE};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};

@@ -284,7 +284,7 @@ pub(super) fn merge(parts: &[Summary]) -> Result<(Summary, Vec<String>)> {
     out.pool_id_hashes = fingerprint;
     // Parts read from older format versions hold the same content in memory; the merged
     // summary is of this version.
-    out.format_version = crate::scan::summary::SUMMARY_FORMAT_VERSION;
+    out.format_version = crate::summary::SUMMARY_FORMAT_VERSION;
     // Ties are known only when every part counted them; otherwise they are dropped.
     out.ties_known = parts.iter().all(|p| p.ties_known);
     if !out.ties_known {
