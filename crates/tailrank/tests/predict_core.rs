@@ -6,7 +6,8 @@ mod predict_support;
 
 use predict_support::{synth, SynthOpts};
 use serde_json::json;
-use tailrank::hardness::{read_hardness_csv, write_hardness_csv, Estimator, HardnessMeta};
+use tailrank::formats::hardness_csv::{read_hardness_csv, write_hardness_csv};
+use tailrank::hardness::{Estimator, HardnessMeta};
 use tailrank::maps::MapKind;
 use tailrank::predict::{predict, predict_from_hardness, PredictOptions};
 

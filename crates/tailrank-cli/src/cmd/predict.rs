@@ -5,7 +5,8 @@
 use anyhow::bail;
 use clap::Args;
 use std::path::{Path, PathBuf};
-use tailrank::hardness::{self, Estimator, EvtOptions, HardnessMeta, QueryHardness};
+use tailrank::formats::hardness_csv;
+use tailrank::hardness::{Estimator, EvtOptions, HardnessMeta, QueryHardness};
 use tailrank::maps::MapKind;
 use tailrank::predict::PredictOptions;
 use tailrank::summary::Summary;
@@ -96,7 +97,7 @@ impl ModelArgs {
                 Ok(Input::Summary(Box::new(summary)))
             }
             (None, Some(h)) => {
-                let (meta, qs) = hardness::read_hardness_csv(h)?;
+                let (meta, qs) = hardness_csv::read_hardness_csv(h)?;
                 Ok(Input::Hardness(meta, qs))
             }
             _ => bail!("give exactly one of --summary and --hardness"),
@@ -168,7 +169,7 @@ pub fn run(a: PredictArgs) -> anyhow::Result<()> {
     };
     if let Some(slot) = hardness_slot {
         outputs.write(slot, |path| {
-            hardness::write_hardness_csv(path, &meta, &p.hardness)
+            hardness_csv::write_hardness_csv(path, &meta, &p.hardness)
         })?;
         outputs.commit()?;
     }
