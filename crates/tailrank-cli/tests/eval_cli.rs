@@ -198,7 +198,7 @@ fn missing_query_is_an_error_or_an_explicit_zero() {
     assert_eq!(o.status.code(), Some(2));
     let e = stderr(&o);
     assert!(
-        e.contains("absent/q") && e.contains("r.json") && e.contains("--missing-as-zero"),
+        e.contains("absent/q") && e.contains("r.json") && e.contains("missing-as-zero policy"),
         "{e}"
     );
 

@@ -340,8 +340,8 @@ pub fn evaluate_results_for(
                         return Err(Error::file(
                             &results.path,
                             format!(
-                                "query {q:?} of query set {:?} has no results (use \
-                                 --missing-as-zero to count it as 0)",
+                                "query {q:?} of query set {:?} has no results (it \
+                                 counts as 0 only under the missing-as-zero policy)",
                                 set.name
                             ),
                         ))
@@ -511,8 +511,8 @@ pub fn evaluate_summary_with(
                     None => match missing {
                         MissingPolicy::Error => {
                             return Err(Error::invalid(format!(
-                                "query {q:?} of query set {:?} is not in the summary (use \
-                                 --missing-as-zero to count it as 0)",
+                                "query {q:?} of query set {:?} is not in the summary (it \
+                                 counts as 0 only under the missing-as-zero policy)",
                                 set.name
                             )))
                         }

@@ -5,6 +5,8 @@
 //!
 //! Data path (imports point down this list, never back up):
 //!
+//! * [`request`]: a scan of one query set as a front end asks for it (query set, pool size N,
+//!   results paired with query ids), resolved from its inputs;
 //! * [`engine`]: the entry points ([`engine::scan`], [`engine::scan_sets`]) and the algorithm's
 //!   description;
 //! * [`resume`], [`chunks`]: chunked, resumable scans over one prepared scan, and their plan;
@@ -29,6 +31,7 @@ pub mod kernel;
 pub mod pass;
 mod pool;
 pub mod prepared;
+pub mod request;
 pub mod resume;
 pub mod rows;
 pub mod screen;

@@ -441,7 +441,7 @@ pub fn scan_sets_resumable(
     if dir.exists() && !opts.resume {
         return Err(Error::file(
             dir,
-            "a partial scan is in the way (left by an interrupted run): pass --resume to \
+            "a partial scan is in the way (left by an interrupted run): resume the scan to \
              continue it, or delete this folder to start over",
         ));
     }
