@@ -22,7 +22,9 @@ use tailrank::hardness::{Branch, Estimator, EvtOptions};
 use tailrank::maps::MapKind;
 use tailrank::metric::{evaluate_results_for, select_sets, EvalOptions, MetricName, MissingPolicy};
 use tailrank::predict::PredictOptions;
-use tailrank::scan::engine::{scan, NoProgress, ScanConfig};
+use tailrank::scan::engine::{
+    scan, NoProgress, ScanConfig, DEFAULT_DRIFT_SHARDS, DEFAULT_TOP_M,
+};
 use tailrank::scan::request::ScanRequest;
 use tailrank::summary::Summary;
 
@@ -497,7 +499,8 @@ impl NativeSummary {
 /// Scan queries and core against pool sources into a summary (the CLI's `tailrank scan`).
 #[pyfunction]
 #[pyo3(signature = (queries, core, pool, gt, query_set=None, fraction=1.0, seed=0,
-    min_fraction=None, pool_size=None, top_m=4000, drift_shards=4, model=String::new(),
+    min_fraction=None, pool_size=None, top_m=DEFAULT_TOP_M, drift_shards=DEFAULT_DRIFT_SHARDS,
+    model=String::new(),
     threads=None, normalize=false))]
 #[allow(clippy::too_many_arguments)]
 fn scan_native(
@@ -561,7 +564,7 @@ type Columns = Vec<(&'static str, Py<PyAny>)>;
     estimator=Estimator::DEFAULT_NAME, map=MapKind::DEFAULT_NAME,
     bootstrap=PredictOptions::DEFAULT.bootstrap, sample_noise=PredictOptions::DEFAULT.sample_noise,
     confidence=PredictOptions::DEFAULT.confidence, seed=PredictOptions::DEFAULT.seed,
-    top_m=EvtOptions::DEFAULT.top_m, quantile=EvtOptions::DEFAULT.quantile,
+    fit_top=EvtOptions::DEFAULT.top_m, quantile=EvtOptions::DEFAULT.quantile,
     c_min=EvtOptions::DEFAULT.c_min))]
 #[allow(clippy::too_many_arguments)]
 fn predict_native(
@@ -575,14 +578,14 @@ fn predict_native(
     sample_noise: usize,
     confidence: f64,
     seed: u64,
-    top_m: usize,
+    fit_top: usize,
     quantile: f64,
     c_min: u64,
 ) -> PyResult<(String, Columns)> {
     let estimator = Estimator::named(
         estimator,
         EvtOptions {
-            top_m,
+            top_m: fit_top,
             quantile,
             c_min,
         },
@@ -767,10 +770,15 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     defaults.set_item("sample_noise", d.sample_noise)?;
     defaults.set_item("confidence", d.confidence)?;
     defaults.set_item("seed", d.seed)?;
-    defaults.set_item("top_m", e.top_m)?;
+    defaults.set_item("fit_top", e.top_m)?;
     defaults.set_item("quantile", e.quantile)?;
     defaults.set_item("c_min", e.c_min)?;
     m.add("PREDICT_DEFAULTS", defaults)?;
+    // The scan defaults of the Python signatures (ScanConfig's, stated in scan::config).
+    let scan_defaults = pyo3::types::PyDict::new(m.py());
+    scan_defaults.set_item("top_m", DEFAULT_TOP_M)?;
+    scan_defaults.set_item("drift_shards", DEFAULT_DRIFT_SHARDS)?;
+    m.add("SCAN_DEFAULTS", scan_defaults)?;
     Ok(())
 }
 

@@ -42,7 +42,9 @@ pub enum Estimator {
 /// Options of the tail-aware estimator (defaults: [`EvtOptions::DEFAULT`], the paper's).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct EvtOptions {
-    /// M: number of top sample scores the tail is fitted on.
+    /// Number of top sample scores the tail is fitted on (the CLI's `--fit-top`): the first
+    /// `min(top_m, list length)` of a subset's kept top-M list. Not the M a scan keeps
+    /// ([`ScanConfig::top_m`](crate::scan::config::ScanConfig::top_m)), which bounds it.
     pub top_m: usize,
     /// Threshold quantile of the top-M scores (numpy linear interpolation).
     pub quantile: f64,
@@ -51,10 +53,11 @@ pub struct EvtOptions {
 }
 
 impl EvtOptions {
-    /// The defaults, stated once (the CLI and Python signatures read them from here):
-    /// M = 4000, quantile 0.95, c_min = 5.
+    /// The defaults, stated once (the CLI and Python signatures read them from here): every
+    /// score a default scan keeps ([`DEFAULT_TOP_M`](crate::scan::config::DEFAULT_TOP_M),
+    /// 4000), quantile 0.95, c_min = 5.
     pub const DEFAULT: EvtOptions = EvtOptions {
-        top_m: 4000,
+        top_m: crate::scan::config::DEFAULT_TOP_M,
         quantile: 0.95,
         c_min: 5,
     };

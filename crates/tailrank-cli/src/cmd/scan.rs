@@ -16,7 +16,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use tailrank::formats::descriptors::{open_descriptors, DescriptorSource};
-use tailrank::scan::engine::{Progress, ScanConfig};
+use tailrank::scan::engine::{Progress, ScanConfig, DEFAULT_DRIFT_SHARDS, DEFAULT_TOP_M};
 use tailrank::scan::request::ScanRequest;
 use tailrank::scan::resume::{partial_dir_for, remove_partial, scan_resumable, ResumeOptions};
 
@@ -68,11 +68,11 @@ pub struct ScanOpts {
     /// Size N of the full pool (default: the number of pool rows when f = 1).
     #[arg(long)]
     pub pool_size: Option<u64>,
-    /// M: top pool scores kept per query and subset.
-    #[arg(long, default_value_t = 4000)]
+    /// M: top pool scores kept per query and subset (`predict --fit-top` fits at most these).
+    #[arg(long, default_value_t = DEFAULT_TOP_M)]
     pub top_m: usize,
     /// Disjoint hash shards of the sample, for the drift check.
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = DEFAULT_DRIFT_SHARDS)]
     pub drift_shards: usize,
     /// Model name recorded in the summary.
     #[arg(long, default_value = "")]
