@@ -416,6 +416,32 @@ pub fn select_sets(sets: Vec<QuerySet>, names: &[String]) -> Result<Vec<QuerySet
         .collect())
 }
 
+/// The query set of the ground truth `sets` that summary `s` (read from `path`) is checked
+/// against: none when `sets` is empty, the only one, else the one named as the summary's
+/// query set; several sets without that name are an error naming the summary.
+pub fn set_for_summary<'a>(
+    sets: &'a [QuerySet],
+    s: &Summary,
+    path: &std::path::Path,
+) -> Result<Option<&'a QuerySet>> {
+    match sets {
+        [] => Ok(None),
+        [one] => Ok(Some(one)),
+        _ => match sets.iter().find(|q| q.name == s.query_set) {
+            Some(set) => Ok(Some(set)),
+            None => {
+                let names: Vec<&str> = sets.iter().map(|q| q.name.as_str()).collect();
+                Err(Error::invalid(format!(
+                    "summary {} is for query set {:?}, which the ground truth lacks (it has \
+                     {names:?})",
+                    path.display(),
+                    s.query_set
+                )))
+            }
+        },
+    }
+}
+
 /// Exact metrics from a summary that covers the whole pool ([`Summary::is_exact`]), using the
 /// level-0 counts `pool_above[0]`. One set, named after `s.query_set`.
 pub fn evaluate_summary(s: &Summary, k: usize) -> Result<EvalReport> {
