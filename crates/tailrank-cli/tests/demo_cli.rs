@@ -67,7 +67,7 @@ fn demo_prints_predicted_and_true() {
     assert!(error("PREDICTED hit@1").abs() < 10.0, "{stdout}");
     assert!(error("PREDICTED Recall@1000").abs() < 5.0, "{stdout}");
     // The files it names exist and are what they claim to be.
-    let s = tailrank::scan::summary::Summary::read(&out.join("summary")).unwrap();
+    let s = tailrank::summary::Summary::read(&out.join("summary")).unwrap();
     assert_eq!(s.queries.len(), 150);
     let t = tailrank::simulate::Truth::read(&out.join("truth.json")).unwrap();
     assert!((100.0 * t.map_at_k - truth).abs() < 0.006);

@@ -392,7 +392,7 @@ open(os.path.join(d, "garbage.h5"), "wb").write(b"\x89HDF\r\n\x1a\n" + bytes(ran
     let t = std::fs::read_to_string(&m).unwrap().replace(
         &format!(
             "\"format_version\": {}",
-            tailrank::scan::summary::SUMMARY_FORMAT_VERSION
+            tailrank::summary::SUMMARY_FORMAT_VERSION
         ),
         "\"format_version\": 99",
     );
@@ -644,7 +644,7 @@ fn cases() -> Vec<Case> {
         c("predict-empty-sample", "predict from a summary whose sample is empty (S = 0)", words("predict --summary $DIR/sum_empty --pool-size 1000000")),
         c("bootstrap-too-few", "predict --bootstrap 2", words("predict --summary $DIR/sum_b_f --pool-size 1000 --bootstrap 2 --sample-noise 0")),
         c("sample-noise-too-few", "predict --sample-noise 5", words("predict --summary $DIR/sum_b_f --pool-size 1000 --bootstrap 20 --sample-noise 5")),
-        c("predict-top-m-above-summary", "predict --top-m above the M the summary stores", words("predict --summary $DIR/sum_b_f --pool-size 1000 --top-m 50 --bootstrap 20 --sample-noise 0")),
+        c("predict-fit-top-above-summary", "predict --fit-top above the M the summary stores", words("predict --summary $DIR/sum_b_f --pool-size 1000 --fit-top 50 --bootstrap 20 --sample-noise 0")),
         c("chunk-rows-zero", "--chunk-rows 0", scan("--pool $DIR/pool.npy --chunk-rows 0 -o $DIR/out")),
         c("query-set-unknown", "--query-set that the ground truth lacks", scan("--pool $DIR/pool.npy --query-set text -o $DIR/out")),
         c("k-not-number", "--k abc", words("eval --results $DIR/res_ok.json --gt $DIR/gt.json --k abc")),

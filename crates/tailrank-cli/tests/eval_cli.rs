@@ -198,7 +198,7 @@ fn missing_query_is_an_error_or_an_explicit_zero() {
     assert_eq!(o.status.code(), Some(2));
     let e = stderr(&o);
     assert!(
-        e.contains("absent/q") && e.contains("r.json") && e.contains("--missing-as-zero"),
+        e.contains("absent/q") && e.contains("r.json") && e.contains("missing-as-zero policy"),
         "{e}"
     );
 
@@ -430,7 +430,7 @@ fn ilias_layout_matches_official_per_query_set() {
 #[test]
 fn summary_counts_match_results() {
     use tailrank::sample::HashRange;
-    use tailrank::scan::summary::{
+    use tailrank::summary::{
         PositiveSummary, QuerySummary, Subset, SubsetKind, Summary, SUMMARY_FORMAT_VERSION,
     };
     let d = tempfile::tempdir().unwrap();

@@ -13,7 +13,7 @@ mod common;
 use serde_json::Value;
 use std::path::Path;
 use tailrank::metric::evaluate_summary;
-use tailrank::scan::summary::Summary;
+use tailrank::summary::Summary;
 
 mod ilias_common;
 use ilias_common::*;
@@ -473,7 +473,7 @@ fn ilias_scan_resumes_like_scan() {
     let (refused, _) = run("again", &["--chunk-rows", "150"]);
     assert_eq!(refused.status.code(), Some(2));
     assert!(
-        String::from_utf8_lossy(&refused.stderr).contains("--resume"),
+        String::from_utf8_lossy(&refused.stderr).contains("resume the scan"),
         "{}",
         String::from_utf8_lossy(&refused.stderr)
     );

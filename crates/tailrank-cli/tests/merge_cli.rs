@@ -7,7 +7,7 @@ mod summary_util;
 use std::path::Path;
 use std::process::Command;
 use summary_util::{build, Rng, Settings, World};
-use tailrank::scan::Summary;
+use tailrank::summary::Summary;
 
 fn tailrank(args: &[&Path]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_tailrank"))

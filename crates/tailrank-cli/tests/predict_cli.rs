@@ -23,7 +23,7 @@ fn tailrank(args: &[&str]) -> (bool, String, String) {
     )
 }
 
-fn write_summary(dir: &Path) -> tailrank::scan::Summary {
+fn write_summary(dir: &Path) -> tailrank::summary::Summary {
     let s = synth(&SynthOpts {
         queries: 30,
         sample: 8000,
@@ -248,4 +248,51 @@ fn compare_two_summaries() {
     assert_eq!(v["separated"].as_bool(), Some(false));
     let (ok, _, err) = tailrank(&["compare", a, d.path().join("missing").to_str().unwrap()]);
     assert!(!ok && err.contains("missing"), "{err}");
+}
+
+/// `--fit-top` is the number of top sample scores the tail is fitted on; `--top-m`, its former
+/// name, still gives the same prediction, and `--help` shows only the new name.
+#[test]
+fn fit_top_and_its_former_name_top_m() {
+    use tailrank::hardness::{Estimator, EvtOptions};
+    let d = tempfile::tempdir().unwrap();
+    let sdir = d.path().join("summary");
+    let s = write_summary(&sdir);
+    let sd = sdir.to_str().unwrap();
+    let m = (s.top_m / 2).to_string();
+    let run = |flag: &str| {
+        let base = [
+            "predict",
+            "--summary",
+            sd,
+            "--bootstrap",
+            "0",
+            "--sample-noise",
+            "0",
+        ];
+        let (ok, out, err) = tailrank(&[&base[..], &["--json", flag, &m]].concat());
+        assert!(ok, "{flag}: {err}");
+        serde_json::from_str::<serde_json::Value>(&out).unwrap()
+    };
+    let new = run("--fit-top");
+    assert_eq!(new, run("--top-m"));
+    let lib = predict(
+        &s,
+        &PredictOptions {
+            bootstrap: 0,
+            sample_noise: 0,
+            estimator: Estimator::Evt(EvtOptions {
+                top_m: s.top_m / 2,
+                ..EvtOptions::DEFAULT
+            }),
+            ..PredictOptions::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(new["map_at_k"].as_f64().unwrap(), lib.estimate);
+    let (_, help, _) = tailrank(&["predict", "--help"]);
+    assert!(
+        help.contains("--fit-top <") && !help.contains("--top-m <"),
+        "{help}"
+    );
 }

@@ -229,7 +229,7 @@ fn partial_folder_needs_resume_and_matching_options() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
         err.contains(&format!(
-            "{}: a partial scan is in the way (left by an interrupted run): pass --resume to \
+            "{}: a partial scan is in the way (left by an interrupted run): resume the scan to \
              continue it, or delete this folder to start over",
             partial(&out).display()
         )),

@@ -13,7 +13,7 @@ use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Output};
 use tailrank::metric::{ap_at_k_from_ranks, rank_from_counts};
-use tailrank::scan::Summary;
+use tailrank::summary::Summary;
 
 const GENERATE: &str = r#"
 import sys, json, os
@@ -360,7 +360,12 @@ fn scan_refuses_bad_inputs_and_writes_nothing() {
     // Several query sets and none chosen.
     fails(
         &run(&["--pool", "pool_b.npy", "-o", "out"]),
-        &["several query sets", "image", "text", "--query-set"],
+        &[
+            "several query sets",
+            "image",
+            "text",
+            "name the one to scan",
+        ],
     );
     fails(
         &run(&["--query-set", "video", "--pool", "pool_b.npy", "-o", "out"]),
@@ -373,7 +378,7 @@ fn scan_refuses_bad_inputs_and_writes_nothing() {
             &["--pool", "pool_b.npy", "--pool-size", "10", "-o", "out"],
         ]
         .concat()),
-        &["--pool-size 10", "smaller"],
+        &["pool size N = 10", "smaller"],
     );
     // --pool-ids not one per shard.
     fails(

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 use tailrank::predict::{baselines, predict, PredictOptions};
-use tailrank::scan::summary::Summary;
+use tailrank::summary::Summary;
 
 fn tailrank(args: &[&str], extra: &[&Path]) -> String {
     let o = Command::new(env!("CARGO_BIN_EXE_tailrank"))

@@ -1,8 +1,9 @@
 //! `tailrank._native`: the PyO3 layer under the Python package `tailrank`.
 //!
-//! Thin by design: every computation is the library's (`tailrank::scan::engine::scan`,
-//! `Summary::{read, write, merge}`, `predict::predict`, `report::prediction_json`,
-//! `metric::evaluate_results`, `sample::id_hash`), so Python results equal the CLI's. The
+//! Thin by design: every computation is the library's (`scan::request::ScanRequest`,
+//! `scan::engine::scan`, `Summary::{read, write, merge}`, `predict::predict`,
+//! `report::prediction_json`, `metric::evaluate_results`, `sample::id_hash`), so Python
+//! results equal the CLI's. The
 //! Python side (`python/tailrank/__init__.py`) turns numpy arrays into the plain inputs taken
 //! here (ids + little-endian f32 bytes) and wraps the outputs. Scans, predictions and
 //! evaluations run with the GIL released (`py.allow_threads`).
@@ -21,8 +22,11 @@ use tailrank::hardness::{Branch, Estimator, EvtOptions};
 use tailrank::maps::MapKind;
 use tailrank::metric::{evaluate_results_for, select_sets, EvalOptions, MetricName, MissingPolicy};
 use tailrank::predict::PredictOptions;
-use tailrank::scan::engine::{scan, NoProgress, ScanConfig, ScanInputs};
-use tailrank::scan::summary::Summary;
+use tailrank::scan::engine::{
+    scan, NoProgress, ScanConfig, DEFAULT_DRIFT_SHARDS, DEFAULT_TOP_M,
+};
+use tailrank::scan::request::ScanRequest;
+use tailrank::summary::Summary;
 
 create_exception!(
     _native,
@@ -340,34 +344,19 @@ impl DescriptorSource for ArraySource {
     }
 }
 
-/// Ground truth from Python: a path (with an optional query-set name, required when the ground
-/// truth holds several sets, as in the CLI) or `(name, query_ids, positives)`.
-fn ground_truth(gt: &Bound<'_, PyAny>, query_set: Option<&str>) -> PyResult<(QuerySet, String)> {
+/// The scan request of a ground truth from Python: a path (with an optional query-set name, as
+/// in the CLI) or `(name, query_ids, positives)`.
+fn scan_request(
+    gt: &Bound<'_, PyAny>,
+    query_set: Option<&str>,
+    pool_size: Option<u64>,
+) -> PyResult<ScanRequest> {
     if let Ok((name, qids, pos)) = gt.extract::<(String, Vec<String>, Vec<Vec<String>>)>() {
         let qs = QuerySet::new("<ground truth dict>", name, qids, pos).map_err(err)?;
-        return Ok((qs, "<dict>".into()));
+        return Ok(ScanRequest::from_query_set(qs, "<dict>".into(), pool_size));
     }
     let path: PathBuf = gt.extract()?;
-    let sets = load_ground_truth(&path).map_err(err)?;
-    let names: Vec<String> = sets.iter().map(|s| s.name.clone()).collect();
-    let set = match query_set {
-        Some(n) => sets.into_iter().find(|s| s.name == n).ok_or_else(|| {
-            err(format!(
-                "{}: no query set {n:?} in the ground truth (it has: {})",
-                path.display(),
-                names.join(", ")
-            ))
-        })?,
-        None if sets.len() == 1 => sets.into_iter().next().expect("one set"),
-        None => {
-            return Err(err(format!(
-                "{}: the ground truth holds several query sets ({}); choose one with query_set=",
-                path.display(),
-                names.join(", ")
-            )))
-        }
-    };
-    Ok((set, path.display().to_string()))
+    ScanRequest::from_ground_truth(&path, query_set, pool_size).map_err(err)
 }
 
 /// A scan summary (`docs/summary-format.md`).
@@ -510,7 +499,8 @@ impl NativeSummary {
 /// Scan queries and core against pool sources into a summary (the CLI's `tailrank scan`).
 #[pyfunction]
 #[pyo3(signature = (queries, core, pool, gt, query_set=None, fraction=1.0, seed=0,
-    min_fraction=None, pool_size=None, top_m=4000, drift_shards=4, model=String::new(),
+    min_fraction=None, pool_size=None, top_m=DEFAULT_TOP_M, drift_shards=DEFAULT_DRIFT_SHARDS,
+    model=String::new(),
     threads=None, normalize=false))]
 #[allow(clippy::too_many_arguments)]
 fn scan_native(
@@ -536,7 +526,7 @@ fn scan_native(
     if pool.is_empty() {
         return Err(err("no pool source given"));
     }
-    let (set, gt_label) = ground_truth(gt, query_set.as_deref())?;
+    let request = scan_request(gt, query_set.as_deref(), pool_size)?;
     let q = source(queries)?;
     let c = source(core)?;
     let p: Vec<Box<dyn DescriptorSource>> = pool
@@ -544,19 +534,6 @@ fn scan_native(
         .map(|x| source(x.downcast::<PyDict>()?))
         .collect::<PyResult<_>>()?;
     let pool_rows: u64 = p.iter().map(|s| s.rows() as u64).sum();
-    let pool_size = match pool_size {
-        Some(n) => Some(n),
-        None if fraction >= 1.0 => Some(pool_rows),
-        None => None,
-    };
-    if let Some(n) = pool_size {
-        if fraction >= 1.0 && n < pool_rows {
-            return Err(err(format!(
-                "pool_size {n} is smaller than the {pool_rows} pool rows scanned with f = 1 \
-                 (N must be the size of the whole pool)"
-            )));
-        }
-    }
     let mut cfg = ScanConfig::new(fraction, seed);
     if let Some(m) = min_fraction {
         cfg.min_fraction = m;
@@ -566,28 +543,11 @@ fn scan_native(
     cfg.threads = threads;
     cfg.normalize = normalize;
     cfg.model = model;
-    cfg.pool_size = pool_size;
+    cfg.pool_size = request.pool_size(fraction, pool_rows).map_err(err)?;
     cfg.apply_tuning(|k| std::env::var(k).ok()).map_err(err)?;
     let summary = py.allow_threads(|| -> tailrank::Result<Summary> {
-        let inputs = ScanInputs {
-            query_set: &set,
-            queries: q.as_ref(),
-            core: c.as_ref(),
-            pool: p.iter().map(|s| s.as_ref()).collect(),
-        };
-        let mut summary = scan(&inputs, &cfg, &NoProgress)?.summary;
-        if let Some(n) = summary.pool_size {
-            if n < summary.subset_sizes[0] {
-                return Err(tailrank::Error::invalid(format!(
-                    "pool_size {n} is smaller than the {} pool items sampled (S_0); \
-                     N must be the size of the whole pool",
-                    summary.subset_sizes[0]
-                )));
-            }
-        }
-        // As the CLI: the ground truth recorded before the pool inputs.
-        summary.record_ground_truth(gt_label, &set);
-        Ok(summary)
+        let inputs = request.inputs(q.as_ref(), c.as_ref(), p.iter().map(|s| s.as_ref()).collect());
+        Ok(request.finish(scan(&inputs, &cfg, &NoProgress)?)?.summary)
     });
     Ok(NativeSummary {
         inner: summary.map_err(err)?,
@@ -604,7 +564,7 @@ type Columns = Vec<(&'static str, Py<PyAny>)>;
     estimator=Estimator::DEFAULT_NAME, map=MapKind::DEFAULT_NAME,
     bootstrap=PredictOptions::DEFAULT.bootstrap, sample_noise=PredictOptions::DEFAULT.sample_noise,
     confidence=PredictOptions::DEFAULT.confidence, seed=PredictOptions::DEFAULT.seed,
-    top_m=EvtOptions::DEFAULT.top_m, quantile=EvtOptions::DEFAULT.quantile,
+    fit_top=EvtOptions::DEFAULT.top_m, quantile=EvtOptions::DEFAULT.quantile,
     c_min=EvtOptions::DEFAULT.c_min))]
 #[allow(clippy::too_many_arguments)]
 fn predict_native(
@@ -618,14 +578,14 @@ fn predict_native(
     sample_noise: usize,
     confidence: f64,
     seed: u64,
-    top_m: usize,
+    fit_top: usize,
     quantile: f64,
     c_min: u64,
 ) -> PyResult<(String, Columns)> {
     let estimator = Estimator::named(
         estimator,
         EvtOptions {
-            top_m,
+            top_m: fit_top,
             quantile,
             c_min,
         },
@@ -810,10 +770,15 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     defaults.set_item("sample_noise", d.sample_noise)?;
     defaults.set_item("confidence", d.confidence)?;
     defaults.set_item("seed", d.seed)?;
-    defaults.set_item("top_m", e.top_m)?;
+    defaults.set_item("fit_top", e.top_m)?;
     defaults.set_item("quantile", e.quantile)?;
     defaults.set_item("c_min", e.c_min)?;
     m.add("PREDICT_DEFAULTS", defaults)?;
+    // The scan defaults of the Python signatures (ScanConfig's, stated in scan::config).
+    let scan_defaults = pyo3::types::PyDict::new(m.py());
+    scan_defaults.set_item("top_m", DEFAULT_TOP_M)?;
+    scan_defaults.set_item("drift_shards", DEFAULT_DRIFT_SHARDS)?;
+    m.add("SCAN_DEFAULTS", scan_defaults)?;
     Ok(())
 }
 

@@ -171,3 +171,20 @@ def test_sample_ids_equal_xxhash_and_cli(cli, tmp_path):
     assert (tmp_path / "s.txt").read_text().splitlines() == got
     assert set(tailrank.sample_ids(ids, 0.1, 11)) <= set(got)  # nested
     assert tailrank.sample_ids(ids, 1.0, 11) == ids
+
+
+def test_fit_top_and_its_former_name_top_m(cli, cli_summary):
+    """`--fit-top` (predict) and its deprecated alias `--top-m` give the same prediction, and
+    so do Python's `fit_top=` and the deprecated `top_m=` (which warns)."""
+    ref, path = cli_summary
+    base = ["predict", "--summary", path, "--json", "--k", 100, "--bootstrap", 0,
+            "--sample-noise", 0, "--pool-size", 200000]
+    new = json.loads(run_cli(cli, *base, "--fit-top", 200))
+    old = json.loads(run_cli(cli, *base, "--top-m", 200))
+    _same(old, new)
+    r = tailrank.predict(ref, pool_size=200000, k=100, bootstrap=0, sample_noise=0, fit_top=200)
+    _same(r.to_dict(), new)
+    with pytest.warns(DeprecationWarning):
+        r_old = tailrank.predict(ref, pool_size=200000, k=100, bootstrap=0, sample_noise=0,
+                                 top_m=200)
+    _same(r_old.to_dict(), new)

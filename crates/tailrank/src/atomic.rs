@@ -349,7 +349,7 @@ pub fn check_settled(path: &Path) -> Result<()> {
         path,
         format!(
             "an interrupted tailrank run left it half-replaced (outputs replaced together: {}; \
-             journal {}); run the command that writes it again (a scan with --resume): it \
+             journal {}); run the command that writes it again (for a scan, resume it): it \
              completes the replacement first",
             names.join(", "),
             jp.display()

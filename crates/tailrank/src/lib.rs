@@ -29,6 +29,7 @@ pub mod sample;
 pub mod scan;
 pub mod selected;
 pub mod simulate;
+pub mod summary;
 
 pub use error::{Error, Result};
 

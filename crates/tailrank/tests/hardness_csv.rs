@@ -5,10 +5,8 @@ mod common;
 
 use std::path::Path;
 use tailrank::evt::{Gpd, GpdFit};
-use tailrank::hardness::{
-    read_hardness_csv, write_hardness_csv, Branch, HardnessMeta, PositiveHardness, QueryHardness,
-    QueryTail, HARDNESS_COLUMNS,
-};
+use tailrank::formats::hardness_csv::{read_hardness_csv, write_hardness_csv, HARDNESS_COLUMNS};
+use tailrank::hardness::{Branch, HardnessMeta, PositiveHardness, QueryHardness, QueryTail};
 
 fn meta() -> HardnessMeta {
     HardnessMeta {

@@ -9,7 +9,7 @@ use tailrank::hardness::{
     EvtOptions, HardnessMeta, MIN_TAIL_EXCESSES,
 };
 use tailrank::sample::HashRange;
-use tailrank::scan::summary::{PositiveSummary, QuerySummary, Subset, SubsetKind, Summary};
+use tailrank::summary::{PositiveSummary, QuerySummary, Subset, SubsetKind, Summary};
 
 /// splitmix64: a seeded, dependency-free generator for test data.
 struct Rng(u64);

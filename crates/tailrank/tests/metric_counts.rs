@@ -10,7 +10,7 @@ use tailrank::metric::{
     MissingPolicy,
 };
 use tailrank::sample::HashRange;
-use tailrank::scan::summary::{
+use tailrank::summary::{
     PositiveSummary, QuerySummary, Subset, SubsetKind, Summary, SUMMARY_FORMAT_VERSION,
 };
 

@@ -3,8 +3,8 @@
 
 use tailrank::predict::compare::compare;
 use tailrank::predict::{predict, PredictOptions};
-use tailrank::scan::summary::Summary;
 use tailrank::simulate::{simulate_summary, SimConfig};
+use tailrank::summary::Summary;
 
 fn simulated(queries: usize) -> Summary {
     let cfg = SimConfig::preset("ilias-like", 5)

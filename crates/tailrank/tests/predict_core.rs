@@ -6,7 +6,8 @@ mod predict_support;
 
 use predict_support::{synth, SynthOpts};
 use serde_json::json;
-use tailrank::hardness::{read_hardness_csv, write_hardness_csv, Estimator, HardnessMeta};
+use tailrank::formats::hardness_csv::{read_hardness_csv, write_hardness_csv};
+use tailrank::hardness::{Estimator, HardnessMeta};
 use tailrank::maps::MapKind;
 use tailrank::predict::{predict, predict_from_hardness, PredictOptions};
 
@@ -243,7 +244,7 @@ fn bad_input_gives_clear_errors() {
     });
     let s = &sy.summary;
     let err =
-        |s: &tailrank::scan::Summary, o: PredictOptions| predict(s, &o).unwrap_err().to_string();
+        |s: &tailrank::summary::Summary, o: PredictOptions| predict(s, &o).unwrap_err().to_string();
 
     let e = err(
         s,
@@ -297,7 +298,7 @@ fn empty_and_small_samples_and_too_few_replicates() {
     let s = &sy.summary;
     assert_eq!(s.subset_sizes[0], 2000);
     let err =
-        |s: &tailrank::scan::Summary, o: PredictOptions| predict(s, &o).unwrap_err().to_string();
+        |s: &tailrank::summary::Summary, o: PredictOptions| predict(s, &o).unwrap_err().to_string();
 
     // S = 0: refused (regression: a 94% "prediction" with "sufficient" and "drift ok").
     let mut t = s.clone();

@@ -22,7 +22,7 @@ use tailrank::formats::ids::parse_ids;
 use tailrank::formats::npy::{npy_header_bytes, parse_header, NpyDescriptors};
 use tailrank::formats::results::parse_results;
 use tailrank::sample::HashRange;
-use tailrank::scan::{PositiveSummary, QuerySummary, Subset, SubsetKind, Summary};
+use tailrank::summary::{PositiveSummary, QuerySummary, Subset, SubsetKind, Summary};
 
 /// A byte edit applied to a valid file.
 #[derive(Debug, Clone)]
@@ -387,7 +387,7 @@ q2,d,1,0.38,0,12,50000,0.00024,count,,,,,
 fn check_hardness(bytes: &[u8]) {
     let path = unique("h.csv");
     std::fs::write(&path, bytes).unwrap();
-    let _ = tailrank::hardness::read_hardness_csv(&path);
+    let _ = tailrank::formats::hardness_csv::read_hardness_csv(&path);
     let _ = std::fs::remove_file(&path);
 }
 
@@ -478,7 +478,7 @@ fn valid_inputs_read() {
     assert_eq!(Hdf5Descriptors::open(&h).unwrap().rows(), 6);
     let c = unique("valid.csv");
     std::fs::write(&c, VALID_HARDNESS).unwrap();
-    tailrank::hardness::read_hardness_csv(&c).unwrap();
+    tailrank::formats::hardness_csv::read_hardness_csv(&c).unwrap();
 }
 
 /// Found by `hdf5_mutations_never_panic`: a mutated dataspace made `features` claim 2^42

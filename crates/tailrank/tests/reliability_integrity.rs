@@ -5,10 +5,10 @@
 mod common;
 
 use tailrank::evt::{Gpd, GpdFit};
-use tailrank::hardness::{
-    read_hardness_csv, write_hardness_csv, Branch, HardnessMeta, PositiveHardness, QueryHardness,
-    QueryTail, CHECKSUM_NONE, CHECKSUM_PREFIX,
+use tailrank::formats::hardness_csv::{
+    read_hardness_csv, write_hardness_csv, CHECKSUM_NONE, CHECKSUM_PREFIX,
 };
+use tailrank::hardness::{Branch, HardnessMeta, PositiveHardness, QueryHardness, QueryTail};
 
 fn artifact() -> (HardnessMeta, Vec<QueryHardness>) {
     let meta = HardnessMeta {

@@ -10,7 +10,7 @@ use tailrank::scan::engine::{scan, NoProgress, ScanConfig, ScanInputs, ScanOutpu
 use tailrank::scan::resume::{
     partial_dir_for, plan_chunks, remove_partial, scan_resumable, ResumeOptions, PLAN,
 };
-use tailrank::scan::Summary;
+use tailrank::summary::Summary;
 
 /// splitmix64: deterministic test data without depending on a RNG crate's API.
 struct Rng(u64);
@@ -220,7 +220,7 @@ fn resume_reuses_chunks_rescans_lost_or_corrupted_ones() {
     let e = scan_resumable(&inputs(&d), &c, &o, &NoProgress)
         .unwrap_err()
         .to_string();
-    assert!(e.contains("--resume") && e.contains("delete"), "{e}");
+    assert!(e.contains("resume the scan") && e.contains("delete"), "{e}");
 
     // Simulate a kill: lose two chunks, leave a half-written temp folder and corrupt a third
     // chunk's array (its checksum no longer matches).

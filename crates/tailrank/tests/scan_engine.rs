@@ -11,7 +11,7 @@ use tailrank::formats::gt::QuerySet;
 use tailrank::metric::{ap_at_k_from_ranks, rank_from_counts};
 use tailrank::scan::engine::{scan, subsets, NoProgress, Progress, ScanConfig, ScanInputs};
 use tailrank::scan::kernel::Backend;
-use tailrank::scan::SubsetKind;
+use tailrank::summary::SubsetKind;
 
 const REFERENCE: &str = include_str!("scan_reference.py");
 
@@ -496,7 +496,7 @@ fn top_m_above_the_pool_is_clamped_and_absurd_m_refused() {
     let out = tempfile::tempdir().unwrap();
     for (name, s) in [("base", &base.summary), ("big", &big.summary)] {
         s.write(&out.path().join(name)).unwrap();
-        let back = tailrank::scan::Summary::read(&out.path().join(name)).unwrap();
+        let back = tailrank::summary::Summary::read(&out.path().join(name)).unwrap();
         assert_eq!(&back, s);
     }
     let size = |n: &str| {

@@ -12,7 +12,7 @@ use tailrank::formats::descriptors::{DescriptorSource, InMemoryDescriptors};
 use tailrank::formats::gt::QuerySet;
 use tailrank::scan::engine::{scan, NoProgress, ScanConfig, ScanInputs, ScanOutput};
 use tailrank::scan::resume::{scan_resumable, ResumeOptions};
-use tailrank::scan::summary::Summary;
+use tailrank::summary::Summary;
 
 struct Rng(u64);
 

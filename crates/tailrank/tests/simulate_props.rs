@@ -5,8 +5,8 @@
 use tailrank::hardness::{Branch, PositiveHardness, QueryHardness};
 use tailrank::maps::{self, MapKind};
 use tailrank::metric::ap_at_k_from_ranks;
-use tailrank::scan::summary::SubsetKind;
 use tailrank::simulate::{simulate_summary, SimConfig, Simulation};
+use tailrank::summary::SubsetKind;
 
 fn small(preset: &str, seed: u64) -> Simulation {
     let mut cfg = SimConfig::preset(preset, seed).unwrap().with_queries(120);

@@ -7,7 +7,7 @@ mod summary_util;
 use std::fs;
 use std::path::Path;
 use summary_util::{build, Settings, World};
-use tailrank::scan::Summary;
+use tailrank::summary::Summary;
 
 fn sampled() -> Summary {
     let w = World::random(11, 9, 30, 2500);
@@ -209,7 +209,7 @@ fn reader_refuses_bad_folders() {
     expect_err(&p, &["manifest.json", "unknown format", "something-else"]);
 
     let p = fresh("version");
-    let newer = tailrank::scan::summary::SUMMARY_FORMAT_VERSION + 1;
+    let newer = tailrank::summary::SUMMARY_FORMAT_VERSION + 1;
     edit_manifest(&p, |v| v["format_version"] = newer.into());
     expect_err(
         &p,

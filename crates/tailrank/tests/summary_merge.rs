@@ -4,7 +4,7 @@
 mod summary_util;
 
 use summary_util::{build, Rng, Settings, World};
-use tailrank::scan::Summary;
+use tailrank::summary::Summary;
 
 /// Split the pool into `k` random disjoint shards.
 fn shards(w: &World, k: usize, seed: u64) -> Vec<Vec<usize>> {

@@ -27,7 +27,7 @@ pub fn run(a: CompareArgs) -> anyhow::Result<()> {
     let opts = a.est.options(a.pool_size, 0)?;
     let sa = super::read_summary_for_metrics(&a.a)?;
     let sb = super::read_summary_for_metrics(&a.b)?;
-    if let (Some(m), "evt") = (a.est.top_m, a.est.estimator.as_str()) {
+    if let (Some(m), "evt") = (a.est.fit_top, a.est.estimator.as_str()) {
         tailrank::predict::check_top_m(&sa, &a.a, m)?;
         tailrank::predict::check_top_m(&sb, &a.b, m)?;
     }

@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use tailrank::formats::gt::load_ground_truth;
 use tailrank::formats::results::read_results;
 use tailrank::metric::{
-    evaluate_results_for, evaluate_summary_with, select_sets, EvalOptions, EvalReport, MetricName,
-    MissingPolicy,
+    evaluate_results_for, evaluate_summary_with, select_sets, set_for_summary, EvalOptions,
+    EvalReport, MetricName, MissingPolicy,
 };
 use tailrank::protocols::{evaluate_revisited, read_revisited_gt, Protocol};
 
@@ -128,21 +128,7 @@ fn build_report(args: &EvalArgs, opts: &EvalOptions) -> anyhow::Result<EvalRepor
                 Some(gt) => select_sets(load_ground_truth(gt)?, &args.sets)?,
                 None => Vec::new(),
             };
-            let set = if sets.is_empty() {
-                None
-            } else if sets.len() == 1 {
-                Some(&sets[0])
-            } else if let Some(set) = sets.iter().find(|q| q.name == summary.query_set) {
-                Some(set)
-            } else {
-                let names: Vec<&str> = sets.iter().map(|q| q.name.as_str()).collect();
-                bail!(
-                    "summary {} is for query set {:?}, which the ground truth lacks (it has {:?})",
-                    s.display(),
-                    summary.query_set,
-                    names
-                );
-            };
+            let set = set_for_summary(&sets, &summary, s)?;
             evaluate_summary_with(&summary, set, opts)
                 .with_context(|| format!("evaluating summary {}", s.display()))
         }

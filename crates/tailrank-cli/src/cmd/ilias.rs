@@ -97,9 +97,10 @@ pub struct IliasArgs {
     /// Hardness-to-metric map (prediction mode).
     #[arg(long, default_value = MapKind::DEFAULT_NAME, value_parser = MapKind::NAMES)]
     pub map: String,
-    /// M: top sample scores kept per query (and fitted by evt).
-    #[arg(long, default_value_t = EvtOptions::DEFAULT.top_m)]
-    pub top_m: usize,
+    /// evt: number of top sample scores the tail is fitted on; the scan keeps as many per query
+    /// and subset. `--top-m` is its former name, still accepted.
+    #[arg(long, alias = "top-m", default_value_t = EvtOptions::DEFAULT.top_m)]
+    pub fit_top: usize,
     /// Query-bootstrap replicates (prediction mode; 0 = no intervals).
     #[arg(long, default_value_t = PredictOptions::DEFAULT.bootstrap)]
     pub bootstrap: usize,
@@ -159,7 +160,7 @@ pub fn run(a: IliasArgs) -> anyhow::Result<()> {
         }
     }
     let mut scan = ScanConfig::new(a.fraction, a.seed);
-    scan.top_m = a.top_m;
+    scan.top_m = a.fit_top;
     scan.threads = a.threads;
     scan.normalize = a.normalize;
     scan.model = a.model.clone();
@@ -167,7 +168,7 @@ pub fn run(a: IliasArgs) -> anyhow::Result<()> {
     let estimator = Estimator::named(
         &a.estimator,
         EvtOptions {
-            top_m: a.top_m,
+            top_m: a.fit_top,
             ..EvtOptions::DEFAULT
         },
     )?;

@@ -4,8 +4,8 @@
 use anyhow::Context;
 use clap::Args;
 use std::path::PathBuf;
-use tailrank::scan::summary::POOL_ROLE;
-use tailrank::scan::Summary;
+use tailrank::summary::Summary;
+use tailrank::summary::POOL_ROLE;
 
 #[derive(Args, Debug)]
 pub struct MergeArgs {

@@ -14,8 +14,8 @@ pub mod validate;
 
 /// Read a summary folder, printing the reader's warnings (e.g. a format-1 folder whose
 /// manifest is not checksummed) on stderr.
-pub fn read_summary(path: &std::path::Path) -> tailrank::Result<tailrank::scan::Summary> {
-    let (s, warnings) = tailrank::scan::Summary::read_with_warnings(path)?;
+pub fn read_summary(path: &std::path::Path) -> tailrank::Result<tailrank::summary::Summary> {
+    let (s, warnings) = tailrank::summary::Summary::read_with_warnings(path)?;
     for w in warnings {
         eprintln!("tailrank: warning: {w}");
     }
@@ -27,7 +27,7 @@ pub fn read_summary(path: &std::path::Path) -> tailrank::Result<tailrank::scan::
 /// folder): for commands whose numbers then resolve ties in the positive's favour.
 pub fn read_summary_for_metrics(
     path: &std::path::Path,
-) -> tailrank::Result<tailrank::scan::Summary> {
+) -> tailrank::Result<tailrank::summary::Summary> {
     let s = read_summary(path)?;
     if let Some(w) = s.ties_unknown_warning() {
         eprintln!("tailrank: warning: {}: {w}", path.display());

@@ -5,10 +5,11 @@
 use anyhow::bail;
 use clap::Args;
 use std::path::{Path, PathBuf};
-use tailrank::hardness::{self, Estimator, EvtOptions, HardnessMeta, QueryHardness};
+use tailrank::formats::hardness_csv;
+use tailrank::hardness::{Estimator, EvtOptions, HardnessMeta, QueryHardness};
 use tailrank::maps::MapKind;
 use tailrank::predict::PredictOptions;
-use tailrank::scan::summary::Summary;
+use tailrank::summary::Summary;
 
 /// Input and model options shared by `predict` and `curve`.
 #[derive(Args, Debug, Clone)]
@@ -52,11 +53,12 @@ pub struct EstimateArgs {
     /// Seed of the bootstrap draws.
     #[arg(long, default_value_t = PredictOptions::DEFAULT.seed)]
     pub seed: u64,
-    /// evt: number of top sample scores the tail is fitted on (default 4000; given explicitly,
-    /// at most the M stored in the summary).
-    #[arg(long)]
-    pub top_m: Option<usize>,
-    /// evt: threshold quantile of the top-M scores.
+    /// evt: number of top sample scores the tail is fitted on (default
+    /// `EvtOptions::DEFAULT.top_m`, used up to the M the summary keeps; given explicitly, at
+    /// most that M). `--top-m` is its former name, still accepted.
+    #[arg(long, alias = "top-m")]
+    pub fit_top: Option<usize>,
+    /// evt: threshold quantile of the fitted top scores.
     #[arg(long, default_value_t = EvtOptions::DEFAULT.quantile)]
     pub quantile: f64,
     /// evt: counts at or above this are used as they are.
@@ -85,18 +87,18 @@ impl ModelArgs {
             .collect()
     }
 
-    /// Read the input (a summary is checked against an explicit `--top-m`).
+    /// Read the input (a summary is checked against an explicit `--fit-top`).
     pub fn load(&self) -> anyhow::Result<Input> {
         match (&self.summary, &self.hardness) {
             (Some(s), None) => {
                 let summary = super::read_summary_for_metrics(s)?;
-                if let (Some(m), "evt") = (self.est.top_m, self.est.estimator.as_str()) {
+                if let (Some(m), "evt") = (self.est.fit_top, self.est.estimator.as_str()) {
                     tailrank::predict::check_top_m(&summary, s, m)?;
                 }
                 Ok(Input::Summary(Box::new(summary)))
             }
             (None, Some(h)) => {
-                let (meta, qs) = hardness::read_hardness_csv(h)?;
+                let (meta, qs) = hardness_csv::read_hardness_csv(h)?;
                 Ok(Input::Hardness(meta, qs))
             }
             _ => bail!("give exactly one of --summary and --hardness"),
@@ -114,7 +116,7 @@ impl EstimateArgs {
         let estimator = Estimator::named(
             &self.estimator,
             EvtOptions {
-                top_m: self.top_m.unwrap_or(EvtOptions::DEFAULT.top_m),
+                top_m: self.fit_top.unwrap_or(EvtOptions::DEFAULT.top_m),
                 quantile: self.quantile,
                 c_min: self.c_min,
             },
@@ -168,7 +170,7 @@ pub fn run(a: PredictArgs) -> anyhow::Result<()> {
     };
     if let Some(slot) = hardness_slot {
         outputs.write(slot, |path| {
-            hardness::write_hardness_csv(path, &meta, &p.hardness)
+            hardness_csv::write_hardness_csv(path, &meta, &p.hardness)
         })?;
         outputs.commit()?;
     }

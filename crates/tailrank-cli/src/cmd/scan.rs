@@ -1,28 +1,23 @@
 //! `tailrank scan`: one pass over query, core and pool descriptors into a scan summary
 //! (`docs/summary-format.md`), optionally with the exact top-k results JSON.
 //!
-//! Query set choice: a ground truth with one query set uses it; with several (ILIAS: `image` and
-//! `text`, whose queries live in different descriptor files) `--query-set` is required and its
-//! absence is an error listing the sets.
-//!
-//! Pool size N: `--pool-size`, else the number of pool rows read when f = 1 (exact mode), else
-//! unknown (give it later to `predict`). N smaller than the number of pool items scanned (S_0) is
-//! an error.
+//! The query set (`--query-set`), the pool size N (`--pool-size`) and the pairing of results
+//! with query ids follow `tailrank::scan::request` (the rules are the library's).
 //!
 //! Resumable: the pool is scanned in chunks of `--chunk-rows` rows (the files in order; small
 //! files share a chunk, large ones span several), each chunk's summary saved atomically in `OUTPUT.partial/`; the merged summary is
 //! written to OUTPUT and the partial folder removed. After a kill, `--resume` reuses the saved
 //! chunks (see `tailrank::scan::resume`); without it, an existing partial folder is an error.
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use tailrank::formats::descriptors::{open_descriptors, DescriptorSource};
-use tailrank::formats::gt::{load_ground_truth, QuerySet};
-use tailrank::scan::engine::{Progress, ScanConfig, ScanInputs};
+use tailrank::scan::engine::{Progress, ScanConfig, DEFAULT_DRIFT_SHARDS, DEFAULT_TOP_M};
+use tailrank::scan::request::ScanRequest;
 use tailrank::scan::resume::{partial_dir_for, remove_partial, scan_resumable, ResumeOptions};
 
 /// Arguments of `tailrank scan` (boxed: they are large next to the other subcommands').
@@ -73,11 +68,11 @@ pub struct ScanOpts {
     /// Size N of the full pool (default: the number of pool rows when f = 1).
     #[arg(long)]
     pub pool_size: Option<u64>,
-    /// M: top pool scores kept per query and subset.
-    #[arg(long, default_value_t = 4000)]
+    /// M: top pool scores kept per query and subset (`predict --fit-top` fits at most these).
+    #[arg(long, default_value_t = DEFAULT_TOP_M)]
     pub top_m: usize,
     /// Disjoint hash shards of the sample, for the drift check.
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = DEFAULT_DRIFT_SHARDS)]
     pub drift_shards: usize,
     /// Model name recorded in the summary.
     #[arg(long, default_value = "")]
@@ -149,26 +144,6 @@ impl Progress for Bar {
     }
 }
 
-/// Pick the query set to scan (see the module docs).
-fn choose_set(gt: &Path, sets: Vec<QuerySet>, name: Option<&str>) -> anyhow::Result<QuerySet> {
-    let names: Vec<String> = sets.iter().map(|s| s.name.clone()).collect();
-    match name {
-        Some(n) => sets.into_iter().find(|s| s.name == n).with_context(|| {
-            format!(
-                "{}: no query set {n:?} in the ground truth (it has: {})",
-                gt.display(),
-                names.join(", ")
-            )
-        }),
-        None if sets.len() == 1 => Ok(sets.into_iter().next().expect("one set")),
-        None => bail!(
-            "{}: the ground truth holds several query sets ({}); choose one with --query-set",
-            gt.display(),
-            names.join(", ")
-        ),
-    }
-}
-
 pub fn run(args: ScanArgs) -> anyhow::Result<()> {
     let args = *args.opts;
     let started = Instant::now();
@@ -206,8 +181,8 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
     };
     let summary_slot = outputs.add_dir(&args.output)?;
 
-    let sets = load_ground_truth(&args.gt)?;
-    let query_set = choose_set(&args.gt, sets, args.query_set.as_deref())?;
+    let request =
+        ScanRequest::from_ground_truth(&args.gt, args.query_set.as_deref(), args.pool_size)?;
 
     let queries = open_descriptors(&args.queries, args.queries_ids.as_deref())?;
     let core = open_descriptors(&args.core, args.core_ids.as_deref())?;
@@ -218,20 +193,6 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
         .map(|(i, p)| open_descriptors(p, args.pool_ids.get(i).map(|x| x.as_path())))
         .collect::<tailrank::Result<_>>()?;
     let pool_rows: u64 = pool.iter().map(|p| p.rows() as u64).sum();
-
-    let pool_size = match args.pool_size {
-        Some(n) => Some(n),
-        None if args.fraction >= 1.0 => Some(pool_rows),
-        None => None,
-    };
-    if let Some(n) = pool_size {
-        if args.fraction >= 1.0 && n < pool_rows {
-            bail!(
-                "--pool-size {n} is smaller than the {pool_rows} pool rows scanned with f = 1 \
-                 (N must be the size of the whole pool)"
-            );
-        }
-    }
 
     let mut cfg = ScanConfig::new(args.fraction, args.seed);
     if let Some(m) = args.min_fraction {
@@ -245,15 +206,14 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
     cfg.speculate = !args.no_speculate;
     cfg.screen = !args.no_screen;
     cfg.model = args.model.clone();
-    cfg.pool_size = pool_size;
+    cfg.pool_size = request.pool_size(args.fraction, pool_rows)?;
     cfg.apply_tuning(|k| std::env::var(k).ok())?;
 
-    let inputs = ScanInputs {
-        query_set: &query_set,
-        queries: queries.as_ref(),
-        core: core.as_ref(),
-        pool: pool.iter().map(|p| p.as_ref()).collect(),
-    };
+    let inputs = request.inputs(
+        queries.as_ref(),
+        core.as_ref(),
+        pool.iter().map(|p| p.as_ref()).collect(),
+    );
     let partial = partial_dir_for(&args.output);
     let ropts = ResumeOptions {
         partial_dir: partial.clone(),
@@ -291,26 +251,11 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
             out.renormalized_rows
         );
     }
-    let mut summary = out.summary;
-    if let Some(n) = summary.pool_size {
-        if n < summary.subset_sizes[0] {
-            bail!(
-                "--pool-size {n} is smaller than the {} pool items sampled (S_0); \
-                 N must be the size of the whole pool",
-                summary.subset_sizes[0]
-            );
-        }
-    }
-    summary.record_ground_truth(args.gt.display().to_string(), &query_set);
-    if let (Some(slot), Some(results)) = (results_slot, &out.results) {
-        let lists: Vec<(String, Vec<(String, f32)>)> = query_set
-            .query_ids
-            .iter()
-            .cloned()
-            .zip(results.iter().cloned())
-            .collect();
+    let scanned = request.finish(out)?;
+    let summary = scanned.summary;
+    if let (Some(slot), Some(lists)) = (results_slot, &scanned.results) {
         outputs.write(slot, |p| {
-            tailrank::formats::results::write_results(p, &lists)
+            tailrank::formats::results::write_results(p, lists)
         })?;
     }
     outputs.write(summary_slot, |p| summary.write(p))?;

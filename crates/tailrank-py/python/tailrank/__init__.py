@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import warnings
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -317,13 +318,13 @@ def scan(
     fraction: float = 1.0,
     seed: int = 0,
     pool_size: Optional[int] = None,
-    top_m: int = 4000,
+    top_m: int = _native.SCAN_DEFAULTS["top_m"],
     model: str = "",
     threads: Optional[int] = None,
     *,
     query_set: Optional[str] = None,
     min_fraction: Optional[float] = None,
-    drift_shards: int = 4,
+    drift_shards: int = _native.SCAN_DEFAULTS["drift_shards"],
     normalize: bool = False,
     chunk_rows: int = ITER_CHUNK_ROWS,
 ) -> Summary:
@@ -337,7 +338,8 @@ def scan(
     JSON; ``query_set`` picks a set when it holds several) or a dict {query: [positives]}.
 
     Sampling: pool item ``id`` is scanned iff ``xxh3_64(id, seed) < t(fraction)``; levels
-    f, f/2, ... down to ``min_fraction`` (default f/16); ``drift_shards`` hash shards.
+    f, f/2, ... down to ``min_fraction`` (default f/16); ``drift_shards`` hash shards; ``top_m``
+    pool scores kept per query and subset (what ``predict``'s ``fit_top`` fits at most).
     ``pool_size`` N defaults to the pool rows when ``fraction == 1``. ``threads``: worker
     threads (default all cores). Scores are inner products of unit-norm rows (``normalize``
     L2-normalises rows that are not). The GIL is released during the scan.
@@ -473,18 +475,23 @@ def predict(
     *,
     sample_noise: int = _D["sample_noise"],
     confidence: float = _D["confidence"],
-    top_m: int = _D["top_m"],
+    fit_top: int = _D["fit_top"],
     quantile: float = _D["quantile"],
     c_min: int = _D["c_min"],
+    top_m: Optional[int] = None,
 ) -> Report:
     """Predict mAP@k at pool size N (default: the summary's N) from a summary
     (``tailrank predict --summary``; same options and defaults).
 
-    ``estimator``: ``evt`` (tail-aware: GPD fit above the ``quantile`` of the top-``top_m``
+    ``estimator``: ``evt`` (tail-aware: GPD fit above the ``quantile`` of the top-``fit_top``
     sample scores, counts >= ``c_min`` used as they are) or ``count`` (x = K/S). ``map``:
     ``expected-rank`` (r_j = j + C_j + N x_j) or ``binomial``. ``bootstrap`` query-bootstrap
     replicates, ``sample_noise`` Poisson-reweighting replicates, both seeded by ``seed``.
+    ``top_m`` is the former name of ``fit_top`` (deprecated; it warns and overrides it).
     """
+    if top_m is not None:
+        warnings.warn("predict(top_m=...) is deprecated: use fit_top=", DeprecationWarning, 2)
+        fit_top = top_m
     if not isinstance(summary, Summary):
         summary = Summary.load(summary)
     text, cols = _native.predict_native(
@@ -497,7 +504,7 @@ def predict(
         sample_noise=int(sample_noise),
         confidence=float(confidence),
         seed=int(seed),
-        top_m=int(top_m),
+        fit_top=int(fit_top),
         quantile=float(quantile),
         c_min=int(c_min),
     )

@@ -93,9 +93,10 @@ def predict(
     *,
     sample_noise: int = ...,
     confidence: float = ...,
-    top_m: int = ...,
+    fit_top: int = ...,
     quantile: float = ...,
     c_min: int = ...,
+    top_m: Optional[int] = ...,
 ) -> Report: ...
 def evaluate(
     results: Union[Mapping[str, Mapping[str, float]], PathLike],

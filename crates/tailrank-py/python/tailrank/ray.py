@@ -67,12 +67,12 @@ def scan(
     fraction: float = 1.0,
     seed: int = 0,
     pool_size: Optional[int] = None,
-    top_m: int = 4000,
+    top_m: int = tailrank._native.SCAN_DEFAULTS["top_m"],
     model: str = "",
     *,
     query_set: Optional[str] = None,
     min_fraction: Optional[float] = None,
-    drift_shards: int = 4,
+    drift_shards: int = tailrank._native.SCAN_DEFAULTS["drift_shards"],
     normalize: bool = False,
     shards_per_task: Optional[int] = None,
     threads_per_task: int = 1,
@@ -154,8 +154,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--min-fraction", type=float, default=None)
     p.add_argument("--pool-size", type=int, default=None)
-    p.add_argument("--top-m", type=int, default=4000)
-    p.add_argument("--drift-shards", type=int, default=4)
+    p.add_argument("--top-m", type=int, default=tailrank._native.SCAN_DEFAULTS["top_m"])
+    p.add_argument("--drift-shards", type=int,
+                   default=tailrank._native.SCAN_DEFAULTS["drift_shards"])
     p.add_argument("--model", default="")
     p.add_argument("--normalize", action="store_true")
     p.add_argument("--shards-per-task", type=int, default=None,

@@ -13,7 +13,7 @@
 //! JSON: `{query_id: [positive_id, ...]}` gives one set named `queries`, in file order.
 
 use crate::error::{Error, IoContext, Result};
-use crate::formats::results::JsonReader;
+use crate::formats::json::JsonReader;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 

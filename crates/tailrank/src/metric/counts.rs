@@ -6,7 +6,7 @@ use super::rank_from_counts;
 use super::ranking::QueryRanking;
 use super::report::QueryReport;
 use crate::error::{Error, Result};
-use crate::scan::summary::Summary;
+use crate::summary::Summary;
 
 /// One positive for the counts path: score, `C_j`, `K_j` and the ties `T_j = T^C_j + T^K_j`
 /// (non-relevant core and pool items scoring exactly `s_j`).

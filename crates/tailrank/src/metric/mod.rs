@@ -54,8 +54,8 @@ pub use names::{MetricKind, MetricName};
 pub use ranking::QueryRanking;
 pub use report::{
     evaluate_query, evaluate_results, evaluate_results_for, evaluate_summary,
-    evaluate_summary_for_set, evaluate_summary_with, select_sets, EvalOptions, EvalReport,
-    MissingPolicy, QueryReport, SetReport,
+    evaluate_summary_for_set, evaluate_summary_with, select_sets, set_for_summary, EvalOptions,
+    EvalReport, MissingPolicy, QueryReport, SetReport,
 };
 
 use std::collections::HashSet;

@@ -10,7 +10,7 @@ use super::{rank_order, tied_pairs};
 use crate::error::{Error, Result};
 use crate::formats::gt::QuerySet;
 use crate::formats::results::Results;
-use crate::scan::summary::Summary;
+use crate::summary::Summary;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashSet};
 
@@ -340,8 +340,8 @@ pub fn evaluate_results_for(
                         return Err(Error::file(
                             &results.path,
                             format!(
-                                "query {q:?} of query set {:?} has no results (use \
-                                 --missing-as-zero to count it as 0)",
+                                "query {q:?} of query set {:?} has no results (it \
+                                 counts as 0 only under the missing-as-zero policy)",
                                 set.name
                             ),
                         ))
@@ -414,6 +414,32 @@ pub fn select_sets(sets: Vec<QuerySet>, names: &[String]) -> Result<Vec<QuerySet
         .into_iter()
         .filter(|s| names.contains(&s.name))
         .collect())
+}
+
+/// The query set of the ground truth `sets` that summary `s` (read from `path`) is checked
+/// against: none when `sets` is empty, the only one, else the one named as the summary's
+/// query set; several sets without that name are an error naming the summary.
+pub fn set_for_summary<'a>(
+    sets: &'a [QuerySet],
+    s: &Summary,
+    path: &std::path::Path,
+) -> Result<Option<&'a QuerySet>> {
+    match sets {
+        [] => Ok(None),
+        [one] => Ok(Some(one)),
+        _ => match sets.iter().find(|q| q.name == s.query_set) {
+            Some(set) => Ok(Some(set)),
+            None => {
+                let names: Vec<&str> = sets.iter().map(|q| q.name.as_str()).collect();
+                Err(Error::invalid(format!(
+                    "summary {} is for query set {:?}, which the ground truth lacks (it has \
+                     {names:?})",
+                    path.display(),
+                    s.query_set
+                )))
+            }
+        },
+    }
 }
 
 /// Exact metrics from a summary that covers the whole pool ([`Summary::is_exact`]), using the
@@ -511,8 +537,8 @@ pub fn evaluate_summary_with(
                     None => match missing {
                         MissingPolicy::Error => {
                             return Err(Error::invalid(format!(
-                                "query {q:?} of query set {:?} is not in the summary (use \
-                                 --missing-as-zero to count it as 0)",
+                                "query {q:?} of query set {:?} is not in the summary (it \
+                                 counts as 0 only under the missing-as-zero policy)",
                                 set.name
                             )))
                         }

@@ -17,7 +17,7 @@
 
 use crate::hardness::QueryHardness;
 use crate::metric::{evaluate_counts, positive_counts};
-use crate::scan::summary::Summary;
+use crate::summary::Summary;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 

@@ -32,7 +32,7 @@ use super::stats::{self, Interval};
 use super::PredictOptions;
 use crate::hardness::Estimator;
 use crate::maps;
-use crate::scan::summary::{PositiveSummary, QuerySummary, Summary};
+use crate::summary::{PositiveSummary, QuerySummary, Summary};
 use rand::RngExt;
 use rayon::prelude::*;
 

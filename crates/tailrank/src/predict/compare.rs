@@ -22,7 +22,7 @@ use super::{
     check_sample_size, check_summary, hardness_for, per_query_ap, target_pool_size, PredictOptions,
 };
 use crate::error::{Error, Result};
-use crate::scan::summary::Summary;
+use crate::summary::Summary;
 use serde::{Deserialize, Serialize};
 
 /// The comparison of two models at N.

@@ -13,7 +13,7 @@ use super::{check_summary, count_hardness, hardness_for, mean, per_query_ap, Pre
 use crate::error::{Error, Result};
 use crate::hardness::{HardnessMeta, QueryHardness};
 use crate::maps;
-use crate::scan::summary::Summary;
+use crate::summary::Summary;
 use serde::{Deserialize, Serialize};
 
 /// One pool size of a curve.

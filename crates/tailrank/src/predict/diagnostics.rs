@@ -27,7 +27,7 @@ use super::trust::LevelAps;
 use super::{baselines, hardness_for_metric, mean, per_query_ap, PredictOptions};
 use crate::error::Result;
 use crate::hardness::{Branch, QueryHardness};
-use crate::scan::summary::Summary;
+use crate::summary::Summary;
 use serde::{Deserialize, Serialize};
 
 /// The prediction at N from one nesting level.

@@ -33,7 +33,7 @@ pub use trust::{Trust, Verdict};
 use crate::error::{Error, Result};
 use crate::hardness::{self, Estimator, EvtOptions, HardnessMeta, QueryHardness, QueryTail};
 use crate::maps::{self, MapKind};
-use crate::scan::summary::{Summary, SUMMARY_FORMAT_VERSION};
+use crate::summary::{Summary, SUMMARY_FORMAT_VERSION};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -382,7 +382,7 @@ pub fn hardness_for(
 /// tail is not fitted (`tail` is then None). Used where only the metric matters (levels > 0,
 /// shards, sample-noise replicates): a GPD fit is the expensive step.
 pub fn estimate_query_for_metric(
-    q: &crate::scan::summary::QuerySummary,
+    q: &crate::summary::QuerySummary,
     subset: usize,
     sample_size: u64,
     est: &Estimator,

@@ -40,7 +40,7 @@ use super::bootstrap::QueryBootstrap;
 use super::{baselines, hardness_for_metric, mean, per_query_ap, PredictOptions};
 use crate::error::Result;
 use crate::maps::MapKind;
-use crate::scan::summary::Summary;
+use crate::summary::Summary;
 use serde::{Deserialize, Serialize};
 
 /// A projected error (fraction of mAP) above this is practically relevant: half a mAP point.

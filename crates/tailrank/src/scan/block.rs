@@ -7,9 +7,9 @@
 //! that know the layout).
 
 use super::kernel::{ScoreKernel, Scratch};
-use super::summary::{Subset, SubsetKind};
 use crate::error::{Error, Result};
 use crate::sample::HashRange;
+use crate::summary::{Subset, SubsetKind};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 

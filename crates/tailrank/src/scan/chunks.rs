@@ -6,7 +6,7 @@ use super::prepared::QuerySetInput;
 use crate::error::{Error, IoContext, Result};
 use crate::formats::descriptors::{DescriptorSource, RowRange};
 use crate::scan::config::ScanConfig;
-use crate::scan::summary::query_set_digest;
+use crate::summary::query_set_digest;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 

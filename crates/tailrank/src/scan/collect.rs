@@ -14,8 +14,8 @@
 //! level `L` is in levels `0..=L`).
 
 use super::block::Codes;
-use super::summary::{PositiveSummary, QuerySummary};
 use super::topm::{SharedThresholds, TopKeyed, TopM};
+use crate::summary::{PositiveSummary, QuerySummary};
 
 /// Per query: positives sorted by score descending (ties by id).
 pub struct QueryPositives {

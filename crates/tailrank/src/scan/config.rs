@@ -4,9 +4,10 @@
 use crate::error::{Error, Result};
 use crate::sample::{check_fraction, HashRange};
 use crate::scan::kernel::Backend;
-use crate::scan::summary::{Subset, SubsetKind};
+use crate::summary::{Subset, SubsetKind};
 
-/// Default M (top pool scores kept per query and subset).
+/// Default M, the top pool scores kept per query and subset (the CLI's `scan --top-m`; the
+/// tail fit's default, `EvtOptions::DEFAULT.top_m`, fits all of them).
 pub const DEFAULT_TOP_M: usize = 4000;
 /// Largest M accepted: a list's length is stored as a 32-bit integer (`top_len.npy`). Any M
 /// up to it costs only what is stored: a list never holds more than its subset's items, so

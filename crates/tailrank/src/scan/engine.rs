@@ -69,7 +69,7 @@ use crate::formats::descriptors::DescriptorSource;
 use crate::formats::gt::QuerySet;
 use crate::scan::prepared::PreparedScan;
 pub use crate::scan::prepared::QuerySetInput;
-use crate::scan::summary::Summary;
+use crate::summary::Summary;
 
 pub use crate::scan::block::{NoProgress, Progress};
 pub use crate::scan::config::{

@@ -9,12 +9,12 @@ use super::kernel::ScoreKernel;
 use super::pool::{self, PoolPlan};
 use super::prepared::PreparedScan;
 use super::speculate;
-use super::summary::{InputRecord, QuerySummary, Summary, POOL_ROLE, SUMMARY_FORMAT_VERSION};
 use super::topm::{SharedThresholds, TopKeyed, TopM};
 use crate::error::{Error, Result};
 use crate::formats::descriptors::DescriptorSource;
 use crate::formats::ids::{find_duplicate_across, id_key};
 use crate::sample::id_hash;
+use crate::summary::{InputRecord, QuerySummary, Summary, POOL_ROLE, SUMMARY_FORMAT_VERSION};
 use rayon::prelude::*;
 use std::collections::HashSet;
 

@@ -14,10 +14,10 @@ use super::config::{check_top_m, subsets, ScanConfig};
 use super::kernel::{Backend, ScoreKernel};
 use super::rows::check_rows;
 use super::screen::Screen;
-use super::summary::Subset;
 use crate::error::{Error, Result};
 use crate::formats::descriptors::DescriptorSource;
 use crate::formats::gt::QuerySet;
+use crate::summary::Subset;
 use std::collections::HashMap;
 use std::ops::Range;
 

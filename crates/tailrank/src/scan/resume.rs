@@ -55,7 +55,7 @@ use crate::scan::engine::{
     with_threads, PoolScan, Progress, ScanConfig, ScanInputs, ScanOutput, SetOutput,
 };
 use crate::scan::prepared::{PreparedScan, QuerySetInput};
-use crate::scan::summary::{InputRecord, Summary, POOL_ROLE};
+use crate::summary::{InputRecord, Summary, POOL_ROLE};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -441,7 +441,7 @@ pub fn scan_sets_resumable(
     if dir.exists() && !opts.resume {
         return Err(Error::file(
             dir,
-            "a partial scan is in the way (left by an interrupted run): pass --resume to \
+            "a partial scan is in the way (left by an interrupted run): resume the scan to \
              continue it, or delete this folder to start over",
         ));
     }

@@ -45,7 +45,7 @@ pub mod vectors;
 use crate::error::{Error, Result};
 use crate::metric::ap_at_k_from_ranks;
 use crate::sample::{check_fraction, HashRange};
-use crate::scan::summary::{
+use crate::summary::{
     PositiveSummary, QuerySummary, Subset, SubsetKind, Summary, SUMMARY_FORMAT_VERSION,
 };
 pub use discrete::{BurstModel, DiscreteItem, HubModel};

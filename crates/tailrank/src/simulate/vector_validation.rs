@@ -23,7 +23,7 @@ use crate::maps::{self, MapKind};
 use crate::metric::{evaluate_counts, evaluate_summary_for_set, MissingPolicy};
 use crate::predict::{count_hardness, per_query_ap, predict, PredictOptions};
 use crate::scan::engine::{scan, NoProgress, ScanConfig, ScanInputs};
-use crate::scan::summary::Summary;
+use crate::summary::Summary;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::fmt::Write as _;

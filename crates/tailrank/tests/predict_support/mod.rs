@@ -5,7 +5,7 @@
 #![allow(dead_code)]
 
 use tailrank::sample::HashRange;
-use tailrank::scan::summary::{
+use tailrank::summary::{
     PositiveSummary, QuerySummary, Subset, SubsetKind, Summary, SUMMARY_FORMAT_VERSION,
 };
 

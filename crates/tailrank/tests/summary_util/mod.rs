@@ -4,8 +4,8 @@
 #![allow(dead_code)]
 
 use tailrank::sample::{id_hash, HashRange};
-use tailrank::scan::summary::{InputRecord, PositiveSummary, QuerySummary, Subset, SubsetKind};
-use tailrank::scan::Summary;
+use tailrank::summary::Summary;
+use tailrank::summary::{InputRecord, PositiveSummary, QuerySummary, Subset, SubsetKind};
 
 /// splitmix64: a tiny deterministic generator (no dependency on the `rand` API).
 pub struct Rng(pub u64);
@@ -212,7 +212,7 @@ pub fn build(world: &World, shards: &[(&str, Vec<usize>)], st: &Settings) -> Sum
         });
     }
     Summary {
-        format_version: tailrank::scan::summary::SUMMARY_FORMAT_VERSION,
+        format_version: tailrank::summary::SUMMARY_FORMAT_VERSION,
         tool_version: tailrank::TOOL_VERSION.to_string(),
         model: "test-model".into(),
         query_set: "queries".into(),

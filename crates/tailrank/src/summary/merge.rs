@@ -284,7 +284,7 @@ pub(super) fn merge(parts: &[Summary]) -> Result<(Summary, Vec<String>)> {
     out.pool_id_hashes = fingerprint;
     // Parts read from older format versions hold the same content in memory; the merged
     // summary is of this version.
-    out.format_version = crate::scan::summary::SUMMARY_FORMAT_VERSION;
+    out.format_version = crate::summary::SUMMARY_FORMAT_VERSION;
     // Ties are known only when every part counted them; otherwise they are dropped.
     out.ties_known = parts.iter().all(|p| p.ties_known);
     if !out.ties_known {
@@ -321,7 +321,7 @@ pub(super) fn merge(parts: &[Summary]) -> Result<(Summary, Vec<String>)> {
         if let Some(&(i, n)) = known.iter().find(|(_, n)| *n != known[0].1) {
             return Err(Error::invalid(format!(
                 "cannot merge: part {} and part {} give different pool sizes N ({} vs {n}); \
-                 scan every shard with the same --pool-size (the size of the whole pool)",
+                 scan every shard with the same pool size N (the size of the whole pool)",
                 known[0].0 + 1,
                 i + 1,
                 known[0].1

@@ -1,0 +1,602 @@
+//! The hardness artifact (`docs/hardness.md`): a CSV with one row per positive of every query,
+//! `# key: value` metadata lines before the header ([`HardnessMeta`]), and a last line
+//! `# checksum: xxh3:<hex>` over every byte before it ([`CHECKSUM_PREFIX`]).
+//!
+//! Reading gives back what was written bit for bit: floats are written in shortest round-trip
+//! form, and [`read_hardness_csv`] refuses any file that does not describe a valid estimate
+//! (errors name the file and the line).
+
+// `!(x > 0.0)` is meant: it is also true for NaN.
+#![allow(clippy::neg_cmp_op_on_partial_ord)]
+
+use crate::atomic;
+use crate::error::{Error, IoContext, Result};
+use crate::evt::{Gpd, GpdFit};
+use crate::hardness::{Branch, HardnessMeta, PositiveHardness, QueryHardness, QueryTail};
+use std::path::Path;
+
+/// Version of the hardness CSV layout; readers refuse newer ones.
+pub const HARDNESS_FORMAT_VERSION: u32 = 1;
+
+/// Columns of the hardness CSV, in the order written. All but `tail_log_likelihood` are
+/// required when reading.
+pub const HARDNESS_COLUMNS: [&str; 14] = [
+    "query_id",
+    "positive_id",
+    "j",
+    "score",
+    "core_above",
+    "pool_above",
+    "sample_size",
+    "x_hat",
+    "branch",
+    "tail_u",
+    "tail_sigma",
+    "tail_xi",
+    "tail_n_u",
+    "tail_log_likelihood",
+];
+
+fn csv_field(s: &str) -> String {
+    let needs = s.contains([',', '"'])
+        || s.starts_with('#')
+        || s.starts_with(char::is_whitespace)
+        || s.ends_with(char::is_whitespace);
+    if needs {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn split_csv(line: &str) -> std::result::Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut chars = line.chars().peekable();
+    let mut quoted = false;
+    let mut at_start = true;
+    while let Some(c) = chars.next() {
+        if quoted {
+            if c == '"' {
+                if chars.peek() == Some(&'"') {
+                    chars.next();
+                    cur.push('"');
+                } else {
+                    quoted = false;
+                    match chars.peek() {
+                        None | Some(',') => {}
+                        Some(_) => return Err("text after a closing quote".into()),
+                    }
+                }
+            } else {
+                cur.push(c);
+            }
+        } else if c == ',' {
+            out.push(std::mem::take(&mut cur));
+            at_start = true;
+            continue;
+        } else if c == '"' && at_start {
+            quoted = true;
+        } else {
+            cur.push(c);
+        }
+        at_start = false;
+    }
+    if quoted {
+        return Err("unterminated quote".into());
+    }
+    out.push(cur);
+    Ok(out)
+}
+
+fn check_text(path: &Path, what: &str, s: &str) -> Result<()> {
+    if s.contains(['\n', '\r']) {
+        return Err(Error::file(
+            path,
+            format!("{what} {s:?} contains a line break, which the hardness CSV cannot hold"),
+        ));
+    }
+    Ok(())
+}
+
+/// Write the hardness artifact (atomically): `# key: value` metadata lines (`format`,
+/// `format_version`, `model`, `query_set`, `pool_size` (`unknown` when None), `sample_size`,
+/// `fraction`, `seed`, `estimator`, `tool_version`), then a header with
+/// [`HARDNESS_COLUMNS`] and one row per positive (`j` 1-based, in score order). The tail
+/// columns repeat the query's tail on every row and are empty when the query has none. A query
+/// without positives gets one row with `j = 0` and empty positive columns. Floats are written
+/// in shortest round-trip form, so reading gives back the same numbers.
+pub fn write_hardness_csv(path: &Path, meta: &HardnessMeta, qs: &[QueryHardness]) -> Result<()> {
+    for (k, v) in [
+        ("model", &meta.model),
+        ("query_set", &meta.query_set),
+        ("estimator", &meta.estimator),
+        ("tool_version", &meta.tool_version),
+    ] {
+        check_text(path, k, v)?;
+    }
+    for q in qs {
+        check_text(path, "query id", &q.query_id)?;
+        for p in &q.positives {
+            check_text(path, "positive id", &p.id)?;
+        }
+    }
+    atomic::write_file(path, |out| {
+        let mut hashing = ChecksumWriter {
+            inner: out,
+            hash: xxhash_rust::xxh3::Xxh3::new(),
+        };
+        let w: &mut dyn std::io::Write = &mut hashing;
+        let mut head = String::new();
+        head.push_str("# format: tailrank-hardness\n");
+        head.push_str(&format!("# format_version: {HARDNESS_FORMAT_VERSION}\n"));
+        head.push_str(&format!("# model: {}\n", meta.model));
+        head.push_str(&format!("# query_set: {}\n", meta.query_set));
+        match meta.pool_size {
+            Some(n) => head.push_str(&format!("# pool_size: {n}\n")),
+            None => head.push_str("# pool_size: unknown\n"),
+        }
+        head.push_str(&format!("# sample_size: {}\n", meta.sample_size));
+        head.push_str(&format!("# fraction: {}\n", meta.fraction));
+        head.push_str(&format!("# seed: {}\n", meta.seed));
+        head.push_str(&format!("# estimator: {}\n", meta.estimator));
+        head.push_str(&format!("# tool_version: {}\n", meta.tool_version));
+        head.push_str(&HARDNESS_COLUMNS.join(","));
+        head.push('\n');
+        w.write_all(head.as_bytes()).at(path)?;
+        for q in qs {
+            let qid = csv_field(&q.query_id);
+            let tail = match &q.tail {
+                Some(t) => format!(
+                    "{},{},{},{},{}",
+                    t.u, t.fit.gpd.sigma, t.fit.gpd.xi, t.n_u, t.fit.log_likelihood
+                ),
+                None => ",,,,".to_string(),
+            };
+            if q.positives.is_empty() {
+                writeln!(w, "{qid},,0,,,,{},,,{tail}", q.sample_size).at(path)?;
+            }
+            for (i, p) in q.positives.iter().enumerate() {
+                writeln!(
+                    w,
+                    "{qid},{},{},{},{},{},{},{},{},{tail}",
+                    csv_field(&p.id),
+                    i + 1,
+                    p.score,
+                    p.core_above,
+                    p.pool_above,
+                    q.sample_size,
+                    p.x_hat,
+                    p.branch.as_str()
+                )
+                .at(path)?;
+            }
+        }
+        let line = format!("{CHECKSUM_PREFIX}xxh3:{:016x}\n", hashing.hash.digest());
+        hashing.inner.write_all(line.as_bytes()).at(path)
+    })
+}
+
+/// Prefix of the last line of a hardness artifact: `# checksum: xxh3:<16 hex digits>`, the
+/// xxh3-64 (seed 0) of every byte before that line. Written by [`write_hardness_csv`]; required
+/// and checked by [`read_hardness_csv`], so that a file cut short (even at a line boundary) is
+/// refused. A file from another tool may end with [`CHECKSUM_NONE`] instead, to be read
+/// unchecked.
+pub const CHECKSUM_PREFIX: &str = "# checksum: ";
+
+/// Last line of a hardness artifact whose writer computed no checksum (read unchecked).
+pub const CHECKSUM_NONE: &str = "# checksum: none";
+
+/// A writer that hashes what it forwards (for the checksum line).
+struct ChecksumWriter<'a> {
+    inner: &'a mut dyn std::io::Write,
+    hash: xxhash_rust::xxh3::Xxh3,
+}
+
+impl std::io::Write for ChecksumWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.hash.update(&buf[..n]);
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Byte offset where the last line of `text` starts.
+fn checksum_body_end(text: &str) -> usize {
+    text.trim_end_matches(['\n', '\r'])
+        .rfind('\n')
+        .map_or(0, |i| i + 1)
+}
+
+/// Verify the trailing checksum line of `text` (required: a file cut short lacks it); returns
+/// the text before it.
+fn verify_checksum<'t>(path: &Path, text: &'t str) -> Result<&'t str> {
+    let body_end = checksum_body_end(text);
+    let last = text[body_end..].trim_end();
+    let Some(rest) = last.strip_prefix(CHECKSUM_PREFIX.trim_end()) else {
+        return Err(Error::file(
+            path,
+            format!(
+                "no checksum line at the end: the file is cut short (truncated, possibly at a \
+                 line boundary) or was written without one; tailrank ends every hardness file \
+                 with `{CHECKSUM_PREFIX}xxh3:…` (a file from another tool may end with \
+                 `{CHECKSUM_NONE}` to be read unchecked)"
+            ),
+        ));
+    };
+    let body = &text[..body_end];
+    if rest.trim() == "none" {
+        return Ok(body);
+    }
+    let actual = format!("xxh3:{:016x}", xxhash_rust::xxh3::xxh3_64(body.as_bytes()));
+    if rest.trim() != actual {
+        return Err(Error::file(
+            path,
+            format!(
+                "checksum mismatch: the last line records {}, the content hashes to {actual} \
+                 (the file is corrupted or was edited; remove the checksum line to accept \
+                 deliberate edits)",
+                rest.trim()
+            ),
+        ));
+    }
+    Ok(body)
+}
+
+/// Read a hardness artifact written by [`write_hardness_csv`] (or by another tool following
+/// `docs/hardness.md`). Errors name the file and the line: missing metadata keys or columns
+/// (all named), malformed numbers, unknown branches, positives out of order (`j` must run
+/// 1, 2, … within a query), a query split into separate blocks, tail columns that are partly
+/// empty or differ between rows of one query, a newer format version. Extra columns are
+/// ignored. When `tail_log_likelihood` is absent the fits' log-likelihood reads as NaN.
+///
+/// The trailing `# checksum:` line is required (a file without it, e.g. one cut short at a line
+/// boundary, is refused; [`CHECKSUM_NONE`] opts out) and verified after parsing: a file that
+/// parses but whose content does not match its checksum is refused (structural errors are
+/// reported first, as they are more specific).
+pub fn read_hardness_csv(path: &Path) -> Result<(HardnessMeta, Vec<QueryHardness>)> {
+    crate::atomic::check_settled(path)?;
+    let raw = std::fs::read_to_string(path).at(path)?;
+    let (body, checked) = match verify_checksum(path, &raw) {
+        Ok(body) => (body, Ok(())),
+        // No checksum line: parse everything (a cut row is reported as such).
+        Err(e) if !raw[checksum_body_end(&raw)..].starts_with(CHECKSUM_PREFIX.trim_end()) => {
+            (raw.as_str(), Err(e))
+        }
+        Err(e) => (&raw[..checksum_body_end(&raw)], Err(e)),
+    };
+    let parsed = parse_hardness_text(path, body)?;
+    checked?;
+    Ok(parsed)
+}
+
+/// Parse the text of a hardness artifact (without its checksum line).
+fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<QueryHardness>)> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut meta_kv: Vec<(String, String, usize)> = Vec::new();
+    let mut header: Option<Vec<String>> = None;
+    let mut col = std::collections::HashMap::new();
+    let mut qs: Vec<QueryHardness> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut tail_of_last: Option<Vec<String>> = None;
+    for (ln0, raw) in text.lines().enumerate() {
+        let ln = ln0 + 1;
+        let line = raw.strip_suffix('\r').unwrap_or(raw);
+        if line.trim().is_empty() {
+            continue;
+        }
+        if let Some(c) = line.strip_prefix('#') {
+            if header.is_none() {
+                if let Some((k, v)) = c.split_once(':') {
+                    meta_kv.push((k.trim().to_string(), v.trim().to_string(), ln));
+                }
+            }
+            continue;
+        }
+        let fields = split_csv(line).map_err(|e| Error::file(path, format!("line {ln}: {e}")))?;
+        let Some(hdr) = &header else {
+            let names: Vec<String> = fields.iter().map(|f| f.trim().to_string()).collect();
+            let missing: Vec<&str> = HARDNESS_COLUMNS[..13]
+                .iter()
+                .copied()
+                .filter(|c| !names.iter().any(|n| n == c))
+                .collect();
+            if !missing.is_empty() {
+                return Err(Error::file(
+                    path,
+                    format!(
+                        "line {ln}: header lacks the column(s) {}",
+                        missing.join(", ")
+                    ),
+                ));
+            }
+            for (i, n) in names.iter().enumerate() {
+                col.entry(n.clone()).or_insert(i);
+            }
+            header = Some(names);
+            continue;
+        };
+        if fields.len() != hdr.len() {
+            return Err(Error::file(
+                path,
+                format!(
+                    "line {ln}: {} fields, the header has {}",
+                    fields.len(),
+                    hdr.len()
+                ),
+            ));
+        }
+        let get = |name: &str| -> Option<&str> { col.get(name).map(|&i| fields[i].as_str()) };
+        let field = |name: &str| get(name).unwrap_or("");
+        fn num<T: std::str::FromStr + Expected>(
+            path: &Path,
+            ln: usize,
+            name: &str,
+            v: &str,
+        ) -> Result<T> {
+            v.trim().parse::<T>().map_err(|_| {
+                Error::file(
+                    path,
+                    format!("line {ln}: column {name}: {v:?} is not {}", T::WHAT),
+                )
+            })
+        }
+        let finite = |name: &str, v: f64| -> Result<f64> {
+            if v.is_finite() {
+                Ok(v)
+            } else {
+                Err(Error::file(
+                    path,
+                    format!("line {ln}: column {name}: {v} is not finite"),
+                ))
+            }
+        };
+        let qid = field("query_id").to_string();
+        let j: usize = num(path, ln, "j", field("j"))?;
+        let sample_size: u64 = num(path, ln, "sample_size", field("sample_size"))?;
+        let tail_cols = [
+            "tail_u",
+            "tail_sigma",
+            "tail_xi",
+            "tail_n_u",
+            "tail_log_likelihood",
+        ];
+        let tail_vals: Vec<String> = tail_cols
+            .iter()
+            .map(|c| field(c).trim().to_string())
+            .collect();
+        let new_query = qs.last().is_none_or(|q| q.query_id != qid);
+        if new_query {
+            if !seen.insert(qid.clone()) {
+                return Err(Error::file(
+                    path,
+                    format!("line {ln}: query {qid} appears in two separate blocks of rows"),
+                ));
+            }
+            let present = tail_vals[..4].iter().filter(|v| !v.is_empty()).count();
+            let tail = match present {
+                0 => None,
+                4 => {
+                    let u = finite("tail_u", num(path, ln, "tail_u", &tail_vals[0])?)?;
+                    let sigma = finite("tail_sigma", num(path, ln, "tail_sigma", &tail_vals[1])?)?;
+                    let xi = finite("tail_xi", num(path, ln, "tail_xi", &tail_vals[2])?)?;
+                    let n_u: usize = num(path, ln, "tail_n_u", &tail_vals[3])?;
+                    if !(sigma > 0.0) {
+                        return Err(Error::file(
+                            path,
+                            format!("line {ln}: column tail_sigma: {sigma} is not positive"),
+                        ));
+                    }
+                    let ll = if tail_vals[4].is_empty() {
+                        f64::NAN
+                    } else {
+                        num(path, ln, "tail_log_likelihood", &tail_vals[4])?
+                    };
+                    Some(QueryTail {
+                        u,
+                        n_u,
+                        fit: GpdFit {
+                            gpd: Gpd { sigma, xi },
+                            log_likelihood: ll,
+                            n: n_u,
+                        },
+                    })
+                }
+                _ => {
+                    return Err(Error::file(
+                        path,
+                        format!(
+                            "line {ln}: tail columns are partly empty (query {qid}): give all \
+                             of tail_u, tail_sigma, tail_xi, tail_n_u or none"
+                        ),
+                    ))
+                }
+            };
+            qs.push(QueryHardness {
+                query_id: qid.clone(),
+                sample_size,
+                tail,
+                positives: Vec::new(),
+            });
+            tail_of_last = Some(tail_vals);
+        } else {
+            let q = qs.last().expect("non-empty");
+            if q.sample_size != sample_size || tail_of_last.as_ref() != Some(&tail_vals) {
+                return Err(Error::file(
+                    path,
+                    format!(
+                        "line {ln}: sample_size or tail columns differ from the query's \
+                         first row (query {qid})"
+                    ),
+                ));
+            }
+        }
+        let q = qs.last_mut().expect("non-empty");
+        if j == 0 {
+            if !new_query {
+                return Err(Error::file(
+                    path,
+                    format!("line {ln}: j = 0 (no positives) but query {qid} has other rows"),
+                ));
+            }
+            // A query without positives: nothing else on this row.
+            seen.insert(format!("\u{0}{qid}"));
+            continue;
+        }
+        if seen.contains(&format!("\u{0}{qid}")) {
+            return Err(Error::file(
+                path,
+                format!("line {ln}: query {qid} was declared without positives (j = 0)"),
+            ));
+        }
+        if j != q.positives.len() + 1 {
+            return Err(Error::file(
+                path,
+                format!(
+                    "line {ln}: query {qid}: j = {j}, expected {} (rows must list positives \
+                     in order j = 1, 2, ...)",
+                    q.positives.len() + 1
+                ),
+            ));
+        }
+        let score: f32 = num(path, ln, "score", field("score"))?;
+        finite("score", score as f64)?;
+        let core_above: u64 = num(path, ln, "core_above", field("core_above"))?;
+        let pool_above: u64 = num(path, ln, "pool_above", field("pool_above"))?;
+        let x_hat: f64 = num(path, ln, "x_hat", field("x_hat"))?;
+        if !(0.0..=1.0).contains(&x_hat) {
+            return Err(Error::file(
+                path,
+                format!("line {ln}: column x_hat: {x_hat} is not a fraction in [0, 1]"),
+            ));
+        }
+        let b = field("branch").trim();
+        let branch = Branch::parse(b).ok_or_else(|| {
+            Error::file(
+                path,
+                format!("line {ln}: unknown branch {b:?} (expected count, tail or immune)"),
+            )
+        })?;
+        q.positives.push(PositiveHardness {
+            id: field("positive_id").to_string(),
+            score,
+            core_above,
+            pool_above,
+            x_hat,
+            branch,
+        });
+    }
+    if header.is_none() {
+        return Err(Error::file(
+            path,
+            "no header line (query_id,positive_id,...)",
+        ));
+    }
+    let meta_get = |k: &str| meta_kv.iter().rev().find(|(key, _, _)| key == k);
+    let required = [
+        "model",
+        "query_set",
+        "sample_size",
+        "fraction",
+        "seed",
+        "estimator",
+        "tool_version",
+    ];
+    let missing: Vec<&str> = required
+        .iter()
+        .copied()
+        .filter(|k| meta_get(k).is_none())
+        .collect();
+    if !missing.is_empty() {
+        return Err(Error::file(
+            path,
+            format!(
+                "metadata lacks the key(s) {} (lines '# key: value' before the header)",
+                missing.join(", ")
+            ),
+        ));
+    }
+    let meta_num = |k: &str| -> Result<String> {
+        let (_, v, _) = meta_get(k).expect("checked");
+        Ok(v.clone())
+    };
+    let parse_meta = |k: &str| -> Result<(String, usize)> {
+        let (_, v, ln) = meta_get(k).expect("checked");
+        Ok((v.clone(), *ln))
+    };
+    if let Some((_, v, ln)) = meta_get("format_version") {
+        let ver: u32 = v.parse().map_err(|_| {
+            Error::file(
+                path,
+                format!("line {ln}: format_version {v:?} is not a number"),
+            )
+        })?;
+        if ver > HARDNESS_FORMAT_VERSION {
+            return Err(Error::file(
+                path,
+                format!(
+                    "line {ln}: format_version {ver} is newer than this tool reads \
+                     ({HARDNESS_FORMAT_VERSION})"
+                ),
+            ));
+        }
+    }
+    let bad = |k: &str, v: &str, ln: usize, what: &str| {
+        Error::file(
+            path,
+            format!("line {ln}: metadata {k}: {v:?} is not {what}"),
+        )
+    };
+    let (v, ln) = parse_meta("sample_size")?;
+    let sample_size: u64 = v
+        .parse()
+        .map_err(|_| bad("sample_size", &v, ln, u64::WHAT))?;
+    let (v, ln) = parse_meta("fraction")?;
+    let fraction: f64 = v.parse().map_err(|_| bad("fraction", &v, ln, f64::WHAT))?;
+    let (v, ln) = parse_meta("seed")?;
+    let seed: u64 = v.parse().map_err(|_| bad("seed", &v, ln, u64::WHAT))?;
+    let pool_size = match meta_get("pool_size") {
+        None => None,
+        Some((_, v, _)) if v.is_empty() || v == "unknown" => None,
+        Some((_, v, ln)) => Some(
+            v.parse::<u64>()
+                .map_err(|_| bad("pool_size", v, *ln, u64::WHAT))?,
+        ),
+    };
+    let meta = HardnessMeta {
+        model: meta_num("model")?,
+        query_set: meta_num("query_set")?,
+        pool_size,
+        sample_size,
+        fraction,
+        seed,
+        estimator: meta_num("estimator")?,
+        tool_version: meta_num("tool_version")?,
+    };
+    Ok((meta, qs))
+}
+
+/// What a numeric field of the hardness CSV must hold, said in its parse errors (a count
+/// given as `-1` is "not a non-negative integer", not merely "not a valid number").
+trait Expected {
+    const WHAT: &'static str;
+}
+
+impl Expected for u64 {
+    const WHAT: &'static str = "a non-negative integer";
+}
+
+impl Expected for usize {
+    const WHAT: &'static str = "a non-negative integer";
+}
+
+impl Expected for f64 {
+    const WHAT: &'static str = "a number";
+}
+
+impl Expected for f32 {
+    const WHAT: &'static str = "a number";
+}

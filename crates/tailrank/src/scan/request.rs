@@ -1,0 +1,199 @@
+//! A scan of one query set as a front end asks for it ([`ScanRequest`]): which query set of the
+//! ground truth, the pool size N to record, and how the outputs are labelled. The CLI
+//! (`tailrank scan`) and the Python binding (`tailrank.scan`) translate their arguments into
+//! a request; the rules below are stated here once.
+//!
+//! * Query set: the one named; unnamed, the ground truth's only set. A ground truth with
+//!   several sets (ILIAS: `image` and `text`, whose queries live in different descriptor
+//!   files) and no name is an error listing the sets.
+//! * N: the one given; else the number of pool rows when f = 1 (exact mode: the scan sees the
+//!   whole pool); else unknown (to be given to the prediction). With f = 1, `N < pool rows`
+//!   is an error; after the scan, `N < S_0` (the pool items sampled) is one for every f.
+//! * Results: the scan's per-query lists, paired with the query ids of the set, in its order.
+
+use crate::error::{Error, Result};
+use crate::formats::descriptors::DescriptorSource;
+use crate::formats::gt::{load_ground_truth, QuerySet};
+use crate::scan::engine::{ScanInputs, ScanOutput};
+use crate::summary::Summary;
+use std::path::Path;
+
+/// One query set to scan and the pool size N asked for (module docs for the rules).
+#[derive(Debug, Clone)]
+pub struct ScanRequest {
+    /// The query set to scan.
+    pub query_set: QuerySet,
+    /// The ground truth as recorded in the summary's inputs: its path, or a label when the
+    /// query set was built in memory.
+    pub ground_truth: String,
+    /// N as given; `None` lets [`ScanRequest::pool_size`] infer it.
+    pub pool_size: Option<u64>,
+}
+
+/// Results paired with query ids: `(query id, [(db id, score)])` per query, best first, as
+/// [`write_results`](crate::formats::results::write_results) takes them.
+pub type PairedResults = Vec<(String, Vec<(String, f32)>)>;
+
+/// A scanned request: the summary (ground truth recorded, N checked against `S_0`) and, when
+/// asked for, the results in query-set order.
+#[derive(Debug, Clone)]
+pub struct ScannedRequest {
+    pub summary: Summary,
+    pub results: Option<PairedResults>,
+}
+
+impl ScanRequest {
+    /// Request from a ground-truth file or folder (`load_ground_truth`) and the name of the
+    /// set to scan, if given.
+    pub fn from_ground_truth(gt: &Path, set: Option<&str>, pool_size: Option<u64>) -> Result<Self> {
+        let sets = load_ground_truth(gt)?;
+        Ok(ScanRequest {
+            query_set: choose_query_set(gt, sets, set)?,
+            ground_truth: gt.display().to_string(),
+            pool_size,
+        })
+    }
+
+    /// Request for a query set built in memory, recorded in the summary as `label`.
+    pub fn from_query_set(query_set: QuerySet, label: String, pool_size: Option<u64>) -> Self {
+        ScanRequest {
+            query_set,
+            ground_truth: label,
+            pool_size,
+        }
+    }
+
+    /// N to record for a scan at `fraction` over `pool_rows` pool rows: the given N, else
+    /// `pool_rows` when `fraction ≥ 1`, else `None`. Errors when `fraction ≥ 1` and the given
+    /// N is below `pool_rows`.
+    pub fn pool_size(&self, fraction: f64, pool_rows: u64) -> Result<Option<u64>> {
+        let exact = fraction >= 1.0;
+        match self.pool_size {
+            Some(n) if exact && n < pool_rows => Err(Error::invalid(format!(
+                "pool size N = {n} is smaller than the {pool_rows} pool rows scanned with f = 1 \
+                 (N must be the size of the whole pool)"
+            ))),
+            Some(n) => Ok(Some(n)),
+            None if exact => Ok(Some(pool_rows)),
+            None => Ok(None),
+        }
+    }
+
+    /// The scan's inputs for this request's query set.
+    pub fn inputs<'a>(
+        &'a self,
+        queries: &'a dyn DescriptorSource,
+        core: &'a dyn DescriptorSource,
+        pool: Vec<&'a dyn DescriptorSource>,
+    ) -> ScanInputs<'a> {
+        ScanInputs {
+            query_set: &self.query_set,
+            queries,
+            core,
+            pool,
+        }
+    }
+
+    /// Finish a scan of this request: check `N ≥ S_0`, record the ground truth in the
+    /// summary (before the pool inputs), and pair the results with the query ids.
+    pub fn finish(&self, out: ScanOutput) -> Result<ScannedRequest> {
+        let mut summary = out.summary;
+        if let (Some(n), Some(&s0)) = (summary.pool_size, summary.subset_sizes.first()) {
+            if n < s0 {
+                return Err(Error::invalid(format!(
+                    "pool size N = {n} is smaller than the {s0} pool items sampled (S_0); \
+                     N must be the size of the whole pool"
+                )));
+            }
+        }
+        summary.record_ground_truth(self.ground_truth.clone(), &self.query_set);
+        let results = out.results.map(|lists| {
+            self.query_set
+                .query_ids
+                .iter()
+                .cloned()
+                .zip(lists)
+                .collect()
+        });
+        Ok(ScannedRequest { summary, results })
+    }
+}
+
+/// The query set named `name` of `sets` (read from `gt`), or the only one when `name` is
+/// `None`; errors list the sets the ground truth holds.
+pub fn choose_query_set(gt: &Path, sets: Vec<QuerySet>, name: Option<&str>) -> Result<QuerySet> {
+    let names = || {
+        sets.iter()
+            .map(|s| s.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match name {
+        Some(n) => match sets.iter().position(|s| s.name == n) {
+            Some(i) => Ok(sets.into_iter().nth(i).expect("found")),
+            None => Err(Error::file(
+                gt,
+                format!(
+                    "no query set {n:?} in the ground truth (it has: {})",
+                    names()
+                ),
+            )),
+        },
+        None if sets.len() == 1 => Ok(sets.into_iter().next().expect("one set")),
+        None => Err(Error::file(
+            gt,
+            format!(
+                "the ground truth holds several query sets ({}); name the one to scan",
+                names()
+            ),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(name: &str) -> QuerySet {
+        QuerySet::new("gt", name, vec!["q".into()], vec![vec!["p".into()]]).unwrap()
+    }
+
+    #[test]
+    fn query_set_named_or_only_one() {
+        let gt = Path::new("gt.json");
+        let two = || vec![set("image"), set("text")];
+        assert_eq!(
+            choose_query_set(gt, two(), Some("text")).unwrap().name,
+            "text"
+        );
+        assert_eq!(
+            choose_query_set(gt, vec![set("queries")], None)
+                .unwrap()
+                .name,
+            "queries"
+        );
+        let e = choose_query_set(gt, two(), None).unwrap_err().to_string();
+        assert!(
+            e.starts_with("gt.json: ") && e.contains("several query sets (image, text)"),
+            "{e}"
+        );
+        let e = choose_query_set(gt, two(), Some("video"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("no query set \"video\"") && e.contains("image, text"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn pool_size_given_inferred_or_unknown() {
+        let r = |n| ScanRequest::from_query_set(set("queries"), "<dict>".into(), n);
+        assert_eq!(r(None).pool_size(1.0, 200).unwrap(), Some(200));
+        assert_eq!(r(None).pool_size(0.5, 200).unwrap(), None);
+        assert_eq!(r(Some(10)).pool_size(0.5, 200).unwrap(), Some(10));
+        assert_eq!(r(Some(500)).pool_size(1.0, 200).unwrap(), Some(500));
+        let e = r(Some(10)).pool_size(1.0, 200).unwrap_err().to_string();
+        assert!(e.contains("N = 10") && e.contains("200 pool rows"), "{e}");
+    }
+}
