@@ -601,7 +601,7 @@ impl DistractorList {
         let mut rows_of: Vec<Vec<usize>> = Vec::new();
         for src in shards {
             let mut rows = Vec::new();
-            for (row, id) in src.ids().iter().enumerate() {
+            src.ids().for_each(|row, id| {
                 let Ok(i) = self.keys.binary_search(&key64(id)) else {
                     return Err(Error::file(
                         src.path(),
@@ -638,7 +638,8 @@ impl DistractorList {
                         found_required += 1;
                     }
                 }
-            }
+            Ok(())
+            })?;
             rows_of.push(rows);
         }
         if found_required < self.required {
@@ -738,7 +739,7 @@ fn scan_ilias_with(
     let core = Hdf5Descriptors::open(&feats.positives)?;
     check_ids_exact(
         &feats.positives,
-        core.ids(),
+        &core.ids().to_vec()?,
         &ds.positives_file,
         &ds.positive_ids,
     )?;
@@ -765,7 +766,12 @@ fn scan_ilias_with(
             )
         })?;
         let src = Hdf5Descriptors::open(file)?;
-        check_ids_exact(file, src.ids(), &ds.list_file(name), &set.query_ids)?;
+        check_ids_exact(
+            file,
+            &src.ids().to_vec()?,
+            &ds.list_file(name),
+            &set.query_ids,
+        )?;
         if let Some(first) = query_files.first() {
             if src.dim() != first.dim() {
                 return Err(Error::file(

@@ -7,6 +7,7 @@ pub mod hdf5;
 pub mod ids;
 pub mod npy;
 pub mod results;
+pub mod row_ids;
 
 pub use descriptors::{
     blocks, open_descriptors, read_all, DescriptorSource, Dtype, InMemoryDescriptors,
@@ -15,3 +16,4 @@ pub use gt::{load_ground_truth, QuerySet};
 pub use hdf5::Hdf5Descriptors;
 pub use ids::{check_unique, read_ids, write_ids};
 pub use npy::{write_npy, NpyDescriptors};
+pub use row_ids::RowIds;
