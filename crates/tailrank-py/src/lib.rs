@@ -16,6 +16,7 @@ use std::path::PathBuf;
 use tailrank::formats::descriptors::{open_descriptors, DescriptorSource, Dtype};
 use tailrank::formats::gt::{load_ground_truth, QuerySet};
 use tailrank::formats::ids::find_duplicate;
+use tailrank::formats::RowIds;
 use tailrank::formats::npy::convert_le;
 use tailrank::formats::results::{read_results, QueryResults, Results};
 use tailrank::hardness::{Branch, Estimator, EvtOptions};
@@ -103,7 +104,8 @@ impl Borrowed {
 /// computed over large blocks (streaming xxh3 does not depend on how the input is cut).
 struct ArraySource {
     label: PathBuf,
-    ids: Vec<String>,
+    /// The ids given (kept as strings: they come from Python memory anyway) with their keys.
+    ids: RowIds,
     dim: usize,
     dtype: Dtype,
     data: Borrowed,
@@ -256,6 +258,7 @@ impl ArraySource {
             )));
         }
         let digest = format!("xxh3:{digest:016x}");
+        let ids = RowIds::from_strings(label.clone(), ids);
         Ok(ArraySource {
             label,
             ids,
@@ -319,7 +322,7 @@ impl DescriptorSource for ArraySource {
     fn dtype(&self) -> Dtype {
         self.dtype
     }
-    fn ids(&self) -> &[String] {
+    fn ids(&self) -> &RowIds {
         &self.ids
     }
     fn read_rows(&self, start: usize, out: &mut [f32]) -> tailrank::Result<()> {

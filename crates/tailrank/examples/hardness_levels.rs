@@ -5,7 +5,7 @@ fn main() {
     let dir = std::env::args()
         .nth(1)
         .expect("usage: hardness_levels SUMMARY_DIR");
-    let s = tailrank::scan::summary::Summary::read(std::path::Path::new(&dir)).expect("summary");
+    let s = tailrank::summary::Summary::read(std::path::Path::new(&dir)).expect("summary");
     println!("level,query,pos,x_hat,branch,u,sigma,xi,n_u");
     for (lv, &sub) in s.level_indices().iter().enumerate() {
         let qs = estimate_summary(&s, sub, &Estimator::Evt(EvtOptions::DEFAULT)).expect("estimate");

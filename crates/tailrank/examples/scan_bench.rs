@@ -50,6 +50,7 @@ fn rss_anon_kb() -> u64 {
 struct Synth {
     label: PathBuf,
     ids: Vec<String>,
+    row_ids: tailrank::formats::RowIds,
     dim: usize,
     seed: u64,
     near: Option<(Box<Synth>, usize)>,
@@ -57,9 +58,11 @@ struct Synth {
 
 impl Synth {
     fn new(label: &str, prefix: &str, rows: usize, dim: usize, seed: u64) -> Self {
+        let ids: Vec<String> = (0..rows).map(|i| format!("{prefix}{i:09}")).collect();
         Synth {
             label: label.into(),
-            ids: (0..rows).map(|i| format!("{prefix}{i:09}")).collect(),
+            row_ids: tailrank::formats::RowIds::from_strings(label, ids.clone()),
+            ids,
             dim,
             seed,
             near: None,
@@ -99,8 +102,8 @@ impl DescriptorSource for Synth {
     fn dtype(&self) -> Dtype {
         Dtype::F32
     }
-    fn ids(&self) -> &[String] {
-        &self.ids
+    fn ids(&self) -> &tailrank::formats::RowIds {
+        &self.row_ids
     }
     fn read_rows(&self, start: usize, out: &mut [f32]) -> Result<()> {
         for (i, row) in out.chunks_exact_mut(self.dim).enumerate() {

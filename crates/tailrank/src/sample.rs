@@ -74,6 +74,32 @@ pub fn in_sample(id: &str, f: f64, seed: u64) -> Result<bool> {
     Ok(HashRange::fraction(f)?.contains(id_hash(id, seed)))
 }
 
+/// The ids of the id list `path` (`docs/formats.md`) in `range` at `seed`, in file order, and
+/// the number of ids read. The list is streamed twice (8 bytes per id are kept for the
+/// duplicate check, [`crate::formats::RowIds`], then only the sampled ids); a repeated id is
+/// an error naming it and both lines.
+pub fn sample_id_list(
+    path: &std::path::Path,
+    range: HashRange,
+    seed: u64,
+) -> Result<(usize, Vec<String>)> {
+    let ids = crate::formats::RowIds::read_text(path, None)?;
+    if let Some((a, b, id)) = ids.find_duplicate()? {
+        return Err(Error::file(
+            path,
+            format!("duplicate id {id:?} on lines {} and {}", a + 1, b + 1),
+        ));
+    }
+    let mut kept = Vec::new();
+    ids.for_each(|_, id| {
+        if range.contains(id_hash(id, seed)) {
+            kept.push(id.to_owned());
+        }
+        Ok(())
+    })?;
+    Ok((ids.len(), kept))
+}
+
 /// The manifest written next to a sample id list `out` by `tailrank sample`:
 /// `<OUT>.manifest.json`.
 pub fn manifest_path(out: &std::path::Path) -> Result<std::path::PathBuf> {

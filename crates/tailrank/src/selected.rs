@@ -18,6 +18,7 @@
 use crate::error::{Error, Result};
 use crate::formats::descriptors::{DescriptorSource, Dtype};
 use crate::formats::ids::id_key;
+use crate::formats::row_ids::RowIds;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Copy)]
@@ -165,7 +166,7 @@ const GAP_ROWS: usize = 64;
 pub struct SubsetSource<'a> {
     inner: &'a dyn DescriptorSource,
     rows: Vec<usize>,
-    ids: Vec<String>,
+    ids: RowIds,
     digest: String,
 }
 
@@ -179,7 +180,7 @@ impl<'a> SubsetSource<'a> {
                 "internal: subset rows not ascending or out of range",
             ));
         }
-        let ids = rows.iter().map(|&r| inner.ids()[r].clone()).collect();
+        let ids = inner.ids().select(&rows);
         let mut h = xxhash_rust::xxh3::Xxh3::new();
         for r in &rows {
             h.update(&(*r as u64).to_le_bytes());
@@ -207,7 +208,7 @@ impl DescriptorSource for SubsetSource<'_> {
     fn dtype(&self) -> Dtype {
         self.inner.dtype()
     }
-    fn ids(&self) -> &[String] {
+    fn ids(&self) -> &RowIds {
         &self.ids
     }
     fn read_rows(&self, start: usize, out: &mut [f32]) -> Result<()> {
@@ -253,7 +254,7 @@ mod tests {
         let rows = vec![0, 1, 5, 200, 201, 900, 999];
         let v = SubsetSource::new(&inner, rows.clone()).unwrap();
         assert_eq!(v.rows(), rows.len());
-        assert_eq!(v.ids()[3], "s/200");
+        assert_eq!(v.ids().name(3).unwrap(), "s/200");
         for (start, len) in [(0, 7), (2, 3), (6, 1)] {
             let mut out = vec![0f32; len * d];
             v.read_rows(start, &mut out).unwrap();

@@ -44,7 +44,7 @@ with h5py.File(sys.argv[3], "w") as f:
     ];
     for s in &sources {
         assert_eq!((s.rows(), s.dim()), (rows, dim));
-        assert_eq!(s.ids(), &ids[..]);
+        assert_eq!(s.ids().to_vec().unwrap(), ids);
         assert_eq!(
             read_all(s.as_ref()).unwrap(),
             data,

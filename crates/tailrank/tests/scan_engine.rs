@@ -581,8 +581,10 @@ fn errors_name_file_and_problem() {
     assert!(e.starts_with("core:") && e.contains("nowhere/pos"), "{e}");
 
     // Pool id colliding with a core id.
-    let mut pool = data.pool.clone();
-    pool.ids[7] = data.core.ids[3].clone();
+    let mut ids = data.pool.ids.clone();
+    ids[7] = data.core.ids[3].clone();
+    let pool =
+        InMemoryDescriptors::new(data.pool.label.clone(), ids, d, data.pool.data.clone()).unwrap();
     let e = err(&data, &data.queries, &data.core, &pool, false);
     assert!(
         e.starts_with("pool:") && e.contains("row 7") && e.contains(&data.core.ids[3]),
@@ -879,7 +881,9 @@ fn tie_counts_match_brute_force_from_all_scores() {
             assert_eq!(p.score, scores[p.id.as_str()]);
             let core_nonrel = core
                 .ids()
-                .iter()
+                .to_vec()
+                .unwrap()
+                .into_iter()
                 .filter(|id| !own.contains(id.as_str()))
                 .map(|id| scores[id.as_str()]);
             let (mut above, mut ties) = (0u64, 0u64);
@@ -896,8 +900,8 @@ fn tie_counts_match_brute_force_from_all_scores() {
             );
             for (l, sub) in s.subsets.iter().enumerate() {
                 let (mut above, mut ties) = (0u64, 0u64);
-                for id in pool.ids() {
-                    if sub.range.contains(tailrank::sample::id_hash(id, s.seed)) {
+                for id in pool.ids().to_vec().unwrap() {
+                    if sub.range.contains(tailrank::sample::id_hash(&id, s.seed)) {
                         let x = scores[id.as_str()];
                         above += u64::from(x > p.score);
                         ties += u64::from(x == p.score);

@@ -36,16 +36,10 @@ pub fn run(a: SampleArgs) -> anyhow::Result<()> {
     let ids_slot = outputs.add_file(&a.out)?;
     let manifest_slot = outputs.add_file(&manifest_path)?;
     let range = sample::HashRange { lo: 0, hi: t };
-    let all = ids::read_ids(&a.ids)?;
-    ids::check_unique(&a.ids, &all)?;
-    let kept: Vec<String> = all
-        .iter()
-        .filter(|id| range.contains(sample::id_hash(id, a.seed)))
-        .cloned()
-        .collect();
+    let (n, kept) = sample::sample_id_list(&a.ids, range, a.seed)?;
     outputs.write(ids_slot, |p| ids::write_ids(p, &kept))?;
     let manifest = serde_json::json!({
-        "N": all.len(),
+        "N": n,
         "fraction": a.fraction,
         "seed": a.seed,
         "S": kept.len(),
@@ -62,7 +56,7 @@ pub fn run(a: SampleArgs) -> anyhow::Result<()> {
     println!(
         "sampled {} of {} ids (fraction {}, seed {}) -> {}",
         kept.len(),
-        all.len(),
+        n,
         a.fraction,
         a.seed,
         a.out.display()

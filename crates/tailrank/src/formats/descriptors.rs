@@ -1,6 +1,8 @@
 //! A uniform view of descriptor files: `rows × dim` matrices with one string id per row, read in
-//! blocks converted to f32. The scan engine only sees [`DescriptorSource`].
+//! blocks converted to f32. The scan engine only sees [`DescriptorSource`]. Ids are held as
+//! 8-byte keys ([`RowIds`]), the strings read again only when needed.
 
+use super::row_ids::RowIds;
 use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
 
@@ -20,8 +22,9 @@ pub trait DescriptorSource: Send + Sync {
     fn rows(&self) -> usize;
     fn dim(&self) -> usize;
     fn dtype(&self) -> Dtype;
-    /// Row ids, one per row.
-    fn ids(&self) -> &[String];
+    /// Row ids, one per row, as 8-byte keys with a way to read the strings back
+    /// ([`RowIds`]).
+    fn ids(&self) -> &RowIds;
     /// Convert rows `start .. start + out.len() / dim` to f32 into `out` (row-major).
     /// Errors name the file and the row when the data cannot be read (e.g. truncated file).
     fn read_rows(&self, start: usize, out: &mut [f32]) -> Result<()>;
@@ -82,6 +85,10 @@ pub fn blocks(rows: usize, block_rows: usize) -> impl Iterator<Item = (usize, us
 }
 
 /// Descriptors held in memory (tests, simulators, the Python binding).
+///
+/// `ids` is read-only after [`InMemoryDescriptors::new`]: the source answers
+/// [`DescriptorSource::ids`] from keys computed there, so changing an id means building a new
+/// value.
 #[derive(Debug, Clone)]
 pub struct InMemoryDescriptors {
     pub label: PathBuf,
@@ -89,6 +96,8 @@ pub struct InMemoryDescriptors {
     pub dim: usize,
     /// Row-major `ids.len() × dim`.
     pub data: Vec<f32>,
+    /// `ids` as keys (what [`DescriptorSource::ids`] returns).
+    row_ids: RowIds,
 }
 
 impl InMemoryDescriptors {
@@ -115,9 +124,11 @@ impl InMemoryDescriptors {
                 format!("duplicate id {:?} on rows {a} and {b} (0-based)", ids[b]),
             ));
         }
+        let row_ids = RowIds::from_strings(label.clone(), ids.clone());
         Ok(InMemoryDescriptors {
             label,
             ids,
+            row_ids,
             dim,
             data,
         })
@@ -127,7 +138,7 @@ impl InMemoryDescriptors {
     /// source's path).
     pub fn from_source(src: &dyn DescriptorSource) -> Result<Self> {
         let data = read_all(src)?;
-        Self::new(src.path(), src.ids().to_vec(), src.dim(), data)
+        Self::new(src.path(), src.ids().to_vec()?, src.dim(), data)
     }
 }
 
@@ -144,8 +155,8 @@ impl DescriptorSource for InMemoryDescriptors {
     fn dtype(&self) -> Dtype {
         Dtype::F32
     }
-    fn ids(&self) -> &[String] {
-        &self.ids
+    fn ids(&self) -> &RowIds {
+        &self.row_ids
     }
     fn read_rows(&self, start: usize, out: &mut [f32]) -> Result<()> {
         let begin = start * self.dim;
@@ -182,6 +193,7 @@ pub struct RowRange<'a> {
     inner: &'a dyn DescriptorSource,
     start: usize,
     end: usize,
+    ids: RowIds,
     digest: String,
 }
 
@@ -211,6 +223,7 @@ impl<'a> RowRange<'a> {
             inner,
             start,
             end,
+            ids: inner.ids().slice(start, end),
             digest,
         })
     }
@@ -239,8 +252,8 @@ impl DescriptorSource for RowRange<'_> {
     fn dtype(&self) -> Dtype {
         self.inner.dtype()
     }
-    fn ids(&self) -> &[String] {
-        &self.inner.ids()[self.start..self.end]
+    fn ids(&self) -> &RowIds {
+        &self.ids
     }
     fn read_rows(&self, start: usize, out: &mut [f32]) -> Result<()> {
         let n = out.len() / self.dim().max(1);

@@ -18,8 +18,8 @@
 //! file and the rows.
 
 use super::descriptors::{DescriptorSource, Dtype};
-use super::ids::{check_unique, find_duplicate, read_ids};
-use super::npy::{check_range, hash_ids};
+use super::npy::check_range;
+use super::row_ids::RowIds;
 use crate::error::{Error, IoContext, Result};
 use half::f16;
 use half::slice::HalfFloatSliceExt;
@@ -119,7 +119,7 @@ pub struct Hdf5Descriptors {
     rows: usize,
     dim: usize,
     dtype: Dtype,
-    ids: Vec<String>,
+    ids: RowIds,
     chunk_rows: Option<usize>,
     digest: String,
 }
@@ -280,7 +280,7 @@ impl Hdf5Descriptors {
 
         let ids = match ids {
             Some(ids_path) => {
-                let ids = read_ids(ids_path)?;
+                let ids = RowIds::read_text(ids_path, None)?;
                 if ids.len() != rows {
                     return Err(Error::file(
                         ids_path,
@@ -291,7 +291,12 @@ impl Hdf5Descriptors {
                         ),
                     ));
                 }
-                check_unique(ids_path, &ids)?;
+                if let Some((a, b, id)) = ids.find_duplicate()? {
+                    return Err(Error::file(
+                        ids_path,
+                        format!("duplicate id {id:?} on lines {} and {}", a + 1, b + 1),
+                    ));
+                }
                 ids
             }
             None => {
@@ -305,7 +310,7 @@ impl Hdf5Descriptors {
                         ),
                     ));
                 }
-                if let Some((a, b)) = find_duplicate(&ids) {
+                if let Some((a, b)) = super::ids::find_duplicate(&ids) {
                     return Err(Error::file(
                         path,
                         format!(
@@ -314,7 +319,7 @@ impl Hdf5Descriptors {
                         ),
                     ));
                 }
-                ids
+                RowIds::from_hdf5_index(path, &ids)
             }
         };
 
@@ -355,7 +360,7 @@ impl Hdf5Descriptors {
         h.update(&(self.dim as u64).to_le_bytes());
         h.update(format!("{:?}", self.dtype).as_bytes());
         h.update(&file_len.to_le_bytes());
-        hash_ids(&mut h, &self.ids);
+        self.ids.feed_digest(&mut h)?;
         let row_bytes = self.dim * 4;
         let n = ((1usize << 20) / row_bytes).max(1).min(self.rows);
         let mut buf = vec![0.0f32; n * self.dim];
@@ -399,6 +404,15 @@ fn root_names(file: &Hdf5File) -> String {
             .join(", "),
         _ => "no datasets".into(),
     }
+}
+
+/// The ids of the `index` dataset of `path`, read again (the strings are not kept in memory,
+/// [`RowIds`]).
+pub(crate) fn read_index_file(path: &Path) -> Result<Vec<String>> {
+    guarded(path, "cannot read dataset 'index'", || {
+        let file = Hdf5File::open(path).map_err(|e| h5err(path, "cannot open", e))?;
+        read_index_dataset(path, &file, &root_names(&file))
+    })
 }
 
 fn read_index_dataset(path: &Path, file: &Hdf5File, names: &str) -> Result<Vec<String>> {
@@ -475,7 +489,7 @@ impl DescriptorSource for Hdf5Descriptors {
     fn dtype(&self) -> Dtype {
         self.dtype
     }
-    fn ids(&self) -> &[String] {
+    fn ids(&self) -> &RowIds {
         &self.ids
     }
     fn read_rows(&self, start: usize, out: &mut [f32]) -> Result<()> {

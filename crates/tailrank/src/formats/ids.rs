@@ -59,8 +59,24 @@ pub fn read_ids(path: &Path) -> Result<Vec<String>> {
 }
 
 /// Parse an id list from any reader; `path` is used in error messages only.
-pub fn parse_ids(path: &Path, mut reader: impl BufRead) -> Result<Vec<String>> {
+pub fn parse_ids(path: &Path, reader: impl BufRead) -> Result<Vec<String>> {
     let mut ids = Vec::new();
+    for_each_line(path, reader, |_, id| {
+        ids.push(id.to_owned());
+        Ok(true)
+    })?;
+    Ok(ids)
+}
+
+/// Stream an id list from any reader under the rules of the module doc, calling `f(i, id)` for
+/// the `i`-th id (0-based, equal to its line number minus one since no blank line may precede
+/// an id); reading stops early when `f` returns `false`. Nothing is kept: memory is one line.
+/// `path` is used in error messages only.
+pub fn for_each_line(
+    path: &Path,
+    mut reader: impl BufRead,
+    mut f: impl FnMut(usize, &str) -> Result<bool>,
+) -> Result<()> {
     let mut buf = Vec::with_capacity(128);
     // Line number of the first blank line of the current run of blank lines, if any.
     let mut pending_blank: Option<usize> = None;
@@ -98,9 +114,11 @@ pub fn parse_ids(path: &Path, mut reader: impl BufRead) -> Result<Vec<String>> {
         }
         let id = std::str::from_utf8(&buf)
             .map_err(|_| Error::file(path, format!("line {line_no} is not valid UTF-8")))?;
-        ids.push(id.to_owned());
+        if !f(line_no - 1, id)? {
+            break;
+        }
     }
-    Ok(ids)
+    Ok(())
 }
 
 /// Check that `ids` (read from `path`) are unique; a duplicate is reported with the id and both

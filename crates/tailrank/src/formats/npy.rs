@@ -13,7 +13,7 @@
 //! `<stem>_ids.txt` (and the same names with `.gz`). The ids must be unique and as many as rows.
 
 use super::descriptors::{DescriptorSource, Dtype};
-use super::ids::{check_unique, read_ids};
+use super::row_ids::RowIds;
 use crate::atomic;
 use crate::error::{echo, Error, IoContext, Result};
 use half::f16;
@@ -397,7 +397,7 @@ pub struct NpyDescriptors {
     /// File length at open (header + data).
     len: u64,
     map: Mmap,
-    ids: Vec<String>,
+    ids: RowIds,
     digest: String,
 }
 
@@ -433,12 +433,28 @@ impl NpyDescriptors {
                     )
                 })?,
         };
-        let ids = read_ids(&ids_path)?;
-        Self::open_with_ids(path, ids_path, ids)
+        let read = |h: &mut xxhash_rust::xxh3::Xxh3| RowIds::read_text(&ids_path, Some(h));
+        Self::open_parts(path, ids_path.clone(), read)
     }
 
     /// Open `path` with ids already in memory (`ids_path` is used in error messages).
     pub fn open_with_ids(path: &Path, ids_path: PathBuf, ids: Vec<String>) -> Result<Self> {
+        let label = ids_path.clone();
+        Self::open_parts(path, ids_path, move |h| {
+            let ids = RowIds::from_strings(label, ids);
+            ids.feed_digest(h)?;
+            Ok(ids)
+        })
+    }
+
+    /// Map and check `path`, then get the ids from `read_ids`, which also feeds them into the
+    /// content digest (see [`npy_digest_start`]) after the header: the id file is read once,
+    /// streaming, and kept as 8-byte keys.
+    fn open_parts(
+        path: &Path,
+        ids_path: PathBuf,
+        read_ids: impl FnOnce(&mut xxhash_rust::xxh3::Xxh3) -> Result<RowIds>,
+    ) -> Result<Self> {
         let file = File::open(path).at(path)?;
         let len = file.metadata().at(path)?.len() as usize;
         if len == 0 {
@@ -476,6 +492,8 @@ impl NpyDescriptors {
                 ),
             ));
         }
+        let mut h = npy_digest_start(&map, &header);
+        let ids = read_ids(&mut h)?;
         if ids.len() != header.rows {
             return Err(Error::file(
                 &ids_path,
@@ -487,8 +505,14 @@ impl NpyDescriptors {
                 ),
             ));
         }
-        check_unique(&ids_path, &ids)?;
-        let digest = npy_digest(&map, &header, &ids);
+        if let Some((a, b, id)) = ids.find_duplicate()? {
+            return Err(Error::file(
+                &ids_path,
+                format!("duplicate id {id:?} on lines {} and {}", a + 1, b + 1),
+            ));
+        }
+        hash_ends(&mut h, &map[header.data_offset..]);
+        let digest = format!("xxh3:{:016x}", h.digest());
         Ok(NpyDescriptors {
             path: path.to_path_buf(),
             ids_path,
@@ -549,21 +573,14 @@ pub(crate) fn check_range(path: &Path, start: usize, n: usize, rows: usize) -> R
 /// Content digest: `xxh3:` + hex of xxh3-64 over the header bytes, the file length, every id
 /// (each followed by `\n`), and the first and last MiB of the data section. Cheap (≤ 2 MiB of
 /// data read) but it changes when the shape, dtype, ids, or the data at either end change.
-fn npy_digest(map: &[u8], header: &NpyHeader, ids: &[String]) -> String {
+///
+/// Computed in three steps at open: [`npy_digest_start`] (header and length), the ids as they
+/// are read (streaming), then [`hash_ends`] over the data section.
+fn npy_digest_start(map: &[u8], header: &NpyHeader) -> xxhash_rust::xxh3::Xxh3 {
     let mut h = xxhash_rust::xxh3::Xxh3::new();
     h.update(&map[..header.data_offset]);
     h.update(&(map.len() as u64).to_le_bytes());
-    hash_ids(&mut h, ids);
-    hash_ends(&mut h, &map[header.data_offset..]);
-    format!("xxh3:{:016x}", h.digest())
-}
-
-/// Feed ids into a digest, each followed by `\n`.
-pub(crate) fn hash_ids(h: &mut xxhash_rust::xxh3::Xxh3, ids: &[String]) {
-    for id in ids {
-        h.update(id.as_bytes());
-        h.update(b"\n");
-    }
+    h
 }
 
 /// Feed the first and last MiB of `data` into a digest (all of it when shorter than 2 MiB).
@@ -634,7 +651,7 @@ impl DescriptorSource for NpyDescriptors {
     fn dtype(&self) -> Dtype {
         self.header.dtype
     }
-    fn ids(&self) -> &[String] {
+    fn ids(&self) -> &RowIds {
         &self.ids
     }
     fn read_rows(&self, start: usize, out: &mut [f32]) -> Result<()> {

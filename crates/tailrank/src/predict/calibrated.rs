@@ -28,7 +28,7 @@
 use super::{hardness_for_metric, PredictOptions};
 use crate::error::Result;
 use crate::hardness::{Branch, Estimator, EvtOptions, PositiveHardness, QueryHardness};
-use crate::scan::summary::Summary;
+use crate::summary::Summary;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 

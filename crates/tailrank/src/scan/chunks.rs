@@ -63,8 +63,18 @@ pub fn rows_digest(src: &dyn DescriptorSource, start: usize, end: usize) -> Resu
     const BLOCK: usize = 4096;
     let d = src.dim();
     let nblocks = end.saturating_sub(start).div_ceil(BLOCK);
-    let hashes: Vec<u64> = (0..nblocks)
+    // The ids are streamed once, in order, into one hash state per block (ids are held as
+    // keys, `RowIds`); the values are then added to each state in parallel.
+    let mut states = vec![xxhash_rust::xxh3::Xxh3::new(); nblocks];
+    src.ids().slice(start, end.max(start)).for_each(|i, id| {
+        let h = &mut states[i / BLOCK];
+        h.update(id.as_bytes());
+        h.update(b"\n");
+        Ok(())
+    })?;
+    let hashes: Vec<u64> = states
         .into_par_iter()
+        .enumerate()
         .map_init(
             || {
                 (
@@ -72,16 +82,11 @@ pub fn rows_digest(src: &dyn DescriptorSource, start: usize, end: usize) -> Resu
                     Vec::<u8>::with_capacity(BLOCK * d * 4),
                 )
             },
-            |(buf, bytes), b| {
+            |(buf, bytes), (b, mut h)| {
                 let a = start + b * BLOCK;
                 let n = (end - a).min(BLOCK);
                 let rows = &mut buf[..n * d];
                 src.read_rows(a, rows)?;
-                let mut h = xxhash_rust::xxh3::Xxh3::new();
-                for id in &src.ids()[a..a + n] {
-                    h.update(id.as_bytes());
-                    h.update(b"\n");
-                }
                 #[cfg(target_endian = "little")]
                 {
                     let _ = &bytes;

@@ -12,11 +12,10 @@ use super::speculate;
 use super::topm::{SharedThresholds, TopKeyed, TopM};
 use crate::error::{Error, Result};
 use crate::formats::descriptors::DescriptorSource;
-use crate::formats::ids::{find_duplicate_across, id_key};
-use crate::sample::id_hash;
+use crate::formats::row_ids::{find_duplicate_rows, RowIds};
 use crate::summary::{InputRecord, QuerySummary, Summary, POOL_ROLE, SUMMARY_FORMAT_VERSION};
 use rayon::prelude::*;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// Top-k `(db id, score)` lists, one per query of a set (query-set order), best first.
 pub type Results = Vec<Vec<(String, f32)>>;
@@ -49,15 +48,14 @@ pub struct PoolScan {
 
 /// Refuse pool shards that share an id (docs/method.md §5: the pool is a set; a repeated id
 /// would be counted twice in `S_ℓ` and `K_{j,ℓ}`), naming the id and both files and rows. The
-/// same file given twice is reported as such. Memory: 8 bytes per pool id
-/// ([`find_duplicate_across`]).
+/// same file given twice is reported as such, two different ids with one 64-bit key as a hash
+/// collision. Memory: 8 bytes per pool id ([`find_duplicate_rows`]).
 pub fn check_pool_disjoint(pool: &[&dyn DescriptorSource]) -> Result<()> {
-    let lists: Vec<&[String]> = pool.iter().map(|s| s.ids()).collect();
-    let Some(((a, ra), (b, rb))) = find_duplicate_across(&lists) else {
+    let lists: Vec<&RowIds> = pool.iter().map(|s| s.ids()).collect();
+    let Some(((a, ra), (b, rb), id)) = find_duplicate_rows(&lists)? else {
         return Ok(());
     };
     let (pa, pb) = (pool[a].path(), pool[b].path());
-    let id = &lists[b][rb];
     let same_file = a != b
         && (pa == pb
             || matches!((std::fs::canonicalize(pa), std::fs::canonicalize(pb)),
@@ -265,6 +263,19 @@ impl PreparedScan<'_> {
             digest: self.core.digest(),
             rows: self.core.rows() as u64,
         };
+        // Result keys back to ids: one read of each id file for all sets.
+        let names = match self.cfg.results_k {
+            Some(_) => keys_to_ids(
+                finished
+                    .iter()
+                    .filter_map(|(_, r)| r.as_ref())
+                    .flat_map(|r| r.iter().map(|&(_, key)| key)),
+                self.core,
+                pool,
+                &sampled,
+            )?,
+            None => HashMap::new(),
+        };
         let mut finished = finished.into_iter();
         let mut pool_keys = Some(pool_keys);
         let mut sets = Vec::with_capacity(self.sets.len());
@@ -281,7 +292,7 @@ impl PreparedScan<'_> {
                     .map(|r| {
                         r.expect("results reservoir")
                             .into_iter()
-                            .map(|(s, key)| (key_to_id(key, self.core, pool, &sampled), s))
+                            .map(|(s, key)| (names[&key].clone(), s))
                             .collect()
                     })
                     .collect()
@@ -338,14 +349,16 @@ impl PreparedScan<'_> {
 
     /// Hash every pool id once and keep the sampled rows with their item codes; returns them
     /// and the sorted `id_key`s of the sampled rows (the summary's pool fingerprint). A pool
-    /// id that is also a core id is an error.
+    /// id that is also a core id is an error. Works on the 8-byte keys ([`RowIds`]): the
+    /// sample hash is the key at seed 0 (otherwise the ids are streamed once more), and only
+    /// pool rows whose key is a core key have their id read back and compared.
     fn sample(
         &self,
         pool: &[&dyn DescriptorSource],
         progress: &dyn Progress,
     ) -> Result<(Vec<SampledSource>, Vec<u64>)> {
         let seed = self.cfg.seed;
-        let core_hashes: HashSet<u64> = self.core.ids().iter().map(|s| id_hash(s, seed)).collect();
+        let core_keys: HashSet<u64> = self.core.ids().keys().iter().copied().collect();
         let mut sampled: Vec<SampledSource> = Vec::with_capacity(pool.len());
         let mut pool_keys: Vec<u64> = Vec::new();
         let mut key_offset = self.core.rows() as u64;
@@ -357,42 +370,54 @@ impl PreparedScan<'_> {
                     format!("{rows} rows: split pool files above 2^32 rows into shards"),
                 ));
             }
-            let parts: Vec<(Vec<u32>, Vec<u32>, Vec<u64>)> = src
-                .ids()
+            let ids = src.ids();
+            let hashes = ids.hashes(seed)?;
+            type Part = (Vec<u32>, Vec<u32>, Vec<u64>, Vec<usize>);
+            let parts: Vec<Part> = ids
+                .keys()
                 .par_chunks(1 << 16)
+                .zip(hashes.par_chunks(1 << 16))
                 .enumerate()
-                .map(|(ci, ids)| {
+                .map(|(ci, (keys, hs))| {
                     let base = ci << 16;
-                    let (mut r, mut c, mut k) = (Vec::new(), Vec::new(), Vec::new());
-                    for (i, id) in ids.iter().enumerate() {
-                        let h = id_hash(id, seed);
-                        if core_hashes.contains(&h) && self.core_rows.contains_key(id.as_str()) {
-                            return Err(Error::file(
-                                src.path(),
-                                format!(
-                                    "row {} (id {id:?}) is also in the core file {}: pool and \
-                                     core must be disjoint",
-                                    base + i,
-                                    self.core.path().display()
-                                ),
-                            ));
+                    let (mut r, mut c, mut k, mut shared) =
+                        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+                    for (i, (&key, &h)) in keys.iter().zip(hs).enumerate() {
+                        if core_keys.contains(&key) {
+                            shared.push(base + i);
                         }
                         if let Some(code) = self.sampler.code(h) {
                             r.push((base + i) as u32);
                             c.push(code);
-                            k.push(id_key(id));
+                            k.push(key);
                         }
                     }
-                    Ok((r, c, k))
+                    (r, c, k, shared)
                 })
-                .collect::<Result<_>>()?;
+                .collect();
+            drop(hashes);
+            let shared: Vec<usize> = parts.iter().flat_map(|p| p.3.iter().copied()).collect();
+            if !shared.is_empty() {
+                for (row, id) in shared.iter().zip(ids.names(&shared)?) {
+                    if self.core_rows.contains_key(id.as_str()) {
+                        return Err(Error::file(
+                            src.path(),
+                            format!(
+                                "row {row} (id {id:?}) is also in the core file {}: pool and \
+                                 core must be disjoint",
+                                self.core.path().display()
+                            ),
+                        ));
+                    }
+                }
+            }
             let mut s = SampledSource {
                 rows: Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum()),
                 codes: Vec::new(),
                 key_offset,
             };
             s.codes.reserve(s.rows.capacity());
-            for (r, c, k) in parts {
+            for (r, c, k, _) in parts {
                 s.rows.extend(r);
                 s.codes.extend(c);
                 pool_keys.extend(k);
@@ -408,17 +433,40 @@ impl PreparedScan<'_> {
     }
 }
 
-/// Map a results key back to its id: keys `0..core.rows()` are core rows, then each pool
-/// source's rows from its `key_offset`.
-fn key_to_id(
-    key: u64,
+/// Map results keys back to their ids: keys `0..core.rows()` are core rows, then each pool
+/// source's rows from its `key_offset`. The ids of each source are read back in one pass
+/// ([`RowIds::names`]).
+fn keys_to_ids(
+    keys: impl Iterator<Item = u64>,
     core: &dyn DescriptorSource,
     pool: &[&dyn DescriptorSource],
     sampled: &[SampledSource],
-) -> String {
-    if key < core.rows() as u64 {
-        return core.ids()[key as usize].clone();
+) -> Result<HashMap<u64, String>> {
+    let mut all: Vec<u64> = keys.collect();
+    all.sort_unstable();
+    all.dedup();
+    // Rows wanted from the core (index 0) and from each pool source (index 1 + source).
+    let mut wanted: Vec<Vec<usize>> = vec![Vec::new(); pool.len() + 1];
+    for &key in &all {
+        if key < core.rows() as u64 {
+            wanted[0].push(key as usize);
+        } else {
+            let si = sampled.partition_point(|s| s.key_offset <= key) - 1;
+            wanted[si + 1].push((key - sampled[si].key_offset) as usize);
+        }
     }
-    let si = sampled.partition_point(|s| s.key_offset <= key) - 1;
-    pool[si].ids()[(key - sampled[si].key_offset) as usize].clone()
+    let mut out = HashMap::with_capacity(all.len());
+    for (i, rows) in wanted.iter().enumerate() {
+        if rows.is_empty() {
+            continue;
+        }
+        let (src, offset) = match i {
+            0 => (core, 0),
+            _ => (pool[i - 1], sampled[i - 1].key_offset),
+        };
+        for (&r, id) in rows.iter().zip(src.ids().names(rows)?) {
+            out.insert(offset + r as u64, id);
+        }
+    }
+    Ok(out)
 }

@@ -36,7 +36,7 @@ pub struct PreparedScan<'a> {
     pub(super) ranges: Vec<Range<usize>>,
     pub(super) core: &'a dyn DescriptorSource,
     /// Core row of every core id (pool rows must not repeat one).
-    pub(super) core_rows: HashMap<&'a str, usize>,
+    pub(super) core_rows: HashMap<String, usize>,
     pub(super) subsets: Vec<Subset>,
     pub(super) codes: Codes,
     pub(super) sampler: Sampler,
@@ -88,11 +88,12 @@ impl<'a> PreparedScan<'a> {
         let mut at = 0usize;
         for s in sets {
             let (qs, queries) = (s.set, s.queries);
-            let qrow: HashMap<&str, usize> = queries
+            let qrow: HashMap<String, usize> = queries
                 .ids()
-                .iter()
+                .to_vec()?
+                .into_iter()
                 .enumerate()
-                .map(|(i, s)| (s.as_str(), i))
+                .map(|(i, s)| (s, i))
                 .collect();
             let mut missing = Vec::new();
             let mut qrows = Vec::with_capacity(qs.query_ids.len());
@@ -129,11 +130,12 @@ impl<'a> PreparedScan<'a> {
             None
         };
 
-        let core_rows: HashMap<&'a str, usize> = core
+        let core_rows: HashMap<String, usize> = core
             .ids()
-            .iter()
+            .to_vec()?
+            .into_iter()
             .enumerate()
-            .map(|(i, s)| (s.as_str(), i))
+            .map(|(i, s)| (s, i))
             .collect();
         let positives = score_positives(sets, core, &core_rows, &kernel, cfg.normalize)?;
         let (core_counts, off) = core_pass(core, &kernel, &positives, cfg)?;
@@ -196,7 +198,7 @@ pub(super) fn check_dim(
 fn score_positives(
     sets: &[QuerySetInput],
     core: &dyn DescriptorSource,
-    core_rows: &HashMap<&str, usize>,
+    core_rows: &HashMap<String, usize>,
     kernel: &ScoreKernel,
     normalize: bool,
 ) -> Result<Vec<QueryPositives>> {

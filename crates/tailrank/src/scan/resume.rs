@@ -324,8 +324,8 @@ fn merge_results(
     parts: &[ResultLists],
     k: usize,
 ) -> Result<Vec<Vec<(String, f32)>>> {
-    let core_row: HashMap<&str, usize> = core
-        .ids()
+    let core_ids = core.ids().to_vec()?;
+    let core_row: HashMap<&str, usize> = core_ids
         .iter()
         .enumerate()
         .map(|(i, s)| (s.as_str(), i))

@@ -33,7 +33,7 @@ pub fn check_rows(
         let norm = sq.sqrt();
         let bad = |msg: String| {
             let row = row_of(i);
-            let id = src.ids().get(row).map(String::as_str).unwrap_or("?");
+            let id = src.ids().name(row).unwrap_or_else(|_| "?".into());
             Error::file(src.path(), format!("row {row} (id {id:?}): {msg}"))
         };
         if !norm.is_finite() {

@@ -1,0 +1,647 @@
+//! The ILIAS report: exact or predicted mAP per query set with the official breakdowns
+//! (scale and clutter groups, category, subcategory; see the [module doc](super)), the
+//! combined rows and the text table.
+
+use crate::error::{Error, Result};
+use crate::hardness::QueryHardness;
+use crate::maps::{self, MapKind};
+use crate::metric::{evaluate_counts, PositiveCounts};
+use crate::predict::{self, PredictOptions, Prediction};
+use crate::scan::engine::{Progress, ScanConfig};
+use crate::summary::Summary;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+use super::layout::{FeatureFiles, IliasDataset, TAXONOMY, TAXONOMY_DIRS};
+use super::scan::scan_ilias;
+
+/// Scale groups `[t1, t2)` of the official evaluator (relative object size in the positive).
+pub const SCALE_GROUPS: [(f64, f64); 4] = [
+    (0.0, 0.06880213760855043),
+    (0.06880213760855043, 0.13526567164179104),
+    (0.13526567164179104, 0.2729876723163842),
+    (0.2729876723163842, f64::INFINITY),
+];
+
+/// Clutter groups `[t1, t2)` of the official evaluator.
+pub const CLUTTER_GROUPS: [(f64, f64); 4] = [
+    (0.0, 18.0),
+    (18.0, 33.0),
+    (33.0, 53.0),
+    (53.0, f64::INFINITY),
+];
+
+/// The official report's key of a group, `"{t1}-{t2}"` as Python prints the thresholds
+/// (`0-0.06880213760855043`, `53-inf`).
+pub fn group_key(t1: f64, t2: f64) -> String {
+    let f = |x: f64| {
+        if x.is_infinite() {
+            "inf".to_string()
+        } else {
+            format!("{x}")
+        }
+    };
+    format!("{}-{}", f(t1), f(t2))
+}
+
+/// One breakdown group. Values are fractions in [0, 1].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GroupResult {
+    /// `scale`, `clutter`, `category` or `subcategory`.
+    pub kind: String,
+    /// The official report's key (`0-18`, `product`, `product-food`, ...).
+    pub group: String,
+    /// Queries (scale, clutter) or instances (category, subcategory) averaged over.
+    pub n: usize,
+    /// Exact mAP@k, or the predicted mAP@k at N.
+    pub map_at_k: f64,
+    /// Prediction mode: the count baseline and evaluate-at-S for the same group.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub count_map_at_k: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub evaluate_at_s_map_at_k: Option<f64>,
+}
+
+/// Per-query AP (exact, or predicted with its baselines).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QueryAp {
+    pub query: String,
+    pub ap_at_k: f64,
+}
+
+/// The ILIAS report of one query set.
+#[derive(Debug, Clone, Serialize)]
+pub struct IliasSetReport {
+    /// `image` or `text`.
+    pub query_set: String,
+    /// `i2i` or `t2i`.
+    pub task: String,
+    pub n_queries: usize,
+    /// Exact mAP@k, or the predicted mAP@k at N.
+    pub map_at_k: f64,
+    pub queries: Vec<QueryAp>,
+    pub scale: Vec<GroupResult>,
+    pub clutter: Vec<GroupResult>,
+    pub categories: Vec<GroupResult>,
+    pub subcategories: Vec<GroupResult>,
+    /// Pairs (positive, non-relevant item) of one query with bitwise-equal scores, over all
+    /// queries of the set (`Σ_j T^C_j + T^K_j`; in prediction mode, in the level-0 sample);
+    /// None when the summary has no tie counts. Such pairs are ranked as the official
+    /// evaluator ranks them (tie blocks, positives at the block's end).
+    pub tied_pairs: Option<u64>,
+    /// Prediction mode: the full prediction report (`report::prediction_json`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prediction: Option<serde_json::Value>,
+    #[serde(skip)]
+    pub prediction_full: Option<Prediction>,
+}
+
+/// The ILIAS report (what `tailrank ilias --json` prints).
+#[derive(Debug, Clone, Serialize)]
+pub struct IliasReport {
+    pub tool_version: String,
+    pub model: String,
+    /// `exact` or `prediction`.
+    pub mode: String,
+    pub k: usize,
+    pub unit: String,
+    /// N, the number of distractors (from `distractor_ids.txt.gz`).
+    pub pool_size: u64,
+    /// Distractors scanned (S_0).
+    pub sample_size: u64,
+    pub fraction: f64,
+    pub seed: u64,
+    /// `--selected-ids`: the file selecting the distractors (N counts the selected ones);
+    /// None without a selection.
+    pub selected_ids: Option<String>,
+    pub sets: Vec<IliasSetReport>,
+    /// With both query sets: i2i and t2i together, the mean AP over all their queries
+    /// (`Σ_sets Σ_q AP_q / Σ_sets n_queries`), beside the per-task rows; None with one set.
+    pub combined: Option<CombinedRow>,
+    pub warnings: Vec<String>,
+}
+
+/// The combined row of [`IliasReport`]: every query of every set counted once.
+#[derive(Debug, Clone, Serialize)]
+pub struct CombinedRow {
+    /// The tasks joined with `+` (`i2i+t2i`).
+    pub task: String,
+    pub n_queries: usize,
+    /// Mean over all queries of the sets of their (exact or predicted) AP@k.
+    pub map_at_k: f64,
+}
+
+impl CombinedRow {
+    /// The combined row of `sets` (None unless there are at least two).
+    pub fn of(sets: &[IliasSetReport]) -> Option<CombinedRow> {
+        if sets.len() < 2 {
+            return None;
+        }
+        let aps: Vec<f64> = sets
+            .iter()
+            .flat_map(|s| s.queries.iter().map(|q| q.ap_at_k))
+            .collect();
+        Some(CombinedRow {
+            task: sets
+                .iter()
+                .map(|s| s.task.as_str())
+                .collect::<Vec<_>>()
+                .join("+"),
+            n_queries: aps.len(),
+            map_at_k: mean(&aps),
+        })
+    }
+}
+
+/// Where per-query APs of a filtered positive set come from.
+enum Source<'a> {
+    Exact(&'a Summary),
+    Predicted {
+        h: &'a [QueryHardness],
+        n: f64,
+        map: MapKind,
+    },
+}
+
+impl Source<'_> {
+    fn n_queries(&self) -> usize {
+        match self {
+            Source::Exact(s) => s.queries.len(),
+            Source::Predicted { h, .. } => h.len(),
+        }
+    }
+    fn query_id(&self, qi: usize) -> &str {
+        match self {
+            Source::Exact(s) => &s.queries[qi].id,
+            Source::Predicted { h, .. } => &h[qi].query_id,
+        }
+    }
+    /// `[ap, count ap, at-S ap]` of query `qi` keeping the positives for which `keep` holds;
+    /// None when none is kept.
+    fn ap(&self, qi: usize, k: usize, keep: &dyn Fn(&str) -> bool) -> Option<[f64; 3]> {
+        match self {
+            Source::Exact(s) => {
+                let pos: Vec<PositiveCounts> = s.queries[qi]
+                    .positives
+                    .iter()
+                    .filter(|p| keep(&p.id))
+                    .map(|p| PositiveCounts {
+                        score: p.score,
+                        core_above: p.core_above,
+                        pool_above: p.pool_above[0],
+                        ties: p.core_ties + p.pool_tie(0),
+                    })
+                    .collect();
+                if pos.is_empty() {
+                    return None;
+                }
+                let ap = evaluate_counts(&s.queries[qi].id, &pos, k).ap_at_k;
+                Some([ap, f64::NAN, f64::NAN])
+            }
+            Source::Predicted { h, n, map } => {
+                let mut q = h[qi].clone();
+                q.positives.retain(|p| keep(&p.id));
+                if q.positives.is_empty() {
+                    return None;
+                }
+                let ap = maps::ap_at_k(&q, *n, k, *map);
+                let qs = [q];
+                let count = maps::ap_at_k(&predict::count_hardness(&qs)[0], *n, k, *map);
+                let at_s = predict::baselines::per_query_at_sample(&qs, k)[0];
+                Some([ap, count, at_s])
+            }
+        }
+    }
+}
+
+fn instance(id: &str) -> &str {
+    id.split('/').next().unwrap_or("")
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+fn group_from(kind: &str, group: String, vals: &[[f64; 3]], predicted: bool) -> GroupResult {
+    let col = |c: usize| mean(&vals.iter().map(|v| v[c]).collect::<Vec<_>>());
+    GroupResult {
+        kind: kind.into(),
+        group,
+        n: vals.len(),
+        map_at_k: col(0),
+        count_map_at_k: predicted.then(|| col(1)),
+        evaluate_at_s_map_at_k: predicted.then(|| col(2)),
+    }
+}
+
+/// Breakdowns of one set: scale, clutter (when the positives carry them), category and
+/// subcategory (when a taxonomy is given). `Err` when a query's instance is not in the
+/// taxonomy.
+fn breakdowns(
+    ds: &IliasDataset,
+    src: &Source,
+    k: usize,
+    predicted: bool,
+) -> Result<[Vec<GroupResult>; 4]> {
+    let nq = src.n_queries();
+    let mut scale = Vec::new();
+    let mut clutter = Vec::new();
+    if let Some(info) = &ds.positive_info {
+        for (kind, groups, out) in [
+            ("scale", &SCALE_GROUPS, &mut scale),
+            ("clutter", &CLUTTER_GROUPS, &mut clutter),
+        ] {
+            for &(t1, t2) in groups.iter() {
+                let keep = |id: &str| {
+                    info.get(id).is_some_and(|i| {
+                        let v = if kind == "scale" { i.scale } else { i.clutter };
+                        v >= t1 && v < t2
+                    })
+                };
+                let vals: Vec<[f64; 3]> = (0..nq).filter_map(|qi| src.ap(qi, k, &keep)).collect();
+                if !vals.is_empty() {
+                    out.push(group_from(kind, group_key(t1, t2), &vals, predicted));
+                }
+            }
+        }
+    }
+    let mut categories = Vec::new();
+    let mut subcategories = Vec::new();
+    if let Some(tax) = &ds.taxonomy {
+        // instance → its queries' APs.
+        let mut per_inst: BTreeMap<&str, Vec<[f64; 3]>> = BTreeMap::new();
+        for qi in 0..nq {
+            if let Some(v) = src.ap(qi, k, &|_| true) {
+                per_inst
+                    .entry(instance(src.query_id(qi)))
+                    .or_default()
+                    .push(v);
+            }
+        }
+        let mut cat: BTreeMap<String, Vec<[f64; 3]>> = BTreeMap::new();
+        let mut sub: BTreeMap<String, Vec<[f64; 3]>> = BTreeMap::new();
+        for (inst, v) in &per_inst {
+            let (c, sc) = tax.instance.get(*inst).ok_or_else(|| {
+                Error::file(
+                    ds.taxonomy_file.as_deref().unwrap_or(&ds.dir),
+                    format!("instance {inst:?} (of the query set) is not in the taxonomy"),
+                )
+            })?;
+            let m = [0, 1, 2].map(|c| mean(&v.iter().map(|x| x[c]).collect::<Vec<_>>()));
+            cat.entry(c.clone()).or_default().push(m);
+            sub.entry(format!("{c}-{sc}")).or_default().push(m);
+        }
+        for (c, v) in cat {
+            categories.push(group_from("category", c, &v, predicted));
+        }
+        for (c, v) in sub {
+            subcategories.push(group_from("subcategory", c, &v, predicted));
+        }
+    }
+    Ok([scale, clutter, categories, subcategories])
+}
+
+fn task_of(set: &str) -> String {
+    match set {
+        "image" => "i2i".into(),
+        "text" => "t2i".into(),
+        other => other.into(),
+    }
+}
+
+/// The exact ILIAS report of a whole-pool scan summary of one set.
+pub fn exact_set_report(ds: &IliasDataset, s: &Summary, k: usize) -> Result<IliasSetReport> {
+    if !s.is_exact() {
+        return Err(Error::invalid(format!(
+            "summary of {:?} is a sample (f = {}): use the prediction report",
+            s.query_set, s.fraction
+        )));
+    }
+    let src = Source::Exact(s);
+    let queries: Vec<QueryAp> = (0..s.queries.len())
+        .map(|qi| QueryAp {
+            query: s.queries[qi].id.clone(),
+            ap_at_k: src.ap(qi, k, &|_| true).map_or(0.0, |v| v[0]),
+        })
+        .collect();
+    let [scale, clutter, categories, subcategories] = breakdowns(ds, &src, k, false)?;
+    Ok(IliasSetReport {
+        query_set: s.query_set.clone(),
+        task: task_of(&s.query_set),
+        n_queries: queries.len(),
+        map_at_k: mean(&queries.iter().map(|q| q.ap_at_k).collect::<Vec<_>>()),
+        queries,
+        scale,
+        clutter,
+        categories,
+        subcategories,
+        tied_pairs: s.ties_known.then(|| s.tied_pairs(0)),
+        prediction: None,
+        prediction_full: None,
+    })
+}
+
+/// The predicted ILIAS report of a sample summary of one set (N from the summary or `opts`).
+pub fn predicted_set_report(
+    ds: &IliasDataset,
+    s: &Summary,
+    opts: &PredictOptions,
+) -> Result<IliasSetReport> {
+    let p = predict::predict(s, opts)?;
+    let src = Source::Predicted {
+        h: &p.hardness,
+        n: p.pool_size as f64,
+        map: opts.map,
+    };
+    let [scale, clutter, categories, subcategories] = breakdowns(ds, &src, opts.k, true)?;
+    Ok(IliasSetReport {
+        query_set: s.query_set.clone(),
+        task: task_of(&s.query_set),
+        n_queries: p.queries.len(),
+        map_at_k: p.estimate,
+        queries: p
+            .queries
+            .iter()
+            .map(|q| QueryAp {
+                query: q.query_id.clone(),
+                ap_at_k: q.ap_at_k,
+            })
+            .collect(),
+        scale,
+        clutter,
+        categories,
+        subcategories,
+        tied_pairs: s.ties_known.then(|| s.tied_pairs(0)),
+        prediction: Some(crate::report::prediction_json(&p)),
+        prediction_full: Some(p),
+    })
+}
+
+/// Options of [`evaluate_ilias`].
+#[derive(Debug, Clone)]
+pub struct IliasOptions {
+    /// Query sets to evaluate (`image`, `text`).
+    pub sets: Vec<String>,
+    /// Scan options (fraction, seed, M, threads, model, ...); `pool_size` is set from the list.
+    pub scan: ScanConfig,
+    /// Prediction options (k is used in exact mode too).
+    pub predict: PredictOptions,
+}
+
+/// What the dataset folder lacks for a full report: positives without scale/clutter columns
+/// (no scale/clutter rows) and a missing taxonomy (no category rows), naming the places
+/// looked in. Printed at the top of the report (and by the CLI before the scan).
+pub fn dataset_warnings(ds: &IliasDataset) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if ds.positive_info.is_none() {
+        warnings.push(format!(
+            "{} has no scale/clutter columns: no scale or clutter breakdown",
+            ds.positives_file.display()
+        ));
+    }
+    if ds.taxonomy.is_none() {
+        let looked: Vec<String> = TAXONOMY_DIRS
+            .iter()
+            .map(|d| ds.dir.join(d).join(TAXONOMY).display().to_string())
+            .collect();
+        warnings.push(format!(
+            "no taxonomy.json found (looked for {}; it is misc/taxonomy.json of the ILIAS code \
+             repository, not part of the download: give --taxonomy FILE): no (sub)category \
+             breakdown",
+            looked.join(", ")
+        ));
+    }
+    warnings
+}
+
+/// Scan and report: exact when `opts.scan.fraction == 1`, predicted otherwise.
+pub fn evaluate_ilias(
+    ds: &IliasDataset,
+    feats: &FeatureFiles,
+    opts: &IliasOptions,
+    progress: &dyn Progress,
+) -> Result<(IliasReport, Vec<Summary>)> {
+    let names: Vec<&str> = opts.sets.iter().map(String::as_str).collect();
+    let summaries = scan_ilias(ds, feats, &names, &opts.scan, progress)?;
+    report_ilias(ds, opts, summaries)
+}
+
+/// The report of the summaries of [`scan_ilias`] or
+/// [`scan_ilias_resumable`](super::scan_ilias_resumable) (one per set of `opts.sets`): exact
+/// when `opts.scan.fraction == 1`, predicted otherwise. Returns the summaries with it.
+pub fn report_ilias(
+    ds: &IliasDataset,
+    opts: &IliasOptions,
+    summaries: Vec<Summary>,
+) -> Result<(IliasReport, Vec<Summary>)> {
+    let exact = opts.scan.fraction >= 1.0;
+    let mut sets = Vec::new();
+    for s in &summaries {
+        sets.push(if exact {
+            exact_set_report(ds, s, opts.predict.k)?
+        } else {
+            predicted_set_report(ds, s, &opts.predict)?
+        });
+    }
+    let warnings = dataset_warnings(ds);
+    let first = &summaries[0];
+    Ok((
+        IliasReport {
+            tool_version: crate::TOOL_VERSION.to_string(),
+            model: opts.scan.model.clone(),
+            mode: if exact { "exact" } else { "prediction" }.into(),
+            k: opts.predict.k,
+            unit: "fraction".into(),
+            pool_size: first.pool_size.unwrap_or(first.subset_sizes[0]),
+            sample_size: first.subset_sizes[0],
+            fraction: first.fraction,
+            seed: first.seed,
+            selected_ids: ds.selected_ids.as_ref().map(|p| p.display().to_string()),
+            combined: CombinedRow::of(&sets),
+            sets,
+            warnings,
+        },
+        summaries,
+    ))
+}
+
+fn k_label(k: usize) -> String {
+    if k >= 1000 && k % 1000 == 0 {
+        format!("{}k", k / 1000)
+    } else {
+        k.to_string()
+    }
+}
+
+/// The human report: mAP@k per task in percent (two decimals), then the breakdowns; in
+/// prediction mode each set's prediction table (interval, baselines, diagnostics) too.
+pub fn table(r: &IliasReport) -> String {
+    use crate::report::{pct, thousands};
+    use std::fmt::Write;
+    let kl = k_label(r.k);
+    let mut t = String::new();
+    // Warnings first (e.g. a missing taxonomy: no category rows below).
+    for w in &r.warnings {
+        let _ = writeln!(t, "warning: {w}");
+    }
+    let _ = writeln!(
+        t,
+        "ILIAS, model {:?}: {} mAP@{kl}, N = {} distractors{}{}",
+        r.model,
+        r.mode,
+        thousands(r.pool_size),
+        match &r.selected_ids {
+            Some(f) => format!(" selected by {f}"),
+            None => String::new(),
+        },
+        if r.mode == "exact" {
+            " (all scanned)".to_string()
+        } else {
+            format!(
+                " predicted from S = {} sampled (f = {}, seed {})",
+                thousands(r.sample_size),
+                r.fraction,
+                r.seed
+            )
+        }
+    );
+    let predicted = r.sets.iter().any(|s| s.prediction_full.is_some());
+    if predicted {
+        let _ = writeln!(
+            t,
+            "{:<6} {:>8} {:>12}  {:<26} {:<26} {:>9} {:>9}  verdict",
+            "task",
+            "queries",
+            format!("mAP@{kl} (%)"),
+            "interval (other query sets)",
+            "interval (these queries)",
+            "count",
+            "at-S"
+        );
+    } else {
+        let _ = writeln!(
+            t,
+            "{:<6} {:>8} {:>12}",
+            "task",
+            "queries",
+            format!("mAP@{kl} (%)")
+        );
+    }
+    for s in &r.sets {
+        match &s.prediction_full {
+            Some(p) => {
+                let conf = 100.0 * p.options.confidence;
+                let (iv, what) = match &p.total {
+                    Some(i) => (i, "total"),
+                    None => (&p.percentile, "pct"),
+                };
+                let realized = match &p.realized {
+                    Some(r) => format!(
+                        "{conf:.0}% [{}, {}]",
+                        pct(r.interval.lo),
+                        pct(r.interval.hi)
+                    ),
+                    None => "n/a".into(),
+                };
+                let _ = writeln!(
+                    t,
+                    "{:<6} {:>8} {:>12}  {:<26} {:<26} {:>9} {:>9}  {}",
+                    s.task,
+                    s.n_queries,
+                    pct(s.map_at_k),
+                    format!("{conf:.0}% {what} [{}, {}]", pct(iv.lo), pct(iv.hi)),
+                    realized,
+                    pct(p.baselines.count),
+                    pct(p.baselines.evaluate_at_s),
+                    p.trust.verdict.as_str()
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    t,
+                    "{:<6} {:>8} {:>12}",
+                    s.task,
+                    s.n_queries,
+                    pct(s.map_at_k)
+                );
+            }
+        }
+    }
+    if let Some(c) = &r.combined {
+        // The task name is one character wider than the column: the count keeps its place.
+        let _ = writeln!(t, "{:<7}{:>8} {:>12}", c.task, c.n_queries, pct(c.map_at_k));
+    }
+    for s in &r.sets {
+        match s.tied_pairs {
+            Some(0) => {}
+            Some(n) => {
+                let _ = writeln!(
+                    t,
+                    "{}: {} tied positive/non-relevant pair{} (equal scores: official tie blocks, \
+                     positives at the block's end)",
+                    s.task,
+                    thousands(n),
+                    if n == 1 { "" } else { "s" }
+                );
+            }
+            None => {
+                let _ = writeln!(t, "{}: ties unknown (summary without tie counts)", s.task);
+            }
+        }
+    }
+    for s in &r.sets {
+        if let Some(p) = &s.prediction_full {
+            let _ = writeln!(t, "\n{} prediction:", s.task);
+            t.push_str(&crate::report::prediction_table(p));
+        }
+        let groups: Vec<&GroupResult> = s
+            .scale
+            .iter()
+            .chain(&s.clutter)
+            .chain(&s.categories)
+            .chain(&s.subcategories)
+            .collect();
+        if groups.is_empty() {
+            continue;
+        }
+        let pred = s.prediction_full.is_some();
+        let _ = writeln!(t, "\n{} breakdown, mAP@{kl} (%):", s.task);
+        if pred {
+            let _ = writeln!(
+                t,
+                "  {:<12} {:<40} {:>5} {:>9} {:>9} {:>9}",
+                "kind", "group", "n", "estimate", "count", "at-S"
+            );
+        } else {
+            let _ = writeln!(
+                t,
+                "  {:<12} {:<40} {:>5} {:>9}",
+                "kind", "group", "n", "mAP"
+            );
+        }
+        for g in groups {
+            if pred {
+                let _ = writeln!(
+                    t,
+                    "  {:<12} {:<40} {:>5} {:>9} {:>9} {:>9}",
+                    g.kind,
+                    g.group,
+                    g.n,
+                    pct(g.map_at_k),
+                    pct(g.count_map_at_k.unwrap_or(f64::NAN)),
+                    pct(g.evaluate_at_s_map_at_k.unwrap_or(f64::NAN))
+                );
+            } else {
+                let _ = writeln!(
+                    t,
+                    "  {:<12} {:<40} {:>5} {:>9}",
+                    g.kind,
+                    g.group,
+                    g.n,
+                    pct(g.map_at_k)
+                );
+            }
+        }
+    }
+    t
+}
