@@ -7,8 +7,8 @@ use crate::formats::gt::QuerySet;
 use crate::formats::hdf5::Hdf5Descriptors;
 use crate::scan::engine::{scan_sets, NoProgress, PoolScan, Progress, QuerySetInput, ScanConfig};
 use crate::scan::resume::{scan_sets_resumable, ResumeOptions, ResumeReport};
-use crate::summary::{ground_truth_record, Summary, POOL_ROLE};
 use crate::selected::{SelectedIds, SubsetSource};
+use crate::summary::{ground_truth_record, Summary, POOL_ROLE};
 use std::path::Path;
 
 use super::ids::{check_ids_exact, DistractorList};
