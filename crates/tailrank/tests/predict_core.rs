@@ -379,6 +379,27 @@ fn empty_and_small_samples_and_too_few_replicates() {
     );
 }
 
+/// Exact mAP@k of a drawn whole pool: ranks `j + C_j + K_j` over all N items.
+fn full_pool_map(sy: &predict_support::Synth, k: usize) -> f64 {
+    let qs = &sy.summary.queries;
+    qs.iter()
+        .zip(&sy.full_counts)
+        .map(|(q, kf)| {
+            let ranks: Vec<f64> = q
+                .positives
+                .iter()
+                .zip(kf)
+                .enumerate()
+                .map(|(j, (pp, &kk))| {
+                    tailrank::metric::rank_from_counts(j + 1, pp.core_above, kk as f64)
+                })
+                .collect();
+            tailrank::metric::ap_at_k_from_ranks(&ranks, q.positives.len(), k)
+        })
+        .sum::<f64>()
+        / qs.len() as f64
+}
+
 #[test]
 fn prediction_tracks_the_full_pool_truth() {
     // Draw a whole pool of N = 10^6 items per query, predict from its 5% hash sample and compare
@@ -406,25 +427,7 @@ fn prediction_tracks_the_full_pool_truth() {
         },
     )
     .unwrap();
-    let truth: f64 = sy
-        .summary
-        .queries
-        .iter()
-        .zip(&sy.full_counts)
-        .map(|(q, kf)| {
-            let ranks: Vec<f64> = q
-                .positives
-                .iter()
-                .zip(kf)
-                .enumerate()
-                .map(|(j, (pp, &kk))| {
-                    tailrank::metric::rank_from_counts(j + 1, pp.core_above, kk as f64)
-                })
-                .collect();
-            tailrank::metric::ap_at_k_from_ranks(&ranks, q.positives.len(), k)
-        })
-        .sum::<f64>()
-        / o.queries as f64;
+    let truth = full_pool_map(&sy, k);
     let err = p.estimate - truth;
     eprintln!(
         "truth {truth:.4} evt {:.4} count {:.4} at-S {:.4} SE {:.4}",
@@ -464,25 +467,7 @@ fn level_calibrated_law_tracks_the_full_pool_truth() {
     let sy = synth(&o);
     let k = 1000;
     let p = predict(&sy.summary, &quick(k)).unwrap();
-    let truth: f64 = sy
-        .summary
-        .queries
-        .iter()
-        .zip(&sy.full_counts)
-        .map(|(q, kf)| {
-            let ranks: Vec<f64> = q
-                .positives
-                .iter()
-                .zip(kf)
-                .enumerate()
-                .map(|(j, (pp, &kk))| {
-                    tailrank::metric::rank_from_counts(j + 1, pp.core_above, kk as f64)
-                })
-                .collect();
-            tailrank::metric::ap_at_k_from_ranks(&ranks, q.positives.len(), k)
-        })
-        .sum::<f64>()
-        / o.queries as f64;
+    let truth = full_pool_map(&sy, k);
     let c = p
         .baselines
         .level_calibrated
