@@ -87,6 +87,22 @@ impl ModelArgs {
             .collect()
     }
 
+    /// Without `--pool-size`, the input must record N (the error names the input).
+    pub fn require_pool_size(&self, input: &Input) -> anyhow::Result<()> {
+        let recorded = match input {
+            Input::Summary(s) => s.pool_size,
+            Input::Hardness(meta, _) => meta.pool_size,
+        };
+        if self.pool_size.is_none() && recorded.is_none() {
+            let path = self.input_paths().first().map(|p| p.display().to_string());
+            bail!(
+                "the pool size N is unknown: {} does not record it; give --pool-size",
+                path.unwrap_or_default()
+            );
+        }
+        Ok(())
+    }
+
     /// Read the input (a summary is checked against an explicit `--fit-top`).
     pub fn load(&self) -> anyhow::Result<Input> {
         match (&self.summary, &self.hardness) {
@@ -157,7 +173,9 @@ pub fn run(a: PredictArgs) -> anyhow::Result<()> {
         Some(p) => Some(outputs.add_file(p)?),
         None => None,
     };
-    let (p, meta) = match a.model.load()? {
+    let input = a.model.load()?;
+    a.model.require_pool_size(&input)?;
+    let (p, meta) = match input {
         Input::Summary(s) => {
             let p = tailrank::predict::predict(&s, &opts)?;
             let meta = HardnessMeta::from_summary(&s, 0, &opts.estimator);

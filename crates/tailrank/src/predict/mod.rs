@@ -358,7 +358,9 @@ pub fn target_pool_size(
     sample_size: u64,
 ) -> Result<u64> {
     let n = opts.pool_size.or(fallback).ok_or_else(|| {
-        Error::invalid("the pool size N is unknown: the input does not record it, give --pool-size")
+        Error::invalid(
+            "the pool size N is unknown: the input does not record it and none was given",
+        )
     })?;
     if n < sample_size {
         return Err(Error::invalid(format!(
