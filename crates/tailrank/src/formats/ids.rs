@@ -265,7 +265,20 @@ pub fn read_all_bytes(path: &Path) -> Result<Vec<u8>> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
+    /// `n` ids `id<r>` with `r` uniform on `0..spread` (an LCG from `state`): repeats are
+    /// likely, for the duplicate searches.
+    pub(crate) fn random_ids(state: &mut u64, n: usize, spread: u64) -> Vec<String> {
+        (0..n)
+            .map(|_| {
+                *state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                format!("id{}", (*state >> 33) % spread)
+            })
+            .collect()
+    }
+
     use super::*;
 
     fn parse(s: &str) -> Result<Vec<String>> {
@@ -326,14 +339,7 @@ mod tests {
         let mut x: u64 = 12345;
         for trial in 0..200 {
             let n = 1 + trial * 7;
-            let ids: Vec<String> = (0..n)
-                .map(|_| {
-                    x = x
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    format!("id{}", (x >> 33) % (4 * n as u64 + 1))
-                })
-                .collect();
+            let ids = random_ids(&mut x, n, 4 * n as u64 + 1);
             assert_eq!(find_duplicate(&ids), naive(&ids), "trial {trial}");
         }
         let uniq: Vec<String> = (0..1000).map(|i| format!("u{i}")).collect();

@@ -456,14 +456,7 @@ mod tests {
         let mut x: u64 = 99;
         for trial in 0..100 {
             let n = 1 + trial * 5;
-            let ids: Vec<String> = (0..n)
-                .map(|_| {
-                    x = x
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    format!("id{}", (x >> 33) % (3 * n as u64 + 1))
-                })
-                .collect();
+            let ids = super::super::ids::tests::random_ids(&mut x, n, 3 * n as u64 + 1);
             let want = super::super::ids::find_duplicate(&ids).map(|(a, b)| (a, b, ids[b].clone()));
             let got = RowIds::from_strings("t", ids).find_duplicate().unwrap();
             assert_eq!(got, want, "trial {trial}");

@@ -223,10 +223,13 @@ pub fn poisson_weighted_sum(mu: f64, m_max: u64, f: impl Fn(u64) -> f64) -> f64 
 }
 
 /// The level-calibrated mAP@k, Recall@k and hit@1 at pool size `n_pool` (module docs); None
-/// when the summary has fewer than two levels or `n_pool` is not above `S_0`.
+/// when the summary has fewer than two levels or `n_pool` is not above `S_0`. `h0`: the evt
+/// hardness of level 0 with the options `evt`, when the caller already has it (else it is
+/// estimated here).
 pub fn predict_calibrated(
     s: &Summary,
     evt: &EvtOptions,
+    h0: Option<&[QueryHardness]>,
     n_pool: f64,
     k: usize,
 ) -> Result<Option<CalibratedMetrics>> {
@@ -237,8 +240,15 @@ pub fn predict_calibrated(
     if s0 == 0 || n_pool.is_nan() || n_pool <= s0 as f64 || k == 0 {
         return Ok(None);
     }
-    let h0 = evt_hardness(s, sub0, evt)?;
-    let Some(cal) = calibrate(s, evt, &h0)? else {
+    let estimated;
+    let h0 = match h0 {
+        Some(h) => h,
+        None => {
+            estimated = evt_hardness(s, sub0, evt)?;
+            &estimated[..]
+        }
+    };
+    let Some(cal) = calibrate(s, evt, h0)? else {
         return Ok(None);
     };
     let unseen = n_pool - s0 as f64;
@@ -300,33 +310,20 @@ pub fn predict_calibrated(
 mod tests {
     use super::*;
 
-    /// A tiny deterministic generator (SplitMix64) for the synthetic Poisson draws.
-    fn uniform(state: &mut u64) -> f64 {
-        *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = *state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    fn poisson(mu: f64, state: &mut u64) -> u64 {
-        let (l, mut k, mut p) = ((-mu).exp(), 0u64, 1.0);
-        loop {
-            p *= uniform(state);
-            if p <= l {
-                return k;
-            }
-            k += 1;
-        }
-    }
-
     #[test]
     fn npmle_recovers_a_two_point_law() {
         // 70% at λ = 0, 30% at λ = 2, exposure 3: the weight above λ = 0.5 is ~0.3 and the
         // fitted mean ~0.6.
-        let mut st = 7u64;
+        let mut rng = crate::predict::stats::rng_for(7, 0, 0);
         let pairs: Vec<(u64, f64)> = (0..3000)
-            .map(|i| (if i % 10 < 3 { poisson(6.0, &mut st) } else { 0 }, 3.0))
+            .map(|i| {
+                let y = if i % 10 < 3 {
+                    crate::predict::stats::poisson(&mut rng, 6.0)
+                } else {
+                    0
+                };
+                (y, 3.0)
+            })
             .collect();
         let g = grid();
         let w = npmle(&pairs, &g);

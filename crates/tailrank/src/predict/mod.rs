@@ -564,11 +564,12 @@ fn assemble(
         base.power_law = baselines::power_law(&pts, nf);
         base.log_linear = baselines::log_linear(&pts, nf);
         base.level_points = pts;
-        let evt = match opts.estimator {
-            Estimator::Evt(o) => o,
-            Estimator::Count => EvtOptions::DEFAULT,
+        // With the evt estimator, h0 is the level-0 evt hardness the law needs.
+        let (evt, h0_evt) = match opts.estimator {
+            Estimator::Evt(o) => (o, Some(&h0[..])),
+            Estimator::Count => (EvtOptions::DEFAULT, None),
         };
-        base.level_calibrated = calibrated::predict_calibrated(s, &evt, nf, k)?;
+        base.level_calibrated = calibrated::predict_calibrated(s, &evt, h0_evt, nf, k)?;
         let aps = trust::level_aps(s, &ap, nf, opts)?;
         levels = diagnostics::level_predictions_from(s, &aps, &boot, k);
         budget = diagnostics::budget(&levels);

@@ -248,7 +248,8 @@ pub fn run_one(
         let pts = baselines::level_points(s, k);
         run.power_law = baselines::power_law(&pts, nf);
         run.log_linear = baselines::log_linear(&pts, nf);
-        run.level_calibrated = calibrated::predict_calibrated(s, &EvtOptions::DEFAULT, nf, k)?;
+        run.level_calibrated =
+            calibrated::predict_calibrated(s, &EvtOptions::DEFAULT, Some(&h), nf, k)?;
         h
     };
     run.evt_binomial = mean(&per_query_ap(&hardness, nf, k, MapKind::Binomial));
