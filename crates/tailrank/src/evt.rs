@@ -27,6 +27,8 @@
 // `!(x > 0.0)` is meant: it is also true for NaN.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
+mod log_sums;
+
 /// A fitted GPD (scipy convention, loc = 0).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Gpd {
@@ -140,48 +142,55 @@ pub fn fit_gpd_bounded(y: &[f64]) -> Option<GpdFit> {
         return None;
     }
     let mean = y.iter().sum::<f64>() / nf;
+    let sc = Scaled::new(y, ymax);
 
-    let mut best = {
-        let gpd = Gpd {
+    // Each candidate's log-likelihood in closed form (each equals `Gpd::log_likelihood`):
+    // exponential `−n(ln σ + 1)` at σ = mean; uniform `−n ln σ` at σ = ymax (every y inside
+    // the support); interior `−n ln σ − (1/ξ + 1) Σ ln(1 + ξ y_i/σ)`, the sum taken as
+    // `Σ ln(1 − t v_i)` with `t = −ξ ymax/σ ≤ 1` over the scaled excesses.
+    let exponential = GpdFit {
+        gpd: Gpd {
             sigma: mean,
             xi: 0.0,
+        },
+        log_likelihood: -nf * (mean.ln() + 1.0),
+        n,
+    };
+    let uniform = GpdFit {
+        gpd: Gpd {
+            sigma: ymax,
+            xi: -1.0,
+        },
+        log_likelihood: -nf * ymax.ln(),
+        n,
+    };
+    let interior = interior_profile_max(&sc, ymax).map(|gpd| {
+        let t = -gpd.xi * ymax / gpd.sigma;
+        let log_likelihood = if t < 1.0 {
+            -nf * gpd.sigma.ln() - (1.0 / gpd.xi + 1.0) * sc.sum_ln_one_minus(t)
+        } else {
+            gpd.log_likelihood(y)
         };
         GpdFit {
             gpd,
-            log_likelihood: gpd.log_likelihood(y),
+            log_likelihood,
             n,
         }
-    };
-    let mut consider = |gpd: Gpd| {
-        let ll = gpd.log_likelihood(y);
-        if ll.is_finite() && ll > best.log_likelihood && gpd.sigma.is_finite() && gpd.sigma > 0.0 {
-            best = GpdFit {
-                gpd,
-                log_likelihood: ll,
-                n,
-            };
-        }
-    };
-    consider(Gpd {
-        sigma: ymax,
-        xi: -1.0,
     });
-    if let Some(gpd) = interior_profile_max(y, ymax) {
-        consider(gpd);
+    // The best finite candidate; on equal likelihood the earlier one. A NaN could only come
+    // from overflow of the mean (impossible for finite y of sane size); the uniform fit, whose
+    // support holds the data by construction, is kept then.
+    let mut best: Option<GpdFit> = None;
+    for c in [Some(exponential), Some(uniform), interior]
+        .into_iter()
+        .flatten()
+    {
+        let ok = c.log_likelihood.is_finite() && c.gpd.sigma.is_finite() && c.gpd.sigma > 0.0;
+        if ok && best.is_none_or(|b| c.log_likelihood > b.log_likelihood) {
+            best = Some(c);
+        }
     }
-    // A NaN could only come from overflow of the mean (impossible for finite y of sane size);
-    // keep the uniform fit then, whose support holds the data by construction.
-    if !best.log_likelihood.is_finite() {
-        let gpd = Gpd {
-            sigma: ymax,
-            xi: -1.0,
-        };
-        best = GpdFit {
-            gpd,
-            log_likelihood: gpd.log_likelihood(y),
-            n,
-        };
-    }
+    let best = best.unwrap_or(uniform);
     Some(best)
 }
 
@@ -196,7 +205,13 @@ struct Scaled {
 impl Scaled {
     fn new(y: &[f64], ymax: f64) -> Scaled {
         let mut s: Vec<f64> = y.iter().map(|&v| v / ymax).collect();
-        s.sort_by(f64::total_cmp);
+        // Excesses usually arrive in descending order (from descending top scores): reversing
+        // them is the sort then.
+        if s.windows(2).all(|w| w[0] >= w[1]) {
+            s.reverse();
+        } else {
+            s.sort_by(f64::total_cmp);
+        }
         let (mut v, mut w) = (Vec::with_capacity(s.len()), Vec::with_capacity(s.len()));
         for x in s {
             if v.last() == Some(&x) {
@@ -214,26 +229,21 @@ impl Scaled {
     }
 
     /// `ξ̂(t) = (1/n) Σ ln(1 − t·v_i)` for `t = −τ·ymax ∈ [0, 1)`. For `t ≥ 1e-3` the plain
-    /// `ln(1 − t v)` is used (absolute error ~1e-16 per term, negligible against the sum, and
-    /// twice as fast); `ln_1p` keeps full relative precision for small t, where ξ̂ ≈ 0.
+    /// `ln(1 − t v)` is used (absolute error ~1e-16 per term, negligible against the sum);
+    /// below, `ln(1 + u)` with the rounding of `1 + u` put back keeps full relative precision,
+    /// where ξ̂ ≈ 0 (both in [`log_sums`]).
     fn xi_hat(&self, t: f64) -> f64 {
-        let it = self.v.iter().zip(&self.w);
-        let s: f64 = if t >= 1e-3 {
-            it.map(|(&v, &w)| w * (1.0 - t * v).ln()).sum()
-        } else {
-            it.map(|(&v, &w)| w * (-t * v).ln_1p()).sum()
-        };
-        s / self.n
+        self.sum_ln_one_minus(t) / self.n
+    }
+
+    /// `Σ ln(1 − t·v_i)` over every excess (ties counted by their weight), `t ∈ [0, 1)`.
+    fn sum_ln_one_minus(&self, t: f64) -> f64 {
+        log_sums::weighted_ln_one_minus(t, &self.v, &self.w)
     }
 
     /// `ξ̂(t)` and its derivative `−(1/n) Σ v_i/(1 − t v_i)`.
     fn xi_hat_d(&self, t: f64) -> (f64, f64) {
-        let (mut s, mut d) = (0.0, 0.0);
-        for (&v, &w) in self.v.iter().zip(&self.w) {
-            let z = 1.0 - t * v;
-            s += w * z.ln();
-            d += w * v / z;
-        }
+        let (s, d) = log_sums::weighted_ln_one_minus_and_slope(t, &self.v, &self.w);
         (s / self.n, -d / self.n)
     }
 
@@ -255,8 +265,7 @@ impl Scaled {
 
 /// Interior maximiser of the profile likelihood with ξ̂ ∈ [-1, 0), or None when the range is
 /// degenerate.
-fn interior_profile_max(y: &[f64], ymax: f64) -> Option<Gpd> {
-    let sc = Scaled::new(y, ymax);
+fn interior_profile_max(sc: &Scaled, ymax: f64) -> Option<Gpd> {
     // t_max: ξ̂(t_max) = -1 (or t just below 1 when ξ̂ stays above -1 up to there, which happens
     // when only few points sit near ymax). ξ̂ is decreasing and concave in t, → -∞ as t → 1:
     // Newton's method on ξ̂ + 1, safeguarded by bisection of the bracket [lo, hi].
