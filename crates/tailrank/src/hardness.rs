@@ -279,6 +279,31 @@ fn quantile_sorted(n: usize, at: impl Fn(usize) -> f64, q: f64) -> f64 {
     }
 }
 
+/// `(every score finite, scores in descending order)`. Both are folds without early exit over
+/// chunks of 256, so that they vectorize: a fit checks its whole list (M ≈ 4000 scores) and
+/// `predict` fits every query some fifty times, so a scalar scan with a branch per score
+/// would cost as much as the fit itself.
+fn finite_and_descending(x: &[f32]) -> (bool, bool) {
+    const CHUNK: usize = 256;
+    let (mut finite, mut descending) = (true, true);
+    let mut start = 0;
+    while start < x.len() {
+        let end = (start + CHUNK).min(x.len());
+        let chunk = &x[start..end];
+        let next = &x[start + 1..(end + 1).min(x.len())];
+        finite &= chunk.iter().fold(true, |ok, v| ok & v.is_finite());
+        descending &= chunk
+            .iter()
+            .zip(next)
+            .fold(true, |ok, (a, b)| ok & (a >= b));
+        if !finite {
+            break;
+        }
+        start = end;
+    }
+    (finite, descending)
+}
+
 /// Fit the tail of one query (docs/method.md §6): `T` = the first `min(M, len)` of `top_scores` (the
 /// subset's top scores, descending; sorted here if they are not), `u` = the `opts.quantile`
 /// quantile of `T` ([`quantile_linear`]), excesses `y = t − u` for `t > u`, GPD by
@@ -292,11 +317,12 @@ pub fn fit_query_tail(
     if sample_size == 0 || opts.top_m == 0 || top_scores.is_empty() {
         return None;
     }
-    if top_scores.iter().any(|t| !t.is_finite()) {
+    let (finite, descending) = finite_and_descending(top_scores);
+    if !finite {
         return None;
     }
     let sorted;
-    let all: &[f32] = if top_scores.windows(2).all(|w| w[0] >= w[1]) {
+    let all: &[f32] = if descending {
         top_scores
     } else {
         let mut v = top_scores.to_vec();
@@ -452,5 +478,33 @@ impl HardnessMeta {
             estimator: est.label(),
             tool_version: crate::TOOL_VERSION.to_string(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::finite_and_descending;
+
+    #[test]
+    fn finite_and_descending_sees_every_pair_across_chunk_edges() {
+        for n in [0usize, 1, 2, 255, 256, 257, 600] {
+            let x: Vec<f32> = (0..n).map(|i| -(i as f32)).collect();
+            assert_eq!(finite_and_descending(&x), (true, true), "n={n}");
+            for at in [1, 255, 256, 257, 511, 512].into_iter().filter(|&i| i < n) {
+                let mut y = x.clone();
+                y.swap(at - 1, at);
+                assert_eq!(
+                    finite_and_descending(&y),
+                    (true, false),
+                    "n={n} swap at {at}"
+                );
+                let mut z = x.clone();
+                z[at] = f32::NAN;
+                assert!(!finite_and_descending(&z).0, "n={n} NaN at {at}");
+                z[at] = f32::INFINITY;
+                assert!(!finite_and_descending(&z).0, "n={n} inf at {at}");
+            }
+        }
+        assert_eq!(finite_and_descending(&[0.5, 0.5, 0.5]), (true, true));
     }
 }
