@@ -147,22 +147,34 @@ pub fn npmle(pairs: &[(u64, f64)], grid: &[f64]) -> Vec<f64> {
     w
 }
 
-/// evt hardness of subset `sub`; a query whose positives all have `K ≥ c_min` is not fitted
-/// (none of them is binned, and the count branch does not need the tail).
-fn evt_hardness(s: &Summary, sub: usize, evt: &EvtOptions) -> Result<Vec<QueryHardness>> {
+/// evt hardness of subset `sub`: taken from `fitted` (pairs of subset index and hardness the
+/// caller already has, with the options `evt`) when there, else estimated. A query whose
+/// positives all have `K ≥ c_min` is not fitted (none of them is binned, and the count branch
+/// does not need the tail).
+fn evt_hardness<'a>(
+    s: &Summary,
+    sub: usize,
+    evt: &EvtOptions,
+    fitted: &[(usize, &'a [QueryHardness])],
+) -> Result<std::borrow::Cow<'a, [QueryHardness]>> {
+    if let Some((_, h)) = fitted.iter().find(|(i, _)| *i == sub) {
+        return Ok(std::borrow::Cow::Borrowed(h));
+    }
     let opts = PredictOptions {
         estimator: Estimator::Evt(*evt),
         ..PredictOptions::DEFAULT
     };
-    hardness_for_metric(s, sub, &opts)
+    Ok(std::borrow::Cow::Owned(hardness_for_metric(s, sub, &opts)?))
 }
 
 /// Calibrate the bins on the nested levels of `s` (module docs), given `h0`, the evt hardness
-/// of level 0; None when the summary has fewer than two levels.
+/// of level 0, and `fitted`, the evt hardness of deeper levels the caller already has (see
+/// [`predict_calibrated`]); None when the summary has fewer than two levels.
 pub fn calibrate(
     s: &Summary,
     evt: &EvtOptions,
     h0: &[QueryHardness],
+    fitted: &[(usize, &[QueryHardness])],
 ) -> Result<Option<LevelCalibration>> {
     let levels = s.level_indices();
     if levels.len() < 2 {
@@ -176,7 +188,7 @@ pub fn calibrate(
             continue;
         }
         let e = s0 / sl as f64 - 1.0;
-        let hl = evt_hardness(s, sub, evt)?;
+        let hl = evt_hardness(s, sub, evt, fitted)?;
         for (ql, q0) in hl.iter().zip(h0) {
             for (pl, p0) in ql.positives.iter().zip(&q0.positives) {
                 if let Some((b, scale)) = bin_of(pl, sl, evt.c_min) {
@@ -223,13 +235,13 @@ pub fn poisson_weighted_sum(mu: f64, m_max: u64, f: impl Fn(u64) -> f64) -> f64 
 }
 
 /// The level-calibrated mAP@k, Recall@k and hit@1 at pool size `n_pool` (module docs); None
-/// when the summary has fewer than two levels or `n_pool` is not above `S_0`. `h0`: the evt
-/// hardness of level 0 with the options `evt`, when the caller already has it (else it is
-/// estimated here).
+/// when the summary has fewer than two levels or `n_pool` is not above `S_0`. `fitted`: the
+/// evt hardness (options `evt`) of the subsets the caller already has, as `(subset index,
+/// hardness)`; the levels missing there are estimated here.
 pub fn predict_calibrated(
     s: &Summary,
     evt: &EvtOptions,
-    h0: Option<&[QueryHardness]>,
+    fitted: &[(usize, &[QueryHardness])],
     n_pool: f64,
     k: usize,
 ) -> Result<Option<CalibratedMetrics>> {
@@ -240,15 +252,8 @@ pub fn predict_calibrated(
     if s0 == 0 || n_pool.is_nan() || n_pool <= s0 as f64 || k == 0 {
         return Ok(None);
     }
-    let estimated;
-    let h0 = match h0 {
-        Some(h) => h,
-        None => {
-            estimated = evt_hardness(s, sub0, evt)?;
-            &estimated[..]
-        }
-    };
-    let Some(cal) = calibrate(s, evt, h0)? else {
+    let h0 = evt_hardness(s, sub0, evt, fitted)?;
+    let Some(cal) = calibrate(s, evt, &h0, fitted)? else {
         return Ok(None);
     };
     let unseen = n_pool - s0 as f64;

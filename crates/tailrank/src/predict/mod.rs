@@ -564,13 +564,17 @@ fn assemble(
         base.power_law = baselines::power_law(&pts, nf);
         base.log_linear = baselines::log_linear(&pts, nf);
         base.level_points = pts;
-        // With the evt estimator, h0 is the level-0 evt hardness the law needs.
-        let (evt, h0_evt) = match opts.estimator {
-            Estimator::Evt(o) => (o, Some(&h0[..])),
-            Estimator::Count => (EvtOptions::DEFAULT, None),
-        };
-        base.level_calibrated = calibrated::predict_calibrated(s, &evt, h0_evt, nf, k)?;
         let aps = trust::level_aps(s, &ap, nf, opts)?;
+        // With the evt estimator, the level hardness is the evt hardness the law needs.
+        let (evt, fitted) = match opts.estimator {
+            Estimator::Evt(o) => {
+                let mut fitted = vec![(0, &h0[..])];
+                fitted.extend(aps.iter().skip(1).map(|a| (a.subset, &a.hardness[..])));
+                (o, fitted)
+            }
+            Estimator::Count => (EvtOptions::DEFAULT, Vec::new()),
+        };
+        base.level_calibrated = calibrated::predict_calibrated(s, &evt, &fitted, nf, k)?;
         levels = diagnostics::level_predictions_from(s, &aps, &boot, k);
         budget = diagnostics::budget(&levels);
         drift = diagnostics::drift(s, &boot, nf, opts)?;

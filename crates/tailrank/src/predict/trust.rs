@@ -39,6 +39,7 @@
 use super::bootstrap::QueryBootstrap;
 use super::{baselines, hardness_for_metric, mean, per_query_ap, PredictOptions};
 use crate::error::Result;
+use crate::hardness::QueryHardness;
 use crate::maps::MapKind;
 use crate::summary::Summary;
 use serde::{Deserialize, Serialize};
@@ -64,6 +65,8 @@ pub struct LevelAps {
     pub at_n: Vec<f64>,
     /// `A_{ℓ,q}(S_0)`.
     pub at_s0: Vec<f64>,
+    /// The hardness behind `at_n` (empty at level 0, whose hardness the caller has).
+    pub hardness: Vec<QueryHardness>,
 }
 
 /// Per-query predictions at N and at `S_0` from every nesting level (level 0 reuses `ap0`, its
@@ -77,13 +80,14 @@ pub fn level_aps(
     let s0 = s.subset_sizes[0] as f64;
     let mut out = Vec::new();
     for (level, subset) in s.level_indices().into_iter().enumerate() {
-        let (at_n, at_s0) = if subset == 0 {
-            (ap0.to_vec(), Vec::new())
+        let (at_n, at_s0, hardness) = if subset == 0 {
+            (ap0.to_vec(), Vec::new(), Vec::new())
         } else {
             let h = hardness_for_metric(s, subset, opts)?;
             (
                 per_query_ap(&h, n_pool, opts.k, opts.map),
                 per_query_ap(&h, s0, opts.k, MapKind::Binomial),
+                h,
             )
         };
         out.push(LevelAps {
@@ -92,6 +96,7 @@ pub fn level_aps(
             sample_size: s.subset_sizes[subset],
             at_n,
             at_s0,
+            hardness,
         });
     }
     Ok(out)

@@ -249,7 +249,7 @@ pub fn run_one(
         run.power_law = baselines::power_law(&pts, nf);
         run.log_linear = baselines::log_linear(&pts, nf);
         run.level_calibrated =
-            calibrated::predict_calibrated(s, &EvtOptions::DEFAULT, Some(&h), nf, k)?;
+            calibrated::predict_calibrated(s, &EvtOptions::DEFAULT, &[(0, &h[..])], nf, k)?;
         h
     };
     run.evt_binomial = mean(&per_query_ap(&hardness, nf, k, MapKind::Binomial));
