@@ -14,10 +14,16 @@ Timed:
             per-positive counts; measured by the scan_bench example (wall seconds of scan()).
   tailrank-noshards  the same with the drift shards off (top-M and counts at 5 levels).
   tailrank-noscreen  the default with the integer screen off (every score computed in f32).
+  tailrank-cli  (with --cli) `tailrank scan` as a user runs it, default options, timed as a whole
+            process: reading and hashing ids, the scan, writing and checksumming the summary.
+            Its fixed cost is reported as the CLI wall minus the library scan's wall of the
+            same round (the `tailrank` row).
   faiss     IndexFlatIP.search(queries, k=M) over the pool as f32 in RAM (the f16 -> f32
             conversion and index.add are not counted).
   numpy     queries @ pool_chunk.T over the pool in chunks of 65536 rows converted to f32
             (only the products are timed; the same FLOPs, no top-k at all).
+--shape ilias sets the ILIAS shape: D = 1024, 1,232 + 1,000 queries (scanned here as one set of
+2,232: the same products as both ILIAS query sets in one pass), a 4M-row pool.
 Effective GFLOP/s = 2 * Q * rows * D / seconds. With --repeat R the methods run in R interleaved
 rounds (the faiss index is built once) and the medians are reported with the range of walls: on a
 shared machine single runs vary by 10-20%.
@@ -25,6 +31,7 @@ shared machine single runs vary by 10-20%.
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -93,7 +100,16 @@ def main():
     ap.add_argument("--skip", default="", help="comma-separated methods to skip")
     ap.add_argument("--repeat", type=int, default=1,
                     help="rounds of all methods, interleaved; medians are reported")
+    ap.add_argument("--cli", action="store_true",
+                    help="also time `tailrank scan` (the CLI, whole process, default options)")
+    ap.add_argument("--cli-bin", default="target/release/tailrank")
+    ap.add_argument("--shape", choices=["default", "ilias"], default="default",
+                    help="ilias: D=1024, 2232 queries, 4M pool (overrides the sizes)")
     args = ap.parse_args()
+    if args.shape == "ilias":
+        args.queries, args.dim, args.pool = 2232, 1024, 4_000_000
+        if args.workdir == ap.get_default("workdir"):
+            args.workdir = "target/bench-data-ilias"
     skip = set(filter(None, args.skip.split(",")))
     nq, d, n, m, t = args.queries, args.dim, args.pool, args.top_m, args.threads
     generate(args.workdir, nq, d, n)
@@ -146,6 +162,27 @@ def main():
                           f"peak extra anon {r['peak_extra_anon_mb']:.0f} MB")
             times.setdefault(key, []).append((r["seconds"], r["cpu_seconds"]))
 
+        if args.cli:
+            log(f"[round {rnd + 1}/{args.repeat}] timing the tailrank scan CLI ...")
+            w = args.workdir
+            out_dir = os.path.join(w, "cli-summary")
+            shutil.rmtree(out_dir, ignore_errors=True)
+            # /usr/bin/time gives the child's own CPU seconds and peak RSS (KB).
+            cmd = ["/usr/bin/time", "-f", "TIME %e %U %S %M", args.cli_bin, "scan",
+                   "--queries", os.path.join(w, "queries.npy"),
+                   "--core", os.path.join(w, "core.npy"), "--gt", os.path.join(w, "gt.json"),
+                   "--pool", os.path.join(w, "pool.npy"), "--output", out_dir,
+                   "--top-m", str(m), "--threads", str(t)]
+            w0 = time.perf_counter()
+            res = subprocess.run(cmd, check=True, capture_output=True, text=True)
+            wall = time.perf_counter() - w0
+            line = [x for x in res.stderr.splitlines() if x.startswith("TIME ")][-1].split()
+            cpu, rss_mb = float(line[2]) + float(line[3]), float(line[4]) / 1024
+            names["tailrank-cli"] = (f"tailrank-cli scan (whole process, M={m}, defaults)",
+                                     f"peak RSS {rss_mb:.0f} MB")
+            times.setdefault("tailrank-cli", []).append((wall, cpu))
+            shutil.rmtree(out_dir, ignore_errors=True)
+
         if "numpy" not in skip:
             log(f"[round {rnd + 1}/{args.repeat}] timing numpy matmul ...")
             with threadpool_limits(limits=t):
@@ -192,13 +229,17 @@ def main():
         print(f"{name:<75} {wall:8.2f} {cpu:8.2f} {flops / wall / 1e9:8.1f} "
               f"{flops / cpu / 1e9:11.1f} {note}")
     by = {r[0].split()[0]: r for r in rows}
-    for key in ("tailrank", "tailrank-noshards", "tailrank-noscreen"):
+    for key in ("tailrank", "tailrank-noshards", "tailrank-noscreen", "tailrank-cli"):
         if key not in by:
             continue
         for other in ("faiss", "numpy"):
             if other in by:
                 print(f"{key} speed / {other}: wall {by[other][1] / by[key][1]:.2f}x, "
                       f"cpu {by[other][2] / by[key][2]:.2f}x")
+    if "tailrank-cli" in times and "tailrank" in times:
+        fixed = median([c[0] - l[0] for c, l in zip(times["tailrank-cli"], times["tailrank"])])
+        print(f"tailrank-cli fixed cost (CLI wall - library scan wall, same round): "
+              f"median {fixed:.2f} s")
 
 if __name__ == "__main__":
     main()
