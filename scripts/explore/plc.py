@@ -57,29 +57,45 @@ def bins(d, branch, low):
     out[tail] = np.searchsorted(EDGES, d[tail], side='right')
     return out
 
-def run(d):
-    z = load(d); K, S, N, xh, br, j, C, qid, nq = (z[x] for x in ('K', 'S', 'N', 'xh', 'br', 'j', 'C', 'qid', 'nq'))
-    npq = np.bincount(qid, minlength=nq)
-    ap = lambda v: 100 * np.mean(np.bincount(qid, weights=v, minlength=nq) / np.minimum(k, npq))
-    f = lambda jj, r: np.where(r <= k, jj / np.maximum(r, 1), 0.0)
-    truth = ap(f(j, j + C + z['KN']))
-    R = N / S[0]; ms = np.arange(k + 1); base = j + C + K[:, 0]
-    pm = poisson.pmf(ms[None, :], (xh[0] * (N - S[0]))[:, None])
-    evt = ap((f(j[:, None], base[:, None] + ms[None, :]) * pm).sum(1))
-    nb = len(EDGES) + 1; ys = [[] for _ in range(nb)]; es = [[] for _ in range(nb)]
+def pairs(z):
+    """Per bin, the calibration pairs of every level: responses Y, exposures e and S_l/S_0."""
+    K, S, xh, br = z['K'], z['S'], z['xh'], z['br']
+    nb = len(EDGES) + 1; ys, es, ss = ([[] for _ in range(nb)] for _ in range(3))
     for l in LEVELS:
         dl = xh[l] * S[l]; b = bins(dl, br[l], K[:, l] < CMIN); e = S[0] / S[l] - 1
         for c in range(nb):
             m = b == c
             ys[c].append(K[m, 0] - K[m, l]); es[c].append(e * (np.ones(m.sum()) if c == 0 else dl[m]))
-    laws = [npmle(np.concatenate(ys[c]), np.concatenate(es[c])) if sum(map(len, ys[c])) else None for c in range(nb)]
+            ss[c].append(np.full(m.sum(), S[l] / S[0]))
+    return [(np.concatenate(ys[c]), np.concatenate(es[c]), np.concatenate(ss[c])) for c in range(nb)]
+
+def metrics(z):
+    """(truth, evt-binomial error, error of the level-0 prediction given per-bin laws)."""
+    K, S, N, xh, br, j, C, qid, nq = (z[x] for x in ('K', 'S', 'N', 'xh', 'br', 'j', 'C', 'qid', 'nq'))
+    npq = np.bincount(qid, minlength=nq)
+    ap = lambda v: 100 * np.mean(np.bincount(qid, weights=v, minlength=nq) / np.minimum(k, npq))
+    f = lambda jj, r: np.where(r <= k, jj / np.maximum(r, 1), 0.0)
+    truth = ap(f(j, j + C + z['KN']))
+    R = N / S[0]; ms = np.arange(k + 1); base = j + C + K[:, 0]
+    pm0 = poisson.pmf(ms[None, :], (xh[0] * (N - S[0]))[:, None])
+    expected = lambda pm: ap((f(j[:, None], base[:, None] + ms[None, :]) * pm).sum(1))
     d0 = xh[0] * S[0]; b0 = bins(d0, br[0], K[:, 0] < CMIN)
-    for i in np.where(b0 >= 0)[0]:
-        w = laws[b0[i]]
-        if w is None: continue
-        scale = (R - 1) * (1.0 if b0[i] == 0 else d0[i]); sel = w > 1e-10
-        pm[i] = (poisson.pmf(ms[:, None], GRID[None, sel] * scale) * w[None, sel]).sum(1)
-    return truth, evt - truth, ap((f(j[:, None], base[:, None] + ms[None, :]) * pm).sum(1)) - truth
+
+    def error(laws):
+        pm = pm0.copy()
+        for i in np.where(b0 >= 0)[0]:
+            w = laws[b0[i]]
+            if w is None: continue
+            scale = (R - 1) * (1.0 if b0[i] == 0 else d0[i]); sel = w > 1e-10
+            pm[i] = (poisson.pmf(ms[:, None], GRID[None, sel] * scale) * w[None, sel]).sum(1)
+        return expected(pm) - truth
+    return truth, expected(pm0) - truth, error
+
+def run(d):
+    z = load(d)
+    laws = [npmle(y, e) if len(y) else None for y, e, _ in pairs(z)]
+    truth, evt, error = metrics(z)
+    return truth, evt, error(laws)
 
 if __name__ == '__main__':
     for d in sys.argv[1:]:
