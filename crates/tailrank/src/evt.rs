@@ -190,8 +190,7 @@ pub fn fit_gpd_bounded(y: &[f64]) -> Option<GpdFit> {
             best = Some(c);
         }
     }
-    let best = best.unwrap_or(uniform);
-    Some(best)
+    Some(best.unwrap_or(uniform))
 }
 
 /// The excesses scaled by `1/ymax` (so in [0, 1]), with ties merged into weights: the
