@@ -76,15 +76,8 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
         metrics: args.metrics.clone(),
     };
     let report = build_report(&args, &opts)?;
-    for w in &report.warnings {
-        eprintln!("tailrank: warning: {w}");
-    }
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        print!("{}", report.table(&args.metrics));
-    }
-    Ok(())
+    super::warn_all(&report.warnings);
+    super::print_report(args.json, &report, |r| r.table(&args.metrics))
 }
 
 /// `--protocol`: revisited mAP of `--results` against a revisited `--gt`.
@@ -98,15 +91,8 @@ fn run_revisited(args: &EvalArgs, missing: MissingPolicy) -> anyhow::Result<()> 
         &args.protocols,
         missing,
     )?;
-    for w in &report.warnings {
-        eprintln!("tailrank: warning: {w}");
-    }
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        print!("{}", report.table());
-    }
-    Ok(())
+    super::warn_all(&report.warnings);
+    super::print_report(args.json, &report, |r| r.table())
 }
 
 fn build_report(args: &EvalArgs, opts: &EvalOptions) -> anyhow::Result<EvalReport> {

@@ -35,9 +35,7 @@ pub fn run(args: MergeArgs) -> anyhow::Result<()> {
             .collect();
         format!("merging {}", names.join(", "))
     })?;
-    for w in warnings {
-        eprintln!("tailrank: warning: {w}");
-    }
+    super::warn_all(warnings);
     if let Some(w) = merged.ties_unknown_warning() {
         eprintln!("tailrank merge: warning: {w}");
     }
