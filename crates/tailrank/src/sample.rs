@@ -117,7 +117,10 @@ pub fn sample_digest(ids: &[String]) -> String {
     format!("{:016x}", h.digest())
 }
 
-/// The manifest of a sample id list (`<OUT>.manifest.json`, written by [`write_sample`]).
+/// The manifest of a sample id list (`<OUT>.manifest.json`, written by [`write_sample`]): `N`
+/// (ids read), `fraction`, `seed`, `S` (ids kept) and `digest` = `xxh3_64` (seed 0) of the
+/// concatenated `id + "\n"` lines of the sample, as 16 hex digits (the uncompressed content of
+/// the id list).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct SampleManifest {
     /// N: ids read.
@@ -136,8 +139,9 @@ pub struct SampleManifest {
     pub tool_version: &'static str,
 }
 
-/// Hash-sample the id list `ids` at `fraction` and `seed` ([`sample_id_list`]) into the id
-/// list `out` (input order, one id per line, gzip when it ends in `.gz`) and its manifest
+/// Hash-sample the id list `ids` at `fraction` and `seed` ([`sample_id_list`]: an id is kept
+/// iff `xxh3_64_with_seed(utf8(id), seed) < t(f)`) into the id list `out` (input order, one id
+/// per line, gzip when it ends in `.gz`) and its manifest
 /// ([`manifest_path`]): the two are replaced together, the ids first, never over `ids`
 /// (`crate::atomic`).
 pub fn write_sample(

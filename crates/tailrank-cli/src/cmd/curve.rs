@@ -36,7 +36,7 @@ pub fn run(a: CurveArgs) -> anyhow::Result<()> {
     outputs.write(slot, |p| tailrank::plot::write_curve(&c, p))?;
     outputs.commit()?;
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&c)?);
+        println!("{}", tailrank::formats::json::to_pretty_json(&c)?);
     } else {
         println!("wrote {} ({} points)", a.out.display(), c.points.len());
     }

@@ -62,11 +62,7 @@ fn parse_metric(s: &str) -> Result<MetricName, String> {
 }
 
 pub fn run(args: EvalArgs) -> anyhow::Result<()> {
-    let missing = if args.missing_as_zero {
-        MissingPolicy::Zero
-    } else {
-        MissingPolicy::Error
-    };
+    let missing = MissingPolicy::zero_if(args.missing_as_zero);
     if !args.protocols.is_empty() {
         return run_revisited(&args, missing);
     }

@@ -17,7 +17,6 @@ use tailrank::maps::MapKind;
 use tailrank::predict::PredictOptions;
 use tailrank::report::ilias::table;
 use tailrank::scan::engine::ScanConfig;
-use tailrank::scan::resume::partial_dir_for;
 
 /// The spinner of the distractor rows done (the total is only known once every shard's index
 /// has been read inside the scan).
@@ -116,10 +115,6 @@ pub fn run(a: IliasArgs) -> anyhow::Result<()> {
     if ds.taxonomy.is_none() {
         eprintln!("warning: the taxonomy file is given with --taxonomy FILE");
     }
-    let sets: Vec<String> = match a.queries.as_str() {
-        "both" => ds.sets.iter().map(|s| s.name.clone()).collect(),
-        one => vec![one.to_string()],
-    };
     let mut scan = ScanConfig::new(a.fraction, a.seed);
     scan.top_m = a.fit_top;
     scan.threads = a.threads;
@@ -131,17 +126,15 @@ pub fn run(a: IliasArgs) -> anyhow::Result<()> {
         ..EvtOptions::DEFAULT
     };
     let predict = PredictOptions {
-        pool_size: None,
         k: a.k,
-        estimator: Estimator::named(&a.estimator, evt)?,
-        map: a.map.parse()?,
         bootstrap: a.bootstrap,
         sample_noise: a.sample_noise,
         confidence: a.confidence,
         seed: a.seed,
+        ..PredictOptions::named(&a.estimator, evt, &a.map)?
     };
     let opts = IliasOptions {
-        sets,
+        sets: ds.chosen_sets(&a.queries),
         scan,
         predict,
     };
@@ -158,12 +151,10 @@ pub fn run(a: IliasArgs) -> anyhow::Result<()> {
         }
     });
     let spinner = Bar::new(None, SPINNER);
-    let (report, resumed) = run_ilias(&ds, &feats, &opts, out.as_ref(), &spinner)?;
+    let (report, notes) = run_ilias(&ds, &feats, &opts, out.as_ref(), &spinner)?;
     drop(spinner);
-    if let (Some(r), Some(dir)) = (resumed, &a.summary_out) {
-        for note in r.notes(&partial_dir_for(dir)) {
-            eprintln!("tailrank ilias: {note}");
-        }
+    for note in notes {
+        eprintln!("tailrank ilias: {note}");
     }
     super::print_report(a.json, &report, table)
 }

@@ -28,7 +28,7 @@ pub fn print_report<T: serde::Serialize>(
     table: impl FnOnce(&T) -> String,
 ) -> anyhow::Result<()> {
     if json {
-        println!("{}", serde_json::to_string_pretty(report)?);
+        println!("{}", tailrank::formats::json::to_pretty_json(report)?);
     } else {
         print!("{}", table(report));
     }

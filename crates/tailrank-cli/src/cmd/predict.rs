@@ -119,24 +119,19 @@ impl EstimateArgs {
         pool_size: Option<u64>,
         sample_noise: usize,
     ) -> anyhow::Result<PredictOptions> {
-        let estimator = Estimator::named(
-            &self.estimator,
-            EvtOptions {
-                top_m: self.fit_top.unwrap_or(EvtOptions::DEFAULT.top_m),
-                quantile: self.quantile,
-                c_min: self.c_min,
-            },
-        )?;
-        let map: MapKind = self.map.parse()?;
+        let evt = EvtOptions {
+            top_m: self.fit_top.unwrap_or(EvtOptions::DEFAULT.top_m),
+            quantile: self.quantile,
+            c_min: self.c_min,
+        };
         Ok(PredictOptions {
             pool_size,
             k: self.k,
-            estimator,
-            map,
             bootstrap: self.bootstrap,
             sample_noise,
             confidence: self.confidence,
             seed: self.seed,
+            ..PredictOptions::named(&self.estimator, evt, &self.map)?
         })
     }
 }

@@ -1,10 +1,5 @@
-//! `tailrank sample`: hash-sample pool ids (docs/method.md §4) and write the sample with a manifest.
-//!
-//! An id is kept iff `xxh3_64_with_seed(utf8(id), seed) < t(f)` (`tailrank::sample`). The
-//! sampled ids are written in input order, one per line (gzip when `-o` ends in `.gz`), and
-//! `<OUT>.manifest.json` records `N` (ids read), `fraction`, `seed`, `S` (ids kept) and
-//! `digest` = `xxh3_64` (seed 0) of the concatenated `id + "\n"` lines of the sample, as 16 hex
-//! digits (the uncompressed content of the output): `tailrank::sample::write_sample`.
+//! `tailrank sample`: hash-sample pool ids (docs/method.md §4) and write the sample with a
+//! manifest; the rule, the output and the manifest's fields are `tailrank::sample::write_sample`'s.
 
 use clap::Args;
 use std::path::PathBuf;

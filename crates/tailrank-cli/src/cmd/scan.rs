@@ -2,19 +2,16 @@
 //! (`docs/summary-format.md`), optionally with the exact top-k results JSON.
 //!
 //! The query set (`--query-set`), the pool size N (`--pool-size`) and the pairing of results
-//! with query ids follow `tailrank::scan::request`, and the outputs and the partial folder
-//! `tailrank::scan::job` (the rules are the library's).
-//!
-//! Resumable: the pool is scanned in chunks of `--chunk-rows` rows (the files in order; small
-//! files share a chunk, large ones span several), each chunk's summary saved atomically in `OUTPUT.partial/`; the merged summary is
-//! written to OUTPUT and the partial folder removed. After a kill, `--resume` reuses the saved
-//! chunks (see `tailrank::scan::resume`); without it, an existing partial folder is an error.
+//! with query ids follow `tailrank::scan::request`; the outputs and the partial folder
+//! `OUTPUT.partial/` (chunks of `--chunk-rows` rows, reused by `--resume` after a kill)
+//! follow `tailrank::scan::job` and `tailrank::scan::resume`. The rules are the library's.
 
 use super::progress::Bar;
 use anyhow::bail;
 use clap::Args;
 use std::path::PathBuf;
 use std::time::Instant;
+use tailrank::report::written::scan_written;
 use tailrank::scan::engine::{ScanConfig, DEFAULT_DRIFT_SHARDS, DEFAULT_TOP_M};
 use tailrank::scan::job::ScanFiles;
 
@@ -161,7 +158,7 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
         resume: args.resume,
     };
     let out = files.run(cfg, |rows| Bar::new(Some(rows), BAR))?;
-    for note in out.resume.notes(&out.partial_dir) {
+    for note in &out.notes {
         eprintln!("tailrank scan: {note}");
     }
     if out.rescanned_queries > 0 {
@@ -179,19 +176,8 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
             out.renormalized_rows
         );
     }
-    let summary = &out.summary;
-    eprintln!(
-        "tailrank scan: {} pool shard(s) -> {}: query set {:?}, {} queries, {} pool rows, S_0 = {} (f = {}), \
-         {} subsets, {:.1} s",
-        files.pool.len(),
-        files.output.display(),
-        summary.query_set,
-        summary.queries.len(),
-        out.pool_rows,
-        summary.subset_sizes[0],
-        summary.fraction,
-        summary.subsets.len(),
-        started.elapsed().as_secs_f64()
-    );
+    let secs = started.elapsed().as_secs_f64();
+    let line = scan_written(&out, files.pool.len(), &files.output, secs);
+    eprintln!("tailrank scan: {line}");
     Ok(())
 }

@@ -5,7 +5,7 @@
 
 use clap::Args;
 use std::path::PathBuf;
-use tailrank::report::validation::{corpus_list, run_line};
+use tailrank::report::validation::{corpus_list, run_line, ValidationFiles};
 use tailrank::simulate::validation::{run_validation, ValidationOptions};
 
 #[derive(Args, Debug)]
@@ -58,10 +58,7 @@ pub fn run(a: ValidateArgs) -> anyhow::Result<()> {
         print!("{}", corpus_list());
         return Ok(());
     }
-    // The report and the runs JSON are replaced together (the JSON first).
-    let mut outputs = tailrank::atomic::Transaction::new(&[]);
-    let json_slot = a.json.as_deref().map(|j| outputs.add_file(j)).transpose()?;
-    let report_slot = outputs.add_file(&a.out)?;
+    let files = ValidationFiles::claim(&a.out, a.json.as_deref())?;
     let d = ValidationOptions::default();
     let opts = ValidationOptions {
         presets: a.presets.clone().unwrap_or(d.presets),
@@ -81,15 +78,7 @@ pub fn run(a: ValidateArgs) -> anyhow::Result<()> {
     })?;
     print!("{}", report.table());
     let command: Vec<String> = std::env::args().collect();
-    let md = report.markdown(&command.join(" "));
-    if let Some(slot) = json_slot {
-        let bytes = serde_json::to_vec_pretty(&report)?;
-        outputs.write(slot, |p| tailrank::atomic::write_bytes(p, &bytes))?;
-    }
-    outputs.write(report_slot, |p| {
-        tailrank::atomic::write_bytes(p, md.as_bytes())
-    })?;
-    outputs.commit()?;
+    files.write(&report, &command.join(" "))?;
     println!("report: {}", a.out.display());
     if let Some(j) = &a.json {
         println!("runs:   {}", j.display());

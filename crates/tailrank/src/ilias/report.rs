@@ -9,7 +9,7 @@ use crate::maps::{self, MapKind};
 use crate::metric::{evaluate_counts, PositiveCounts};
 use crate::predict::{self, PredictOptions, Prediction};
 use crate::scan::engine::{Progress, ScanConfig};
-use crate::scan::resume::{partial_dir_for, remove_partial, ResumeOptions, ResumeReport};
+use crate::scan::resume::{partial_dir_for, remove_partial, ResumeOptions};
 use crate::summary::Summary;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -95,7 +95,7 @@ pub struct IliasSetReport {
     /// Prediction mode: the prediction, written as its report (`report::prediction_json`).
     #[serde(
         skip_serializing_if = "Option::is_none",
-        serialize_with = "crate::report::prediction::serialize_prediction"
+        serialize_with = "crate::predict::json::serialize_prediction"
     )]
     pub prediction: Option<Prediction>,
 }
@@ -445,16 +445,17 @@ pub struct SummaryOutput<'a> {
 /// The ILIAS report of `opts.sets`, from the scan to the report: without `out`
 /// [`evaluate_ilias`]; with it, the resumable scan
 /// ([`scan_ilias_resumable`](super::scan_ilias_resumable)) and the summaries written (see
-/// [`SummaryOutput`]). Returns the report and, with `out`, what the scan reused.
+/// [`SummaryOutput`]). Returns the report and, with `out`, the notes of the resumable scan
+/// ([`ResumeReport::notes`](crate::scan::resume::ResumeReport::notes)).
 pub fn run_ilias(
     ds: &IliasDataset,
     feats: &FeatureFiles,
     opts: &IliasOptions,
     out: Option<&SummaryOutput>,
     progress: &dyn Progress,
-) -> Result<(IliasReport, Option<ResumeReport>)> {
+) -> Result<(IliasReport, Vec<String>)> {
     let Some(out) = out else {
-        return evaluate_ilias(ds, feats, opts, progress).map(|(report, _)| (report, None));
+        return evaluate_ilias(ds, feats, opts, progress).map(|(report, _)| (report, Vec::new()));
     };
     let mut outputs = Transaction::new(&out.inputs);
     std::fs::create_dir_all(out.dir).map_err(|e| Error::io(out.dir, e))?;
@@ -486,7 +487,7 @@ pub fn run_ilias(
     }
     outputs.commit()?;
     remove_partial(&partial_dir)?;
-    Ok((report, Some(resumed)))
+    Ok((report, resumed.notes(&partial_dir)))
 }
 
 /// The report of the summaries of [`scan_ilias`] or

@@ -56,6 +56,18 @@ pub enum MissingPolicy {
     Zero,
 }
 
+impl MissingPolicy {
+    /// [`MissingPolicy::Zero`] when `missing_as_zero`, else the default [`MissingPolicy::Error`]
+    /// (the front ends' `missing_as_zero` switch).
+    pub fn zero_if(missing_as_zero: bool) -> Self {
+        if missing_as_zero {
+            MissingPolicy::Zero
+        } else {
+            MissingPolicy::Error
+        }
+    }
+}
+
 /// Per-query metrics. All values are fractions in [0, 1].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct QueryReport {

@@ -20,6 +20,7 @@ pub mod compare;
 pub mod curve;
 pub mod diagnostics;
 pub mod input;
+pub mod json;
 pub mod realized;
 pub mod stats;
 pub mod trust;
@@ -76,6 +77,17 @@ impl PredictOptions {
         confidence: 0.95,
         seed: 0,
     };
+
+    /// [`PredictOptions::DEFAULT`] with the estimator named `estimator` (`Estimator::NAMES`,
+    /// with `evt` for the tail-aware one) and the map named `map` (`MapKind::NAMES`): how the
+    /// front ends turn their names into options.
+    pub fn named(estimator: &str, evt: EvtOptions, map: &str) -> Result<PredictOptions> {
+        Ok(PredictOptions {
+            estimator: Estimator::named(estimator, evt)?,
+            map: map.parse()?,
+            ..PredictOptions::DEFAULT
+        })
+    }
 }
 
 impl Default for PredictOptions {

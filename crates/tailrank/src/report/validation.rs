@@ -2,6 +2,8 @@
 //! and a markdown report, errors in mAP points) and `tailrank simulate --vectors --validate`
 //! (a markdown table of the vector-level runs). error = prediction − realized truth.
 
+use crate::atomic::{write_bytes, Transaction};
+use crate::error::{Error, Result};
 use crate::predict::{Interval, Verdict};
 use crate::simulate::corpus_report::{overview, ErrorSummary, OverviewRow};
 use crate::simulate::decompose::{self, Decomposition};
@@ -11,6 +13,7 @@ use crate::simulate::validation::{
 };
 use crate::simulate::vector_validation::{Metrics, VectorRun};
 use std::fmt::Write as _;
+use std::path::Path;
 
 impl ValidationReport {
     /// Plain-text table (mAP in percent points of error, two decimals).
@@ -529,4 +532,41 @@ pub fn run_line(r: &Run) -> String {
             _ => String::new(),
         }
     )
+}
+
+/// The files of a validation study (`tailrank validate`): the markdown report and, when asked
+/// for, every run as JSON. Their paths are claimed before the study runs (an output that
+/// cannot be written fails before hours of work), and [`ValidationFiles::write`] replaces them
+/// together, the JSON first.
+pub struct ValidationFiles {
+    outputs: Transaction,
+    markdown: usize,
+    json: Option<usize>,
+}
+
+impl ValidationFiles {
+    /// Claim the markdown report `markdown` and the runs JSON `json`.
+    pub fn claim(markdown: &Path, json: Option<&Path>) -> Result<Self> {
+        let mut outputs = Transaction::new(&[]);
+        let json = json.map(|j| outputs.add_file(j)).transpose()?;
+        let markdown = outputs.add_file(markdown)?;
+        Ok(ValidationFiles {
+            outputs,
+            markdown,
+            json,
+        })
+    }
+
+    /// Write `report`: its markdown (headed by the `command` that ran it) and its runs.
+    pub fn write(self, report: &ValidationReport, command: &str) -> Result<()> {
+        let md = report.markdown(command);
+        if let Some(slot) = self.json {
+            let bytes = serde_json::to_vec_pretty(report)
+                .map_err(|e| Error::invalid(format!("cannot serialise the runs: {e}")))?;
+            self.outputs.write(slot, |p| write_bytes(p, &bytes))?;
+        }
+        self.outputs
+            .write(self.markdown, |p| write_bytes(p, md.as_bytes()))?;
+        self.outputs.commit()
+    }
 }

@@ -52,9 +52,8 @@ pub struct ScanFilesOutcome {
     pub summary: Summary,
     /// Pool rows over all shards.
     pub pool_rows: u64,
-    /// The partial folder used (removed by now) and what was reused from it.
-    pub partial_dir: PathBuf,
-    pub resume: ResumeReport,
+    /// What was reused from the partial folder and discarded in it ([`ResumeReport::notes`]).
+    pub notes: Vec<String>,
     /// `ScanOutput::rescanned_queries` and `ScanOutput::renormalized_rows` of the scan.
     pub rescanned_queries: u64,
     pub renormalized_rows: u64,
@@ -130,10 +129,29 @@ impl ScanFiles {
         Ok(ScanFilesOutcome {
             summary: scanned.summary,
             pool_rows,
-            partial_dir,
-            resume,
+            notes: resume.notes(&partial_dir),
             rescanned_queries,
             renormalized_rows,
         })
+    }
+}
+
+impl ResumeReport {
+    /// One line per discarded entry and, when chunks were reused, one saying how many, for the
+    /// partial folder `partial_dir` (what a front end prints after a resumed scan).
+    pub fn notes(&self, partial_dir: &Path) -> Vec<String> {
+        let dir = partial_dir.display();
+        let mut notes: Vec<String> = self
+            .discarded
+            .iter()
+            .map(|d| format!("discarded {dir}: {d}"))
+            .collect();
+        if self.reused > 0 {
+            notes.push(format!(
+                "resumed: {} chunk(s) reused from {dir}, {} scanned",
+                self.reused, self.scanned
+            ));
+        }
+        notes
     }
 }

@@ -96,26 +96,6 @@ pub struct ResumeReport {
     pub discarded: Vec<String>,
 }
 
-impl ResumeReport {
-    /// One line per discarded entry and, when chunks were reused, one saying how many, for the
-    /// partial folder `partial_dir` (what a front end prints after a resumed scan).
-    pub fn notes(&self, partial_dir: &Path) -> Vec<String> {
-        let dir = partial_dir.display();
-        let mut notes: Vec<String> = self
-            .discarded
-            .iter()
-            .map(|d| format!("discarded {dir}: {d}"))
-            .collect();
-        if self.reused > 0 {
-            notes.push(format!(
-                "resumed: {} chunk(s) reused from {dir}, {} scanned",
-                self.reused, self.scanned
-            ));
-        }
-        notes
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 struct ChunkRecord {
     chunk: Chunk,
