@@ -4,8 +4,8 @@
 use clap::Args;
 use std::path::PathBuf;
 use tailrank::report::demo;
-use tailrank::simulate::files::demo_options;
-use tailrank::simulate::{simulate_to_dir, SimConfig, SimulationFiles};
+use tailrank::simulate::files::run_demo;
+use tailrank::simulate::{SimConfig, SimulationFiles};
 
 #[derive(Args, Debug)]
 pub struct DemoArgs {
@@ -32,9 +32,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
         cfg = cfg.with_queries(q);
     }
     print!("{}", demo::demo_header(&cfg));
-    let opts = demo_options(&cfg, a.bootstrap, a.sample_noise);
-    let (sim, p) = simulate_to_dir(&cfg, &a.out, Some(&opts))?;
-    let p = p.expect("a prediction was asked for");
+    let (sim, p) = run_demo(&cfg, &a.out, a.bootstrap, a.sample_noise)?;
     let files = SimulationFiles::in_dir(&a.out);
     print!("{}", demo::demo_table(&sim.truth, &p, &files));
     Ok(())

@@ -28,7 +28,7 @@ pub struct EvalArgs {
     /// Metrics of the table, `name@k` (map@100, recall@1000, hit@1, ap, gldv2-map@100; a name
     /// without @k uses --k; default map). Repeat or comma-separate; the JSON holds them under
     /// `values`.
-    #[arg(long = "metric", value_delimiter = ',', value_parser = parse_metric)]
+    #[arg(long = "metric", value_delimiter = ',', value_parser = super::parse_value::<MetricName>)]
     pub metrics: Vec<MetricName>,
     /// Evaluate only these query sets of the ground truth (`image`, `text`, `queries`; repeat or
     /// comma-separate). Default: every set that has results (a set with none is skipped with a
@@ -49,16 +49,8 @@ pub struct EvalArgs {
     /// Revisited Oxford/Paris protocols (easy, medium, hard; `plain` for INSTRE): `--gt` is a
     /// revisited ground truth JSON {query: {easy, hard, junk}} and the table gives revisited
     /// mAP (junk removed) per protocol. Repeat or comma-separate.
-    #[arg(long = "protocol", value_delimiter = ',', value_parser = parse_protocol, requires = "results")]
+    #[arg(long = "protocol", value_delimiter = ',', value_parser = super::parse_value::<Protocol>, requires = "results")]
     pub protocols: Vec<Protocol>,
-}
-
-fn parse_protocol(s: &str) -> Result<Protocol, String> {
-    s.parse().map_err(|e: tailrank::Error| e.to_string())
-}
-
-fn parse_metric(s: &str) -> Result<MetricName, String> {
-    s.parse().map_err(|e: tailrank::Error| e.to_string())
 }
 
 pub fn run(args: EvalArgs) -> anyhow::Result<()> {

@@ -35,6 +35,12 @@ pub fn print_report<T: serde::Serialize>(
     Ok(())
 }
 
+/// A clap value parser for the library's named values (`FromStr` with the library's error,
+/// whose text clap prints).
+pub fn parse_value<T: std::str::FromStr<Err = tailrank::Error>>(s: &str) -> Result<T, String> {
+    s.parse().map_err(|e: tailrank::Error| e.to_string())
+}
+
 /// Read a summary folder, printing the reader's warnings (e.g. a format-1 folder whose
 /// manifest is not checksummed) on stderr.
 pub fn read_summary(path: &std::path::Path) -> tailrank::Result<tailrank::summary::Summary> {

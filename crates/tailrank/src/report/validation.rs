@@ -445,6 +445,7 @@ pub fn corpus_table(report: &ValidationReport) -> String {
     t
 }
 
+/// One metric of a [`Metrics`].
 type Pick = fn(&Metrics) -> f64;
 
 /// Markdown table of the runs: truth and predictions in percent (mAP@k, Recall@k, hit@1).

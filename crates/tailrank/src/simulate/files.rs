@@ -31,6 +31,20 @@ impl SimulationFiles {
     }
 }
 
+/// The demo (`tailrank demo`): simulate `cfg` into `out` and predict from its sample with
+/// [`demo_options`], writing the prediction beside the summary and the truth
+/// ([`simulate_to_dir`]).
+pub fn run_demo(
+    cfg: &SimConfig,
+    out: &Path,
+    bootstrap: usize,
+    sample_noise: usize,
+) -> Result<(Simulation, Prediction)> {
+    let opts = demo_options(cfg, bootstrap, sample_noise);
+    let (sim, p) = simulate_to_dir(cfg, out, Some(&opts))?;
+    Ok((sim, p.expect("a prediction was asked for")))
+}
+
 /// The demo's prediction options for a simulation `cfg`: mAP@k at the simulation's k, with
 /// `bootstrap` query-bootstrap and `sample_noise` sample-noise replicates, seeded with the
 /// simulation's seed; everything else [`PredictOptions::DEFAULT`].

@@ -388,8 +388,6 @@ pub fn run_family(
     Ok(runs)
 }
 
-/// One metric of a [`Metrics`].
-
 #[cfg(test)]
 mod tests {
     use super::*;
