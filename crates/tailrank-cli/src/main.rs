@@ -59,7 +59,10 @@ fn main() {
         Command::Ilias(a) => cmd::ilias::run(a),
     };
     if let Err(e) = result {
-        eprintln!("tailrank: error: {}", error_line(&e));
+        eprintln!(
+            "tailrank: error: {}",
+            tailrank::error::error_line(e.chain())
+        );
         std::process::exit(2);
     }
 }
@@ -74,23 +77,4 @@ fn restore_sigpipe() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-}
-
-/// The error and its causes joined by `: `, skipping a cause whose text the previous message
-/// already contains (`tailrank::Error::Io` prints its OS error itself and also reports it as its
-/// source, which would otherwise show twice).
-fn error_line(e: &anyhow::Error) -> String {
-    let mut out = String::new();
-    let mut prev = String::new();
-    for cause in e.chain() {
-        let text = cause.to_string();
-        if !prev.contains(&text) {
-            if !out.is_empty() {
-                out.push_str(": ");
-            }
-            out.push_str(&text);
-        }
-        prev = text;
-    }
-    out
 }

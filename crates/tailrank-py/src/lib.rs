@@ -2,350 +2,35 @@
 //!
 //! Thin by design: every computation is the library's (`scan::request::ScanRequest`,
 //! `scan::engine::scan`, `Summary::{read, write, merge}`, `predict::predict`,
-//! `report::prediction_json`, `metric::evaluate_results`, `sample::id_hash`), so Python
+//! `report::prediction_json`, `metric::evaluate_results`, `protocols::evaluate_revisited`,
+//! `sample::id_hash`), so Python
 //! results equal the CLI's. The
 //! Python side (`python/tailrank/__init__.py`) turns numpy arrays into the plain inputs taken
 //! here (ids + little-endian f32 bytes) and wraps the outputs. Scans, predictions and
 //! evaluations run with the GIL released (`py.allow_threads`).
 
-use pyo3::create_exception;
-use pyo3::exceptions::PyValueError;
+mod error;
+mod source;
+
+use error::{err, TailrankError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
+use source::source;
 use std::path::PathBuf;
-use tailrank::formats::descriptors::{open_descriptors, DescriptorSource, Dtype};
+use tailrank::formats::descriptors::DescriptorSource;
 use tailrank::formats::gt::{load_ground_truth, QuerySet};
-use tailrank::formats::ids::find_duplicate;
-use tailrank::formats::RowIds;
-use tailrank::formats::npy::convert_le;
 use tailrank::formats::results::{read_results, QueryResults, Results};
 use tailrank::hardness::{Branch, Estimator, EvtOptions};
 use tailrank::maps::MapKind;
 use tailrank::metric::{evaluate_results_for, select_sets, EvalOptions, MetricName, MissingPolicy};
 use tailrank::predict::PredictOptions;
+use tailrank::protocols::{evaluate_revisited, read_revisited_gt, Protocol};
 use tailrank::scan::engine::{
     scan, NoProgress, ScanConfig, DEFAULT_DRIFT_SHARDS, DEFAULT_TOP_M,
 };
 use tailrank::scan::request::ScanRequest;
 use tailrank::summary::Summary;
 
-create_exception!(
-    _native,
-    TailrankError,
-    PyValueError,
-    "An error reported by tailrank (bad input file, inconsistent summaries, bad option)."
-);
-
-fn err(e: impl std::fmt::Display) -> PyErr {
-    TailrankError::new_err(e.to_string())
-}
-
-/// A descriptor source given from Python: `{"path": str, "ids": str | None}` (a `.npy` or
-/// HDF5 file) or `{"label": str, "ids": bytes | [str], "array": ndarray}` (in memory).
-///
-/// In-memory arrays are borrowed, not copied: `array` must expose a C-contiguous 2-D
-/// little-endian float32 or float16 `__array_interface__` (the Python layer converts anything
-/// else with `np.ascontiguousarray`). The source keeps a reference to the array, so its memory
-/// stays allocated for the whole call; the array must not be written to during the scan (the GIL
-/// is released meanwhile). `ids` is either the ids joined by `"\n"` and UTF-8 encoded (one
-/// buffer: the fast path) or a list of strings.
-fn source(d: &Bound<'_, PyDict>) -> PyResult<Box<dyn DescriptorSource>> {
-    if let Some(path) = d.get_item("path")? {
-        let path: PathBuf = path.extract()?;
-        let ids: Option<PathBuf> = match d.get_item("ids")? {
-            Some(x) if !x.is_none() => Some(x.extract()?),
-            _ => None,
-        };
-        return open_descriptors(&path, ids.as_deref()).map_err(err);
-    }
-    let label: String = d
-        .get_item("label")?
-        .map(|x| x.extract())
-        .transpose()?
-        .unwrap_or_else(|| "<array>".into());
-    let array = d
-        .get_item("array")?
-        .ok_or_else(|| err(format!("{label}: no array given")))?;
-    let ids = d
-        .get_item("ids")?
-        .ok_or_else(|| err(format!("{label}: no ids given")))?;
-    Ok(Box::new(ArraySource::new(label, &array, &ids)?))
-}
-
-/// Read-only memory owned by a Python object that the holder keeps alive.
-struct Borrowed {
-    ptr: *const u8,
-    len: usize,
-}
-
-// SAFETY: the memory is only read, and its owner (a numpy array referenced by the same
-// `ArraySource`) outlives every access; concurrent reads of plain memory are sound. Writes by
-// other Python threads during a scan are excluded by the documented contract of `tailrank.scan`.
-unsafe impl Send for Borrowed {}
-unsafe impl Sync for Borrowed {}
-
-impl Borrowed {
-    fn bytes(&self) -> &[u8] {
-        if self.len == 0 {
-            return &[];
-        }
-        // SAFETY: `ptr` points to `len` readable bytes (the array's data buffer, checked to
-        // cover rows × dim elements) for as long as `self` (and the array reference next to it)
-        // lives.
-        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
-    }
-}
-
-/// In-memory descriptors borrowed from a numpy array (no copy): rows are converted to f32 by
-/// `read_rows` as the scan asks for them, exactly as `.npy` file rows are.
-///
-/// The digest is `InMemoryDescriptors::digest`'s value — xxh3 streaming over `id + "\n"` for
-/// every id, then every value's little-endian f32 bytes (float16 values widened to f32) — but
-/// computed over large blocks (streaming xxh3 does not depend on how the input is cut).
-struct ArraySource {
-    label: PathBuf,
-    /// The ids given (kept as strings: they come from Python memory anyway) with their keys.
-    ids: RowIds,
-    dim: usize,
-    dtype: Dtype,
-    data: Borrowed,
-    /// Keeps `data` alive; released (with the GIL held) when the source is dropped.
-    _owner: Py<PyAny>,
-    digest: String,
-}
-
-impl ArraySource {
-    fn new(label: String, array: &Bound<'_, PyAny>, ids: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let iface = array.getattr("__array_interface__").map_err(|_| {
-            err(format!(
-                "{label}: descriptors must be a numpy array (no __array_interface__)"
-            ))
-        })?;
-        let iface = iface.downcast::<PyDict>()?;
-        let get = |key: &str| -> PyResult<Bound<'_, PyAny>> {
-            iface
-                .get_item(key)?
-                .ok_or_else(|| err(format!("{label}: __array_interface__ has no {key:?}")))
-        };
-        let typestr: String = get("typestr")?.extract()?;
-        let dtype = match typestr.as_str() {
-            "<f4" => Dtype::F32,
-            "<f2" => Dtype::F16,
-            other => {
-                return Err(err(format!(
-                    "{label}: descriptors must be little-endian float32 or float16, got \
-                     typestr {other:?}"
-                )))
-            }
-        };
-        let shape: Vec<usize> = get("shape")?.extract()?;
-        let &[rows, dim] = shape.as_slice() else {
-            return Err(err(format!(
-                "{label}: descriptors must be a 2-D array (rows x dim), got shape {shape:?}"
-            )));
-        };
-        if !get("strides")?.is_none() {
-            return Err(err(format!(
-                "{label}: descriptors must be a C-contiguous array"
-            )));
-        }
-        if iface
-            .get_item("offset")?
-            .is_some_and(|o| o.extract::<usize>().ok() != Some(0))
-        {
-            return Err(err(format!(
-                "{label}: array interfaces with an offset are not supported"
-            )));
-        }
-        let (addr, _readonly): (usize, bool) = get("data")?.extract().map_err(|_| {
-            err(format!(
-                "{label}: __array_interface__ data is not an (address, read-only) pair"
-            ))
-        })?;
-        if dim == 0 {
-            return Err(err(format!(
-                "{label}: descriptors of dimension 0 ({rows} rows)"
-            )));
-        }
-        let esize = match dtype {
-            Dtype::F32 => 4,
-            Dtype::F16 => 2,
-        };
-        let len = rows
-            .checked_mul(dim)
-            .and_then(|n| n.checked_mul(esize))
-            .ok_or_else(|| err(format!("{label}: {rows} x {dim} array is too large")))?;
-        if len > 0 && addr == 0 {
-            return Err(err(format!("{label}: array data pointer is null")));
-        }
-        let data = Borrowed {
-            ptr: addr as *const u8,
-            len,
-        };
-
-        // Ids: one UTF-8 buffer of the ids joined by "\n" (fast path), or a list of str.
-        let blob = ids.downcast::<PyBytes>().ok();
-        let joined: Option<&str> = match &blob {
-            Some(b) => Some(
-                std::str::from_utf8(b.as_bytes())
-                    .map_err(|e| err(format!("{label}: ids are not valid UTF-8: {e}")))?,
-            ),
-            None => None,
-        };
-        let listed: Option<Vec<String>> =
-            match joined {
-                Some(_) => None,
-                None => Some(ids.extract().map_err(|e| {
-                    err(format!("{label}: ids must be a sequence of strings ({e})"))
-                })?),
-            };
-        let label = PathBuf::from(label);
-        // Splitting the ids and the duplicate check run beside the digest, without the GIL.
-        let (ids, digest, duplicate) = array.py().allow_threads(|| match (joined, listed) {
-            (Some(text), _) => {
-                let empty = rows == 0 && text.is_empty();
-                let ((ids, duplicate), digest) = rayon::join(
-                    || {
-                        let ids: Vec<String> = if empty {
-                            Vec::new()
-                        } else {
-                            text.split('\n').map(str::to_owned).collect()
-                        };
-                        let duplicate = first_duplicate(&ids);
-                        (ids, duplicate)
-                    },
-                    || {
-                        // The id part of the digest is the buffer plus a final "\n".
-                        let mut h = xxhash_rust::xxh3::Xxh3::new();
-                        if !empty {
-                            h.update(text.as_bytes());
-                            h.update(b"\n");
-                        }
-                        hash_values(&mut h, dtype, data.bytes());
-                        h.digest()
-                    },
-                );
-                (ids, digest, duplicate)
-            }
-            (None, ids) => {
-                let ids = ids.unwrap_or_default();
-                let mut h = xxhash_rust::xxh3::Xxh3::new();
-                for id in &ids {
-                    h.update(id.as_bytes());
-                    h.update(b"\n");
-                }
-                hash_values(&mut h, dtype, data.bytes());
-                let duplicate = first_duplicate(&ids);
-                (ids, h.digest(), duplicate)
-            }
-        });
-        if ids.len() != rows {
-            let how = if joined.is_some() {
-                " (joined by newlines: does an id contain one?)"
-            } else {
-                ""
-            };
-            return Err(err(format!(
-                "{}: {} ids for {rows} rows{how}",
-                label.display(),
-                ids.len()
-            )));
-        }
-        if let Some((a, b)) = duplicate {
-            return Err(err(tailrank::Error::file(
-                &label,
-                format!("duplicate id {:?} on rows {a} and {b} (0-based)", ids[b]),
-            )));
-        }
-        let digest = format!("xxh3:{digest:016x}");
-        let ids = RowIds::from_strings(label.clone(), ids);
-        Ok(ArraySource {
-            label,
-            ids,
-            dim,
-            dtype,
-            data,
-            _owner: array.clone().unbind(),
-            digest,
-        })
-    }
-}
-
-/// Feed the values' little-endian f32 bytes to `h` (f16 widened to f32 in blocks), as
-/// `InMemoryDescriptors::digest` does value by value.
-fn hash_values(h: &mut xxhash_rust::xxh3::Xxh3, dtype: Dtype, bytes: &[u8]) {
-    match dtype {
-        // Little-endian f32 bytes are hashed as they are.
-        Dtype::F32 => h.update(bytes),
-        Dtype::F16 => {
-            let mut wide = vec![0f32; 1 << 14];
-            let mut buf = Vec::with_capacity(4 << 14);
-            for chunk in bytes.chunks(2 << 14) {
-                let out = &mut wide[..chunk.len() / 2];
-                convert_le(Dtype::F16, chunk, out);
-                buf.clear();
-                for v in out.iter() {
-                    buf.extend_from_slice(&v.to_le_bytes());
-                }
-                h.update(&buf);
-            }
-        }
-    }
-}
-
-/// `find_duplicate`, with a cheap first pass: sort the 64-bit id hashes alone (8 bytes per id,
-/// in parallel); only when two hashes are equal (a repeated id, or a hash collision, which
-/// `find_duplicate` tells apart) is the exact search run for the positions.
-fn first_duplicate(ids: &[String]) -> Option<(usize, usize)> {
-    use rayon::prelude::*;
-    let mut hashes: Vec<u64> = ids
-        .par_iter()
-        .map(|id| xxhash_rust::xxh3::xxh3_64(id.as_bytes()))
-        .collect();
-    hashes.par_sort_unstable();
-    if hashes.windows(2).all(|w| w[0] != w[1]) {
-        return None;
-    }
-    find_duplicate(ids)
-}
-
-impl DescriptorSource for ArraySource {
-    fn path(&self) -> &std::path::Path {
-        &self.label
-    }
-    fn rows(&self) -> usize {
-        self.ids.len()
-    }
-    fn dim(&self) -> usize {
-        self.dim
-    }
-    fn dtype(&self) -> Dtype {
-        self.dtype
-    }
-    fn ids(&self) -> &RowIds {
-        &self.ids
-    }
-    fn read_rows(&self, start: usize, out: &mut [f32]) -> tailrank::Result<()> {
-        let esize = match self.dtype {
-            Dtype::F32 => 4,
-            Dtype::F16 => 2,
-        };
-        let bytes = self.data.bytes();
-        let begin = start.saturating_mul(self.dim).saturating_mul(esize);
-        let end = begin.saturating_add(out.len().saturating_mul(esize));
-        if end > bytes.len() || !out.len().is_multiple_of(self.dim) {
-            return Err(tailrank::Error::file(
-                &self.label,
-                format!("rows {start}.. out of range ({} rows)", self.rows()),
-            ));
-        }
-        convert_le(self.dtype, &bytes[begin..end], out);
-        Ok(())
-    }
-    fn digest(&self) -> String {
-        self.digest.clone()
-    }
-}
 
 /// The scan request of a ground truth from Python: a path (with an optional query-set name, as
 /// in the CLI) or `(name, query_ids, positives)`.
@@ -585,25 +270,19 @@ fn predict_native(
     quantile: f64,
     c_min: u64,
 ) -> PyResult<(String, Columns)> {
-    let estimator = Estimator::named(
-        estimator,
-        EvtOptions {
-            top_m: fit_top,
-            quantile,
-            c_min,
-        },
-    )
-    .map_err(err)?;
-    let map: MapKind = map.parse().map_err(err)?;
+    let evt = EvtOptions {
+        top_m: fit_top,
+        quantile,
+        c_min,
+    };
     let opts = PredictOptions {
         pool_size,
         k,
-        estimator,
-        map,
         bootstrap,
         sample_noise,
         confidence,
         seed,
+        ..PredictOptions::named(estimator, evt, map).map_err(err)?
     };
     let s = &summary.inner;
     let p = py
@@ -696,17 +375,7 @@ fn evaluate_native(
         .map(|m| m.parse::<MetricName>())
         .collect::<tailrank::Result<Vec<_>>>()
         .map_err(err)?;
-    let results: Results = if let Ok(list) = results.extract::<Vec<(String, Vec<(String, f64)>)>>()
-    {
-        let qs = list
-            .into_iter()
-            .map(|(query, items)| QueryResults { query, items })
-            .collect();
-        Results::new("<results dict>", qs).map_err(err)?
-    } else {
-        let path: PathBuf = results.extract()?;
-        py.allow_threads(|| read_results(&path)).map_err(err)?
-    };
+    let results = results_of(py, results)?;
     let query_sets: Vec<QuerySet> =
         if let Ok((name, qids, pos)) = gt.extract::<(String, Vec<String>, Vec<Vec<String>>)>() {
             vec![QuerySet::new("<ground truth dict>", name, qids, pos).map_err(err)?]
@@ -716,18 +385,52 @@ fn evaluate_native(
             select_sets(all, &sets.unwrap_or_default())
                 .map_err(|e| err(format!("{}: {e}", path.display())))?
         };
-    let missing = if missing_as_zero {
-        MissingPolicy::Zero
-    } else {
-        MissingPolicy::Error
-    };
     let opts = EvalOptions {
         k,
-        missing,
+        missing: MissingPolicy::zero_if(missing_as_zero),
         metrics,
     };
     let report = py
         .allow_threads(|| evaluate_results_for(&query_sets, &results, &opts))
+        .map_err(err)?;
+    serde_json::to_string(&report).map_err(err)
+}
+
+/// Results given from Python: a path, or `[(query, [(db_id, score)])]`.
+fn results_of(py: Python<'_>, results: &Bound<'_, PyAny>) -> PyResult<Results> {
+    if let Ok(list) = results.extract::<Vec<(String, Vec<(String, f64)>)>>() {
+        let qs = list
+            .into_iter()
+            .map(|(query, items)| QueryResults { query, items })
+            .collect();
+        return Results::new("<results dict>", qs).map_err(err);
+    }
+    let path: PathBuf = results.extract()?;
+    py.allow_threads(|| read_results(&path)).map_err(err)
+}
+
+/// Revisited mAP per protocol (`tailrank eval --protocol ... --json`): `results` as for
+/// [`evaluate_native`], `gt` the path of a revisited ground truth JSON
+/// `{query: {easy, hard, junk}}`, `protocols` by name (`easy`, `medium`, `hard`, `plain`).
+#[pyfunction]
+#[pyo3(signature = (results, gt, protocols, missing_as_zero=false))]
+fn evaluate_revisited_native(
+    py: Python<'_>,
+    results: &Bound<'_, PyAny>,
+    gt: PathBuf,
+    protocols: Vec<String>,
+    missing_as_zero: bool,
+) -> PyResult<String> {
+    let protocols = protocols
+        .iter()
+        .map(|p| p.parse::<Protocol>())
+        .collect::<tailrank::Result<Vec<_>>>()
+        .map_err(err)?;
+    let results = results_of(py, results)?;
+    let gts = read_revisited_gt(&gt).map_err(err)?;
+    let missing = MissingPolicy::zero_if(missing_as_zero);
+    let report = py
+        .allow_threads(|| evaluate_revisited(&results, &gts, &protocols, missing))
         .map_err(err)?;
     serde_json::to_string(&report).map_err(err)
 }
@@ -759,6 +462,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scan_native, m)?)?;
     m.add_function(wrap_pyfunction!(predict_native, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate_native, m)?)?;
+    m.add_function(wrap_pyfunction!(evaluate_revisited_native, m)?)?;
     m.add_function(wrap_pyfunction!(id_hashes, m)?)?;
     m.add_function(wrap_pyfunction!(threshold, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
@@ -782,6 +486,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     scan_defaults.set_item("top_m", DEFAULT_TOP_M)?;
     scan_defaults.set_item("drift_shards", DEFAULT_DRIFT_SHARDS)?;
     m.add("SCAN_DEFAULTS", scan_defaults)?;
+    // The protocols `evaluate_revisited` uses by default.
+    let revisited: Vec<&str> = Protocol::REVISITED.iter().map(|p| p.as_str()).collect();
+    m.add("REVISITED_PROTOCOLS", revisited)?;
     Ok(())
 }
 

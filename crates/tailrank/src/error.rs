@@ -23,6 +23,28 @@ pub enum Error {
     Invalid(String),
 }
 
+/// One line for an error and its causes (`std::error::Error::source`, outermost first), joined
+/// by `: `, skipping a cause whose text the previous message already contains:
+/// [`Error::Io`] prints its OS error itself and also reports it as its source, which would
+/// otherwise show twice.
+pub fn error_line<'a>(
+    chain: impl IntoIterator<Item = &'a (dyn std::error::Error + 'static)>,
+) -> String {
+    let mut out = String::new();
+    let mut prev = String::new();
+    for cause in chain {
+        let text = cause.to_string();
+        if !prev.contains(&text) {
+            if !out.is_empty() {
+                out.push_str(": ");
+            }
+            out.push_str(&text);
+        }
+        prev = text;
+    }
+    out
+}
+
 /// Result alias used across the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 

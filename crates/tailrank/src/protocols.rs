@@ -370,33 +370,6 @@ pub fn evaluate_revisited(
     })
 }
 
-impl RevisitedReport {
-    /// Human table: one row per protocol, mAP in percent with 2 decimals.
-    pub fn table(&self) -> String {
-        let mut out = format!("{:<9}  {:>7}  {:>7}\n", "protocol", "queries", "mAP");
-        for p in &self.protocols {
-            let map = if p.map.is_nan() {
-                "-".to_string()
-            } else {
-                format!("{:.2}", 100.0 * p.map)
-            };
-            let missing = p.queries.iter().filter(|q| q.missing).count();
-            out.push_str(&format!(
-                "{:<9}  {:>7}  {:>7}",
-                p.protocol.as_str(),
-                p.n_queries,
-                map
-            ));
-            if missing > 0 {
-                out.push_str(&format!("  ({missing} without results, ranked empty)"));
-            }
-            out.push('\n');
-        }
-        out.push_str("(percent; revisited AP, junk removed)\n");
-        out
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -117,6 +117,70 @@ pub fn sample_digest(ids: &[String]) -> String {
     format!("{:016x}", h.digest())
 }
 
+/// The manifest of a sample id list (`<OUT>.manifest.json`, written by [`write_sample`]): `N`
+/// (ids read), `fraction`, `seed`, `S` (ids kept) and `digest` = `xxh3_64` (seed 0) of the
+/// concatenated `id + "\n"` lines of the sample, as 16 hex digits (the uncompressed content of
+/// the id list).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SampleManifest {
+    /// N: ids read.
+    #[serde(rename = "N")]
+    pub ids_read: usize,
+    pub fraction: f64,
+    pub seed: u64,
+    /// S: ids kept.
+    #[serde(rename = "S")]
+    pub ids_kept: usize,
+    /// [`sample_digest`] of the kept ids.
+    pub digest: String,
+    pub digest_algorithm: &'static str,
+    /// The id list sampled, as given.
+    pub source: String,
+    pub tool_version: &'static str,
+}
+
+/// Hash-sample the id list `ids` at `fraction` and `seed` ([`sample_id_list`]: an id is kept
+/// iff `xxh3_64_with_seed(utf8(id), seed) < t(f)`) into the id list `out` (input order, one id
+/// per line, gzip when it ends in `.gz`) and its manifest
+/// ([`manifest_path`]): the two are replaced together, the ids first, never over `ids`
+/// (`crate::atomic`).
+pub fn write_sample(
+    ids: &std::path::Path,
+    fraction: f64,
+    seed: u64,
+    out: &std::path::Path,
+) -> Result<SampleManifest> {
+    let range = HashRange {
+        lo: 0,
+        hi: threshold(fraction)?,
+    };
+    let manifest_path = manifest_path(out)?;
+    let mut outputs = crate::atomic::Transaction::new(&[ids]);
+    let ids_slot = outputs.add_file(out)?;
+    let manifest_slot = outputs.add_file(&manifest_path)?;
+    let (n, kept) = sample_id_list(ids, range, seed)?;
+    outputs.write(ids_slot, |p| crate::formats::ids::write_ids(p, &kept))?;
+    let manifest = SampleManifest {
+        ids_read: n,
+        fraction,
+        seed,
+        ids_kept: kept.len(),
+        digest: sample_digest(&kept),
+        digest_algorithm: "xxh3_64 (seed 0) of the sampled ids, each followed by \\n",
+        source: ids.display().to_string(),
+        tool_version: crate::TOOL_VERSION,
+    };
+    let text = serde_json::to_value(&manifest)
+        .and_then(|v| serde_json::to_string_pretty(&v))
+        .map_err(|e| Error::invalid(format!("cannot serialise the manifest: {e}")))?
+        + "\n";
+    outputs.write(manifest_slot, |p| {
+        crate::atomic::write_bytes(p, text.as_bytes())
+    })?;
+    outputs.commit()?;
+    Ok(manifest)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

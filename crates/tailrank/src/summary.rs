@@ -8,7 +8,7 @@
 use crate::error::{Error, Result};
 use crate::sample::HashRange;
 use serde::{Deserialize, Serialize};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Version of the on-disk summary format; readers refuse newer versions.
 ///
@@ -432,6 +432,30 @@ impl Summary {
     pub fn merge_with_warnings(parts: &[Summary]) -> Result<(Summary, Vec<String>)> {
         merge::merge(parts)
     }
+
+    /// Read the summary folders `dirs` and merge them ([`Summary::merge_with_warnings`]), as
+    /// `tailrank merge` does: each warning (of a folder's reading, then of the merge) is handed
+    /// to `warn` as it arises; an error says which folder it was reading, or lists the parts it
+    /// was merging (`part i = DIR`).
+    pub fn merge_folders(dirs: &[PathBuf], mut warn: impl FnMut(String)) -> Result<Summary> {
+        let mut parts = Vec::with_capacity(dirs.len());
+        for dir in dirs {
+            let (s, warnings) = Summary::read_with_warnings(dir)
+                .map_err(|e| Error::invalid(format!("reading summary {}: {e}", dir.display())))?;
+            warnings.into_iter().for_each(&mut warn);
+            parts.push(s);
+        }
+        let (merged, warnings) = Summary::merge_with_warnings(&parts).map_err(|e| {
+            let names: Vec<String> = dirs
+                .iter()
+                .enumerate()
+                .map(|(i, p)| format!("part {} = {}", i + 1, p.display()))
+                .collect();
+            Error::invalid(format!("merging {}: {e}", names.join(", ")))
+        })?;
+        warnings.into_iter().for_each(warn);
+        Ok(merged)
+    }
 }
 
 /// Role of the ground-truth input record.
@@ -478,6 +502,7 @@ pub fn query_set_digest(qs: &crate::formats::gt::QuerySet) -> String {
     format!("xxh3:{:016x}", h.digest())
 }
 
+mod arrays;
 mod format;
 mod merge;
 

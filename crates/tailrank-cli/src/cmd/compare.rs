@@ -5,7 +5,8 @@
 use super::predict::EstimateArgs;
 use clap::Args;
 use std::path::PathBuf;
-use tailrank::predict::compare;
+use tailrank::predict::compare::compare;
+use tailrank::report::compare::table;
 
 #[derive(Args, Debug)]
 pub struct CompareArgs {
@@ -31,11 +32,6 @@ pub fn run(a: CompareArgs) -> anyhow::Result<()> {
         tailrank::predict::check_top_m(&sa, &a.a, m)?;
         tailrank::predict::check_top_m(&sb, &a.b, m)?;
     }
-    let c = compare::compare(&sa, &sb, &opts)?;
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&c)?);
-    } else {
-        print!("{}", compare::table(&c));
-    }
-    Ok(())
+    let c = compare(&sa, &sb, &opts)?;
+    super::print_report(a.json, &c, table)
 }

@@ -2,7 +2,7 @@
 //! query-bootstrap band, the count and curve-fit baselines and the evaluate-at-S points of the
 //! nested levels.
 
-use super::predict::{Input, ModelArgs};
+use super::predict::ModelArgs;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -32,16 +32,11 @@ pub fn run(a: CurveArgs) -> anyhow::Result<()> {
     let mut outputs = tailrank::atomic::Transaction::new(&a.model.input_paths());
     let slot = outputs.add_file(&a.out)?;
     let opts = a.model.options(0)?;
-    let c = match a.model.load()? {
-        Input::Summary(s) => tailrank::predict::curve(&s, &opts, a.from, a.to, a.per_decade)?,
-        Input::Hardness(meta, qs) => {
-            tailrank::predict::curve_from_hardness(&meta, &qs, &opts, a.from, a.to, a.per_decade)?
-        }
-    };
+    let c = a.model.load()?.curve(&opts, a.from, a.to, a.per_decade)?;
     outputs.write(slot, |p| tailrank::plot::write_curve(&c, p))?;
     outputs.commit()?;
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&c)?);
+        println!("{}", tailrank::formats::json::to_pretty_json(&c)?);
     } else {
         println!("wrote {} ({} points)", a.out.display(), c.points.len());
     }

@@ -28,7 +28,7 @@ pub struct EvalArgs {
     /// Metrics of the table, `name@k` (map@100, recall@1000, hit@1, ap, gldv2-map@100; a name
     /// without @k uses --k; default map). Repeat or comma-separate; the JSON holds them under
     /// `values`.
-    #[arg(long = "metric", value_delimiter = ',', value_parser = parse_metric)]
+    #[arg(long = "metric", value_delimiter = ',', value_parser = super::parse_value::<MetricName>)]
     pub metrics: Vec<MetricName>,
     /// Evaluate only these query sets of the ground truth (`image`, `text`, `queries`; repeat or
     /// comma-separate). Default: every set that has results (a set with none is skipped with a
@@ -49,24 +49,12 @@ pub struct EvalArgs {
     /// Revisited Oxford/Paris protocols (easy, medium, hard; `plain` for INSTRE): `--gt` is a
     /// revisited ground truth JSON {query: {easy, hard, junk}} and the table gives revisited
     /// mAP (junk removed) per protocol. Repeat or comma-separate.
-    #[arg(long = "protocol", value_delimiter = ',', value_parser = parse_protocol, requires = "results")]
+    #[arg(long = "protocol", value_delimiter = ',', value_parser = super::parse_value::<Protocol>, requires = "results")]
     pub protocols: Vec<Protocol>,
 }
 
-fn parse_protocol(s: &str) -> Result<Protocol, String> {
-    s.parse().map_err(|e: tailrank::Error| e.to_string())
-}
-
-fn parse_metric(s: &str) -> Result<MetricName, String> {
-    s.parse().map_err(|e: tailrank::Error| e.to_string())
-}
-
 pub fn run(args: EvalArgs) -> anyhow::Result<()> {
-    let missing = if args.missing_as_zero {
-        MissingPolicy::Zero
-    } else {
-        MissingPolicy::Error
-    };
+    let missing = MissingPolicy::zero_if(args.missing_as_zero);
     if !args.protocols.is_empty() {
         return run_revisited(&args, missing);
     }
@@ -76,15 +64,8 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
         metrics: args.metrics.clone(),
     };
     let report = build_report(&args, &opts)?;
-    for w in &report.warnings {
-        eprintln!("tailrank: warning: {w}");
-    }
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        print!("{}", report.table(&args.metrics));
-    }
-    Ok(())
+    super::warn_all(&report.warnings);
+    super::print_report(args.json, &report, |r| r.table(&args.metrics))
 }
 
 /// `--protocol`: revisited mAP of `--results` against a revisited `--gt`.
@@ -98,15 +79,8 @@ fn run_revisited(args: &EvalArgs, missing: MissingPolicy) -> anyhow::Result<()> 
         &args.protocols,
         missing,
     )?;
-    for w in &report.warnings {
-        eprintln!("tailrank: warning: {w}");
-    }
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        print!("{}", report.table());
-    }
-    Ok(())
+    super::warn_all(&report.warnings);
+    super::print_report(args.json, &report, |r| r.table())
 }
 
 fn build_report(args: &EvalArgs, opts: &EvalOptions) -> anyhow::Result<EvalReport> {

@@ -5,53 +5,22 @@
 //! (sub)category breakdowns, and in prediction mode the predicted N mAP with its interval and
 //! baselines. See `docs/ilias.md`.
 
+use super::progress::Bar;
 use anyhow::bail;
 use clap::Args;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use tailrank::hardness::{Estimator, EvtOptions};
 use tailrank::ilias::{
-    dataset_warnings, evaluate_ilias, find_features, report_ilias, scan_ilias_resumable, table,
-    IliasDataset, IliasOptions,
+    dataset_warnings, find_features, run_ilias, IliasDataset, IliasOptions, SummaryOutput,
 };
 use tailrank::maps::MapKind;
 use tailrank::predict::PredictOptions;
-use tailrank::scan::engine::{Progress, ScanConfig};
-use tailrank::scan::resume::{partial_dir_for, remove_partial, ResumeOptions};
+use tailrank::report::ilias::table;
+use tailrank::scan::engine::ScanConfig;
 
-/// A spinner on stderr when it is a terminal: distractor rows done and the rate (the total is
-/// only known once every shard's index has been read inside the scan).
-struct Spinner(Option<ProgressBar>);
-
-impl Spinner {
-    fn new() -> Spinner {
-        if !std::io::stderr().is_terminal() {
-            return Spinner(None);
-        }
-        let pb = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-        pb.set_style(
-            ProgressStyle::with_template(
-                "ilias scan {spinner} {human_pos} distractor rows {per_sec}",
-            )
-            .expect("valid template"),
-        );
-        Spinner(Some(pb))
-    }
-    fn finish(&self) {
-        if let Some(pb) = &self.0 {
-            pb.finish_and_clear();
-        }
-    }
-}
-
-impl Progress for Spinner {
-    fn rows_done(&self, rows: u64) {
-        if let Some(pb) = &self.0 {
-            pb.inc(rows);
-        }
-    }
-}
+/// The spinner of the distractor rows done (the total is only known once every shard's index
+/// has been read inside the scan).
+const SPINNER: &str = "ilias scan {spinner} {human_pos} distractor rows {per_sec}";
 
 #[derive(Args, Debug)]
 pub struct IliasArgs {
@@ -143,21 +112,8 @@ pub fn run(a: IliasArgs) -> anyhow::Result<()> {
     for w in dataset_warnings(&ds) {
         eprintln!("warning: {w}");
     }
-    let sets: Vec<String> = match a.queries.as_str() {
-        "both" => ds.sets.iter().map(|s| s.name.clone()).collect(),
-        one => vec![one.to_string()],
-    };
-    // The summaries of all sets are replaced together, never over the dataset or features.
-    let mut inputs: Vec<&std::path::Path> = vec![&a.dataset_dir, &a.features];
-    inputs.extend(a.taxonomy.as_deref());
-    inputs.extend(a.selected_ids.as_deref());
-    let mut outputs = tailrank::atomic::Transaction::new(&inputs);
-    let mut slots = Vec::new();
-    if let Some(dir) = &a.summary_out {
-        std::fs::create_dir_all(dir).map_err(|e| tailrank::Error::io(dir, e))?;
-        for s in &sets {
-            slots.push((s.clone(), outputs.add_dir(&dir.join(s))?));
-        }
+    if ds.taxonomy.is_none() {
+        eprintln!("warning: the taxonomy file is given with --taxonomy FILE");
     }
     let mut scan = ScanConfig::new(a.fraction, a.seed);
     scan.top_m = a.fit_top;
@@ -165,78 +121,40 @@ pub fn run(a: IliasArgs) -> anyhow::Result<()> {
     scan.normalize = a.normalize;
     scan.model = a.model.clone();
     scan.apply_tuning(|k| std::env::var(k).ok())?;
-    let estimator = Estimator::named(
-        &a.estimator,
-        EvtOptions {
-            top_m: a.fit_top,
-            ..EvtOptions::DEFAULT
-        },
-    )?;
-    let map: MapKind = a.map.parse()?;
+    let evt = EvtOptions {
+        top_m: a.fit_top,
+        ..EvtOptions::DEFAULT
+    };
     let predict = PredictOptions {
-        pool_size: None,
         k: a.k,
-        estimator,
-        map,
         bootstrap: a.bootstrap,
         sample_noise: a.sample_noise,
         confidence: a.confidence,
         seed: a.seed,
+        ..PredictOptions::named(&a.estimator, evt, &a.map)?
     };
     let opts = IliasOptions {
-        sets,
+        sets: ds.chosen_sets(&a.queries),
         scan,
         predict,
     };
-    let spinner = Spinner::new();
-    // With --summary-out the scan is resumable: chunks are kept in SUMMARY_OUT.partial/.
-    let partial = a.summary_out.as_deref().map(partial_dir_for);
-    let result = match &partial {
-        Some(dir) => {
-            let names: Vec<&str> = opts.sets.iter().map(String::as_str).collect();
-            let ropts = ResumeOptions {
-                partial_dir: dir.clone(),
-                chunk_rows: a.chunk_rows,
-                resume: a.resume,
-            };
-            scan_ilias_resumable(&ds, &feats, &names, &opts.scan, &ropts, &spinner).and_then(
-                |(summaries, report)| {
-                    for d in &report.discarded {
-                        eprintln!("tailrank ilias: discarded {}: {d}", dir.display());
-                    }
-                    if report.reused > 0 {
-                        eprintln!(
-                            "tailrank ilias: resumed: {} chunk(s) reused from {}, {} scanned",
-                            report.reused,
-                            dir.display(),
-                            report.scanned
-                        );
-                    }
-                    report_ilias(&ds, &opts, summaries)
-                },
-            )
+    // The summaries of all sets are replaced together, never over the dataset or features.
+    let out = a.summary_out.as_deref().map(|dir| {
+        let mut inputs = vec![a.dataset_dir.as_path(), a.features.as_path()];
+        inputs.extend(a.taxonomy.as_deref());
+        inputs.extend(a.selected_ids.as_deref());
+        SummaryOutput {
+            dir,
+            inputs,
+            chunk_rows: a.chunk_rows,
+            resume: a.resume,
         }
-        None => evaluate_ilias(&ds, &feats, &opts, &spinner),
-    };
-    spinner.finish();
-    let (report, summaries) = result?;
-    for (set, slot) in slots {
-        if let Some(s) = summaries.iter().find(|s| s.query_set == set) {
-            outputs.write(slot, |p| s.write(p))?;
-        } else {
-            bail!("internal error: no summary of the query set {set:?} to write");
-        }
+    });
+    let spinner = Bar::new(None, SPINNER);
+    let (report, notes) = run_ilias(&ds, &feats, &opts, out.as_ref(), &spinner)?;
+    drop(spinner);
+    for note in notes {
+        eprintln!("tailrank ilias: {note}");
     }
-    if a.summary_out.is_some() {
-        outputs.commit()?;
-    }
-    if let Some(dir) = &partial {
-        remove_partial(dir)?;
-    }
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        print!("{}", table(&report));
-    }
-    Ok(())
+    super::print_report(a.json, &report, table)
 }

@@ -1,11 +1,10 @@
 //! `tailrank merge A B ... -o OUT`: merge scan summaries of disjoint pool shards (exact: counts
 //! and subset sizes add, top-M lists merge; see `docs/summary-format.md`).
 
-use anyhow::Context;
 use clap::Args;
 use std::path::PathBuf;
+use tailrank::report::written::merge_written;
 use tailrank::summary::Summary;
-use tailrank::summary::POOL_ROLE;
 
 #[derive(Args, Debug)]
 pub struct MergeArgs {
@@ -21,39 +20,13 @@ pub fn run(args: MergeArgs) -> anyhow::Result<()> {
     let inputs: Vec<&std::path::Path> = args.inputs.iter().map(|p| p.as_path()).collect();
     let mut outputs = tailrank::atomic::Transaction::new(&inputs);
     let slot = outputs.add_dir(&args.output)?;
-    let parts = args
-        .inputs
-        .iter()
-        .map(|p| super::read_summary(p).with_context(|| format!("reading summary {}", p.display())))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    let (merged, warnings) = Summary::merge_with_warnings(&parts).with_context(|| {
-        let names: Vec<String> = args
-            .inputs
-            .iter()
-            .enumerate()
-            .map(|(i, p)| format!("part {} = {}", i + 1, p.display()))
-            .collect();
-        format!("merging {}", names.join(", "))
-    })?;
-    for w in warnings {
-        eprintln!("tailrank: warning: {w}");
-    }
+    let merged = Summary::merge_folders(&args.inputs, |w| super::warn_all([w]))?;
     if let Some(w) = merged.ties_unknown_warning() {
         eprintln!("tailrank merge: warning: {w}");
     }
     outputs.write(slot, |p| merged.write(p))?;
     outputs.commit()?;
-    eprintln!(
-        "tailrank merge: {} summaries -> {}: {} queries, {} pool inputs, S_0 = {}{}",
-        parts.len(),
-        args.output.display(),
-        merged.queries.len(),
-        merged.inputs.iter().filter(|r| r.role == POOL_ROLE).count(),
-        merged.subset_sizes[0],
-        merged
-            .pool_size
-            .map(|n| format!(", N = {n}"))
-            .unwrap_or_default()
-    );
+    let line = merge_written(args.inputs.len(), &args.output, &merged);
+    eprintln!("tailrank merge: {line}");
     Ok(())
 }

@@ -1,4 +1,5 @@
-//! One file per subcommand.
+//! One file per subcommand, and the helpers they share: reading a summary with its warnings,
+//! printing a report as a table or JSON, and the progress bar.
 
 pub mod compare;
 pub mod curve;
@@ -7,19 +8,44 @@ pub mod eval;
 pub mod ilias;
 pub mod merge;
 pub mod predict;
+mod progress;
 pub mod sample;
 pub mod scan;
 pub mod simulate;
 pub mod validate;
 
+/// Print each warning on stderr as `tailrank: warning: ...`.
+pub fn warn_all<W: std::fmt::Display>(warnings: impl IntoIterator<Item = W>) {
+    for w in warnings {
+        eprintln!("tailrank: warning: {w}");
+    }
+}
+
+/// Print `report` on stdout: as pretty JSON with `json`, else the table `table` renders.
+pub fn print_report<T: serde::Serialize>(
+    json: bool,
+    report: &T,
+    table: impl FnOnce(&T) -> String,
+) -> anyhow::Result<()> {
+    if json {
+        println!("{}", tailrank::formats::json::to_pretty_json(report)?);
+    } else {
+        print!("{}", table(report));
+    }
+    Ok(())
+}
+
+/// A clap value parser for the library's named values (`FromStr` with the library's error,
+/// whose text clap prints).
+pub fn parse_value<T: std::str::FromStr<Err = tailrank::Error>>(s: &str) -> Result<T, String> {
+    s.parse().map_err(|e: tailrank::Error| e.to_string())
+}
+
 /// Read a summary folder, printing the reader's warnings (e.g. a format-1 folder whose
 /// manifest is not checksummed) on stderr.
 pub fn read_summary(path: &std::path::Path) -> tailrank::Result<tailrank::summary::Summary> {
     let (s, warnings) = tailrank::summary::Summary::read_with_warnings(path)?;
-    for w in warnings {
-        eprintln!("tailrank: warning: {w}");
-    }
-
+    warn_all(warnings);
     Ok(s)
 }
 

@@ -6,10 +6,10 @@ use anyhow::bail;
 use clap::Args;
 use std::path::{Path, PathBuf};
 use tailrank::formats::hardness_csv;
-use tailrank::hardness::{Estimator, EvtOptions, HardnessMeta, QueryHardness};
+use tailrank::hardness::{Estimator, EvtOptions};
 use tailrank::maps::MapKind;
-use tailrank::predict::PredictOptions;
-use tailrank::summary::Summary;
+use tailrank::predict::{PredictInput, PredictOptions};
+use tailrank::report::{prediction_json, prediction_table};
 
 /// Input and model options shared by `predict` and `curve`.
 #[derive(Args, Debug, Clone)]
@@ -66,12 +66,6 @@ pub struct EstimateArgs {
     pub c_min: u64,
 }
 
-/// The model's input: a summary or a hardness artifact.
-pub enum Input {
-    Summary(Box<Summary>),
-    Hardness(HardnessMeta, Vec<QueryHardness>),
-}
-
 impl ModelArgs {
     /// Prediction options from the arguments (`sample_noise` set by the caller).
     pub fn options(&self, sample_noise: usize) -> anyhow::Result<PredictOptions> {
@@ -88,12 +82,8 @@ impl ModelArgs {
     }
 
     /// Without `--pool-size`, the input must record N (the error names the input).
-    pub fn require_pool_size(&self, input: &Input) -> anyhow::Result<()> {
-        let recorded = match input {
-            Input::Summary(s) => s.pool_size,
-            Input::Hardness(meta, _) => meta.pool_size,
-        };
-        if self.pool_size.is_none() && recorded.is_none() {
+    pub fn require_pool_size(&self, input: &PredictInput) -> anyhow::Result<()> {
+        if self.pool_size.is_none() && input.recorded_pool_size().is_none() {
             let path = self.input_paths().first().map(|p| p.display().to_string());
             bail!(
                 "the pool size N is unknown: {} does not record it; give --pool-size",
@@ -104,18 +94,18 @@ impl ModelArgs {
     }
 
     /// Read the input (a summary is checked against an explicit `--fit-top`).
-    pub fn load(&self) -> anyhow::Result<Input> {
+    pub fn load(&self) -> anyhow::Result<PredictInput> {
         match (&self.summary, &self.hardness) {
             (Some(s), None) => {
                 let summary = super::read_summary_for_metrics(s)?;
                 if let (Some(m), "evt") = (self.est.fit_top, self.est.estimator.as_str()) {
                     tailrank::predict::check_top_m(&summary, s, m)?;
                 }
-                Ok(Input::Summary(Box::new(summary)))
+                Ok(PredictInput::Summary(Box::new(summary)))
             }
             (None, Some(h)) => {
                 let (meta, qs) = hardness_csv::read_hardness_csv(h)?;
-                Ok(Input::Hardness(meta, qs))
+                Ok(PredictInput::Hardness(meta, qs))
             }
             _ => bail!("give exactly one of --summary and --hardness"),
         }
@@ -129,24 +119,19 @@ impl EstimateArgs {
         pool_size: Option<u64>,
         sample_noise: usize,
     ) -> anyhow::Result<PredictOptions> {
-        let estimator = Estimator::named(
-            &self.estimator,
-            EvtOptions {
-                top_m: self.fit_top.unwrap_or(EvtOptions::DEFAULT.top_m),
-                quantile: self.quantile,
-                c_min: self.c_min,
-            },
-        )?;
-        let map: MapKind = self.map.parse()?;
+        let evt = EvtOptions {
+            top_m: self.fit_top.unwrap_or(EvtOptions::DEFAULT.top_m),
+            quantile: self.quantile,
+            c_min: self.c_min,
+        };
         Ok(PredictOptions {
             pool_size,
             k: self.k,
-            estimator,
-            map,
             bootstrap: self.bootstrap,
             sample_noise,
             confidence: self.confidence,
             seed: self.seed,
+            ..PredictOptions::named(&self.estimator, evt, &self.map)?
         })
     }
 }
@@ -169,23 +154,14 @@ pub struct PredictArgs {
 pub fn run(a: PredictArgs) -> anyhow::Result<()> {
     let opts = a.model.options(a.sample_noise)?;
     let mut outputs = tailrank::atomic::Transaction::new(&a.model.input_paths());
-    let hardness_slot = match &a.hardness_out {
-        Some(p) => Some(outputs.add_file(p)?),
-        None => None,
-    };
+    let hardness_slot = a
+        .hardness_out
+        .as_deref()
+        .map(|p| outputs.add_file(p))
+        .transpose()?;
     let input = a.model.load()?;
     a.model.require_pool_size(&input)?;
-    let (p, meta) = match input {
-        Input::Summary(s) => {
-            let p = tailrank::predict::predict(&s, &opts)?;
-            let meta = HardnessMeta::from_summary(&s, 0, &opts.estimator);
-            (p, meta)
-        }
-        Input::Hardness(meta, qs) => {
-            let p = tailrank::predict::predict_from_hardness(&meta, &qs, &opts)?;
-            (p, meta)
-        }
-    };
+    let (p, meta) = input.predict(&opts)?;
     if let Some(slot) = hardness_slot {
         outputs.write(slot, |path| {
             hardness_csv::write_hardness_csv(path, &meta, &p.hardness)
@@ -193,12 +169,9 @@ pub fn run(a: PredictArgs) -> anyhow::Result<()> {
         outputs.commit()?;
     }
     if a.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&tailrank::report::prediction_json(&p))?
-        );
+        println!("{}", serde_json::to_string_pretty(&prediction_json(&p))?);
     } else {
-        print!("{}", tailrank::report::prediction_table(&p));
+        print!("{}", prediction_table(&p));
     }
     Ok(())
 }

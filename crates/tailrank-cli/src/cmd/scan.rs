@@ -2,23 +2,22 @@
 //! (`docs/summary-format.md`), optionally with the exact top-k results JSON.
 //!
 //! The query set (`--query-set`), the pool size N (`--pool-size`) and the pairing of results
-//! with query ids follow `tailrank::scan::request` (the rules are the library's).
-//!
-//! Resumable: the pool is scanned in chunks of `--chunk-rows` rows (the files in order; small
-//! files share a chunk, large ones span several), each chunk's summary saved atomically in `OUTPUT.partial/`; the merged summary is
-//! written to OUTPUT and the partial folder removed. After a kill, `--resume` reuses the saved
-//! chunks (see `tailrank::scan::resume`); without it, an existing partial folder is an error.
+//! with query ids follow `tailrank::scan::request`; the outputs and the partial folder
+//! `OUTPUT.partial/` (chunks of `--chunk-rows` rows, reused by `--resume` after a kill)
+//! follow `tailrank::scan::job` and `tailrank::scan::resume`. The rules are the library's.
 
+use super::progress::Bar;
 use anyhow::bail;
 use clap::Args;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
-use tailrank::formats::descriptors::{open_descriptors, DescriptorSource};
-use tailrank::scan::engine::{Progress, ScanConfig, DEFAULT_DRIFT_SHARDS, DEFAULT_TOP_M};
-use tailrank::scan::request::ScanRequest;
-use tailrank::scan::resume::{partial_dir_for, remove_partial, scan_resumable, ResumeOptions};
+use tailrank::report::written::scan_written;
+use tailrank::scan::engine::{ScanConfig, DEFAULT_DRIFT_SHARDS, DEFAULT_TOP_M};
+use tailrank::scan::job::ScanFiles;
+
+/// The progress bar of the pool rows.
+const BAR: &str =
+    "scan {bar:40.cyan/blue} {percent:>3}% {human_pos}/{human_len} rows {per_sec} ETA {eta}";
 
 /// Arguments of `tailrank scan` (boxed: they are large next to the other subcommands').
 #[derive(Args, Debug)]
@@ -111,39 +110,6 @@ pub struct ScanOpts {
     pub chunk_rows: usize,
 }
 
-/// A progress bar on stderr when it is a terminal (rows/s and ETA), nothing otherwise.
-struct Bar(Option<ProgressBar>);
-
-impl Bar {
-    fn new(total: u64) -> Bar {
-        if !std::io::stderr().is_terminal() {
-            return Bar(None);
-        }
-        let pb = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-        pb.set_style(
-            ProgressStyle::with_template(
-                "scan {bar:40.cyan/blue} {percent:>3}% {human_pos}/{human_len} rows \
-                 {per_sec} ETA {eta}",
-            )
-            .expect("valid template"),
-        );
-        Bar(Some(pb))
-    }
-    fn finish(&self) {
-        if let Some(pb) = &self.0 {
-            pb.finish_and_clear();
-        }
-    }
-}
-
-impl Progress for Bar {
-    fn rows_done(&self, rows: u64) {
-        if let Some(pb) = &self.0 {
-            pb.inc(rows);
-        }
-    }
-}
-
 pub fn run(args: ScanArgs) -> anyhow::Result<()> {
     let args = *args.opts;
     let started = Instant::now();
@@ -163,37 +129,6 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
     if args.chunk_rows == 0 {
         bail!("--chunk-rows must be at least 1");
     }
-    // Outputs: locked for the whole run (a concurrent scan to the same output is refused),
-    // checked against every input, written to staging paths and renamed together at the end
-    // (the results JSON first, the summary last).
-    let mut input_paths: Vec<PathBuf> = vec![args.gt.clone()];
-    for p in [&args.queries, &args.core].into_iter().chain(&args.pool) {
-        input_paths.extend(tailrank::outputs::descriptor_inputs(p));
-    }
-    input_paths.extend(args.queries_ids.iter().cloned());
-    input_paths.extend(args.core_ids.iter().cloned());
-    input_paths.extend(args.pool_ids.iter().cloned());
-    let input_refs: Vec<&Path> = input_paths.iter().map(|p| p.as_path()).collect();
-    let mut outputs = tailrank::atomic::Transaction::new(&input_refs);
-    let results_slot = match &args.results_out {
-        Some(p) => Some(outputs.add_file(p)?),
-        None => None,
-    };
-    let summary_slot = outputs.add_dir(&args.output)?;
-
-    let request =
-        ScanRequest::from_ground_truth(&args.gt, args.query_set.as_deref(), args.pool_size)?;
-
-    let queries = open_descriptors(&args.queries, args.queries_ids.as_deref())?;
-    let core = open_descriptors(&args.core, args.core_ids.as_deref())?;
-    let pool: Vec<Box<dyn DescriptorSource>> = args
-        .pool
-        .iter()
-        .enumerate()
-        .map(|(i, p)| open_descriptors(p, args.pool_ids.get(i).map(|x| x.as_path())))
-        .collect::<tailrank::Result<_>>()?;
-    let pool_rows: u64 = pool.iter().map(|p| p.rows() as u64).sum();
-
     let mut cfg = ScanConfig::new(args.fraction, args.seed);
     if let Some(m) = args.min_fraction {
         cfg.min_fraction = m;
@@ -206,36 +141,26 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
     cfg.speculate = !args.no_speculate;
     cfg.screen = !args.no_screen;
     cfg.model = args.model.clone();
-    cfg.pool_size = request.pool_size(args.fraction, pool_rows)?;
     cfg.apply_tuning(|k| std::env::var(k).ok())?;
-
-    let inputs = request.inputs(
-        queries.as_ref(),
-        core.as_ref(),
-        pool.iter().map(|p| p.as_ref()).collect(),
-    );
-    let partial = partial_dir_for(&args.output);
-    let ropts = ResumeOptions {
-        partial_dir: partial.clone(),
+    let files = ScanFiles {
+        queries: args.queries,
+        queries_ids: args.queries_ids,
+        core: args.core,
+        core_ids: args.core_ids,
+        pool: args.pool,
+        pool_ids: args.pool_ids,
+        gt: args.gt,
+        query_set: args.query_set,
+        pool_size: args.pool_size,
+        output: args.output,
+        results_out: args.results_out,
         chunk_rows: args.chunk_rows,
         resume: args.resume,
     };
-    let bar = Bar::new(pool_rows);
-    let out = scan_resumable(&inputs, &cfg, &ropts, &bar);
-    bar.finish();
-    let (out, report) = out?;
-    for d in &report.discarded {
-        eprintln!("tailrank scan: discarded {}: {d}", partial.display());
+    let out = files.run(cfg, |rows| Bar::new(Some(rows), BAR))?;
+    for note in &out.notes {
+        eprintln!("tailrank scan: {note}");
     }
-    if report.reused > 0 {
-        eprintln!(
-            "tailrank scan: resumed: {} chunk(s) reused from {}, {} scanned",
-            report.reused,
-            partial.display(),
-            report.scanned
-        );
-    }
-
     if out.rescanned_queries > 0 {
         eprintln!(
             "tailrank scan: note: the pilot blocks were not representative for {} query(ies); \
@@ -244,35 +169,15 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
             out.rescanned_queries
         );
     }
-    if args.normalize && out.renormalized_rows > 0 {
+    if out.renormalized_rows > 0 {
         eprintln!(
             "tailrank scan: warning: {} row(s) (queries, core and pool) were not unit-norm and \
              were L2-normalised (--normalize)",
             out.renormalized_rows
         );
     }
-    let scanned = request.finish(out)?;
-    let summary = scanned.summary;
-    if let (Some(slot), Some(lists)) = (results_slot, &scanned.results) {
-        outputs.write(slot, |p| {
-            tailrank::formats::results::write_results(p, lists)
-        })?;
-    }
-    outputs.write(summary_slot, |p| summary.write(p))?;
-    outputs.commit()?;
-    remove_partial(&partial)?;
-    eprintln!(
-        "tailrank scan: {} pool shard(s) -> {}: query set {:?}, {} queries, {} pool rows, S_0 = {} (f = {}), \
-         {} subsets, {:.1} s",
-        args.pool.len(),
-        args.output.display(),
-        summary.query_set,
-        summary.queries.len(),
-        pool_rows,
-        summary.subset_sizes[0],
-        summary.fraction,
-        summary.subsets.len(),
-        started.elapsed().as_secs_f64()
-    );
+    let secs = started.elapsed().as_secs_f64();
+    let line = scan_written(&out, files.pool.len(), &files.output, secs);
+    eprintln!("tailrank scan: {line}");
     Ok(())
 }

@@ -3,15 +3,14 @@
 //! geometry `--geometry`); `--vectors --validate` runs the vector-level validation families
 //! (files in `DIR`, truth from the whole-pool scan, predictions from hash samples).
 
-use anyhow::Context;
 use clap::Args;
 use std::path::PathBuf;
 use tailrank::formats::descriptors::Dtype;
-use tailrank::simulate::vector_validation::{
-    family, run_family, table, VectorRunOptions, VECTOR_FAMILIES,
-};
+use tailrank::report::demo::{simulation_report, vectors_report};
+use tailrank::report::validation::vector_table;
+use tailrank::simulate::vector_validation::{run_families, VectorRunOptions};
 use tailrank::simulate::vectors::{write_vectors, VectorConfig};
-use tailrank::simulate::{simulate_summary, SimConfig};
+use tailrank::simulate::{simulate_to_dir, SimConfig, SimulationFiles};
 
 #[derive(Args, Debug)]
 pub struct SimulateArgs {
@@ -71,37 +70,19 @@ pub struct SimulateArgs {
 }
 
 fn validate(a: &SimulateArgs) -> anyhow::Result<()> {
-    let families = if a.family.is_empty() {
-        VECTOR_FAMILIES.iter().collect::<Vec<_>>()
-    } else {
-        a.family
-            .iter()
-            .map(|n| family(n))
-            .collect::<tailrank::Result<Vec<_>>>()?
-    };
     let opts = VectorRunOptions {
         fractions: a.fractions.clone(),
         pool_size: a.pool_size,
         dim: a.dim,
         ..VectorRunOptions::default()
     };
-    let mut runs = Vec::new();
-    for f in families {
-        for seed in a.seed..a.seed + a.seeds {
-            let t = std::time::Instant::now();
-            let r = run_family(f, seed, &opts, &a.out)?;
-            eprintln!(
-                "tailrank simulate: {} seed {seed} done in {:.0} s",
-                f.name,
-                t.elapsed().as_secs_f64()
-            );
-            runs.extend(r);
-        }
-    }
-    print!("{}", table(&runs));
+    let seeds = a.seed..a.seed + a.seeds;
+    let runs = run_families(&a.family, seeds, &opts, &a.out, |family, seed, secs| {
+        eprintln!("tailrank simulate: {family} seed {seed} done in {secs:.0} s");
+    })?;
+    print!("{}", vector_table(&runs));
     if let Some(j) = &a.json {
-        let bytes = serde_json::to_vec_pretty(&runs)?;
-        tailrank::atomic::write_bytes(j, &bytes)?;
+        tailrank::atomic::write_bytes(j, &serde_json::to_vec_pretty(&runs)?)?;
     }
     Ok(())
 }
@@ -112,7 +93,10 @@ pub fn run(a: SimulateArgs) -> anyhow::Result<()> {
     }
     if a.vectors {
         let base = VectorConfig::for_geometry(&a.geometry)?;
-        let mut cfg = VectorConfig {
+        if a.fraction.is_some() || a.queries.is_some() {
+            anyhow::bail!("--fraction and --queries apply to --preset, not --vectors");
+        }
+        let cfg = VectorConfig {
             seed: a.seed,
             dim: a.dim.unwrap_or(base.dim),
             instances: a.instances,
@@ -122,34 +106,16 @@ pub fn run(a: SimulateArgs) -> anyhow::Result<()> {
             } else {
                 Dtype::F16
             },
+            pool_size: a.pool_size.unwrap_or(base.pool_size),
             ..base
         };
-        if let Some(n) = a.pool_size {
-            cfg.pool_size = n;
-        }
-        if a.fraction.is_some() || a.queries.is_some() {
-            anyhow::bail!("--fraction and --queries apply to --preset, not --vectors");
-        }
         let b = write_vectors(&cfg, &a.out)?;
-        println!(
-            "wrote {} queries, {} core items, {} pool rows ({} burst/hub copies; {}, dim {}) to {}:",
-            b.queries,
-            b.core,
-            b.pool,
-            b.special_rows,
-            cfg.geometry.name(),
-            cfg.dim,
-            a.out.display()
-        );
-        for f in &b.files {
-            println!("  {}", a.out.join(f).display());
-        }
+        print!("{}", vectors_report(&cfg, &b, &a.out));
         return Ok(());
     }
     let mut cfg = SimConfig::preset(&a.preset, a.seed)?;
     if let Some(n) = a.pool_size {
-        cfg.pool_size = n;
-        cfg.truth_pool_sizes.retain(|&m| m < n);
+        cfg = cfg.with_pool_size(n);
     }
     if let Some(f) = a.fraction {
         cfg.fraction = f;
@@ -157,40 +123,8 @@ pub fn run(a: SimulateArgs) -> anyhow::Result<()> {
     if let Some(q) = a.queries {
         cfg = cfg.with_queries(q);
     }
-    std::fs::create_dir_all(&a.out)
-        .with_context(|| format!("cannot create {}", a.out.display()))?;
-    let summary_dir = a.out.join("summary");
-    let truth_path = a.out.join("truth.json");
-    // The truth and the summary are replaced together (the truth first).
-    let mut outputs = tailrank::atomic::Transaction::new(&[]);
-    let truth_slot = outputs.add_file(&truth_path)?;
-    let summary_slot = outputs.add_dir(&summary_dir)?;
-    let sim = simulate_summary(&cfg)?;
-    outputs.write(truth_slot, |p| sim.truth.write(p))?;
-    outputs.write(summary_slot, |p| sim.summary.write(p))?;
-    outputs.commit()?;
-    let t = &sim.truth;
-    println!(
-        "simulated {:?} (seed {}): {} queries, {} positives, N = {}, S = {} (f = {})",
-        cfg.preset,
-        cfg.seed,
-        sim.summary.queries.len(),
-        sim.summary
-            .queries
-            .iter()
-            .map(|q| q.positives.len())
-            .sum::<usize>(),
-        t.pool_size,
-        t.sample_size,
-        cfg.fraction
-    );
-    println!(
-        "true mAP@{} at N: {:.2}%   (evaluate-at-S: {:.2}%)",
-        t.k,
-        100.0 * t.map_at_k,
-        100.0 * t.levels[0].map_at_k
-    );
-    println!("summary: {}", summary_dir.display());
-    println!("truth:   {}", truth_path.display());
+    let (sim, _) = simulate_to_dir(&cfg, &a.out, None)?;
+    let files = SimulationFiles::in_dir(&a.out);
+    print!("{}", simulation_report(&cfg, &sim, &files));
     Ok(())
 }

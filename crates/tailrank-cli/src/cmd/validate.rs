@@ -5,7 +5,7 @@
 
 use clap::Args;
 use std::path::PathBuf;
-use tailrank::simulate::corpus::CORPUS;
+use tailrank::report::validation::{corpus_list, run_line, ValidationFiles};
 use tailrank::simulate::validation::{run_validation, ValidationOptions};
 
 #[derive(Args, Debug)]
@@ -55,19 +55,10 @@ pub struct ValidateArgs {
 
 pub fn run(a: ValidateArgs) -> anyhow::Result<()> {
     if a.list {
-        for e in CORPUS {
-            let held = if e.held_out { " (held out)" } else { "" };
-            println!("{}{held}: {}", e.name, e.description);
-        }
+        print!("{}", corpus_list());
         return Ok(());
     }
-    // The report and the runs JSON are replaced together (the JSON first).
-    let mut outputs = tailrank::atomic::Transaction::new(&[]);
-    let json_slot = match &a.json {
-        Some(j) => Some(outputs.add_file(j)?),
-        None => None,
-    };
-    let report_slot = outputs.add_file(&a.out)?;
+    let files = ValidationFiles::claim(&a.out, a.json.as_deref())?;
     let d = ValidationOptions::default();
     let opts = ValidationOptions {
         presets: a.presets.clone().unwrap_or(d.presets),
@@ -80,44 +71,14 @@ pub fn run(a: ValidateArgs) -> anyhow::Result<()> {
         bootstrap: a.bootstrap.unwrap_or(d.bootstrap),
         ..d
     };
-    let quiet = a.quiet;
     let report = run_validation(&opts, |r| {
-        if !quiet {
-            eprintln!(
-                "{} seed {} f={}: truth {:.2}%  evt {:+.2}  count {:+.2}  evaluate-at-S {:+.2}  \
-                 hit@1 {:+.2}  recall {:+.2}{}",
-                r.preset,
-                r.seed,
-                r.fraction,
-                100.0 * r.truth,
-                100.0 * (r.evt - r.truth),
-                100.0 * (r.count - r.truth),
-                100.0 * (r.evaluate_at_s - r.truth),
-                100.0 * (r.hit_at_1 - r.truth_hit_at_1),
-                100.0 * (r.recall_at_k - r.truth_recall_at_k),
-                match (r.realized, r.verdict) {
-                    (Some(i), Some(v)) => format!(
-                        "  realized [{:+.2}, {:+.2}]  {}",
-                        100.0 * (i.lo - r.truth),
-                        100.0 * (i.hi - r.truth),
-                        v.as_str()
-                    ),
-                    _ => String::new(),
-                }
-            );
+        if !a.quiet {
+            eprintln!("{}", run_line(r));
         }
     })?;
     print!("{}", report.table());
     let command: Vec<String> = std::env::args().collect();
-    let md = report.markdown(&command.join(" "));
-    if let Some(slot) = json_slot {
-        let bytes = serde_json::to_vec_pretty(&report)?;
-        outputs.write(slot, |p| tailrank::atomic::write_bytes(p, &bytes))?;
-    }
-    outputs.write(report_slot, |p| {
-        tailrank::atomic::write_bytes(p, md.as_bytes())
-    })?;
-    outputs.commit()?;
+    files.write(&report, &command.join(" "))?;
     println!("report: {}", a.out.display());
     if let Some(j) = &a.json {
         println!("runs:   {}", j.display());

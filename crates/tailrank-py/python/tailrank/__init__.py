@@ -38,6 +38,7 @@ __all__ = [
     "load_summary",
     "predict",
     "evaluate",
+    "evaluate_revisited",
     "sample_ids",
     "sample_mask",
     "id_hashes",
@@ -534,13 +535,9 @@ def evaluate(
 
     A query of the ground truth without results is an error unless ``missing_as_zero``.
     """
-    if _is_path(results):
-        r: Any = os.fspath(results)
-    else:
-        r = [(str(q), [(str(d), float(s)) for d, s in items.items()]) for q, items in results.items()]
     g = _gt(gt)
     text = _native.evaluate_native(
-        r,
+        _results_arg(results),
         g,
         k=int(k),
         missing_as_zero=missing_as_zero,
@@ -548,6 +545,36 @@ def evaluate(
         metrics=None if metrics is None else [str(m) for m in metrics],
     )
     return json.loads(text)
+
+
+def evaluate_revisited(
+    results: Union[Mapping[str, Mapping[str, float]], PathLike],
+    gt: PathLike,
+    protocols: Optional[Sequence[str]] = None,
+    *,
+    missing_as_zero: bool = False,
+) -> Dict[str, Any]:
+    """Revisited mAP (junk removed) per protocol of results {query: {db_id: score}} against a
+    revisited ground truth JSON {query: {"easy": [...], "hard": [...], "junk": [...]}}
+    (revisited Oxford/Paris; protocol ``plain`` for INSTRE); the report of
+    ``tailrank eval --protocol ... --json`` (fractions in [0, 1]): ``protocols`` with ``map``
+    and per-query AP.
+
+    ``protocols`` defaults to easy, medium and hard (``_native.REVISITED_PROTOCOLS``). A query
+    of the ground truth without results is an error unless ``missing_as_zero``.
+    """
+    names = _native.REVISITED_PROTOCOLS if protocols is None else [str(p) for p in protocols]
+    text = _native.evaluate_revisited_native(
+        _results_arg(results), os.fspath(gt), list(names), missing_as_zero=missing_as_zero
+    )
+    return json.loads(text)
+
+
+def _results_arg(results: Union[Mapping[str, Mapping[str, float]], PathLike]) -> Any:
+    """Results as the native layer takes them: a path, or [(query, [(db_id, score)])]."""
+    if _is_path(results):
+        return os.fspath(results)
+    return [(str(q), [(str(d), float(s)) for d, s in items.items()]) for q, items in results.items()]
 
 
 def id_hashes(ids: Iterable[str], seed: int = 0) -> np.ndarray:

@@ -7,11 +7,101 @@
 //! checked against the grammar, and every error reads `path: line L, column C: message`.
 //! Python's `json.dump` extensions `NaN`, `Infinity`, `-Infinity` are recognised as
 //! [`Scalar::NonFinite`] so that callers can name them. [`write_json_string`] writes a string
-//! literal that any JSON reader gives back unchanged.
+//! literal that any JSON reader gives back unchanged; [`to_json_value`] gives the value of a
+//! report with its keys sorted, and [`to_pretty_json`] prints a report in the order of its
+//! type; neither ever writes `-0.0`.
 
 use crate::error::{Error, Result};
+use serde_json::ser::{Formatter, PrettyFormatter};
+use serde_json::{json, Value};
 use std::io::Write;
 use std::path::Path;
+
+/// Replace every `-0.0` in a JSON tree by `0.0`. A metric such as an AP of 0 can come out of
+/// the arithmetic as −0.0 (e.g. a zero times a negative weight); JSON readers keep the sign, and
+/// a report that prints `-0.0` for "no positive retrieved" reads like an error.
+pub fn positive_zeros(v: &mut Value) {
+    match v {
+        Value::Number(n)
+            if n.as_f64() == Some(0.0) && n.as_f64().is_some_and(f64::is_sign_negative) =>
+        {
+            *v = json!(0.0);
+        }
+        Value::Array(a) => a.iter_mut().for_each(positive_zeros),
+        Value::Object(o) => o.values_mut().for_each(positive_zeros),
+        _ => {}
+    }
+}
+
+/// A serde value as JSON, with negative zeros printed as `0.0` ([`positive_zeros`]) and the
+/// object keys in sorted order (the order `serde_json::Value` keeps).
+pub fn to_json_value<T: serde::Serialize>(v: &T) -> Value {
+    let mut v = serde_json::to_value(v).expect("report types serialize to JSON");
+    positive_zeros(&mut v);
+    v
+}
+
+/// A pretty JSON formatter (serde_json's [`PrettyFormatter`]) that writes a negative zero as
+/// `0.0`: a metric such as an AP of 0 can come out of the arithmetic as −0.0, and a report
+/// that prints `-0.0` for "no positive retrieved" reads like an error. Keys keep the order of
+/// the serialised type.
+struct PositiveZeros(PrettyFormatter<'static>);
+
+impl Formatter for PositiveZeros {
+    fn write_f64<W: ?Sized + Write>(&mut self, w: &mut W, v: f64) -> std::io::Result<()> {
+        self.0.write_f64(w, if v == 0.0 { 0.0 } else { v })
+    }
+    fn write_f32<W: ?Sized + Write>(&mut self, w: &mut W, v: f32) -> std::io::Result<()> {
+        self.0.write_f32(w, if v == 0.0 { 0.0 } else { v })
+    }
+    fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_array(w)
+    }
+    fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_array(w)
+    }
+    fn begin_array_value<W: ?Sized + Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.0.begin_array_value(w, first)
+    }
+    fn end_array_value<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_array_value(w)
+    }
+    fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_object(w)
+    }
+    fn end_object<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object(w)
+    }
+    fn begin_object_key<W: ?Sized + Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.0.begin_object_key(w, first)
+    }
+    fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_object_value(w)
+    }
+    fn end_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object_value(w)
+    }
+}
+
+/// `value` as pretty JSON (serde_json's layout, keys in the order of the type), with every
+/// negative zero written as `0.0`: how tailrank prints and writes its reports.
+pub fn to_pretty_json<T: serde::Serialize + ?Sized>(value: &T) -> Result<String> {
+    let mut out = Vec::new();
+    let mut ser =
+        serde_json::Serializer::with_formatter(&mut out, PositiveZeros(PrettyFormatter::new()));
+    value
+        .serialize(&mut ser)
+        .map_err(|e| Error::invalid(format!("cannot serialise a report as JSON: {e}")))?;
+    Ok(String::from_utf8(out).expect("serde_json writes UTF-8"))
+}
 
 /// Write `s` as a JSON string literal.
 pub(crate) fn write_json_string(w: &mut dyn Write, s: &str) -> std::io::Result<()> {
@@ -464,5 +554,22 @@ impl<'a> JsonReader<'a> {
             return Err(self.error(format!("unexpected content after the JSON value: {found}")));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod zero_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn negative_zeros_print_as_zero() {
+        let mut v = json!({"a": -0.0, "b": [1.0, -0.0, {"c": -0.0}], "d": -1.5, "e": 0});
+        positive_zeros(&mut v);
+        let text = serde_json::to_string(&v).unwrap();
+        assert!(!text.contains("-0.0"), "{text}");
+        assert_eq!(v["d"], json!(-1.5));
+        assert_eq!(v["e"], json!(0));
+        assert_eq!(v["b"][2]["c"].as_f64(), Some(0.0));
     }
 }

@@ -64,6 +64,15 @@ pub struct IliasDataset {
 }
 
 impl IliasDataset {
+    /// The query sets chosen by `choice`: `both` for every set of the dataset (in its order),
+    /// else the one named.
+    pub fn chosen_sets(&self, choice: &str) -> Vec<String> {
+        match choice {
+            "both" => self.sets.iter().map(|s| s.name.clone()).collect(),
+            one => vec![one.to_string()],
+        }
+    }
+
     /// Discover and load a dataset folder; `taxonomy` overrides the discovered `taxonomy.json`.
     pub fn open(dir: &Path, taxonomy: Option<&Path>) -> Result<Self> {
         if !dir.is_dir() {

@@ -2,18 +2,21 @@
 //! (scale and clutter groups, category, subcategory; see the [module doc](super)), the
 //! combined rows and the text table.
 
+use crate::atomic::Transaction;
 use crate::error::{Error, Result};
 use crate::hardness::QueryHardness;
 use crate::maps::{self, MapKind};
 use crate::metric::{evaluate_counts, PositiveCounts};
 use crate::predict::{self, PredictOptions, Prediction};
 use crate::scan::engine::{Progress, ScanConfig};
+use crate::scan::resume::{partial_dir_for, remove_partial, ResumeOptions};
 use crate::summary::Summary;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use super::layout::{FeatureFiles, IliasDataset, TAXONOMY, TAXONOMY_DIRS};
-use super::scan::scan_ilias;
+use super::scan::{scan_ilias, scan_ilias_resumable};
 
 /// Scale groups `[t1, t2)` of the official evaluator (relative object size in the positive).
 pub const SCALE_GROUPS: [(f64, f64); 4] = [
@@ -89,11 +92,12 @@ pub struct IliasSetReport {
     /// None when the summary has no tie counts. Such pairs are ranked as the official
     /// evaluator ranks them (tie blocks, positives at the block's end).
     pub tied_pairs: Option<u64>,
-    /// Prediction mode: the full prediction report (`report::prediction_json`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub prediction: Option<serde_json::Value>,
-    #[serde(skip)]
-    pub prediction_full: Option<Prediction>,
+    /// Prediction mode: the prediction, written as its report (`report::prediction_json`).
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::predict::json::serialize_prediction"
+    )]
+    pub prediction: Option<Prediction>,
 }
 
 /// The ILIAS report (what `tailrank ilias --json` prints).
@@ -337,7 +341,6 @@ pub fn exact_set_report(ds: &IliasDataset, s: &Summary, k: usize) -> Result<Ilia
         subcategories,
         tied_pairs: s.ties_known.then(|| s.tied_pairs(0)),
         prediction: None,
-        prediction_full: None,
     })
 }
 
@@ -372,8 +375,7 @@ pub fn predicted_set_report(
         categories,
         subcategories,
         tied_pairs: s.ties_known.then(|| s.tied_pairs(0)),
-        prediction: Some(crate::report::prediction_json(&p)),
-        prediction_full: Some(p),
+        prediction: Some(p),
     })
 }
 
@@ -406,8 +408,8 @@ pub fn dataset_warnings(ds: &IliasDataset) -> Vec<String> {
             .collect();
         warnings.push(format!(
             "no taxonomy.json found (looked for {}; it is misc/taxonomy.json of the ILIAS code \
-             repository, not part of the download: give --taxonomy FILE): no (sub)category \
-             breakdown",
+             repository, not part of the download: give its path as the taxonomy file): no \
+             (sub)category breakdown",
             looked.join(", ")
         ));
     }
@@ -424,6 +426,68 @@ pub fn evaluate_ilias(
     let names: Vec<&str> = opts.sets.iter().map(String::as_str).collect();
     let summaries = scan_ilias(ds, feats, &names, &opts.scan, progress)?;
     report_ilias(ds, opts, summaries)
+}
+
+/// Where [`run_ilias`] writes the scan summaries: `dir/<set>` for each query set, replaced
+/// together and never over one of `inputs`, scanned chunk by chunk through the partial folder
+/// `dir.partial/` (`crate::scan::resume`), which is removed once they are written.
+#[derive(Debug, Clone)]
+pub struct SummaryOutput<'a> {
+    pub dir: &'a Path,
+    /// The dataset and feature folders and any other input file.
+    pub inputs: Vec<&'a Path>,
+    /// Distractor rows per chunk of the partial folder.
+    pub chunk_rows: usize,
+    /// Continue from an existing partial folder (without it, one is an error).
+    pub resume: bool,
+}
+
+/// The ILIAS report of `opts.sets`, from the scan to the report: without `out`
+/// [`evaluate_ilias`]; with it, the resumable scan
+/// ([`scan_ilias_resumable`](super::scan_ilias_resumable)) and the summaries written (see
+/// [`SummaryOutput`]). Returns the report and, with `out`, the notes of the resumable scan
+/// ([`ResumeReport::notes`](crate::scan::resume::ResumeReport::notes)).
+pub fn run_ilias(
+    ds: &IliasDataset,
+    feats: &FeatureFiles,
+    opts: &IliasOptions,
+    out: Option<&SummaryOutput>,
+    progress: &dyn Progress,
+) -> Result<(IliasReport, Vec<String>)> {
+    let Some(out) = out else {
+        return evaluate_ilias(ds, feats, opts, progress).map(|(report, _)| (report, Vec::new()));
+    };
+    let mut outputs = Transaction::new(&out.inputs);
+    std::fs::create_dir_all(out.dir).map_err(|e| Error::io(out.dir, e))?;
+    let slots = opts
+        .sets
+        .iter()
+        .map(|s| outputs.add_dir(&out.dir.join(s)))
+        .collect::<Result<Vec<_>>>()?;
+    let partial_dir = partial_dir_for(out.dir);
+    let ropts = ResumeOptions {
+        partial_dir: partial_dir.clone(),
+        chunk_rows: out.chunk_rows,
+        resume: out.resume,
+    };
+    let names: Vec<&str> = opts.sets.iter().map(String::as_str).collect();
+    let (summaries, resumed) =
+        scan_ilias_resumable(ds, feats, &names, &opts.scan, &ropts, progress)?;
+    let (report, summaries) = report_ilias(ds, opts, summaries)?;
+    for (set, slot) in opts.sets.iter().zip(slots) {
+        let s = summaries
+            .iter()
+            .find(|s| &s.query_set == set)
+            .ok_or_else(|| {
+                Error::invalid(format!(
+                    "internal error: no summary of the query set {set:?} to write"
+                ))
+            })?;
+        outputs.write(slot, |p| s.write(p))?;
+    }
+    outputs.commit()?;
+    remove_partial(&partial_dir)?;
+    Ok((report, resumed.notes(&partial_dir)))
 }
 
 /// The report of the summaries of [`scan_ilias`] or
@@ -463,185 +527,4 @@ pub fn report_ilias(
         },
         summaries,
     ))
-}
-
-fn k_label(k: usize) -> String {
-    if k >= 1000 && k % 1000 == 0 {
-        format!("{}k", k / 1000)
-    } else {
-        k.to_string()
-    }
-}
-
-/// The human report: mAP@k per task in percent (two decimals), then the breakdowns; in
-/// prediction mode each set's prediction table (interval, baselines, diagnostics) too.
-pub fn table(r: &IliasReport) -> String {
-    use crate::report::{pct, thousands};
-    use std::fmt::Write;
-    let kl = k_label(r.k);
-    let mut t = String::new();
-    // Warnings first (e.g. a missing taxonomy: no category rows below).
-    for w in &r.warnings {
-        let _ = writeln!(t, "warning: {w}");
-    }
-    let _ = writeln!(
-        t,
-        "ILIAS, model {:?}: {} mAP@{kl}, N = {} distractors{}{}",
-        r.model,
-        r.mode,
-        thousands(r.pool_size),
-        match &r.selected_ids {
-            Some(f) => format!(" selected by {f}"),
-            None => String::new(),
-        },
-        if r.mode == "exact" {
-            " (all scanned)".to_string()
-        } else {
-            format!(
-                " predicted from S = {} sampled (f = {}, seed {})",
-                thousands(r.sample_size),
-                r.fraction,
-                r.seed
-            )
-        }
-    );
-    let predicted = r.sets.iter().any(|s| s.prediction_full.is_some());
-    if predicted {
-        let _ = writeln!(
-            t,
-            "{:<6} {:>8} {:>12}  {:<26} {:<26} {:>9} {:>9}  verdict",
-            "task",
-            "queries",
-            format!("mAP@{kl} (%)"),
-            "interval (other query sets)",
-            "interval (these queries)",
-            "count",
-            "at-S"
-        );
-    } else {
-        let _ = writeln!(
-            t,
-            "{:<6} {:>8} {:>12}",
-            "task",
-            "queries",
-            format!("mAP@{kl} (%)")
-        );
-    }
-    for s in &r.sets {
-        match &s.prediction_full {
-            Some(p) => {
-                let conf = 100.0 * p.options.confidence;
-                let (iv, what) = match &p.total {
-                    Some(i) => (i, "total"),
-                    None => (&p.percentile, "pct"),
-                };
-                let realized = match &p.realized {
-                    Some(r) => format!(
-                        "{conf:.0}% [{}, {}]",
-                        pct(r.interval.lo),
-                        pct(r.interval.hi)
-                    ),
-                    None => "n/a".into(),
-                };
-                let _ = writeln!(
-                    t,
-                    "{:<6} {:>8} {:>12}  {:<26} {:<26} {:>9} {:>9}  {}",
-                    s.task,
-                    s.n_queries,
-                    pct(s.map_at_k),
-                    format!("{conf:.0}% {what} [{}, {}]", pct(iv.lo), pct(iv.hi)),
-                    realized,
-                    pct(p.baselines.count),
-                    pct(p.baselines.evaluate_at_s),
-                    p.trust.verdict.as_str()
-                );
-            }
-            None => {
-                let _ = writeln!(
-                    t,
-                    "{:<6} {:>8} {:>12}",
-                    s.task,
-                    s.n_queries,
-                    pct(s.map_at_k)
-                );
-            }
-        }
-    }
-    if let Some(c) = &r.combined {
-        // The task name is one character wider than the column: the count keeps its place.
-        let _ = writeln!(t, "{:<7}{:>8} {:>12}", c.task, c.n_queries, pct(c.map_at_k));
-    }
-    for s in &r.sets {
-        match s.tied_pairs {
-            Some(0) => {}
-            Some(n) => {
-                let _ = writeln!(
-                    t,
-                    "{}: {} tied positive/non-relevant pair{} (equal scores: official tie blocks, \
-                     positives at the block's end)",
-                    s.task,
-                    thousands(n),
-                    if n == 1 { "" } else { "s" }
-                );
-            }
-            None => {
-                let _ = writeln!(t, "{}: ties unknown (summary without tie counts)", s.task);
-            }
-        }
-    }
-    for s in &r.sets {
-        if let Some(p) = &s.prediction_full {
-            let _ = writeln!(t, "\n{} prediction:", s.task);
-            t.push_str(&crate::report::prediction_table(p));
-        }
-        let groups: Vec<&GroupResult> = s
-            .scale
-            .iter()
-            .chain(&s.clutter)
-            .chain(&s.categories)
-            .chain(&s.subcategories)
-            .collect();
-        if groups.is_empty() {
-            continue;
-        }
-        let pred = s.prediction_full.is_some();
-        let _ = writeln!(t, "\n{} breakdown, mAP@{kl} (%):", s.task);
-        if pred {
-            let _ = writeln!(
-                t,
-                "  {:<12} {:<40} {:>5} {:>9} {:>9} {:>9}",
-                "kind", "group", "n", "estimate", "count", "at-S"
-            );
-        } else {
-            let _ = writeln!(
-                t,
-                "  {:<12} {:<40} {:>5} {:>9}",
-                "kind", "group", "n", "mAP"
-            );
-        }
-        for g in groups {
-            if pred {
-                let _ = writeln!(
-                    t,
-                    "  {:<12} {:<40} {:>5} {:>9} {:>9} {:>9}",
-                    g.kind,
-                    g.group,
-                    g.n,
-                    pct(g.map_at_k),
-                    pct(g.count_map_at_k.unwrap_or(f64::NAN)),
-                    pct(g.evaluate_at_s_map_at_k.unwrap_or(f64::NAN))
-                );
-            } else {
-                let _ = writeln!(
-                    t,
-                    "  {:<12} {:<40} {:>5} {:>9}",
-                    g.kind,
-                    g.group,
-                    g.n,
-                    pct(g.map_at_k)
-                );
-            }
-        }
-    }
-    t
 }

@@ -56,6 +56,18 @@ pub enum MissingPolicy {
     Zero,
 }
 
+impl MissingPolicy {
+    /// [`MissingPolicy::Zero`] when `missing_as_zero`, else the default [`MissingPolicy::Error`]
+    /// (the front ends' `missing_as_zero` switch).
+    pub fn zero_if(missing_as_zero: bool) -> Self {
+        if missing_as_zero {
+            MissingPolicy::Zero
+        } else {
+            MissingPolicy::Error
+        }
+    }
+}
+
 /// Per-query metrics. All values are fractions in [0, 1].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct QueryReport {
@@ -210,62 +222,6 @@ pub struct EvalReport {
     pub sets: Vec<SetReport>,
     /// Non-fatal findings (e.g. results for queries that are in no query set).
     pub warnings: Vec<String>,
-}
-
-impl EvalReport {
-    /// Human table: one row per query set, the chosen metrics (default `map@k`) in percent with
-    /// 2 decimals. A metric the report does not hold prints as `-`.
-    pub fn table(&self, metrics: &[MetricName]) -> String {
-        let default = [MetricName::map(self.k)];
-        let metrics: Vec<MetricName> = if metrics.is_empty() {
-            default.to_vec()
-        } else {
-            metrics.iter().map(|m| m.at(self.k)).collect()
-        };
-        let name_w = self
-            .sets
-            .iter()
-            .map(|s| s.name.len())
-            .max()
-            .unwrap_or(0)
-            .max("query set".len());
-        let titles: Vec<String> = metrics.iter().map(|m| m.title()).collect();
-        let mut out = format!("{:<name_w$}  {:>7}", "query set", "queries");
-        for t in &titles {
-            out.push_str(&format!("  {:>w$}", t, w = t.len().max(7)));
-        }
-        out.push('\n');
-        for s in &self.sets {
-            out.push_str(&format!("{:<name_w$}  {:>7}", s.name, s.n_queries));
-            for (m, t) in metrics.iter().zip(&titles) {
-                let v = s
-                    .value(*m, self.k)
-                    .map_or("-".to_string(), |v| format!("{:.2}", 100.0 * v));
-                out.push_str(&format!("  {:>w$}", v, w = t.len().max(7)));
-            }
-            if s.n_missing > 0 {
-                out.push_str(&format!("  ({} missing counted as 0)", s.n_missing));
-            }
-            out.push('\n');
-        }
-        out.push_str("(percent)\n");
-        for s in &self.sets {
-            match s.tied_pairs {
-                Some(0) => {}
-                Some(t) => out.push_str(&format!(
-                    "{}: {t} tied positive/non-relevant pair{} (equal scores: official tie \
-                     blocks, positives at the block's end)\n",
-                    s.name,
-                    if t == 1 { "" } else { "s" }
-                )),
-                None => out.push_str(&format!(
-                    "{}: ties unknown (summary without tie counts)\n",
-                    s.name
-                )),
-            }
-        }
-        out
-    }
 }
 
 /// All metrics of one query from its results (file order) and positives (the fixed fields at

@@ -5,6 +5,7 @@
 //!
 //! Data path (imports point down this list, never back up):
 //!
+//! * [`job`]: a scan from files to a summary folder, as `tailrank scan` runs it;
 //! * [`request`]: a scan of one query set as a front end asks for it (query set, pool size N,
 //!   results paired with query ids), resolved from its inputs;
 //! * [`engine`]: the entry points ([`engine::scan`], [`engine::scan_sets`]) and the algorithm's
@@ -27,6 +28,7 @@ pub mod chunks;
 pub mod collect;
 pub mod config;
 pub mod engine;
+pub mod job;
 pub mod kernel;
 pub mod pass;
 mod pool;

@@ -8,7 +8,6 @@
 use super::corpus;
 use super::validation::{Run, ValidationReport};
 use serde::{Deserialize, Serialize};
-use std::fmt::Write as _;
 
 /// Mean, mean absolute and max absolute value of a list of errors.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -37,7 +36,7 @@ impl ErrorSummary {
     }
 
     /// `mean / mean|·| / max|·|` in points (percent), two decimals.
-    fn points(&self) -> String {
+    pub fn points(&self) -> String {
         format!(
             "{:+.2} / {:.2} / {:.2}",
             100.0 * self.mean,
@@ -117,101 +116,4 @@ pub fn overview(report: &ValidationReport) -> Vec<OverviewRow> {
         }
     }
     rows
-}
-
-/// The overview as markdown: mAP@k errors, then hit@1 / Recall@k / oracles, for the tuned
-/// families and then for the held-out one.
-pub fn markdown(report: &ValidationReport) -> String {
-    let rows = overview(report);
-    let mut m = String::new();
-    let k = report.runs.first().map_or(0, |r| r.k);
-    let _ = writeln!(m, "## Corpus overview\n");
-    let _ = writeln!(
-        m,
-        "Errors in mAP points (percent), as mean / mean |err| / max |err| over seeds. \
-         `oracle ER` and `oracle Bin`: the expected-rank and binomial maps fed the true \
-         hardness. `immune outranked`: positives called immune that the full pool outranks.\n"
-    );
-    for (title, held) in [("Tuned families", false), ("Held-out family", true)] {
-        let part: Vec<&OverviewRow> = rows.iter().filter(|r| r.held_out == held).collect();
-        if part.is_empty() {
-            continue;
-        }
-        let _ = writeln!(m, "### {title}\n");
-        let _ = writeln!(
-            m,
-            "| family | f | seeds | true mAP@{k} | evt | evt-binomial | count | evaluate-at-S |"
-        );
-        let _ = writeln!(m, "|---|---:|---:|---:|---|---|---|---|");
-        for r in &part {
-            let _ = writeln!(
-                m,
-                "| {} | {} | {} | {:.2} | {} | {} | {} | {} |",
-                r.family,
-                r.fraction,
-                r.runs,
-                100.0 * r.truth,
-                r.evt.points(),
-                r.evt_binomial.points(),
-                r.count.points(),
-                r.evaluate_at_s.points()
-            );
-        }
-        let _ = writeln!(
-            m,
-            "\n| family | f | hit@1 | Recall@{k} | oracle ER | oracle Bin | immune outranked |"
-        );
-        let _ = writeln!(m, "|---|---:|---|---|---:|---:|---:|");
-        for r in &part {
-            let _ = writeln!(
-                m,
-                "| {} | {} | {} | {} | {:+.2} | {:+.2} | {:.1}% |",
-                r.family,
-                r.fraction,
-                r.hit_at_1.points(),
-                r.recall_at_k.points(),
-                100.0 * r.oracle_expected_rank,
-                100.0 * r.oracle_binomial,
-                100.0 * r.immune_outranked
-            );
-        }
-        let _ = writeln!(m);
-    }
-    m
-}
-
-/// The overview as a plain-text table (mean error / mean |error| in points).
-pub fn table(report: &ValidationReport) -> String {
-    let mut t = String::new();
-    let _ = writeln!(
-        t,
-        "corpus overview (mean err / mean |err|, mAP points; * = held out):"
-    );
-    let _ = writeln!(
-        t,
-        "  {:<21} {:>6} {:>7} {:>13} {:>13} {:>13} {:>13} {:>13} {:>13}",
-        "family", "f", "truth", "evt", "evt-binomial", "count", "eval-at-S", "hit@1", "Recall@k"
-    );
-    let cell = |e: &ErrorSummary| format!("{:+.2}/{:.2}", 100.0 * e.mean, 100.0 * e.mean_abs);
-    for r in overview(report) {
-        let name = if r.held_out {
-            format!("{}*", r.family)
-        } else {
-            r.family.clone()
-        };
-        let _ = writeln!(
-            t,
-            "  {:<21} {:>6} {:>7.2} {:>13} {:>13} {:>13} {:>13} {:>13} {:>13}",
-            name,
-            r.fraction,
-            100.0 * r.truth,
-            cell(&r.evt),
-            cell(&r.evt_binomial),
-            cell(&r.count),
-            cell(&r.evaluate_at_s),
-            cell(&r.hit_at_1),
-            cell(&r.recall_at_k)
-        );
-    }
-    t
 }

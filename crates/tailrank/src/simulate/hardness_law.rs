@@ -61,7 +61,10 @@ impl HardnessLaw {
 }
 
 /// Standard normal CDF `Φ(x) = erfc(−x/√2)/2` (Chebyshev-fitted erfc, relative error < 1.2e-7,
-/// ample for a copula).
+/// ample for a copula). Not `predict::stats::norm_cdf` (double precision) on purpose: every
+/// simulated benchmark's hardness is drawn through this approximation, so the simulated
+/// summaries and truths (and the numbers of `docs/validation.md`) are pinned to it bit for bit;
+/// [`super::special`] inverts this one.
 pub fn norm_cdf(x: f64) -> f64 {
     0.5 * erfc(-x / std::f64::consts::SQRT_2)
 }

@@ -27,259 +27,45 @@
 //! The truth is the realized exact mAP@k at `N`, `1/n Σ_{r_j ≤ k} j/r_j` with
 //! `r_j = j + C_j + K_j^N` ([`crate::metric::ap_at_k_from_ranks`]), and at every nested level.
 //!
+//! The benchmark is defined by a [`SimConfig`] ([`config`]; the named families in [`corpus`]),
+//! its known truth is a [`Truth`] ([`truth`]), and [`files`] writes both to a folder.
+//!
 //! **Vector level** ([`vectors`]): a clustered synthetic benchmark written as descriptor files.
 
+pub mod config;
 pub mod corpus;
 pub mod corpus_report;
 pub mod decompose;
 pub mod discrete;
 pub mod families;
+pub mod files;
 pub mod hardness_law;
 pub mod law;
 pub mod special;
+pub mod truth;
 pub mod validation;
 pub mod vector_geometry;
 pub mod vector_validation;
 pub mod vectors;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::metric::ap_at_k_from_ranks;
-use crate::sample::{check_fraction, HashRange};
+use crate::sample::HashRange;
 use crate::summary::{
     PositiveSummary, QuerySummary, Subset, SubsetKind, Summary, SUMMARY_FORMAT_VERSION,
 };
+pub use config::SimConfig;
 pub use discrete::{BurstModel, DiscreteItem, HubModel};
 use families::draw_law;
 pub use families::{TailModel, WeightedModel};
+pub use files::{simulate_to_dir, SimulationFiles};
 pub use hardness_law::HardnessLaw;
 pub use law::{Component, Family, ScoreLaw};
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{Rng, RngExt, SeedableRng};
 use rand_distr::{Binomial, Distribution, Exp1, Poisson, StandardNormal};
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
-use std::path::Path;
-
-/// Everything that defines a simulated benchmark. Same config ⇒ same output, bit for bit,
-/// whatever the number of threads.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SimConfig {
-    pub preset: String,
-    pub seed: u64,
-    /// Number of object instances; each has `1 + Poisson(mean_positives − 1)` positives.
-    pub instances: usize,
-    /// Number of queries; every instance gets one, the rest go to distinct random instances
-    /// (queries of one instance share its positives).
-    pub queries: usize,
-    pub mean_positives: f64,
-    /// N, the full pool size.
-    pub pool_size: u64,
-    /// f, the level-0 sampling fraction.
-    pub fraction: f64,
-    /// Number of nesting levels (f, f/2, …, f/2^(levels−1)).
-    pub levels: usize,
-    /// Number of drift shards (disjoint equal hash slices of the sample; 0 for none).
-    pub shards: usize,
-    /// M, the top pool scores kept per query and subset.
-    pub top_m: usize,
-    /// k of the truth mAP@k.
-    pub k: usize,
-    pub tails: TailModel,
-    pub hardness: HardnessLaw,
-    /// γ: a non-relevant core item outranks positive j with probability `min(1, γ·x_j)`.
-    pub core_hardness: f64,
-    /// Extra pool sizes (between S and N) at which the truth curve is realized, nested.
-    pub truth_pool_sizes: Vec<u64>,
-    /// Near-duplicate bursts ([`discrete`]); none in the presets.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bursts: Option<BurstModel>,
-    /// Hubs shared across queries ([`discrete`]); none in the presets.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hubs: Option<HubModel>,
-}
-
-impl SimConfig {
-    /// A named family of the validation corpus ([`corpus::CORPUS`], which includes the presets
-    /// `ilias-like` and `mixture-tail`) with the given seed.
-    pub fn preset(name: &str, seed: u64) -> Result<SimConfig> {
-        corpus::summary_config(name, seed)
-    }
-
-    /// The ILIAS-like benchmark every summary family starts from: 1,232 queries over 1,000
-    /// instances, ~4,700 positives, N = 10^8, f = 5%, M = 4000, levels f … f/16, 4 drift
-    /// shards, k = 1000; GPD-like per-query tails ([`TailModel::Families`]) and the preset
-    /// hardness law (power-law body on log10 x ∈ [−8.3, −3], immune block [−14, −10]).
-    pub fn ilias_like(name: &str, seed: u64) -> SimConfig {
-        SimConfig {
-            preset: name.to_string(),
-            seed,
-            instances: 1000,
-            queries: 1232,
-            mean_positives: 4.7,
-            pool_size: 100_000_000,
-            fraction: 0.05,
-            levels: 5,
-            shards: 4,
-            top_m: 4000,
-            k: 1000,
-            tails: TailModel::Families {
-                weights: [0.4, 0.4, 0.2],
-                xi_range: [-0.5, -0.05],
-                kumaraswamy_a: [1.2, 2.0],
-                endpoint: [0.45, 0.75],
-            },
-            hardness: HardnessLaw {
-                immune_share: 0.23,
-                immune_log10: [-14.0, -10.0],
-                hopeless_share: 0.485,
-                hopeless_log10: [-3.0, -0.5],
-                alpha: 1.2,
-                log10_range: [-8.3, -3.0],
-                instance_corr: 0.45,
-                query_corr: 0.25,
-            },
-            core_hardness: 10.0,
-            truth_pool_sizes: vec![10_000_000, 20_000_000, 50_000_000],
-            bursts: None,
-            hubs: None,
-        }
-    }
-
-    /// Scale the benchmark down to `queries` queries (instances scaled in proportion), for tests.
-    pub fn with_queries(mut self, queries: usize) -> Self {
-        let ratio = self.instances as f64 / self.queries as f64;
-        self.queries = queries.max(1);
-        self.instances = ((queries as f64 * ratio).round() as usize).clamp(1, self.queries);
-        self
-    }
-
-    fn check(&self) -> Result<()> {
-        check_fraction(self.fraction)?;
-        let bad = |m: String| Err(Error::invalid(m));
-        if self.instances == 0 || self.queries == 0 {
-            return bad("simulation needs at least one instance and one query".into());
-        }
-        if self.levels == 0 || self.levels > 20 {
-            return bad(format!("levels must be in 1..=20, got {}", self.levels));
-        }
-        if self.top_m == 0 || self.k == 0 {
-            return bad("top_m and k must be positive".into());
-        }
-        if self.pool_size < 2 || (self.fraction * self.pool_size as f64) < 1.0 {
-            return bad(format!(
-                "pool size {} with fraction {} leaves an empty sample",
-                self.pool_size, self.fraction
-            ));
-        }
-        if self.mean_positives.is_nan() || self.mean_positives < 1.0 {
-            return bad("mean_positives must be at least 1".into());
-        }
-        Ok(())
-    }
-}
-
-/// Realized metric on a nested sample level (the evaluate-at-S_ℓ truth).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LevelTruth {
-    pub fraction: f64,
-    pub sample_size: u64,
-    pub map_at_k: f64,
-}
-
-/// Realized metric on a pool of `pool_size` items (nested pools).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CurvePoint {
-    pub pool_size: u64,
-    pub map_at_k: f64,
-}
-
-/// Truth about one positive of one query.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PositiveTruth {
-    pub id: String,
-    pub score: f32,
-    /// True hardness `x = F̄(s)`, the fraction of the pool law scoring strictly above `s`.
-    pub x: f64,
-    pub core_above: u64,
-    /// `K_j^N`, realized count in the full pool.
-    pub pool_above_n: u64,
-}
-
-/// Truth about one query.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct QueryTruth {
-    pub id: String,
-    pub instance: String,
-    /// Realized AP@k at N.
-    pub ap_at_k: f64,
-    pub law: ScoreLaw,
-    pub positives: Vec<PositiveTruth>,
-    /// Hubs active for this query and burst copies ([`discrete`]), highest score first.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub discrete: Vec<DiscreteItem>,
-}
-
-/// The known truth of a simulated benchmark (written as `truth.json`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Truth {
-    pub config: SimConfig,
-    pub tool_version: String,
-    pub pool_size: u64,
-    pub sample_size: u64,
-    pub k: usize,
-    /// Realized exact mAP@k of the full pool of size N (the target of prediction).
-    pub map_at_k: f64,
-    /// The expected-rank map fed with the true hardness, `r_j = j + C_j + N·x_j`: what a perfect
-    /// hardness estimator would predict (its gap to `map_at_k` is the map's own error).
-    pub oracle_map_at_k: f64,
-    /// Realized mAP@k on each nested sample level (core + S_ℓ items): evaluate-at-S_ℓ.
-    pub levels: Vec<LevelTruth>,
-    /// Realized mAP@k on nested pools from S to N (last point is N).
-    pub curve: Vec<CurvePoint>,
-    pub queries: Vec<QueryTruth>,
-}
-
-impl Truth {
-    /// Write as pretty JSON, atomically.
-    pub fn write(&self, path: &Path) -> Result<()> {
-        let bytes = serde_json::to_vec_pretty(self)
-            .map_err(|e| Error::file(path, format!("cannot serialise truth: {e}")))?;
-        crate::atomic::write_bytes(path, &bytes)
-    }
-
-    /// Realized Recall@k and hit@1 of the full pool (means over queries), from the realized
-    /// ranks `r_j = j + C_j + K_j^N`: Recall@k = `mean_q #{j: r_j ≤ k}/n_q`, hit@1 =
-    /// `mean_q 1[r_1 = 1]`. Queries without positives count 0.
-    pub fn recall_and_hit(&self) -> (f64, f64) {
-        let nq = self.queries.len().max(1) as f64;
-        let (mut rec, mut hit) = (0.0, 0.0);
-        for q in &self.queries {
-            let n = q.positives.len();
-            if n == 0 {
-                continue;
-            }
-            let rank =
-                |j: usize| (j + 1) as u64 + q.positives[j].core_above + q.positives[j].pool_above_n;
-            rec += (0..n).filter(|&j| rank(j) <= self.k as u64).count() as f64 / n as f64;
-            hit += if rank(0) == 1 { 1.0 } else { 0.0 };
-        }
-        (rec / nq, hit / nq)
-    }
-
-    /// Read a `truth.json`.
-    pub fn read(path: &Path) -> Result<Truth> {
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-        serde_json::from_slice(&bytes)
-            .map_err(|e| Error::file(path, format!("not a simulation truth file: {e}")))
-    }
-}
-
-/// A simulated benchmark: the summary a scan of the sample would have produced, and the truth.
-#[derive(Debug, Clone)]
-pub struct Simulation {
-    pub summary: Summary,
-    pub truth: Truth,
-}
+pub use truth::{CurvePoint, LevelTruth, PositiveTruth, QueryTruth, Simulation, Truth};
 
 /// A seeded generator for `(tag, index)`, independent of thread scheduling.
 pub fn rng_for(seed: u64, tag: u64, index: u64) -> Xoshiro256PlusPlus {

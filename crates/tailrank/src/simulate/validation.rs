@@ -9,7 +9,7 @@
 //! error = prediction − realized truth (mAP@k at N, fractions); coverage = share of seeds whose
 //! truth lies inside the interval.
 
-use super::decompose::{self, decompose, Decomposition};
+use super::decompose::{decompose, Decomposition};
 use super::{simulate_summary, SimConfig, Truth};
 use crate::error::{Error, Result};
 use crate::hardness::EvtOptions;
@@ -20,7 +20,6 @@ use crate::predict::{
     Verdict,
 };
 use serde::{Deserialize, Serialize};
-use std::fmt::Write as _;
 
 /// What to run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -270,7 +269,7 @@ pub fn run_one(
     Ok((run, t))
 }
 
-fn mean(v: &[f64]) -> f64 {
+pub(crate) fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
 }
 
@@ -312,7 +311,7 @@ pub fn run_validation(
     })
 }
 
-fn stats_of(method: &str, runs: &[&Run]) -> Option<ErrorStats> {
+pub(crate) fn stats_of(method: &str, runs: &[&Run]) -> Option<ErrorStats> {
     let errs: Vec<f64> = runs
         .iter()
         .filter_map(|r| r.value(method).map(|v| v - r.truth))
@@ -377,298 +376,14 @@ impl ValidationReport {
         )
     }
 
-    fn fractions(&self) -> Vec<f64> {
+    /// The sample fractions of the report, sorted, without repeats.
+    pub fn fractions(&self) -> Vec<f64> {
         let mut f: Vec<f64> = self.options.fractions.clone();
         f.push(self.options.fraction);
         f.sort_by(|a, b| a.total_cmp(b));
         f.dedup_by(|a, b| same_fraction(*a, *b));
         f
     }
-
-    /// Plain-text table (mAP in percent points of error, two decimals).
-    pub fn table(&self) -> String {
-        let mut t = super::corpus_report::table(self);
-        let _ = writeln!(t);
-        for preset in &self.options.presets {
-            let runs = self.runs_at(preset, self.options.fraction);
-            let Some(r0) = runs.first() else { continue };
-            let truth_mean = mean(&runs.iter().map(|r| r.truth).collect::<Vec<_>>());
-            let _ = writeln!(
-                t,
-                "{preset}: {} seeds, N = {}, f = {} (S ≈ {}), k = {}, mean true mAP@{} = {:.2}%",
-                runs.len(),
-                r0.pool_size,
-                self.options.fraction,
-                r0.sample_size,
-                r0.k,
-                r0.k,
-                100.0 * truth_mean
-            );
-            let _ = writeln!(
-                t,
-                "  {:<14} {:>12} {:>14} {:>13}",
-                "method", "mean err (%)", "mean |err| (%)", "max |err| (%)"
-            );
-            for s in self.headline(preset) {
-                let _ = writeln!(
-                    t,
-                    "  {:<14} {:>+12.2} {:>14.2} {:>13.2}",
-                    s.method,
-                    100.0 * s.mean_error,
-                    100.0 * s.mean_abs_error,
-                    100.0 * s.max_abs_error
-                );
-            }
-            let (pc, bc) = self.coverage(preset);
-            let _ = writeln!(
-                t,
-                "  evt {:.0}% interval coverage: percentile {}, BCa {}",
-                100.0 * self.options.confidence,
-                coverage_text(pc),
-                coverage_text(bc)
-            );
-            for line in interval_verdict_lines(&runs) {
-                let _ = writeln!(t, "  {line}");
-            }
-            let ds: Vec<&Decomposition> = runs
-                .iter()
-                .filter_map(|r| r.decomposition.as_ref())
-                .collect();
-            if let Some(d) = decompose::mean_of(&ds) {
-                let _ = writeln!(
-                    t,
-                    "  evt error parts (points): map {:+.2}, count {:+.2}, tail {:+.2}, \
-                     immune {:+.2}; binomial oracle {:+.2}; immune outranked {}/{}",
-                    100.0 * d.part_map,
-                    100.0 * d.part_count,
-                    100.0 * d.part_tail,
-                    100.0 * d.part_immune,
-                    100.0 * d.oracle_binomial,
-                    d.immune_outranked,
-                    d.immune
-                );
-            }
-            for (name, truth, err, max_abs) in recall_hit_stats(&runs, r0.k) {
-                let _ = writeln!(
-                    t,
-                    "  predicted {name}: mean truth {:.2}%, mean err {:+.2}, max |err| {:.2} (points)",
-                    100.0 * truth,
-                    100.0 * err,
-                    100.0 * max_abs
-                );
-            }
-            let _ = writeln!(
-                t,
-                "  convergence over sample fractions (mean error / mean |error|, %):"
-            );
-            let _ = writeln!(
-                t,
-                "  {:>8} {:>10} {:>17} {:>17} {:>17}",
-                "f", "S", "evt", "count", "evaluate-at-S"
-            );
-            for f in self.fractions() {
-                let rs = self.runs_at(preset, f);
-                let Some(r) = rs.first() else { continue };
-                let cell = |m: &str| match stats_of(m, &rs) {
-                    Some(s) => format!(
-                        "{:+.2} / {:.2}",
-                        100.0 * s.mean_error,
-                        100.0 * s.mean_abs_error
-                    ),
-                    None => "n/a".into(),
-                };
-                let _ = writeln!(
-                    t,
-                    "  {:>8} {:>10} {:>17} {:>17} {:>17}",
-                    f,
-                    r.sample_size,
-                    cell("evt"),
-                    cell("count"),
-                    cell("evaluate-at-S")
-                );
-            }
-            let _ = writeln!(t);
-        }
-        t
-    }
-
-    /// Markdown report: settings, headline tables, coverage, convergence, per-run rows.
-    pub fn markdown(&self, command: &str) -> String {
-        let mut m = String::new();
-        let o = &self.options;
-        let _ = writeln!(m, "# tailrank validation report\n");
-        let _ = writeln!(m, "Command: `{command}`\n");
-        let _ = writeln!(
-            m,
-            "Presets {}, {} seeds from {}, main fraction f = {}, sweep {:?}, query bootstrap B = {} \
-             ({:.0}% intervals), tool version {}.\n",
-            o.presets.join(", "),
-            o.seeds,
-            o.first_seed,
-            o.fraction,
-            o.fractions,
-            o.bootstrap,
-            100.0 * o.confidence,
-            crate::TOOL_VERSION
-        );
-        let _ = writeln!(
-            m,
-            "Errors are prediction − realized truth of mAP@k at N, in mAP points (percent). \
-             `oracle` is the expected-rank map fed with the true hardness.\n"
-        );
-        let _ = writeln!(m, "{}", super::corpus_report::markdown(self));
-        for preset in &o.presets {
-            let runs = self.runs_at(preset, o.fraction);
-            let Some(r0) = runs.first() else { continue };
-            let truth_mean = mean(&runs.iter().map(|r| r.truth).collect::<Vec<_>>());
-            let _ = writeln!(m, "## {preset}\n");
-            if let Ok(e) = super::corpus::entry(preset) {
-                let held = if e.held_out {
-                    " **Held out** of all tuning."
-                } else {
-                    ""
-                };
-                let _ = writeln!(m, "{}.{held}\n", e.description);
-            }
-            let _ = writeln!(
-                m,
-                "N = {}, f = {} (S ≈ {}), k = {}, {} seeds; mean realized mAP@{} at N = {:.2}%.\n",
-                r0.pool_size,
-                o.fraction,
-                r0.sample_size,
-                r0.k,
-                runs.len(),
-                r0.k,
-                100.0 * truth_mean
-            );
-            let _ = writeln!(
-                m,
-                "| method | mean error | mean abs error | max abs error |"
-            );
-            let _ = writeln!(m, "|---|---:|---:|---:|");
-            for s in self.headline(preset) {
-                let _ = writeln!(
-                    m,
-                    "| {} | {:+.2} | {:.2} | {:.2} |",
-                    s.method,
-                    100.0 * s.mean_error,
-                    100.0 * s.mean_abs_error,
-                    100.0 * s.max_abs_error
-                );
-            }
-            let (pc, bc) = self.coverage(preset);
-            let _ = writeln!(
-                m,
-                "\nevt {:.0}% interval coverage over seeds: percentile {}, BCa {}.\n",
-                100.0 * o.confidence,
-                coverage_text(pc),
-                coverage_text(bc)
-            );
-            for line in interval_verdict_lines(&runs) {
-                let _ = writeln!(m, "{line}\n");
-            }
-            let _ = writeln!(
-                m,
-                "| metric (evt hardness, count law) | mean truth | mean error | max abs error |"
-            );
-            let _ = writeln!(m, "|---|---:|---:|---:|");
-            for (name, truth, err, max_abs) in recall_hit_stats(&runs, r0.k) {
-                let _ = writeln!(
-                    m,
-                    "| {name} | {:.2} | {:+.2} | {:.2} |",
-                    100.0 * truth,
-                    100.0 * err,
-                    100.0 * max_abs
-                );
-            }
-            let ds: Vec<&Decomposition> = runs
-                .iter()
-                .filter_map(|r| r.decomposition.as_ref())
-                .collect();
-            if let Some(d) = decompose::mean_of(&ds) {
-                let _ = writeln!(m, "\n{}", decompose::markdown(&d, ds.len()));
-            }
-            let _ = writeln!(
-                m,
-                "\nConvergence over sample fractions (mean error / mean abs error):\n"
-            );
-            let _ = writeln!(m, "| f | S | evt | evt-binomial | count | evaluate-at-S |");
-            let _ = writeln!(m, "|---:|---:|---:|---:|---:|---:|");
-            for f in self.fractions() {
-                let rs = self.runs_at(preset, f);
-                let Some(r) = rs.first() else { continue };
-                let cell = |meth: &str| match stats_of(meth, &rs) {
-                    Some(s) => format!(
-                        "{:+.2} / {:.2}",
-                        100.0 * s.mean_error,
-                        100.0 * s.mean_abs_error
-                    ),
-                    None => "n/a".into(),
-                };
-                let _ = writeln!(
-                    m,
-                    "| {} | {} | {} | {} | {} | {} |",
-                    f,
-                    r.sample_size,
-                    cell("evt"),
-                    cell("evt-binomial"),
-                    cell("count"),
-                    cell("evaluate-at-S")
-                );
-            }
-            let _ = writeln!(m, "\nPer seed at f = {} (percent):\n", o.fraction);
-            let _ = writeln!(
-                m,
-                "| seed | truth | evt | interval (percentile) | realized interval | verdict | count | evaluate-at-S | power-law | log-linear |"
-            );
-            let _ = writeln!(m, "|---:|---:|---:|---|---|---|---:|---:|---:|---:|");
-            let opt = |v: Option<f64>| v.map_or("n/a".into(), |v| format!("{:.2}", 100.0 * v));
-            let ivs = |i: Option<Interval>| {
-                i.map_or("n/a".into(), |i| {
-                    format!("[{:.2}, {:.2}]", 100.0 * i.lo, 100.0 * i.hi)
-                })
-            };
-            for r in &runs {
-                let _ = writeln!(
-                    m,
-                    "| {} | {:.2} | {:.2} | {} | {} | {} | {:.2} | {:.2} | {} | {} |",
-                    r.seed,
-                    100.0 * r.truth,
-                    100.0 * r.evt,
-                    ivs(r.percentile),
-                    ivs(r.realized),
-                    r.verdict.map_or("n/a", |v| v.as_str()),
-                    100.0 * r.count,
-                    100.0 * r.evaluate_at_s,
-                    opt(r.power_law),
-                    opt(r.log_linear)
-                );
-            }
-            let _ = writeln!(m);
-        }
-        m
-    }
-}
-
-/// Error statistics of the predicted Recall@k and hit@1 over `runs`:
-/// `[(name, mean truth, mean error, max |error|)]`, fractions.
-fn recall_hit_stats(runs: &[&Run], k: usize) -> Vec<(String, f64, f64, f64)> {
-    type Pick = fn(&Run) -> (f64, f64);
-    let pick: [(String, Pick); 2] = [
-        (format!("Recall@{k}"), |r| {
-            (r.truth_recall_at_k, r.recall_at_k)
-        }),
-        ("hit@1".to_string(), |r| (r.truth_hit_at_1, r.hit_at_1)),
-    ];
-    pick.into_iter()
-        .map(|(name, f)| {
-            let pairs: Vec<(f64, f64)> = runs.iter().map(|r| f(r)).collect();
-            let truth = mean(&pairs.iter().map(|p| p.0).collect::<Vec<_>>());
-            let err: Vec<f64> = pairs.iter().map(|p| p.1 - p.0).collect();
-            let max_abs = err.iter().fold(0.0f64, |m, e| m.max(e.abs()));
-            (name, truth, mean(&err), max_abs)
-        })
-        .collect()
 }
 
 /// |error| above which a run must be flagged, and below which it should not be (fractions).
@@ -707,50 +422,4 @@ pub fn verdict_rates(runs: &[&Run], flag: impl Fn(&Run) -> Option<bool>) -> (Cov
         }
     }
     (hit, fa)
-}
-
-/// Lines of the interval and verdict summary of `runs` (one preset, main fraction).
-fn interval_verdict_lines(runs: &[&Run]) -> Vec<String> {
-    let cw = |c: Option<(Coverage, f64)>| match c {
-        Some((c, w)) => format!(
-            "coverage {}, mean width {:.2} points",
-            coverage_text(Some(c)),
-            100.0 * w
-        ),
-        None => "n/a".into(),
-    };
-    let rate = |c: Coverage| {
-        if c.1 == 0 {
-            format!("{}/{} (n/a)", c.0, c.1)
-        } else {
-            coverage_text(Some(c))
-        }
-    };
-    let (hit, fa) = verdict_rates(runs, |r| r.verdict.map(|v| v == Verdict::Doubtful));
-    vec![
-        format!(
-            "query-bootstrap interval (over other query sets): {}",
-            cw(coverage_width(runs, |r| r.percentile))
-        ),
-        format!(
-            "realized interval (these queries): {}",
-            cw(coverage_width(runs, |r| r.realized))
-        ),
-        format!(
-            "verdict doubtful: hit rate {} of runs with |err| > {} points, false alarms {} of \
-             runs with |err| < {} points",
-            rate(hit),
-            100.0 * FLAG_MUST,
-            rate(fa),
-            100.0 * FLAG_NOT
-        ),
-    ]
-}
-
-/// `covered/total (percent)`, or `n/a` when no interval was computed.
-fn coverage_text(c: Option<Coverage>) -> String {
-    match c {
-        Some((i, n)) => format!("{i}/{n} ({:.0}%)", 100.0 * i as f64 / n as f64),
-        None => "n/a".into(),
-    }
 }

@@ -17,16 +17,15 @@
 use super::vectors::{write_vectors, VectorConfig};
 use crate::error::{Error, Result};
 use crate::formats::descriptors::open_descriptors;
-use crate::formats::gt::load_ground_truth;
 use crate::hardness::{Branch, QueryHardness};
 use crate::maps::{self, MapKind};
 use crate::metric::{evaluate_counts, evaluate_summary_for_set, MissingPolicy};
 use crate::predict::{count_hardness, per_query_ap, predict, PredictOptions};
-use crate::scan::engine::{scan, NoProgress, ScanConfig, ScanInputs};
+use crate::scan::engine::{scan, NoProgress, ScanConfig};
+use crate::scan::request::{PairedResults, ScanRequest};
 use crate::summary::Summary;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use std::fmt::Write as _;
 use std::path::Path;
 
 /// A vector-level family of the validation corpus: a name, what it tests, and its
@@ -209,11 +208,13 @@ fn at_sample(h: &[QueryHardness], k: usize) -> Metrics {
     }
 }
 
-/// A scan's summary and, when asked for, its top-k results per query (query-set order).
-pub type Scanned = (Summary, Option<Vec<Vec<(String, f32)>>>);
+/// A scan's summary and, when asked for, its top-k results paired with the query ids
+/// (query-set order).
+pub type Scanned = (Summary, Option<PairedResults>);
 
 /// Scan the benchmark in `dir` at `fraction` (f = 1: the whole pool), keeping the top
-/// `results_k` results per query when given.
+/// `results_k` results per query when given. A [`ScanRequest`] for the benchmark's only
+/// query set with N = the pool rows; rows are L2-normalised.
 pub fn scan_benchmark(
     dir: &Path,
     fraction: f64,
@@ -221,30 +222,21 @@ pub fn scan_benchmark(
     threads: Option<usize>,
     results_k: Option<usize>,
 ) -> Result<Scanned> {
-    let sets = load_ground_truth(&dir.join("gt.json"))?;
-    let set = sets
-        .into_iter()
-        .next()
-        .ok_or_else(|| Error::invalid("benchmark ground truth has no query set"))?;
     let queries = open_descriptors(&dir.join("queries.npy"), None)?;
     let core = open_descriptors(&dir.join("core.npy"), None)?;
     let pool = open_descriptors(&dir.join("pool.npy"), None)?;
+    let pool_rows = pool.rows() as u64;
+    let request = ScanRequest::from_ground_truth(&dir.join("gt.json"), None, Some(pool_rows))?;
     let mut cfg = ScanConfig::new(fraction, seed);
-    cfg.pool_size = Some(pool.rows() as u64);
+    cfg.pool_size = request.pool_size(fraction, pool_rows)?;
     cfg.threads = threads;
     cfg.normalize = true;
     cfg.model = "simulated".into();
     cfg.results_k = results_k;
-    let inputs = ScanInputs {
-        query_set: &set,
-        queries: queries.as_ref(),
-        core: core.as_ref(),
-        pool: vec![pool.as_ref()],
-    };
-    let mut out = scan(&inputs, &cfg, &NoProgress)?;
-    out.summary
-        .record_ground_truth(dir.join("gt.json").display().to_string(), &set);
-    Ok((out.summary, out.results))
+    let inputs = request.inputs(queries.as_ref(), core.as_ref(), vec![pool.as_ref()]);
+    let out = scan(&inputs, &cfg, &NoProgress)?;
+    let scanned = request.finish(out)?;
+    Ok((scanned.summary, scanned.results))
 }
 
 /// `K_N` of each (query, positive) in the whole pool.
@@ -283,6 +275,33 @@ fn truth_of(full: &Summary, k: usize) -> Result<(Metrics, f64, f64, RealizedCoun
 }
 
 /// Run `family` at `seed`: write the files into `work` (replaced), scan the whole pool, then
+/// The vector-level validation of the families named `names` (every family of
+/// [`VECTOR_FAMILIES`] when empty; an unknown name is an error before anything runs), for each
+/// seed of `seeds`, in the work folder `work` ([`run_family`]); `done(family, seed, seconds)`
+/// is called after each family and seed.
+pub fn run_families(
+    names: &[String],
+    seeds: std::ops::Range<u64>,
+    opts: &VectorRunOptions,
+    work: &Path,
+    mut done: impl FnMut(&str, u64, f64),
+) -> Result<Vec<VectorRun>> {
+    let families: Vec<&VectorFamily> = if names.is_empty() {
+        VECTOR_FAMILIES.iter().collect()
+    } else {
+        names.iter().map(|n| family(n)).collect::<Result<_>>()?
+    };
+    let mut runs = Vec::new();
+    for f in families {
+        for seed in seeds.clone() {
+            let t = std::time::Instant::now();
+            runs.extend(run_family(f, seed, opts, work)?);
+            done(f.name, seed, t.elapsed().as_secs_f64());
+        }
+    }
+    Ok(runs)
+}
+
 /// each fraction's sample; one record per fraction.
 pub fn run_family(
     family: &VectorFamily,
@@ -369,62 +388,10 @@ pub fn run_family(
     Ok(runs)
 }
 
-/// One metric of a [`Metrics`].
-type Pick = fn(&Metrics) -> f64;
-
-/// Markdown table of the runs: truth and predictions in percent (mAP@k, Recall@k, hit@1).
-pub fn table(runs: &[VectorRun]) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "| family | seed | D | Q | N | f | metric | truth | evt | count | eval-at-S | oracle ER | oracle Bin | immune outranked |"
-    );
-    let _ = writeln!(
-        s,
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-    );
-    for r in runs {
-        let rows: [(&str, Pick); 3] = [
-            ("mAP@k", |m| m.map_at_k),
-            ("R@k", |m| m.recall_at_k),
-            ("hit@1", |m| m.hit_at_1),
-        ];
-        for (i, (name, get)) in rows.iter().enumerate() {
-            let (oer, obin, imm) = if i == 0 {
-                (
-                    format!("{:.2}", 100.0 * r.oracle_expected_rank),
-                    format!("{:.2}", 100.0 * r.oracle_binomial),
-                    format!("{}/{}", r.immune_outranked, r.immune),
-                )
-            } else {
-                (String::new(), String::new(), String::new())
-            };
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} | {} | {} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {} | {} |",
-                r.family,
-                r.seed,
-                r.dim,
-                r.queries,
-                r.pool_size,
-                r.fraction,
-                name,
-                100.0 * get(&r.truth),
-                100.0 * get(&r.evt),
-                100.0 * get(&r.count),
-                100.0 * get(&r.evaluate_at_s),
-                oer,
-                obin,
-                imm
-            );
-        }
-    }
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::formats::gt::load_ground_truth;
     use crate::formats::results::{read_results, write_results};
     use crate::metric::evaluate_results;
 
@@ -491,12 +458,7 @@ mod tests {
             // Brute force: the exact scan's top-k results evaluated like `tailrank eval`.
             let (full, results) = scan_benchmark(dir.path(), 1.0, 3, None, Some(k)).unwrap();
             let sets = load_ground_truth(&dir.path().join("gt.json")).unwrap();
-            let lists: Vec<(String, Vec<(String, f32)>)> = sets[0]
-                .query_ids
-                .iter()
-                .cloned()
-                .zip(results.unwrap())
-                .collect();
+            let lists = results.unwrap();
             let rpath = dir.path().join("results.json");
             write_results(&rpath, &lists).unwrap();
             let ev = evaluate_results(

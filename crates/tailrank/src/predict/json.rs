@@ -1,0 +1,362 @@
+//! The JSON schema of a prediction report ([`PredictionJson`]): what `tailrank predict --json`
+//! prints, the `prediction` of each set of `tailrank ilias --json`, `prediction.json` of the
+//! demo and `tailrank.predict` in Python. Fractions in [0, 1] with the unit in the field name;
+//! NaN becomes `null`, a negative zero `0.0`, and keys are sorted
+//! (`formats::json::to_json_value`).
+
+use super::calibrated::CalibratedMetrics;
+use super::{Interval, LevelPoint, Prediction, TailReport, Verdict};
+use crate::formats::json::to_json_value;
+use crate::hardness::Estimator;
+use crate::maps::MapKind;
+use serde::{Serialize, Serializer};
+use serde_json::Value;
+
+/// The full machine-readable report of a prediction: [`PredictionJson`] as a JSON value
+/// (keys sorted, negative zeros as `0.0`: [`to_json_value`]).
+pub fn prediction_json(p: &Prediction) -> Value {
+    to_json_value(&PredictionJson::of(p))
+}
+
+/// Serialize a prediction as its report ([`prediction_json`]), for report types that hold a
+/// [`Prediction`] (`#[serde(serialize_with = "crate::predict::json::serialize_prediction")]`).
+pub fn serialize_prediction<S: Serializer>(
+    p: &Option<Prediction>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    p.as_ref().map(prediction_json).serialize(s)
+}
+
+/// `[lo, hi]` of an interval.
+fn pair(i: &Interval) -> [f64; 2] {
+    [i.lo, i.hi]
+}
+
+/// What each interval of the report covers (a fixed text, printed with every report).
+#[derive(Serialize)]
+struct IntervalMeanings {
+    percentile_interval: &'static str,
+    bca_interval: &'static str,
+    realized_interval: &'static str,
+}
+
+const INTERVAL_MEANINGS: IntervalMeanings = IntervalMeanings {
+    percentile_interval: "over other query sets (query bootstrap)",
+    bca_interval: "over other query sets (query bootstrap, BCa)",
+    realized_interval:
+        "realized metric of these queries at N (pool-sample noise and tail-model error)",
+};
+
+/// The JSON schema of a prediction report (`tailrank predict --json`, the `prediction` of
+/// each set of `tailrank ilias --json`, `tailrank.predict` in Python). Field names carry the
+/// unit: `map_at_k*` are fractions of mAP@k; intervals are `[lo, hi]`.
+#[derive(Serialize)]
+pub struct PredictionJson<'a> {
+    tool_version: &'static str,
+    model: &'a str,
+    query_set: &'a str,
+    pool_size: u64,
+    sample_size: u64,
+    k: usize,
+    n_queries: usize,
+    n_positives: usize,
+    options: OptionsJson<'a>,
+    map_at_k: f64,
+    map_at_k_std_error: f64,
+    map_at_k_percentile_interval: [f64; 2],
+    map_at_k_bca_interval: [f64; 2],
+    map_at_k_sample_noise_sd: Option<f64>,
+    map_at_k_crossed_interval: Option<[f64; 2]>,
+    map_at_k_total_interval: Option<[f64; 2]>,
+    map_at_k_interval_meanings: IntervalMeanings,
+    realized: Option<RealizedJson>,
+    trust: TrustJson<'a>,
+    recall_at_k: f64,
+    hit_at_1: f64,
+    baselines: BaselinesJson<'a>,
+    levels: Vec<LevelJson>,
+    budget: Option<BudgetJson>,
+    drift: Option<DriftJson>,
+    tail_report: &'a TailReport,
+    warnings: &'a [String],
+    queries: Vec<QueryJson<'a>>,
+}
+
+/// The prediction options as reported: the estimator by name and with its options.
+#[derive(Serialize)]
+struct OptionsJson<'a> {
+    estimator: &'static str,
+    estimator_options: &'a Estimator,
+    map: &'a MapKind,
+    bootstrap: usize,
+    sample_noise: usize,
+    confidence: f64,
+    seed: u64,
+}
+
+#[derive(Serialize)]
+struct RealizedJson {
+    map_at_k_realized_interval: [f64; 2],
+    width: f64,
+    pool_sd: f64,
+    pool_sd_shards: Option<f64>,
+    pool_sd_replicates: Option<f64>,
+    other_map_map_at_k: f64,
+    trend_shift: f64,
+}
+
+#[derive(Serialize)]
+struct TrustJson<'a> {
+    verdict: Verdict,
+    reason: &'a str,
+    trend_per_doubling: f64,
+    trend_projected: f64,
+    trend_std_error: f64,
+    trend_fired: bool,
+    in_sample_fired: bool,
+    in_sample_used_level: Option<usize>,
+    in_sample: Vec<InSampleJson>,
+}
+
+#[derive(Serialize)]
+struct InSampleJson {
+    level: usize,
+    sample_size: u64,
+    predicted_map_at_k: f64,
+    error: f64,
+    std_error: f64,
+    projected_error: f64,
+}
+
+#[derive(Serialize)]
+struct BaselinesJson<'a> {
+    evaluate_at_s_map_at_k: f64,
+    count_map_at_k: f64,
+    power_law_map_at_k: Option<f64>,
+    log_linear_map_at_k: Option<f64>,
+    level_calibrated: Option<CalibratedMetrics>,
+    level_points: &'a [LevelPoint],
+}
+
+#[derive(Serialize)]
+struct LevelJson {
+    level: usize,
+    subset: usize,
+    fraction: f64,
+    sample_size: u64,
+    map_at_k: f64,
+    map_at_k_std_error: f64,
+    evaluate_at_s_map_at_k: f64,
+}
+
+#[derive(Serialize)]
+struct BudgetJson {
+    sufficient: bool,
+    first_sufficient_level: Option<usize>,
+    first_sufficient_size: Option<u64>,
+    steps: Vec<BudgetStepJson>,
+}
+
+#[derive(Serialize)]
+struct BudgetStepJson {
+    from_level: usize,
+    to_level: usize,
+    abs_diff_map_at_k: f64,
+    map_at_k_std_error: f64,
+    agrees: bool,
+}
+
+#[derive(Serialize)]
+struct DriftJson {
+    flagged: bool,
+    /// The flagging rule, as text.
+    rule: &'static str,
+    max_abs_z: f64,
+    chi2: f64,
+    dof: usize,
+    shards: Vec<ShardJson>,
+}
+
+#[derive(Serialize)]
+struct ShardJson {
+    subset: usize,
+    sample_size: u64,
+    map_at_k: f64,
+    diff_map_at_k: f64,
+    diff_std_error: f64,
+    z: f64,
+}
+
+#[derive(Serialize)]
+struct QueryJson<'a> {
+    query_id: &'a str,
+    n_positives: usize,
+    ap_at_k: f64,
+    recall_at_k: f64,
+    hit_at_1: f64,
+    ap_at_k_count: f64,
+    ap_at_k_at_sample: f64,
+    n_count: usize,
+    n_tail: usize,
+    n_immune: usize,
+    tail: Option<TailJson>,
+}
+
+/// A query's fitted tail: threshold `u`, exceedances `n_u`, GPD scale `sigma` and shape `xi`.
+#[derive(Serialize)]
+struct TailJson {
+    u: f64,
+    n_u: usize,
+    sigma: f64,
+    xi: f64,
+    log_likelihood: f64,
+}
+
+impl<'a> PredictionJson<'a> {
+    /// The report of `p`.
+    pub fn of(p: &'a Prediction) -> Self {
+        let b = &p.baselines;
+        let t = &p.trust;
+        PredictionJson {
+            tool_version: crate::TOOL_VERSION,
+            model: &p.model,
+            query_set: &p.query_set,
+            pool_size: p.pool_size,
+            sample_size: p.sample_size,
+            k: p.k,
+            n_queries: p.n_queries,
+            n_positives: p.n_positives,
+            options: OptionsJson {
+                estimator: p.options.estimator_name(),
+                estimator_options: &p.options.estimator,
+                map: &p.options.map,
+                bootstrap: p.options.bootstrap,
+                sample_noise: p.options.sample_noise,
+                confidence: p.options.confidence,
+                seed: p.options.seed,
+            },
+            map_at_k: p.estimate,
+            map_at_k_std_error: p.std_error,
+            map_at_k_percentile_interval: pair(&p.percentile),
+            map_at_k_bca_interval: pair(&p.bca),
+            map_at_k_sample_noise_sd: p.sample_noise_sd,
+            map_at_k_crossed_interval: p.crossed.as_ref().map(pair),
+            map_at_k_total_interval: p.total.as_ref().map(pair),
+            map_at_k_interval_meanings: INTERVAL_MEANINGS,
+            realized: p.realized.as_ref().map(|r| RealizedJson {
+                map_at_k_realized_interval: pair(&r.interval),
+                width: r.width(),
+                pool_sd: r.pool_sd,
+                pool_sd_shards: r.pool_sd_shards,
+                pool_sd_replicates: r.pool_sd_replicates,
+                other_map_map_at_k: r.other_map_estimate,
+                trend_shift: r.trend_shift,
+            }),
+            trust: TrustJson {
+                verdict: t.verdict,
+                reason: &t.reason,
+                trend_per_doubling: t.trend_per_doubling,
+                trend_projected: t.trend_projected,
+                trend_std_error: t.trend_std_error,
+                trend_fired: t.trend_fired(),
+                in_sample_fired: t.in_sample_fired(),
+                in_sample_used_level: t.used().map(|u| u.level),
+                in_sample: t
+                    .in_sample
+                    .iter()
+                    .map(|c| InSampleJson {
+                        level: c.level,
+                        sample_size: c.sample_size,
+                        predicted_map_at_k: c.predicted,
+                        error: c.error,
+                        std_error: c.std_error,
+                        projected_error: c.projected_error,
+                    })
+                    .collect(),
+            },
+            recall_at_k: p.recall_at_k,
+            hit_at_1: p.hit_at_1,
+            baselines: BaselinesJson {
+                evaluate_at_s_map_at_k: b.evaluate_at_s,
+                count_map_at_k: b.count,
+                power_law_map_at_k: b.power_law,
+                log_linear_map_at_k: b.log_linear,
+                level_calibrated: b.level_calibrated,
+                level_points: &b.level_points,
+            },
+            levels: p
+                .levels
+                .iter()
+                .map(|l| LevelJson {
+                    level: l.level,
+                    subset: l.subset,
+                    fraction: l.fraction,
+                    sample_size: l.sample_size,
+                    map_at_k: l.estimate,
+                    map_at_k_std_error: l.std_error,
+                    evaluate_at_s_map_at_k: l.evaluate_at_s,
+                })
+                .collect(),
+            budget: p.budget.as_ref().map(|bu| BudgetJson {
+                sufficient: bu.sufficient,
+                first_sufficient_level: bu.first_sufficient_level,
+                first_sufficient_size: bu.first_sufficient_size,
+                steps: bu
+                    .steps
+                    .iter()
+                    .map(|s| BudgetStepJson {
+                        from_level: s.from_level,
+                        to_level: s.to_level,
+                        abs_diff_map_at_k: s.abs_diff,
+                        map_at_k_std_error: s.std_error,
+                        agrees: s.agrees,
+                    })
+                    .collect(),
+            }),
+            drift: p.drift.as_ref().map(|d| DriftJson {
+                flagged: d.flagged,
+                rule: "max |z| > 3",
+                max_abs_z: d.max_abs_z,
+                chi2: d.chi2,
+                dof: d.dof,
+                shards: d
+                    .shards
+                    .iter()
+                    .map(|s| ShardJson {
+                        subset: s.subset,
+                        sample_size: s.sample_size,
+                        map_at_k: s.estimate,
+                        diff_map_at_k: s.diff,
+                        diff_std_error: s.diff_std_error,
+                        z: s.z,
+                    })
+                    .collect(),
+            }),
+            tail_report: &p.tail,
+            warnings: &p.warnings,
+            queries: p
+                .queries
+                .iter()
+                .map(|q| QueryJson {
+                    query_id: &q.query_id,
+                    n_positives: q.n_positives,
+                    ap_at_k: q.ap_at_k,
+                    recall_at_k: q.recall_at_k,
+                    hit_at_1: q.hit_at_1,
+                    ap_at_k_count: q.ap_at_k_count,
+                    ap_at_k_at_sample: q.ap_at_k_at_sample,
+                    n_count: q.n_count,
+                    n_tail: q.n_tail,
+                    n_immune: q.n_immune,
+                    tail: q.tail.map(|t| TailJson {
+                        u: t.u,
+                        n_u: t.n_u,
+                        sigma: t.fit.gpd.sigma,
+                        xi: t.fit.gpd.xi,
+                        log_likelihood: t.fit.log_likelihood,
+                    }),
+                })
+                .collect(),
+        }
+    }
+}

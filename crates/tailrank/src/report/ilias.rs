@@ -1,0 +1,185 @@
+//! The ILIAS report of `tailrank ilias`: mAP@k per task in percent, the breakdowns, and in
+//! prediction mode each set's prediction table.
+
+use super::{pct, prediction_table, thousands};
+use crate::ilias::{GroupResult, IliasReport};
+use std::fmt::Write;
+
+fn k_label(k: usize) -> String {
+    if k >= 1000 && k % 1000 == 0 {
+        format!("{}k", k / 1000)
+    } else {
+        k.to_string()
+    }
+}
+
+/// The human report: mAP@k per task in percent (two decimals), then the breakdowns; in
+/// prediction mode each set's prediction table (interval, baselines, diagnostics) too.
+pub fn table(r: &IliasReport) -> String {
+    let kl = k_label(r.k);
+    let mut t = String::new();
+    // Warnings first (e.g. a missing taxonomy: no category rows below).
+    for w in &r.warnings {
+        let _ = writeln!(t, "warning: {w}");
+    }
+    let _ = writeln!(
+        t,
+        "ILIAS, model {:?}: {} mAP@{kl}, N = {} distractors{}{}",
+        r.model,
+        r.mode,
+        thousands(r.pool_size),
+        match &r.selected_ids {
+            Some(f) => format!(" selected by {f}"),
+            None => String::new(),
+        },
+        if r.mode == "exact" {
+            " (all scanned)".to_string()
+        } else {
+            format!(
+                " predicted from S = {} sampled (f = {}, seed {})",
+                thousands(r.sample_size),
+                r.fraction,
+                r.seed
+            )
+        }
+    );
+    let predicted = r.sets.iter().any(|s| s.prediction.is_some());
+    if predicted {
+        let _ = writeln!(
+            t,
+            "{:<6} {:>8} {:>12}  {:<26} {:<26} {:>9} {:>9}  verdict",
+            "task",
+            "queries",
+            format!("mAP@{kl} (%)"),
+            "interval (other query sets)",
+            "interval (these queries)",
+            "count",
+            "at-S"
+        );
+    } else {
+        let _ = writeln!(
+            t,
+            "{:<6} {:>8} {:>12}",
+            "task",
+            "queries",
+            format!("mAP@{kl} (%)")
+        );
+    }
+    for s in &r.sets {
+        match &s.prediction {
+            Some(p) => {
+                let conf = 100.0 * p.options.confidence;
+                let (iv, what) = match &p.total {
+                    Some(i) => (i, "total"),
+                    None => (&p.percentile, "pct"),
+                };
+                let realized = match &p.realized {
+                    Some(r) => format!(
+                        "{conf:.0}% [{}, {}]",
+                        pct(r.interval.lo),
+                        pct(r.interval.hi)
+                    ),
+                    None => "n/a".into(),
+                };
+                let _ = writeln!(
+                    t,
+                    "{:<6} {:>8} {:>12}  {:<26} {:<26} {:>9} {:>9}  {}",
+                    s.task,
+                    s.n_queries,
+                    pct(s.map_at_k),
+                    format!("{conf:.0}% {what} [{}, {}]", pct(iv.lo), pct(iv.hi)),
+                    realized,
+                    pct(p.baselines.count),
+                    pct(p.baselines.evaluate_at_s),
+                    p.trust.verdict.as_str()
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    t,
+                    "{:<6} {:>8} {:>12}",
+                    s.task,
+                    s.n_queries,
+                    pct(s.map_at_k)
+                );
+            }
+        }
+    }
+    if let Some(c) = &r.combined {
+        // The task name is one character wider than the column: the count keeps its place.
+        let _ = writeln!(t, "{:<7}{:>8} {:>12}", c.task, c.n_queries, pct(c.map_at_k));
+    }
+    for s in &r.sets {
+        match s.tied_pairs {
+            Some(0) => {}
+            Some(n) => {
+                let _ = writeln!(
+                    t,
+                    "{}: {} tied positive/non-relevant pair{} (equal scores: official tie blocks, \
+                     positives at the block's end)",
+                    s.task,
+                    thousands(n),
+                    if n == 1 { "" } else { "s" }
+                );
+            }
+            None => {
+                let _ = writeln!(t, "{}: ties unknown (summary without tie counts)", s.task);
+            }
+        }
+    }
+    for s in &r.sets {
+        if let Some(p) = &s.prediction {
+            let _ = writeln!(t, "\n{} prediction:", s.task);
+            t.push_str(&prediction_table(p));
+        }
+        let groups: Vec<&GroupResult> = s
+            .scale
+            .iter()
+            .chain(&s.clutter)
+            .chain(&s.categories)
+            .chain(&s.subcategories)
+            .collect();
+        if groups.is_empty() {
+            continue;
+        }
+        let pred = s.prediction.is_some();
+        let _ = writeln!(t, "\n{} breakdown, mAP@{kl} (%):", s.task);
+        if pred {
+            let _ = writeln!(
+                t,
+                "  {:<12} {:<40} {:>5} {:>9} {:>9} {:>9}",
+                "kind", "group", "n", "estimate", "count", "at-S"
+            );
+        } else {
+            let _ = writeln!(
+                t,
+                "  {:<12} {:<40} {:>5} {:>9}",
+                "kind", "group", "n", "mAP"
+            );
+        }
+        for g in groups {
+            if pred {
+                let _ = writeln!(
+                    t,
+                    "  {:<12} {:<40} {:>5} {:>9} {:>9} {:>9}",
+                    g.kind,
+                    g.group,
+                    g.n,
+                    pct(g.map_at_k),
+                    pct(g.count_map_at_k.unwrap_or(f64::NAN)),
+                    pct(g.evaluate_at_s_map_at_k.unwrap_or(f64::NAN))
+                );
+            } else {
+                let _ = writeln!(
+                    t,
+                    "  {:<12} {:<40} {:>5} {:>9}",
+                    g.kind,
+                    g.group,
+                    g.n,
+                    pct(g.map_at_k)
+                );
+            }
+        }
+    }
+    t
+}

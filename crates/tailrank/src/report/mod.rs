@@ -1,0 +1,63 @@
+//! Every report tailrank prints, in one place: human tables (metric values in percent, two
+//! decimals) and machine-readable JSON (fractions in [0, 1], unit in the field name:
+//! `map_at_k`, `recall_at_k`, `hit_at_1`, `*_std_error`, ...; NaN, e.g. intervals with
+//! `bootstrap = 0`, becomes `null`, and a negative zero prints as `0.0`).
+//!
+//! The JSON schema of each report is a serde type: the report structs of the modules that
+//! compute them (`metric::EvalReport`, `ilias::IliasReport`, `predict::compare::Comparison`,
+//! ...) derive `Serialize`, and a [`Prediction`](crate::predict::Prediction) is written through
+//! the schema types of `predict::json` ([`prediction_json`]). The renderers of the tables sit
+//! here, one file per report:
+//!
+//! * [`prediction`]: `tailrank predict` (and each set of `tailrank ilias` in prediction mode);
+//! * [`eval`]: `tailrank eval` (query-set metrics and the revisited protocols);
+//! * [`ilias`]: `tailrank ilias`;
+//! * [`compare`]: `tailrank compare`;
+//! * [`validation`]: `tailrank validate` and `tailrank simulate --vectors --validate`;
+//! * [`demo`]: `tailrank demo` and `tailrank simulate`;
+//! * [`written`]: the one-line accounts of `tailrank scan` and `tailrank merge`.
+
+pub mod compare;
+pub mod demo;
+pub mod eval;
+pub mod ilias;
+pub mod prediction;
+pub mod validation;
+pub mod written;
+
+pub use crate::predict::json::prediction_json;
+pub use prediction::prediction_table;
+
+/// A fraction as percent with two decimals (`n/a` for NaN).
+pub fn pct(x: f64) -> String {
+    if x.is_finite() {
+        format!("{:.2}", 100.0 * x)
+    } else {
+        "n/a".to_string()
+    }
+}
+
+pub fn pct_opt(x: Option<f64>) -> String {
+    x.map_or_else(|| "n/a".to_string(), pct)
+}
+
+/// An integer with thousands separators.
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+pub fn share(a: usize, total: usize) -> String {
+    if total == 0 {
+        "n/a".into()
+    } else {
+        format!("{:.1}%", 100.0 * a as f64 / total as f64)
+    }
+}

@@ -1,0 +1,245 @@
+//! The prediction table (`tailrank predict`); its JSON is `predict::json`.
+
+use super::{pct, pct_opt, share, thousands};
+use crate::predict::{Interval, Prediction, Verdict};
+use std::fmt::Write;
+
+fn interval(i: &Interval) -> String {
+    format!("[{}, {}]", pct(i.lo), pct(i.hi))
+}
+
+/// One human-readable table: the estimate with its intervals, the baselines, the budget and
+/// drift verdicts and the tail report. Metric values in percent with two decimals.
+pub fn prediction_table(p: &Prediction) -> String {
+    let conf = format!("{:.0}%", 100.0 * p.options.confidence);
+    let k = p.k;
+    let mut t = String::new();
+    let _ = writeln!(
+        t,
+        "model {:?}, query set {:?}: {} queries, {} positives",
+        p.model,
+        p.query_set,
+        thousands(p.n_queries as u64),
+        thousands(p.n_positives as u64)
+    );
+    let _ = writeln!(
+        t,
+        "predicting N = {} pool items from S = {} sampled ({:.3}%), estimator {}, map {}",
+        thousands(p.pool_size),
+        thousands(p.sample_size),
+        100.0 * p.sample_size as f64 / p.pool_size.max(1) as f64,
+        p.options.estimator_name(),
+        match p.options.map {
+            crate::maps::MapKind::ExpectedRank => "expected-rank",
+            crate::maps::MapKind::Binomial => "binomial",
+        }
+    );
+    let w = 34;
+    let _ = writeln!(
+        t,
+        "{:<w$} {}: {}",
+        "verdict",
+        p.trust.verdict.as_str().to_uppercase(),
+        p.trust.reason
+    );
+    let _ = writeln!(t, "{:<w$} {:>9}  uncertainty", "", "value (%)");
+    let _ = writeln!(
+        t,
+        "{:<w$} {:>9}  {conf} BCa {}, percentile {}, SE {}",
+        format!("predicted mAP@{k}"),
+        pct(p.estimate),
+        interval(&p.bca),
+        interval(&p.percentile),
+        pct(p.std_error)
+    );
+    let _ = writeln!(
+        t,
+        "{:<w$} {:>9}  (BCa, percentile: over other query sets)",
+        "", ""
+    );
+    match &p.realized {
+        Some(r) => {
+            let _ = writeln!(
+                t,
+                "{:<w$} {:>9}  {conf} {} width {}: realized metric of these queries (pool \
+                 sd {}, other map {}, trend shift {:+.2})",
+                "  these queries at N",
+                "",
+                interval(&r.interval),
+                pct(r.width()),
+                pct(r.pool_sd),
+                pct(r.other_map_estimate),
+                100.0 * r.trend_shift
+            );
+        }
+        None => {
+            let _ = writeln!(
+                t,
+                "{:<w$} {:>9}  realized-metric interval n/a (needs shards or sample noise)",
+                "  these queries at N", ""
+            );
+        }
+    }
+    match (p.sample_noise_sd, p.total) {
+        (Some(sd), Some(total)) => {
+            let _ = writeln!(
+                t,
+                "{:<w$} {:>9}  sample-noise sd {}, total {conf} {}",
+                "  + pool-sample noise",
+                "",
+                pct(sd),
+                interval(&total)
+            );
+        }
+        _ => {
+            let _ = writeln!(
+                t,
+                "{:<w$} {:>9}  sample noise n/a",
+                "  + pool-sample noise", ""
+            );
+        }
+    }
+    if let (Verdict::Doubtful, Some(c)) = (p.trust.verdict, &p.baselines.level_calibrated) {
+        let _ = writeln!(
+            t,
+            "{:<w$} {:>9}  level-calibrated law (experimental; on the doubtful runs of the \
+             validation corpus it is the closer one, docs/validation.md)",
+            "second opinion",
+            pct(c.map_at_k)
+        );
+    }
+    let _ = writeln!(
+        t,
+        "{:<w$} {:>9}",
+        format!("predicted Recall@{k}"),
+        pct(p.recall_at_k)
+    );
+    let _ = writeln!(t, "{:<w$} {:>9}", "predicted hit@1", pct(p.hit_at_1));
+    let b = &p.baselines;
+    let _ = writeln!(t, "baselines");
+    let _ = writeln!(
+        t,
+        "{:<w$} {:>9}  (at S, not N)",
+        format!("  evaluate-at-S (S = {})", thousands(p.sample_size)),
+        pct(b.evaluate_at_s)
+    );
+    let _ = writeln!(t, "{:<w$} {:>9}", "  count (K/S) at N", pct(b.count));
+    let _ = writeln!(
+        t,
+        "{:<w$} {:>9}",
+        "  power-law fit at N",
+        pct_opt(b.power_law)
+    );
+    let _ = writeln!(
+        t,
+        "{:<w$} {:>9}",
+        "  log-linear fit at N",
+        pct_opt(b.log_linear)
+    );
+    if let Some(c) = &b.level_calibrated {
+        let _ = writeln!(
+            t,
+            "{:<w$} {:>9}  (experimental; Recall@{k} {}, hit@1 {})",
+            "  level-calibrated law at N",
+            pct(c.map_at_k),
+            pct(c.recall_at_k),
+            pct(c.hit_at_1)
+        );
+    }
+    if !p.levels.is_empty() {
+        let _ = writeln!(t, "levels (prediction at N from each nested sample)");
+        for l in &p.levels {
+            let _ = writeln!(
+                t,
+                "{:<w$} {:>9}  SE {}, evaluate-at-S {}",
+                format!("  level {} (S = {})", l.level, thousands(l.sample_size)),
+                pct(l.estimate),
+                pct(l.std_error),
+                pct(l.evaluate_at_s)
+            );
+        }
+    }
+    let verdict = match &p.budget {
+        None => "n/a (needs at least 2 nested levels and the query bootstrap)".to_string(),
+        Some(bu) => match (bu.first_sufficient_level, bu.first_sufficient_size) {
+            (Some(l), Some(s)) => format!(
+                "sufficient: stable within the query SE from level {l} (S = {}) on",
+                thousands(s)
+            ),
+            _ => {
+                let last = &bu.steps[0];
+                format!(
+                    "NOT sufficient: level 1 -> 0 moved the prediction by {} > SE {} (points)",
+                    pct(last.abs_diff),
+                    pct(last.std_error)
+                )
+            }
+        },
+    };
+    let _ = writeln!(t, "{:<w$} {verdict}", "budget");
+    let drift = match &p.drift {
+        None => "n/a (no drift shards)".to_string(),
+        Some(d) => format!(
+            "{} over {} shards: max |z| = {:.2}, chi2 = {:.2} on {} dof{}",
+            if d.flagged { "FLAGGED" } else { "ok" },
+            d.shards.len(),
+            d.max_abs_z,
+            d.chi2,
+            d.dof,
+            if d.flagged {
+                " (shards disagree beyond their noise: the sample may not be uniform)"
+            } else {
+                ""
+            }
+        ),
+    };
+    let _ = writeln!(t, "{:<w$} {drift}", "drift");
+    let tr = &p.trust;
+    if tr.trend_projected.is_finite() {
+        let _ = writeln!(
+            t,
+            "{:<w$} {:+.2} points per doubling of the sample, {:+.2} to N (paired SE {})",
+            "level trend",
+            100.0 * tr.trend_per_doubling,
+            100.0 * tr.trend_projected,
+            pct(tr.trend_std_error)
+        );
+    }
+    for c in &tr.in_sample {
+        let _ = writeln!(
+            t,
+            "{:<w$} predicts S_0 as {}, off by {:+.2} (paired SE {}), projected {:+.2} at N{}",
+            format!("  in-sample from level {}", c.level),
+            pct(c.predicted),
+            100.0 * c.error,
+            pct(c.std_error),
+            100.0 * c.projected_error,
+            if tr.used() == Some(c) { " (used)" } else { "" }
+        );
+    }
+    let tr = &p.tail;
+    let _ = writeln!(
+        t,
+        "{:<w$} positives by count {}, by tail {}, immune {}",
+        "tail report",
+        share(tr.by_count, tr.positives),
+        share(tr.by_tail, tr.positives),
+        share(tr.immune, tr.positives)
+    );
+    match tr.xi_quartiles {
+        Some(qs) => {
+            let _ = writeln!(
+                t,
+                "{:<w$} xi quartiles {:.3} / {:.3} / {:.3} over {} fitted queries",
+                "", qs[0], qs[1], qs[2], tr.queries_with_tail
+            );
+        }
+        None => {
+            let _ = writeln!(t, "{:<w$} no tail fitted", "");
+        }
+    }
+    for warning in &p.warnings {
+        let _ = writeln!(t, "WARNING: {warning}");
+    }
+    t
+}

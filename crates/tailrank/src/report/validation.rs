@@ -1,0 +1,573 @@
+//! The validation reports: `tailrank validate` (the summary-level corpus: a plain-text table
+//! and a markdown report, errors in mAP points) and `tailrank simulate --vectors --validate`
+//! (a markdown table of the vector-level runs). error = prediction − realized truth.
+
+use crate::atomic::{write_bytes, Transaction};
+use crate::error::{Error, Result};
+use crate::predict::{Interval, Verdict};
+use crate::simulate::corpus_report::{overview, ErrorSummary, OverviewRow};
+use crate::simulate::decompose::{self, Decomposition};
+use crate::simulate::validation::{
+    coverage_width, mean, stats_of, verdict_rates, Coverage, Run, ValidationReport, FLAG_MUST,
+    FLAG_NOT,
+};
+use crate::simulate::vector_validation::{Metrics, VectorRun};
+use std::fmt::Write as _;
+use std::path::Path;
+
+impl ValidationReport {
+    /// Plain-text table (mAP in percent points of error, two decimals).
+    pub fn table(&self) -> String {
+        let mut t = corpus_table(self);
+        let _ = writeln!(t);
+        for preset in &self.options.presets {
+            let runs = self.runs_at(preset, self.options.fraction);
+            let Some(r0) = runs.first() else { continue };
+            let truth_mean = mean(&runs.iter().map(|r| r.truth).collect::<Vec<_>>());
+            let _ = writeln!(
+                t,
+                "{preset}: {} seeds, N = {}, f = {} (S ≈ {}), k = {}, mean true mAP@{} = {:.2}%",
+                runs.len(),
+                r0.pool_size,
+                self.options.fraction,
+                r0.sample_size,
+                r0.k,
+                r0.k,
+                100.0 * truth_mean
+            );
+            let _ = writeln!(
+                t,
+                "  {:<14} {:>12} {:>14} {:>13}",
+                "method", "mean err (%)", "mean |err| (%)", "max |err| (%)"
+            );
+            for s in self.headline(preset) {
+                let _ = writeln!(
+                    t,
+                    "  {:<14} {:>+12.2} {:>14.2} {:>13.2}",
+                    s.method,
+                    100.0 * s.mean_error,
+                    100.0 * s.mean_abs_error,
+                    100.0 * s.max_abs_error
+                );
+            }
+            let (pc, bc) = self.coverage(preset);
+            let _ = writeln!(
+                t,
+                "  evt {:.0}% interval coverage: percentile {}, BCa {}",
+                100.0 * self.options.confidence,
+                coverage_text(pc),
+                coverage_text(bc)
+            );
+            for line in interval_verdict_lines(&runs) {
+                let _ = writeln!(t, "  {line}");
+            }
+            let ds: Vec<&Decomposition> = runs
+                .iter()
+                .filter_map(|r| r.decomposition.as_ref())
+                .collect();
+            if let Some(d) = decompose::mean_of(&ds) {
+                let _ = writeln!(
+                    t,
+                    "  evt error parts (points): map {:+.2}, count {:+.2}, tail {:+.2}, \
+                     immune {:+.2}; binomial oracle {:+.2}; immune outranked {}/{}",
+                    100.0 * d.part_map,
+                    100.0 * d.part_count,
+                    100.0 * d.part_tail,
+                    100.0 * d.part_immune,
+                    100.0 * d.oracle_binomial,
+                    d.immune_outranked,
+                    d.immune
+                );
+            }
+            for (name, truth, err, max_abs) in recall_hit_stats(&runs, r0.k) {
+                let _ = writeln!(
+                    t,
+                    "  predicted {name}: mean truth {:.2}%, mean err {:+.2}, max |err| {:.2} (points)",
+                    100.0 * truth,
+                    100.0 * err,
+                    100.0 * max_abs
+                );
+            }
+            let _ = writeln!(
+                t,
+                "  convergence over sample fractions (mean error / mean |error|, %):"
+            );
+            let _ = writeln!(
+                t,
+                "  {:>8} {:>10} {:>17} {:>17} {:>17}",
+                "f", "S", "evt", "count", "evaluate-at-S"
+            );
+            for f in self.fractions() {
+                let rs = self.runs_at(preset, f);
+                let Some(r) = rs.first() else { continue };
+                let cell = |m: &str| match stats_of(m, &rs) {
+                    Some(s) => format!(
+                        "{:+.2} / {:.2}",
+                        100.0 * s.mean_error,
+                        100.0 * s.mean_abs_error
+                    ),
+                    None => "n/a".into(),
+                };
+                let _ = writeln!(
+                    t,
+                    "  {:>8} {:>10} {:>17} {:>17} {:>17}",
+                    f,
+                    r.sample_size,
+                    cell("evt"),
+                    cell("count"),
+                    cell("evaluate-at-S")
+                );
+            }
+            let _ = writeln!(t);
+        }
+        t
+    }
+
+    /// Markdown report: settings, headline tables, coverage, convergence, per-run rows.
+    pub fn markdown(&self, command: &str) -> String {
+        let mut m = String::new();
+        let o = &self.options;
+        let _ = writeln!(m, "# tailrank validation report\n");
+        let _ = writeln!(m, "Command: `{command}`\n");
+        let _ = writeln!(
+            m,
+            "Presets {}, {} seeds from {}, main fraction f = {}, sweep {:?}, query bootstrap B = {} \
+             ({:.0}% intervals), tool version {}.\n",
+            o.presets.join(", "),
+            o.seeds,
+            o.first_seed,
+            o.fraction,
+            o.fractions,
+            o.bootstrap,
+            100.0 * o.confidence,
+            crate::TOOL_VERSION
+        );
+        let _ = writeln!(
+            m,
+            "Errors are prediction − realized truth of mAP@k at N, in mAP points (percent). \
+             `oracle` is the expected-rank map fed with the true hardness.\n"
+        );
+        let _ = writeln!(m, "{}", corpus_markdown(self));
+        for preset in &o.presets {
+            let runs = self.runs_at(preset, o.fraction);
+            let Some(r0) = runs.first() else { continue };
+            let truth_mean = mean(&runs.iter().map(|r| r.truth).collect::<Vec<_>>());
+            let _ = writeln!(m, "## {preset}\n");
+            if let Ok(e) = crate::simulate::corpus::entry(preset) {
+                let held = if e.held_out {
+                    " **Held out** of all tuning."
+                } else {
+                    ""
+                };
+                let _ = writeln!(m, "{}.{held}\n", e.description);
+            }
+            let _ = writeln!(
+                m,
+                "N = {}, f = {} (S ≈ {}), k = {}, {} seeds; mean realized mAP@{} at N = {:.2}%.\n",
+                r0.pool_size,
+                o.fraction,
+                r0.sample_size,
+                r0.k,
+                runs.len(),
+                r0.k,
+                100.0 * truth_mean
+            );
+            let _ = writeln!(
+                m,
+                "| method | mean error | mean abs error | max abs error |"
+            );
+            let _ = writeln!(m, "|---|---:|---:|---:|");
+            for s in self.headline(preset) {
+                let _ = writeln!(
+                    m,
+                    "| {} | {:+.2} | {:.2} | {:.2} |",
+                    s.method,
+                    100.0 * s.mean_error,
+                    100.0 * s.mean_abs_error,
+                    100.0 * s.max_abs_error
+                );
+            }
+            let (pc, bc) = self.coverage(preset);
+            let _ = writeln!(
+                m,
+                "\nevt {:.0}% interval coverage over seeds: percentile {}, BCa {}.\n",
+                100.0 * o.confidence,
+                coverage_text(pc),
+                coverage_text(bc)
+            );
+            for line in interval_verdict_lines(&runs) {
+                let _ = writeln!(m, "{line}\n");
+            }
+            let _ = writeln!(
+                m,
+                "| metric (evt hardness, count law) | mean truth | mean error | max abs error |"
+            );
+            let _ = writeln!(m, "|---|---:|---:|---:|");
+            for (name, truth, err, max_abs) in recall_hit_stats(&runs, r0.k) {
+                let _ = writeln!(
+                    m,
+                    "| {name} | {:.2} | {:+.2} | {:.2} |",
+                    100.0 * truth,
+                    100.0 * err,
+                    100.0 * max_abs
+                );
+            }
+            let ds: Vec<&Decomposition> = runs
+                .iter()
+                .filter_map(|r| r.decomposition.as_ref())
+                .collect();
+            if let Some(d) = decompose::mean_of(&ds) {
+                let _ = writeln!(m, "\n{}", decompose::markdown(&d, ds.len()));
+            }
+            let _ = writeln!(
+                m,
+                "\nConvergence over sample fractions (mean error / mean abs error):\n"
+            );
+            let _ = writeln!(m, "| f | S | evt | evt-binomial | count | evaluate-at-S |");
+            let _ = writeln!(m, "|---:|---:|---:|---:|---:|---:|");
+            for f in self.fractions() {
+                let rs = self.runs_at(preset, f);
+                let Some(r) = rs.first() else { continue };
+                let cell = |meth: &str| match stats_of(meth, &rs) {
+                    Some(s) => format!(
+                        "{:+.2} / {:.2}",
+                        100.0 * s.mean_error,
+                        100.0 * s.mean_abs_error
+                    ),
+                    None => "n/a".into(),
+                };
+                let _ = writeln!(
+                    m,
+                    "| {} | {} | {} | {} | {} | {} |",
+                    f,
+                    r.sample_size,
+                    cell("evt"),
+                    cell("evt-binomial"),
+                    cell("count"),
+                    cell("evaluate-at-S")
+                );
+            }
+            let _ = writeln!(m, "\nPer seed at f = {} (percent):\n", o.fraction);
+            let _ = writeln!(
+                m,
+                "| seed | truth | evt | interval (percentile) | realized interval | verdict | count | evaluate-at-S | power-law | log-linear |"
+            );
+            let _ = writeln!(m, "|---:|---:|---:|---|---|---|---:|---:|---:|---:|");
+            let opt = |v: Option<f64>| v.map_or("n/a".into(), |v| format!("{:.2}", 100.0 * v));
+            let ivs = |i: Option<Interval>| {
+                i.map_or("n/a".into(), |i| {
+                    format!("[{:.2}, {:.2}]", 100.0 * i.lo, 100.0 * i.hi)
+                })
+            };
+            for r in &runs {
+                let _ = writeln!(
+                    m,
+                    "| {} | {:.2} | {:.2} | {} | {} | {} | {:.2} | {:.2} | {} | {} |",
+                    r.seed,
+                    100.0 * r.truth,
+                    100.0 * r.evt,
+                    ivs(r.percentile),
+                    ivs(r.realized),
+                    r.verdict.map_or("n/a", |v| v.as_str()),
+                    100.0 * r.count,
+                    100.0 * r.evaluate_at_s,
+                    opt(r.power_law),
+                    opt(r.log_linear)
+                );
+            }
+            let _ = writeln!(m);
+        }
+        m
+    }
+}
+
+/// Error statistics of the predicted Recall@k and hit@1 over `runs`:
+/// `[(name, mean truth, mean error, max |error|)]`, fractions.
+fn recall_hit_stats(runs: &[&Run], k: usize) -> Vec<(String, f64, f64, f64)> {
+    type Pick = fn(&Run) -> (f64, f64);
+    let pick: [(String, Pick); 2] = [
+        (format!("Recall@{k}"), |r| {
+            (r.truth_recall_at_k, r.recall_at_k)
+        }),
+        ("hit@1".to_string(), |r| (r.truth_hit_at_1, r.hit_at_1)),
+    ];
+    pick.into_iter()
+        .map(|(name, f)| {
+            let pairs: Vec<(f64, f64)> = runs.iter().map(|r| f(r)).collect();
+            let truth = mean(&pairs.iter().map(|p| p.0).collect::<Vec<_>>());
+            let err: Vec<f64> = pairs.iter().map(|p| p.1 - p.0).collect();
+            let max_abs = err.iter().fold(0.0f64, |m, e| m.max(e.abs()));
+            (name, truth, mean(&err), max_abs)
+        })
+        .collect()
+}
+
+/// Lines of the interval and verdict summary of `runs` (one preset, main fraction).
+fn interval_verdict_lines(runs: &[&Run]) -> Vec<String> {
+    let cw = |c: Option<(Coverage, f64)>| match c {
+        Some((c, w)) => format!(
+            "coverage {}, mean width {:.2} points",
+            coverage_text(Some(c)),
+            100.0 * w
+        ),
+        None => "n/a".into(),
+    };
+    let rate = |c: Coverage| {
+        if c.1 == 0 {
+            format!("{}/{} (n/a)", c.0, c.1)
+        } else {
+            coverage_text(Some(c))
+        }
+    };
+    let (hit, fa) = verdict_rates(runs, |r| r.verdict.map(|v| v == Verdict::Doubtful));
+    vec![
+        format!(
+            "query-bootstrap interval (over other query sets): {}",
+            cw(coverage_width(runs, |r| r.percentile))
+        ),
+        format!(
+            "realized interval (these queries): {}",
+            cw(coverage_width(runs, |r| r.realized))
+        ),
+        format!(
+            "verdict doubtful: hit rate {} of runs with |err| > {} points, false alarms {} of \
+             runs with |err| < {} points",
+            rate(hit),
+            100.0 * FLAG_MUST,
+            rate(fa),
+            100.0 * FLAG_NOT
+        ),
+    ]
+}
+
+/// `covered/total (percent)`, or `n/a` when no interval was computed.
+fn coverage_text(c: Option<Coverage>) -> String {
+    match c {
+        Some((i, n)) => format!("{i}/{n} ({:.0}%)", 100.0 * i as f64 / n as f64),
+        None => "n/a".into(),
+    }
+}
+
+/// The overview as markdown: mAP@k errors, then hit@1 / Recall@k / oracles, for the tuned
+/// families and then for the held-out one.
+pub fn corpus_markdown(report: &ValidationReport) -> String {
+    let rows = overview(report);
+    let mut m = String::new();
+    let k = report.runs.first().map_or(0, |r| r.k);
+    let _ = writeln!(m, "## Corpus overview\n");
+    let _ = writeln!(
+        m,
+        "Errors in mAP points (percent), as mean / mean |err| / max |err| over seeds. \
+         `oracle ER` and `oracle Bin`: the expected-rank and binomial maps fed the true \
+         hardness. `immune outranked`: positives called immune that the full pool outranks.\n"
+    );
+    for (title, held) in [("Tuned families", false), ("Held-out family", true)] {
+        let part: Vec<&OverviewRow> = rows.iter().filter(|r| r.held_out == held).collect();
+        if part.is_empty() {
+            continue;
+        }
+        let _ = writeln!(m, "### {title}\n");
+        let _ = writeln!(
+            m,
+            "| family | f | seeds | true mAP@{k} | evt | evt-binomial | count | evaluate-at-S |"
+        );
+        let _ = writeln!(m, "|---|---:|---:|---:|---|---|---|---|");
+        for r in &part {
+            let _ = writeln!(
+                m,
+                "| {} | {} | {} | {:.2} | {} | {} | {} | {} |",
+                r.family,
+                r.fraction,
+                r.runs,
+                100.0 * r.truth,
+                r.evt.points(),
+                r.evt_binomial.points(),
+                r.count.points(),
+                r.evaluate_at_s.points()
+            );
+        }
+        let _ = writeln!(
+            m,
+            "\n| family | f | hit@1 | Recall@{k} | oracle ER | oracle Bin | immune outranked |"
+        );
+        let _ = writeln!(m, "|---|---:|---|---|---:|---:|---:|");
+        for r in &part {
+            let _ = writeln!(
+                m,
+                "| {} | {} | {} | {} | {:+.2} | {:+.2} | {:.1}% |",
+                r.family,
+                r.fraction,
+                r.hit_at_1.points(),
+                r.recall_at_k.points(),
+                100.0 * r.oracle_expected_rank,
+                100.0 * r.oracle_binomial,
+                100.0 * r.immune_outranked
+            );
+        }
+        let _ = writeln!(m);
+    }
+    m
+}
+
+/// The overview as a plain-text table (mean error / mean |error| in points).
+pub fn corpus_table(report: &ValidationReport) -> String {
+    let mut t = String::new();
+    let _ = writeln!(
+        t,
+        "corpus overview (mean err / mean |err|, mAP points; * = held out):"
+    );
+    let _ = writeln!(
+        t,
+        "  {:<21} {:>6} {:>7} {:>13} {:>13} {:>13} {:>13} {:>13} {:>13}",
+        "family", "f", "truth", "evt", "evt-binomial", "count", "eval-at-S", "hit@1", "Recall@k"
+    );
+    let cell = |e: &ErrorSummary| format!("{:+.2}/{:.2}", 100.0 * e.mean, 100.0 * e.mean_abs);
+    for r in overview(report) {
+        let name = if r.held_out {
+            format!("{}*", r.family)
+        } else {
+            r.family.clone()
+        };
+        let _ = writeln!(
+            t,
+            "  {:<21} {:>6} {:>7.2} {:>13} {:>13} {:>13} {:>13} {:>13} {:>13}",
+            name,
+            r.fraction,
+            100.0 * r.truth,
+            cell(&r.evt),
+            cell(&r.evt_binomial),
+            cell(&r.count),
+            cell(&r.evaluate_at_s),
+            cell(&r.hit_at_1),
+            cell(&r.recall_at_k)
+        );
+    }
+    t
+}
+
+/// One metric of a [`Metrics`].
+type Pick = fn(&Metrics) -> f64;
+
+/// Markdown table of the runs: truth and predictions in percent (mAP@k, Recall@k, hit@1).
+pub fn vector_table(runs: &[VectorRun]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "| family | seed | D | Q | N | f | metric | truth | evt | count | eval-at-S | oracle ER | oracle Bin | immune outranked |"
+    );
+    let _ = writeln!(
+        s,
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    );
+    for r in runs {
+        let rows: [(&str, Pick); 3] = [
+            ("mAP@k", |m| m.map_at_k),
+            ("R@k", |m| m.recall_at_k),
+            ("hit@1", |m| m.hit_at_1),
+        ];
+        for (i, (name, get)) in rows.iter().enumerate() {
+            let (oer, obin, imm) = if i == 0 {
+                (
+                    format!("{:.2}", 100.0 * r.oracle_expected_rank),
+                    format!("{:.2}", 100.0 * r.oracle_binomial),
+                    format!("{}/{}", r.immune_outranked, r.immune),
+                )
+            } else {
+                (String::new(), String::new(), String::new())
+            };
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {} | {} |",
+                r.family,
+                r.seed,
+                r.dim,
+                r.queries,
+                r.pool_size,
+                r.fraction,
+                name,
+                100.0 * get(&r.truth),
+                100.0 * get(&r.evt),
+                100.0 * get(&r.count),
+                100.0 * get(&r.evaluate_at_s),
+                oer,
+                obin,
+                imm
+            );
+        }
+    }
+    s
+}
+
+/// The validation corpus, one line per family: name, `(held out)`, description.
+pub fn corpus_list() -> String {
+    let mut s = String::new();
+    for e in crate::simulate::corpus::CORPUS {
+        let held = if e.held_out { " (held out)" } else { "" };
+        let _ = writeln!(s, "{}{held}: {}", e.name, e.description);
+    }
+    s
+}
+
+/// One line per validation run: its truth and the error of each method in points, and the
+/// realized interval around the truth with the verdict (when they ran).
+pub fn run_line(r: &Run) -> String {
+    format!(
+        "{} seed {} f={}: truth {:.2}%  evt {:+.2}  count {:+.2}  evaluate-at-S {:+.2}  \
+         hit@1 {:+.2}  recall {:+.2}{}",
+        r.preset,
+        r.seed,
+        r.fraction,
+        100.0 * r.truth,
+        100.0 * (r.evt - r.truth),
+        100.0 * (r.count - r.truth),
+        100.0 * (r.evaluate_at_s - r.truth),
+        100.0 * (r.hit_at_1 - r.truth_hit_at_1),
+        100.0 * (r.recall_at_k - r.truth_recall_at_k),
+        match (r.realized, r.verdict) {
+            (Some(i), Some(v)) => format!(
+                "  realized [{:+.2}, {:+.2}]  {}",
+                100.0 * (i.lo - r.truth),
+                100.0 * (i.hi - r.truth),
+                v.as_str()
+            ),
+            _ => String::new(),
+        }
+    )
+}
+
+/// The files of a validation study (`tailrank validate`): the markdown report and, when asked
+/// for, every run as JSON. Their paths are claimed before the study runs (an output that
+/// cannot be written fails before hours of work), and [`ValidationFiles::write`] replaces them
+/// together, the JSON first.
+pub struct ValidationFiles {
+    outputs: Transaction,
+    markdown: usize,
+    json: Option<usize>,
+}
+
+impl ValidationFiles {
+    /// Claim the markdown report `markdown` and the runs JSON `json`.
+    pub fn claim(markdown: &Path, json: Option<&Path>) -> Result<Self> {
+        let mut outputs = Transaction::new(&[]);
+        let json = json.map(|j| outputs.add_file(j)).transpose()?;
+        let markdown = outputs.add_file(markdown)?;
+        Ok(ValidationFiles {
+            outputs,
+            markdown,
+            json,
+        })
+    }
+
+    /// Write `report`: its markdown (headed by the `command` that ran it) and its runs.
+    pub fn write(self, report: &ValidationReport, command: &str) -> Result<()> {
+        let md = report.markdown(command);
+        if let Some(slot) = self.json {
+            let bytes = serde_json::to_vec_pretty(report)
+                .map_err(|e| Error::invalid(format!("cannot serialise the runs: {e}")))?;
+            self.outputs.write(slot, |p| write_bytes(p, &bytes))?;
+        }
+        self.outputs
+            .write(self.markdown, |p| write_bytes(p, md.as_bytes()))?;
+        self.outputs.commit()
+    }
+}

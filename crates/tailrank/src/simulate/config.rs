@@ -1,0 +1,136 @@
+//! What defines a simulated summary-level benchmark ([`SimConfig`]) and the ILIAS-like
+//! starting point of every family of the validation corpus.
+
+use super::corpus;
+use super::discrete::{BurstModel, HubModel};
+use super::families::TailModel;
+use super::hardness_law::HardnessLaw;
+use crate::error::{Error, Result};
+use crate::sample::check_fraction;
+use serde::{Deserialize, Serialize};
+
+/// Everything that defines a simulated benchmark. Same config ⇒ same output, bit for bit,
+/// whatever the number of threads.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SimConfig {
+    pub preset: String,
+    pub seed: u64,
+    /// Number of object instances; each has `1 + Poisson(mean_positives − 1)` positives.
+    pub instances: usize,
+    /// Number of queries; every instance gets one, the rest go to distinct random instances
+    /// (queries of one instance share its positives).
+    pub queries: usize,
+    pub mean_positives: f64,
+    /// N, the full pool size.
+    pub pool_size: u64,
+    /// f, the level-0 sampling fraction.
+    pub fraction: f64,
+    /// Number of nesting levels (f, f/2, …, f/2^(levels−1)).
+    pub levels: usize,
+    /// Number of drift shards (disjoint equal hash slices of the sample; 0 for none).
+    pub shards: usize,
+    /// M, the top pool scores kept per query and subset.
+    pub top_m: usize,
+    /// k of the truth mAP@k.
+    pub k: usize,
+    pub tails: TailModel,
+    pub hardness: HardnessLaw,
+    /// γ: a non-relevant core item outranks positive j with probability `min(1, γ·x_j)`.
+    pub core_hardness: f64,
+    /// Extra pool sizes (between S and N) at which the truth curve is realized, nested.
+    pub truth_pool_sizes: Vec<u64>,
+    /// Near-duplicate bursts ([`discrete`]); none in the presets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bursts: Option<BurstModel>,
+    /// Hubs shared across queries ([`discrete`]); none in the presets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hubs: Option<HubModel>,
+}
+
+impl SimConfig {
+    /// A named family of the validation corpus ([`corpus::CORPUS`], which includes the presets
+    /// `ilias-like` and `mixture-tail`) with the given seed.
+    pub fn preset(name: &str, seed: u64) -> Result<SimConfig> {
+        corpus::summary_config(name, seed)
+    }
+
+    /// The ILIAS-like benchmark every summary family starts from: 1,232 queries over 1,000
+    /// instances, ~4,700 positives, N = 10^8, f = 5%, M = 4000, levels f … f/16, 4 drift
+    /// shards, k = 1000; GPD-like per-query tails ([`TailModel::Families`]) and the preset
+    /// hardness law (power-law body on log10 x ∈ [−8.3, −3], immune block [−14, −10]).
+    pub fn ilias_like(name: &str, seed: u64) -> SimConfig {
+        SimConfig {
+            preset: name.to_string(),
+            seed,
+            instances: 1000,
+            queries: 1232,
+            mean_positives: 4.7,
+            pool_size: 100_000_000,
+            fraction: 0.05,
+            levels: 5,
+            shards: 4,
+            top_m: 4000,
+            k: 1000,
+            tails: TailModel::Families {
+                weights: [0.4, 0.4, 0.2],
+                xi_range: [-0.5, -0.05],
+                kumaraswamy_a: [1.2, 2.0],
+                endpoint: [0.45, 0.75],
+            },
+            hardness: HardnessLaw {
+                immune_share: 0.23,
+                immune_log10: [-14.0, -10.0],
+                hopeless_share: 0.485,
+                hopeless_log10: [-3.0, -0.5],
+                alpha: 1.2,
+                log10_range: [-8.3, -3.0],
+                instance_corr: 0.45,
+                query_corr: 0.25,
+            },
+            core_hardness: 10.0,
+            truth_pool_sizes: vec![10_000_000, 20_000_000, 50_000_000],
+            bursts: None,
+            hubs: None,
+        }
+    }
+
+    /// Scale the benchmark down to `queries` queries (instances scaled in proportion), for tests.
+    pub fn with_queries(mut self, queries: usize) -> Self {
+        let ratio = self.instances as f64 / self.queries as f64;
+        self.queries = queries.max(1);
+        self.instances = ((queries as f64 * ratio).round() as usize).clamp(1, self.queries);
+        self
+    }
+
+    /// Simulate a pool of `pool_size` items instead; the truth curve keeps only the pool sizes
+    /// below it.
+    pub fn with_pool_size(mut self, pool_size: u64) -> Self {
+        self.pool_size = pool_size;
+        self.truth_pool_sizes.retain(|&m| m < pool_size);
+        self
+    }
+
+    pub(crate) fn check(&self) -> Result<()> {
+        check_fraction(self.fraction)?;
+        let bad = |m: String| Err(Error::invalid(m));
+        if self.instances == 0 || self.queries == 0 {
+            return bad("simulation needs at least one instance and one query".into());
+        }
+        if self.levels == 0 || self.levels > 20 {
+            return bad(format!("levels must be in 1..=20, got {}", self.levels));
+        }
+        if self.top_m == 0 || self.k == 0 {
+            return bad("top_m and k must be positive".into());
+        }
+        if self.pool_size < 2 || (self.fraction * self.pool_size as f64) < 1.0 {
+            return bad(format!(
+                "pool size {} with fraction {} leaves an empty sample",
+                self.pool_size, self.fraction
+            ));
+        }
+        if self.mean_positives.is_nan() || self.mean_positives < 1.0 {
+            return bad("mean_positives must be at least 1".into());
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,91 @@
+//! A simulated benchmark written to a folder (`tailrank simulate`, `tailrank demo`): the
+//! summary a scan of the sample would have produced (`summary/`), the known truth
+//! (`truth.json`) and, for the demo, the prediction from the summary (`prediction.json`).
+//! The files are replaced together, the summary last ([`crate::atomic::Transaction`]).
+
+use super::{simulate_summary, SimConfig, Simulation};
+use crate::atomic::{write_bytes, Transaction};
+use crate::error::{Error, Result};
+use crate::predict::{predict, PredictOptions, Prediction};
+use std::path::{Path, PathBuf};
+
+/// Where the files of a simulation go in its output folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimulationFiles {
+    /// `OUT/summary`.
+    pub summary: PathBuf,
+    /// `OUT/truth.json`.
+    pub truth: PathBuf,
+    /// `OUT/prediction.json` (written only when a prediction is asked for).
+    pub prediction: PathBuf,
+}
+
+impl SimulationFiles {
+    /// The paths inside `out`.
+    pub fn in_dir(out: &Path) -> Self {
+        SimulationFiles {
+            summary: out.join("summary"),
+            truth: out.join("truth.json"),
+            prediction: out.join("prediction.json"),
+        }
+    }
+}
+
+/// The demo (`tailrank demo`): simulate `cfg` into `out` and predict from its sample with
+/// [`demo_options`], writing the prediction beside the summary and the truth
+/// ([`simulate_to_dir`]).
+pub fn run_demo(
+    cfg: &SimConfig,
+    out: &Path,
+    bootstrap: usize,
+    sample_noise: usize,
+) -> Result<(Simulation, Prediction)> {
+    let opts = demo_options(cfg, bootstrap, sample_noise);
+    let (sim, p) = simulate_to_dir(cfg, out, Some(&opts))?;
+    Ok((sim, p.expect("a prediction was asked for")))
+}
+
+/// The demo's prediction options for a simulation `cfg`: mAP@k at the simulation's k, with
+/// `bootstrap` query-bootstrap and `sample_noise` sample-noise replicates, seeded with the
+/// simulation's seed; everything else [`PredictOptions::DEFAULT`].
+pub fn demo_options(cfg: &SimConfig, bootstrap: usize, sample_noise: usize) -> PredictOptions {
+    PredictOptions {
+        k: cfg.k,
+        bootstrap,
+        sample_noise,
+        seed: cfg.seed,
+        ..PredictOptions::default()
+    }
+}
+
+/// Simulate `cfg` into the folder `out` ([`SimulationFiles`]): the truth and the summary, and
+/// with `prediction` also the prediction from the summary (its JSON report,
+/// `report::prediction_json`). Creates `out`; replaces the files together, the summary last.
+pub fn simulate_to_dir(
+    cfg: &SimConfig,
+    out: &Path,
+    prediction: Option<&PredictOptions>,
+) -> Result<(Simulation, Option<Prediction>)> {
+    std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
+    let files = SimulationFiles::in_dir(out);
+    let mut outputs = Transaction::new(&[]);
+    let truth_slot = outputs.add_file(&files.truth)?;
+    let prediction_slot = match prediction {
+        Some(_) => Some(outputs.add_file(&files.prediction)?),
+        None => None,
+    };
+    let summary_slot = outputs.add_dir(&files.summary)?;
+    let sim = simulate_summary(cfg)?;
+    let p = prediction
+        .map(|opts| predict(&sim.summary, opts))
+        .transpose()?;
+    outputs.write(truth_slot, |path| sim.truth.write(path))?;
+    if let (Some(slot), Some(p)) = (prediction_slot, &p) {
+        let json = serde_json::to_vec_pretty(&crate::predict::json::prediction_json(p))
+            .map_err(|e| Error::invalid(format!("cannot serialise the prediction: {e}")))?;
+        outputs.write(slot, |path| write_bytes(path, &json))?;
+    }
+    outputs.write(summary_slot, |path| sim.summary.write(path))?;
+    outputs.commit()?;
+    Ok((sim, p))
+}

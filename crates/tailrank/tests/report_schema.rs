@@ -1,0 +1,174 @@
+//! The JSON schema of a prediction report is pinned: every key path of `report::prediction_json`
+//! (arrays as `[]`) for a prediction that has every optional part (realized interval, budget,
+//! drift, level-calibrated law, fitted tails), in sorted order, and no `-0.0` anywhere. A
+//! changed field name or a dropped field fails here before it reaches a user's parser.
+
+use serde_json::Value;
+use tailrank::predict::{predict, PredictOptions};
+use tailrank::simulate::{simulate_summary, SimConfig};
+
+/// Every key path of the report, sorted (`docs/predict.md` documents the fields).
+const PREDICTION_KEYS: &[&str] = &[
+    "baselines.count_map_at_k",
+    "baselines.evaluate_at_s_map_at_k",
+    "baselines.level_calibrated.hit_at_1",
+    "baselines.level_calibrated.map_at_k",
+    "baselines.level_calibrated.recall_at_k",
+    "baselines.level_points[].map_at_k",
+    "baselines.level_points[].sample_size",
+    "baselines.level_points[].subset",
+    "baselines.log_linear_map_at_k",
+    "baselines.power_law_map_at_k",
+    "budget.first_sufficient_level",
+    "budget.first_sufficient_size",
+    "budget.steps[].abs_diff_map_at_k",
+    "budget.steps[].agrees",
+    "budget.steps[].from_level",
+    "budget.steps[].map_at_k_std_error",
+    "budget.steps[].to_level",
+    "budget.sufficient",
+    "drift.chi2",
+    "drift.dof",
+    "drift.flagged",
+    "drift.max_abs_z",
+    "drift.rule",
+    "drift.shards[].diff_map_at_k",
+    "drift.shards[].diff_std_error",
+    "drift.shards[].map_at_k",
+    "drift.shards[].sample_size",
+    "drift.shards[].subset",
+    "drift.shards[].z",
+    "hit_at_1",
+    "k",
+    "levels[].evaluate_at_s_map_at_k",
+    "levels[].fraction",
+    "levels[].level",
+    "levels[].map_at_k",
+    "levels[].map_at_k_std_error",
+    "levels[].sample_size",
+    "levels[].subset",
+    "map_at_k",
+    "map_at_k_bca_interval[]",
+    "map_at_k_crossed_interval[]",
+    "map_at_k_interval_meanings.bca_interval",
+    "map_at_k_interval_meanings.percentile_interval",
+    "map_at_k_interval_meanings.realized_interval",
+    "map_at_k_percentile_interval[]",
+    "map_at_k_sample_noise_sd",
+    "map_at_k_std_error",
+    "map_at_k_total_interval[]",
+    "model",
+    "n_positives",
+    "n_queries",
+    "options.bootstrap",
+    "options.confidence",
+    "options.estimator",
+    "options.estimator_options.evt.c_min",
+    "options.estimator_options.evt.quantile",
+    "options.estimator_options.evt.top_m",
+    "options.map",
+    "options.sample_noise",
+    "options.seed",
+    "pool_size",
+    "queries[].ap_at_k",
+    "queries[].ap_at_k_at_sample",
+    "queries[].ap_at_k_count",
+    "queries[].hit_at_1",
+    "queries[].n_count",
+    "queries[].n_immune",
+    "queries[].n_positives",
+    "queries[].n_tail",
+    "queries[].query_id",
+    "queries[].recall_at_k",
+    "queries[].tail.log_likelihood",
+    "queries[].tail.n_u",
+    "queries[].tail.sigma",
+    "queries[].tail.u",
+    "queries[].tail.xi",
+    "query_set",
+    "realized.map_at_k_realized_interval[]",
+    "realized.other_map_map_at_k",
+    "realized.pool_sd",
+    "realized.pool_sd_replicates",
+    "realized.pool_sd_shards",
+    "realized.trend_shift",
+    "realized.width",
+    "recall_at_k",
+    "sample_size",
+    "tail_report.by_count",
+    "tail_report.by_tail",
+    "tail_report.immune",
+    "tail_report.positives",
+    "tail_report.queries_with_tail",
+    "tail_report.xi_max",
+    "tail_report.xi_min",
+    "tail_report.xi_quartiles[]",
+    "tool_version",
+    "trust.in_sample[].error",
+    "trust.in_sample[].level",
+    "trust.in_sample[].predicted_map_at_k",
+    "trust.in_sample[].projected_error",
+    "trust.in_sample[].sample_size",
+    "trust.in_sample[].std_error",
+    "trust.in_sample_fired",
+    "trust.in_sample_used_level",
+    "trust.reason",
+    "trust.trend_fired",
+    "trust.trend_per_doubling",
+    "trust.trend_projected",
+    "trust.trend_std_error",
+    "trust.verdict",
+    "warnings[]",
+];
+
+fn key_paths(v: &Value, prefix: &str, out: &mut Vec<String>) {
+    match v {
+        Value::Object(map) => {
+            for (k, x) in map {
+                let p = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                key_paths(x, &p, out);
+            }
+        }
+        Value::Array(items) if items.is_empty() => out.push(format!("{prefix}[]")),
+        Value::Array(items) => {
+            for x in items {
+                key_paths(x, &format!("{prefix}[]"), out);
+            }
+        }
+        _ => out.push(prefix.to_string()),
+    }
+}
+
+#[test]
+fn prediction_json_keys_are_pinned() {
+    let cfg = SimConfig::preset("ilias-like", 3).unwrap().with_queries(80);
+    let sim = simulate_summary(&cfg).unwrap();
+    let opts = PredictOptions {
+        bootstrap: 60,
+        sample_noise: 20,
+        ..PredictOptions::default()
+    };
+    let p = predict(&sim.summary, &opts).unwrap();
+    let json = tailrank::report::prediction_json(&p);
+    let mut paths = Vec::new();
+    key_paths(&json, "", &mut paths);
+    paths.sort();
+    paths.dedup();
+    assert_eq!(paths, PREDICTION_KEYS);
+    let text = serde_json::to_string_pretty(&json).unwrap();
+    assert!(!text.contains("-0.0,") && !text.contains("-0.0\n"));
+    // The keys print in sorted order at every level (what readers of earlier reports saw).
+    let top: Vec<&str> = json
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    let mut sorted = top.clone();
+    sorted.sort();
+    assert_eq!(top, sorted);
+}
