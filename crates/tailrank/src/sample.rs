@@ -7,13 +7,9 @@
 //! `xxhash.xxh3_64_intdigest(id.encode(), seed=seed) < int(f * 2**64)`.
 
 use crate::error::{Error, Result};
-use xxhash_rust::xxh3::xxh3_64_with_seed;
-
-/// The 64-bit hash that decides membership of `id`.
-#[inline]
-pub fn id_hash(id: &str, seed: u64) -> u64 {
-    xxh3_64_with_seed(id.as_bytes(), seed)
-}
+/// The 64-bit hash `xxh3_64_with_seed(utf8(id), seed)` that decides membership of `id`; it
+/// lives with the id formats (it is also the key of an id at seed 0).
+pub use crate::formats::ids::id_hash;
 
 /// Check that `f` is a usable sampling fraction: finite and in (0, 1].
 pub fn check_fraction(f: f64) -> Result<f64> {

@@ -45,7 +45,7 @@ impl SelectedIds {
     pub fn read(path: &Path) -> Result<SelectedIds> {
         let mut arena = String::new();
         let mut entries = Vec::new();
-        crate::ilias::for_each_id(path, |line, id| {
+        crate::formats::ids::for_each_listed_id(path, |line, id| {
             entries.push(Entry {
                 hash: id_key(id),
                 start: arena.len() as u64,

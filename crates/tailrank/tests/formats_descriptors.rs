@@ -4,10 +4,11 @@
 mod common;
 
 use tailrank::formats::descriptors::{
-    blocks, open_descriptors, read_all, DescriptorSource, Dtype, InMemoryDescriptors,
+    blocks, read_all, DescriptorSource, Dtype, InMemoryDescriptors,
 };
 use tailrank::formats::ids::write_ids;
 use tailrank::formats::npy::write_npy;
+use tailrank::formats::open_descriptors;
 
 #[test]
 fn same_matrix_through_every_format() {

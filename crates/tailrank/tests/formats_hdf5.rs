@@ -5,8 +5,9 @@
 mod common;
 
 use std::path::Path;
-use tailrank::formats::descriptors::{open_descriptors, DescriptorSource, Dtype};
+use tailrank::formats::descriptors::{DescriptorSource, Dtype};
 use tailrank::formats::hdf5::Hdf5Descriptors;
+use tailrank::formats::open_descriptors;
 
 /// Writes every test file in one interpreter run (h5py's import is the slow part). For each case
 /// `NAME.h5` holds the data and `NAME.ref.f32` the values as numpy reads them, converted to f32.

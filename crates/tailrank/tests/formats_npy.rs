@@ -5,9 +5,10 @@
 mod common;
 
 use std::path::Path;
-use tailrank::formats::descriptors::{open_descriptors, DescriptorSource, Dtype};
+use tailrank::formats::descriptors::{DescriptorSource, Dtype};
 use tailrank::formats::ids::write_ids;
 use tailrank::formats::npy::{write_npy, NpyDescriptors};
+use tailrank::formats::open_descriptors;
 
 fn read_f32_raw(p: &Path) -> Vec<f32> {
     std::fs::read(p)

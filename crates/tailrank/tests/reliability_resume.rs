@@ -481,7 +481,8 @@ fn rewrite_rows(path: &Path, dim: usize, total: usize, rows: &[usize], from: usi
 fn resume_rescans_chunks_whose_middle_rows_changed() {
     // Issue #17: the file digest reads only the first and last MiB, so a rewrite of middle
     // rows kept the digest and the stale chunks were reused. The pool file here is 3.2 MB.
-    use tailrank::formats::descriptors::{open_descriptors, Dtype};
+    use tailrank::formats::descriptors::Dtype;
+    use tailrank::formats::open_descriptors;
     let (dim, n) = (8usize, 100_000usize);
     let d = data(8, 4, &[n], dim);
     let t = tempfile::tempdir().unwrap();

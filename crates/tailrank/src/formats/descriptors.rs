@@ -1,5 +1,6 @@
 //! A uniform view of descriptor files: `rows × dim` matrices with one string id per row, read in
-//! blocks converted to f32. The scan engine only sees [`DescriptorSource`]. Ids are held as
+//! blocks converted to f32. The scan engine only sees [`DescriptorSource`]; the readers (`npy`,
+//! `hdf5`) implement it and [`open_descriptors`](super::open_descriptors) picks one by extension. Ids are held as
 //! 8-byte keys ([`RowIds`]), the strings read again only when needed.
 
 use super::row_ids::RowIds;
@@ -31,30 +32,6 @@ pub trait DescriptorSource: Send + Sync {
     /// A digest identifying the content (xxh3 of header + ids + a data fingerprint), recorded in
     /// summaries so that mismatched inputs are detected.
     fn digest(&self) -> String;
-}
-
-/// Open a descriptor file by extension: `.npy` (with ids from `ids`, or from a sibling file
-/// `<stem>.ids.txt` / `<stem>_ids.txt` (or `.gz`) when `ids` is `None`) or `.h5`/`.hdf5` (ILIAS
-/// extractor layout: datasets `features` and `index`; an explicit `ids` file replaces `index`).
-pub fn open_descriptors(path: &Path, ids: Option<&Path>) -> Result<Box<dyn DescriptorSource>> {
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    if matches!(ext.as_str(), "npy" | "h5" | "hdf5") && !path.exists() {
-        return Err(Error::file(path, "descriptor file does not exist"));
-    }
-    match ext.as_str() {
-        "npy" => Ok(Box::new(super::npy::NpyDescriptors::open(path, ids)?)),
-        "h5" | "hdf5" => Ok(Box::new(super::hdf5::Hdf5Descriptors::open_with_ids(
-            path, ids,
-        )?)),
-        _ => Err(Error::file(
-            path,
-            "unknown descriptor format: expected .npy (with an id file) or .h5/.hdf5",
-        )),
-    }
 }
 
 /// Rows per block used by [`read_all`] and suggested for streaming reads (a multiple of common

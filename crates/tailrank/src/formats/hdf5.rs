@@ -319,7 +319,7 @@ impl Hdf5Descriptors {
                         ),
                     ));
                 }
-                RowIds::from_hdf5_index(path, &ids)
+                RowIds::from_whole_file(path, &ids, read_index_file)
             }
         };
 

@@ -121,6 +121,40 @@ pub fn for_each_line(
     Ok(())
 }
 
+/// Stream an id list read as a set (a selection, the ILIAS distractor list), where a line's
+/// position means nothing: `f(line, id)` (1-based line) for each non-blank line, blank lines
+/// skipped (unlike [`for_each_line`], whose ids are row-aligned). `.gz` is accepted.
+pub(crate) fn for_each_listed_id(
+    path: &Path,
+    mut f: impl FnMut(usize, &str) -> Result<()>,
+) -> Result<()> {
+    let mut r = open_text(path)?;
+    let mut buf = Vec::with_capacity(128);
+    let mut line = 0usize;
+    loop {
+        buf.clear();
+        let n = r
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| Error::file(path, format!("cannot read line {}: {e}", line + 1)))?;
+        if n == 0 {
+            return Ok(());
+        }
+        line += 1;
+        if line == 1 {
+            check_no_bom(path, &buf)?;
+        }
+        while matches!(buf.last(), Some(b'\n' | b'\r')) {
+            buf.pop();
+        }
+        if buf.is_empty() {
+            continue;
+        }
+        let id = std::str::from_utf8(&buf)
+            .map_err(|_| Error::file(path, format!("line {line} is not valid UTF-8")))?;
+        f(line, id)?;
+    }
+}
+
 /// Check that `ids` (read from `path`) are unique; a duplicate is reported with the id and both
 /// (1-based) line numbers.
 pub fn check_unique(path: &Path, ids: &[String]) -> Result<()> {
@@ -157,8 +191,16 @@ const DUP_BATCH: usize = 1 << 16;
 
 /// xxh3-64 (seed 0) of an id: the 8-byte key under which pool ids are compared (duplicate
 /// checks) and recorded (`pool_id_hashes.npy` of a summary, `docs/summary-format.md`).
+/// Equal to `id_hash(id, 0)`.
 pub fn id_key(id: &str) -> u64 {
     xxhash_rust::xxh3::xxh3_64(id.as_bytes())
+}
+
+/// `xxh3_64_with_seed(utf8(id), seed)`: the sample hash of docs/method.md §4 (the membership
+/// rule is [`crate::sample`]'s).
+#[inline]
+pub fn id_hash(id: &str, seed: u64) -> u64 {
+    xxhash_rust::xxh3::xxh3_64_with_seed(id.as_bytes(), seed)
 }
 
 /// A repeated id among several id lists (e.g. the pool shards of one scan), as

@@ -10,14 +10,14 @@ pub mod hdf5;
 pub mod ids;
 pub mod json;
 pub mod npy;
+pub mod open;
 pub mod results;
 pub mod row_ids;
 
-pub use descriptors::{
-    blocks, open_descriptors, read_all, DescriptorSource, Dtype, InMemoryDescriptors,
-};
+pub use descriptors::{blocks, read_all, DescriptorSource, Dtype, InMemoryDescriptors};
 pub use gt::{load_ground_truth, QuerySet};
 pub use hdf5::Hdf5Descriptors;
 pub use ids::{check_unique, read_ids, write_ids};
 pub use npy::{write_npy, NpyDescriptors};
+pub use open::open_descriptors;
 pub use row_ids::RowIds;

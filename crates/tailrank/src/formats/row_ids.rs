@@ -13,12 +13,15 @@
 //! an error naming it, never a silent mismatch. Keys are compared, never trusted alone: two
 //! different ids with one key are reported as a hash collision ([`find_duplicate_rows`]).
 
-use super::ids::{for_each_line, id_key, open_text};
+use super::ids::{for_each_line, id_hash, id_key, open_text};
 use crate::error::{Error, Result};
 use rayon::prelude::*;
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+/// Reads every id of a file, in row order.
+pub(crate) type ReadWhole = fn(&Path) -> Result<Vec<String>>;
 
 /// Where the id strings of the rows can be read (again).
 #[derive(Debug)]
@@ -27,8 +30,9 @@ enum Names {
     Memory(Vec<String>),
     /// An id text file (`docs/formats.md`), id `i` on line `i + 1`.
     Text(PathBuf),
-    /// The `index` dataset of an HDF5 feature file.
-    Hdf5(PathBuf),
+    /// A file whose ids are read whole by `read` (the `index` dataset of an HDF5 feature file:
+    /// the reader lives with the format, so this module needs no HDF5 code).
+    WholeFile { path: PathBuf, read: ReadWhole },
     /// Row `i` is row `rows[i]` of `inner` (`rows` ascending).
     Rows { inner: Arc<Names>, rows: Vec<usize> },
 }
@@ -57,8 +61,8 @@ impl Names {
                     Ok(i + 1 < end)
                 })
             }
-            Names::Hdf5(path) => {
-                let v = super::hdf5::read_index_file(path)?;
+            Names::WholeFile { path, read } => {
+                let v = read(path)?;
                 if v.len() < end {
                     return Err(changed(path));
                 }
@@ -97,7 +101,7 @@ impl Names {
     fn path(&self) -> Option<&Path> {
         match self {
             Names::Memory(_) => None,
-            Names::Text(p) | Names::Hdf5(p) => Some(p),
+            Names::Text(p) | Names::WholeFile { path: p, .. } => Some(p),
             Names::Rows { inner, .. } => inner.path(),
         }
     }
@@ -153,11 +157,15 @@ impl RowIds {
         ))
     }
 
-    /// The ids of the `index` dataset of HDF5 file `path`, given as read (`ids`); only their
-    /// keys are kept, the strings are read from the file again when needed.
-    pub(crate) fn from_hdf5_index(path: &Path, ids: &[String]) -> RowIds {
+    /// The ids of file `path`, given as read (`ids`); only their keys are kept, the strings are
+    /// read from the file again by `read` when needed (the HDF5 `index` dataset).
+    pub(crate) fn from_whole_file(path: &Path, ids: &[String], read: ReadWhole) -> RowIds {
         let keys: Vec<u64> = ids.par_iter().map(|id| id_key(id)).collect();
-        Self::whole(path.to_path_buf(), keys, Names::Hdf5(path.to_path_buf()))
+        let names = Names::WholeFile {
+            path: path.to_path_buf(),
+            read,
+        };
+        Self::whole(path.to_path_buf(), keys, names)
     }
 
     fn whole(label: PathBuf, keys: Vec<u64>, names: Names) -> RowIds {
@@ -197,7 +205,7 @@ impl RowIds {
         }
         let mut out = Vec::with_capacity(self.len());
         self.for_each(|_, id| {
-            out.push(crate::sample::id_hash(id, seed));
+            out.push(id_hash(id, seed));
             Ok(())
         })?;
         Ok(Cow::Owned(out))
@@ -400,16 +408,13 @@ mod tests {
     #[test]
     fn seed_zero_hash_is_the_key() {
         for id in ["", "a", "pool/000123", "é"] {
-            assert_eq!(crate::sample::id_hash(id, 0), id_key(id));
+            assert_eq!(id_hash(id, 0), id_key(id));
         }
         let ids = mem(&["a", "b"]);
         assert!(matches!(ids.hashes(0).unwrap(), Cow::Borrowed(_)));
         assert_eq!(
             ids.hashes(7).unwrap().to_vec(),
-            vec![
-                crate::sample::id_hash("a", 7),
-                crate::sample::id_hash("b", 7)
-            ]
+            vec![id_hash("a", 7), id_hash("b", 7)]
         );
     }
 

@@ -4,9 +4,9 @@
 
 use crate::error::{Error, Result};
 use crate::formats::descriptors::DescriptorSource;
+use crate::formats::ids::for_each_listed_id;
 use crate::selected::SelectedIds;
 use std::collections::HashSet;
-use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 /// Check the ids of a feature file against the id list it must match exactly: a duplicate row,
@@ -50,35 +50,6 @@ fn key64(id: &str) -> u64 {
     crate::formats::ids::id_key(id)
 }
 
-/// Stream the lines of an id list (`.gz` accepted): `(1-based line, id)` for non-blank lines.
-pub(crate) fn for_each_id(path: &Path, mut f: impl FnMut(usize, &str) -> Result<()>) -> Result<()> {
-    let mut r = crate::formats::ids::open_text(path)?;
-    let mut buf = Vec::with_capacity(128);
-    let mut line = 0usize;
-    loop {
-        buf.clear();
-        let n = r
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| Error::file(path, format!("cannot read line {}: {e}", line + 1)))?;
-        if n == 0 {
-            return Ok(());
-        }
-        line += 1;
-        if line == 1 {
-            crate::formats::ids::check_no_bom(path, &buf)?;
-        }
-        while matches!(buf.last(), Some(b'\n' | b'\r')) {
-            buf.pop();
-        }
-        if buf.is_empty() {
-            continue;
-        }
-        let id = std::str::from_utf8(&buf)
-            .map_err(|_| Error::file(path, format!("line {line} is not valid UTF-8")))?;
-        f(line, id)?;
-    }
-}
-
 /// The distractor id list, held as sorted 64-bit xxh3 keys ([`crate::formats::ids::id_key`]:
 /// 8 bytes per id, 0.8 GB for the 100M of ILIAS, instead of the strings), with the number of
 /// ids in the hash sample and, with `--selected-ids`, the selected subset as a bit per id.
@@ -116,7 +87,7 @@ impl DistractorList {
         };
         let mut keys = Vec::new();
         let mut required = 0u64;
-        for_each_id(path, |_, id| {
+        for_each_listed_id(path, |_, id| {
             keys.push(key64(id));
             if in_sample(id, t, sample) {
                 required += 1;
@@ -130,7 +101,7 @@ impl DistractorList {
         if let Some(w) = keys.windows(2).find(|w| w[0] == w[1]) {
             let dup = w[0];
             let mut lines: Vec<(usize, String)> = Vec::new();
-            for_each_id(path, |line, id| {
+            for_each_listed_id(path, |line, id| {
                 if key64(id) == dup && lines.len() < 2 {
                     lines.push((line, id.to_string()));
                 }
@@ -174,7 +145,7 @@ impl DistractorList {
         let (mut n, mut required) = (0u64, 0u64);
         let keys = &self.keys;
         let sample = self.sample;
-        for_each_id(&self.path, |_, id| {
+        for_each_listed_id(&self.path, |_, id| {
             if sel.matches(id) {
                 let i = keys.binary_search(&key64(id)).unwrap_or(0);
                 bits[i / 64] |= 1u64 << (i % 64);
@@ -195,7 +166,7 @@ impl DistractorList {
     /// The listed id whose key is `key` (streams the list; for error messages).
     fn listed_id(&self, key: u64) -> Result<Option<String>> {
         let mut found = None;
-        for_each_id(&self.path, |_, id| {
+        for_each_listed_id(&self.path, |_, id| {
             if found.is_none() && key64(id) == key {
                 found = Some(id.to_string());
             }
@@ -271,7 +242,7 @@ impl DistractorList {
         }
         if found_required < self.required {
             let mut first = None;
-            for_each_id(&self.path, |_, id| {
+            for_each_listed_id(&self.path, |_, id| {
                 if first.is_none() && in_sample(id, t, self.sample) {
                     let i = self.keys.binary_search(&key64(id)).unwrap_or(0);
                     let selected = self.selection.as_ref().is_none_or(|(_, b)| bit(b, i));

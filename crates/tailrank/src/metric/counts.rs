@@ -1,10 +1,7 @@
 //! The counts path (docs/method.md §3, §6): a query's metrics from per-positive counts of
 //! non-relevant items scoring above and equal to each positive, as a scan summary holds them.
 
-use super::names::MetricName;
 use super::rank_from_counts;
-use super::ranking::QueryRanking;
-use super::report::QueryReport;
 use crate::error::{Error, Result};
 use crate::summary::Summary;
 
@@ -18,33 +15,6 @@ pub struct PositiveCounts {
     pub ties: u64,
 }
 
-/// All metrics of one query from per-positive counts. `pos` sorted by score descending (all
-/// n_q positives of the query). Ranks `r_j = j + C_j + K_j + T_j` (the positives last in their
-/// tie block); equal positive scores form a block whose positives get the precision at the
-/// block's end `e / r_e` (cut at `k`: a straddling block is cut and its kept positives get the
-/// precision at rank k). Recall@k, hit@k and GLDv2 AP@k use the same ranks. `metrics` are
-/// recorded in the report's `values` besides the fixed fields at `k`.
-pub fn evaluate_counts_with(
-    query: &str,
-    pos: &[PositiveCounts],
-    k: usize,
-    metrics: &[MetricName],
-) -> QueryReport {
-    let ranks = ranks(pos);
-    let ranking = QueryRanking::Counts {
-        positives: pos,
-        ranks: &ranks,
-    };
-    let mut r = QueryReport::from_ranking(query, &ranking, k, metrics);
-    r.tied_pairs = Some(pos.iter().map(|p| p.ties).sum());
-    r
-}
-
-/// [`evaluate_counts_with`] without extra metrics.
-pub fn evaluate_counts(query: &str, pos: &[PositiveCounts], k: usize) -> QueryReport {
-    evaluate_counts_with(query, pos, k, &[])
-}
-
 /// `r_j = j + C_j + K_j + T_j`, 1-based `j`, in positive order.
 pub fn ranks(pos: &[PositiveCounts]) -> Vec<f64> {
     pos.iter()
@@ -53,7 +23,7 @@ pub fn ranks(pos: &[PositiveCounts]) -> Vec<f64> {
         .collect()
 }
 
-/// ILIAS AP@k from counts with positive tie blocks (see [`evaluate_counts`]).
+/// ILIAS AP@k from counts with positive tie blocks (see [`super::evaluate_counts`]).
 pub(super) fn ap_from_counts_blocks(pos: &[PositiveCounts], ranks: &[f64], k: usize) -> f64 {
     let n = pos.len();
     if k == 0 || n == 0 {

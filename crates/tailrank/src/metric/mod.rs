@@ -49,13 +49,13 @@ pub mod names;
 mod ranking;
 mod report;
 
-pub use counts::{evaluate_counts, evaluate_counts_with, positive_counts, ranks, PositiveCounts};
+pub use counts::{positive_counts, ranks, PositiveCounts};
 pub use names::{MetricKind, MetricName};
 pub use ranking::QueryRanking;
 pub use report::{
-    evaluate_query, evaluate_results, evaluate_results_for, evaluate_summary,
-    evaluate_summary_for_set, evaluate_summary_with, select_sets, set_for_summary, EvalOptions,
-    EvalReport, MissingPolicy, QueryReport, SetReport,
+    evaluate_counts, evaluate_counts_with, evaluate_query, evaluate_results, evaluate_results_for,
+    evaluate_summary, evaluate_summary_for_set, evaluate_summary_with, select_sets,
+    set_for_summary, EvalOptions, EvalReport, MissingPolicy, QueryReport, SetReport,
 };
 
 use std::collections::HashSet;

@@ -3,7 +3,7 @@
 //! [0, 1]; the fixed fields are at the report's `k`, `values` holds the requested metrics of
 //! the vocabulary ([`super::names`]) by canonical name.
 
-use super::counts::{evaluate_counts_with, positive_counts};
+use super::counts::{positive_counts, ranks, PositiveCounts};
 use super::names::MetricName;
 use super::ranking::QueryRanking;
 use super::{rank_order, tied_pairs};
@@ -249,6 +249,33 @@ pub fn evaluate_query(
     r.n_results = Some(items.len());
     r.tied_pairs = Some(tied_pairs(&sorted, &relevant));
     r
+}
+
+/// All metrics of one query from per-positive counts. `pos` sorted by score descending (all
+/// n_q positives of the query). Ranks `r_j = j + C_j + K_j + T_j` (the positives last in their
+/// tie block); equal positive scores form a block whose positives get the precision at the
+/// block's end `e / r_e` (cut at `k`: a straddling block is cut and its kept positives get the
+/// precision at rank k). Recall@k, hit@k and GLDv2 AP@k use the same ranks. `metrics` are
+/// recorded in the report's `values` besides the fixed fields at `k`.
+pub fn evaluate_counts_with(
+    query: &str,
+    pos: &[PositiveCounts],
+    k: usize,
+    metrics: &[MetricName],
+) -> QueryReport {
+    let ranks = ranks(pos);
+    let ranking = QueryRanking::Counts {
+        positives: pos,
+        ranks: &ranks,
+    };
+    let mut r = QueryReport::from_ranking(query, &ranking, k, metrics);
+    r.tied_pairs = Some(pos.iter().map(|p| p.ties).sum());
+    r
+}
+
+/// [`evaluate_counts_with`] without extra metrics.
+pub fn evaluate_counts(query: &str, pos: &[PositiveCounts], k: usize) -> QueryReport {
+    evaluate_counts_with(query, pos, k, &[])
 }
 
 fn check_k(k: usize) -> Result<()> {

@@ -23,8 +23,8 @@
 //! `(seed, 3, r)`) or background (drawn from the generator of its generation block,
 //! [`GEN_BLOCK`] rows). Neither depends on how the rows are batched or on the thread count.
 
-use super::vectors::VectorConfig;
 use crate::error::{Error, Result};
+use crate::formats::descriptors::Dtype;
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{Rng, RngExt};
 use rand_distr::{Distribution, StandardNormal};
@@ -433,6 +433,70 @@ impl Layout {
                 on_cone(mu, *amp, &orth(mu, w))
             }
         }
+    }
+}
+
+/// Parameters of the vector-level benchmark.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VectorConfig {
+    pub seed: u64,
+    #[serde(default)]
+    pub geometry: Geometry,
+    pub dim: usize,
+    pub instances: usize,
+    /// Each instance has `1 + Poisson(mean_positives − 1)` positives.
+    pub mean_positives: f64,
+    /// Extra queries (second query of a random instance), beyond one per instance.
+    pub extra_queries: usize,
+    /// Number of pool (distractor) rows.
+    pub pool_size: u64,
+    /// Background clusters (clustered and burst geometries).
+    pub clusters: usize,
+    pub near_share: f64,
+    pub positive_spread: [f64; 2],
+    pub query_spread: f64,
+    pub pool_spread: f64,
+    pub near_spread: f64,
+    pub dtype: Dtype,
+}
+
+impl Default for VectorConfig {
+    fn default() -> Self {
+        VectorConfig {
+            seed: 0,
+            geometry: Geometry::Clustered,
+            dim: Geometry::Clustered.default_dim(),
+            instances: 40,
+            mean_positives: 4.0,
+            extra_queries: 10,
+            pool_size: 50_000,
+            clusters: 200,
+            near_share: 0.3,
+            positive_spread: [0.3, 1.6],
+            query_spread: 0.5,
+            pool_spread: 0.9,
+            near_spread: 0.9,
+            dtype: Dtype::F16,
+        }
+    }
+}
+
+impl VectorConfig {
+    /// The defaults with geometry `name` (its default parameters and dimension; the cone's
+    /// spreads are in units of its semantic part).
+    pub fn for_geometry(name: &str) -> Result<VectorConfig> {
+        let geometry = Geometry::by_name(name)?;
+        let mut c = VectorConfig {
+            dim: geometry.default_dim(),
+            geometry,
+            ..VectorConfig::default()
+        };
+        if name == "cone" {
+            c.positive_spread = [0.2, 1.2];
+            c.query_spread = 0.4;
+            c.pool_spread = 1.0;
+        }
+        Ok(c)
     }
 }
 

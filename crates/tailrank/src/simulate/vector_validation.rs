@@ -16,7 +16,7 @@
 
 use super::vectors::{write_vectors, VectorConfig};
 use crate::error::{Error, Result};
-use crate::formats::descriptors::open_descriptors;
+use crate::formats::open_descriptors;
 use crate::hardness::{Branch, QueryHardness};
 use crate::maps::{self, MapKind};
 use crate::metric::{evaluate_counts, evaluate_summary_for_set, MissingPolicy};

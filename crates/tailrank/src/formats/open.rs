@@ -1,0 +1,31 @@
+//! Opening a descriptor file by its extension: the one place that knows every reader, so that
+//! the readers ([`super::npy`], [`super::hdf5`]) and the trait they implement
+//! ([`super::descriptors`]) never import each other.
+
+use super::descriptors::DescriptorSource;
+use super::hdf5::Hdf5Descriptors;
+use super::npy::NpyDescriptors;
+use crate::error::{Error, Result};
+use std::path::Path;
+
+/// Open a descriptor file by extension: `.npy` (with ids from `ids`, or from a sibling file
+/// `<stem>.ids.txt` / `<stem>_ids.txt` (or `.gz`) when `ids` is `None`) or `.h5`/`.hdf5` (ILIAS
+/// extractor layout: datasets `features` and `index`; an explicit `ids` file replaces `index`).
+pub fn open_descriptors(path: &Path, ids: Option<&Path>) -> Result<Box<dyn DescriptorSource>> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    if matches!(ext.as_str(), "npy" | "h5" | "hdf5") && !path.exists() {
+        return Err(Error::file(path, "descriptor file does not exist"));
+    }
+    match ext.as_str() {
+        "npy" => Ok(Box::new(NpyDescriptors::open(path, ids)?)),
+        "h5" | "hdf5" => Ok(Box::new(Hdf5Descriptors::open_with_ids(path, ids)?)),
+        _ => Err(Error::file(
+            path,
+            "unknown descriptor format: expected .npy (with an id file) or .h5/.hdf5",
+        )),
+    }
+}
