@@ -272,9 +272,12 @@ impl DistractorList {
     }
 }
 
+/// The sample rule of docs/method.md §4 ([`crate::sample::HashRange`]) at threshold `t`.
 fn in_sample(id: &str, t: Option<u64>, sample: Option<(f64, u64)>) -> bool {
     match (t, sample) {
-        (Some(t), Some((f, seed))) => f >= 1.0 || crate::sample::id_hash(id, seed) < t,
+        (Some(hi), Some((_, seed))) => {
+            crate::sample::HashRange { lo: 0, hi }.contains(crate::sample::id_hash(id, seed))
+        }
         _ => true,
     }
 }
