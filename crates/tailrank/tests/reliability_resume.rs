@@ -162,6 +162,7 @@ fn opts(dir: &Path, chunk_rows: usize, resume: bool) -> ResumeOptions {
         partial_dir: partial_dir_for(&dir.join("out")),
         chunk_rows,
         resume,
+        store_last_chunk: true,
     }
 }
 
@@ -180,6 +181,37 @@ fn chunked_scan_equals_single_pass() {
             remove_partial(&o.partial_dir).unwrap();
         }
     }
+}
+
+#[test]
+fn the_last_chunk_unsaved_gives_the_same_scan_and_resumes() {
+    // What `ScanFiles::run` does: the last chunk goes straight to the output, so the partial
+    // folder holds every chunk but the last; a resume from it scans only the last again.
+    let d = data(7, 5, &[260, 140], 20);
+    let c = cfg(0.5, Some(9));
+    let t = tempfile::tempdir().unwrap();
+    let single = scan(&inputs(&d), &c, &NoProgress).unwrap();
+    let mut o = opts(t.path(), 100, false);
+    o.store_last_chunk = false;
+    let (out, rep) = scan_resumable(&inputs(&d), &c, &o, &NoProgress).unwrap();
+    assert_eq!((rep.reused, rep.scanned), (0, 4));
+    assert_same(&single, &out, t.path());
+    let p = &o.partial_dir;
+    assert!(p.join("chunk-000002").is_dir());
+    assert!(!p.join("chunk-000003").exists(), "the last chunk was saved");
+    o.resume = true;
+    let (again, rep) = scan_resumable(&inputs(&d), &c, &o, &NoProgress).unwrap();
+    assert_eq!((rep.reused, rep.scanned), (3, 1));
+    assert_same(&single, &again, t.path());
+    remove_partial(p).unwrap();
+
+    // One chunk: nothing but the plan is written to the partial folder.
+    let mut o = opts(t.path(), 10_000, false);
+    o.store_last_chunk = false;
+    let (out, rep) = scan_resumable(&inputs(&d), &c, &o, &NoProgress).unwrap();
+    assert_eq!((rep.reused, rep.scanned), (0, 1));
+    assert_same(&single, &out, t.path());
+    assert!(!o.partial_dir.join("chunk-000000").exists());
 }
 
 #[test]

@@ -255,6 +255,7 @@ fn normalized_and_resumable_scans_match_the_golden_fingerprints() {
         partial_dir: dir.path().join("out.partial"),
         chunk_rows: 25_000,
         resume: false,
+        store_last_chunk: true,
     };
     let (out, report) = scan_resumable(&inputs(&d), &cfg, &opts, &NoProgress).unwrap();
     assert_eq!(report.scanned, 3);
@@ -313,6 +314,7 @@ fn ilias_scan_matches_the_golden_fingerprints() {
             partial_dir: partial.clone(),
             chunk_rows: 150,
             resume: false,
+            store_last_chunk: true,
         };
         let run = |opts: &ResumeOptions| {
             tailrank::ilias::scan_ilias_resumable(&dataset, &feats, &sets, &cfg, opts, &NoProgress)

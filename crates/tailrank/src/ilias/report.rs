@@ -469,6 +469,7 @@ pub fn run_ilias(
         partial_dir: partial_dir.clone(),
         chunk_rows: out.chunk_rows,
         resume: out.resume,
+        store_last_chunk: false,
     };
     let names: Vec<&str> = opts.sets.iter().map(String::as_str).collect();
     let (summaries, resumed) =

@@ -114,6 +114,7 @@ impl ScanFiles {
             partial_dir: partial_dir.clone(),
             chunk_rows: self.chunk_rows,
             resume: self.resume,
+            store_last_chunk: false,
         };
         let bar = progress(pool_rows);
         let scanned = scan_resumable(&scan_inputs, &cfg, &ropts, &bar);

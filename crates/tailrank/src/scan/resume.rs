@@ -82,6 +82,13 @@ pub struct ResumeOptions {
     pub chunk_rows: usize,
     /// Continue an existing partial folder; without it an existing folder is an error.
     pub resume: bool,
+    /// Save the last chunk in the partial folder too. A caller that writes the output as soon
+    /// as the scan returns and then removes the folder (`ScanFiles::run`, `tailrank ilias`)
+    /// sets it to `false`: the last chunk's summary (the whole summary when the pool is one
+    /// chunk) is then written once, as the output, instead of twice, and its rows are not
+    /// digested. A kill between the last chunk and the output then loses that one chunk, as
+    /// a kill during any chunk does.
+    pub store_last_chunk: bool,
 }
 
 /// What [`scan_resumable`] did besides producing the output.
@@ -508,7 +515,7 @@ pub fn scan_sets_resumable(
         scan_chunks(
             (sets, core, pool),
             cfg,
-            dir,
+            (dir, opts.store_last_chunk),
             &chunks,
             &pool_digests,
             progress,
@@ -541,7 +548,7 @@ fn scan_chunks(
         &[&dyn DescriptorSource],
     ),
     cfg: &ScanConfig,
-    dir: &Path,
+    (dir, store_last_chunk): (&Path, bool),
     chunks: &[Chunk],
     pool_digests: &[String],
     progress: &dyn Progress,
@@ -605,7 +612,8 @@ fn scan_chunks(
     let mut all_results: Vec<Vec<ResultLists>> = vec![Vec::new(); sets.len()];
     let mut chunk_renormalized = Vec::with_capacity(chunks.len());
     let (mut rescanned, mut floors, mut screened) = (0u64, 0u64, (0u64, 0u64));
-    for chunk in chunks {
+    for (ci, chunk) in chunks.iter().enumerate() {
+        let store = store_last_chunk || ci + 1 < chunks.len();
         let cdir = dir.join(&chunk.name);
         let mut loaded = None;
         if cdir.exists() {
@@ -628,9 +636,11 @@ fn scan_chunks(
             None => {
                 // Digested before the scan: rows rewritten while it runs make the next resume
                 // scan the chunk again rather than trust it.
-                let digests = chunk_rows_digests(pool, chunk)?;
+                let digests = store.then(|| chunk_rows_digests(pool, chunk)).transpose()?;
                 let out = scan_chunk(prepare()?, chunk, progress)?;
-                store_chunk(dir, chunk, digests, &out)?;
+                if let Some(digests) = digests {
+                    store_chunk(dir, chunk, digests, &out)?;
+                }
                 report.scanned += 1;
                 out
             }
