@@ -68,18 +68,16 @@ pub fn parse_ids(path: &Path, reader: impl BufRead) -> Result<Vec<String>> {
     Ok(ids)
 }
 
-/// Stream an id list from any reader under the rules of the module doc, calling `f(i, id)` for
-/// the `i`-th id (0-based, equal to its line number minus one since no blank line may precede
-/// an id); reading stops early when `f` returns `false`. Nothing is kept: memory is one line.
-/// `path` is used in error messages only.
-pub fn for_each_line(
+/// The lines of a text file from `reader`: `f(line, bytes)` for each line (1-based), its
+/// line ending (`\n`, `\r\n`) removed, after checking that the first has no byte order mark;
+/// reading stops early when `f` returns `false`. Memory is one line; `path` names the file in
+/// errors.
+fn for_each_text_line(
     path: &Path,
     mut reader: impl BufRead,
-    mut f: impl FnMut(usize, &str) -> Result<bool>,
+    mut f: impl FnMut(usize, &[u8]) -> Result<bool>,
 ) -> Result<()> {
     let mut buf = Vec::with_capacity(128);
-    // Line number of the first blank line of the current run of blank lines, if any.
-    let mut pending_blank: Option<usize> = None;
     let mut line_no = 0usize;
     loop {
         buf.clear();
@@ -87,7 +85,7 @@ pub fn for_each_line(
             .read_until(b'\n', &mut buf)
             .map_err(|e| Error::file(path, format!("cannot read line {}: {e}", line_no + 1)))?;
         if n == 0 {
-            break;
+            return Ok(());
         }
         line_no += 1;
         if line_no == 1 {
@@ -99,9 +97,33 @@ pub fn for_each_line(
         if buf.last() == Some(&b'\r') {
             buf.pop();
         }
-        if buf.is_empty() {
+        if !f(line_no, &buf)? {
+            return Ok(());
+        }
+    }
+}
+
+/// A line's bytes as an id (UTF-8), the error naming the file and the line.
+fn utf8_id<'a>(path: &Path, line: usize, bytes: &'a [u8]) -> Result<&'a str> {
+    std::str::from_utf8(bytes)
+        .map_err(|_| Error::file(path, format!("line {line} is not valid UTF-8")))
+}
+
+/// Stream an id list from any reader under the rules of the module doc, calling `f(i, id)` for
+/// the `i`-th id (0-based, equal to its line number minus one since no blank line may precede
+/// an id); reading stops early when `f` returns `false`. Nothing is kept: memory is one line.
+/// `path` is used in error messages only.
+pub fn for_each_line(
+    path: &Path,
+    reader: impl BufRead,
+    mut f: impl FnMut(usize, &str) -> Result<bool>,
+) -> Result<()> {
+    // Line number of the first blank line of the current run of blank lines, if any.
+    let mut pending_blank: Option<usize> = None;
+    for_each_text_line(path, reader, |line_no, bytes| {
+        if bytes.is_empty() {
             pending_blank.get_or_insert(line_no);
-            continue;
+            return Ok(true);
         }
         if let Some(blank) = pending_blank {
             return Err(Error::file(
@@ -112,13 +134,8 @@ pub fn for_each_line(
                 ),
             ));
         }
-        let id = std::str::from_utf8(&buf)
-            .map_err(|_| Error::file(path, format!("line {line_no} is not valid UTF-8")))?;
-        if !f(line_no - 1, id)? {
-            break;
-        }
-    }
-    Ok(())
+        f(line_no - 1, utf8_id(path, line_no, bytes)?)
+    })
 }
 
 /// Stream an id list read as a set (a selection, the ILIAS distractor list), where a line's
@@ -128,31 +145,12 @@ pub(crate) fn for_each_listed_id(
     path: &Path,
     mut f: impl FnMut(usize, &str) -> Result<()>,
 ) -> Result<()> {
-    let mut r = open_text(path)?;
-    let mut buf = Vec::with_capacity(128);
-    let mut line = 0usize;
-    loop {
-        buf.clear();
-        let n = r
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| Error::file(path, format!("cannot read line {}: {e}", line + 1)))?;
-        if n == 0 {
-            return Ok(());
+    for_each_text_line(path, open_text(path)?, |line, bytes| {
+        if !bytes.is_empty() {
+            f(line, utf8_id(path, line, bytes)?)?;
         }
-        line += 1;
-        if line == 1 {
-            check_no_bom(path, &buf)?;
-        }
-        while matches!(buf.last(), Some(b'\n' | b'\r')) {
-            buf.pop();
-        }
-        if buf.is_empty() {
-            continue;
-        }
-        let id = std::str::from_utf8(&buf)
-            .map_err(|_| Error::file(path, format!("line {line} is not valid UTF-8")))?;
-        f(line, id)?;
-    }
+        Ok(true)
+    })
 }
 
 /// Check that `ids` (read from `path`) are unique; a duplicate is reported with the id and both
