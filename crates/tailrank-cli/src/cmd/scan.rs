@@ -161,21 +161,6 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
     for note in &out.notes {
         eprintln!("tailrank scan: {note}");
     }
-    if out.rescanned_queries > 0 {
-        eprintln!(
-            "tailrank scan: note: the pilot blocks were not representative for {} query(ies); \
-             they were scanned a second time (the output is exact either way; a pool stored in \
-             score-correlated order causes this, --no-speculate avoids the extra pass)",
-            out.rescanned_queries
-        );
-    }
-    if out.renormalized_rows > 0 {
-        eprintln!(
-            "tailrank scan: warning: {} row(s) (queries, core and pool) were not unit-norm and \
-             were L2-normalised (--normalize)",
-            out.renormalized_rows
-        );
-    }
     let secs = started.elapsed().as_secs_f64();
     let line = scan_written(&out, files.pool.len(), &files.output, secs);
     eprintln!("tailrank scan: {line}");
