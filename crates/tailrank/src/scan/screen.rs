@@ -217,6 +217,9 @@ pub struct Screen {
     queries: Vec<I16Line>,
     /// Bound coefficients per query (margins applied), `nq` padded like `queries`.
     query_coefs: Vec<avx2::QueryCoef>,
+    /// Whether the integer product runs on AVX-512 VNNI ([`avx512_vnni`]); the bounds are
+    /// bitwise the same either way.
+    wide: bool,
 }
 
 impl Screen {
@@ -260,7 +263,14 @@ impl Screen {
                     norm_rounding: coefs.norm[q] * (1.01 * (d as f32 + 64.0) * f32::EPSILON / 2.0),
                 })
                 .collect(),
+            wide: avx512_vnni(),
         })
+    }
+
+    /// Run the integer product on AVX-512 VNNI (`true`, where the CPU has it) or on AVX2
+    /// (`false`): the two give the same bounds bitwise (tests, benchmarks).
+    pub fn use_avx512(&mut self, on: bool) {
+        self.wide = on && avx512_vnni();
     }
 
     /// Queries of the screen.
@@ -310,9 +320,14 @@ impl Screen {
             }
         }
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: `new` returned a screen only after checking AVX2 + FMA; lengths checked above.
+        // SAFETY: `new` returned a screen only after checking AVX2 + FMA, and `wide` is set
+        // only after checking AVX-512 VNNI; lengths checked above.
         unsafe {
-            self.avx2_bounds(as_i16(&scratch.packed), &scratch.rows, out)
+            if self.wide {
+                self.avx512_bounds(as_i16(&scratch.packed), &scratch.rows, out)
+            } else {
+                self.avx2_bounds(as_i16(&scratch.packed), &scratch.rows, out)
+            }
         }
     }
 
@@ -348,6 +363,64 @@ impl Screen {
             g0 = g1;
         }
     }
+
+    /// [`avx2_bounds`](Self::avx2_bounds) on AVX-512 VNNI: two row panels per tile.
+    ///
+    /// # Safety
+    /// AVX-512 F, BW and VNNI; as `avx2_bounds`.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni,fma")]
+    unsafe fn avx512_bounds(&self, packed: &[i16], rows: &Coefs, out: &mut [f32]) {
+        let (p, dp) = (self.p, self.dp);
+        let qpanels = self.nq.div_ceil(NR);
+        let group = (QUERY_GROUP_BYTES / (NR * dp * 2)).clamp(1, qpanels);
+        let panels = p / MR;
+        let row_coefs = |rp: usize| {
+            let r0 = rp * MR;
+            avx2::RowCoefs {
+                step: rows.step.as_ptr().add(r0),
+                norm: rows.norm.as_ptr().add(r0),
+                err: rows.err.as_ptr().add(r0),
+                hat: rows.hat.as_ptr().add(r0),
+            }
+        };
+        let mut g0 = 0;
+        while g0 < qpanels {
+            let g1 = (g0 + group).min(qpanels);
+            let mut rp = 0;
+            while rp < panels {
+                let a = packed.as_ptr().add(rp * MR * dp);
+                let row = [row_coefs(rp), row_coefs((rp + 1).min(panels - 1))];
+                for qp in g0..g1 {
+                    let b = self.queries.as_ptr().cast::<i16>().add(qp * NR * dp);
+                    let query = self.query_coefs.as_ptr().add(qp * NR);
+                    let c = out.as_mut_ptr().add(qp * NR * p + rp * MR);
+                    if rp + 1 < panels {
+                        avx512::tile::<2>(dp / 2, a, MR * dp, b, &row, query, c, p);
+                    } else {
+                        avx512::tile::<1>(dp / 2, a, MR * dp, b, &row, query, c, p);
+                    }
+                }
+                rp += 2;
+            }
+            g0 = g1;
+        }
+    }
+}
+
+/// Whether this CPU runs the AVX-512 VNNI integer product (`vpdpwssd`).
+fn avx512_vnni() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        avx2_fma()
+            && is_x86_feature_detected!("avx512f")
+            && is_x86_feature_detected!("avx512bw")
+            && is_x86_feature_detected!("avx512vnni")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
 }
 
 fn avx2_fma() -> bool {
@@ -368,7 +441,7 @@ mod avx2 {
 
     /// Covers the absolute error of a chain of at most [`MAX_DIM`](super::MAX_DIM) operations
     /// on subnormal values (each at most 2⁻¹⁴⁹).
-    const UNDERFLOW_SLACK: f32 = 1.0 / (1u128 << 100) as f32;
+    pub(super) const UNDERFLOW_SLACK: f32 = 1.0 / (1u128 << 100) as f32;
 
     /// [`quantise`](super::quantise) in AVX2: 8 lanes for the maximum and the sums, values
     /// rounded to nearest (ties to even, the default rounding mode) by `cvtps2dq`.
@@ -509,126 +582,73 @@ mod avx2 {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::scan::kernel::{test_values as values, Backend, ScoreKernel, Scratch};
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use super::avx2::{QueryCoef, RowCoefs};
+    use super::{MR, NR};
+    use std::arch::x86_64::*;
 
-    fn unit_rows(n: usize, d: usize, seed: u64) -> Vec<f32> {
-        let mut v = values(n * d, seed);
-        for r in v.chunks_mut(d) {
-            let norm = r.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-30);
-            r.iter_mut().for_each(|x| *x /= norm);
-        }
-        v
-    }
-
-    /// Kernel scores (`nq_pad × p`, columns in `order`) and screen bounds of the same block.
-    fn both(q: &[f32], nq: usize, d: usize, block: &[f32], order: &[u32]) -> (Vec<f32>, Vec<f32>) {
-        let p = order.len();
-        let k = ScoreKernel::new(q, nq, d, p, Backend::Avx2Fma);
-        let screen = Screen::new(q, nq, d, p).expect("AVX2 machine");
-        let mut exact = vec![0f32; k.out_len()];
-        k.scores_in_order(block, Some(order), &mut Scratch::default(), &mut exact);
-        let mut upper = vec![0f32; screen.out_len()];
-        screen.upper_bounds(block, order, &mut ScreenScratch::default(), &mut upper);
-        (exact, upper)
-    }
-
-    #[test]
-    fn bounds_hold_and_are_tight_on_unit_vectors() {
-        if !avx2_fma() {
-            return;
-        }
-        for &(nq, d) in &[(7, 768), (13, 33), (6, 1), (5, 2048)] {
-            let p = 64;
-            let q = unit_rows(nq, d, 1 + d as u64);
-            let block = unit_rows(p, d, 2 + d as u64);
-            let order: Vec<u32> = (0..p as u32).rev().collect();
-            let (exact, upper) = both(&q, nq, d, &block, &order);
-            let mut widest = 0f32;
-            for qi in 0..nq {
-                for s in 0..p {
-                    let (e, u) = (exact[qi * p + s], upper[qi * p + s]);
-                    assert!(
-                        u >= e,
-                        "d={d}: bound {u} below score {e} (query {qi}, slot {s})"
-                    );
-                    widest = widest.max(u - e);
-                }
-            }
+    /// [`super::avx2::tile`] over `P` adjacent row panels (`P` × `MR` rows: panel `i` at
+    /// `a + i · panel_stride`) with `vpdpwssd`: per depth pair one 512-bit load per panel holds
+    /// its `MR` rows' two values, and one instruction adds `MR` products of pairs into the i32
+    /// accumulators. The i32 sums are exact (module documentation), so they equal the AVX2
+    /// sums, and the bound is the same lane-wise f32 arithmetic: the output is bitwise the
+    /// AVX2 tile's. `row[1]` is read only when `P = 2`.
+    ///
+    /// # Safety
+    /// AVX-512 F, BW, VNNI and FMA; `a` 64-byte aligned with `P` panels of `kp · 2 · MR`
+    /// values, the rest as [`super::avx2::tile`] (`c` for `NR` rows of `P · MR` columns).
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni,fma")]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn tile<const P: usize>(
+        kp: usize,
+        a: *const i16,
+        panel_stride: usize,
+        mut b: *const i16,
+        row: &[RowCoefs; 2],
+        query: *const QueryCoef,
+        c: *mut f32,
+        ldc: usize,
+    ) {
+        const {
             assert!(
-                widest < 2e-3,
-                "d={d}: band {widest} is too wide to screen with"
-            );
-        }
-    }
-
-    #[test]
-    fn bounds_hold_on_spiky_and_tiny_vectors() {
-        if !avx2_fma() {
-            return;
-        }
-        let (nq, d, p) = (6, 96, 32);
-        let mut q = unit_rows(nq, d, 5);
-        // One-hot, two spikes, values at half steps, a tiny vector.
-        q[..d].fill(0.0);
-        q[3] = 1.0;
-        q[d..2 * d]
-            .iter_mut()
-            .enumerate()
-            .for_each(|(k, x)| *x = if k < 2 { 0.70710677 } else { 1e-4 });
-        q[2 * d..3 * d].fill(1e-30);
-        let mut block = unit_rows(p, d, 6);
-        block[..d].copy_from_slice(&q[..d]);
-        block[d..2 * d].copy_from_slice(&q[d..2 * d]);
-        for (k, x) in block[2 * d..3 * d].iter_mut().enumerate() {
-            *x = (k as f32 + 0.5) / 32767.0 * if k % 2 == 0 { 1.0 } else { -1.0 };
-        }
-        block[3 * d..4 * d].fill(0.0);
-        let order: Vec<u32> = (0..p as u32).collect();
-        let (exact, upper) = both(&q, nq, d, &block, &order);
-        for qi in 0..nq {
-            for s in 0..p {
-                let (e, u) = (exact[qi * p + s], upper[qi * p + s]);
-                assert!(u >= e, "bound {u} below score {e} (query {qi}, slot {s})");
-            }
-        }
-    }
-
-    #[test]
-    fn simd_and_scalar_quantisation_agree() {
-        for &d in &[1usize, 7, 8, 13, 768] {
-            for seed in 0..4 {
-                let v = unit_rows(1, d, seed + 10 * d as u64);
-                let (mut a, mut b) = (vec![0i16; d + 3], vec![0i16; d + 3]);
-                let (sa, na, ea, ha) = quantise(&v, &mut a);
-                let (sb, nb, eb, hb) = quantise_scalar(&v, &mut b);
-                // The steps may differ in the last bit (sums in another order), the values by
-                // one rounding step.
-                assert!(a.iter().zip(&b).all(|(x, y)| (x - y).abs() <= 1), "d={d}");
-                for (x, y) in [(sa, sb), (na, nb), (ea, eb), (ha, hb)] {
-                    assert!((x - y).abs() <= 1e-5 * y.max(1e-3), "d={d}: {x} vs {y}");
+                MR == 16,
+                "one 512-bit register holds the 16 rows of a panel"
+            )
+        };
+        let mut acc = [[_mm512_setzero_si512(); NR]; P];
+        let mut a: [*const i16; P] = std::array::from_fn(|i| a.add(i * panel_stride));
+        for _ in 0..kp {
+            let x: [__m512i; P] = std::array::from_fn(|i| _mm512_load_si512(a[i].cast()));
+            for j in 0..NR {
+                let y = _mm512_set1_epi32(b.add(2 * j).cast::<i32>().read_unaligned());
+                for i in 0..P {
+                    acc[i][j] = _mm512_dpwssd_epi32(acc[i][j], x[i], y);
                 }
             }
+            for p in a.iter_mut() {
+                *p = p.add(2 * MR);
+            }
+            b = b.add(2 * NR);
         }
-    }
-
-    #[test]
-    fn quantisation_keeps_the_integer_product_in_range() {
-        // A flat vector has the largest ‖v̂‖ for its norm: the cap must hold.
-        let d = MAX_DIM;
-        let v = vec![1.0 / (d as f32).sqrt(); d];
-        let mut out = vec![0i16; d];
-        let (step, norm, err, hat) = quantise(&v, &mut out);
-        let qnorm = out
-            .iter()
-            .map(|&x| f64::from(x).powi(2))
-            .sum::<f64>()
-            .sqrt();
-        assert!(qnorm * qnorm < 2f64.powi(31), "‖v̂‖² = {}", qnorm * qnorm);
-        assert!((norm - 1.0).abs() < 1e-3 && hat > 0.99 && err < 1e-3 && step > 0.0);
-        let (step, norm, ..) = quantise(&[0.0; 4], &mut out[..4]);
-        assert_eq!((step, norm), (1.0, 0.0));
+        let slack = _mm512_set1_ps(super::avx2::UNDERFLOW_SLACK);
+        for (i, (acc, row)) in acc.iter().zip(row).enumerate() {
+            let step = _mm512_loadu_ps(row.step);
+            let norm = _mm512_loadu_ps(row.norm);
+            let err = _mm512_loadu_ps(row.err);
+            let hat = _mm512_loadu_ps(row.hat);
+            for (j, r) in acc.iter().enumerate() {
+                let q = &*query.add(j);
+                let scale = _mm512_mul_ps(step, _mm512_set1_ps(q.step));
+                let mut bound = _mm512_fmadd_ps(norm, _mm512_set1_ps(q.norm_rounding), slack);
+                bound = _mm512_fmadd_ps(err, _mm512_set1_ps(q.norm_margin), bound);
+                bound = _mm512_fmadd_ps(hat, _mm512_set1_ps(q.err_margin), bound);
+                let upper = _mm512_fmadd_ps(_mm512_cvtepi32_ps(*r), scale, bound);
+                _mm512_storeu_ps(c.add(j * ldc + i * MR), upper);
+            }
+        }
     }
 }
+
+#[cfg(test)]
+mod tests;
