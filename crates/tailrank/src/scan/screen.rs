@@ -364,7 +364,8 @@ impl Screen {
         }
     }
 
-    /// [`avx2_bounds`](Self::avx2_bounds) on AVX-512 VNNI: two row panels per tile.
+    /// [`avx2_bounds`](Self::avx2_bounds) on AVX-512 VNNI: one row panel (it stays in L1)
+    /// against two query panels per tile.
     ///
     /// # Safety
     /// AVX-512 F, BW and VNNI; as `avx2_bounds`.
@@ -374,34 +375,30 @@ impl Screen {
         let (p, dp) = (self.p, self.dp);
         let qpanels = self.nq.div_ceil(NR);
         let group = (QUERY_GROUP_BYTES / (NR * dp * 2)).clamp(1, qpanels);
-        let panels = p / MR;
-        let row_coefs = |rp: usize| {
-            let r0 = rp * MR;
-            avx2::RowCoefs {
-                step: rows.step.as_ptr().add(r0),
-                norm: rows.norm.as_ptr().add(r0),
-                err: rows.err.as_ptr().add(r0),
-                hat: rows.hat.as_ptr().add(r0),
-            }
-        };
         let mut g0 = 0;
         while g0 < qpanels {
             let g1 = (g0 + group).min(qpanels);
-            let mut rp = 0;
-            while rp < panels {
+            for rp in 0..p / MR {
                 let a = packed.as_ptr().add(rp * MR * dp);
-                let row = [row_coefs(rp), row_coefs((rp + 1).min(panels - 1))];
-                for qp in g0..g1 {
+                let r0 = rp * MR;
+                let row = avx2::RowCoefs {
+                    step: rows.step.as_ptr().add(r0),
+                    norm: rows.norm.as_ptr().add(r0),
+                    err: rows.err.as_ptr().add(r0),
+                    hat: rows.hat.as_ptr().add(r0),
+                };
+                let mut qp = g0;
+                while qp < g1 {
                     let b = self.queries.as_ptr().cast::<i16>().add(qp * NR * dp);
                     let query = self.query_coefs.as_ptr().add(qp * NR);
-                    let c = out.as_mut_ptr().add(qp * NR * p + rp * MR);
-                    if rp + 1 < panels {
-                        avx512::tile::<2>(dp / 2, a, MR * dp, b, &row, query, c, p);
+                    let c = out.as_mut_ptr().add(qp * NR * p + r0);
+                    if qp + 1 < g1 {
+                        avx512::tile::<2>(dp / 2, a, b, NR * dp, &row, query, c, p);
                     } else {
-                        avx512::tile::<1>(dp / 2, a, MR * dp, b, &row, query, c, p);
+                        avx512::tile::<1>(dp / 2, a, b, NR * dp, &row, query, c, p);
                     }
+                    qp += 2;
                 }
-                rp += 2;
             }
             g0 = g1;
         }
@@ -588,24 +585,25 @@ mod avx512 {
     use super::{MR, NR};
     use std::arch::x86_64::*;
 
-    /// [`super::avx2::tile`] over `P` adjacent row panels (`P` × `MR` rows: panel `i` at
-    /// `a + i · panel_stride`) with `vpdpwssd`: per depth pair one 512-bit load per panel holds
-    /// its `MR` rows' two values, and one instruction adds `MR` products of pairs into the i32
-    /// accumulators. The i32 sums are exact (module documentation), so they equal the AVX2
-    /// sums, and the bound is the same lane-wise f32 arithmetic: the output is bitwise the
-    /// AVX2 tile's. `row[1]` is read only when `P = 2`.
+    /// [`super::avx2::tile`] for `Q` adjacent query panels (`Q · NR` queries: panel `k` at
+    /// `b + k · panel_stride`, its coefficients at `query + k · NR`) with `vpdpwssd`: per depth
+    /// pair one 512-bit load holds the two values of the panel's `MR` rows, and one
+    /// instruction adds `MR` products of pairs into the i32 accumulators of a query. The i32
+    /// sums are exact (module documentation), so they equal the AVX2 sums, and the bound is the
+    /// same lane-wise f32 arithmetic: the output is bitwise the AVX2 tile's.
     ///
     /// # Safety
-    /// AVX-512 F, BW, VNNI and FMA; `a` 64-byte aligned with `P` panels of `kp · 2 · MR`
-    /// values, the rest as [`super::avx2::tile`] (`c` for `NR` rows of `P · MR` columns).
+    /// AVX-512 F, BW, VNNI and FMA; `a` 64-byte aligned with `kp · 2 · MR` values, `Q` query
+    /// panels of `kp · 2 · NR` values, the rest as [`super::avx2::tile`] (`c` for `Q · NR`
+    /// rows of stride `ldc` and `MR` columns).
     #[target_feature(enable = "avx512f,avx512bw,avx512vnni,fma")]
     #[allow(clippy::too_many_arguments)]
-    pub(super) unsafe fn tile<const P: usize>(
+    pub(super) unsafe fn tile<const Q: usize>(
         kp: usize,
-        a: *const i16,
+        mut a: *const i16,
+        b: *const i16,
         panel_stride: usize,
-        mut b: *const i16,
-        row: &[RowCoefs; 2],
+        row: &RowCoefs,
         query: *const QueryCoef,
         c: *mut f32,
         ldc: usize,
@@ -616,36 +614,34 @@ mod avx512 {
                 "one 512-bit register holds the 16 rows of a panel"
             )
         };
-        let mut acc = [[_mm512_setzero_si512(); NR]; P];
-        let mut a: [*const i16; P] = std::array::from_fn(|i| a.add(i * panel_stride));
+        let mut acc = [[_mm512_setzero_si512(); NR]; Q];
+        let mut b: [*const i16; Q] = std::array::from_fn(|k| b.add(k * panel_stride));
         for _ in 0..kp {
-            let x: [__m512i; P] = std::array::from_fn(|i| _mm512_load_si512(a[i].cast()));
-            for j in 0..NR {
-                let y = _mm512_set1_epi32(b.add(2 * j).cast::<i32>().read_unaligned());
-                for i in 0..P {
-                    acc[i][j] = _mm512_dpwssd_epi32(acc[i][j], x[i], y);
+            let x = _mm512_load_si512(a.cast());
+            for (acc, b) in acc.iter_mut().zip(&b) {
+                for (j, r) in acc.iter_mut().enumerate() {
+                    let y = _mm512_set1_epi32(b.add(2 * j).cast::<i32>().read_unaligned());
+                    *r = _mm512_dpwssd_epi32(*r, x, y);
                 }
             }
-            for p in a.iter_mut() {
-                *p = p.add(2 * MR);
+            a = a.add(2 * MR);
+            for b in b.iter_mut() {
+                *b = b.add(2 * NR);
             }
-            b = b.add(2 * NR);
         }
         let slack = _mm512_set1_ps(super::avx2::UNDERFLOW_SLACK);
-        for (i, (acc, row)) in acc.iter().zip(row).enumerate() {
-            let step = _mm512_loadu_ps(row.step);
-            let norm = _mm512_loadu_ps(row.norm);
-            let err = _mm512_loadu_ps(row.err);
-            let hat = _mm512_loadu_ps(row.hat);
-            for (j, r) in acc.iter().enumerate() {
-                let q = &*query.add(j);
-                let scale = _mm512_mul_ps(step, _mm512_set1_ps(q.step));
-                let mut bound = _mm512_fmadd_ps(norm, _mm512_set1_ps(q.norm_rounding), slack);
-                bound = _mm512_fmadd_ps(err, _mm512_set1_ps(q.norm_margin), bound);
-                bound = _mm512_fmadd_ps(hat, _mm512_set1_ps(q.err_margin), bound);
-                let upper = _mm512_fmadd_ps(_mm512_cvtepi32_ps(*r), scale, bound);
-                _mm512_storeu_ps(c.add(j * ldc + i * MR), upper);
-            }
+        let step = _mm512_loadu_ps(row.step);
+        let norm = _mm512_loadu_ps(row.norm);
+        let err = _mm512_loadu_ps(row.err);
+        let hat = _mm512_loadu_ps(row.hat);
+        for (j, r) in acc.iter().flatten().enumerate() {
+            let q = &*query.add(j);
+            let scale = _mm512_mul_ps(step, _mm512_set1_ps(q.step));
+            let mut bound = _mm512_fmadd_ps(norm, _mm512_set1_ps(q.norm_rounding), slack);
+            bound = _mm512_fmadd_ps(err, _mm512_set1_ps(q.norm_margin), bound);
+            bound = _mm512_fmadd_ps(hat, _mm512_set1_ps(q.err_margin), bound);
+            let upper = _mm512_fmadd_ps(_mm512_cvtepi32_ps(*r), scale, bound);
+            _mm512_storeu_ps(c.add(j * ldc), upper);
         }
     }
 }
