@@ -26,6 +26,7 @@
 pub mod block;
 pub mod chunks;
 pub mod collect;
+mod compact;
 pub mod config;
 pub mod engine;
 pub mod job;

@@ -8,7 +8,7 @@
 //! Per block and query, scores are visited in runs of one item code `(deepest level L,
 //! shard)`. A run's candidates are the scores above the code's cut `min(lowest positive,
 //! thresholds of levels 0..=L and of the shard, results threshold)`: they are compacted
-//! branch-free ([`compact_above`]) and then appended to each reservoir of the code's subsets
+//! branch-free ([`compact_above`](super::compact::compact_above)) and then appended to each reservoir of the code's subsets
 //! with [`TopM::push_batch`](super::topm::TopM::push_batch). A score at or above the lowest positive is binary-searched among
 //! the sorted positive scores (`m = #{j : s_j ≥ s}`, `hist[L][m] += 1`, `hist[shard][m] += 1`);
 //! when it equals a positive's score (`s_{m-1} == s`) it is also a tie of that positive's block:
@@ -21,6 +21,7 @@
 
 use super::block::{run_blocks, Block, Buffers, Codes, Progress, SampledSource};
 use super::collect::{QueryCollector, QueryPositives};
+use super::compact::{compact_above, CHUNK};
 use super::kernel::ScoreKernel;
 use super::rows::{check_rows, gather};
 use super::screen::{Screen, ScreenScratch};
@@ -34,58 +35,6 @@ use crate::formats::descriptors::DescriptorSource;
 const MAX_RESCORED_SHARE: usize = 16;
 /// Blocks scored in f32 before the screen is tried again.
 const PAUSE_BLOCKS: usize = 8;
-
-/// Scores per pre-filter chunk.
-const CHUNK: usize = 16;
-
-/// Bit `i` set iff `scores[i] > cut`, for at most [`CHUNK`] scores (branch-free, vectorisable).
-#[inline]
-fn above_mask(scores: &[f32], cut: f32) -> u32 {
-    debug_assert!(scores.len() <= CHUNK);
-    if let Ok(c) = <&[f32; CHUNK]>::try_from(scores) {
-        let mut m = 0u32;
-        for (i, &s) in c.iter().enumerate() {
-            m |= u32::from(s > cut) << i;
-        }
-        m
-    } else {
-        scores
-            .iter()
-            .enumerate()
-            .fold(0, |m, (i, &s)| m | u32::from(s > cut) << i)
-    }
-}
-
-/// Write the scores of `run` above `cut` to the front of `out` (and, with `SLOTS`, their
-/// positions in `run` to `slot`: only the results list needs them), in order; returns how many.
-/// Chunks of [`CHUNK`] scores with none above the cut are skipped after one vector compare;
-/// the others are compacted without branches.
-#[inline]
-fn compact_above<const SLOTS: bool>(
-    run: &[f32],
-    cut: f32,
-    out: &mut [f32],
-    slot: &mut [u32],
-) -> usize {
-    assert!(out.len() >= run.len() && (!SLOTS || slot.len() >= run.len()));
-    let mut n = 0;
-    for (ci, chunk) in run.chunks(CHUNK).enumerate() {
-        let mask = above_mask(chunk, cut);
-        if mask == 0 {
-            continue;
-        }
-        let base = (ci * CHUNK) as u32;
-        for (o, &s) in chunk.iter().enumerate() {
-            // n ≤ ci·CHUNK + o < run.len(): in bounds.
-            out[n] = s;
-            if SLOTS {
-                slot[n] = base + o as u32;
-            }
-            n += ((mask >> o) & 1) as usize;
-        }
-    }
-    n
-}
 
 /// Slots of a block grouped by item code: `order` (block rows, ascending code, then row;
 /// padded with the zero rows `n..p`) and `segments` `(code, first slot, end slot)`.
