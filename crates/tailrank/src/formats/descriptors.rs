@@ -138,7 +138,7 @@ impl DescriptorSource for InMemoryDescriptors {
     fn read_rows(&self, start: usize, out: &mut [f32]) -> Result<()> {
         let begin = start * self.dim;
         let end = begin + out.len();
-        if end > self.data.len() || out.len() % self.dim != 0 {
+        if end > self.data.len() || !out.len().is_multiple_of(self.dim) {
             return Err(Error::file(
                 &self.label,
                 format!("rows {start}.. out of range ({} rows)", self.rows()),

@@ -494,7 +494,7 @@ impl DescriptorSource for Hdf5Descriptors {
     }
     fn read_rows(&self, start: usize, out: &mut [f32]) -> Result<()> {
         let dim = self.dim;
-        if out.len() % dim != 0 {
+        if !out.len().is_multiple_of(dim) {
             return Err(Error::invalid(format!(
                 "{}: output buffer of {} values is not a whole number of rows of dimension {dim}",
                 self.path.display(),

@@ -307,7 +307,7 @@ impl DescriptorSource for NpyDescriptors {
     }
     fn read_rows(&self, start: usize, out: &mut [f32]) -> Result<()> {
         let dim = self.header.dim;
-        if out.len() % dim != 0 {
+        if !out.len().is_multiple_of(dim) {
             return Err(Error::invalid(format!(
                 "{}: output buffer of {} values is not a whole number of rows of dimension {dim}",
                 self.path.display(),

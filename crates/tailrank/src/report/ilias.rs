@@ -6,7 +6,7 @@ use crate::ilias::{GroupResult, IliasReport};
 use std::fmt::Write;
 
 fn k_label(k: usize) -> String {
-    if k >= 1000 && k % 1000 == 0 {
+    if k >= 1000 && k.is_multiple_of(1000) {
         format!("{}k", k / 1000)
     } else {
         k.to_string()

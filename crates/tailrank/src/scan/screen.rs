@@ -231,7 +231,7 @@ impl Screen {
     /// `d` is 0 or above [`MAX_DIM`].
     pub fn new(queries: &[f32], nq: usize, d: usize, p: usize) -> Option<Screen> {
         assert_eq!(queries.len(), nq * d, "query matrix is not nq × d");
-        if d == 0 || d > MAX_DIM || p % MR != 0 || !avx2_fma() {
+        if d == 0 || d > MAX_DIM || !p.is_multiple_of(MR) || !avx2_fma() {
             return None;
         }
         let dp = d.next_multiple_of(2);
