@@ -334,13 +334,28 @@ impl Screen {
         }
     }
 
-    /// Loop nest over the packed operands: row panel → query panel (one depth chunk).
+    /// The loop nest over the packed operands: query group (it stays in L2) → row panel →
+    /// `step` query panels at a time (fewer at a group's end). `tile(a, b, row, query, c, n)`
+    /// bounds row panel `a` against the `n` query panels from `b`.
     ///
     /// # Safety
-    /// AVX2 + FMA; `packed` holds `p · dp` values, `out` `nq_pad · p`.
+    /// `packed` holds `p · dp` values, `out` `nq_pad · p`; `tile` is safe to call on them.
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn avx2_bounds(&self, packed: &[i16], rows: &Coefs, out: &mut [f32]) {
+    unsafe fn for_each_tile(
+        &self,
+        packed: &[i16],
+        rows: &Coefs,
+        out: &mut [f32],
+        step: usize,
+        mut tile: impl FnMut(
+            *const i16,
+            *const i16,
+            &avx2::RowCoefs,
+            *const avx2::QueryCoef,
+            *mut f32,
+            usize,
+        ),
+    ) {
         let (p, dp) = (self.p, self.dp);
         let qpanels = self.nq.div_ceil(NR);
         let group = (QUERY_GROUP_BYTES / (NR * dp * 2)).clamp(1, qpanels);
@@ -348,41 +363,6 @@ impl Screen {
         while g0 < qpanels {
             let g1 = (g0 + group).min(qpanels);
             for rp in 0..p / MR {
-                let a = packed.as_ptr().add(rp * MR * dp);
-                let r0 = rp * MR;
-                let row = avx2::RowCoefs {
-                    step: rows.step.as_ptr().add(r0),
-                    norm: rows.norm.as_ptr().add(r0),
-                    err: rows.err.as_ptr().add(r0),
-                    hat: rows.hat.as_ptr().add(r0),
-                };
-                for qp in g0..g1 {
-                    let b = self.queries.as_ptr().cast::<i16>().add(qp * NR * dp);
-                    let query = self.query_coefs.as_ptr().add(qp * NR);
-                    let c = out.as_mut_ptr().add(qp * NR * p + r0);
-                    avx2::tile(dp / 2, a, b, &row, query, c, p);
-                }
-            }
-            g0 = g1;
-        }
-    }
-
-    /// [`avx2_bounds`](Self::avx2_bounds) on AVX-512 VNNI: one row panel (it stays in L1)
-    /// against two query panels per tile.
-    ///
-    /// # Safety
-    /// AVX-512 F, BW and VNNI; as `avx2_bounds`.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx512bw,avx512vnni,fma")]
-    unsafe fn avx512_bounds(&self, packed: &[i16], rows: &Coefs, out: &mut [f32]) {
-        let (p, dp) = (self.p, self.dp);
-        let qpanels = self.nq.div_ceil(NR);
-        let group = (QUERY_GROUP_BYTES / (NR * dp * 2)).clamp(1, qpanels);
-        let mut g0 = 0;
-        while g0 < qpanels {
-            let g1 = (g0 + group).min(qpanels);
-            for rp in 0..p / MR {
-                let a = packed.as_ptr().add(rp * MR * dp);
                 let r0 = rp * MR;
                 let row = avx2::RowCoefs {
                     step: rows.step.as_ptr().add(r0),
@@ -392,19 +372,53 @@ impl Screen {
                 };
                 let mut qp = g0;
                 while qp < g1 {
-                    let b = self.queries.as_ptr().cast::<i16>().add(qp * NR * dp);
-                    let query = self.query_coefs.as_ptr().add(qp * NR);
-                    let c = out.as_mut_ptr().add(qp * NR * p + r0);
-                    if qp + 1 < g1 {
-                        avx512::tile::<2>(dp / 2, a, b, NR * dp, &row, query, c, p);
-                    } else {
-                        avx512::tile::<1>(dp / 2, a, b, NR * dp, &row, query, c, p);
-                    }
-                    qp += 2;
+                    let n = step.min(g1 - qp);
+                    tile(
+                        packed.as_ptr().add(r0 * dp),
+                        self.queries.as_ptr().cast::<i16>().add(qp * NR * dp),
+                        &row,
+                        self.query_coefs.as_ptr().add(qp * NR),
+                        out.as_mut_ptr().add(qp * NR * p + r0),
+                        n,
+                    );
+                    qp += n;
                 }
             }
             g0 = g1;
         }
+    }
+
+    /// [`for_each_tile`](Self::for_each_tile) with the AVX2 tile (one query panel a time).
+    ///
+    /// # Safety
+    /// AVX2 + FMA; as `for_each_tile`.
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn avx2_bounds(&self, packed: &[i16], rows: &Coefs, out: &mut [f32]) {
+        let (kp, ldc) = (self.dp / 2, self.p);
+        self.for_each_tile(packed, rows, out, 1, |a, b, row, query, c, _| {
+            // SAFETY: AVX2 + FMA (the caller's contract); the operands come from the loop nest.
+            unsafe { avx2::tile(kp, a, b, row, query, c, ldc) }
+        })
+    }
+
+    /// [`for_each_tile`](Self::for_each_tile) with the AVX-512 VNNI tile: one row panel (it
+    /// stays in L1) against two query panels.
+    ///
+    /// # Safety
+    /// AVX-512 F, BW and VNNI; as `for_each_tile`.
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn avx512_bounds(&self, packed: &[i16], rows: &Coefs, out: &mut [f32]) {
+        let (kp, ldc, stride) = (self.dp / 2, self.p, NR * self.dp);
+        self.for_each_tile(packed, rows, out, 2, |a, b, row, query, c, n| {
+            // SAFETY: AVX-512 VNNI (the caller's contract); the operands come from the loop nest.
+            unsafe {
+                if n == 2 {
+                    avx512::tile::<2>(kp, a, b, stride, row, query, c, ldc)
+                } else {
+                    avx512::tile::<1>(kp, a, b, stride, row, query, c, ldc)
+                }
+            }
+        })
     }
 }
 
