@@ -1,6 +1,7 @@
 //! The plan of a resumable scan ([`resume`](super::resume)): the chunks the pool is cut
 //! into, the identity of the scan (what must not change before a resume), full-content row
-//! digests, and the plan file `plan.json` of the partial folder.
+//! digests, the plan file `plan.json` of the partial folder, and the merge of the chunks'
+//! top-k result lists ([`merge_results`]).
 
 use super::prepared::QuerySetInput;
 use crate::error::{Error, IoContext, Result};
@@ -8,6 +9,7 @@ use crate::formats::descriptors::{DescriptorSource, RowRange};
 use crate::scan::config::ScanConfig;
 use crate::summary::query_set_digest;
 use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 /// Format name of `plan.json`.
@@ -312,4 +314,60 @@ pub(super) fn read_plan(dir: &Path) -> Result<Option<Plan>> {
     // The fields just checked are the plan's own `format` and `format_version`.
     let plan: Plan = serde_json::from_value(head).map_err(malformed)?;
     Ok(Some(plan))
+}
+
+/// Top-k results per query: `(query id, [(db id, score)])`, in query-set order.
+pub type ResultLists = Vec<(String, Vec<(String, f32)>)>;
+
+/// Merge per-chunk top-k result lists into the single-pass lists: the global top-k in the
+/// order (score descending, core rows first, then pool rows in input order) is contained in
+/// the union of the chunks' top-k lists, so merging them in that order and keeping `k` gives
+/// exactly the lists of one pass (`scan::resume`).
+pub(super) fn merge_results(
+    query_ids: &[String],
+    core: &dyn DescriptorSource,
+    parts: &[ResultLists],
+    k: usize,
+) -> Result<Vec<Vec<(String, f32)>>> {
+    let core_ids = core.ids().to_vec()?;
+    let core_row: HashMap<&str, usize> = core_ids
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.as_str(), i))
+        .collect();
+    let mut out = Vec::with_capacity(query_ids.len());
+    for (qi, q) in query_ids.iter().enumerate() {
+        // (score, class 0 = core / 1 = pool, order key 1, order key 2, id)
+        let mut cand: Vec<(f32, u8, usize, usize, &str)> = Vec::new();
+        let mut seen_core: HashSet<&str> = HashSet::new();
+        for (ci, part) in parts.iter().enumerate() {
+            let (pq, items) = part.get(qi).ok_or_else(|| {
+                Error::invalid(format!("chunk results lack query {q:?} (internal error)"))
+            })?;
+            if pq != q {
+                return Err(Error::invalid(format!(
+                    "chunk results list query {pq:?} where {q:?} was expected (internal error)"
+                )));
+            }
+            for (pos, (id, s)) in items.iter().enumerate() {
+                match core_row.get(id.as_str()) {
+                    Some(&r) => {
+                        if seen_core.insert(id.as_str()) {
+                            cand.push((*s, 0, r, 0, id.as_str()));
+                        }
+                    }
+                    None => cand.push((*s, 1, ci, pos, id.as_str())),
+                }
+            }
+        }
+        cand.sort_by(|a, b| {
+            b.0.total_cmp(&a.0)
+                .then(a.1.cmp(&b.1))
+                .then(a.2.cmp(&b.2))
+                .then(a.3.cmp(&b.3))
+        });
+        cand.truncate(k);
+        out.push(cand.into_iter().map(|c| (c.4.to_string(), c.0)).collect());
+    }
+    Ok(out)
 }

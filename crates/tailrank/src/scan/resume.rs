@@ -45,10 +45,10 @@ use crate::atomic;
 use crate::error::{Error, IoContext, Result};
 use crate::formats::descriptors::{DescriptorSource, RowRange};
 use crate::scan::chunks::{
-    check_identity, chunk_rows_digests, identity, read_plan, xxh3_string, Plan,
+    check_identity, chunk_rows_digests, identity, merge_results, read_plan, xxh3_string, Plan,
 };
 pub use crate::scan::chunks::{
-    plan_chunks, rows_digest, Chunk, ChunkPart, DEFAULT_CHUNK_ROWS, PARTIAL_FORMAT,
+    plan_chunks, rows_digest, Chunk, ChunkPart, ResultLists, DEFAULT_CHUNK_ROWS, PARTIAL_FORMAT,
     PARTIAL_VERSION, PLAN,
 };
 use crate::scan::engine::{
@@ -57,11 +57,8 @@ use crate::scan::engine::{
 use crate::scan::prepared::{PreparedScan, QuerySetInput};
 use crate::summary::{InputRecord, Summary, POOL_ROLE};
 use serde::{Deserialize, Serialize};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-
-/// Top-k results per query: `(query id, [(db id, score)])`, in query-set order.
-pub type ResultLists = Vec<(String, Vec<(String, f32)>)>;
 
 /// The partial folder of output `out`: `OUT.partial` (a sibling of `OUT`).
 pub fn partial_dir_for(out: &Path) -> PathBuf {
@@ -322,56 +319,6 @@ fn store_chunk(dir: &Path, chunk: &Chunk, rows_xxh3: Vec<String>, out: &ChunkOut
             .map_err(|e| Error::invalid(format!("cannot serialise chunk record: {e}")))?;
         atomic::write_bytes(&tmp.join("chunk.json"), text.as_bytes())
     })
-}
-
-/// Merge per-chunk top-k result lists into the single-pass lists (see the module docs).
-fn merge_results(
-    query_ids: &[String],
-    core: &dyn DescriptorSource,
-    parts: &[ResultLists],
-    k: usize,
-) -> Result<Vec<Vec<(String, f32)>>> {
-    let core_ids = core.ids().to_vec()?;
-    let core_row: HashMap<&str, usize> = core_ids
-        .iter()
-        .enumerate()
-        .map(|(i, s)| (s.as_str(), i))
-        .collect();
-    let mut out = Vec::with_capacity(query_ids.len());
-    for (qi, q) in query_ids.iter().enumerate() {
-        // (score, class 0 = core / 1 = pool, order key 1, order key 2, id)
-        let mut cand: Vec<(f32, u8, usize, usize, &str)> = Vec::new();
-        let mut seen_core: HashSet<&str> = HashSet::new();
-        for (ci, part) in parts.iter().enumerate() {
-            let (pq, items) = part.get(qi).ok_or_else(|| {
-                Error::invalid(format!("chunk results lack query {q:?} (internal error)"))
-            })?;
-            if pq != q {
-                return Err(Error::invalid(format!(
-                    "chunk results list query {pq:?} where {q:?} was expected (internal error)"
-                )));
-            }
-            for (pos, (id, s)) in items.iter().enumerate() {
-                match core_row.get(id.as_str()) {
-                    Some(&r) => {
-                        if seen_core.insert(id.as_str()) {
-                            cand.push((*s, 0, r, 0, id.as_str()));
-                        }
-                    }
-                    None => cand.push((*s, 1, ci, pos, id.as_str())),
-                }
-            }
-        }
-        cand.sort_by(|a, b| {
-            b.0.total_cmp(&a.0)
-                .then(a.1.cmp(&b.1))
-                .then(a.2.cmp(&b.2))
-                .then(a.3.cmp(&b.3))
-        });
-        cand.truncate(k);
-        out.push(cand.into_iter().map(|c| (c.4.to_string(), c.0)).collect());
-    }
-    Ok(out)
 }
 
 /// Scan the pool chunk by chunk with a partial folder (see the module docs). Returns the
