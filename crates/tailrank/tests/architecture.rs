@@ -2,6 +2,12 @@
 //! files. A file imports another when its code (not its comments, not its `#[cfg(test)]`
 //! module) names a path into it (`use crate::a::b`, `super::b::f`, `crate::a::b::T`). The
 //! circles are the strongly connected components of that graph with more than one file.
+//!
+//! What it does not see (a guard, not a compiler): a path through a parent's re-export
+//! (`crate::formats::open_descriptors`) counts as an import of the parent `mod.rs`, not of
+//! the file behind the `pub use`, and the parent's own relative `pub use child::…` lines add
+//! no edge; `use` groups are expanded one level; `super` inside an inline module (`mod avx2 {`)
+//! is read from the file's module.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

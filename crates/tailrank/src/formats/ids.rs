@@ -145,7 +145,11 @@ pub(crate) fn for_each_listed_id(
     path: &Path,
     mut f: impl FnMut(usize, &str) -> Result<()>,
 ) -> Result<()> {
-    for_each_text_line(path, open_text(path)?, |line, bytes| {
+    for_each_text_line(path, open_text(path)?, |line, mut bytes| {
+        // Every trailing carriage return goes, as a set's reader always did (`id\r\r`).
+        while let [rest @ .., b'\r'] = bytes {
+            bytes = rest;
+        }
         if !bytes.is_empty() {
             f(line, utf8_id(path, line, bytes)?)?;
         }
@@ -355,6 +359,21 @@ pub(crate) mod tests {
             e.contains("x.txt.gz: line 1") && e.contains("byte order mark"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_listed_set_skips_blank_lines_and_every_trailing_return() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("set.txt");
+        std::fs::write(&p, "a\r\r\n\r\n\n\r\r\nb\nc").unwrap();
+        let mut got = Vec::new();
+        super::for_each_listed_id(&p, |line, id| {
+            got.push((line, id.to_string()));
+            Ok(())
+        })
+        .unwrap();
+        let want = [(1, "a"), (5, "b"), (6, "c")].map(|(l, s)| (l, s.to_string()));
+        assert_eq!(got, want);
     }
 
     #[test]

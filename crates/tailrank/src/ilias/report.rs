@@ -9,7 +9,7 @@ use crate::maps::{self, MapKind};
 use crate::metric::{evaluate_counts, PositiveCounts};
 use crate::predict::{self, PredictOptions, Prediction};
 use crate::scan::engine::{Progress, ScanConfig};
-use crate::scan::resume::{partial_dir_for, remove_partial, ResumeOptions};
+use crate::scan::resume::{output_failed, partial_dir_for, remove_partial, ResumeOptions};
 use crate::summary::Summary;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -474,19 +474,23 @@ pub fn run_ilias(
     let names: Vec<&str> = opts.sets.iter().map(String::as_str).collect();
     let (summaries, resumed) =
         scan_ilias_resumable(ds, feats, &names, &opts.scan, &ropts, progress)?;
-    let (report, summaries) = report_ilias(ds, opts, summaries)?;
-    for (set, slot) in opts.sets.iter().zip(slots) {
-        let s = summaries
-            .iter()
-            .find(|s| &s.query_set == set)
-            .ok_or_else(|| {
-                Error::invalid(format!(
-                    "internal error: no summary of the query set {set:?} to write"
-                ))
-            })?;
-        outputs.write(slot, |p| s.write(p))?;
-    }
-    outputs.commit()?;
+    let written = (|| {
+        let (report, summaries) = report_ilias(ds, opts, summaries)?;
+        for (set, slot) in opts.sets.iter().zip(slots) {
+            let s = summaries
+                .iter()
+                .find(|s| &s.query_set == set)
+                .ok_or_else(|| {
+                    Error::invalid(format!(
+                        "internal error: no summary of the query set {set:?} to write"
+                    ))
+                })?;
+            outputs.write(slot, |p| s.write(p))?;
+        }
+        outputs.commit()?;
+        Ok(report)
+    })();
+    let report = written.map_err(|e| output_failed(&partial_dir, e))?;
     remove_partial(&partial_dir)?;
     Ok((report, resumed.notes(&partial_dir)))
 }

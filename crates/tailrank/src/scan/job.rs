@@ -8,7 +8,9 @@
 
 use super::engine::{Progress, ScanConfig};
 use super::request::ScanRequest;
-use super::resume::{partial_dir_for, remove_partial, scan_resumable, ResumeOptions, ResumeReport};
+use super::resume::{
+    output_failed, partial_dir_for, remove_partial, scan_resumable, ResumeOptions, ResumeReport,
+};
 use crate::atomic::Transaction;
 use crate::error::Result;
 use crate::formats::descriptors::DescriptorSource;
@@ -123,12 +125,16 @@ impl ScanFiles {
         drop(bar);
         let (out, resume) = scanned?;
         let (rescanned_queries, renormalized_rows) = (out.rescanned_queries, out.renormalized_rows);
-        let scanned = request.finish(out)?;
-        if let (Some(slot), Some(lists)) = (results_slot, &scanned.results) {
-            outputs.write(slot, |p| write_results(p, lists))?;
-        }
-        outputs.write(summary_slot, |p| scanned.summary.write(p))?;
-        outputs.commit()?;
+        let written = (|| {
+            let scanned = request.finish(out)?;
+            if let (Some(slot), Some(lists)) = (results_slot, &scanned.results) {
+                outputs.write(slot, |p| write_results(p, lists))?;
+            }
+            outputs.write(summary_slot, |p| scanned.summary.write(p))?;
+            outputs.commit()?;
+            Ok(scanned)
+        })();
+        let scanned = written.map_err(|e| output_failed(&partial_dir, e))?;
         remove_partial(&partial_dir)?;
         let mut notes = resume.notes(&partial_dir);
         notes.extend(ScanFilesOutcome::scan_notes(

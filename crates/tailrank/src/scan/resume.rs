@@ -150,6 +150,18 @@ pub fn remove_partial(dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// What a caller does when the output of a scan could not be written (`e`): the partial
+/// folder is removed if it holds no finished chunk, so that a plain rerun is not refused for a
+/// folder with nothing to reuse (a one-chunk scan whose chunk went only to the output,
+/// [`ResumeOptions::store_last_chunk`]); one with chunks stays for a resume. Returns `e`.
+pub fn output_failed(dir: &Path, e: Error) -> Error {
+    if !has_chunks(dir) {
+        // Best effort: the error that matters is the output's.
+        let _ = remove_partial(dir);
+    }
+    e
+}
+
 /// A finished chunk read back from the partial folder, checked against its plan entry.
 fn load_chunk(
     dir: &Path,
