@@ -25,12 +25,10 @@ use tailrank::maps::MapKind;
 use tailrank::metric::{evaluate_results_for, select_sets, EvalOptions, MetricName, MissingPolicy};
 use tailrank::predict::PredictOptions;
 use tailrank::protocols::{evaluate_revisited, read_revisited_gt, Protocol};
-use tailrank::scan::engine::{
-    scan, NoProgress, ScanConfig, DEFAULT_DRIFT_SHARDS, DEFAULT_TOP_M,
-};
+use tailrank::scan::engine::{scan, NoProgress, ScanConfig, DEFAULT_DRIFT_SHARDS, DEFAULT_TOP_M};
+use tailrank::scan::job::ScanFilesOutcome;
 use tailrank::scan::request::ScanRequest;
 use tailrank::summary::Summary;
-
 
 /// The scan request of a ground truth from Python: a path (with an optional query-set name, as
 /// in the CLI) or `(name, query_ids, positives)`.
@@ -233,13 +231,24 @@ fn scan_native(
     cfg.model = model;
     cfg.pool_size = request.pool_size(fraction, pool_rows).map_err(err)?;
     cfg.apply_tuning(|k| std::env::var(k).ok()).map_err(err)?;
-    let summary = py.allow_threads(|| -> tailrank::Result<Summary> {
-        let inputs = request.inputs(q.as_ref(), c.as_ref(), p.iter().map(|s| s.as_ref()).collect());
-        Ok(request.finish(scan(&inputs, &cfg, &NoProgress)?)?.summary)
+    let scanned = py.allow_threads(|| -> tailrank::Result<(Summary, Vec<String>)> {
+        let inputs = request.inputs(
+            q.as_ref(),
+            c.as_ref(),
+            p.iter().map(|s| s.as_ref()).collect(),
+        );
+        let out = scan(&inputs, &cfg, &NoProgress)?;
+        let notes = ScanFilesOutcome::scan_notes(out.rescanned_queries, out.renormalized_rows);
+        Ok((request.finish(out)?.summary, notes))
     });
-    Ok(NativeSummary {
-        inner: summary.map_err(err)?,
-    })
+    let (summary, notes) = scanned.map_err(err)?;
+    // What the CLI prints after a scan (rows normalised, pilot blocks scanned twice), as
+    // Python warnings.
+    let warnings = py.import("warnings")?;
+    for note in notes {
+        warnings.call_method1("warn", (format!("tailrank.scan: {note}"),))?;
+    }
+    Ok(NativeSummary { inner: summary })
 }
 
 /// Hardness columns, one entry per positive (query order, positives by score descending).
@@ -491,4 +500,3 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("REVISITED_PROTOCOLS", revisited)?;
     Ok(())
 }
-

@@ -6,9 +6,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 use std::path::PathBuf;
 use tailrank::formats::descriptors::{DescriptorSource, Dtype};
-use tailrank::formats::open_descriptors;
 use tailrank::formats::ids::find_duplicate;
 use tailrank::formats::npy::convert_le;
+use tailrank::formats::open_descriptors;
 use tailrank::formats::RowIds;
 /// A descriptor source given from Python: `{"path": str, "ids": str | None}` (a `.npy` or
 /// HDF5 file) or `{"label": str, "ids": bytes | [str], "array": ndarray}` (in memory).
@@ -316,4 +316,3 @@ impl DescriptorSource for ArraySource {
         self.digest.clone()
     }
 }
-

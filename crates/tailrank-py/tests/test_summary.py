@@ -136,6 +136,22 @@ def test_array_layouts_and_id_forms_give_the_same_scan(bench):
     assert [r["digest"] for r in s16.inputs if r["role"] == "pool"] == [_digest(ids, h32)]
 
 
+def test_normalised_rows_are_reported_as_a_warning(bench):
+    """As `tailrank scan` prints it: rows L2-normalised under normalize=True give one warning
+    with their count; a scan of unit rows gives none."""
+    import warnings
+
+    q, c = arrays(bench)
+    ids, arr = bench["shard_ids"][2], bench["shards"][2]
+    scaled = arr.copy()
+    scaled[:3] *= 2.0
+    with pytest.warns(UserWarning, match=r"tailrank\.scan: warning: 3 row\(s\) .*L2-normalised"):
+        tailrank.scan(q, c, (ids, scaled), bench["gt"], normalize=True, top_m=20)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tailrank.scan(q, c, (ids, arr), bench["gt"], normalize=True, top_m=20)
+
+
 def test_ids_with_newlines_and_odd_ids(bench):
     """Ids containing a newline cannot use the joined buffer: they go one by one, and the
     digest still hashes id + "\\n" for each id."""
