@@ -34,6 +34,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -50,6 +51,31 @@ def unit(x):
 def write_ids(path, ids):
     with open(path, "w") as fh:
         fh.write("\n".join(ids) + "\n")
+
+
+def peak_anon_mb(proc):
+    """Peak RssAnon (MB) of the child of `proc` (`/usr/bin/time`'s command) and of `proc`
+    itself, sampled every 20 ms until `proc` exits."""
+    def anon(pid):
+        try:
+            for line in open(f"/proc/{pid}/status"):
+                if line.startswith("RssAnon:"):
+                    return int(line.split()[1]) / 1024
+        except OSError:
+            pass
+        return 0.0
+
+    def children(pid):
+        try:
+            return [int(c) for c in open(f"/proc/{pid}/task/{pid}/children").read().split()]
+        except OSError:
+            return []
+
+    peak = 0.0
+    while proc.poll() is None:
+        peak = max(peak, sum(anon(p) for p in [proc.pid] + children(proc.pid)))
+        time.sleep(0.02)
+    return peak
 
 
 def generate(work, nq, d, n, seed=0):
@@ -174,12 +200,21 @@ def main():
                    "--pool", os.path.join(w, "pool.npy"), "--output", out_dir,
                    "--top-m", str(m), "--threads", str(t)]
             w0 = time.perf_counter()
-            res = subprocess.run(cmd, check=True, capture_output=True, text=True)
-            wall = time.perf_counter() - w0
-            line = [x for x in res.stderr.splitlines() if x.startswith("TIME ")][-1].split()
+            # Output to a file, not a pipe: nothing can block while the memory is sampled.
+            with tempfile.TemporaryFile("w+") as err_file:
+                proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err_file, text=True)
+                anon_mb = peak_anon_mb(proc)
+                wall = time.perf_counter() - w0
+                err_file.seek(0)
+                stderr = err_file.read()
+            if proc.returncode != 0:
+                raise SystemExit(f"tailrank scan failed ({proc.returncode}):\n{stderr}")
+            line = [x for x in stderr.splitlines() if x.startswith("TIME ")][-1].split()
             cpu, rss_mb = float(line[2]) + float(line[3]), float(line[4]) / 1024
+            # RSS counts the pool's mapped pages (the page cache); RssAnon is the memory
+            # the scan itself holds.
             names["tailrank-cli"] = (f"tailrank-cli scan (whole process, M={m}, defaults)",
-                                     f"peak RSS {rss_mb:.0f} MB")
+                                     f"peak RSS {rss_mb:.0f} MB, peak RssAnon {anon_mb:.0f} MB")
             times.setdefault("tailrank-cli", []).append((wall, cpu))
             shutil.rmtree(out_dir, ignore_errors=True)
 
