@@ -26,7 +26,6 @@ use tailrank::metric::{evaluate_results_for, select_sets, EvalOptions, MetricNam
 use tailrank::predict::PredictOptions;
 use tailrank::protocols::{evaluate_revisited, read_revisited_gt, Protocol};
 use tailrank::scan::engine::{scan, NoProgress, ScanConfig, DEFAULT_DRIFT_SHARDS, DEFAULT_TOP_M};
-use tailrank::scan::job::ScanFilesOutcome;
 use tailrank::scan::request::ScanRequest;
 use tailrank::summary::Summary;
 
@@ -238,7 +237,7 @@ fn scan_native(
             p.iter().map(|s| s.as_ref()).collect(),
         );
         let out = scan(&inputs, &cfg, &NoProgress)?;
-        let notes = ScanFilesOutcome::scan_notes(out.rescanned_queries, out.renormalized_rows);
+        let notes = out.notes();
         Ok((request.finish(out)?.summary, notes))
     });
     let (summary, notes) = scanned.map_err(err)?;

@@ -111,6 +111,32 @@ pub struct ScanOutput {
     pub rescored_pairs: u64,
 }
 
+impl ScanOutput {
+    /// What a front end reports after the scan, one line each, when it happened: the queries
+    /// scanned a second time after their pilot blocks (the output is exact either way) and
+    /// the rows normalised under `ScanConfig::normalize`.
+    pub fn notes(&self) -> Vec<String> {
+        let (rescanned_queries, renormalized_rows) =
+            (self.rescanned_queries, self.renormalized_rows);
+        let mut notes = Vec::new();
+        if rescanned_queries > 0 {
+            notes.push(format!(
+                "note: the pilot blocks were not representative for {rescanned_queries} \
+                 query(ies); they were scanned a second time (the output is exact either way; a \
+                 pool stored in score-correlated order causes this, and a scan without \
+                 speculation avoids the extra pass)"
+            ));
+        }
+        if renormalized_rows > 0 {
+            notes.push(format!(
+                "warning: {renormalized_rows} row(s) (queries, core and pool) were not unit-norm \
+                 and were L2-normalised, as asked"
+            ));
+        }
+        notes
+    }
+}
+
 /// Run `f` on a local rayon pool of `threads` threads, or on the current pool when `None`.
 pub fn with_threads<T>(threads: Option<usize>, f: impl FnOnce() -> Result<T> + Send) -> Result<T>
 where

@@ -57,7 +57,8 @@ pub struct ScanFilesOutcome {
     pub pool_rows: u64,
     /// What a front end prints after the scan, one line each: what was reused from the
     /// partial folder and discarded in it ([`ResumeReport::notes`]), then, when they happened,
-    /// the queries scanned a second time and the rows normalised ([`ScanFilesOutcome::scan_notes`]).
+    /// the queries scanned a second time and the rows normalised
+    /// ([`ScanOutput::notes`](super::engine::ScanOutput::notes)).
     pub notes: Vec<String>,
     /// `ScanOutput::rescanned_queries` and `ScanOutput::renormalized_rows` of the scan.
     pub rescanned_queries: u64,
@@ -125,6 +126,7 @@ impl ScanFiles {
         drop(bar);
         let (out, resume) = scanned?;
         let (rescanned_queries, renormalized_rows) = (out.rescanned_queries, out.renormalized_rows);
+        let scan_notes = out.notes();
         let written = (|| {
             let scanned = request.finish(out)?;
             if let (Some(slot), Some(lists)) = (results_slot, &scanned.results) {
@@ -137,10 +139,7 @@ impl ScanFiles {
         let scanned = written.map_err(|e| output_failed(&partial_dir, e))?;
         remove_partial(&partial_dir)?;
         let mut notes = resume.notes(&partial_dir);
-        notes.extend(ScanFilesOutcome::scan_notes(
-            rescanned_queries,
-            renormalized_rows,
-        ));
+        notes.extend(scan_notes);
         Ok(ScanFilesOutcome {
             summary: scanned.summary,
             pool_rows,
@@ -148,29 +147,6 @@ impl ScanFiles {
             rescanned_queries,
             renormalized_rows,
         })
-    }
-}
-
-impl ScanFilesOutcome {
-    /// The lines that report a second pass over the pilot blocks (the output is exact either
-    /// way) and rows normalised under `ScanConfig::normalize`, when there were any.
-    pub fn scan_notes(rescanned_queries: u64, renormalized_rows: u64) -> Vec<String> {
-        let mut notes = Vec::new();
-        if rescanned_queries > 0 {
-            notes.push(format!(
-                "note: the pilot blocks were not representative for {rescanned_queries} \
-                 query(ies); they were scanned a second time (the output is exact either way; a \
-                 pool stored in score-correlated order causes this, and a scan without \
-                 speculation avoids the extra pass)"
-            ));
-        }
-        if renormalized_rows > 0 {
-            notes.push(format!(
-                "warning: {renormalized_rows} row(s) (queries, core and pool) were not unit-norm \
-                 and were L2-normalised, as asked"
-            ));
-        }
-        notes
     }
 }
 
