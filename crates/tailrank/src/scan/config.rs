@@ -4,6 +4,7 @@
 use crate::error::{Error, Result};
 use crate::sample::{check_fraction, HashRange};
 use crate::scan::kernel::Backend;
+use crate::scan::screen::ScreenIsa;
 use crate::summary::{Subset, SubsetKind};
 
 /// Default M, the top pool scores kept per query and subset (the CLI's `scan --top-m`; the
@@ -83,6 +84,10 @@ pub struct ScanConfig {
     /// Score kernel backend; `None` picks the fastest this CPU supports ([`Backend::detect`]).
     /// The front ends set `Some(Backend::Gemm)` for `TAILRANK_KERNEL=gemm`.
     pub backend: Option<Backend>,
+    /// Widest instruction set of the screen's integer product; `None` (the default) runs the
+    /// widest this CPU has ([`ScreenIsa::detect`]). Every one gives the same bounds bitwise;
+    /// a tuning knob for benchmarks (`TAILRANK_SCREEN`).
+    pub screen_isa: Option<ScreenIsa>,
 }
 
 impl ScanConfig {
@@ -105,6 +110,7 @@ impl ScanConfig {
             screen: true,
             block_rows: BLOCK_ROWS,
             backend: None,
+            screen_isa: None,
         }
     }
 }
@@ -178,9 +184,12 @@ impl ScanConfig {
 pub const ENV_BLOCK_ROWS: &str = "TAILRANK_BLOCK_ROWS";
 /// The environment variable of [`ScanConfig::backend`] (`gemm`: the portable kernel; `auto`).
 pub const ENV_KERNEL: &str = "TAILRANK_KERNEL";
+/// The environment variable of [`ScanConfig::screen_isa`] (`avx2`, `avx512`, `amx`; `auto`).
+pub const ENV_SCREEN: &str = "TAILRANK_SCREEN";
 
 impl ScanConfig {
-    /// Apply the tuning knobs [`ENV_BLOCK_ROWS`] and [`ENV_KERNEL`] as `lookup` gives them (the
+    /// Apply the tuning knobs [`ENV_BLOCK_ROWS`], [`ENV_KERNEL`] and [`ENV_SCREEN`] as `lookup`
+    /// gives them (the
     /// front ends pass the process environment; the library never reads it). A value that does
     /// not parse is an error naming the variable.
     pub fn apply_tuning(&mut self, lookup: impl Fn(&str) -> Option<String>) -> Result<()> {
@@ -202,6 +211,55 @@ impl ScanConfig {
                 }
             };
         }
+        if let Some(v) = lookup(ENV_SCREEN) {
+            let name = v.to_ascii_lowercase();
+            self.screen_isa = match name.as_str() {
+                "" | "auto" => None,
+                _ => Some(ScreenIsa::from_name(&name).ok_or_else(|| {
+                    Error::invalid(format!(
+                        "{ENV_SCREEN} = {v:?}: expected avx2, avx512, amx or auto"
+                    ))
+                })?),
+            };
+        }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tuned(pairs: &[(&str, &str)]) -> Result<ScanConfig> {
+        let mut cfg = ScanConfig::default();
+        cfg.apply_tuning(|k| pairs.iter().find(|p| p.0 == k).map(|p| p.1.to_string()))?;
+        Ok(cfg)
+    }
+
+    #[test]
+    fn tuning_knobs_parse_or_name_the_variable() {
+        let cfg = tuned(&[]).unwrap();
+        assert_eq!(
+            (cfg.block_rows, cfg.backend, cfg.screen_isa),
+            (BLOCK_ROWS, None, None)
+        );
+        let cfg = tuned(&[
+            (ENV_BLOCK_ROWS, "256"),
+            (ENV_KERNEL, "GEMM"),
+            (ENV_SCREEN, "avx512"),
+        ])
+        .unwrap();
+        assert_eq!(cfg.block_rows, 256);
+        assert_eq!(cfg.backend, Some(Backend::Gemm));
+        assert_eq!(cfg.screen_isa, Some(ScreenIsa::Avx512Vnni));
+        assert_eq!(tuned(&[(ENV_SCREEN, "auto")]).unwrap().screen_isa, None);
+        for (var, bad) in [
+            (ENV_BLOCK_ROWS, "0"),
+            (ENV_KERNEL, "blas"),
+            (ENV_SCREEN, "sse"),
+        ] {
+            let e = tuned(&[(var, bad)]).unwrap_err().to_string();
+            assert!(e.contains(var) && e.contains(bad), "{e}");
+        }
     }
 }

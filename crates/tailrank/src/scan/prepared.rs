@@ -125,7 +125,12 @@ impl<'a> PreparedScan<'a> {
         let kernel = ScoreKernel::new(&qmat, nq, d, cfg.rows_per_block(), cfg.kernel_backend());
         // The screen bounds scores only in stages with floors, which speculation makes.
         let screen = if cfg.screen && cfg.speculate && kernel.backend() == Backend::Avx2Fma {
-            Screen::new(&qmat, nq, d, kernel.block_rows())
+            Screen::new(&qmat, nq, d, kernel.block_rows()).map(|mut s| {
+                if let Some(isa) = cfg.screen_isa {
+                    s.limit_isa(isa);
+                }
+                s
+            })
         } else {
             None
         };

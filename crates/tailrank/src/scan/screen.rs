@@ -34,9 +34,11 @@
 //! rows quantised and packed per block, the queries once per scan): 1.3–1.6× the f32
 //! kernel's rate on Zen 3 (`docs/performance.md`). Where the CPU has AVX-512 F, BW and VNNI,
 //! the same panels go through `vpdpwssd` (32 multiply-adds and their sums per instruction; one
-//! 16-row panel against 12 queries, [`avx512::tile`]): the i32 sums are exact either way, so
-//! the bounds are bitwise the same. AVX2 at least; [`Screen::new`] returns `None` elsewhere,
-//! and the scan then scores every pair in f32.
+//! 16-row panel against 12 queries, [`avx512::tile`]). Where it also has AMX-INT8 and the OS
+//! lends the tile state, four i8 tile products give the i16 ones (16 rows × 16 queries per
+//! tile, `amx`). The i32 sums are exact in every case, so the bounds are bitwise the same
+//! ([`ScreenIsa`]; `TAILRANK_SCREEN` caps it for benchmarks). AVX2 at least; [`Screen::new`]
+//! returns `None` elsewhere, and the scan then scores every pair in f32.
 
 use super::kernel::ROW_ALIGN;
 
@@ -188,6 +190,56 @@ pub struct ScreenScratch {
     packed: Vec<I16Line>,
     row: Vec<i16>,
     rows: Coefs,
+    #[cfg(target_arch = "x86_64")]
+    amx_rows: amx::Split,
+}
+
+/// Instruction set of the screen's integer product, narrowest first. All give the same i32
+/// products and so bitwise the same bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ScreenIsa {
+    /// `vpmaddwd` on AVX2: tiles of 16 rows × 6 queries.
+    Avx2,
+    /// `vpdpwssd` on AVX-512 F, BW and VNNI: one 16-row panel against 12 queries.
+    Avx512Vnni,
+    /// `tdpb*` on AMX-INT8, the i16 products from four i8 tile products: 16 rows × 16
+    /// queries (`amx`).
+    AmxInt8,
+}
+
+impl ScreenIsa {
+    /// The widest this CPU runs (for AMX: and the OS lends its tile state), or `None`
+    /// without AVX2 + FMA.
+    pub fn detect() -> Option<ScreenIsa> {
+        if !avx2_fma() {
+            return None;
+        }
+        #[cfg(target_arch = "x86_64")]
+        if amx::available() {
+            return Some(ScreenIsa::AmxInt8);
+        }
+        Some(if avx512_vnni() {
+            ScreenIsa::Avx512Vnni
+        } else {
+            ScreenIsa::Avx2
+        })
+    }
+
+    /// The name `TAILRANK_SCREEN` takes for it: `avx2`, `avx512` or `amx`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ScreenIsa::Avx2 => "avx2",
+            ScreenIsa::Avx512Vnni => "avx512",
+            ScreenIsa::AmxInt8 => "amx",
+        }
+    }
+
+    /// The instruction set of a [`name`](Self::name).
+    pub fn from_name(name: &str) -> Option<ScreenIsa> {
+        [ScreenIsa::Avx2, ScreenIsa::Avx512Vnni, ScreenIsa::AmxInt8]
+            .into_iter()
+            .find(|i| i.name() == name)
+    }
 }
 
 /// 32 i16 on a 64-byte boundary (aligned vector loads of the packed panels).
@@ -220,9 +272,13 @@ pub struct Screen {
     queries: Vec<I16Line>,
     /// Bound coefficients per query (margins applied), `nq` padded like `queries`.
     query_coefs: Vec<avx2::QueryCoef>,
-    /// Whether the integer product runs on AVX-512 VNNI ([`avx512_vnni`]); the bounds are
-    /// bitwise the same either way.
-    wide: bool,
+    /// The widest instruction set this CPU runs.
+    best: ScreenIsa,
+    /// The one in use (at most `best`); the bounds are bitwise the same whichever it is.
+    isa: ScreenIsa,
+    /// The queries in the AMX tile layout, when `best` is AMX.
+    #[cfg(target_arch = "x86_64")]
+    amx: Option<amx::Queries>,
 }
 
 impl Screen {
@@ -231,7 +287,8 @@ impl Screen {
     /// `d` is 0 or above [`MAX_DIM`].
     pub fn new(queries: &[f32], nq: usize, d: usize, p: usize) -> Option<Screen> {
         assert_eq!(queries.len(), nq * d, "query matrix is not nq × d");
-        if d == 0 || d > MAX_DIM || !p.is_multiple_of(MR) || !avx2_fma() {
+        let best = ScreenIsa::detect()?;
+        if d == 0 || d > MAX_DIM || !p.is_multiple_of(MR) {
             return None;
         }
         let dp = d.next_multiple_of(2);
@@ -240,10 +297,18 @@ impl Screen {
         let mut coefs = Coefs::default();
         coefs.resize(nq_pad);
         let mut row = vec![0i16; dp];
+        let mut quantised = Vec::with_capacity(if best == ScreenIsa::AmxInt8 {
+            nq * dp
+        } else {
+            0
+        });
         {
             let dst = as_i16_mut(&mut packed);
             for q in 0..nq {
                 coefs.set(q, quantise(&queries[q * d..(q + 1) * d], &mut row));
+                if best == ScreenIsa::AmxInt8 {
+                    quantised.extend_from_slice(&row);
+                }
                 let (panel, j) = (q / NR, q % NR);
                 let base = panel * NR * dp;
                 for kp in 0..dp / 2 {
@@ -252,6 +317,12 @@ impl Screen {
                 }
             }
         }
+        #[cfg(target_arch = "x86_64")]
+        let amx = (best == ScreenIsa::AmxInt8).then(|| {
+            amx::Queries::new(nq, nq_pad, d, |q, out| {
+                out.copy_from_slice(&quantised[q * dp..q * dp + d]);
+            })
+        });
         Some(Screen {
             nq,
             d,
@@ -266,14 +337,22 @@ impl Screen {
                     norm_rounding: coefs.norm[q] * (1.01 * (d as f32 + 64.0) * f32::EPSILON / 2.0),
                 })
                 .collect(),
-            wide: avx512_vnni(),
+            best,
+            isa: best,
+            #[cfg(target_arch = "x86_64")]
+            amx,
         })
     }
 
-    /// Run the integer product on AVX-512 VNNI (`true`, where the CPU has it) or on AVX2
-    /// (`false`): the two give the same bounds bitwise (tests, benchmarks).
-    pub fn use_avx512(&mut self, on: bool) {
-        self.wide = on && avx512_vnni();
+    /// Run the integer product on the widest instruction set up to `max` that this CPU runs
+    /// (tests, benchmarks, `TAILRANK_SCREEN`): every one gives the same bounds bitwise.
+    pub fn limit_isa(&mut self, max: ScreenIsa) {
+        self.isa = self.best.min(max);
+    }
+
+    /// The instruction set of the integer product.
+    pub fn isa(&self) -> ScreenIsa {
+        self.isa
     }
 
     /// Queries of the screen.
@@ -305,11 +384,46 @@ impl Screen {
             "row order is not a permutation of the block"
         );
         assert!(out.len() >= nq_pad * p, "bound buffer is too short");
+        scratch.row.resize(dp, 0);
+        scratch.rows.resize(p);
+        #[cfg(target_arch = "x86_64")]
+        if let (ScreenIsa::AmxInt8, Some(queries)) = (self.isa, &self.amx) {
+            let d64 = amx::padded_depth(d);
+            scratch.amx_rows.reset(p, d64);
+            for (s, &r) in order.iter().enumerate() {
+                let r = r as usize;
+                let c = quantise(&block[r * d..(r + 1) * d], &mut scratch.row);
+                scratch.rows.set(s, c);
+                scratch.amx_rows.put_b(s, d64, &scratch.row[..d]);
+            }
+            let rows = &scratch.rows;
+            let group = (QUERY_GROUP_BYTES / (2 * amx::TILE * d64)).max(1);
+            // SAFETY: `amx` is built only where `amx::available()`; `amx_rows` holds the `p`
+            // rows (a multiple of 16, checked by `new`), the coefficients `p` and `nq_pad`
+            // values, `out` `nq_pad · p` (asserted above).
+            unsafe {
+                amx::bounds(
+                    queries,
+                    &scratch.amx_rows,
+                    p,
+                    |r0| avx2::RowCoefs {
+                        step: rows.step.as_ptr().add(r0),
+                        norm: rows.norm.as_ptr().add(r0),
+                        err: rows.err.as_ptr().add(r0),
+                        hat: rows.hat.as_ptr().add(r0),
+                    },
+                    &self.query_coefs,
+                    nq_pad,
+                    group,
+                    out,
+                    p,
+                );
+            }
+            return;
+        }
         if scratch.packed.len() * 32 < p * dp {
             scratch.packed = i16_lines(p * dp);
         }
-        scratch.row.resize(dp, 0);
-        scratch.rows.resize(p);
         let packed = as_i16_mut(&mut scratch.packed);
         for (s, &r) in order.iter().enumerate() {
             let r = r as usize;
@@ -323,10 +437,10 @@ impl Screen {
             }
         }
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: `new` returned a screen only after checking AVX2 + FMA, and `wide` is set
-        // only after checking AVX-512 VNNI; lengths checked above.
+        // SAFETY: `new` returned a screen only after checking AVX2 + FMA, and `isa` is at
+        // most the widest the CPU runs; lengths checked above.
         unsafe {
-            if self.wide {
+            if self.isa >= ScreenIsa::Avx512Vnni {
                 self.avx512_bounds(as_i16(&scratch.packed), &scratch.rows, out)
             } else {
                 self.avx2_bounds(as_i16(&scratch.packed), &scratch.rows, out)
@@ -652,16 +766,34 @@ mod avx512 {
         let err = _mm512_loadu_ps(row.err);
         let hat = _mm512_loadu_ps(row.hat);
         for (j, r) in acc.iter().flatten().enumerate() {
-            let q = &*query.add(j);
-            let scale = _mm512_mul_ps(step, _mm512_set1_ps(q.step));
-            let mut bound = _mm512_fmadd_ps(norm, _mm512_set1_ps(q.norm_rounding), slack);
-            bound = _mm512_fmadd_ps(err, _mm512_set1_ps(q.norm_margin), bound);
-            bound = _mm512_fmadd_ps(hat, _mm512_set1_ps(q.err_margin), bound);
-            let upper = _mm512_fmadd_ps(_mm512_cvtepi32_ps(*r), scale, bound);
+            let upper = upper_row(*r, step, norm, err, hat, &*query.add(j), slack);
             _mm512_storeu_ps(c.add(j * ldc), upper);
         }
     }
+
+    /// The bounds of one query against 16 rows from their exact i32 products `acc` (the
+    /// formula of [`super::avx2::tile`], lane-wise in the same order, so bitwise its values).
+    #[inline]
+    #[target_feature(enable = "avx512f,fma")]
+    pub(super) unsafe fn upper_row(
+        acc: __m512i,
+        step: __m512,
+        norm: __m512,
+        err: __m512,
+        hat: __m512,
+        q: &QueryCoef,
+        slack: __m512,
+    ) -> __m512 {
+        let scale = _mm512_mul_ps(step, _mm512_set1_ps(q.step));
+        let mut bound = _mm512_fmadd_ps(norm, _mm512_set1_ps(q.norm_rounding), slack);
+        bound = _mm512_fmadd_ps(err, _mm512_set1_ps(q.norm_margin), bound);
+        bound = _mm512_fmadd_ps(hat, _mm512_set1_ps(q.err_margin), bound);
+        _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc), scale, bound)
+    }
 }
+
+#[cfg(target_arch = "x86_64")]
+mod amx;
 
 #[cfg(test)]
 mod tests;

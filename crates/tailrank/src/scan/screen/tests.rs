@@ -123,34 +123,65 @@ fn quantisation_keeps_the_integer_product_in_range() {
 }
 
 #[test]
-fn avx512_and_avx2_bounds_are_bitwise_equal() {
-    if !avx512_vnni() {
+fn every_isa_gives_the_avx2_bounds_bitwise() {
+    let Some(best) = ScreenIsa::detect() else {
         return;
-    }
-    // Odd and even numbers of row panels, query counts that are not a multiple of NR.
+    };
+    // Odd and even numbers of row panels, query counts that are not a multiple of NR or of
+    // the AMX tile (16), depths below, at and above one 64-byte AMX step.
     for &(nq, d, p) in &[
         (7, 768, 48),
         (13, 33, 64),
         (6, 1, 16),
         (5, 2048, 32),
         (11, 96, 80),
+        (16, 64, 16),
+        (37, 130, 32),
     ] {
         let q = unit_rows(nq, d, 3 + d as u64);
         let mut block = unit_rows(p, d, 4 + d as u64);
         block[..d].copy_from_slice(&q[..d]);
+        // Extreme quantised values (±32767 and the smallest) in the last row.
+        let last = &mut block[(p - 1) * d..];
+        last.fill(1e-6);
+        last[0] = 1.0;
+        if d > 1 {
+            last[d - 1] = -1.0;
+        }
         let order: Vec<u32> = (0..p as u32).rev().collect();
         let mut screen = Screen::new(&q, nq, d, p).expect("AVX2 machine");
-        let run = |s: &Screen| {
+        let mut scratch = ScreenScratch::default();
+        let mut run = |s: &Screen| {
             let mut out = vec![f32::NAN; s.out_len()];
-            s.upper_bounds(&block, &order, &mut ScreenScratch::default(), &mut out);
+            s.upper_bounds(&block, &order, &mut scratch, &mut out);
             out
         };
-        screen.use_avx512(true);
-        let wide = run(&screen);
-        screen.use_avx512(false);
+        screen.limit_isa(ScreenIsa::Avx2);
         let narrow = run(&screen);
-        for (i, (a, b)) in wide.iter().zip(&narrow).enumerate() {
-            assert_eq!(a.to_bits(), b.to_bits(), "nq={nq} d={d} p={p}: bound {i}");
+        for isa in [ScreenIsa::Avx512Vnni, ScreenIsa::AmxInt8] {
+            screen.limit_isa(isa);
+            if screen.isa() != isa.min(best) || screen.isa() == ScreenIsa::Avx2 {
+                continue;
+            }
+            // Twice: the second run reuses the scratch of the first.
+            for _ in 0..2 {
+                let wide = run(&screen);
+                for (i, (a, b)) in wide.iter().zip(&narrow).enumerate() {
+                    assert_eq!(
+                        a.to_bits(),
+                        b.to_bits(),
+                        "{isa:?} nq={nq} d={d} p={p}: bound {i}"
+                    );
+                }
+            }
         }
     }
+}
+
+#[test]
+fn isa_names_round_trip() {
+    for isa in [ScreenIsa::Avx2, ScreenIsa::Avx512Vnni, ScreenIsa::AmxInt8] {
+        assert_eq!(ScreenIsa::from_name(isa.name()), Some(isa));
+    }
+    assert_eq!(ScreenIsa::from_name("sse2"), None);
 }
