@@ -45,7 +45,12 @@ const DEPTH: usize = 64;
 /// bound arithmetic ([`super::avx512_vnni`]) is there.
 pub(super) fn available() -> bool {
     static GRANTED: OnceLock<bool> = OnceLock::new();
-    *GRANTED.get_or_init(|| super::avx512_vnni() && cpu_has_amx_int8() && request_tile_state())
+    *GRANTED.get_or_init(|| {
+        super::avx512_vnni()
+            && is_x86_feature_detected!("avx512vl")
+            && cpu_has_amx_int8()
+            && request_tile_state()
+    })
 }
 
 fn cpu_has_amx_int8() -> bool {
@@ -126,9 +131,21 @@ impl Split {
 
     /// Store vector `i` for B tiles: per 16-vector panel `[d64 / 4][16][4]`.
     pub(super) fn put_b(&mut self, i: usize, d64: usize, v: &[i16]) {
+        assert!(v.len() <= d64 && (i / TILE + 1) * TILE * d64 <= self.hi.len() * 64);
         let (hi, lo) = (bytes_mut(&mut self.hi), bytes_mut(&mut self.lo));
         let base = (i / TILE) * TILE * d64 + (i % TILE) * 4;
-        for (k4, quad) in v.chunks(4).enumerate() {
+        let wide = v.len() - v.len() % 32;
+        // SAFETY: `available()` (the only way to an AMX screen) checked AVX-512 F and BW;
+        // the stores stay inside the panel (asserted above).
+        unsafe {
+            put_b_avx512(
+                hi.as_mut_ptr().add(base),
+                lo.as_mut_ptr().add(base),
+                &v[..wide],
+            )
+        };
+        for (k4, quad) in v[wide..].chunks(4).enumerate() {
+            let k4 = k4 + wide / 4;
             let at = base + k4 * 4 * TILE;
             for (b, &x) in quad.iter().enumerate() {
                 hi[at + b] = (x >> 8) as u8;
@@ -172,6 +189,25 @@ impl Queries {
             split.put_a(q, d64, &buf);
         }
         Queries { split, d64, panels }
+    }
+}
+
+/// [`Split::put_b`] for 32 values at a time: their high and low bytes (`vpsraw`,
+/// `vpmovwb`) scattered as 8 quads to `hi`/`lo` + `k4 · 64`.
+///
+/// # Safety
+/// AVX-512 F and BW; `v.len()` a multiple of 32; `hi` and `lo` valid for `v.len() · 16`
+/// bytes.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+unsafe fn put_b_avx512(hi: *mut u8, lo: *mut u8, v: &[i16]) {
+    let index = _mm256_setr_epi32(0, 64, 128, 192, 256, 320, 384, 448);
+    for (c, chunk) in v.chunks_exact(32).enumerate() {
+        let x = _mm512_loadu_si512(chunk.as_ptr().cast());
+        let h = _mm512_cvtepi16_epi8(_mm512_srai_epi16::<8>(x));
+        let l = _mm512_cvtepi16_epi8(x);
+        let at = c * 8 * 4 * TILE;
+        _mm256_i32scatter_epi32::<1>(hi.add(at).cast(), index, h);
+        _mm256_i32scatter_epi32::<1>(lo.add(at).cast(), index, l);
     }
 }
 
