@@ -26,15 +26,25 @@ pub(super) struct Manifests<'a> {
 pub(super) trait Elem: Copy {
     const DESCR: &'static str;
     const SIZE: usize;
-    fn put(self, out: &mut Vec<u8>);
+    /// Its little-endian bytes into `out` (`SIZE` of them).
+    fn put_le(self, out: &mut [u8]);
     fn get(bytes: &[u8]) -> Self;
+
+    /// Append the little-endian bytes of `vs` to `out`.
+    fn put_all(vs: &[Self], out: &mut Vec<u8>) {
+        let start = out.len();
+        out.resize(start + vs.len() * Self::SIZE, 0);
+        for (b, &v) in out[start..].chunks_exact_mut(Self::SIZE).zip(vs) {
+            v.put_le(b);
+        }
+    }
 }
 
 impl Elem for u64 {
     const DESCR: &'static str = "<u8";
     const SIZE: usize = 8;
-    fn put(self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.to_le_bytes());
+    fn put_le(self, out: &mut [u8]) {
+        out.copy_from_slice(&self.to_le_bytes());
     }
     fn get(b: &[u8]) -> Self {
         u64::from_le_bytes(b.try_into().expect("8 bytes"))
@@ -44,8 +54,8 @@ impl Elem for u64 {
 impl Elem for u32 {
     const DESCR: &'static str = "<u4";
     const SIZE: usize = 4;
-    fn put(self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.to_le_bytes());
+    fn put_le(self, out: &mut [u8]) {
+        out.copy_from_slice(&self.to_le_bytes());
     }
     fn get(b: &[u8]) -> Self {
         u32::from_le_bytes(b.try_into().expect("4 bytes"))
@@ -55,8 +65,8 @@ impl Elem for u32 {
 impl Elem for f32 {
     const DESCR: &'static str = "<f4";
     const SIZE: usize = 4;
-    fn put(self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.to_le_bytes());
+    fn put_le(self, out: &mut [u8]) {
+        out.copy_from_slice(&self.to_le_bytes());
     }
     fn get(b: &[u8]) -> Self {
         f32::from_le_bytes(b.try_into().expect("4 bytes"))
@@ -97,23 +107,62 @@ pub(super) fn write_array<T: Elem>(
     shape: &[u64],
     values: impl Iterator<Item = T>,
 ) -> Result<(String, ArrayRecord)> {
+    write_array_runs(dir, name, shape, values.map(Run::One))
+}
+
+/// A piece of an array's values in order: one value, a slice, or `n` copies of one value.
+pub(super) enum Run<'a, T> {
+    One(T),
+    Slice(&'a [T]),
+    Repeat(T, usize),
+}
+
+/// [`write_array`] with the values given as [`Run`]s (long slices are converted in one loop
+/// rather than value by value: `top_scores` is most of a summary's bytes).
+pub(super) fn write_array_runs<'a, T: Elem + 'a>(
+    dir: &Path,
+    name: &str,
+    shape: &[u64],
+    runs: impl Iterator<Item = Run<'a, T>>,
+) -> Result<(String, ArrayRecord)> {
+    const FLUSH: usize = 1 << 16;
     let path = dir.join(name);
     let expected: u64 = shape.iter().product();
     let mut hasher = Xxh3::new();
     crate::atomic::write_file(&path, |w| {
         let mut buf = npy_header(T::DESCR, shape);
         let mut count = 0u64;
-        for v in values {
-            v.put(&mut buf);
-            count += 1;
-            if buf.len() >= 1 << 16 {
-                hasher.update(&buf);
-                w.write_all(&buf).at(&path)?;
+        let mut flush = |buf: &mut Vec<u8>, at_least: usize| -> Result<()> {
+            if buf.len() >= at_least {
+                hasher.update(buf);
+                w.write_all(buf).at(&path)?;
                 buf.clear();
             }
+            Ok(())
+        };
+        for run in runs {
+            match run {
+                Run::One(v) => {
+                    T::put_all(&[v], &mut buf);
+                    count += 1;
+                }
+                Run::Slice(vs) => {
+                    for piece in vs.chunks(FLUSH / T::SIZE) {
+                        T::put_all(piece, &mut buf);
+                        count += piece.len() as u64;
+                        flush(&mut buf, FLUSH)?;
+                    }
+                }
+                Run::Repeat(v, n) => {
+                    for _ in 0..n {
+                        T::put_all(&[v], &mut buf);
+                    }
+                    count += n as u64;
+                }
+            }
+            flush(&mut buf, FLUSH)?;
         }
-        hasher.update(&buf);
-        w.write_all(&buf).at(&path)?;
+        flush(&mut buf, 0)?;
         if count != expected {
             return Err(Error::invalid(format!(
                 "{}: internal error: {count} values for shape {shape:?}",

@@ -31,7 +31,8 @@
 //! whole folder is covered; duplicate keys anywhere in the manifest are an error.
 
 use super::arrays::{
-    checksum_string, read_array, read_raw, write_array, ArrayRecord, Elem, Manifests,
+    checksum_string, read_array, read_raw, write_array, write_array_runs, ArrayRecord, Elem,
+    Manifests, Run,
 };
 use super::{InputRecord, PositiveSummary, QuerySummary, Subset, Summary, SUMMARY_FORMAT_VERSION};
 use crate::error::{Error, IoContext, Result};
@@ -109,15 +110,16 @@ pub(super) fn write_folder(s: &Summary, dir: &Path) -> Result<()> {
             &[p, l as u64],
             positives().flat_map(|x| x.pool_above.iter().copied()),
         )?,
-        write_array(
+        write_array_runs(
             dir,
             TOP_SCORES,
             &[q, l as u64, m as u64],
             s.queries.iter().flat_map(|q| {
                 q.top_scores.iter().flat_map(move |t| {
-                    t.iter()
-                        .copied()
-                        .chain(std::iter::repeat_n(f32::NEG_INFINITY, m - t.len()))
+                    [
+                        Run::Slice(&t[..]),
+                        Run::Repeat(f32::NEG_INFINITY, m - t.len()),
+                    ]
                 })
             }),
         )?,
