@@ -13,7 +13,7 @@ use super::collect::{CoreCounts, QueryPositives};
 use super::config::{check_top_m, subsets, ScanConfig};
 use super::kernel::{Backend, ScoreKernel};
 use super::rows::check_rows;
-use super::screen::Screen;
+use super::screen::{Screen, ScreenIsa};
 use crate::error::{Error, Result};
 use crate::formats::descriptors::DescriptorSource;
 use crate::formats::gt::QuerySet;
@@ -125,12 +125,8 @@ impl<'a> PreparedScan<'a> {
         let kernel = ScoreKernel::new(&qmat, nq, d, cfg.rows_per_block(), cfg.kernel_backend());
         // The screen bounds scores only in stages with floors, which speculation makes.
         let screen = if cfg.screen && cfg.speculate && kernel.backend() == Backend::Avx2Fma {
-            Screen::new(&qmat, nq, d, kernel.block_rows()).map(|mut s| {
-                if let Some(isa) = cfg.screen_isa {
-                    s.limit_isa(isa);
-                }
-                s
-            })
+            let widest = cfg.screen_isa.unwrap_or(ScreenIsa::AmxInt8);
+            Screen::with_isa(&qmat, nq, d, kernel.block_rows(), widest)
         } else {
             None
         };

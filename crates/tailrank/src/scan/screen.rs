@@ -211,14 +211,19 @@ impl ScreenIsa {
     /// The widest this CPU runs (for AMX: and the OS lends its tile state), or `None`
     /// without AVX2 + FMA.
     pub fn detect() -> Option<ScreenIsa> {
+        Self::detect_up_to(ScreenIsa::AmxInt8)
+    }
+
+    /// The widest up to `max` (AMX's tile state is asked for only when `max` allows AMX).
+    pub fn detect_up_to(max: ScreenIsa) -> Option<ScreenIsa> {
         if !avx2_fma() {
             return None;
         }
         #[cfg(target_arch = "x86_64")]
-        if amx::available() {
+        if max >= ScreenIsa::AmxInt8 && amx::available() {
             return Some(ScreenIsa::AmxInt8);
         }
-        Some(if avx512_vnni() {
+        Some(if max >= ScreenIsa::Avx512Vnni && avx512_vnni() {
             ScreenIsa::Avx512Vnni
         } else {
             ScreenIsa::Avx2
@@ -286,8 +291,20 @@ impl Screen {
     /// [`MR`], as the packed f32 kernel uses), or `None` when this CPU lacks AVX2 + FMA or
     /// `d` is 0 or above [`MAX_DIM`].
     pub fn new(queries: &[f32], nq: usize, d: usize, p: usize) -> Option<Screen> {
+        Self::with_isa(queries, nq, d, p, ScreenIsa::AmxInt8)
+    }
+
+    /// [`new`](Self::new) with the integer product on the widest instruction set up to `max`
+    /// (`ScanConfig::screen_isa`): nothing wider is prepared or asked of the OS.
+    pub fn with_isa(
+        queries: &[f32],
+        nq: usize,
+        d: usize,
+        p: usize,
+        max: ScreenIsa,
+    ) -> Option<Screen> {
         assert_eq!(queries.len(), nq * d, "query matrix is not nq × d");
-        let best = ScreenIsa::detect()?;
+        let best = ScreenIsa::detect_up_to(max)?;
         if d == 0 || d > MAX_DIM || !p.is_multiple_of(MR) {
             return None;
         }
@@ -389,12 +406,14 @@ impl Screen {
         #[cfg(target_arch = "x86_64")]
         if let (ScreenIsa::AmxInt8, Some(queries)) = (self.isa, &self.amx) {
             let d64 = amx::padded_depth(d);
-            scratch.amx_rows.reset(p, d64);
+            scratch.amx_rows.reset(p, d64, d);
             for (s, &r) in order.iter().enumerate() {
                 let r = r as usize;
                 let c = quantise(&block[r * d..(r + 1) * d], &mut scratch.row);
                 scratch.rows.set(s, c);
-                scratch.amx_rows.put_b(s, d64, &scratch.row[..d]);
+                // SAFETY: `amx` is built only where `amx::available()`, which checks AVX-512
+                // F, BW and VL.
+                unsafe { scratch.amx_rows.put_b(s, d64, &scratch.row[..d]) };
             }
             let rows = &scratch.rows;
             let group = (QUERY_GROUP_BYTES / (2 * amx::TILE * d64)).max(1);

@@ -11,8 +11,8 @@
 //! ```
 //!
 //! Each sum runs in one i32 tile with the sign pair it needs (`tdpbssd`, `tdpbsud`,
-//! `tdpbusd`, `tdpbuud`) and is exact: for `D ≤` [`MAX_DIM`](super::MAX_DIM) its terms are at
-//! most `2048 · 255² < 2³¹`. The combination is done in wrapping i32 arithmetic: the true
+//! `tdpbusd`, `tdpbuud`) and is exact: for `D ≤` [`MAX_DIM`](super::MAX_DIM) the largest,
+//! the middle sum, is at most `2 · 2048 · 128 · 255 < 2³¹`. The combination is done in wrapping i32 arithmetic: the true
 //! `q̂·x̂` lies in i32 (the screen's module documentation), so the sum modulo 2³² *is* it, the
 //! same i32 the AVX2 and AVX-512 tiles compute. The bound is then the same lane-wise f32
 //! arithmetic ([`super::avx512::upper_row`]), so the output is bitwise theirs.
@@ -23,8 +23,8 @@
 //! zero padded); B tiles are 16 depth quads × 16 rows × 4 bytes (the rows of a 16-row panel
 //! interleaved by quads, as `tdpb*` reads them). Per 64-deep step: four tile loads (query
 //! high and low, row high and low) and four `tdpb*` into three accumulators (`hh`, `mid`,
-//! `ll`): seven of the eight tiles. A row panel (`2 · 16 · d64` bytes) stays in L1 while the
-//! query panels of a group, which stay in L2, pass.
+//! `ll`): seven of the eight tiles. A row panel (`2 · 16 · d64` bytes, in L1 up to D = 1024)
+//! is reused while the query panels of a group, which stay in L2, pass.
 //!
 //! Linux lends the tile state to a process only on request (`arch_prctl(ARCH_REQ_XCOMP_PERM,
 //! XFEATURE_XTILEDATA)`); [`available`] makes it once and says whether it was granted.
@@ -100,19 +100,20 @@ fn bytes_mut(v: &mut [Line]) -> &mut [u8] {
 pub(super) struct Split {
     hi: Vec<Line>,
     lo: Vec<Line>,
-    /// `(vectors, d64)` of the last [`reset`](Self::reset).
-    shape: (usize, usize),
+    /// `(vectors, d64, d)` of the last [`reset`](Self::reset).
+    shape: (usize, usize, usize),
 }
 
 impl Split {
-    /// Room for `vectors` vectors (a multiple of [`TILE`]) of depth `d64`. The bytes are
-    /// zeroed when the size changes; otherwise they keep the last vectors' values, so that
-    /// the depth padding, which `put_*` never write, stays zero.
-    pub(super) fn reset(&mut self, vectors: usize, d64: usize) {
-        if self.shape == (vectors, d64) {
+    /// Room for `vectors` vectors (a multiple of [`TILE`]) of `d` values in depth `d64`. The
+    /// bytes are zeroed when the shape changes; otherwise they keep the last vectors' values,
+    /// so that the depth padding (`d..d64`), which `put_*` never write for `d` values, stays
+    /// zero.
+    pub(super) fn reset(&mut self, vectors: usize, d64: usize, d: usize) {
+        if self.shape == (vectors, d64, d) {
             return;
         }
-        self.shape = (vectors, d64);
+        self.shape = (vectors, d64, d);
         let len = (vectors * d64).div_ceil(64);
         for v in [&mut self.hi, &mut self.lo] {
             v.clear();
@@ -130,13 +131,16 @@ impl Split {
     }
 
     /// Store vector `i` for B tiles: per 16-vector panel `[d64 / 4][16][4]`.
-    pub(super) fn put_b(&mut self, i: usize, d64: usize, v: &[i16]) {
+    ///
+    /// # Safety
+    /// The CPU has AVX-512 F, BW and VL (true where [`available`]).
+    pub(super) unsafe fn put_b(&mut self, i: usize, d64: usize, v: &[i16]) {
         assert!(v.len() <= d64 && (i / TILE + 1) * TILE * d64 <= self.hi.len() * 64);
         let (hi, lo) = (bytes_mut(&mut self.hi), bytes_mut(&mut self.lo));
         let base = (i / TILE) * TILE * d64 + (i % TILE) * 4;
         let wide = v.len() - v.len() % 32;
-        // SAFETY: `available()` (the only way to an AMX screen) checked AVX-512 F and BW;
-        // the stores stay inside the panel (asserted above).
+        // SAFETY: AVX-512 F, BW and VL (the caller's contract); the stores stay inside the
+        // panel (asserted above).
         unsafe {
             put_b_avx512(
                 hi.as_mut_ptr().add(base),
@@ -182,7 +186,7 @@ impl Queries {
         let d64 = padded_depth(d);
         let panels = nq_pad.max(nq).div_ceil(TILE);
         let mut split = Split::default();
-        split.reset(panels * TILE, d64);
+        split.reset(panels * TILE, d64, d);
         let mut buf = vec![0i16; d];
         for q in 0..nq {
             quantised(q, &mut buf);
@@ -249,9 +253,10 @@ pub(super) unsafe fn bounds(
     out: &mut [f32],
     ldc: usize,
 ) {
-    debug_assert!(nq_out <= queries.panels * TILE && query.len() >= nq_out);
-    debug_assert!(out.len() >= nq_out.saturating_sub(1) * ldc + p);
     let d64 = queries.d64;
+    assert!(nq_out <= queries.panels * TILE && query.len() >= nq_out);
+    assert!(p.is_multiple_of(TILE) && rows.hi.len() * 64 >= p * d64 && rows.shape.1 == d64);
+    assert!(nq_out == 0 || (ldc >= p && out.len() >= (nq_out - 1) * ldc + p));
     let steps = d64 / DEPTH;
     let config = Config::new();
     asm!("ldtilecfg [{}]", in(reg) config.0.as_ptr(), options(nostack, readonly));
@@ -281,13 +286,7 @@ pub(super) unsafe fn bounds(
                 );
                 let q0 = qp * TILE;
                 for j in 0..TILE.min(nq_out - q0) {
-                    let hh = _mm512_loadu_si512(acc.0[0][j * TILE..].as_ptr().cast());
-                    let mid = _mm512_loadu_si512(acc.0[1][j * TILE..].as_ptr().cast());
-                    let ll = _mm512_loadu_si512(acc.0[2][j * TILE..].as_ptr().cast());
-                    let sum = _mm512_add_epi32(
-                        _mm512_add_epi32(_mm512_slli_epi32::<16>(hh), _mm512_slli_epi32::<8>(mid)),
-                        ll,
-                    );
+                    let sum = acc.sums(j);
                     let upper = upper_row(sum, step, norm, err, hat, &query[q0 + j], slack);
                     _mm512_storeu_ps(out.as_mut_ptr().add((q0 + j) * ldc + rp * TILE), upper);
                 }
@@ -301,6 +300,54 @@ pub(super) unsafe fn bounds(
 /// The three i32 accumulators `hh`, `mid`, `ll` of one 16 × 16 tile, row-major.
 #[repr(C, align(64))]
 struct Accumulators([[i32; TILE * TILE]; 3]);
+
+impl Accumulators {
+    /// The exact products `q̂_j · x̂_n` of query row `j` (16 lanes `n`): `2¹⁶ hh + 2⁸ mid + ll`
+    /// in wrapping i32 (module documentation).
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn sums(&self, j: usize) -> __m512i {
+        let hh = _mm512_loadu_si512(self.0[0][j * TILE..].as_ptr().cast());
+        let mid = _mm512_loadu_si512(self.0[1][j * TILE..].as_ptr().cast());
+        let ll = _mm512_loadu_si512(self.0[2][j * TILE..].as_ptr().cast());
+        let high = _mm512_add_epi32(_mm512_slli_epi32::<16>(hh), _mm512_slli_epi32::<8>(mid));
+        _mm512_add_epi32(high, ll)
+    }
+}
+
+/// The exact i32 products of every query against every row (`nq_pad · p`, query-major), for
+/// tests against an i64 reference.
+///
+/// # Safety
+/// As [`bounds`].
+#[cfg(test)]
+#[target_feature(enable = "avx512f,avx512bw,avx512vnni,fma")]
+pub(super) unsafe fn exact_products(queries: &Queries, rows: &Split, p: usize) -> Vec<i32> {
+    assert!(p.is_multiple_of(TILE) && rows.hi.len() * 64 >= p * queries.d64);
+    let (d64, nq) = (queries.d64, queries.panels * TILE);
+    let config = Config::new();
+    asm!("ldtilecfg [{}]", in(reg) config.0.as_ptr(), options(nostack, readonly));
+    let mut acc = Accumulators([[0; TILE * TILE]; 3]);
+    let mut out = vec![0i32; nq * p];
+    for qp in 0..queries.panels {
+        for rp in 0..p / TILE {
+            let (qa, xb) = (qp * TILE * d64, rp * TILE * d64);
+            products(
+                d64 / DEPTH,
+                [queries.split.hi(qa), queries.split.lo(qa)],
+                d64,
+                [rows.hi(xb), rows.lo(xb)],
+                &mut acc,
+            );
+            for j in 0..TILE {
+                let at = out.as_mut_ptr().add((qp * TILE + j) * p + rp * TILE);
+                _mm512_storeu_si512(at.cast(), acc.sums(j));
+            }
+        }
+    }
+    asm!("tilerelease", options(nostack, nomem));
+    out
+}
 
 /// `acc ← (Σ q_h x_h, Σ q_h x_l + Σ q_l x_h, Σ q_l x_l)` over `steps` depth steps of 64:
 /// `a` the query panel's high and low bytes (row stride `a_stride`), `b` the row panel's.

@@ -122,13 +122,41 @@ fn quantisation_keeps_the_integer_product_in_range() {
     assert_eq!((step, norm), (1.0, 0.0));
 }
 
+/// A unit vector dominated by `sign · 1` in value `at` (the rest of norm 0.1), so that its
+/// quantised value there is `±32767`.
+fn spiked(d: usize, at: usize, sign: f32, seed: u64) -> Vec<f32> {
+    let mut v = unit_rows(1, d, seed);
+    v.iter_mut().for_each(|x| *x *= 0.1);
+    v[at] = sign;
+    v
+}
+
+/// The widest instruction set here; with `TAILRANK_REQUIRE_AMX` set, a machine without AMX
+/// (or whose OS refuses its tile state) fails instead of silently testing less.
+fn widest_isa() -> Option<ScreenIsa> {
+    let best = ScreenIsa::detect();
+    if std::env::var_os("TAILRANK_REQUIRE_AMX").is_some() {
+        assert_eq!(
+            best,
+            Some(ScreenIsa::AmxInt8),
+            "TAILRANK_REQUIRE_AMX: no AMX here"
+        );
+    }
+    best
+}
+
 #[test]
 fn every_isa_gives_the_avx2_bounds_bitwise() {
-    let Some(best) = ScreenIsa::detect() else {
+    let Some(best) = widest_isa() else {
         return;
     };
+    if best == ScreenIsa::Avx2 {
+        return;
+    }
     // Odd and even numbers of row panels, query counts that are not a multiple of NR or of
-    // the AMX tile (16), depths below, at and above one 64-byte AMX step.
+    // the AMX tile (16), depths below, at and above one 64-byte AMX step, several query
+    // groups (100 queries at D = 2048).
+    let mut scratch = ScreenScratch::default();
     for &(nq, d, p) in &[
         (7, 768, 48),
         (13, 33, 64),
@@ -137,20 +165,24 @@ fn every_isa_gives_the_avx2_bounds_bitwise() {
         (11, 96, 80),
         (16, 64, 16),
         (37, 130, 32),
+        (100, 2048, 16),
+        (9, 190, 32),
     ] {
-        let q = unit_rows(nq, d, 3 + d as u64);
-        let mut block = unit_rows(p, d, 4 + d as u64);
-        block[..d].copy_from_slice(&q[..d]);
-        // Extreme quantised values (±32767 and the smallest) in the last row.
-        let last = &mut block[(p - 1) * d..];
-        last.fill(1e-6);
-        last[0] = 1.0;
-        if d > 1 {
-            last[d - 1] = -1.0;
+        let mut q = unit_rows(nq, d, 3 + d as u64);
+        let mut block = unit_rows(p, d, 4 + d as u64 + nq as u64);
+        // Quantised values ±32767 in queries and rows, against each other.
+        for (i, sign) in [(0, 1.0), (1, -1.0)] {
+            if i < nq && i < p {
+                let v = spiked(d, (3 * i) % d, sign, 10 + i as u64);
+                q[i * d..(i + 1) * d].copy_from_slice(&v);
+                let w = spiked(d, (3 * i) % d, -sign, 20 + i as u64);
+                block[(p - 1 - i) * d..(p - i) * d].copy_from_slice(&w);
+            }
         }
+        block[..d].copy_from_slice(&q[..d]);
         let order: Vec<u32> = (0..p as u32).rev().collect();
         let mut screen = Screen::new(&q, nq, d, p).expect("AVX2 machine");
-        let mut scratch = ScreenScratch::default();
+        // One scratch for every case: (37, 130) and (9, 190) share the AMX depth of 192.
         let mut run = |s: &Screen| {
             let mut out = vec![f32::NAN; s.out_len()];
             s.upper_bounds(&block, &order, &mut scratch, &mut out);
@@ -159,20 +191,68 @@ fn every_isa_gives_the_avx2_bounds_bitwise() {
         screen.limit_isa(ScreenIsa::Avx2);
         let narrow = run(&screen);
         for isa in [ScreenIsa::Avx512Vnni, ScreenIsa::AmxInt8] {
-            screen.limit_isa(isa);
-            if screen.isa() != isa.min(best) || screen.isa() == ScreenIsa::Avx2 {
+            if isa > best {
                 continue;
             }
-            // Twice: the second run reuses the scratch of the first.
-            for _ in 0..2 {
-                let wide = run(&screen);
-                for (i, (a, b)) in wide.iter().zip(&narrow).enumerate() {
-                    assert_eq!(
-                        a.to_bits(),
-                        b.to_bits(),
-                        "{isa:?} nq={nq} d={d} p={p}: bound {i}"
-                    );
-                }
+            screen.limit_isa(isa);
+            assert_eq!(screen.isa(), isa);
+            let wide = run(&screen);
+            for (i, (a, b)) in wide.iter().zip(&narrow).enumerate() {
+                assert_eq!(
+                    a.to_bits(),
+                    b.to_bits(),
+                    "{isa:?} nq={nq} d={d} p={p}: bound {i}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn amx_products_are_the_exact_i16_products() {
+    if widest_isa() != Some(ScreenIsa::AmxInt8) {
+        return;
+    }
+    // Integer vectors of norm at most 40000 (the quantisation's cap) with values at ±32767
+    // and small ones of both signs: every product fits in i32, as the screen guarantees.
+    let mut st = 7u64;
+    let mut next = move || {
+        st ^= st << 13;
+        st ^= st >> 7;
+        st ^= st << 17;
+        st
+    };
+    for &(nq, d, p) in &[(3, 1, 16), (20, 33, 32), (17, 64, 16), (5, 2048, 48)] {
+        let mut vector = |extreme: i16| -> Vec<i16> {
+            let cap = 20000.0 / (d as f64).sqrt();
+            let mut v: Vec<i16> = (0..d)
+                .map(|_| ((next() % 2001) as f64 / 1000.0 - 1.0) * cap)
+                .map(|x| x.round() as i16)
+                .collect();
+            v[(next() as usize) % d] = extreme;
+            v
+        };
+        let queries: Vec<Vec<i16>> = (0..nq)
+            .map(|i| vector(if i % 2 == 0 { 32767 } else { -32767 }))
+            .collect();
+        let rows: Vec<Vec<i16>> = (0..p)
+            .map(|i| vector(if i % 3 == 0 { -32767 } else { 32767 }))
+            .collect();
+        let d64 = amx::padded_depth(d);
+        let aq = amx::Queries::new(nq, nq, d, |q, out| out.copy_from_slice(&queries[q]));
+        let mut ar = amx::Split::default();
+        ar.reset(p, d64, d);
+        for (i, r) in rows.iter().enumerate() {
+            // SAFETY: AMX was detected, which implies AVX-512 F, BW and VL.
+            unsafe { ar.put_b(i, d64, r) };
+        }
+        // SAFETY: as above; the rows hold `p` vectors of the queries' depth.
+        let got = unsafe { amx::exact_products(&aq, &ar, p) };
+        for (qi, qv) in queries.iter().enumerate() {
+            for (ri, rv) in rows.iter().enumerate() {
+                let want: i64 = qv.iter().zip(rv).map(|(&a, &b)| a as i64 * b as i64).sum();
+                let want = i32::try_from(want).expect("test vectors keep the product in i32");
+                assert_eq!(got[qi * p + ri], want, "d={d}: query {qi}, row {ri}");
             }
         }
     }
