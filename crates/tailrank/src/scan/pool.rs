@@ -312,6 +312,12 @@ impl PoolPlan<'_> {
                     .expect("the screen runs with the Avx2Fma kernel only");
                 let nseg = by_code.segments.len();
                 for (q, p) in positives.iter().enumerate() {
+                    // Fetch the next query's reservoir tails while this one is processed.
+                    if let Some(next) = states.get(q + 1) {
+                        for t in &next.tops {
+                            t.prefetch();
+                        }
+                    }
                     let qst = &mut states[q];
                     for (si, &(cidx, ..)) in by_code.segments.iter().enumerate() {
                         let (a, b) = screened.range(q, si, nseg);
