@@ -137,6 +137,13 @@ impl QueryCollector {
         dirty
     }
 
+    /// Hint the CPU to fetch the line each reservoir writes next ([`TopM::prefetch`]).
+    pub fn prefetch_tails(&self) {
+        for t in &self.tops {
+            t.prefetch();
+        }
+    }
+
     /// Raise the thresholds to those other workers reached (slots `slot..slot + subsets` of
     /// `shared`): they bound the merged top-M from below.
     pub fn take_shared(

@@ -317,10 +317,8 @@ impl PoolPlan<'_> {
                 let nseg = by_code.segments.len();
                 for (q, p) in positives.iter().enumerate() {
                     // Fetch the reservoir tails of a query ahead while this one is processed.
-                    if let Some(next) = states.get(q + SCREENED_PREFETCH_AHEAD) {
-                        for t in &next.tops {
-                            t.prefetch();
-                        }
+                    if let Some(ahead) = states.get(q + SCREENED_PREFETCH_AHEAD) {
+                        ahead.prefetch_tails();
                     }
                     let qst = &mut states[q];
                     for (si, &(cidx, ..)) in by_code.segments.iter().enumerate() {
@@ -351,9 +349,7 @@ impl PoolPlan<'_> {
                     let row = &st.buf.scores[q * bs..q * bs + n];
                     // Fetch the next query's reservoir tails while this one is processed.
                     if let Some(next) = st.q.get(q + 1) {
-                        for t in &next.tops {
-                            t.prefetch();
-                        }
+                        next.prefetch_tails();
                     }
                     let qst = &mut st.q[q];
                     qst.take_shared(shared, q * nsub, p.lowest, (nlev, nshard));

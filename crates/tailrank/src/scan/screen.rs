@@ -159,6 +159,23 @@ fn quantise_tiny(v: &[f32], out: &mut [i16]) -> (f32, f32, f32, f32) {
     (step, up(sq), up(err), up(hat))
 }
 
+/// Quantise the rows `order[s]` of `block` (`D = d` values each) one at a time into `row`,
+/// their bound coefficients into slot `s` of `coefs`, and hand each to `put(s, row)`.
+fn quantise_rows(
+    block: &[f32],
+    d: usize,
+    order: &[u32],
+    row: &mut [i16],
+    coefs: &mut Coefs,
+    mut put: impl FnMut(usize, &[i16]),
+) {
+    for (s, &r) in order.iter().enumerate() {
+        let r = r as usize;
+        coefs.set(s, quantise(&block[r * d..(r + 1) * d], row));
+        put(s, row);
+    }
+}
+
 /// Per-vector coefficients of the bound, in the order of the packed vectors.
 #[derive(Default, Clone)]
 struct Coefs {
@@ -314,17 +331,15 @@ impl Screen {
         let mut coefs = Coefs::default();
         coefs.resize(nq_pad);
         let mut row = vec![0i16; dp];
-        let mut quantised = Vec::with_capacity(if best == ScreenIsa::AmxInt8 {
-            nq * dp
-        } else {
-            0
-        });
+        #[cfg(target_arch = "x86_64")]
+        let mut amx = (best == ScreenIsa::AmxInt8).then(|| amx::Queries::zeroed(nq_pad, d));
         {
             let dst = as_i16_mut(&mut packed);
             for q in 0..nq {
                 coefs.set(q, quantise(&queries[q * d..(q + 1) * d], &mut row));
-                if best == ScreenIsa::AmxInt8 {
-                    quantised.extend_from_slice(&row);
+                #[cfg(target_arch = "x86_64")]
+                if let Some(a) = &mut amx {
+                    a.put(q, &row[..d]);
                 }
                 let (panel, j) = (q / NR, q % NR);
                 let base = panel * NR * dp;
@@ -334,12 +349,6 @@ impl Screen {
                 }
             }
         }
-        #[cfg(target_arch = "x86_64")]
-        let amx = (best == ScreenIsa::AmxInt8).then(|| {
-            amx::Queries::new(nq, nq_pad, d, |q, out| {
-                out.copy_from_slice(&quantised[q * dp..q * dp + d]);
-            })
-        });
         Some(Screen {
             nq,
             d,
@@ -406,15 +415,20 @@ impl Screen {
         #[cfg(target_arch = "x86_64")]
         if let (ScreenIsa::AmxInt8, Some(queries)) = (self.isa, &self.amx) {
             let d64 = amx::padded_depth(d);
-            scratch.amx_rows.reset(p, d64, d);
-            for (s, &r) in order.iter().enumerate() {
-                let r = r as usize;
-                let c = quantise(&block[r * d..(r + 1) * d], &mut scratch.row);
-                scratch.rows.set(s, c);
-                // SAFETY: `amx` is built only where `amx::available()`, which checks AVX-512
-                // F, BW and VL.
-                unsafe { scratch.amx_rows.put_b(s, d64, &scratch.row[..d]) };
-            }
+            let amx_rows = &mut scratch.amx_rows;
+            amx_rows.reset(p, d64, d);
+            quantise_rows(
+                block,
+                d,
+                order,
+                &mut scratch.row,
+                &mut scratch.rows,
+                |s, v| {
+                    // SAFETY: `amx` is built only where `amx::available()`, which checks AVX-512
+                    // F, BW and VL.
+                    unsafe { amx_rows.put_b(s, d64, &v[..d]) }
+                },
+            );
             let rows = &scratch.rows;
             let group = (QUERY_GROUP_BYTES / (2 * amx::TILE * d64)).max(1);
             // SAFETY: `amx` is built only where `amx::available()`; `amx_rows` holds the `p`
@@ -444,17 +458,21 @@ impl Screen {
             scratch.packed = i16_lines(p * dp);
         }
         let packed = as_i16_mut(&mut scratch.packed);
-        for (s, &r) in order.iter().enumerate() {
-            let r = r as usize;
-            let c = quantise(&block[r * d..(r + 1) * d], &mut scratch.row);
-            scratch.rows.set(s, c);
-            let (panel, i) = (s / MR, s % MR);
-            let base = panel * MR * dp;
-            let dst = &mut packed[base..base + MR * dp];
-            for (kp, pair) in scratch.row.chunks_exact(2).enumerate() {
-                dst[(kp * MR + i) * 2..(kp * MR + i) * 2 + 2].copy_from_slice(pair);
-            }
-        }
+        quantise_rows(
+            block,
+            d,
+            order,
+            &mut scratch.row,
+            &mut scratch.rows,
+            |s, v| {
+                let (panel, i) = (s / MR, s % MR);
+                let base = panel * MR * dp;
+                let dst = &mut packed[base..base + MR * dp];
+                for (kp, pair) in v.chunks_exact(2).enumerate() {
+                    dst[(kp * MR + i) * 2..(kp * MR + i) * 2 + 2].copy_from_slice(pair);
+                }
+            },
+        );
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `new` returned a screen only after checking AVX2 + FMA, and `isa` is at
         // most the widest the CPU runs; lengths checked above.

@@ -175,24 +175,18 @@ pub(super) struct Queries {
 }
 
 impl Queries {
-    /// `quantised(q, buf)` writes query `q`'s quantised values (`d` of them) into `buf`; the
-    /// queries from `nq` to `nq_pad` (and on to a multiple of [`TILE`]) are zero.
-    pub(super) fn new(
-        nq: usize,
-        nq_pad: usize,
-        d: usize,
-        mut quantised: impl FnMut(usize, &mut [i16]),
-    ) -> Self {
+    /// Room for `nq` queries of `d` values, all zero (padded to a multiple of [`TILE`]).
+    pub(super) fn zeroed(nq: usize, d: usize) -> Self {
         let d64 = padded_depth(d);
-        let panels = nq_pad.max(nq).div_ceil(TILE);
+        let panels = nq.div_ceil(TILE);
         let mut split = Split::default();
         split.reset(panels * TILE, d64, d);
-        let mut buf = vec![0i16; d];
-        for q in 0..nq {
-            quantised(q, &mut buf);
-            split.put_a(q, d64, &buf);
-        }
         Queries { split, d64, panels }
+    }
+
+    /// Store query `q`'s quantised values (`v.len() ≤ d`).
+    pub(super) fn put(&mut self, q: usize, v: &[i16]) {
+        self.split.put_a(q, self.d64, v);
     }
 }
 
@@ -253,43 +247,63 @@ pub(super) unsafe fn bounds(
     out: &mut [f32],
     ldc: usize,
 ) {
-    let d64 = queries.d64;
     assert!(nq_out <= queries.panels * TILE && query.len() >= nq_out);
-    assert!(p.is_multiple_of(TILE) && rows.hi.len() * 64 >= p * d64 && rows.shape.1 == d64);
     assert!(nq_out == 0 || (ldc >= p && out.len() >= (nq_out - 1) * ldc + p));
-    let steps = d64 / DEPTH;
+    let slack = _mm512_set1_ps(super::avx2::UNDERFLOW_SLACK);
+    let qpanels = nq_out.div_ceil(TILE);
+    for_each_tile(queries, rows, p, qpanels, group, |qp, rp, acc| {
+        let rc = row(rp * TILE);
+        let (step, norm, err, hat) = (
+            _mm512_loadu_ps(rc.step),
+            _mm512_loadu_ps(rc.norm),
+            _mm512_loadu_ps(rc.err),
+            _mm512_loadu_ps(rc.hat),
+        );
+        let q0 = qp * TILE;
+        for j in 0..TILE.min(nq_out - q0) {
+            let upper = upper_row(acc.sums(j), step, norm, err, hat, &query[q0 + j], slack);
+            _mm512_storeu_ps(out.as_mut_ptr().add((q0 + j) * ldc + rp * TILE), upper);
+        }
+    });
+}
+
+/// The loop nest of the tile products: query groups of `group` panels (they stay in L2) →
+/// row panel → query panel of the group; `tile(qp, rp, acc)` gets the products of query
+/// panel `qp` and row panel `rp`. Loads the tile configuration and releases the tiles.
+///
+/// # Safety
+/// [`available`] returned `true`; `rows` holds `p` (a multiple of 16) vectors of the queries'
+/// depth; `qpanels ≤` the queries' panels.
+#[target_feature(enable = "avx512f,avx512bw,avx512vnni,fma")]
+unsafe fn for_each_tile(
+    queries: &Queries,
+    rows: &Split,
+    p: usize,
+    qpanels: usize,
+    group: usize,
+    mut tile: impl FnMut(usize, usize, &Accumulators),
+) {
+    let d64 = queries.d64;
+    assert!(qpanels <= queries.panels);
+    assert!(p.is_multiple_of(TILE) && rows.hi.len() * 64 >= p * d64 && rows.shape.1 == d64);
     let config = Config::new();
     asm!("ldtilecfg [{}]", in(reg) config.0.as_ptr(), options(nostack, readonly));
     let mut acc = Accumulators([[0; TILE * TILE]; 3]);
-    let slack = _mm512_set1_ps(super::avx2::UNDERFLOW_SLACK);
-    let qpanels = nq_out.div_ceil(TILE);
     let mut g0 = 0;
     while g0 < qpanels {
         let g1 = (g0 + group.max(1)).min(qpanels);
         for rp in 0..p / TILE {
-            let rc = row(rp * TILE);
-            let (step, norm, err, hat) = (
-                _mm512_loadu_ps(rc.step),
-                _mm512_loadu_ps(rc.norm),
-                _mm512_loadu_ps(rc.err),
-                _mm512_loadu_ps(rc.hat),
-            );
             let xb = rp * TILE * d64;
             for qp in g0..g1 {
                 let qa = qp * TILE * d64;
                 products(
-                    steps,
+                    d64 / DEPTH,
                     [queries.split.hi(qa), queries.split.lo(qa)],
                     d64,
                     [rows.hi(xb), rows.lo(xb)],
                     &mut acc,
                 );
-                let q0 = qp * TILE;
-                for j in 0..TILE.min(nq_out - q0) {
-                    let sum = acc.sums(j);
-                    let upper = upper_row(sum, step, norm, err, hat, &query[q0 + j], slack);
-                    _mm512_storeu_ps(out.as_mut_ptr().add((q0 + j) * ldc + rp * TILE), upper);
-                }
+                tile(qp, rp, &acc);
             }
         }
         g0 = g1;
@@ -323,29 +337,21 @@ impl Accumulators {
 #[cfg(test)]
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni,fma")]
 pub(super) unsafe fn exact_products(queries: &Queries, rows: &Split, p: usize) -> Vec<i32> {
-    assert!(p.is_multiple_of(TILE) && rows.hi.len() * 64 >= p * queries.d64);
-    let (d64, nq) = (queries.d64, queries.panels * TILE);
-    let config = Config::new();
-    asm!("ldtilecfg [{}]", in(reg) config.0.as_ptr(), options(nostack, readonly));
-    let mut acc = Accumulators([[0; TILE * TILE]; 3]);
+    let nq = queries.panels * TILE;
     let mut out = vec![0i32; nq * p];
-    for qp in 0..queries.panels {
-        for rp in 0..p / TILE {
-            let (qa, xb) = (qp * TILE * d64, rp * TILE * d64);
-            products(
-                d64 / DEPTH,
-                [queries.split.hi(qa), queries.split.lo(qa)],
-                d64,
-                [rows.hi(xb), rows.lo(xb)],
-                &mut acc,
-            );
+    for_each_tile(
+        queries,
+        rows,
+        p,
+        queries.panels,
+        queries.panels,
+        |qp, rp, acc| {
             for j in 0..TILE {
                 let at = out.as_mut_ptr().add((qp * TILE + j) * p + rp * TILE);
                 _mm512_storeu_si512(at.cast(), acc.sums(j));
             }
-        }
-    }
-    asm!("tilerelease", options(nostack, nomem));
+        },
+    );
     out
 }
 

@@ -239,7 +239,10 @@ fn amx_products_are_the_exact_i16_products() {
             .map(|i| vector(if i % 3 == 0 { -32767 } else { 32767 }))
             .collect();
         let d64 = amx::padded_depth(d);
-        let aq = amx::Queries::new(nq, nq, d, |q, out| out.copy_from_slice(&queries[q]));
+        let mut aq = amx::Queries::zeroed(nq, d);
+        for (q, v) in queries.iter().enumerate() {
+            aq.put(q, v);
+        }
         let mut ar = amx::Split::default();
         ar.reset(p, d64, d);
         for (i, r) in rows.iter().enumerate() {
