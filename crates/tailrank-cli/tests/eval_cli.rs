@@ -510,6 +510,7 @@ fn summary_counts_match_results() {
             kind: SubsetKind::Level,
             fraction: 1.0,
             range: HashRange::fraction(1.0).unwrap(),
+            top_m: None,
         }],
         subset_sizes: vec![pool_n as u64],
         queries,

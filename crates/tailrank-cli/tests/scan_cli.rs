@@ -114,8 +114,11 @@ def reference(f, fmin, shards, seed, M, k_results):
                 "C": int((core_s[qi][nonrel] > s).sum()),
                 "K": [int((pool_s[qi][m] > s).sum()) for m in member],
             })
-        for m in member:
-            entry["top"].append([float(x) for x in np.sort(pool_s[qi][m])[::-1][:M]])
+        nlev = len(subs) - shards
+        for i, m in enumerate(member):
+            # Levels keep the top M, drift shards the top ceil(M / H).
+            kept = M if i < nlev else -(-M // shards)
+            entry["top"].append([float(x) for x in np.sort(pool_s[qi][m])[::-1][:kept]])
         if f == 1.0:
             # Ranked list over core + pool; positives before equal scores (they are not outranked).
             allsc = np.concatenate([core_s[qi], pool_s[qi]])

@@ -16,7 +16,9 @@ use std::path::{Path, PathBuf};
 /// pool fingerprint, [`Summary::pool_id_hashes`]) and the per-positive tie counts
 /// (`pos_core_ties.npy`, `pos_pool_ties.npy`). Version-1 folders still read, with a warning
 /// ([`Summary::read_with_warnings`]), no fingerprint and [`Summary::ties_known`] false.
-pub const SUMMARY_FORMAT_VERSION: u32 = 2;
+/// Version 3 lets a drift shard keep fewer top scores than M ([`Subset::top_m`]); a reader of
+/// version 2 would merge such lists to M and so get them wrong, hence the new version.
+pub const SUMMARY_FORMAT_VERSION: u32 = 3;
 
 /// What a subset of the scanned pool is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -36,6 +38,20 @@ pub struct Subset {
     /// Nominal fraction of the full pool this subset samples (levels: `f/2^ℓ`; shards: `f/H`).
     pub fraction: f64,
     pub range: HashRange,
+    /// The number of top scores its lists keep per query when that is not the summary's
+    /// `top_m` (format version 3: a drift shard keeps ⌈M/H⌉,
+    /// [`shard_top_m`](crate::scan::config::shard_top_m)); `None` keeps M. Read it through
+    /// [`Subset::kept`]. (Always serialised, for formats that are not self-describing;
+    /// the manifest leaves it out where it is `None`.)
+    #[serde(default)]
+    pub top_m: Option<usize>,
+}
+
+impl Subset {
+    /// The M of this subset's top lists: its own `top_m`, else the summary's `top_m`.
+    pub fn kept(&self, top_m: usize) -> usize {
+        self.top_m.unwrap_or(top_m)
+    }
 }
 
 /// One positive of one query.
@@ -215,6 +231,28 @@ impl Summary {
         if self.top_m == 0 {
             return Err("top_m (M) must be at least 1".into());
         }
+        for (i, sub) in self.subsets.iter().enumerate() {
+            let Some(m) = sub.top_m else { continue };
+            if sub.kind != SubsetKind::Shard {
+                return Err(format!(
+                    "subset {i} is a level with its own top_m {m}: levels keep M = {}",
+                    self.top_m
+                ));
+            }
+            if m == 0 || m > self.top_m {
+                return Err(format!(
+                    "subset {i} keeps top_m {m}, outside 1..=M = {}",
+                    self.top_m
+                ));
+            }
+            if self.format_version < 3 {
+                return Err(format!(
+                    "subset {i} has its own top_m, which format_version {} does not have \
+                     (new in version 3)",
+                    self.format_version
+                ));
+            }
+        }
         if let Some(n) = self.pool_size {
             if n < self.subset_sizes[0] {
                 return Err(format!(
@@ -257,13 +295,12 @@ impl Summary {
                 ));
             }
             for (i, t) in q.top_scores.iter().enumerate() {
-                let cap = (self.top_m as u64).min(self.subset_sizes[i]);
-                if t.len() as u64 > cap {
+                let kept = self.subsets[i].kept(self.top_m);
+                if t.len() as u64 > (kept as u64).min(self.subset_sizes[i]) {
                     return Err(format!(
-                        "query {:?}, subset {i}: {} top scores, more than min(M = {}, S = {})",
+                        "query {:?}, subset {i}: {} top scores, more than min(M = {kept}, S = {})",
                         q.id,
                         t.len(),
-                        self.top_m,
                         self.subset_sizes[i]
                     ));
                 }

@@ -289,11 +289,13 @@ fn summary(queries: Vec<QuerySummary>) -> Summary {
                 kind: SubsetKind::Level,
                 fraction: 0.05,
                 range: HashRange::fraction(0.05).unwrap(),
+                top_m: None,
             },
             Subset {
                 kind: SubsetKind::Level,
                 fraction: 0.025,
                 range: HashRange::fraction(0.025).unwrap(),
+                top_m: None,
             },
         ],
         subset_sizes: vec![5_000_000, 2_500_000],

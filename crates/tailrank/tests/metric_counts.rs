@@ -95,6 +95,7 @@ fn summary_of(galleries: &[Gallery], exact: bool) -> Summary {
             kind: SubsetKind::Level,
             fraction: if exact { 1.0 } else { 0.05 },
             range: HashRange::fraction(if exact { 1.0 } else { 0.05 }).unwrap(),
+            top_m: None,
         }],
         subset_sizes: vec![pool_n],
         queries,

@@ -215,16 +215,19 @@ fn valid_summary() -> Summary {
             kind: SubsetKind::Level,
             fraction: 0.5,
             range: HashRange::fraction(0.5).unwrap(),
+            top_m: None,
         },
         Subset {
             kind: SubsetKind::Level,
             fraction: 0.25,
             range: HashRange::fraction(0.25).unwrap(),
+            top_m: None,
         },
         Subset {
             kind: SubsetKind::Shard,
             fraction: 0.5,
             range: HashRange::fraction(0.5).unwrap(),
+            top_m: None,
         },
     ];
     let q = |id: &str, scores: &[f32]| QuerySummary {

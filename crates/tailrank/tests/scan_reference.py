@@ -123,7 +123,9 @@ for q in range(nq):
     C = [int((Sc[q, nonrel] > x).sum()) for x in s]
     Klo = [[int((Sp[q, m] > x + eps).sum()) for x in s] for m in masks]
     Khi = [[int((Sp[q, m] > x - eps).sum()) for x in s] for m in masks]
-    top = [np.sort(f32(Sp[q, m]))[::-1][:M].tolist() for m in masks]
+    # Levels keep the top M scores, drift shards the top ceil(M / H).
+    kept = [M] * nlev + [-(-M // max(nshard, 1))] * nshard
+    top = [np.sort(f32(Sp[q, m]))[::-1][:c].tolist() for m, c in zip(masks, kept)]
     # Exact AP@1000 from the sorted gallery core ∪ level-0 sample (positives first among
     # bitwise-equal scores: equal scores do not outrank).
     g_scores = np.concatenate([Sc[q], Sp[q, masks[0]]])

@@ -216,6 +216,21 @@ fn reader_refuses_bad_folders() {
         &["manifest.json", &format!("format_version {newer}"), "newer"],
     );
 
+    // A shard's own top_m: only from version 3 on, at most M, never on a level.
+    let p = fresh("subset-top-m-v2");
+    edit_manifest(&p, |v| v["format_version"] = 2.into());
+    expect_err(&p, &["subset-top-m-v2", "own top_m", "format_version 2"]);
+    let p = fresh("subset-top-m-above-m");
+    edit_manifest(&p, |v| {
+        let m = v["top_m"].as_u64().unwrap();
+        let last = v["subsets"].as_array().unwrap().len() - 1;
+        v["subsets"][last]["top_m"] = (m + 1).into();
+    });
+    expect_err(&p, &["subset-top-m-above-m", "outside 1..=M"]);
+    let p = fresh("level-top-m");
+    edit_manifest(&p, |v| v["subsets"][0]["top_m"] = 1.into());
+    expect_err(&p, &["level-top-m", "subset 0 is a level"]);
+
     let p = fresh("corrupt");
     let f = p.join("top_scores.npy");
     let mut bytes = fs::read(&f).unwrap();
@@ -341,6 +356,20 @@ fn edited_manifest_is_refused() {
     expect_err(&p, &["pool_id_hashes.npy", "checksum mismatch"]);
 }
 
+/// Drop the subsets' own `top_m` (version 3) from a manifest being turned into an older one.
+fn strip_subset_top_m(m: &mut serde_json::Value) {
+    for sub in m["subsets"].as_array_mut().unwrap() {
+        sub.as_object_mut().unwrap().remove("top_m");
+    }
+}
+
+/// `s` as an older version reads it: the shards without their own `top_m`.
+fn without_subset_top_m(s: &Summary) -> Summary {
+    let mut s = s.clone();
+    s.subsets.iter_mut().for_each(|x| x.top_m = None);
+    s
+}
+
 #[test]
 fn format_1_folder_reads_with_a_warning() {
     // A folder as version 1 wrote it: no manifest.xxh3, no pool_id_hashes.npy.
@@ -352,6 +381,7 @@ fn format_1_folder_reads_with_a_warning() {
     fs::remove_file(p.join("pool_id_hashes.npy")).unwrap();
     edit_manifest_unsealed(&p, |v| {
         v["format_version"] = 1.into();
+        strip_subset_top_m(v);
         v["arrays"]
             .as_object_mut()
             .unwrap()
@@ -366,7 +396,7 @@ fn format_1_folder_reads_with_a_warning() {
     );
     assert_eq!(got.pool_id_hashes, None);
     assert_eq!(got.format_version, 1);
-    let mut want = s.clone();
+    let mut want = without_subset_top_m(&s);
     want.pool_id_hashes = None;
     want.format_version = 1;
     assert_eq!(got, want);
@@ -393,6 +423,7 @@ fn version_1_folder_reads_with_ties_unknown() {
     }
     edit_manifest(&p, |m| {
         m["format_version"] = 1.into();
+        strip_subset_top_m(m);
         let arrays = m["arrays"].as_object_mut().unwrap();
         arrays.remove("pos_core_ties.npy");
         arrays.remove("pos_pool_ties.npy");

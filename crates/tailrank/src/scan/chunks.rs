@@ -14,8 +14,10 @@ use std::path::Path;
 
 /// Format name of `plan.json`.
 pub const PARTIAL_FORMAT: &str = "tailrank-scan-partial";
-/// Version of the partial-folder layout (2: chunks made of parts of several files).
-pub const PARTIAL_VERSION: u32 = 2;
+/// Version of the partial-folder layout (2: chunks made of parts of several files; 3: chunk
+/// summaries of format version 3, whose drift shards keep ⌈M/H⌉ scores, so a version-2
+/// partial folder cannot be resumed into them).
+pub const PARTIAL_VERSION: u32 = 3;
 /// Default chunk size in pool rows (about 12 GB of f16 descriptors at D = 768).
 pub const DEFAULT_CHUNK_ROWS: usize = 8_000_000;
 /// Name of the plan file inside the partial folder.

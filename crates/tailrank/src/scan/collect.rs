@@ -72,12 +72,13 @@ impl QueryCollector {
         lowest: f32,
         npos: usize,
         (nlev, nshard): (usize, usize),
-        top_m: usize,
+        top_m: &[usize],
         results_k: Option<usize>,
     ) -> Self {
         let nsub = nlev + nshard;
+        debug_assert_eq!(top_m.len(), nsub);
         let mut st = QueryCollector {
-            tops: (0..nsub).map(|_| TopM::new(top_m, 2 * top_m)).collect(),
+            tops: top_m.iter().map(|&m| TopM::new(m, 2 * m)).collect(),
             hist: vec![0; nsub * (npos + 1)],
             ties: vec![0; nsub * (npos + 1)],
             res: results_k.map(|k| TopKeyed::new(k, results_cap(k))),

@@ -126,8 +126,14 @@ impl Default for ScanConfig {
 /// (hash ranges `[0, t(f/2^ℓ))`, level 0 always present, at most [`MAX_LEVELS`]), then
 /// `drift_shards` disjoint, adjacent, equal hash slices of `[0, t(f))` (fraction `f/H`).
 /// Shards are kept in exact mode (f = 1) too: there they split the whole pool, which makes
-/// drift checks of the exact scan possible.
-pub fn subsets(fraction: f64, min_fraction: f64, drift_shards: usize) -> Result<Vec<Subset>> {
+/// drift checks of the exact scan possible. Levels keep the top `top_m` scores per query,
+/// shards the top [`shard_top_m`].
+pub fn subsets(
+    fraction: f64,
+    min_fraction: f64,
+    drift_shards: usize,
+    top_m: usize,
+) -> Result<Vec<Subset>> {
     let f = check_fraction(fraction)?;
     if !(min_fraction.is_finite() && min_fraction > 0.0 && min_fraction <= f) {
         return Err(Error::invalid(format!(
@@ -147,6 +153,7 @@ pub fn subsets(fraction: f64, min_fraction: f64, drift_shards: usize) -> Result<
             kind: SubsetKind::Level,
             fraction: level_f,
             range: HashRange::fraction(level_f)?,
+            top_m: None,
         });
         level_f /= 2.0;
     }
@@ -162,10 +169,19 @@ pub fn subsets(fraction: f64, min_fraction: f64, drift_shards: usize) -> Result<
                 kind: SubsetKind::Shard,
                 fraction: f / drift_shards as f64,
                 range,
+                top_m: Some(shard_top_m(top_m, drift_shards)),
             });
         }
     }
     Ok(out)
+}
+
+/// The top scores a drift shard keeps per query: `⌈M/H⌉` (docs/method.md §5). A shard
+/// holds S/H of the S sampled items, so its top ⌈M/H⌉ reaches the pool quantile M/S that
+/// level 0's top M reaches: a shard's tail fit is level 0's fit on 1/H of the sample, which
+/// is what the random-groups pool noise `sd_h(m_h)/√H` assumes (docs/predict.md).
+pub fn shard_top_m(top_m: usize, shards: usize) -> usize {
+    top_m.div_ceil(shards.max(1))
 }
 
 impl ScanConfig {

@@ -110,11 +110,14 @@ impl PreparedScan<'_> {
 
         // Reservoirs hold at most the sampled rows: M above S_0 is clamped (same lists,
         // memory bounded by what can be stored); the summary records the M asked for.
-        let top_m = top_m_asked.min(
-            usize::try_from(subset_sizes[0])
-                .unwrap_or(usize::MAX)
-                .max(1),
-        );
+        let most = usize::try_from(subset_sizes[0])
+            .unwrap_or(usize::MAX)
+            .max(1);
+        let top_m: Vec<usize> = self
+            .subsets
+            .iter()
+            .map(|s| s.kept(top_m_asked).min(most))
+            .collect();
         let plan = PoolPlan {
             pool,
             sampled: &sampled,
@@ -122,7 +125,7 @@ impl PreparedScan<'_> {
             d,
             nlev,
             nshard,
-            top_m,
+            top_m: top_m.clone(),
             results_k: self.cfg.results_k,
             normalize: self.cfg.normalize,
         };
@@ -168,7 +171,7 @@ impl PreparedScan<'_> {
                         .map(|i| {
                             let parts: Vec<&TopM> =
                                 workers.iter().map(|w| &w.states[q].tops[i]).collect();
-                            speculate::floor(&parts, seen[i], subset_sizes[i], top_m, scratch)
+                            speculate::floor(&parts, seen[i], subset_sizes[i], top_m[i], scratch)
                         })
                         .collect::<Vec<f32>>()
                 })
@@ -197,7 +200,7 @@ impl PreparedScan<'_> {
                         .tops
                         .iter()
                         .enumerate()
-                        .any(|(i, t)| !speculate::verified(t, f[q * nsub + i], top_m))
+                        .any(|(i, t)| !speculate::verified(t, f[q * nsub + i], top_m[i]))
                 })
                 .collect();
         }

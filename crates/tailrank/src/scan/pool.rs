@@ -161,7 +161,8 @@ pub struct PoolPlan<'a> {
     pub d: usize,
     pub nlev: usize,
     pub nshard: usize,
-    pub top_m: usize,
+    /// Scores kept per query in each subset's reservoir ([`Subset::kept`]), clamped to S_0.
+    pub top_m: Vec<usize>,
     pub results_k: Option<usize>,
     pub normalize: bool,
 }
@@ -186,7 +187,7 @@ impl PoolPlan<'_> {
             p.lowest,
             p.scores.len(),
             (self.nlev, self.nshard),
-            self.top_m,
+            &self.top_m,
             self.results_k,
         )
     }

@@ -63,8 +63,8 @@ impl<'a> PreparedScan<'a> {
             .first()
             .ok_or_else(|| Error::invalid("no query set to scan"))?;
         let d = first.queries.dim();
-        let subs = subsets(cfg.fraction, cfg.min_fraction, cfg.drift_shards)?;
         check_top_m(cfg.top_m)?;
+        let subs = subsets(cfg.fraction, cfg.min_fraction, cfg.drift_shards, cfg.top_m)?;
         for s in sets {
             let qs = s.set;
             if qs.query_ids.len() != qs.positives.len() {

@@ -22,7 +22,8 @@
 //!
 //! **How often a check fails.** If only M items of `S` scored above `v_r`, the sample would
 //! have seen about `Binomial(M, n/|S|)` of them, mean `e`, yet it saw `r = e + 5√e`: a
-//! five-sigma event for a pool stored in random order. A pool ordered so that the pilot blocks
+//! five-sigma event for a pool stored in random order (exactly, at most 1.2·10⁻⁵ per query
+//! and subset where floors are set, [`MIN_EXPECTED`]). A pool ordered so that the pilot blocks
 //! are unrepresentative costs a rescan of the affected queries, not a wrong number.
 
 use super::topm::TopM;
@@ -34,8 +35,10 @@ pub const PILOT_STRIDE: usize = 16;
 /// Standard deviations of margin a floor keeps (see the module documentation).
 pub const MARGIN_SD: f64 = 5.0;
 /// Floors are set only where the blocks seen so far expect at least this many of the top M
-/// (`M·φ`).
-pub const MIN_EXPECTED: f64 = 25.0;
+/// (`M·φ`). The exact chance that a floor fails, `P(Poisson(e) ≥ ⌈e + 5√e⌉)`, is at most
+/// 1.2·10⁻⁵ for every `e ≥ 15` (7·10⁻⁶ for `e ≥ 25`; scipy, e on a 0.01 grid up to 400), and
+/// 15 lets a drift shard's ⌈M/H⌉ = 1000 get its floor from the first pilot (1000/64 = 15.6).
+pub const MIN_EXPECTED: f64 = 15.0;
 
 /// The stages of a pool pass over blocks `0..n`: disjoint, covering every block, each
 /// scanned from the floors estimated on all the stages before it. With at least
@@ -144,8 +147,9 @@ mod tests {
         assert_eq!(floor(&[&a, &b], 1000, 20_000, 4000, &mut s), 729.0);
         // Too thin a sample (e < MIN_EXPECTED), or r > M: no floor.
         assert_eq!(
-            floor(&[&a, &b], 1000, 200_000, 4000, &mut s),
-            f32::NEG_INFINITY
+            floor(&[&a, &b], 1000, 400_000, 4000, &mut s),
+            f32::NEG_INFINITY,
+            "e = 10 < MIN_EXPECTED"
         );
         assert_eq!(
             floor(&[&a, &b], 1000, 1000, 4000, &mut s),

@@ -51,6 +51,7 @@ pub mod vectors;
 use crate::error::Result;
 use crate::metric::ap_at_k_from_ranks;
 use crate::sample::HashRange;
+use crate::scan::config::shard_top_m;
 use crate::summary::{
     PositiveSummary, QuerySummary, Subset, SubsetKind, Summary, SUMMARY_FORMAT_VERSION,
 };
@@ -170,6 +171,7 @@ impl Layout {
                 kind: SubsetKind::Level,
                 fraction: f * rel,
                 range: HashRange::fraction(f * rel)?,
+                top_m: None,
             });
         }
         if cfg.shards > 0 {
@@ -181,6 +183,7 @@ impl Layout {
                     kind: SubsetKind::Shard,
                     fraction: f / cfg.shards as f64,
                     range,
+                    top_m: Some(shard_top_m(cfg.top_m, cfg.shards)),
                 });
             }
         }
@@ -397,7 +400,8 @@ fn simulate_query(
 
     // Top-M of every subset: merge its streams, drawing lazily.
     let mut top_scores = Vec::with_capacity(layout.subsets.len());
-    for &(a, b) in &layout.subset_cells {
+    for (&(a, b), subset) in layout.subset_cells.iter().zip(&layout.subsets) {
+        let kept = subset.kept(cfg.top_m);
         let ids: Vec<usize> = (a * ncomp..b * ncomp).collect();
         let mut cursor = vec![0usize; ids.len()];
         // Cached head score of each stream (None once exhausted).
@@ -409,8 +413,8 @@ fn simulate_query(
                     .then(|| streams[si].s[0])
             })
             .collect();
-        let mut top = Vec::with_capacity(cfg.top_m);
-        while top.len() < cfg.top_m {
+        let mut top = Vec::with_capacity(kept);
+        while top.len() < kept {
             let mut best: Option<(usize, f32)> = None;
             for (k, h) in heads.iter().enumerate() {
                 if let Some(v) = *h {
@@ -439,7 +443,7 @@ fn simulate_query(
                     .map(|it| it.score),
             );
             top.sort_by(|x, y| y.total_cmp(x));
-            top.truncate(cfg.top_m);
+            top.truncate(kept);
         }
         top_scores.push(top);
     }

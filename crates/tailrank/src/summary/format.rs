@@ -34,8 +34,11 @@ use super::arrays::{
     checksum_string, read_array, read_raw, write_array, write_array_runs, ArrayRecord, Elem,
     Manifests, Run,
 };
-use super::{InputRecord, PositiveSummary, QuerySummary, Subset, Summary, SUMMARY_FORMAT_VERSION};
+use super::{
+    InputRecord, PositiveSummary, QuerySummary, Subset, SubsetKind, Summary, SUMMARY_FORMAT_VERSION,
+};
 use crate::error::{Error, IoContext, Result};
+use crate::sample::HashRange;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -58,6 +61,39 @@ pub const MANIFEST_CHECKSUM: &str = "manifest.xxh3";
 const POS_CORE_TIES: &str = "pos_core_ties.npy";
 const POS_POOL_TIES: &str = "pos_pool_ties.npy";
 
+/// A subset as `manifest.json` holds it: [`Subset`] with `top_m` written only where the subset
+/// has its own (version 3).
+#[derive(Debug, Serialize, Deserialize)]
+struct ManifestSubset {
+    kind: SubsetKind,
+    fraction: f64,
+    range: HashRange,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    top_m: Option<usize>,
+}
+
+impl From<&Subset> for ManifestSubset {
+    fn from(s: &Subset) -> Self {
+        ManifestSubset {
+            kind: s.kind,
+            fraction: s.fraction,
+            range: s.range,
+            top_m: s.top_m,
+        }
+    }
+}
+
+impl From<ManifestSubset> for Subset {
+    fn from(s: ManifestSubset) -> Self {
+        Subset {
+            kind: s.kind,
+            fraction: s.fraction,
+            range: s.range,
+            top_m: s.top_m,
+        }
+    }
+}
+
 #[derive(Debug, Serialize, Deserialize)]
 struct Manifest {
     format: String,
@@ -70,7 +106,7 @@ struct Manifest {
     seed: u64,
     top_m: usize,
     core_size: u64,
-    subsets: Vec<Subset>,
+    subsets: Vec<ManifestSubset>,
     subset_sizes: Vec<u64>,
     num_queries: usize,
     num_positives: usize,
@@ -165,7 +201,7 @@ pub(super) fn write_folder(s: &Summary, dir: &Path) -> Result<()> {
         seed: s.seed,
         top_m: s.top_m,
         core_size: s.core_size,
-        subsets: s.subsets.clone(),
+        subsets: s.subsets.iter().map(ManifestSubset::from).collect(),
         subset_sizes: s.subset_sizes.clone(),
         num_queries: s.queries.len(),
         num_positives: p as usize,
@@ -477,7 +513,7 @@ pub(super) fn read_folder(dir: &Path) -> Result<(Summary, Vec<String>)> {
         seed: man.seed,
         top_m: m,
         core_size: man.core_size,
-        subsets: man.subsets,
+        subsets: man.subsets.into_iter().map(Subset::from).collect(),
         subset_sizes: man.subset_sizes,
         queries,
         inputs: man.inputs,

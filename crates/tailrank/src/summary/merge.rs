@@ -275,8 +275,13 @@ pub(super) fn merge(parts: &[Summary]) -> Result<(Summary, Vec<String>)> {
                     }
                 }
             }
-            for (ta, tb) in qa.top_scores.iter_mut().zip(&qb.top_scores) {
-                *ta = merge_top(ta, tb, first.top_m);
+            for ((ta, tb), sub) in qa
+                .top_scores
+                .iter_mut()
+                .zip(&qb.top_scores)
+                .zip(&first.subsets)
+            {
+                *ta = merge_top(ta, tb, sub.kept(first.top_m));
             }
         }
     }

@@ -113,6 +113,7 @@ pub fn synth(o: &SynthOpts) -> Synth {
             kind: SubsetKind::Level,
             fraction: f,
             range: HashRange::fraction(f).unwrap(),
+            top_m: None,
         });
         spec.push((SubsetKind::Level, l));
     }
@@ -124,6 +125,7 @@ pub fn synth(o: &SynthOpts) -> Synth {
             kind: SubsetKind::Shard,
             fraction: o.fraction / o.shards as f64,
             range: r,
+            top_m: None,
         });
         spec.push((SubsetKind::Shard, h));
     }
@@ -277,6 +279,7 @@ pub fn ilias_like(
             kind: SubsetKind::Level,
             fraction: f,
             range: HashRange::fraction(f).unwrap(),
+            top_m: None,
         });
         spec.push((SubsetKind::Level, l, 0.5f64.powi(l as i32)));
     }
@@ -290,6 +293,7 @@ pub fn ilias_like(
             kind: SubsetKind::Shard,
             fraction: fraction / shards as f64,
             range: r,
+            top_m: None,
         });
         spec.push((SubsetKind::Shard, h, 1.0 / shards as f64));
     }

@@ -93,6 +93,7 @@ pub fn subsets(fraction: f64, min_fraction: f64, shards: u64) -> Vec<Subset> {
             kind: SubsetKind::Level,
             fraction: f,
             range: HashRange::fraction(f).unwrap(),
+            top_m: None,
         });
         f /= 2.0;
     }
@@ -102,6 +103,7 @@ pub fn subsets(fraction: f64, min_fraction: f64, shards: u64) -> Vec<Subset> {
             kind: SubsetKind::Shard,
             fraction: fraction / shards as f64,
             range: r,
+            top_m: None,
         });
     }
     out
@@ -121,7 +123,11 @@ pub struct Settings {
 pub fn build(world: &World, shards: &[(&str, Vec<usize>)], st: &Settings) -> Summary {
     let items: Vec<usize> = shards.iter().flat_map(|s| s.1.iter().copied()).collect();
     let items = &items[..];
-    let subsets = subsets(st.fraction, st.min_fraction, st.shards);
+    let mut subsets = subsets(st.fraction, st.min_fraction, st.shards);
+    // Drift shards keep the top ⌈M/H⌉ scores (docs/method.md §5), levels the top M.
+    for s in subsets.iter_mut().filter(|s| s.kind == SubsetKind::Shard) {
+        s.top_m = Some(st.top_m.div_ceil(st.shards as usize));
+    }
     let member: Vec<Vec<bool>> = items
         .iter()
         .map(|&i| {
@@ -178,7 +184,7 @@ pub fn build(world: &World, shards: &[(&str, Vec<usize>)], st: &Settings) -> Sum
                         .map(|(&i, _)| world.pool_scores[q][i])
                         .collect();
                     t.sort_by(|a, b| b.total_cmp(a));
-                    t.truncate(st.top_m);
+                    t.truncate(subsets[l].top_m.unwrap_or(st.top_m));
                     t
                 })
                 .collect();
