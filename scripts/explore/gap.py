@@ -19,7 +19,12 @@ def npmle(counts, exposure=1.0, iters=400):
     return w
 for d in sys.argv[1:]:
     z=load(d); K=z['K']; S=z['S']; N=z['N']; j=z['j']; C=z['C']; qid=z['qid']; nq=z['nq']; sc=z['sc']
-    top=np.load(f'{d}/summary/top_scores.npy', mmap_mode='r'); tl=np.load(f'{d}/summary/top_len.npy')
+    flat=np.load(f'{d}/summary/top_scores.npy', mmap_mode='r'); tl=np.load(f'{d}/summary/top_len.npy')
+    # Summary format 3: the lists end to end; pad them back to (Q, L, max len) here.
+    st=np.concatenate([[0],np.cumsum(tl,dtype=np.int64)])[:-1].reshape(tl.shape)
+    top=np.full(tl.shape+(int(tl.max()),),-np.inf,np.float32)
+    for q_ in range(tl.shape[0]):
+        for l_ in range(tl.shape[1]): top[q_,l_,:tl[q_,l_]]=flat[st[q_,l_]:st[q_,l_]+tl[q_,l_]]
     nposq=np.bincount(qid,minlength=nq)
     def ap_of(v): return np.mean(np.bincount(qid,weights=v,minlength=nq)/np.minimum(k,nposq))
     f=lambda jj,r: np.where(r<=k, jj/r, 0.0)

@@ -218,7 +218,11 @@ fn reader_refuses_bad_folders() {
 
     // A shard's own top_m: only from version 3 on, at most M, never on a level.
     let p = fresh("subset-top-m-v2");
-    edit_manifest(&p, |v| v["format_version"] = 2.into());
+    to_version_2(&p, &s, s.top_m);
+    edit_manifest(&p, |v| {
+        let last = v["subsets"].as_array().unwrap().len() - 1;
+        v["subsets"][last]["top_m"] = 1.into();
+    });
     expect_err(&p, &["subset-top-m-v2", "own top_m", "format_version 2"]);
     let p = fresh("subset-top-m-above-m");
     edit_manifest(&p, |v| {
@@ -356,6 +360,57 @@ fn edited_manifest_is_refused() {
     expect_err(&p, &["pool_id_hashes.npy", "checksum mismatch"]);
 }
 
+/// Rewrite the version-3 folder `dir` (summary `s`) as version 2 wrote it: `top_scores.npy` of
+/// shape (Q, L, W), each list padded with `-inf` to W = `width`, no subset `top_m`.
+fn to_version_2(dir: &Path, s: &Summary, width: usize) {
+    let (q, l) = (s.queries.len(), s.subsets.len());
+    let dict =
+        format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({q}, {l}, {width}), }}");
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    let pad = (64 - (10 + dict.len() + 1) % 64) % 64;
+    let header = format!("{dict}{}\n", " ".repeat(pad));
+    bytes.extend((header.len() as u16).to_le_bytes());
+    bytes.extend(header.as_bytes());
+    for t in s.queries.iter().flat_map(|q| &q.top_scores) {
+        for i in 0..width {
+            bytes.extend(t.get(i).copied().unwrap_or(f32::NEG_INFINITY).to_le_bytes());
+        }
+    }
+    fs::write(dir.join("top_scores.npy"), &bytes).unwrap();
+    let sum = format!("xxh3:{:016x}", xxhash_rust::xxh3::xxh3_64(&bytes));
+    edit_manifest(dir, |m| {
+        m["format_version"] = 2.into();
+        strip_subset_top_m(m);
+        m["arrays"]["top_scores.npy"] = serde_json::json!({
+            "dtype": "<f4", "shape": [q, l, width], "xxh3": sum,
+        });
+    });
+}
+
+#[test]
+fn version_2_folder_with_padded_top_scores_reads() {
+    // Version 2: top lists padded with -inf to W; the shards' lists (⌈M/H⌉ here, M when
+    // version 2 wrote them) are as long as they are, which any version allows.
+    let d = tempfile::tempdir().unwrap();
+    let s = exact();
+    let want = without_subset_top_m(&s);
+    // Here M = 200 ≤ every S_ℓ, so W = M; a width that is neither M nor min(M, max S_ℓ)
+    // does not match the manifest's counts and is refused.
+    for width in [s.top_m, 150] {
+        let p = d.path().join(format!("v2-{width}"));
+        s.write(&p).unwrap();
+        to_version_2(&p, &s, width);
+        if width != s.top_m {
+            expect_err(&p, &["top_scores.npy", "inconsistent"]);
+            continue;
+        }
+        let mut got = Summary::read(&p).unwrap();
+        assert_eq!(got.format_version, 2);
+        got.format_version = want.format_version;
+        assert_eq!(got, want, "width {width}");
+    }
+}
+
 /// Drop the subsets' own `top_m` (version 3) from a manifest being turned into an older one.
 fn strip_subset_top_m(m: &mut serde_json::Value) {
     for sub in m["subsets"].as_array_mut().unwrap() {
@@ -377,6 +432,7 @@ fn format_1_folder_reads_with_a_warning() {
     let s = exact();
     let p = d.path().join("v1");
     s.write(&p).unwrap();
+    to_version_2(&p, &s, s.top_m);
     fs::remove_file(p.join("manifest.xxh3")).unwrap();
     fs::remove_file(p.join("pool_id_hashes.npy")).unwrap();
     edit_manifest_unsealed(&p, |v| {
@@ -418,6 +474,7 @@ fn version_1_folder_reads_with_ties_unknown() {
     assert!(s.ties_known);
     let p = d.path().join("v1");
     s.write(&p).unwrap();
+    to_version_2(&p, &s, s.top_m);
     for f in ["pos_core_ties.npy", "pos_pool_ties.npy"] {
         assert!(p.join(f).is_file(), "{f} written");
     }

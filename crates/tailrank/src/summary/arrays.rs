@@ -110,11 +110,10 @@ pub(super) fn write_array<T: Elem>(
     write_array_runs(dir, name, shape, values.map(Run::One))
 }
 
-/// A piece of an array's values in order: one value, a slice, or `n` copies of one value.
+/// A piece of an array's values in order: one value or a slice.
 pub(super) enum Run<'a, T> {
     One(T),
     Slice(&'a [T]),
-    Repeat(T, usize),
 }
 
 /// [`write_array`] with the values given as [`Run`]s (long slices are converted in one loop
@@ -152,12 +151,6 @@ pub(super) fn write_array_runs<'a, T: Elem + 'a>(
                         count += piece.len() as u64;
                         flush(&mut buf, FLUSH)?;
                     }
-                }
-                Run::Repeat(v, n) => {
-                    for _ in 0..n {
-                        T::put_all(&[v], &mut buf);
-                    }
-                    count += n as u64;
                 }
             }
             flush(&mut buf, FLUSH)?;

@@ -10,8 +10,8 @@
 //! | `pos_scores.npy`      | `<f4` | (P,)      | `s_j`, descending within a query                |
 //! | `pos_core_above.npy`  | `<u8` | (P,)      | `C_j`                                           |
 //! | `pos_pool_above.npy`  | `<u8` | (P, L)    | `K_{j,ℓ}`                                       |
-//! | `top_scores.npy`      | `<f4` | (Q, L, W) | top-M pool scores, descending, `-inf` padded    |
-//! | `top_len.npy`         | `<u4` | (Q, L)    | number of valid entries in each top-M row       |
+//! | `top_scores.npy`      | `<f4` | (T,)      | top lists, descending, end to end (q, ℓ order)  |
+//! | `top_len.npy`         | `<u4` | (Q, L)    | length of each top list; `T = Σ top_len`        |
 //! | `pos_core_ties.npy`   | `<u8` | (P,)      | `T^C_j`: non-relevant core items with score `== s_j` |
 //! | `pos_pool_ties.npy`   | `<u8` | (P, L)    | `T^K_{j,ℓ}`: pool items of ℓ with score `== s_j` |
 //!
@@ -21,9 +21,8 @@
 //!
 //! | `pool_id_hashes.npy`  | `<u8` | (S_0,)    | sorted xxh3-64 of the scanned pool ids (v2)     |
 //!
-//! `W = min(M, max_ℓ S_ℓ)`: no list can be longer, so an M above the pool is not padded out
-//! (with M ≤ S_0, the normal case, `W = M`). Files written before this rule have `W = M`; the
-//! reader accepts both.
+//! Versions 1 and 2 stored `top_scores.npy` as `(Q, L, W)`, rows padded with `-inf` to
+//! `W = min(M, max_ℓ S_ℓ)` (`W = M` in the oldest files); the reader accepts both layouts.
 //!
 //! The manifest's `arrays` object maps each file name to `{dtype, shape, xxh3}` where `xxh3` is
 //! `xxh3:` followed by the 16-hex-digit xxh3-64 (seed 0) of the whole file. Since version 2,
@@ -117,17 +116,64 @@ struct Manifest {
     arrays: BTreeMap<String, ArrayRecord>,
 }
 
-/// Width W of `top_scores.npy` for M = `m`: `min(M, max_ℓ S_ℓ)` (a list never holds more than
-/// its subset's items).
+/// Width W of a version-2 `top_scores.npy` for M = `m`: `min(M, max_ℓ S_ℓ)` (a list never
+/// holds more than its subset's items).
 fn top_width(m: u64, subset_sizes: &[u64]) -> u64 {
     m.min(subset_sizes.iter().copied().max().unwrap_or(0))
+}
+
+/// Where the rows of `top_scores.npy` lie: end to end (version 3, shape `(Σ top_len,)`), or
+/// padded to a width W (versions 1 and 2, shape `(Q, L, W)`).
+enum TopRows {
+    /// First value of row `q · L + ℓ` (the sum of the lengths before it), and the total.
+    Ragged {
+        starts: Vec<usize>,
+        total: u64,
+    },
+    Padded {
+        width: usize,
+    },
+}
+
+impl TopRows {
+    fn of(man: &Manifest, version: u64, m: u64, top_len: &[u32], mpath: &Path) -> Result<Self> {
+        if version >= 3 {
+            let mut total = 0u64;
+            let starts = top_len
+                .iter()
+                .map(|&n| {
+                    let s = total;
+                    total += n as u64;
+                    usize::try_from(s)
+                })
+                .collect::<std::result::Result<_, _>>()
+                .map_err(|_| Error::file(mpath, "top lists do not fit in memory"))?;
+            return Ok(TopRows::Ragged { starts, total });
+        }
+        // M in files written before the padding was capped at the largest subset,
+        // `min(M, max S_ℓ)` since.
+        let w = match man.arrays.get(TOP_SCORES).map(|r| r.shape.as_slice()) {
+            Some([_, _, w]) if *w == m => m,
+            _ => top_width(m, &man.subset_sizes),
+        };
+        let width = usize::try_from(w)
+            .map_err(|_| Error::file(mpath, format!("top-M width {w} does not fit in memory")))?;
+        Ok(TopRows::Padded { width })
+    }
+
+    /// The shape `top_scores.npy` must have (`q`, `l`: queries and subsets).
+    fn shape(&self, q: u64, l: u64) -> Vec<u64> {
+        match self {
+            TopRows::Ragged { total, .. } => vec![*total],
+            TopRows::Padded { width } => vec![q, l, *width as u64],
+        }
+    }
 }
 
 /// Fill the (temporary) folder `dir` with the manifest and arrays of `s`.
 pub(super) fn write_folder(s: &Summary, dir: &Path) -> Result<()> {
     let q = s.queries.len() as u64;
     let l = s.subsets.len();
-    let m = top_width(s.top_m as u64, &s.subset_sizes) as usize;
     let positives = || s.queries.iter().flat_map(|q| q.positives.iter());
     let p = positives().count() as u64;
 
@@ -146,18 +192,18 @@ pub(super) fn write_folder(s: &Summary, dir: &Path) -> Result<()> {
             &[p, l as u64],
             positives().flat_map(|x| x.pool_above.iter().copied()),
         )?,
+        // Version 3: the lists end to end, no padding (`top_len` gives their lengths).
         write_array_runs(
             dir,
             TOP_SCORES,
-            &[q, l as u64, m as u64],
-            s.queries.iter().flat_map(|q| {
-                q.top_scores.iter().flat_map(move |t| {
-                    [
-                        Run::Slice(&t[..]),
-                        Run::Repeat(f32::NEG_INFINITY, m - t.len()),
-                    ]
-                })
-            }),
+            &[s.queries
+                .iter()
+                .flat_map(|q| &q.top_scores)
+                .map(|t| t.len() as u64)
+                .sum()],
+            s.queries
+                .iter()
+                .flat_map(|q| q.top_scores.iter().map(|t| Run::Slice(&t[..]))),
         )?,
         write_array(
             dir,
@@ -409,18 +455,11 @@ pub(super) fn read_folder(dir: &Path) -> Result<(Summary, Vec<String>)> {
     let scores: Vec<f32> = read_array(dir, &arrays, POS_SCORES, &[p64])?;
     let core: Vec<u64> = read_array(dir, &arrays, POS_CORE_ABOVE, &[p64])?;
     let pool: Vec<u64> = read_array(dir, &arrays, POS_POOL_ABOVE, &[p64, l64])?;
-    // Width of the top-score rows: M in files written before the padding was capped at the
-    // largest subset, `min(M, max S_ℓ)` since.
-    let w64 = match man.arrays.get(TOP_SCORES).map(|r| r.shape.as_slice()) {
-        Some([_, _, w]) if *w == m64 => m64,
-        _ => top_width(m64, &man.subset_sizes),
-    };
-    let w = usize::try_from(w64)
-        .map_err(|_| Error::file(&mpath, format!("top-M width {w64} does not fit in memory")))?;
-    // The largest array (ILIAS: ~180 MB): decoded row by row from the file's bytes.
-    let (top, top_start) = read_raw::<f32>(dir, &arrays, TOP_SCORES, &[q64, l64, w64])?;
-    let top = &top[top_start..];
     let top_len: Vec<u32> = read_array(dir, &arrays, TOP_LEN, &[q64, l64])?;
+    let top_rows = TopRows::of(&man, version, m64, &top_len, &mpath)?;
+    // The largest array (ILIAS: ~180 MB): decoded row by row from the file's bytes.
+    let (top, top_start) = read_raw::<f32>(dir, &arrays, TOP_SCORES, &top_rows.shape(q64, l64))?;
+    let top = &top[top_start..];
     let pool_id_hashes: Option<Vec<u64>> = match man.arrays.contains_key(POOL_ID_HASHES) {
         true => Some(read_array(
             dir,
@@ -480,16 +519,21 @@ pub(super) fn read_folder(dir: &Path) -> Result<(Summary, Vec<String>)> {
         let mut top_scores = Vec::with_capacity(l);
         for li in 0..l {
             let len = top_len[qi * l + li] as usize;
-            if len > w {
-                return Err(Error::file(
-                    dir.join(TOP_LEN),
-                    format!(
-                        "query {id:?}, subset {li}: length {len} exceeds the {w} scores stored \
-                         per row (M = {m})"
-                    ),
-                ));
-            }
-            let row = (qi * l + li) * w * 4;
+            let row = match &top_rows {
+                TopRows::Ragged { starts, .. } => starts[qi * l + li],
+                TopRows::Padded { width } => {
+                    if len > *width {
+                        return Err(Error::file(
+                            dir.join(TOP_LEN),
+                            format!(
+                                "query {id:?}, subset {li}: length {len} exceeds the {width} \
+                                 scores stored per row (M = {m})"
+                            ),
+                        ));
+                    }
+                    (qi * l + li) * width
+                }
+            } * 4;
             top_scores.push(
                 top[row..row + len * 4]
                     .chunks_exact(4)
