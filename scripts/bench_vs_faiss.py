@@ -20,6 +20,9 @@ Timed:
             same round (the `tailrank` row).
   faiss     IndexFlatIP.search(queries, k=M) over the pool as f32 in RAM (the f16 -> f32
             conversion and index.add are not counted).
+  faiss-split  the same index searched twice, queries [:S] then [S:] (--faiss-split S; the
+            ILIAS shape: 1,232 image then 1,000 text queries, the two separate searches a
+            user of faiss runs for ILIAS).
   numpy     queries @ pool_chunk.T over the pool in chunks of 65536 rows converted to f32
             (only the products are timed; the same FLOPs, no top-k at all).
 --shape ilias sets the ILIAS shape: D = 1024, 1,232 + 1,000 queries (scanned here as one set of
@@ -129,11 +132,16 @@ def main():
     ap.add_argument("--cli", action="store_true",
                     help="also time `tailrank scan` (the CLI, whole process, default options)")
     ap.add_argument("--cli-bin", default="target/release/tailrank")
+    ap.add_argument("--faiss-split", type=int, default=None,
+                    help="also time faiss as two searches, queries [:N] then [N:] "
+                         "(--shape ilias: 1232, the image queries, then the 1,000 text ones)")
     ap.add_argument("--shape", choices=["default", "ilias"], default="default",
                     help="ilias: D=1024, 2232 queries, 4M pool (overrides the sizes)")
     args = ap.parse_args()
     if args.shape == "ilias":
         args.queries, args.dim, args.pool = 2232, 1024, 4_000_000
+        if args.faiss_split is None:
+            args.faiss_split = 1232
         if args.workdir == ap.get_default("workdir"):
             args.workdir = "target/bench-data-ilias"
     skip = set(filter(None, args.skip.split(",")))
@@ -242,6 +250,17 @@ def main():
             names["faiss"] = (f"faiss {faiss.__version__} IndexFlatIP.search k={m}", "")
             times.setdefault("faiss", []).append((time.perf_counter() - w0,
                                                    time.process_time() - c0))
+            split = args.faiss_split or 0
+            if 0 < split < nq:
+                log(f"[round {rnd + 1}/{args.repeat}] timing faiss as two searches "
+                    f"({split} + {nq - split} queries) ...")
+                w0, c0 = time.perf_counter(), time.process_time()
+                index.search(q[:split], m)
+                index.search(q[split:], m)
+                names["faiss-split"] = (f"faiss-split {faiss.__version__} IndexFlatIP.search "
+                                        f"k={m}, two searches ({split} + {nq - split} queries)", "")
+                times.setdefault("faiss-split", []).append((time.perf_counter() - w0,
+                                                         time.process_time() - c0))
     del index
 
     def median(v):
@@ -267,7 +286,7 @@ def main():
     for key in ("tailrank", "tailrank-noshards", "tailrank-noscreen", "tailrank-cli"):
         if key not in by:
             continue
-        for other in ("faiss", "numpy"):
+        for other in ("faiss", "faiss-split", "numpy"):
             if other in by:
                 print(f"{key} speed / {other}: wall {by[other][1] / by[key][1]:.2f}x, "
                       f"cpu {by[other][2] / by[key][2]:.2f}x")
