@@ -113,7 +113,7 @@ impl PreparedScan<'_> {
         let most = usize::try_from(subset_sizes[0])
             .unwrap_or(usize::MAX)
             .max(1);
-        let top_m: Vec<usize> = self
+        let kept: Vec<usize> = self
             .subsets
             .iter()
             .map(|s| s.kept(top_m_asked).min(most))
@@ -125,7 +125,7 @@ impl PreparedScan<'_> {
             d,
             nlev,
             nshard,
-            top_m: top_m.clone(),
+            top_m: kept,
             results_k: self.cfg.results_k,
             normalize: self.cfg.normalize,
         };
@@ -171,7 +171,13 @@ impl PreparedScan<'_> {
                         .map(|i| {
                             let parts: Vec<&TopM> =
                                 workers.iter().map(|w| &w.states[q].tops[i]).collect();
-                            speculate::floor(&parts, seen[i], subset_sizes[i], top_m[i], scratch)
+                            speculate::floor(
+                                &parts,
+                                seen[i],
+                                subset_sizes[i],
+                                plan.top_m[i],
+                                scratch,
+                            )
                         })
                         .collect::<Vec<f32>>()
                 })
@@ -200,7 +206,7 @@ impl PreparedScan<'_> {
                         .tops
                         .iter()
                         .enumerate()
-                        .any(|(i, t)| !speculate::verified(t, f[q * nsub + i], top_m[i]))
+                        .any(|(i, t)| !speculate::verified(t, f[q * nsub + i], plan.top_m[i]))
                 })
                 .collect();
         }
