@@ -1,6 +1,6 @@
 //! The JSON schema of a prediction report is pinned: every key path of `report::prediction_json`
 //! (arrays as `[]`) for a prediction that has every optional part (realized interval, budget,
-//! drift, level-calibrated law, fitted tails), in sorted order, and no `-0.0` anywhere. A
+//! drift, level-calibrated law, level-selected fit, fitted tails), in sorted order, and no `-0.0` anywhere. A
 //! changed field name or a dropped field fails here before it reaches a user's parser.
 
 use serde_json::Value;
@@ -17,6 +17,14 @@ const PREDICTION_KEYS: &[&str] = &[
     "baselines.level_points[].map_at_k",
     "baselines.level_points[].sample_size",
     "baselines.level_points[].subset",
+    "baselines.level_selected.candidates[].fit_top",
+    "baselines.level_selected.candidates[].in_sample_error",
+    "baselines.level_selected.candidates[].quantile",
+    "baselines.level_selected.chosen",
+    "baselines.level_selected.hit_at_1",
+    "baselines.level_selected.in_sample_std_error",
+    "baselines.level_selected.map_at_k",
+    "baselines.level_selected.recall_at_k",
     "baselines.log_linear_map_at_k",
     "baselines.power_law_map_at_k",
     "budget.first_sufficient_level",
@@ -86,6 +94,7 @@ const PREDICTION_KEYS: &[&str] = &[
     "queries[].tail.u",
     "queries[].tail.xi",
     "query_set",
+    "realized.fit_choice_map_at_k",
     "realized.map_at_k_realized_interval[]",
     "realized.other_map_map_at_k",
     "realized.pool_sd",
@@ -104,6 +113,8 @@ const PREDICTION_KEYS: &[&str] = &[
     "tail_report.xi_min",
     "tail_report.xi_quartiles[]",
     "tool_version",
+    "trust.fit_choice_fired",
+    "trust.fit_choice_shift",
     "trust.in_sample[].error",
     "trust.in_sample[].level",
     "trust.in_sample[].predicted_map_at_k",

@@ -11,6 +11,8 @@
 //!   `ln m = a − b ln S` over the levels with `m_ℓ > 0`, extrapolated to `exp(a − b ln N)`.
 //! - **log-linear**: least squares `m = a − b ln S`, extrapolated to `a − b ln N`.
 //! - **level-calibrated**: the count law of `predict::calibrated` (experimental).
+//! - **level-selected fit**: the evt fit choice that predicts the known level-0 sample best
+//!   from level 1 (`predict::fit_choice`).
 //!
 //! Both fits need at least two levels of distinct sizes (None otherwise); extrapolated values
 //! are clamped to [0, 1].
@@ -38,6 +40,10 @@ pub struct Baselines {
     /// hardness file or a summary with one level).
     #[serde(default)]
     pub level_calibrated: Option<super::calibrated::CalibratedMetrics>,
+    /// The level-selected evt fit at N (`predict::fit_choice`; None for the count estimator,
+    /// from a hardness file or a summary with one level).
+    #[serde(default)]
+    pub level_selected: Option<super::fit_choice::FitChoice>,
 }
 
 /// Exact mAP@k on the sample gallery of one nesting level.

@@ -5,7 +5,7 @@
 //! (`formats::json::to_json_value`).
 
 use super::calibrated::CalibratedMetrics;
-use super::{Interval, LevelPoint, Prediction, TailReport, Verdict};
+use super::{FitChoice, Interval, LevelPoint, Prediction, TailReport, Verdict};
 use crate::formats::json::to_json_value;
 use crate::hardness::Estimator;
 use crate::maps::MapKind;
@@ -102,6 +102,7 @@ struct RealizedJson {
     pool_sd_shards: Option<f64>,
     pool_sd_replicates: Option<f64>,
     other_map_map_at_k: f64,
+    fit_choice_map_at_k: Option<f64>,
     trend_shift: f64,
 }
 
@@ -116,6 +117,8 @@ struct TrustJson<'a> {
     in_sample_fired: bool,
     in_sample_used_level: Option<usize>,
     in_sample: Vec<InSampleJson>,
+    fit_choice_shift: Option<f64>,
+    fit_choice_fired: bool,
 }
 
 #[derive(Serialize)]
@@ -135,6 +138,7 @@ struct BaselinesJson<'a> {
     power_law_map_at_k: Option<f64>,
     log_linear_map_at_k: Option<f64>,
     level_calibrated: Option<CalibratedMetrics>,
+    level_selected: Option<&'a FitChoice>,
     level_points: &'a [LevelPoint],
 }
 
@@ -250,6 +254,7 @@ impl<'a> PredictionJson<'a> {
                 pool_sd_shards: r.pool_sd_shards,
                 pool_sd_replicates: r.pool_sd_replicates,
                 other_map_map_at_k: r.other_map_estimate,
+                fit_choice_map_at_k: r.fit_choice_estimate,
                 trend_shift: r.trend_shift,
             }),
             trust: TrustJson {
@@ -261,6 +266,8 @@ impl<'a> PredictionJson<'a> {
                 trend_fired: t.trend_fired(),
                 in_sample_fired: t.in_sample_fired(),
                 in_sample_used_level: t.used().map(|u| u.level),
+                fit_choice_shift: t.fit_choice_shift,
+                fit_choice_fired: t.fit_choice_fired(),
                 in_sample: t
                     .in_sample
                     .iter()
@@ -282,6 +289,7 @@ impl<'a> PredictionJson<'a> {
                 power_law_map_at_k: b.power_law,
                 log_linear_map_at_k: b.log_linear,
                 level_calibrated: b.level_calibrated,
+                level_selected: b.level_selected.as_ref(),
                 level_points: &b.level_points,
             },
             levels: p

@@ -19,6 +19,7 @@ pub mod calibrated;
 pub mod compare;
 pub mod curve;
 pub mod diagnostics;
+pub mod fit_choice;
 pub mod input;
 pub mod json;
 pub mod query_hardness;
@@ -29,6 +30,7 @@ pub mod trust;
 pub use baselines::{Baselines, LevelPoint};
 pub use curve::{curve, curve_from_hardness, Curve, CurvePoint};
 pub use diagnostics::{Budget, Drift, LevelPrediction, ShardPrediction, TailReport};
+pub use fit_choice::FitChoice;
 pub use input::PredictInput;
 pub use query_hardness::{
     count_hardness, estimate_query_for_metric, hardness_for, hardness_for_metric, per_query_ap,
@@ -471,6 +473,7 @@ fn assemble(
         log_linear: None,
         level_points: Vec::new(),
         level_calibrated: None,
+        level_selected: None,
     };
 
     let mut levels = Vec::new();
@@ -515,7 +518,10 @@ fn assemble(
                 d.max_abs_z
             ));
         }
-        trust = trust::trust(s, &aps, &boot, nf, k, &problems);
+        let exact0 = baselines::per_query_at_subset(s, 0, k);
+        base.level_selected = fit_choice::choose_fit(s, opts, &exact0, &boot, nf)?;
+        let fit_shift = base.level_selected.as_ref().map(|f| f.map_at_k - estimate);
+        trust = trust::trust(s, &aps, &boot, nf, k, fit_shift, &problems);
     }
     let other_map = match opts.map {
         MapKind::ExpectedRank => MapKind::Binomial,
@@ -524,6 +530,7 @@ fn assemble(
     let realized = realized::realized_interval(
         estimate,
         mean(&per_query_ap(&h0, nf, k, other_map)),
+        base.level_selected.as_ref().map(|f| f.map_at_k),
         &drift
             .as_ref()
             .map(|d| d.shards.iter().map(|h| h.estimate).collect::<Vec<_>>())

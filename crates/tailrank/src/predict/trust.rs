@@ -29,9 +29,14 @@
 //!   error at N was −0.3), so they raised false alarms; level 1 separates the cases
 //!   (`docs/validation.md`).
 //!
-//! **Verdict.** `doubtful` when either statistic is both practically large and statistically
-//! real: `|Δ_trend| > TOLERANCE` with `|Δ_trend|/SE > Z_CRIT`, or `|ê_N| > TOLERANCE` with
-//! `|e_ℓ*|/SE(e_ℓ*) > Z_CRIT`; also `doubtful` for a degenerate input (the sample-size warnings
+//! - **fit choice**: `δ_fit = m_fit − m`, the level-selected fit's estimate at N
+//!   (`predict::fit_choice`: the evt fit choice whose level-1 hardness predicts the known `S_0`
+//!   best) minus the estimate. Both fits pass for the sample; when they part by more than
+//!   [`FIT_TOLERANCE`] at N, the sample does not pin the tail down for this extrapolation.
+//!
+//! **Verdict.** `doubtful` when either level statistic is both practically large and
+//! statistically real: `|Δ_trend| > TOLERANCE` with `|Δ_trend|/SE > Z_CRIT`, or `|ê_N| >
+//! TOLERANCE` with `|e_ℓ*|/SE(e_ℓ*) > Z_CRIT`; or when `|δ_fit| > FIT_TOLERANCE`; also `doubtful` for a degenerate input (the sample-size warnings
 //! of `predict::sample_warnings`, drift flagged). `unchecked` when the tests cannot run (fewer
 //! than [`MIN_LEVELS`] levels, or no query bootstrap); `trusted` otherwise. The reason string
 //! names the statistic that decided.
@@ -46,6 +51,13 @@ use serde::{Deserialize, Serialize};
 
 /// A projected error (fraction of mAP) above this is practically relevant: half a mAP point.
 pub const TOLERANCE: f64 = 0.005;
+
+/// Two fit choices that both pass for the sample but part by more than this at N (one mAP
+/// point) make the prediction doubtful. *Choice:* twice [`TOLERANCE`], because `m_fit` carries
+/// the noise of its own selection (a grid of 12 fits ranked by one noisy statistic); at
+/// `TOLERANCE` the test flagged 2 of the 2 runs of the 5% corpus whose error was under half a
+/// point (`docs/predict.md`, "The level-selected fit").
+pub const FIT_TOLERANCE: f64 = 0.01;
 
 /// A paired statistic farther than this many standard errors from 0 is real, not noise.
 pub const Z_CRIT: f64 = 3.0;
@@ -155,6 +167,10 @@ pub struct Trust {
     pub in_sample: Vec<InSample>,
     /// Index into `in_sample` of the level `ℓ*` the verdict uses (level 1).
     pub in_sample_used: Option<usize>,
+    /// `δ_fit = m_fit − m`: the level-selected fit's estimate at N minus the estimate (None
+    /// without a level-selected fit).
+    #[serde(default)]
+    pub fit_choice_shift: Option<f64>,
 }
 
 impl Trust {
@@ -174,6 +190,21 @@ impl Trust {
         self.used().is_some_and(|u| {
             u.projected_error.abs() > TOLERANCE && z_of(u.error, u.std_error).abs() > Z_CRIT
         })
+    }
+
+    /// Whether the fit-choice test fired: `|δ_fit| > FIT_TOLERANCE`.
+    pub fn fit_choice_fired(&self) -> bool {
+        self.fit_choice_shift
+            .is_some_and(|d| d.abs() > FIT_TOLERANCE)
+    }
+
+    /// `Δ_trend` when the trend test fired, else 0.
+    pub fn trend_shift(&self) -> f64 {
+        if self.trend_fired() {
+            self.trend_projected
+        } else {
+            0.0
+        }
     }
 
     /// The move of the truth relative to the estimate that the fired tests point to: the
@@ -202,6 +233,7 @@ impl Trust {
             trend_std_error: f64::NAN,
             in_sample: Vec::new(),
             in_sample_used: None,
+            fit_choice_shift: None,
         }
     }
 }
@@ -217,13 +249,15 @@ fn z_of(x: f64, se: f64) -> f64 {
 }
 
 /// The trust statistics and verdict from the level vectors (level 0 first), the query
-/// bootstrap, the target N and the input problems already known (sample-size warnings, drift).
+/// bootstrap, the target N, the level-selected fit's `δ_fit` and the input problems already
+/// known (sample-size warnings, drift).
 pub fn trust(
     s: &Summary,
     levels: &[LevelAps],
     boot: &QueryBootstrap,
     n_pool: f64,
     k: usize,
+    fit_choice_shift: Option<f64>,
     problems: &[String],
 ) -> Trust {
     if levels.len() < MIN_LEVELS {
@@ -308,6 +342,7 @@ pub fn trust(
         trend_std_error,
         in_sample,
         in_sample_used,
+        fit_choice_shift,
     };
     if !have_boot {
         out.verdict = Verdict::Unchecked;
@@ -338,11 +373,18 @@ pub fn trust(
             100.0 * out.trend_projected
         ));
     }
+    if let Some(d) = out.fit_choice_shift.filter(|_| out.fit_choice_fired()) {
+        fired.push(format!(
+            "fit choice: the tail fit that best predicts the known S_0 from level 1 gives \
+             {:+.2} points at N against this estimate; the sample does not pin the tail down",
+            100.0 * d
+        ));
+    }
     if fired.is_empty() {
         let u = out.used();
         out.reason = format!(
             "level predictions flat within their paired noise (trend {:+.2} points to N, z = \
-             {:.1}){}",
+             {:.1}){}{}",
             100.0 * out.trend_projected,
             zt,
             u.map_or(String::new(), |u| format!(
@@ -350,6 +392,10 @@ pub fn trust(
                 u.level,
                 100.0 * u.error,
                 z_of(u.error, u.std_error)
+            )),
+            out.fit_choice_shift.map_or(String::new(), |d| format!(
+                "; the level-selected fit within {:+.2} points",
+                100.0 * d
             ))
         );
     } else {

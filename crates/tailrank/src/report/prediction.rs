@@ -146,6 +146,21 @@ pub fn prediction_table(p: &Prediction) -> String {
             pct(c.hit_at_1)
         );
     }
+    if let Some(f) = &b.level_selected {
+        let c = f.chosen();
+        let _ = writeln!(
+            t,
+            "{:<w$} {:>9}  (tail on the top {}, quantile {}; level 1 predicts S_0 off by {:+.2} \
+             points; Recall@{k} {}, hit@1 {})",
+            "  level-selected fit at N",
+            pct(f.map_at_k),
+            c.fit_top,
+            c.quantile,
+            100.0 * c.in_sample_error,
+            pct(f.recall_at_k),
+            pct(f.hit_at_1)
+        );
+    }
     if !p.levels.is_empty() {
         let _ = writeln!(t, "levels (prediction at N from each nested sample)");
         for l in &p.levels {

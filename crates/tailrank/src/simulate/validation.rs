@@ -14,10 +14,11 @@ use super::{simulate_summary, SimConfig, Truth};
 use crate::error::{Error, Result};
 use crate::hardness::EvtOptions;
 use crate::maps::{self, MapKind};
+use crate::predict::bootstrap::QueryBootstrap;
 use crate::predict::calibrated::{self, CalibratedMetrics};
 use crate::predict::{
-    baselines, count_hardness, hardness_for, per_query_ap, predict, Interval, PredictOptions,
-    Verdict,
+    baselines, count_hardness, fit_choice, hardness_for, per_query_ap, predict, FitChoice,
+    Interval, PredictOptions, Verdict,
 };
 use serde::{Deserialize, Serialize};
 
@@ -86,6 +87,9 @@ pub struct Run {
     /// and hit@1.
     #[serde(default)]
     pub level_calibrated: Option<CalibratedMetrics>,
+    /// The level-selected evt fit (`predict::fit_choice`): mAP@k, Recall@k and hit@1.
+    #[serde(default)]
+    pub level_selected: Option<CalibratedMetrics>,
     /// Realized Recall@k and hit@1 at N, and their predictions from the tail-aware hardness
     /// (under the count law, `maps::CountLaw`).
     pub truth_recall_at_k: f64,
@@ -109,6 +113,8 @@ pub struct Run {
     pub trend_fired: Option<bool>,
     #[serde(default)]
     pub in_sample_fired: Option<bool>,
+    #[serde(default)]
+    pub fit_choice_fired: Option<bool>,
 }
 
 /// Error statistics of one method over seeds.
@@ -137,6 +143,7 @@ pub const METHODS: &[&str] = &[
     "power-law",
     "log-linear",
     "level-calibrated",
+    "level-selected",
     "oracle",
 ];
 
@@ -151,6 +158,7 @@ impl Run {
             "power-law" => self.power_law,
             "log-linear" => self.log_linear,
             "level-calibrated" => self.level_calibrated.map(|c| c.map_at_k),
+            "level-selected" => self.level_selected.map(|c| c.map_at_k),
             "oracle" => Some(self.oracle),
             _ => None,
         }
@@ -202,6 +210,7 @@ pub fn run_one(
         power_law: None,
         log_linear: None,
         level_calibrated: None,
+        level_selected: None,
         truth_recall_at_k: f64::NAN,
         truth_hit_at_1: f64::NAN,
         recall_at_k: f64::NAN,
@@ -214,6 +223,7 @@ pub fn run_one(
         verdict: None,
         trend_fired: None,
         in_sample_fired: None,
+        fit_choice_fired: None,
     };
     let hardness = if bootstrap > 0 {
         // The full prediction (intervals, diagnostics), as `tailrank predict` gives it.
@@ -224,6 +234,7 @@ pub fn run_one(
         run.power_law = p.baselines.power_law;
         run.log_linear = p.baselines.log_linear;
         run.level_calibrated = p.baselines.level_calibrated;
+        run.level_selected = p.baselines.level_selected.as_ref().map(metrics_of);
         run.percentile = Some(p.percentile);
         run.bca = Some(p.bca);
         run.std_error = Some(p.std_error);
@@ -231,6 +242,7 @@ pub fn run_one(
         run.verdict = Some(p.trust.verdict);
         run.trend_fired = Some(p.trust.trend_fired());
         run.in_sample_fired = Some(p.trust.in_sample_fired());
+        run.fit_choice_fired = Some(p.trust.fit_choice_fired());
         p.hardness
     } else {
         // Point estimates only: the same functions `predict` uses, without the per-level and
@@ -249,6 +261,11 @@ pub fn run_one(
         run.log_linear = baselines::log_linear(&pts, nf);
         run.level_calibrated =
             calibrated::predict_calibrated(s, &EvtOptions::DEFAULT, &[(0, &h[..])], nf, k)?;
+        let exact0 = baselines::per_query_at_subset(s, 0, k);
+        let no_boot = QueryBootstrap::new(h.len(), 0, seed);
+        run.level_selected = fit_choice::choose_fit(s, &popts, &exact0, &no_boot, nf)?
+            .as_ref()
+            .map(metrics_of);
         h
     };
     run.evt_binomial = mean(&per_query_ap(&hardness, nf, k, MapKind::Binomial));
@@ -267,6 +284,15 @@ pub fn run_one(
     );
     run.decomposition = Some(decompose(&hardness, &t)?);
     Ok((run, t))
+}
+
+/// mAP@k, Recall@k and hit@1 of a level-selected fit.
+fn metrics_of(f: &FitChoice) -> CalibratedMetrics {
+    CalibratedMetrics {
+        map_at_k: f.map_at_k,
+        recall_at_k: f.recall_at_k,
+        hit_at_1: f.hit_at_1,
+    }
 }
 
 pub(crate) fn mean(v: &[f64]) -> f64 {

@@ -1,0 +1,186 @@
+//! Level-selected tail fit (docs/method.md §8, "The level-selected fit"): among a grid of evt
+//! fit choices, the one whose level-1 hardness predicts the known level-0 sample best, and its
+//! prediction at N. It never sees a truth; the nested levels are its held-out data.
+//!
+//! For a candidate `c = (m, q)` (fit the tail on the top `m` scores of a subset, threshold at
+//! their `q` quantile; the options' `c_min`), with `A^c_{1,i}(S_0)` the expected AP@k of query
+//! i at pool size `S_0` from level 1's hardness under `c` (binomial map, as in the trust
+//! verdict's in-sample check) and `E_i` the exact AP@k of the level-0 sample gallery:
+//!
+//! ```text
+//! e_1(c) = mean_i (A^c_{1,i}(S_0) − E_i)        c* = argmin_c |e_1(c)|  (first in grid order on ties)
+//! ```
+//!
+//! The candidates are [`FIT_TOPS`] × [`QUANTILES`] with `m` capped at the summary's M (the
+//! duplicates this makes are dropped), plus the options' own fit when it is not in the grid.
+//! The prediction at N is `c*`'s level-0 hardness through the options' map; Recall@k and hit@1
+//! come from the same hardness (binomial law of the pool count).
+//!
+//! *Why level 1.* It is the held-out step with the most items (`S_0/2` against `S_0`). The
+//! deeper levels see a tail `S_0/S_ℓ` times shallower and carry the fit's small-sample bias,
+//! which the selection would then fit (`docs/predict.md`, "The level-selected fit", measures
+//! levels 1–4). The selection consumes the level-1 check: `predict::trust` compares the two
+//! predictions instead (its fit-choice test).
+
+use super::bootstrap::QueryBootstrap;
+use super::{hardness_for, hardness_for_metric, mean, per_query_ap, PredictOptions};
+use crate::error::Result;
+use crate::hardness::{Estimator, EvtOptions};
+use crate::maps::{self, MapKind};
+use crate::summary::Summary;
+use serde::{Deserialize, Serialize};
+
+/// Numbers of top scores the candidates fit the tail on (capped at the summary's M).
+pub const FIT_TOPS: [usize; 3] = [1000, 2000, 4000];
+
+/// Threshold quantiles of the candidates: 20%, 10%, 5% and 2% of the fitted scores exceed it.
+pub const QUANTILES: [f64; 4] = [0.8, 0.9, 0.95, 0.98];
+
+/// One fit choice and its level-1 in-sample error.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct FitCandidate {
+    /// Top scores fitted (`EvtOptions::top_m`).
+    pub fit_top: usize,
+    /// Threshold quantile (`EvtOptions::quantile`).
+    pub quantile: f64,
+    /// `e_1(c)`: level 1's prediction of the known `S_0` minus its exact metric.
+    pub in_sample_error: f64,
+}
+
+/// The level-selected fit and its prediction at N.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FitChoice {
+    /// Every candidate, in grid order.
+    pub candidates: Vec<FitCandidate>,
+    /// Index of `c*` in `candidates`.
+    pub chosen: usize,
+    /// Paired query-bootstrap SE of `e_1(c*)` (NaN without a bootstrap).
+    pub in_sample_std_error: f64,
+    /// mAP@k, Recall@k and hit@1 at N from `c*`'s level-0 hardness.
+    pub map_at_k: f64,
+    pub recall_at_k: f64,
+    pub hit_at_1: f64,
+}
+
+impl FitChoice {
+    /// The chosen candidate `c*`.
+    pub fn chosen(&self) -> &FitCandidate {
+        &self.candidates[self.chosen]
+    }
+}
+
+/// The candidate grid for a summary keeping `m_kept` scores per list and the options' fit.
+pub fn candidates(m_kept: usize, own: &EvtOptions) -> Vec<EvtOptions> {
+    let mut out: Vec<EvtOptions> = Vec::new();
+    let mut push = |o: EvtOptions| {
+        if !out
+            .iter()
+            .any(|c| c.top_m == o.top_m && c.quantile == o.quantile)
+        {
+            out.push(o);
+        }
+    };
+    for &m in &FIT_TOPS {
+        for &quantile in &QUANTILES {
+            push(EvtOptions {
+                top_m: m.min(m_kept),
+                quantile,
+                c_min: own.c_min,
+            });
+        }
+    }
+    push(EvtOptions {
+        top_m: own.top_m.min(m_kept),
+        ..*own
+    });
+    out
+}
+
+/// The level-selected fit of summary `s` for pool size `n_pool`, with `exact0` the exact
+/// per-query AP@k of the level-0 sample gallery. None for the count estimator, or with fewer
+/// than two nesting levels.
+pub fn choose_fit(
+    s: &Summary,
+    opts: &PredictOptions,
+    exact0: &[f64],
+    boot: &QueryBootstrap,
+    n_pool: f64,
+) -> Result<Option<FitChoice>> {
+    let Estimator::Evt(own) = opts.estimator else {
+        return Ok(None);
+    };
+    let levels = s.level_indices();
+    let (Some(&sub0), Some(&sub1)) = (levels.first(), levels.get(1)) else {
+        return Ok(None);
+    };
+    let s0 = s.subset_sizes[sub0] as f64;
+    let k = opts.k;
+    let with = |o: EvtOptions| PredictOptions {
+        estimator: Estimator::Evt(o),
+        ..*opts
+    };
+    let grid = candidates(s.top_m, &own);
+    let mut diffs = Vec::with_capacity(grid.len());
+    let mut candidates = Vec::with_capacity(grid.len());
+    for o in &grid {
+        let h1 = hardness_for_metric(s, sub1, &with(*o))?;
+        let d: Vec<f64> = per_query_ap(&h1, s0, k, MapKind::Binomial)
+            .iter()
+            .zip(exact0)
+            .map(|(a, e)| a - e)
+            .collect();
+        candidates.push(FitCandidate {
+            fit_top: o.top_m,
+            quantile: o.quantile,
+            in_sample_error: mean(&d),
+        });
+        diffs.push(d);
+    }
+    let chosen = (0..candidates.len())
+        .min_by(|&a, &b| {
+            let (ea, eb) = (
+                candidates[a].in_sample_error.abs(),
+                candidates[b].in_sample_error.abs(),
+            );
+            ea.total_cmp(&eb).then(a.cmp(&b))
+        })
+        .expect("the grid is never empty");
+    let h0 = hardness_for(s, sub0, &with(grid[chosen]))?;
+    let per_query = |f: &dyn Fn(&crate::hardness::QueryHardness) -> f64| {
+        mean(&h0.iter().map(f).collect::<Vec<_>>())
+    };
+    Ok(Some(FitChoice {
+        in_sample_std_error: if boot.replicates >= 2 {
+            boot.std_error(&diffs[chosen])
+        } else {
+            f64::NAN
+        },
+        chosen,
+        map_at_k: mean(&per_query_ap(&h0, n_pool, k, opts.map)),
+        recall_at_k: per_query(&|q| maps::recall_at_k(q, n_pool, k)),
+        hit_at_1: per_query(&|q| maps::hit_at_1(q, n_pool)),
+        candidates,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grid_is_capped_at_the_kept_m_without_duplicates() {
+        let g = candidates(1500, &EvtOptions::DEFAULT);
+        // 1000 and 1500 (2000 and 4000 capped to 1500) × 4 quantiles.
+        assert_eq!(g.len(), 8);
+        assert!(g.iter().all(|o| o.top_m <= 1500));
+        let own = EvtOptions {
+            top_m: 3000,
+            quantile: 0.93,
+            c_min: 7,
+        };
+        let g = candidates(4000, &own);
+        assert_eq!(g.len(), 13);
+        assert_eq!(g.last(), Some(&own));
+        assert!(g.iter().all(|o| o.c_min == 7));
+    }
+}
