@@ -72,7 +72,8 @@ fn realized_interval_holds_the_estimate_and_is_reproducible() {
         .fit_choice_estimate
         .expect("evt on a summary has a level-selected fit");
     let lo_want =
-        p.estimate.min(r.other_map_estimate).min(fit) - z * r.pool_sd - (-r.trend_shift).max(0.0);
+        (p.estimate.min(r.other_map_estimate).min(fit) - z * r.pool_sd - (-r.trend_shift).max(0.0))
+            .max(0.0);
     // The shift is the trend's alone when a level-selected fit answers the in-sample check.
     assert_eq!(r.trend_shift, p.trust.trend_shift());
     assert!(

@@ -71,7 +71,7 @@ impl PredictOptions {
     /// The defaults, stated once (the CLI and Python signatures read them from here): N from
     /// the input, k = 1000, the tail-aware estimator with [`EvtOptions::DEFAULT`], the
     /// expected-rank map (the paper's), B = 1000 query-bootstrap replicates, 50 sample-noise
-    /// replicates (about 3.5 s on an ILIAS-sized summary, `docs/predict.md` "Cost"),
+    /// replicates (under 3 s on an ILIAS-sized summary, `docs/predict.md` "Cost"),
     /// confidence 0.95, seed 0.
     pub const DEFAULT: PredictOptions = PredictOptions {
         pool_size: None,

@@ -45,11 +45,12 @@
 //! ```text
 //! h  = z · sd_pool                              z = Φ⁻¹((1 + c)/2)
 //! Δ  = Δ_trend when the trend test fired, else 0 (with m_fit; else Trust::shift())
-//! lo = min(m_ER, m_Bin, m_fit) − h − max(−Δ, 0)
-//! hi = max(m_ER, m_Bin, m_fit) + h + max(Δ, 0)
+//! lo = max(0, min(m_ER, m_Bin, m_fit) − h − max(−Δ, 0))
+//! hi = min(1, max(m_ER, m_Bin, m_fit) + h + max(Δ, 0))
 //! ```
 //!
-//! The estimate is not moved (fixing the estimator is another matter); the interval always
+//! Both ends are clamped to [0, 1], where the metric lives (a large trend shift would
+//! otherwise reach past it). The estimate is not moved (fixing the estimator is another matter); the interval always
 //! contains it. It does not cover a tail model that misses mass without showing a trend over
 //! the levels: the trust verdict is the place to look for that. None when neither pool-noise
 //! source is available (no shards and no sample noise).
@@ -121,8 +122,8 @@ pub fn realized_interval(
     let fit = fit_choice.filter(|v| v.is_finite()).unwrap_or(estimate);
     Some(RealizedInterval {
         interval: Interval {
-            lo: estimate.min(other).min(fit) - h - (-trend_shift).max(0.0),
-            hi: estimate.max(other).max(fit) + h + trend_shift.max(0.0),
+            lo: (estimate.min(other).min(fit) - h - (-trend_shift).max(0.0)).max(0.0),
+            hi: (estimate.max(other).max(fit) + h + trend_shift.max(0.0)).min(1.0),
         },
         pool_sd,
         pool_sd_shards: shards,
@@ -131,4 +132,29 @@ pub fn realized_interval(
         trend_shift,
         fit_choice_estimate: fit_choice,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::predict::trust::Verdict;
+
+    /// A trend that projects past the metric's range is cut at [0, 1]; the span of the maps and
+    /// of the level-selected fit, and the pool noise, set the other end.
+    #[test]
+    fn ends_stay_in_the_unit_interval() {
+        let mut t = Trust::without_tests(Verdict::Doubtful, String::new());
+        t.trend_projected = 0.4;
+        t.trend_std_error = 0.01;
+        assert!(t.trend_fired());
+        let r = realized_interval(0.8, 0.82, Some(0.78), &[0.79, 0.81], None, &t, 0.95).unwrap();
+        assert_eq!(r.interval.hi, 1.0);
+        let h = stats::norm_ppf(0.975) * r.pool_sd;
+        assert!((r.interval.lo - (0.78 - h)).abs() < 1e-12);
+        t.trend_projected = -0.9;
+        let r = realized_interval(0.3, 0.31, Some(0.32), &[0.29, 0.31], None, &t, 0.95).unwrap();
+        assert_eq!(r.interval.lo, 0.0);
+        assert!((r.interval.hi - (0.32 + h)).abs() < 1e-12);
+        assert_eq!(r.fit_choice_estimate, Some(0.32));
+    }
 }

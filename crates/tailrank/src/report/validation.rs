@@ -453,11 +453,11 @@ pub fn vector_table(runs: &[VectorRun]) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "| family | seed | D | Q | N | f | metric | truth | evt | count | eval-at-S | oracle ER | oracle Bin | immune outranked |"
+        "| family | seed | D | Q | N | f | metric | truth | evt | level-selected | count | eval-at-S | oracle ER | oracle Bin | immune outranked | realized interval | verdict |"
     );
     let _ = writeln!(
         s,
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     );
     for r in runs {
         let rows: [(&str, Pick); 3] = [
@@ -466,18 +466,34 @@ pub fn vector_table(runs: &[VectorRun]) -> String {
             ("hit@1", |m| m.hit_at_1),
         ];
         for (i, (name, get)) in rows.iter().enumerate() {
-            let (oer, obin, imm) = if i == 0 {
+            let (oer, obin, imm, realized, verdict) = if i == 0 {
                 (
                     format!("{:.2}", 100.0 * r.oracle_expected_rank),
                     format!("{:.2}", 100.0 * r.oracle_binomial),
                     format!("{}/{}", r.immune_outranked, r.immune),
+                    r.realized.map_or("n/a".into(), |iv| {
+                        format!(
+                            "[{:.2}, {:.2}] {}",
+                            100.0 * iv.lo,
+                            100.0 * iv.hi,
+                            if iv.contains(r.truth.map_at_k) {
+                                "covers"
+                            } else {
+                                "misses"
+                            }
+                        )
+                    }),
+                    r.verdict.map_or("n/a", |v| v.as_str()).to_string(),
                 )
             } else {
-                (String::new(), String::new(), String::new())
+                Default::default()
             };
+            let selected = r
+                .level_selected
+                .map_or("n/a".into(), |m| format!("{:.2}", 100.0 * get(&m)));
             let _ = writeln!(
                 s,
-                "| {} | {} | {} | {} | {} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {:.2} | {:.2} | {} | {:.2} | {:.2} | {} | {} | {} | {} | {} |",
                 r.family,
                 r.seed,
                 r.dim,
@@ -487,11 +503,14 @@ pub fn vector_table(runs: &[VectorRun]) -> String {
                 name,
                 100.0 * get(&r.truth),
                 100.0 * get(&r.evt),
+                selected,
                 100.0 * get(&r.count),
                 100.0 * get(&r.evaluate_at_s),
                 oer,
                 obin,
-                imm
+                imm,
+                realized,
+                verdict
             );
         }
     }

@@ -20,7 +20,7 @@ use crate::formats::open_descriptors;
 use crate::hardness::{Branch, QueryHardness};
 use crate::maps::{self, MapKind};
 use crate::metric::{evaluate_counts, evaluate_summary_for_set, MissingPolicy};
-use crate::predict::{count_hardness, per_query_ap, predict, PredictOptions};
+use crate::predict::{count_hardness, per_query_ap, predict, Interval, PredictOptions, Verdict};
 use crate::scan::engine::{scan, NoProgress, ScanConfig};
 use crate::scan::request::{PairedResults, ScanRequest};
 use crate::summary::Summary;
@@ -169,7 +169,24 @@ pub struct VectorRun {
     /// Positives called immune at level 0, and those of them with `K_N > 0`.
     pub immune: usize,
     pub immune_outranked: usize,
+    /// The level-selected evt fit (`predict::fit_choice`) and its error; None when the
+    /// sample has a single level.
+    #[serde(default)]
+    pub level_selected: Option<Metrics>,
+    #[serde(default)]
+    pub level_selected_error: Option<Metrics>,
+    /// The realized-metric interval of `evt` and the trust verdict (`predict`'s, with a query
+    /// bootstrap of [`VERDICT_BOOTSTRAP`] replicates).
+    #[serde(default)]
+    pub realized: Option<Interval>,
+    #[serde(default)]
+    pub verdict: Option<Verdict>,
 }
+
+/// Query-bootstrap replicates of the vector runs' predictions: enough for the paired SEs of
+/// the trust verdict (the sample-noise replicates stay off; the realized interval takes its
+/// pool noise from the drift shards).
+pub const VERDICT_BOOTSTRAP: usize = 200;
 
 impl VectorRun {
     /// Every number of the record is finite.
@@ -179,6 +196,7 @@ impl VectorRun {
             .all(|m| m.is_finite())
             && self.oracle_expected_rank.is_finite()
             && self.oracle_binomial.is_finite()
+            && self.level_selected.is_none_or(|m| m.is_finite())
     }
 }
 
@@ -334,7 +352,7 @@ pub fn run_family(
         let (s, _) = scan_benchmark(work, f, seed, opts.threads, None)?;
         let popts = PredictOptions {
             k: opts.k,
-            bootstrap: 0,
+            bootstrap: VERDICT_BOOTSTRAP,
             sample_noise: 0,
             seed,
             ..PredictOptions::default()
@@ -353,6 +371,11 @@ pub fn run_family(
             hit_at_1: chit,
         };
         let eas = at_sample(&p.hardness, opts.k);
+        let selected = p.baselines.level_selected.as_ref().map(|f| Metrics {
+            map_at_k: f.map_at_k,
+            recall_at_k: f.recall_at_k,
+            hit_at_1: f.hit_at_1,
+        });
         let (mut immune, mut outranked) = (0, 0);
         for q in &p.hardness {
             for ph in q.positives.iter().filter(|ph| ph.branch == Branch::Immune) {
@@ -383,6 +406,10 @@ pub fn run_family(
             oracle_binomial: oracle_bin,
             immune,
             immune_outranked: outranked,
+            level_selected: selected,
+            level_selected_error: selected.map(|m| m.minus(&truth)),
+            realized: p.realized.map(|r| r.interval),
+            verdict: Some(p.trust.verdict),
         });
     }
     Ok(runs)
