@@ -23,7 +23,7 @@ use tailrank::formats::results::{read_results, QueryResults, Results};
 use tailrank::hardness::{Branch, Estimator, EvtOptions};
 use tailrank::maps::MapKind;
 use tailrank::metric::{evaluate_results_for, select_sets, EvalOptions, MetricName, MissingPolicy};
-use tailrank::predict::PredictOptions;
+use tailrank::predict::{FitMode, PredictOptions};
 use tailrank::protocols::{evaluate_revisited, read_revisited_gt, Protocol};
 use tailrank::scan::engine::{scan, NoProgress, ScanConfig, DEFAULT_DRIFT_SHARDS, DEFAULT_TOP_M};
 use tailrank::scan::request::ScanRequest;
@@ -261,7 +261,7 @@ type Columns = Vec<(&'static str, Py<PyAny>)>;
     bootstrap=PredictOptions::DEFAULT.bootstrap, sample_noise=PredictOptions::DEFAULT.sample_noise,
     confidence=PredictOptions::DEFAULT.confidence, seed=PredictOptions::DEFAULT.seed,
     fit_top=EvtOptions::DEFAULT.top_m, quantile=EvtOptions::DEFAULT.quantile,
-    c_min=EvtOptions::DEFAULT.c_min))]
+    c_min=EvtOptions::DEFAULT.c_min, fit=FitMode::NAMES[0]))]
 #[allow(clippy::too_many_arguments)]
 fn predict_native(
     py: Python<'_>,
@@ -277,6 +277,7 @@ fn predict_native(
     fit_top: usize,
     quantile: f64,
     c_min: u64,
+    fit: &str,
 ) -> PyResult<(String, Columns)> {
     let evt = EvtOptions {
         top_m: fit_top,
@@ -290,6 +291,7 @@ fn predict_native(
         sample_noise,
         confidence,
         seed,
+        fit: fit.parse().map_err(err)?,
         ..PredictOptions::named(estimator, evt, map).map_err(err)?
     };
     let s = &summary.inner;
@@ -488,6 +490,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     defaults.set_item("fit_top", e.top_m)?;
     defaults.set_item("quantile", e.quantile)?;
     defaults.set_item("c_min", e.c_min)?;
+    defaults.set_item("fit", FitMode::NAMES[0])?;
     m.add("PREDICT_DEFAULTS", defaults)?;
     // The scan defaults of the Python signatures (ScanConfig's, stated in scan::config).
     let scan_defaults = pyo3::types::PyDict::new(m.py());

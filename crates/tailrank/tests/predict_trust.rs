@@ -9,7 +9,7 @@
 
 use tailrank::hardness::{Estimator, EvtOptions};
 use tailrank::predict::trust::FIT_TOLERANCE;
-use tailrank::predict::{baselines, predict, PredictOptions, Prediction, Verdict};
+use tailrank::predict::{baselines, predict, FitMode, PredictOptions, Prediction, Verdict};
 use tailrank::simulate::{simulate_summary, SimConfig};
 
 fn sim_predict(
@@ -242,7 +242,24 @@ fn level_selected_fit_is_the_argmin_and_reproduces_predict() {
         c.quantile
     );
     assert!((f.map_at_k - truth).abs() < (p.estimate - truth).abs());
-    // The count estimator has no fit to choose.
+    // `--fit level-selected`: the chosen fit is the estimate, the options' fit the other
+    // opinion, so δ_fit changes sign and the interval's span is the same pair.
+    let selected = PredictOptions {
+        fit: FitMode::LevelSelected,
+        ..o
+    };
+    let (ps, _) = sim_predict("beta-mixture", 1, 0.05, 300, &selected);
+    assert_eq!(ps.estimate, q.estimate);
+    assert_eq!(ps.options.estimator, chosen.estimator);
+    assert_eq!(ps.options.fit, FitMode::LevelSelected);
+    assert_eq!(ps.trust.fit_choice_shift, Some(p.estimate - ps.estimate));
+    assert_eq!(ps.baselines.level_selected, p.baselines.level_selected);
+    assert_eq!(
+        ps.realized.unwrap().fit_choice_estimate,
+        Some(p.estimate),
+        "the other opinion is the options' fit"
+    );
+    // The count estimator has no fit to choose; asked to, it is refused.
     let count = PredictOptions {
         estimator: Estimator::Count,
         ..o
@@ -250,4 +267,28 @@ fn level_selected_fit_is_the_argmin_and_reproduces_predict() {
     let (pc, _) = sim_predict("beta-mixture", 1, 0.05, 300, &count);
     assert!(pc.baselines.level_selected.is_none());
     assert!(pc.trust.fit_choice_shift.is_none());
+    let mut cfg = SimConfig::preset("beta-mixture", 1)
+        .unwrap()
+        .with_queries(50);
+    cfg.fraction = 0.05;
+    let sim = simulate_summary(&cfg).unwrap();
+    let e = predict(
+        &sim.summary,
+        &PredictOptions {
+            fit: FitMode::LevelSelected,
+            ..count
+        },
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("level-selected fit needs the evt estimator"),
+        "{e}"
+    );
+    let meta = tailrank::hardness::HardnessMeta::from_summary(&sim.summary, 0, &o.estimator);
+    let h = tailrank::predict::hardness_for(&sim.summary, 0, &o).unwrap();
+    let e = tailrank::predict::predict_from_hardness(&meta, &h, &selected).unwrap_err();
+    assert!(e.to_string().contains("needs a summary"), "{e}");
+    let e = tailrank::predict::compare::compare(&sim.summary, &sim.summary, &selected).unwrap_err();
+    assert!(e.to_string().contains("for predict only"), "{e}");
 }

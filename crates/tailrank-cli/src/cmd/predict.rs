@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use tailrank::formats::hardness_csv;
 use tailrank::hardness::{Estimator, EvtOptions};
 use tailrank::maps::MapKind;
-use tailrank::predict::{PredictInput, PredictOptions};
+use tailrank::predict::{FitMode, PredictInput, PredictOptions};
 use tailrank::report::{prediction_json, prediction_table};
 
 /// Input and model options shared by `predict` and `curve`.
@@ -140,6 +140,11 @@ impl EstimateArgs {
 pub struct PredictArgs {
     #[command(flatten)]
     pub model: ModelArgs,
+    /// Which evt fit gives the estimate: the options' own (fixed) or the one whose level-1
+    /// half best predicts the known sample (level-selected; summary only). The other one is
+    /// reported beside it and feeds the verdict's fit-choice test.
+    #[arg(long, default_value = FitMode::NAMES[0], value_parser = FitMode::NAMES)]
+    pub fit: String,
     /// Sample-noise replicates (Poisson reweighting of the sample; 0 = off; summary only).
     #[arg(long, default_value_t = PredictOptions::DEFAULT.sample_noise)]
     pub sample_noise: usize,
@@ -152,7 +157,10 @@ pub struct PredictArgs {
 }
 
 pub fn run(a: PredictArgs) -> anyhow::Result<()> {
-    let opts = a.model.options(a.sample_noise)?;
+    let opts = PredictOptions {
+        fit: a.fit.parse()?,
+        ..a.model.options(a.sample_noise)?
+    };
     let mut outputs = tailrank::atomic::Transaction::new(&a.model.input_paths());
     let hardness_slot = a
         .hardness_out

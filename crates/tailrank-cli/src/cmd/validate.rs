@@ -5,6 +5,7 @@
 
 use clap::Args;
 use std::path::PathBuf;
+use tailrank::predict::FitMode;
 use tailrank::report::validation::{corpus_list, run_line, ValidationFiles};
 use tailrank::simulate::validation::{run_validation, ValidationOptions};
 
@@ -37,6 +38,9 @@ pub struct ValidateArgs {
     /// Query-bootstrap replicates at the main fraction (default: the library's).
     #[arg(long)]
     pub bootstrap: Option<usize>,
+    /// Which evt fit gives the `evt` column: fixed (the options' own) or level-selected.
+    #[arg(long, default_value = FitMode::NAMES[0], value_parser = FitMode::NAMES)]
+    pub fit: String,
     /// Markdown report (written atomically).
     #[arg(
         short,
@@ -69,6 +73,7 @@ pub fn run(a: ValidateArgs) -> anyhow::Result<()> {
         pool_size: a.pool_size,
         queries: a.queries,
         bootstrap: a.bootstrap.unwrap_or(d.bootstrap),
+        fit: a.fit.parse()?,
         ..d
     };
     let report = run_validation(&opts, |r| {

@@ -479,6 +479,7 @@ def predict(
     fit_top: int = _D["fit_top"],
     quantile: float = _D["quantile"],
     c_min: int = _D["c_min"],
+    fit: str = _D["fit"],
     top_m: Optional[int] = None,
 ) -> Report:
     """Predict mAP@k at pool size N (default: the summary's N) from a summary
@@ -488,6 +489,8 @@ def predict(
     sample scores, counts >= ``c_min`` used as they are) or ``count`` (x = K/S). ``map``:
     ``expected-rank`` (r_j = j + C_j + N x_j) or ``binomial``. ``bootstrap`` query-bootstrap
     replicates, ``sample_noise`` Poisson-reweighting replicates, both seeded by ``seed``.
+    ``fit``: ``fixed`` (the estimate uses ``fit_top``/``quantile``) or ``level-selected`` (the
+    fit whose level-1 half best predicts the known sample; the other one is reported beside it).
     ``top_m`` is the former name of ``fit_top`` (deprecated; it warns and overrides it).
     """
     if top_m is not None:
@@ -508,6 +511,7 @@ def predict(
         fit_top=int(fit_top),
         quantile=float(quantile),
         c_min=int(c_min),
+        fit=fit,
     )
     return Report(json.loads(text), dict(cols))
 

@@ -96,6 +96,7 @@ def predict(
     fit_top: int = ...,
     quantile: float = ...,
     c_min: int = ...,
+    fit: str = ...,
     top_m: Optional[int] = ...,
 ) -> Report: ...
 def evaluate(

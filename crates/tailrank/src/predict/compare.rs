@@ -110,6 +110,7 @@ fn check_pair(a: &Summary, b: &Summary) -> Result<()> {
 /// used.
 pub fn compare(a: &Summary, b: &Summary, opts: &PredictOptions) -> Result<Comparison> {
     opts.check()?;
+    super::fit_choice::check_fixed(opts, "compare")?;
     check_summary(a)?;
     check_summary(b)?;
     check_pair(a, b)?;

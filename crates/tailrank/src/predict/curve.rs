@@ -139,6 +139,7 @@ pub fn curve(
     per_decade: usize,
 ) -> Result<Curve> {
     opts.check()?;
+    super::fit_choice::check_fixed(opts, "curve")?;
     check_summary(s)?;
     super::check_sample_size(s.subset_sizes[0])?;
     let g = grid(lo, hi, per_decade)?;

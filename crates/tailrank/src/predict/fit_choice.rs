@@ -24,11 +24,133 @@
 
 use super::bootstrap::QueryBootstrap;
 use super::{hardness_for, hardness_for_metric, mean, per_query_ap, PredictOptions};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::hardness::{Estimator, EvtOptions};
 use crate::maps::{self, MapKind};
 use crate::summary::Summary;
 use serde::{Deserialize, Serialize};
+
+/// Which evt fit gives the estimate (the CLI's `--fit`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FitMode {
+    /// The options' fit (`EvtOptions`, the paper's by default); the level-selected fit is the
+    /// other opinion.
+    #[default]
+    Fixed,
+    /// The level-selected fit; the options' fit is the other opinion. The in-sample check from
+    /// level 1 is then the selection's own statistic and can hardly fire.
+    LevelSelected,
+}
+
+impl FitMode {
+    /// The names, the default first.
+    pub const NAMES: [&'static str; 2] = ["fixed", "level-selected"];
+
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            FitMode::Fixed => "fixed",
+            FitMode::LevelSelected => "level-selected",
+        }
+    }
+}
+
+impl std::str::FromStr for FitMode {
+    type Err = Error;
+
+    /// `fixed` or `level-selected`; an error lists the names.
+    fn from_str(s: &str) -> Result<FitMode> {
+        match s.trim() {
+            "fixed" => Ok(FitMode::Fixed),
+            "level-selected" => Ok(FitMode::LevelSelected),
+            _ => Err(Error::invalid(format!(
+                "unknown fit {s:?} (known: {})",
+                FitMode::NAMES.join(", ")
+            ))),
+        }
+    }
+}
+
+/// The options a prediction runs with once its fit is chosen, the level-selected fit, and the
+/// other opinion's estimate at N.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResolvedFit {
+    /// The options with the estimate's fit: the options themselves under [`FitMode::Fixed`],
+    /// the chosen candidate's `EvtOptions` under [`FitMode::LevelSelected`].
+    pub opts: PredictOptions,
+    /// The level-selected fit (None for the count estimator or a single level).
+    pub choice: Option<FitChoice>,
+    /// mAP@k at N of the fit that is not the estimate's: `m_fit` under `Fixed`, the options'
+    /// fit under `LevelSelected`.
+    pub other_estimate: Option<f64>,
+}
+
+/// Resolve the fit of a prediction from summary `s` for pool size `n_pool` (module docs), with
+/// `exact0` the exact per-query AP@k of the level-0 sample gallery
+/// (`baselines::per_query_at_subset(s, 0, k)`).
+pub fn resolve(
+    s: &Summary,
+    opts: &PredictOptions,
+    exact0: &[f64],
+    n_pool: f64,
+) -> Result<ResolvedFit> {
+    let boot = QueryBootstrap::new(s.queries.len(), opts.bootstrap, opts.seed);
+    let choice = choose_fit(s, opts, exact0, &boot, n_pool)?;
+    let Some(c) = choice.as_ref() else {
+        if opts.fit == FitMode::LevelSelected {
+            return Err(Error::invalid(format!(
+                "the level-selected fit needs the evt estimator (got {}) and a summary with at \
+                 least two nesting levels (it has {}); use --fit fixed",
+                opts.estimator.name(),
+                s.level_indices().len()
+            )));
+        }
+        return Ok(ResolvedFit {
+            opts: *opts,
+            choice,
+            other_estimate: None,
+        });
+    };
+    match opts.fit {
+        FitMode::Fixed => Ok(ResolvedFit {
+            opts: *opts,
+            other_estimate: Some(c.map_at_k),
+            choice,
+        }),
+        FitMode::LevelSelected => {
+            let Estimator::Evt(own) = opts.estimator else {
+                unreachable!("choose_fit gives a choice only for evt")
+            };
+            let chosen = c.chosen();
+            let run = PredictOptions {
+                estimator: Estimator::Evt(EvtOptions {
+                    top_m: chosen.fit_top,
+                    quantile: chosen.quantile,
+                    ..own
+                }),
+                ..*opts
+            };
+            let h = hardness_for(s, 0, opts)?;
+            Ok(ResolvedFit {
+                opts: run,
+                other_estimate: Some(mean(&per_query_ap(&h, n_pool, opts.k, opts.map))),
+                choice,
+            })
+        }
+    }
+}
+
+/// Refuse [`FitMode::LevelSelected`] where `what` (a curve, a comparison) uses the options'
+/// fit directly.
+pub fn check_fixed(opts: &PredictOptions, what: &str) -> Result<()> {
+    if opts.fit == FitMode::LevelSelected {
+        return Err(Error::invalid(format!(
+            "{what} uses the options' fit; the level-selected fit is for predict only (give \
+             --fit-top and --quantile of the fit it chose instead)"
+        )));
+    }
+    Ok(())
+}
 
 /// Numbers of top scores the candidates fit the tail on (capped at the summary's M).
 pub const FIT_TOPS: [usize; 3] = [1000, 2000, 4000];

@@ -30,7 +30,9 @@ impl PredictInput {
         match self {
             PredictInput::Summary(s) => {
                 let p = predict(&s, opts)?;
-                Ok((p, HardnessMeta::from_summary(&s, 0, &opts.estimator)))
+                // The estimator the estimate used (under `FitMode::LevelSelected`, the chosen fit).
+                let meta = HardnessMeta::from_summary(&s, 0, &p.options.estimator);
+                Ok((p, meta))
             }
             PredictInput::Hardness(meta, qs) => {
                 let p = predict_from_hardness(&meta, &qs, opts)?;

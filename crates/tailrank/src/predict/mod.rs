@@ -30,7 +30,7 @@ pub mod trust;
 pub use baselines::{Baselines, LevelPoint};
 pub use curve::{curve, curve_from_hardness, Curve, CurvePoint};
 pub use diagnostics::{Budget, Drift, LevelPrediction, ShardPrediction, TailReport};
-pub use fit_choice::FitChoice;
+pub use fit_choice::{FitChoice, FitMode};
 pub use input::PredictInput;
 pub use query_hardness::{
     count_hardness, estimate_query_for_metric, hardness_for, hardness_for_metric, per_query_ap,
@@ -57,6 +57,9 @@ pub struct PredictOptions {
     pub estimator: Estimator,
     /// Hardness-to-metric map.
     pub map: MapKind,
+    /// Which evt fit gives the estimate: the options' own, or the level-selected one.
+    #[serde(default)]
+    pub fit: FitMode,
     /// Query-bootstrap replicates B (0 disables the intervals, which are then NaN).
     pub bootstrap: usize,
     /// Sample-noise replicates (0 = off). Needs a summary (top-M scores).
@@ -70,7 +73,7 @@ pub struct PredictOptions {
 impl PredictOptions {
     /// The defaults, stated once (the CLI and Python signatures read them from here): N from
     /// the input, k = 1000, the tail-aware estimator with [`EvtOptions::DEFAULT`], the
-    /// expected-rank map (the paper's), B = 1000 query-bootstrap replicates, 50 sample-noise
+    /// expected-rank map (the paper's), that fit as the estimate's ([`FitMode::Fixed`]), B = 1000 query-bootstrap replicates, 50 sample-noise
     /// replicates (under 3 s on an ILIAS-sized summary, `docs/predict.md` "Cost"),
     /// confidence 0.95, seed 0.
     pub const DEFAULT: PredictOptions = PredictOptions {
@@ -78,6 +81,7 @@ impl PredictOptions {
         k: 1000,
         estimator: Estimator::Evt(EvtOptions::DEFAULT),
         map: MapKind::ExpectedRank,
+        fit: FitMode::Fixed,
         bootstrap: 1000,
         sample_noise: 50,
         confidence: 0.95,
@@ -403,9 +407,19 @@ pub fn predict(s: &Summary, opts: &PredictOptions) -> Result<Prediction> {
     let sample = s.subset_sizes[0];
     check_sample_size(sample)?;
     let n = target_pool_size(opts, s.pool_size, sample)?;
-    let h0 = hardness_for(s, 0, opts)?;
+    let exact0 = baselines::per_query_at_subset(s, 0, opts.k);
+    let fit = fit_choice::resolve(s, opts, &exact0, n as f64)?;
+    let h0 = hardness_for(s, 0, &fit.opts)?;
     check_hardness(&h0)?;
-    assemble(&s.model, &s.query_set, n, sample, h0, Some(s), opts)
+    assemble(
+        &s.model,
+        &s.query_set,
+        n,
+        sample,
+        h0,
+        Some((s, fit.choice, fit.other_estimate)),
+        &fit.opts,
+    )
 }
 
 /// Predict from a released hardness artifact: same estimate, intervals and tail report;
@@ -416,6 +430,12 @@ pub fn predict_from_hardness(
     qs: &[QueryHardness],
     opts: &PredictOptions,
 ) -> Result<Prediction> {
+    if opts.fit == FitMode::LevelSelected {
+        return Err(Error::invalid(
+            "the level-selected fit needs a summary (its nested levels); a hardness file holds \
+             one sample's hardness: use --fit fixed",
+        ));
+    }
     let opts = &for_hardness_file(meta, opts);
     opts.check()?;
     check_hardness(qs)?;
@@ -444,15 +464,23 @@ pub fn for_hardness_file(meta: &HardnessMeta, opts: &PredictOptions) -> PredictO
     o
 }
 
+/// A summary with its level-selected fit and the other fit's estimate at N
+/// ([`fit_choice::resolve`]).
+type SummaryParts<'a> = (&'a Summary, Option<FitChoice>, Option<f64>);
+
 fn assemble(
     model: &str,
     query_set: &str,
     n: u64,
     sample: u64,
     h0: Vec<QueryHardness>,
-    s: Option<&Summary>,
+    summary: Option<SummaryParts<'_>>,
     opts: &PredictOptions,
 ) -> Result<Prediction> {
+    let (s, choice, other_fit) = match summary {
+        Some((s, c, o)) => (Some(s), c, o),
+        None => (None, None, None),
+    };
     let nf = n as f64;
     let k = opts.k;
     let ap = per_query_ap(&h0, nf, k, opts.map);
@@ -473,7 +501,7 @@ fn assemble(
         log_linear: None,
         level_points: Vec::new(),
         level_calibrated: None,
-        level_selected: None,
+        level_selected: choice,
     };
 
     let mut levels = Vec::new();
@@ -518,9 +546,7 @@ fn assemble(
                 d.max_abs_z
             ));
         }
-        let exact0 = baselines::per_query_at_subset(s, 0, k);
-        base.level_selected = fit_choice::choose_fit(s, opts, &exact0, &boot, nf)?;
-        let fit_shift = base.level_selected.as_ref().map(|f| f.map_at_k - estimate);
+        let fit_shift = other_fit.map(|o| o - estimate);
         trust = trust::trust(s, &aps, &boot, nf, k, fit_shift, &problems);
     }
     let other_map = match opts.map {
@@ -530,7 +556,7 @@ fn assemble(
     let realized = realized::realized_interval(
         estimate,
         mean(&per_query_ap(&h0, nf, k, other_map)),
-        base.level_selected.as_ref().map(|f| f.map_at_k),
+        other_fit,
         &drift
             .as_ref()
             .map(|d| d.shards.iter().map(|h| h.estimate).collect::<Vec<_>>())

@@ -30,7 +30,8 @@
 //!   pool follows is not known from a sample, so the interval spans both estimates
 //!   `m_ER` and `m_Bin`;
 //! - the fit choice: the level-selected fit (`predict::fit_choice`) predicts the known `S_0`
-//!   from level 1 best among a grid of fit choices; its value at N, `m_fit`, is as well
+//!   from level 1 best among a grid of fit choices; the other fit's value at N, `m_fit` (the
+//!   level-selected fit's, or the options' fit's under `--fit level-selected`), is as well
 //!   supported by the sample as the estimate's, so the interval spans it too;
 //! - the level tests: when the trust check finds a real trend across the nested levels, the
 //!   prediction is still moving with the sample, and the interval reaches, on the side the

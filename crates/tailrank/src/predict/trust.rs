@@ -29,9 +29,10 @@
 //!   error at N was −0.3), so they raised false alarms; level 1 separates the cases
 //!   (`docs/validation.md`).
 //!
-//! - **fit choice**: `δ_fit = m_fit − m`, the level-selected fit's estimate at N
-//!   (`predict::fit_choice`: the evt fit choice whose level-1 hardness predicts the known `S_0`
-//!   best) minus the estimate. Both fits pass for the sample; when they part by more than
+//! - **fit choice**: `δ_fit = m_other − m`, the other evt fit's estimate at N minus the
+//!   estimate: the level-selected fit (`predict::fit_choice`: the fit choice whose level-1
+//!   hardness predicts the known `S_0` best) when the estimate uses the options' fit, and the
+//!   options' fit when it uses the level-selected one. Both fits pass for the sample; when they part by more than
 //!   [`FIT_TOLERANCE`] at N, the sample does not pin the tail down for this extrapolation.
 //!
 //! **Verdict.** `doubtful` when either level statistic is both practically large and
@@ -167,7 +168,7 @@ pub struct Trust {
     pub in_sample: Vec<InSample>,
     /// Index into `in_sample` of the level `ℓ*` the verdict uses (level 1).
     pub in_sample_used: Option<usize>,
-    /// `δ_fit = m_fit − m`: the level-selected fit's estimate at N minus the estimate (None
+    /// `δ_fit = m_other − m`: the other evt fit's estimate at N minus the estimate (None
     /// without a level-selected fit).
     #[serde(default)]
     pub fit_choice_shift: Option<f64>,
@@ -375,8 +376,8 @@ pub fn trust(
     }
     if let Some(d) = out.fit_choice_shift.filter(|_| out.fit_choice_fired()) {
         fired.push(format!(
-            "fit choice: the tail fit that best predicts the known S_0 from level 1 gives \
-             {:+.2} points at N against this estimate; the sample does not pin the tail down",
+            "fit choice: the fixed and the level-selected tail fits part at N (the other one \
+             {:+.2} points against this estimate); the sample does not pin the tail down",
             100.0 * d
         ));
     }
@@ -394,7 +395,7 @@ pub fn trust(
                 z_of(u.error, u.std_error)
             )),
             out.fit_choice_shift.map_or(String::new(), |d| format!(
-                "; the level-selected fit within {:+.2} points",
+                "; the other tail fit within {:+.2} points",
                 100.0 * d
             ))
         );

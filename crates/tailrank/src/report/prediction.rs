@@ -24,7 +24,7 @@ pub fn prediction_table(p: &Prediction) -> String {
     );
     let _ = writeln!(
         t,
-        "predicting N = {} pool items from S = {} sampled ({:.3}%), estimator {}, map {}",
+        "predicting N = {} pool items from S = {} sampled ({:.3}%), estimator {}, map {}{}",
         thousands(p.pool_size),
         thousands(p.sample_size),
         100.0 * p.sample_size as f64 / p.pool_size.max(1) as f64,
@@ -32,6 +32,14 @@ pub fn prediction_table(p: &Prediction) -> String {
         match p.options.map {
             crate::maps::MapKind::ExpectedRank => "expected-rank",
             crate::maps::MapKind::Binomial => "binomial",
+        },
+        match (p.options.fit, p.options.estimator) {
+            (crate::predict::FitMode::LevelSelected, crate::hardness::Estimator::Evt(o)) =>
+                format!(
+                    ", fit level-selected (tail on the top {}, quantile {})",
+                    o.top_m, o.quantile
+                ),
+            _ => String::new(),
         }
     );
     let w = 34;

@@ -14,10 +14,9 @@ use super::{simulate_summary, SimConfig, Truth};
 use crate::error::{Error, Result};
 use crate::hardness::EvtOptions;
 use crate::maps::{self, MapKind};
-use crate::predict::bootstrap::QueryBootstrap;
 use crate::predict::calibrated::{self, CalibratedMetrics};
 use crate::predict::{
-    baselines, count_hardness, fit_choice, hardness_for, per_query_ap, predict, FitChoice,
+    baselines, count_hardness, fit_choice, hardness_for, per_query_ap, predict, FitChoice, FitMode,
     Interval, PredictOptions, Verdict,
 };
 use serde::{Deserialize, Serialize};
@@ -40,6 +39,9 @@ pub struct ValidationOptions {
     /// Query-bootstrap replicates at the main fraction.
     pub bootstrap: usize,
     pub confidence: f64,
+    /// Which evt fit gives the estimate (the `evt` column).
+    #[serde(default)]
+    pub fit: FitMode,
 }
 
 impl Default for ValidationOptions {
@@ -56,6 +58,7 @@ impl Default for ValidationOptions {
             fractions: vec![0.01],
             pool_size: None,
             queries: None,
+            fit: FitMode::Fixed,
             bootstrap: 1000,
             confidence: 0.95,
         }
@@ -188,6 +191,7 @@ pub fn run_one(
         bootstrap,
         confidence: opts.confidence,
         seed,
+        fit: opts.fit,
         ..PredictOptions::default()
     };
     let t = sim.truth;
@@ -247,7 +251,9 @@ pub fn run_one(
     } else {
         // Point estimates only: the same functions `predict` uses, without the per-level and
         // per-shard diagnostics.
-        let h = hardness_for(s, 0, &popts)?;
+        let exact0 = baselines::per_query_at_subset(s, 0, k);
+        let fit = fit_choice::resolve(s, &popts, &exact0, nf)?;
+        let h = hardness_for(s, 0, &fit.opts)?;
         run.evt = mean(&per_query_ap(&h, nf, k, MapKind::ExpectedRank));
         run.count = mean(&per_query_ap(
             &count_hardness(&h),
@@ -260,12 +266,8 @@ pub fn run_one(
         run.power_law = baselines::power_law(&pts, nf);
         run.log_linear = baselines::log_linear(&pts, nf);
         run.level_calibrated =
-            calibrated::predict_calibrated(s, &EvtOptions::DEFAULT, &[(0, &h[..])], nf, k)?;
-        let exact0 = baselines::per_query_at_subset(s, 0, k);
-        let no_boot = QueryBootstrap::new(h.len(), 0, seed);
-        run.level_selected = fit_choice::choose_fit(s, &popts, &exact0, &no_boot, nf)?
-            .as_ref()
-            .map(metrics_of);
+            calibrated::predict_calibrated(s, &fit_options(&fit.opts), &[(0, &h[..])], nf, k)?;
+        run.level_selected = fit.choice.as_ref().map(metrics_of);
         h
     };
     run.evt_binomial = mean(&per_query_ap(&hardness, nf, k, MapKind::Binomial));
@@ -284,6 +286,14 @@ pub fn run_one(
     );
     run.decomposition = Some(decompose(&hardness, &t)?);
     Ok((run, t))
+}
+
+/// The evt options of a resolved prediction (the defaults for the count estimator).
+fn fit_options(o: &PredictOptions) -> EvtOptions {
+    match o.estimator {
+        crate::hardness::Estimator::Evt(e) => e,
+        crate::hardness::Estimator::Count => EvtOptions::DEFAULT,
+    }
 }
 
 /// mAP@k, Recall@k and hit@1 of a level-selected fit.
