@@ -44,10 +44,13 @@ pub enum FitMode {
 }
 
 impl FitMode {
-    /// The names, the default first.
-    pub const NAMES: [&'static str; 2] = ["fixed", "level-selected"];
+    /// Every mode, the default first.
+    pub const ALL: [FitMode; 2] = [FitMode::Fixed, FitMode::LevelSelected];
 
-    pub fn as_str(&self) -> &'static str {
+    /// The names, in the order of [`FitMode::ALL`].
+    pub const NAMES: [&'static str; 2] = [FitMode::ALL[0].as_str(), FitMode::ALL[1].as_str()];
+
+    pub const fn as_str(&self) -> &'static str {
         match self {
             FitMode::Fixed => "fixed",
             FitMode::LevelSelected => "level-selected",
@@ -60,14 +63,15 @@ impl std::str::FromStr for FitMode {
 
     /// `fixed` or `level-selected`; an error lists the names.
     fn from_str(s: &str) -> Result<FitMode> {
-        match s.trim() {
-            "fixed" => Ok(FitMode::Fixed),
-            "level-selected" => Ok(FitMode::LevelSelected),
-            _ => Err(Error::invalid(format!(
-                "unknown fit {s:?} (known: {})",
-                FitMode::NAMES.join(", ")
-            ))),
-        }
+        FitMode::ALL
+            .into_iter()
+            .find(|m| m.as_str() == s.trim())
+            .ok_or_else(|| {
+                Error::invalid(format!(
+                    "unknown fit {s:?} (known: {})",
+                    FitMode::NAMES.join(", ")
+                ))
+            })
     }
 }
 
@@ -87,15 +91,15 @@ pub struct ResolvedFit {
 
 /// Resolve the fit of a prediction from summary `s` for pool size `n_pool` (module docs), with
 /// `exact0` the exact per-query AP@k of the level-0 sample gallery
-/// (`baselines::per_query_at_subset(s, 0, k)`).
+/// (`baselines::per_query_at_subset(s, 0, k)`) and `boot` the prediction's query bootstrap.
 pub fn resolve(
     s: &Summary,
     opts: &PredictOptions,
     exact0: &[f64],
+    boot: &QueryBootstrap,
     n_pool: f64,
 ) -> Result<ResolvedFit> {
-    let boot = QueryBootstrap::new(s.queries.len(), opts.bootstrap, opts.seed);
-    let choice = choose_fit(s, opts, exact0, &boot, n_pool)?;
+    let choice = choose_fit(s, opts, exact0, boot, n_pool)?;
     let Some(c) = choice.as_ref() else {
         if opts.fit == FitMode::LevelSelected {
             return Err(Error::invalid(format!(

@@ -408,16 +408,23 @@ pub fn predict(s: &Summary, opts: &PredictOptions) -> Result<Prediction> {
     check_sample_size(sample)?;
     let n = target_pool_size(opts, s.pool_size, sample)?;
     let exact0 = baselines::per_query_at_subset(s, 0, opts.k);
-    let fit = fit_choice::resolve(s, opts, &exact0, n as f64)?;
+    // One query bootstrap for the fit choice's SE and every interval (same seed, same draws).
+    let boot = bootstrap::QueryBootstrap::new(s.queries.len(), opts.bootstrap, opts.seed);
+    let fit = fit_choice::resolve(s, opts, &exact0, &boot, n as f64)?;
     let h0 = hardness_for(s, 0, &fit.opts)?;
     check_hardness(&h0)?;
+    let parts = SummaryParts {
+        summary: s,
+        choice: fit.choice,
+        other_fit: fit.other_estimate,
+    };
     assemble(
         &s.model,
         &s.query_set,
         n,
         sample,
         h0,
-        Some((s, fit.choice, fit.other_estimate)),
+        (Some(parts), boot),
         &fit.opts,
     )
 }
@@ -441,13 +448,14 @@ pub fn predict_from_hardness(
     check_hardness(qs)?;
     check_sample_size(meta.sample_size)?;
     let n = target_pool_size(opts, meta.pool_size, meta.sample_size)?;
+    let boot = bootstrap::QueryBootstrap::new(qs.len(), opts.bootstrap, opts.seed);
     assemble(
         &meta.model,
         &meta.query_set,
         n,
         meta.sample_size,
         qs.to_vec(),
-        None,
+        (None, boot),
         opts,
     )
 }
@@ -466,19 +474,26 @@ pub fn for_hardness_file(meta: &HardnessMeta, opts: &PredictOptions) -> PredictO
 
 /// A summary with its level-selected fit and the other fit's estimate at N
 /// ([`fit_choice::resolve`]).
-type SummaryParts<'a> = (&'a Summary, Option<FitChoice>, Option<f64>);
+struct SummaryParts<'a> {
+    summary: &'a Summary,
+    choice: Option<FitChoice>,
+    other_fit: Option<f64>,
+}
 
+/// The prediction from the level-0 hardness `h0`; `input` is the summary's parts (None from a
+/// hardness file) and the query bootstrap of every interval.
 fn assemble(
     model: &str,
     query_set: &str,
     n: u64,
     sample: u64,
     h0: Vec<QueryHardness>,
-    summary: Option<SummaryParts<'_>>,
+    input: (Option<SummaryParts<'_>>, bootstrap::QueryBootstrap),
     opts: &PredictOptions,
 ) -> Result<Prediction> {
+    let (summary, boot) = input;
     let (s, choice, other_fit) = match summary {
-        Some((s, c, o)) => (Some(s), c, o),
+        Some(p) => (Some(p.summary), p.choice, p.other_fit),
         None => (None, None, None),
     };
     let nf = n as f64;
@@ -488,7 +503,6 @@ fn assemble(
     let recall: Vec<f64> = h0.par_iter().map(|q| maps::recall_at_k(q, nf, k)).collect();
     let hit: Vec<f64> = h0.par_iter().map(|q| maps::hit_at_1(q, nf)).collect();
 
-    let boot = bootstrap::QueryBootstrap::new(h0.len(), opts.bootstrap, opts.seed);
     let qb = boot.summarize(&ap, estimate, opts.confidence);
 
     let count_h = count_hardness(&h0);

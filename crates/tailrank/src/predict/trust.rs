@@ -212,10 +212,7 @@ impl Trust {
     /// largest in magnitude of `Δ_trend` (trend fired) and `−ê_N` (in-sample check fired;
     /// an over-prediction in-sample puts the truth below the estimate); 0 when none fired.
     pub fn shift(&self) -> f64 {
-        let mut best = 0.0f64;
-        if self.trend_fired() {
-            best = self.trend_projected;
-        }
+        let mut best = self.trend_shift();
         if let Some(u) = self.used().filter(|_| self.in_sample_fired()) {
             if u.projected_error.abs() > best.abs() {
                 best = -u.projected_error;

@@ -14,6 +14,7 @@ use super::{simulate_summary, SimConfig, Truth};
 use crate::error::{Error, Result};
 use crate::hardness::EvtOptions;
 use crate::maps::{self, MapKind};
+use crate::predict::bootstrap::QueryBootstrap;
 use crate::predict::calibrated::{self, CalibratedMetrics};
 use crate::predict::{
     baselines, count_hardness, fit_choice, hardness_for, per_query_ap, predict, FitChoice, FitMode,
@@ -252,7 +253,8 @@ pub fn run_one(
         // Point estimates only: the same functions `predict` uses, without the per-level and
         // per-shard diagnostics.
         let exact0 = baselines::per_query_at_subset(s, 0, k);
-        let fit = fit_choice::resolve(s, &popts, &exact0, nf)?;
+        let no_boot = QueryBootstrap::new(s.queries.len(), 0, seed);
+        let fit = fit_choice::resolve(s, &popts, &exact0, &no_boot, nf)?;
         let h = hardness_for(s, 0, &fit.opts)?;
         run.evt = mean(&per_query_ap(&h, nf, k, MapKind::ExpectedRank));
         run.count = mean(&per_query_ap(
