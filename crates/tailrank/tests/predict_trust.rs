@@ -86,6 +86,35 @@ fn realized_interval_holds_the_estimate_and_is_reproducible() {
     assert_eq!(p2.trust, p.trust);
 }
 
+/// A doubtful verdict puts the level-calibrated law (the table's second opinion) inside the
+/// realized interval; a trusted one leaves it out.
+#[test]
+fn a_doubtful_realized_interval_spans_the_second_opinion() {
+    let o = opts();
+    for (family, seed) in [("bursts", 0), ("ilias-like", 3)] {
+        let (p, _) = sim_predict(family, seed, 0.05, 300, &o);
+        let r = p.realized.expect("a realized interval");
+        let cal = p
+            .baselines
+            .level_calibrated
+            .expect("evt on a summary with levels has a calibrated law")
+            .map_at_k;
+        if p.trust.verdict == Verdict::Doubtful {
+            assert_eq!(r.calibrated_estimate, Some(cal), "{family}");
+            assert!(r.interval.contains(cal), "{family}: {r:?} vs {cal}");
+        } else {
+            assert_eq!(r.calibrated_estimate, None, "{family}");
+        }
+        if family == "bursts" {
+            assert_eq!(
+                p.trust.verdict,
+                Verdict::Doubtful,
+                "bursts is the too-hard family"
+            );
+        }
+    }
+}
+
 #[test]
 fn pool_noise_shrinks_as_the_sample_grows() {
     let o = opts();

@@ -96,6 +96,7 @@ const PREDICTION_KEYS: &[&str] = &[
     "queries[].tail.xi",
     "query_set",
     "realized.fit_choice_map_at_k",
+    "realized.level_calibrated_map_at_k",
     "realized.map_at_k_realized_interval[]",
     "realized.other_map_map_at_k",
     "realized.pool_sd",

@@ -104,6 +104,7 @@ struct RealizedJson {
     pool_sd_replicates: Option<f64>,
     other_map_map_at_k: f64,
     fit_choice_map_at_k: Option<f64>,
+    level_calibrated_map_at_k: Option<f64>,
     trend_shift: f64,
 }
 
@@ -257,6 +258,7 @@ impl<'a> PredictionJson<'a> {
                 pool_sd_replicates: r.pool_sd_replicates,
                 other_map_map_at_k: r.other_map_estimate,
                 fit_choice_map_at_k: r.fit_choice_estimate,
+                level_calibrated_map_at_k: r.calibrated_estimate,
                 trend_shift: r.trend_shift,
             }),
             trust: TrustJson {

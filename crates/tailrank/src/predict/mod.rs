@@ -567,10 +567,14 @@ fn assemble(
         MapKind::ExpectedRank => MapKind::Binomial,
         MapKind::Binomial => MapKind::ExpectedRank,
     };
+    let opinions = realized::Opinions {
+        other_map: mean(&per_query_ap(&h0, nf, k, other_map)),
+        other_fit,
+        calibrated: base.level_calibrated.map(|c| c.map_at_k),
+    };
     let realized = realized::realized_interval(
         estimate,
-        mean(&per_query_ap(&h0, nf, k, other_map)),
-        other_fit,
+        opinions,
         &drift
             .as_ref()
             .map(|d| d.shards.iter().map(|h| h.estimate).collect::<Vec<_>>())

@@ -33,6 +33,11 @@
 //!   from level 1 best among a grid of fit choices; the other fit's value at N, `m_fit` (the
 //!   level-selected fit's, or the options' fit's under `--fit level-selected`), is as well
 //!   supported by the sample as the estimate's, so the interval spans it too;
+//! - the second opinion: when the trust verdict is doubtful, the estimate is not supported by
+//!   its own nested levels, and the level-calibrated count law (`predict::calibrated`, the
+//!   "second opinion" of the table) is the estimate that those levels calibrate; the
+//!   interval then spans its value `m_cal` too. A trusted verdict leaves it out (`m_cal` has
+//!   an easy bias of 1–2 points where evt is right, `docs/predict.md`);
 //! - the level tests: when the trust check finds a real trend across the nested levels, the
 //!   prediction is still moving with the sample, and the interval reaches, on the side the
 //!   truth moves to, by the projected move `Δ = Δ_trend` to N. A real in-sample error is
@@ -46,8 +51,9 @@
 //! ```text
 //! h  = z · sd_pool                              z = Φ⁻¹((1 + c)/2)
 //! Δ  = Δ_trend when the trend test fired, else 0 (with m_fit; else Trust::shift())
-//! lo = max(0, min(m_ER, m_Bin, m_fit) − h − max(−Δ, 0))
-//! hi = min(1, max(m_ER, m_Bin, m_fit) + h + max(Δ, 0))
+//! M  = {m_ER, m_Bin, m_fit} ∪ {m_cal if the verdict is doubtful}
+//! lo = max(0, min(M) − h − max(−Δ, 0))
+//! hi = min(1, max(M) + h + max(Δ, 0))
 //! ```
 //!
 //! Both ends are clamped to [0, 1], where the metric lives (a large trend shift would
@@ -57,7 +63,7 @@
 //! source is available (no shards and no sample noise).
 
 use super::stats::{self, Interval};
-use super::trust::Trust;
+use super::trust::{Trust, Verdict};
 use serde::{Deserialize, Serialize};
 
 /// The realized-metric interval and its parts (fractions).
@@ -79,6 +85,21 @@ pub struct RealizedInterval {
     /// `m_fit`: the level-selected fit's estimate, when there is one.
     #[serde(default)]
     pub fit_choice_estimate: Option<f64>,
+    /// `m_cal`: the level-calibrated law's estimate, when the verdict is doubtful and the law
+    /// exists (the interval spans it only then).
+    #[serde(default)]
+    pub calibrated_estimate: Option<f64>,
+}
+
+/// The other opinions on the same metric that the interval spans (module docs): `other_map`
+/// the estimate through the other map, `other_fit` the other evt fit's (`m_fit`),
+/// `calibrated` the level-calibrated law's (`m_cal`, spanned only when the verdict is
+/// doubtful).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Opinions {
+    pub other_map: f64,
+    pub other_fit: Option<f64>,
+    pub calibrated: Option<f64>,
 }
 
 impl RealizedInterval {
@@ -87,14 +108,13 @@ impl RealizedInterval {
     }
 }
 
-/// The realized-metric interval around `estimate` (see the module docs): `other_map` is the
-/// estimate through the other map, `shard_estimates` the shards' predictions at N,
-/// `replicate_sd` the sample-noise sd, `trust` the level tests, `fit_choice` the
-/// level-selected fit's estimate. None when no pool-noise source is available.
+/// The realized-metric interval around `estimate` (see the module docs): `opinions` the other
+/// estimates it spans, `shard_estimates` the shards' predictions at N, `replicate_sd` the
+/// sample-noise sd, `trust` the level tests and the verdict. None when no pool-noise source
+/// is available.
 pub fn realized_interval(
     estimate: f64,
-    other_map: f64,
-    fit_choice: Option<f64>,
+    opinions: Opinions,
     shard_estimates: &[f64],
     replicate_sd: Option<f64>,
     trust: &Trust,
@@ -108,6 +128,11 @@ pub fn realized_interval(
         (None, None) => return None,
         (a, b) => a.unwrap_or(0.0).max(b.unwrap_or(0.0)),
     };
+    let Opinions {
+        other_map,
+        other_fit: fit_choice,
+        calibrated,
+    } = opinions;
     let trend_shift = if fit_choice.is_some() {
         trust.trend_shift()
     } else {
@@ -121,10 +146,15 @@ pub fn realized_interval(
         estimate
     };
     let fit = fit_choice.filter(|v| v.is_finite()).unwrap_or(estimate);
+    let calibrated = calibrated.filter(|v| v.is_finite() && trust.verdict == Verdict::Doubtful);
+    let cal = calibrated.unwrap_or(estimate);
+    let (lo, hi) = [other, fit, cal]
+        .iter()
+        .fold((estimate, estimate), |(lo, hi), &v| (lo.min(v), hi.max(v)));
     Some(RealizedInterval {
         interval: Interval {
-            lo: (estimate.min(other).min(fit) - h - (-trend_shift).max(0.0)).max(0.0),
-            hi: (estimate.max(other).max(fit) + h + trend_shift.max(0.0)).min(1.0),
+            lo: (lo - h - (-trend_shift).max(0.0)).max(0.0),
+            hi: (hi + h + trend_shift.max(0.0)).min(1.0),
         },
         pool_sd,
         pool_sd_shards: shards,
@@ -132,13 +162,21 @@ pub fn realized_interval(
         other_map_estimate: other_map,
         trend_shift,
         fit_choice_estimate: fit_choice,
+        calibrated_estimate: calibrated,
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::predict::trust::Verdict;
+
+    fn opinions(other_map: f64, other_fit: Option<f64>) -> Opinions {
+        Opinions {
+            other_map,
+            other_fit,
+            calibrated: None,
+        }
+    }
 
     /// A trend that projects past the metric's range is cut at [0, 1]; the span of the maps and
     /// of the level-selected fit, and the pool noise, set the other end.
@@ -148,14 +186,54 @@ mod tests {
         t.trend_projected = 0.4;
         t.trend_std_error = 0.01;
         assert!(t.trend_fired());
-        let r = realized_interval(0.8, 0.82, Some(0.78), &[0.79, 0.81], None, &t, 0.95).unwrap();
+        let r = realized_interval(
+            0.8,
+            opinions(0.82, Some(0.78)),
+            &[0.79, 0.81],
+            None,
+            &t,
+            0.95,
+        )
+        .unwrap();
         assert_eq!(r.interval.hi, 1.0);
         let h = stats::norm_ppf(0.975) * r.pool_sd;
         assert!((r.interval.lo - (0.78 - h)).abs() < 1e-12);
         t.trend_projected = -0.9;
-        let r = realized_interval(0.3, 0.31, Some(0.32), &[0.29, 0.31], None, &t, 0.95).unwrap();
+        let r = realized_interval(
+            0.3,
+            opinions(0.31, Some(0.32)),
+            &[0.29, 0.31],
+            None,
+            &t,
+            0.95,
+        )
+        .unwrap();
         assert_eq!(r.interval.lo, 0.0);
         assert!((r.interval.hi - (0.32 + h)).abs() < 1e-12);
         assert_eq!(r.fit_choice_estimate, Some(0.32));
+    }
+
+    /// The level-calibrated law is spanned when the verdict is doubtful, and only then.
+    #[test]
+    fn the_second_opinion_is_spanned_when_doubtful() {
+        let ops = Opinions {
+            other_map: 0.41,
+            other_fit: Some(0.42),
+            calibrated: Some(0.50),
+        };
+        let trusted = Trust::without_tests(Verdict::Trusted, String::new());
+        let r = realized_interval(0.40, ops, &[0.40, 0.40], None, &trusted, 0.95).unwrap();
+        assert_eq!((r.interval.lo, r.interval.hi), (0.40, 0.42));
+        assert_eq!(r.calibrated_estimate, None);
+        let doubtful = Trust::without_tests(Verdict::Doubtful, String::new());
+        let r = realized_interval(0.40, ops, &[0.40, 0.40], None, &doubtful, 0.95).unwrap();
+        assert_eq!((r.interval.lo, r.interval.hi), (0.40, 0.50));
+        assert_eq!(r.calibrated_estimate, Some(0.50));
+        let below = Opinions {
+            calibrated: Some(0.30),
+            ..ops
+        };
+        let r = realized_interval(0.40, below, &[0.40, 0.40], None, &doubtful, 0.95).unwrap();
+        assert_eq!((r.interval.lo, r.interval.hi), (0.30, 0.42));
     }
 }
