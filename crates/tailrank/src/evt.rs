@@ -27,6 +27,7 @@
 // `!(x > 0.0)` is meant: it is also true for NaN.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
+pub mod endpoint_law;
 mod log_sums;
 
 /// A fitted GPD (scipy convention, loc = 0).
