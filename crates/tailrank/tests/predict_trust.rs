@@ -321,3 +321,60 @@ fn level_selected_fit_is_the_argmin_and_reproduces_predict() {
     let e = tailrank::predict::compare::compare(&sim.summary, &sim.summary, &selected).unwrap_err();
     assert!(e.to_string().contains("for predict only"), "{e}");
 }
+
+/// The endpoint test counts what its docs say, recomputed here from each level's own hardness
+/// and the endpoint law: immune positives of levels 1–3, how many of them level 0 outranks,
+/// and the law's expected number; it fires on mixture-tail (a rare component past the main
+/// endpoint) and not on ilias-like.
+#[test]
+fn endpoint_test_counts_the_stated_events() {
+    use tailrank::evt::endpoint_law::EndpointLaw;
+    use tailrank::hardness::Branch;
+    use tailrank::predict::hardness_for;
+    let o = opts();
+    let mut laws = std::collections::HashMap::new();
+    for (preset, fires) in [("mixture-tail", true), ("ilias-like", false)] {
+        let mut cfg = SimConfig::preset(preset, 1).unwrap().with_queries(300);
+        cfg.fraction = 0.05;
+        let s = simulate_summary(&cfg).unwrap().summary;
+        let p = predict(&s, &o).unwrap();
+        let e = p
+            .trust
+            .endpoint
+            .as_ref()
+            .expect("five levels give the test");
+        assert_eq!(e.levels, vec![1, 2, 3]);
+        let subsets = s.level_indices();
+        let h0 = hardness_for(&s, 0, &o).unwrap();
+        let (mut immune, mut observed, mut predicted) = (0, 0, 0.0);
+        for &sub in &subsets[1..=3] {
+            let hl = hardness_for(&s, sub, &o).unwrap();
+            let exposure =
+                (s.subset_sizes[0] - s.subset_sizes[sub]) as f64 / s.subset_sizes[sub] as f64;
+            for (q0, ql) in h0.iter().zip(&hl) {
+                for (p0, pl) in q0.positives.iter().zip(&ql.positives) {
+                    if pl.branch != Branch::Immune {
+                        continue;
+                    }
+                    let t = ql.tail.unwrap();
+                    let end = t.u - t.fit.gpd.sigma / t.fit.gpd.xi;
+                    let z = (f64::from(pl.score) - end) / (end - t.u);
+                    immune += 1;
+                    observed += usize::from(p0.pool_above > pl.pool_above);
+                    let law = laws.entry(t.n_u).or_insert_with(|| EndpointLaw::new(t.n_u));
+                    predicted += law.outranked_probability(t.fit.gpd.xi, z, exposure);
+                }
+            }
+        }
+        eprintln!("{preset}: {e:?}");
+        assert_eq!((e.immune, e.observed), (immune, observed));
+        assert!((e.predicted - predicted).abs() < 1e-9 * predicted.max(1.0));
+        assert!(e.std_error > 0.0);
+        assert_eq!(e.fired(), fires, "{e:?}");
+        assert_eq!(p.trust.endpoint_fired(), fires);
+        if fires {
+            assert_eq!(p.trust.verdict, Verdict::Doubtful);
+            assert!(p.trust.reason.contains("endpoint:"), "{}", p.trust.reason);
+        }
+    }
+}

@@ -5,6 +5,7 @@
 //! (`formats::json::to_json_value`).
 
 use super::calibrated::CalibratedMetrics;
+use super::endpoint_test::EndpointTest;
 use super::{FitChoice, Interval, LevelPoint, Prediction, TailReport, Verdict};
 use crate::formats::json::to_json_value;
 use crate::hardness::Estimator;
@@ -121,6 +122,8 @@ struct TrustJson<'a> {
     in_sample: Vec<InSampleJson>,
     fit_choice_shift: Option<f64>,
     fit_choice_fired: bool,
+    endpoint: Option<&'a EndpointTest>,
+    endpoint_fired: bool,
 }
 
 #[derive(Serialize)]
@@ -272,6 +275,8 @@ impl<'a> PredictionJson<'a> {
                 in_sample_used_level: t.used().map(|u| u.level),
                 fit_choice_shift: t.fit_choice_shift,
                 fit_choice_fired: t.fit_choice_fired(),
+                endpoint: t.endpoint.as_ref(),
+                endpoint_fired: t.endpoint_fired(),
                 in_sample: t
                     .in_sample
                     .iter()

@@ -19,6 +19,7 @@ pub mod calibrated;
 pub mod compare;
 pub mod curve;
 pub mod diagnostics;
+pub mod endpoint_test;
 pub mod fit_choice;
 pub mod input;
 pub mod json;
@@ -560,8 +561,11 @@ fn assemble(
                 d.max_abs_z
             ));
         }
-        let fit_shift = other_fit.map(|o| o - estimate);
-        trust = trust::trust(s, &aps, &boot, nf, k, fit_shift, &problems);
+        let others = trust::OtherTests {
+            fit_choice_shift: other_fit.map(|o| o - estimate),
+            endpoint: endpoint_test::endpoint_test(&h0, &aps, &boot),
+        };
+        trust = trust::trust(s, &aps, &boot, nf, k, others, &problems);
     }
     let other_map = match opts.map {
         MapKind::ExpectedRank => MapKind::Binomial,

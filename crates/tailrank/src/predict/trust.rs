@@ -43,6 +43,7 @@
 //! names the statistic that decided.
 
 use super::bootstrap::QueryBootstrap;
+use super::endpoint_test::EndpointTest;
 use super::{baselines, hardness_for_metric, mean, per_query_ap, PredictOptions};
 use crate::error::Result;
 use crate::hardness::QueryHardness;
@@ -172,6 +173,17 @@ pub struct Trust {
     /// without a level-selected fit).
     #[serde(default)]
     pub fit_choice_shift: Option<f64>,
+    /// The endpoint test ([`super::endpoint_test`]); None without levels 1–3.
+    #[serde(default)]
+    pub endpoint: Option<EndpointTest>,
+}
+
+/// The verdict's tests computed outside the level vectors: the fit-choice shift `δ_fit` and
+/// the endpoint test.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OtherTests {
+    pub fit_choice_shift: Option<f64>,
+    pub endpoint: Option<EndpointTest>,
 }
 
 impl Trust {
@@ -197,6 +209,11 @@ impl Trust {
     pub fn fit_choice_fired(&self) -> bool {
         self.fit_choice_shift
             .is_some_and(|d| d.abs() > FIT_TOLERANCE)
+    }
+
+    /// Whether the endpoint test fired ([`EndpointTest::fired`]).
+    pub fn endpoint_fired(&self) -> bool {
+        self.endpoint.as_ref().is_some_and(EndpointTest::fired)
     }
 
     /// `Δ_trend` when the trend test fired, else 0.
@@ -232,11 +249,12 @@ impl Trust {
             in_sample: Vec::new(),
             in_sample_used: None,
             fit_choice_shift: None,
+            endpoint: None,
         }
     }
 }
 
-fn z_of(x: f64, se: f64) -> f64 {
+pub(crate) fn z_of(x: f64, se: f64) -> f64 {
     if se > 0.0 {
         x / se
     } else if x.abs() < 1e-15 {
@@ -247,17 +265,21 @@ fn z_of(x: f64, se: f64) -> f64 {
 }
 
 /// The trust statistics and verdict from the level vectors (level 0 first), the query
-/// bootstrap, the target N, the level-selected fit's `δ_fit` and the input problems already
-/// known (sample-size warnings, drift).
+/// bootstrap, the target N, the other tests (the level-selected fit's `δ_fit`, the endpoint
+/// test) and the input problems already known (sample-size warnings, drift).
 pub fn trust(
     s: &Summary,
     levels: &[LevelAps],
     boot: &QueryBootstrap,
     n_pool: f64,
     k: usize,
-    fit_choice_shift: Option<f64>,
+    others: OtherTests,
     problems: &[String],
 ) -> Trust {
+    let OtherTests {
+        fit_choice_shift,
+        endpoint,
+    } = others;
     if levels.len() < MIN_LEVELS {
         let t = Trust::without_tests(
             Verdict::Unchecked,
@@ -341,6 +363,7 @@ pub fn trust(
         in_sample,
         in_sample_used,
         fit_choice_shift,
+        endpoint,
     };
     if !have_boot {
         out.verdict = Verdict::Unchecked;
@@ -378,11 +401,23 @@ pub fn trust(
             100.0 * d
         ));
     }
+    if let Some(e) = out.endpoint.as_ref().filter(|e| e.fired()) {
+        fired.push(format!(
+            "endpoint: level 0 outranks {} of the {} positives that levels {} call immune, \
+             where the fits' own endpoint noise explains {:.1} (z = {:.1}); there is pool mass \
+             past the fitted endpoints that the tail model does not have",
+            e.observed,
+            e.immune,
+            level_list(&e.levels),
+            e.predicted,
+            e.z
+        ));
+    }
     if fired.is_empty() {
         let u = out.used();
         out.reason = format!(
             "level predictions flat within their paired noise (trend {:+.2} points to N, z = \
-             {:.1}){}{}",
+             {:.1}){}{}{}",
             100.0 * out.trend_projected,
             zt,
             u.map_or(String::new(), |u| format!(
@@ -394,6 +429,13 @@ pub fn trust(
             out.fit_choice_shift.map_or(String::new(), |d| format!(
                 "; the other tail fit within {:+.2} points",
                 100.0 * d
+            )),
+            out.endpoint.as_ref().map_or(String::new(), |e| format!(
+                "; {} of {} immune positives of levels {} outranked at level 0, {:.1} expected",
+                e.observed,
+                e.immune,
+                level_list(&e.levels),
+                e.predicted
             ))
         );
     } else {
@@ -401,6 +443,15 @@ pub fn trust(
         out.reason = fired.join("; ");
     }
     with_problems(out, problems)
+}
+
+/// `1–3`, `1–2` or `1`.
+fn level_list(levels: &[usize]) -> String {
+    match (levels.first(), levels.last()) {
+        (Some(a), Some(b)) if a != b => format!("{a}–{b}"),
+        (Some(a), _) => a.to_string(),
+        _ => String::new(),
+    }
 }
 
 /// Input problems make a verdict doubtful whatever the tests said; they come first in the

@@ -244,6 +244,24 @@ pub fn prediction_table(p: &Prediction) -> String {
             if tr.used() == Some(c) { " (used)" } else { "" }
         );
     }
+    if let Some(e) = &tr.endpoint {
+        let _ = writeln!(
+            t,
+            "{:<w$} {} of {} positives immune at levels {:?} outranked at level 0, {:.1} \
+             expected from the fits' endpoint noise (paired z = {:.1}){}",
+            "endpoint test",
+            e.observed,
+            e.immune,
+            e.levels,
+            e.predicted,
+            e.z,
+            if e.fired() {
+                ": mass past the fitted endpoints"
+            } else {
+                ""
+            }
+        );
+    }
     let tr = &p.tail;
     let _ = writeln!(
         t,

@@ -16,6 +16,7 @@ use crate::hardness::EvtOptions;
 use crate::maps::{self, MapKind};
 use crate::predict::bootstrap::QueryBootstrap;
 use crate::predict::calibrated::{self, CalibratedMetrics};
+use crate::predict::endpoint_test::EndpointTest;
 use crate::predict::{
     baselines, count_hardness, fit_choice, hardness_for, per_query_ap, predict, FitChoice, FitMode,
     Interval, PredictOptions, Verdict,
@@ -119,6 +120,11 @@ pub struct Run {
     pub in_sample_fired: Option<bool>,
     #[serde(default)]
     pub fit_choice_fired: Option<bool>,
+    /// The endpoint test's values (observed, expected, z) when it ran.
+    #[serde(default)]
+    pub endpoint: Option<EndpointTest>,
+    #[serde(default)]
+    pub endpoint_fired: Option<bool>,
 }
 
 /// Error statistics of one method over seeds.
@@ -229,6 +235,8 @@ pub fn run_one(
         trend_fired: None,
         in_sample_fired: None,
         fit_choice_fired: None,
+        endpoint: None,
+        endpoint_fired: None,
     };
     let hardness = if bootstrap > 0 {
         // The full prediction (intervals, diagnostics), as `tailrank predict` gives it.
@@ -248,6 +256,8 @@ pub fn run_one(
         run.trend_fired = Some(p.trust.trend_fired());
         run.in_sample_fired = Some(p.trust.in_sample_fired());
         run.fit_choice_fired = Some(p.trust.fit_choice_fired());
+        run.endpoint_fired = Some(p.trust.endpoint_fired());
+        run.endpoint = p.trust.endpoint.clone();
         p.hardness
     } else {
         // Point estimates only: the same functions `predict` uses, without the per-level and

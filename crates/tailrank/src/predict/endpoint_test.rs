@@ -1,0 +1,140 @@
+//! The endpoint test of the trust verdict (docs/method.md §9): do the nested levels find more
+//! pool mass past the fitted endpoints than the fits' own sampling noise explains?
+//!
+//! At level ℓ (sample `S_ℓ`, fit of `n_u` excesses, shape `ξ̂ < 0`), a positive past the fitted
+//! endpoint is called immune. Level 0 holds `S_0 − S_ℓ` items that level ℓ has not seen, so
+//! whether one of them outranks the positive (`K_0 > K_ℓ`) is known. If the tail is the fitted
+//! GPD, the chance of that is the endpoint law's ([`crate::evt::endpoint_law`]) at the
+//! positive's relative excess `z` past the endpoint and exposure `e_ℓ = (S_0 − S_ℓ)/S_ℓ`:
+//!
+//! ```text
+//! O_q = Σ_{ℓ ∈ LEVELS} Σ_{j immune at ℓ} 1[K_{0,j} > K_{ℓ,j}]
+//! P_q = Σ_{ℓ ∈ LEVELS} Σ_{j immune at ℓ} P(outranked | z_{ℓ,j}, ξ̂_{ℓ,q}, e_ℓ)
+//! D   = mean_q (O_q − P_q),   z = D / SE(D)   (paired query bootstrap)
+//! ```
+//!
+//! The test fires when `O > P` and `z > Z_CRIT`: mass the model cannot have (a rare component
+//! above the main tail, items shared by many queries) outranks positives it calls immune. The
+//! expected count is scale-free under the model (the law depends on `n_u` and `ξ` only), so
+//! unlike the level trend it needs no extrapolation in the sample size.
+//!
+//! *Levels 1–3.* Deeper levels fit the tail 16 times or more deeper in the body than level 0
+//! (the same reason the in-sample check uses level 1); `docs/predict.md`, "The endpoint test",
+//! gives the per-level counts that were measured before this choice.
+
+use super::bootstrap::QueryBootstrap;
+use super::trust::{z_of, LevelAps, Z_CRIT};
+use crate::evt::endpoint_law::EndpointLaw;
+use crate::hardness::{Branch, QueryHardness};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The nesting levels whose immune positives the test checks.
+pub const LEVELS: std::ops::RangeInclusive<usize> = 1..=3;
+
+/// The endpoint test's values.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EndpointTest {
+    /// The levels checked (those of [`LEVELS`] the summary has).
+    pub levels: Vec<usize>,
+    /// Positives called immune at those levels, summed over the levels.
+    pub immune: usize,
+    /// `O = Σ_q O_q`: how many of them level 0 outranks.
+    pub observed: usize,
+    /// `P = Σ_q P_q`: how many the endpoint law expects.
+    pub predicted: f64,
+    /// Paired query-bootstrap SE of `D = mean_q (O_q − P_q)` (NaN without a bootstrap).
+    pub std_error: f64,
+    /// `D / SE(D)`.
+    pub z: f64,
+}
+
+impl EndpointTest {
+    /// Whether the test fired: `O > P` and `z > Z_CRIT`.
+    pub fn fired(&self) -> bool {
+        self.observed as f64 > self.predicted && self.z > Z_CRIT
+    }
+}
+
+/// One immune positive of one level: its query, `n_u`, `ξ̂`, relative excess `z`, exposure and
+/// whether level 0 outranks it.
+struct Case {
+    query: usize,
+    n_u: usize,
+    xi: f64,
+    z: f64,
+    exposure: f64,
+    outranked: bool,
+}
+
+/// The endpoint test from the level-0 hardness `h0` and the levels' hardness (`levels[ℓ]` for
+/// ℓ ≥ 1, as [`super::trust::level_aps`] gives them); None when no level of [`LEVELS`] exists.
+pub fn endpoint_test(
+    h0: &[QueryHardness],
+    levels: &[LevelAps],
+    boot: &QueryBootstrap,
+) -> Option<EndpointTest> {
+    let s0 = levels.first()?.sample_size as f64;
+    let used: Vec<&LevelAps> = levels
+        .iter()
+        .filter(|l| LEVELS.contains(&l.level) && l.hardness.len() == h0.len())
+        .collect();
+    if used.is_empty() {
+        return None;
+    }
+    let mut cases = Vec::new();
+    for l in &used {
+        let exposure = (s0 - l.sample_size as f64).max(0.0) / l.sample_size.max(1) as f64;
+        for (qi, (q0, ql)) in h0.iter().zip(&l.hardness).enumerate() {
+            let Some(tail) = ql.tail.filter(|t| t.fit.gpd.xi < 0.0) else {
+                continue;
+            };
+            let reach = tail.fit.gpd.endpoint();
+            for (p0, pl) in q0.positives.iter().zip(&ql.positives) {
+                if pl.branch != Branch::Immune {
+                    continue;
+                }
+                cases.push(Case {
+                    query: qi,
+                    n_u: tail.n_u,
+                    xi: tail.fit.gpd.xi,
+                    z: (f64::from(pl.score) - tail.u) / reach - 1.0,
+                    exposure,
+                    outranked: p0.pool_above > pl.pool_above,
+                });
+            }
+        }
+    }
+    let mut sizes: Vec<usize> = cases.iter().map(|c| c.n_u).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let laws: BTreeMap<usize, EndpointLaw> = sizes
+        .par_iter()
+        .map(|&n| (n, EndpointLaw::new(n)))
+        .collect();
+    let mut diff = vec![0.0; h0.len()];
+    let (mut observed, mut predicted) = (0usize, 0.0);
+    for c in &cases {
+        let p = laws[&c.n_u].outranked_probability(c.xi, c.z, c.exposure);
+        let o = usize::from(c.outranked);
+        observed += o;
+        predicted += p;
+        diff[c.query] += o as f64 - p;
+    }
+    let d = diff.iter().sum::<f64>() / diff.len().max(1) as f64;
+    let std_error = if boot.replicates >= 2 {
+        boot.std_error(&diff)
+    } else {
+        f64::NAN
+    };
+    let z = z_of(d, std_error);
+    Some(EndpointTest {
+        levels: used.iter().map(|l| l.level).collect(),
+        immune: cases.len(),
+        observed,
+        predicted,
+        std_error,
+        z,
+    })
+}
