@@ -370,7 +370,7 @@ fn endpoint_test_counts_the_stated_events() {
         assert_eq!((e.immune, e.observed), (immune, observed));
         assert!((e.predicted - predicted).abs() < 1e-9 * predicted.max(1.0));
         assert!(e.std_error > 0.0);
-        assert_eq!(e.fired(), fires, "{e:?}");
+        assert_eq!(e.exceeds(tailrank::predict::trust::Z_CRIT), fires, "{e:?}");
         assert_eq!(p.trust.endpoint_fired(), fires);
         if fires {
             assert_eq!(p.trust.verdict, Verdict::Doubtful);

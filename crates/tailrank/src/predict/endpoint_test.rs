@@ -13,7 +13,7 @@
 //! D   = mean_q (O_q − P_q),   z = D / SE(D)   (paired query bootstrap)
 //! ```
 //!
-//! The test fires when `O > P` and `z > Z_CRIT`: mass the model cannot have (a rare component
+//! The test fires when `O > P` and `z > Z_CRIT` (the verdict's, `predict::trust`): mass the model cannot have (a rare component
 //! above the main tail, items shared by many queries) outranks positives it calls immune. The
 //! expected count is scale-free under the model (the law depends on `n_u` and `ξ` only), so
 //! unlike the level trend it needs no extrapolation in the sample size.
@@ -23,7 +23,7 @@
 //! gives the per-level counts that were measured before this choice.
 
 use super::bootstrap::QueryBootstrap;
-use super::trust::{z_of, LevelAps, Z_CRIT};
+use super::stats::z_score;
 use crate::evt::endpoint_law::EndpointLaw;
 use crate::hardness::{Branch, QueryHardness};
 use rayon::prelude::*;
@@ -51,10 +51,20 @@ pub struct EndpointTest {
 }
 
 impl EndpointTest {
-    /// Whether the test fired: `O > P` and `z > Z_CRIT`.
-    pub fn fired(&self) -> bool {
-        self.observed as f64 > self.predicted && self.z > Z_CRIT
+    /// Whether the observed count exceeds the expected one beyond `z_crit` paired SEs:
+    /// `O > P` and `z > z_crit` (the verdict uses its `Z_CRIT`).
+    pub fn exceeds(&self, z_crit: f64) -> bool {
+        self.observed as f64 > self.predicted && self.z > z_crit
     }
+}
+
+/// The hardness of one nesting level, as the test reads it.
+#[derive(Debug, Clone, Copy)]
+pub struct LevelHardness<'a> {
+    /// ℓ (0 = the sample itself).
+    pub level: usize,
+    pub sample_size: u64,
+    pub hardness: &'a [QueryHardness],
 }
 
 /// One immune positive of one level: its query, `n_u`, `ξ̂`, relative excess `z`, exposure and
@@ -68,15 +78,17 @@ struct Case {
     outranked: bool,
 }
 
-/// The endpoint test from the level-0 hardness `h0` and the levels' hardness (`levels[ℓ]` for
-/// ℓ ≥ 1, as [`super::trust::level_aps`] gives them); None when no level of [`LEVELS`] exists.
+/// The endpoint test from the level-0 hardness `h0` (sample `s0`) and the deeper levels'
+/// hardness; None when no level of [`LEVELS`] holds an immune positive (nothing to test, as
+/// with the count estimator).
 pub fn endpoint_test(
     h0: &[QueryHardness],
-    levels: &[LevelAps],
+    s0: u64,
+    levels: &[LevelHardness<'_>],
     boot: &QueryBootstrap,
 ) -> Option<EndpointTest> {
-    let s0 = levels.first()?.sample_size as f64;
-    let used: Vec<&LevelAps> = levels
+    let s0 = s0 as f64;
+    let used: Vec<&LevelHardness<'_>> = levels
         .iter()
         .filter(|l| LEVELS.contains(&l.level) && l.hardness.len() == h0.len())
         .collect();
@@ -86,7 +98,7 @@ pub fn endpoint_test(
     let mut cases = Vec::new();
     for l in &used {
         let exposure = (s0 - l.sample_size as f64).max(0.0) / l.sample_size.max(1) as f64;
-        for (qi, (q0, ql)) in h0.iter().zip(&l.hardness).enumerate() {
+        for (qi, (q0, ql)) in h0.iter().zip(l.hardness).enumerate() {
             let Some(tail) = ql.tail.filter(|t| t.fit.gpd.xi < 0.0) else {
                 continue;
             };
@@ -105,6 +117,9 @@ pub fn endpoint_test(
                 });
             }
         }
+    }
+    if cases.is_empty() {
+        return None;
     }
     let mut sizes: Vec<usize> = cases.iter().map(|c| c.n_u).collect();
     sizes.sort_unstable();
@@ -128,7 +143,7 @@ pub fn endpoint_test(
     } else {
         f64::NAN
     };
-    let z = z_of(d, std_error);
+    let z = z_score(d, std_error);
     Some(EndpointTest {
         levels: used.iter().map(|l| l.level).collect(),
         immune: cases.len(),

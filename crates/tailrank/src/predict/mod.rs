@@ -563,7 +563,18 @@ fn assemble(
         }
         let others = trust::OtherTests {
             fit_choice_shift: other_fit.map(|o| o - estimate),
-            endpoint: endpoint_test::endpoint_test(&h0, &aps, &boot),
+            endpoint: endpoint_test::endpoint_test(
+                &h0,
+                sample,
+                &aps.iter()
+                    .map(|a| endpoint_test::LevelHardness {
+                        level: a.level,
+                        sample_size: a.sample_size,
+                        hardness: &a.hardness,
+                    })
+                    .collect::<Vec<_>>(),
+                &boot,
+            ),
         };
         trust = trust::trust(s, &aps, &boot, nf, k, others, &problems);
     }

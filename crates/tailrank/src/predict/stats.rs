@@ -302,6 +302,18 @@ pub fn poisson<R: rand::Rng + ?Sized>(rng: &mut R, lambda: f64) -> u64 {
     }
 }
 
+/// `x / se`, the z-score of a statistic `x` with standard error `se`: 0 when both are 0, +∞
+/// when only `se` is 0 (or NaN: a statistic without an SE is never "within noise").
+pub fn z_score(x: f64, se: f64) -> f64 {
+    if se > 0.0 {
+        x / se
+    } else if x.abs() < 1e-15 {
+        0.0
+    } else {
+        f64::INFINITY
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

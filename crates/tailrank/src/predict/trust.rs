@@ -44,6 +44,7 @@
 
 use super::bootstrap::QueryBootstrap;
 use super::endpoint_test::EndpointTest;
+use super::stats;
 use super::{baselines, hardness_for_metric, mean, per_query_ap, PredictOptions};
 use crate::error::Result;
 use crate::hardness::QueryHardness;
@@ -173,7 +174,8 @@ pub struct Trust {
     /// without a level-selected fit).
     #[serde(default)]
     pub fit_choice_shift: Option<f64>,
-    /// The endpoint test ([`super::endpoint_test`]); None without levels 1–3.
+    /// The endpoint test ([`super::endpoint_test`]); None when levels 1–3 are missing or hold
+    /// no immune positive.
     #[serde(default)]
     pub endpoint: Option<EndpointTest>,
 }
@@ -195,13 +197,14 @@ impl Trust {
     /// Whether the trend test fired: `|Δ_trend| > TOLERANCE` and `|Δ_trend|/SE > Z_CRIT`.
     pub fn trend_fired(&self) -> bool {
         self.trend_projected.abs() > TOLERANCE
-            && z_of(self.trend_projected, self.trend_std_error).abs() > Z_CRIT
+            && stats::z_score(self.trend_projected, self.trend_std_error).abs() > Z_CRIT
     }
 
     /// Whether the in-sample check fired: `|ê_N| > TOLERANCE` and `|e_ℓ*|/SE > Z_CRIT`.
     pub fn in_sample_fired(&self) -> bool {
         self.used().is_some_and(|u| {
-            u.projected_error.abs() > TOLERANCE && z_of(u.error, u.std_error).abs() > Z_CRIT
+            u.projected_error.abs() > TOLERANCE
+                && stats::z_score(u.error, u.std_error).abs() > Z_CRIT
         })
     }
 
@@ -211,9 +214,9 @@ impl Trust {
             .is_some_and(|d| d.abs() > FIT_TOLERANCE)
     }
 
-    /// Whether the endpoint test fired ([`EndpointTest::fired`]).
+    /// Whether the endpoint test fired: `O > P` and `z > Z_CRIT` ([`EndpointTest::exceeds`]).
     pub fn endpoint_fired(&self) -> bool {
-        self.endpoint.as_ref().is_some_and(EndpointTest::fired)
+        self.endpoint.as_ref().is_some_and(|e| e.exceeds(Z_CRIT))
     }
 
     /// `Δ_trend` when the trend test fired, else 0.
@@ -251,16 +254,6 @@ impl Trust {
             fit_choice_shift: None,
             endpoint: None,
         }
-    }
-}
-
-pub(crate) fn z_of(x: f64, se: f64) -> f64 {
-    if se > 0.0 {
-        x / se
-    } else if x.abs() < 1e-15 {
-        0.0
-    } else {
-        f64::INFINITY
     }
 }
 
@@ -372,7 +365,7 @@ pub fn trust(
     }
     let mut fired = Vec::new();
     if let Some(u) = out.used().filter(|_| out.in_sample_fired()) {
-        let z = z_of(u.error, u.std_error);
+        let z = stats::z_score(u.error, u.std_error);
         fired.push(format!(
             "in-sample check: level {} (S = {}) predicts the known S_0 = {} off by {:+.2} \
                  points (z = {:.1}), projected {:+.2} points at N",
@@ -384,7 +377,7 @@ pub fn trust(
             100.0 * u.projected_error
         ));
     }
-    let zt = z_of(out.trend_projected, out.trend_std_error);
+    let zt = stats::z_score(out.trend_projected, out.trend_std_error);
     if out.trend_fired() {
         fired.push(format!(
             "trend: the prediction moves {:+.2} points per doubling of the sample (paired z = \
@@ -401,7 +394,7 @@ pub fn trust(
             100.0 * d
         ));
     }
-    if let Some(e) = out.endpoint.as_ref().filter(|e| e.fired()) {
+    if let Some(e) = out.endpoint.as_ref().filter(|_| out.endpoint_fired()) {
         fired.push(format!(
             "endpoint: level 0 outranks {} of the {} positives that levels {} call immune, \
              where the fits' own endpoint noise explains {:.1} (z = {:.1}); there is pool mass \
@@ -424,7 +417,7 @@ pub fn trust(
                 "; in-sample check from level {} off by {:+.2} points (z = {:.1})",
                 u.level,
                 100.0 * u.error,
-                z_of(u.error, u.std_error)
+                stats::z_score(u.error, u.std_error)
             )),
             out.fit_choice_shift.map_or(String::new(), |d| format!(
                 "; the other tail fit within {:+.2} points",

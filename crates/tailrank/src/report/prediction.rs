@@ -255,7 +255,7 @@ pub fn prediction_table(p: &Prediction) -> String {
             e.levels,
             e.predicted,
             e.z,
-            if e.fired() {
+            if tr.endpoint_fired() {
                 ": mass past the fitted endpoints"
             } else {
                 ""

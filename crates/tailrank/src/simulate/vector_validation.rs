@@ -20,6 +20,7 @@ use crate::formats::open_descriptors;
 use crate::hardness::{Branch, QueryHardness};
 use crate::maps::{self, MapKind};
 use crate::metric::{evaluate_counts, evaluate_summary_for_set, MissingPolicy};
+use crate::predict::endpoint_test::EndpointTest;
 use crate::predict::{count_hardness, per_query_ap, predict, Interval, PredictOptions, Verdict};
 use crate::scan::engine::{scan, NoProgress, ScanConfig};
 use crate::scan::request::{PairedResults, ScanRequest};
@@ -181,6 +182,9 @@ pub struct VectorRun {
     pub realized: Option<Interval>,
     #[serde(default)]
     pub verdict: Option<Verdict>,
+    /// The trust verdict's endpoint test (`predict::endpoint_test`), when it ran.
+    #[serde(default)]
+    pub endpoint: Option<EndpointTest>,
 }
 
 /// Query-bootstrap replicates of the vector runs' predictions: enough for the paired SEs of
@@ -410,6 +414,7 @@ pub fn run_family(
             level_selected_error: selected.map(|m| m.minus(&truth)),
             realized: p.realized.map(|r| r.interval),
             verdict: Some(p.trust.verdict),
+            endpoint: p.trust.endpoint.clone(),
         });
     }
     Ok(runs)
