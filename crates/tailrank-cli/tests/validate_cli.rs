@@ -45,6 +45,7 @@ fn validate_writes_report() {
         "| count |",
         "| evaluate-at-S |",
         "Convergence",
+        "endpoint test: fired in ",
     ] {
         assert!(text.contains(needle), "missing {needle:?}");
     }

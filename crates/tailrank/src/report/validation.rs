@@ -337,7 +337,37 @@ fn interval_verdict_lines(runs: &[&Run]) -> Vec<String> {
             rate(fa),
             100.0 * FLAG_NOT
         ),
+        endpoint_line(runs),
     ]
+}
+
+/// How often the verdict's endpoint test fired, and the median z of its runs.
+fn endpoint_line(runs: &[&Run]) -> String {
+    let ran: Vec<&crate::predict::endpoint_test::EndpointTest> =
+        runs.iter().filter_map(|r| r.endpoint.as_ref()).collect();
+    if ran.is_empty() {
+        return "endpoint test: did not run (no immune positive at levels 1-3)".into();
+    }
+    let fired = runs
+        .iter()
+        .filter(|r| r.endpoint_fired == Some(true))
+        .count();
+    let mut z: Vec<f64> = ran.iter().map(|e| e.z).collect();
+    z.sort_by(f64::total_cmp);
+    let ratio = |e: &&crate::predict::endpoint_test::EndpointTest| {
+        e.observed as f64 / e.predicted.max(f64::MIN_POSITIVE)
+    };
+    let mut r: Vec<f64> = ran.iter().map(ratio).collect();
+    r.sort_by(f64::total_cmp);
+    format!(
+        "endpoint test: fired in {fired} of {} runs; observed / expected outranked immune \
+         positives, median {:.2}; paired z median {:+.1} (from {:+.1} to {:+.1})",
+        ran.len(),
+        r[r.len() / 2],
+        z[z.len() / 2],
+        z[0],
+        z[z.len() - 1]
+    )
 }
 
 /// `covered/total (percent)`, or `n/a` when no interval was computed.
