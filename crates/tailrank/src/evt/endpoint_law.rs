@@ -7,18 +7,25 @@
 //! law as the truth, in units where `u = 0` and its endpoint is 1: survival of the normalised
 //! excess `w` is `(1 − w)^β`, `β = −1/ξ`. Replicate b draws `n` excesses from it
 //! (`w = 1 − V^(1/β)`, V uniform), refits ([`fit_gpd_bounded`]) and keeps the refitted endpoint
-//! `ê*_b` (+∞ when the refit is exponential). The analogue of the positive sits at
-//! `w_b = ê*_b·(1 + z)`, and its true pool share above the threshold's `n` excesses is
+//! `ê*_b` (+∞ when the refit is exponential). A positive is immune only under a fit with a
+//! finite endpoint, so the law keeps the replicates with a finite `ê*_b` (the set `F`). The
+//! analogue of the positive sits at `w_b = ê*_b·(1 + z)`, and the expected number of items above
+//! it in a sample of the fit's size S (whose top `n` are the excesses) is
 //!
 //! ```text
-//! λ_b = n · (1 − w_b)₊^β        (the expected count above it in a sample of the fit's size S)
+//! λ_b = n · (1 − w_b)₊^β
 //! ```
 //!
 //! A fresh sample of `e·S` items then holds `Poisson(λ_b·e)` items above it, so
 //!
 //! ```text
-//! P(outranked | z, ξ, e) = 1 − mean_b exp(−λ_b·e)
+//! P(outranked | z, ξ, e) = 1 − mean_{b ∈ F} exp(−λ_b·e)        (0 when F is empty)
 //! ```
+//!
+//! The pivot is exact for a positive at a fixed relative excess `z`; for a positive at a fixed
+//! score, selected as immune because `ê` fell below it, it holds on average over positives
+//! spread around the endpoint, not for each one. The table's own Monte Carlo error (200
+//! replicates, shared by every query with the same `n`) is not part of any standard error.
 //!
 //! The law depends on `(n, ξ)` only (σ and u scale out), so one table per `n` serves every
 //! query: ξ on the grid [`XI_GRID_STEP`]·{1, …, 20} with the sign flipped (−1.00 … −0.05; a fit's
@@ -74,31 +81,40 @@ impl EndpointLaw {
         (g.round().clamp(0.0, (XI_GRID_LEN - 1) as f64)) as usize
     }
 
-    /// The replicate rates `λ_b = n·(1 − ê*_b(1 + z))₊^β` for a fit of shape `xi < 0` and a
-    /// positive at relative excess `z` past its endpoint (module docs).
+    /// The rates `λ_b = n·(1 − ê*_b(1 + z))₊^β` of the replicates with a finite refitted
+    /// endpoint, for a fit of shape `xi < 0` and a positive at relative excess `z` past its
+    /// endpoint (module docs).
     pub fn rates(&self, xi: f64, z: f64) -> impl Iterator<Item = f64> + '_ {
         let g = Self::grid(xi);
         let beta = -1.0 / xi_of(g);
         let n = self.n as f64;
-        self.endpoints[g].iter().map(move |&e| {
-            let w = e * (1.0 + z.max(0.0));
-            if w < 1.0 {
-                n * (1.0 - w).powf(beta)
-            } else {
-                0.0
-            }
-        })
+        self.endpoints[g]
+            .iter()
+            .filter(|e| e.is_finite())
+            .map(move |&e| {
+                let w = e * (1.0 + z.max(0.0));
+                if w < 1.0 {
+                    n * (1.0 - w).powf(beta)
+                } else {
+                    0.0
+                }
+            })
     }
 
-    /// `P(outranked) = 1 − mean_b exp(−λ_b·exposure)`: the chance that `exposure` times the
-    /// fit's sample holds at least one item above a positive at relative excess `z`.
+    /// `P(outranked) = 1 − mean_{b ∈ F} exp(−λ_b·exposure)`: the chance that `exposure` times
+    /// the fit's sample holds at least one item above a positive at relative excess `z` (0
+    /// when no replicate has a finite endpoint).
     pub fn outranked_probability(&self, xi: f64, z: f64, exposure: f64) -> f64 {
-        let b = self.endpoints[Self::grid(xi)].len().max(1) as f64;
-        1.0 - self
-            .rates(xi, z)
-            .map(|l| (-l * exposure).exp())
-            .sum::<f64>()
-            / b
+        let (mut kept, mut none) = (0usize, 0.0);
+        for l in self.rates(xi, z) {
+            kept += 1;
+            none += (-l * exposure).exp();
+        }
+        if kept == 0 {
+            0.0
+        } else {
+            1.0 - none / kept as f64
+        }
     }
 }
 

@@ -52,9 +52,10 @@ pub struct EndpointTest {
 
 impl EndpointTest {
     /// Whether the observed count exceeds the expected one beyond `z_crit` paired SEs:
-    /// `O > P` and `z > z_crit` (the verdict uses its `Z_CRIT`).
+    /// `O > P` and `z > z_crit` (the verdict uses its `Z_CRIT`); never without a finite SE
+    /// (no query bootstrap).
     pub fn exceeds(&self, z_crit: f64) -> bool {
-        self.observed as f64 > self.predicted && self.z > z_crit
+        self.std_error.is_finite() && self.observed as f64 > self.predicted && self.z > z_crit
     }
 }
 

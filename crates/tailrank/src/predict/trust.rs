@@ -35,9 +35,15 @@
 //!   options' fit when it uses the level-selected one. Both fits pass for the sample; when they part by more than
 //!   [`FIT_TOLERANCE`] at N, the sample does not pin the tail down for this extrapolation.
 //!
+//! - **endpoint** ([`super::endpoint_test`]): the positives that levels 1–3 call immune and
+//!   level 0 outranks, `O`, against the number `P` the fitted endpoints' own sampling law
+//!   expects; paired z of the per-query differences.
+//!
 //! **Verdict.** `doubtful` when either level statistic is both practically large and
 //! statistically real: `|Δ_trend| > TOLERANCE` with `|Δ_trend|/SE > Z_CRIT`, or `|ê_N| >
-//! TOLERANCE` with `|e_ℓ*|/SE(e_ℓ*) > Z_CRIT`; or when `|δ_fit| > FIT_TOLERANCE`; also `doubtful` for a degenerate input (the sample-size warnings
+//! TOLERANCE` with `|e_ℓ*|/SE(e_ℓ*) > Z_CRIT`; or when `|δ_fit| > FIT_TOLERANCE`; or when
+//! the endpoint test finds `O > P` with `z > Z_CRIT`; also `doubtful` for a degenerate input
+//! (the sample-size warnings
 //! of `predict::sample_warnings`, drift flagged). `unchecked` when the tests cannot run (fewer
 //! than [`MIN_LEVELS`] levels, or no query bootstrap); `trusted` otherwise. The reason string
 //! names the statistic that decided.
@@ -175,7 +181,8 @@ pub struct Trust {
     #[serde(default)]
     pub fit_choice_shift: Option<f64>,
     /// The endpoint test ([`super::endpoint_test`]); None when levels 1–3 are missing or hold
-    /// no immune positive.
+    /// no immune positive (the count estimator), with fewer than [`MIN_LEVELS`] levels, and
+    /// from a hardness file.
     #[serde(default)]
     pub endpoint: Option<EndpointTest>,
 }
@@ -439,7 +446,7 @@ pub fn trust(
 }
 
 /// `1–3`, `1–2` or `1`.
-fn level_list(levels: &[usize]) -> String {
+pub(crate) fn level_list(levels: &[usize]) -> String {
     match (levels.first(), levels.last()) {
         (Some(a), Some(b)) if a != b => format!("{a}–{b}"),
         (Some(a), _) => a.to_string(),

@@ -247,12 +247,12 @@ pub fn prediction_table(p: &Prediction) -> String {
     if let Some(e) = &tr.endpoint {
         let _ = writeln!(
             t,
-            "{:<w$} {} of {} positives immune at levels {:?} outranked at level 0, {:.1} \
+            "{:<w$} {} of {} positives immune at levels {} outranked at level 0, {:.1} \
              expected from the fits' endpoint noise (paired z = {:.1}){}",
             "endpoint test",
             e.observed,
             e.immune,
-            e.levels,
+            crate::predict::trust::level_list(&e.levels),
             e.predicted,
             e.z,
             if tr.endpoint_fired() {

@@ -341,7 +341,8 @@ fn interval_verdict_lines(runs: &[&Run]) -> Vec<String> {
     ]
 }
 
-/// How often the verdict's endpoint test fired, and the median z of its runs.
+/// How often the verdict's endpoint test fired, the median (upper, for an even count) of its
+/// observed/expected ratio and of its z, and the range of z.
 fn endpoint_line(runs: &[&Run]) -> String {
     let ran: Vec<&crate::predict::endpoint_test::EndpointTest> =
         runs.iter().filter_map(|r| r.endpoint.as_ref()).collect();
