@@ -34,6 +34,8 @@
 
 use super::fit_gpd_bounded;
 use rand::{RngExt, SeedableRng};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Bootstrap replicates per grid value of ξ.
 pub const REPLICATES: usize = 200;
@@ -68,6 +70,24 @@ impl EndpointLaw {
             })
             .collect();
         EndpointLaw { n, endpoints }
+    }
+
+    /// The law for `n` excesses, built once per process and shared: it is a fixed function of
+    /// `n`, so `validate` and repeated predictions do not redo its refits.
+    pub fn shared(n: usize) -> Arc<EndpointLaw> {
+        static LAWS: OnceLock<Mutex<HashMap<usize, Arc<EndpointLaw>>>> = OnceLock::new();
+        let laws = LAWS.get_or_init(Default::default);
+        let known = laws
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&n)
+            .cloned();
+        known.unwrap_or_else(|| {
+            // Built outside the lock, so that laws for different n build in parallel.
+            let law = Arc::new(EndpointLaw::new(n));
+            let mut map = laws.lock().unwrap_or_else(|e| e.into_inner());
+            map.entry(n).or_insert(law).clone()
+        })
     }
 
     /// Number of excesses the law is for.
@@ -184,7 +204,8 @@ mod tests {
         // More exposure, more risk.
         assert!(law.outranked_probability(-0.3, 0.05, 99.0) >= p[1]);
         assert_eq!(law.outranked_probability(-0.3, 0.05, 0.0), 0.0);
-        // Reproducible.
+        // Reproducible, and the shared law is the same table.
         assert_eq!(EndpointLaw::new(200), law);
+        assert_eq!(*EndpointLaw::shared(200), law);
     }
 }

@@ -29,6 +29,7 @@ use crate::hardness::{Branch, QueryHardness};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// The nesting levels whose immune positives the test checks.
 pub const LEVELS: std::ops::RangeInclusive<usize> = 1..=3;
@@ -56,6 +57,11 @@ impl EndpointTest {
     /// (no query bootstrap).
     pub fn exceeds(&self, z_crit: f64) -> bool {
         self.std_error.is_finite() && self.observed as f64 > self.predicted && self.z > z_crit
+    }
+
+    /// `O / P` (+∞ when nothing was expected and something was observed).
+    pub fn ratio(&self) -> f64 {
+        self.observed as f64 / self.predicted.max(f64::MIN_POSITIVE)
     }
 }
 
@@ -125,9 +131,9 @@ pub fn endpoint_test(
     let mut sizes: Vec<usize> = cases.iter().map(|c| c.n_u).collect();
     sizes.sort_unstable();
     sizes.dedup();
-    let laws: BTreeMap<usize, EndpointLaw> = sizes
+    let laws: BTreeMap<usize, Arc<EndpointLaw>> = sizes
         .par_iter()
-        .map(|&n| (n, EndpointLaw::new(n)))
+        .map(|&n| (n, EndpointLaw::shared(n)))
         .collect();
     let mut diff = vec![0.0; h0.len()];
     let (mut observed, mut predicted) = (0usize, 0.0);

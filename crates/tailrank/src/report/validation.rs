@@ -4,6 +4,8 @@
 
 use crate::atomic::{write_bytes, Transaction};
 use crate::error::{Error, Result};
+use crate::predict::endpoint_test::EndpointTest;
+use crate::predict::stats::quantile_sorted;
 use crate::predict::{Interval, Verdict};
 use crate::simulate::corpus_report::{overview, ErrorSummary, OverviewRow};
 use crate::simulate::decompose::{self, Decomposition};
@@ -341,11 +343,10 @@ fn interval_verdict_lines(runs: &[&Run]) -> Vec<String> {
     ]
 }
 
-/// How often the verdict's endpoint test fired, the median (upper, for an even count) of its
-/// observed/expected ratio and of its z, and the range of z.
+/// How often the verdict's endpoint test fired, the median of its observed/expected ratio and
+/// of its z, and the range of z.
 fn endpoint_line(runs: &[&Run]) -> String {
-    let ran: Vec<&crate::predict::endpoint_test::EndpointTest> =
-        runs.iter().filter_map(|r| r.endpoint.as_ref()).collect();
+    let ran: Vec<&EndpointTest> = runs.iter().filter_map(|r| r.endpoint.as_ref()).collect();
     if ran.is_empty() {
         return "endpoint test: did not run (no immune positive at levels 1-3)".into();
     }
@@ -353,19 +354,18 @@ fn endpoint_line(runs: &[&Run]) -> String {
         .iter()
         .filter(|r| r.endpoint_fired == Some(true))
         .count();
-    let mut z: Vec<f64> = ran.iter().map(|e| e.z).collect();
-    z.sort_by(f64::total_cmp);
-    let ratio = |e: &&crate::predict::endpoint_test::EndpointTest| {
-        e.observed as f64 / e.predicted.max(f64::MIN_POSITIVE)
+    let sorted = |f: fn(&EndpointTest) -> f64| {
+        let mut v: Vec<f64> = ran.iter().map(|e| f(e)).collect();
+        v.sort_by(f64::total_cmp);
+        v
     };
-    let mut r: Vec<f64> = ran.iter().map(ratio).collect();
-    r.sort_by(f64::total_cmp);
+    let (z, r) = (sorted(|e| e.z), sorted(EndpointTest::ratio));
     format!(
         "endpoint test: fired in {fired} of {} runs; observed / expected outranked immune \
          positives, median {:.2}; paired z median {:+.1} (from {:+.1} to {:+.1})",
         ran.len(),
-        r[r.len() / 2],
-        z[z.len() / 2],
+        quantile_sorted(&r, 0.5),
+        quantile_sorted(&z, 0.5),
         z[0],
         z[z.len() - 1]
     )
