@@ -13,6 +13,11 @@ def pt(v):
     return 100.0 * v
 
 
+def signed(fmt, v):
+    """A number as the docs print it: a true minus sign."""
+    return (fmt % v).replace("-", "\u2212")
+
+
 def main(path):
     runs = [r for r in json.load(open(path))["runs"] if r.get("verdict") is not None]
     fams = collections.OrderedDict()
@@ -36,10 +41,11 @@ def main(path):
         h1 = np.mean([pt(r["hit_at_1"] - r["truth_hit_at_1"]) for r in rs])
         rk = np.mean([pt(r["recall_at_k"] - r["truth_recall_at_k"]) for r in rs])
         n = len(rs)
-        fmt = lambda v: "%+.2f (%.2f)" % (v.mean(), np.abs(v).mean())
+        fmt = lambda v: "%s (%.2f)" % (signed("%+.2f", v.mean()), np.abs(v).mean())
         name = fam + (" (held out)" if fam == "hubs" else "")
-        print("| %s | %s | %s | %s | %d/%d, %.2f | %d/%d, %.2f | %d/%d | %s | %s | %+.1f | %+.2f |" % (
-            name, fmt(e), fmt(s), fmt(c), rc[0], n, rc[1], qc[0], n, qc[1], d.sum(), n, hit, fa, h1, rk))
+        print("| %s | %s | %s | %s | %d/%d, %.2f | %d/%d, %.2f | %d/%d | %s | %s | %s | %s |" % (
+            name, fmt(e), fmt(s), fmt(c), rc[0], n, rc[1], qc[0], n, qc[1], d.sum(), n, hit, fa,
+            signed("%+.1f", h1), signed("%+.2f", rk)))
         if fam != "hubs":
             tot.update(hit_n=(d & big).sum(), big=big.sum(), fa_n=(d & small).sum(), small=small.sum(),
                        cov=rc[0], runs=n)
