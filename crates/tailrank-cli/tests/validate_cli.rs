@@ -59,6 +59,41 @@ fn validate_writes_report() {
         );
         assert!(e >= t, "evaluate-at-S is never below the truth at N");
     }
+    // The exam's totals, recounted from the run file: hits are doubtful runs off by more than
+    // 1 point, false alarms doubtful runs under 0.5 point, at the main fraction (0.05).
+    let main: Vec<&serde_json::Value> = runs["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| (r["fraction"].as_f64().unwrap() - 0.05).abs() < 1e-12)
+        .collect();
+    let (mut hit, mut big, mut fa, mut small, mut cover) = (0, 0, 0, 0, 0);
+    for r in &main {
+        let err = (r["evt"].as_f64().unwrap() - r["truth"].as_f64().unwrap()).abs();
+        let doubtful = r["verdict"].as_str() == Some("doubtful");
+        if err > 0.01 {
+            big += 1;
+            hit += usize::from(doubtful);
+        } else if err < 0.005 {
+            small += 1;
+            fa += usize::from(doubtful);
+        }
+        let t = r["truth"].as_f64().unwrap();
+        let (lo, hi) = (
+            r["realized"]["lo"].as_f64().unwrap(),
+            r["realized"]["hi"].as_f64().unwrap(),
+        );
+        cover += usize::from(lo <= t && t <= hi);
+    }
+    assert!(text.contains("## The exam at f = 0.05"), "{text}");
+    for needle in [
+        format!("the verdict flags {hit}/{big}"),
+        format!("points and {fa}/{small}"),
+        format!("the realized interval covers {cover}/{}", main.len()),
+    ] {
+        assert!(text.contains(&needle), "missing {needle:?} in the exam");
+        assert!(stdout.contains(&needle), "missing {needle:?} in the table");
+    }
 }
 
 #[test]

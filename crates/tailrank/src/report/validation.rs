@@ -7,7 +7,9 @@ use crate::error::{Error, Result};
 use crate::predict::endpoint_test::EndpointTest;
 use crate::predict::stats::quantile_sorted;
 use crate::predict::{Interval, Verdict};
-use crate::simulate::corpus_report::{overview, ErrorSummary, OverviewRow};
+use crate::simulate::corpus_report::{
+    exam, exam_totals, exam_totals_text, overview, ErrorSummary, OverviewRow,
+};
 use crate::simulate::decompose::{self, Decomposition};
 use crate::simulate::validation::{
     coverage_width, mean, stats_of, verdict_rates, Coverage, Run, ValidationReport, FLAG_MUST,
@@ -21,6 +23,12 @@ impl ValidationReport {
     /// Plain-text table (mAP in percent points of error, two decimals).
     pub fn table(&self) -> String {
         let mut t = corpus_table(self);
+        let _ = writeln!(
+            t,
+            "{} (f = {})",
+            exam_totals_text(&exam_totals(&exam(self))),
+            self.options.fraction
+        );
         let _ = writeln!(t);
         for preset in &self.options.presets {
             let runs = self.runs_at(preset, self.options.fraction);
@@ -39,13 +47,13 @@ impl ValidationReport {
             );
             let _ = writeln!(
                 t,
-                "  {:<14} {:>12} {:>14} {:>13}",
+                "  {:<16} {:>12} {:>14} {:>13}",
                 "method", "mean err (%)", "mean |err| (%)", "max |err| (%)"
             );
             for s in self.headline(preset) {
                 let _ = writeln!(
                     t,
-                    "  {:<14} {:>+12.2} {:>14.2} {:>13.2}",
+                    "  {:<16} {:>+12.2} {:>14.2} {:>13.2}",
                     s.method,
                     100.0 * s.mean_error,
                     100.0 * s.mean_abs_error,
@@ -150,6 +158,7 @@ impl ValidationReport {
              `oracle` is the expected-rank map fed with the true hardness.\n"
         );
         let _ = writeln!(m, "{}", corpus_markdown(self));
+        let _ = writeln!(m, "{}", exam_markdown(self));
         for preset in &o.presets {
             let runs = self.runs_at(preset, o.fraction);
             let Some(r0) = runs.first() else { continue };
@@ -437,6 +446,75 @@ pub fn corpus_markdown(report: &ValidationReport) -> String {
         }
         let _ = writeln!(m);
     }
+    m
+}
+
+/// The exam at the main fraction as markdown: per family the estimate and its two second
+/// opinions (mean error and mean |error|), the two intervals' coverage and mean width, the
+/// verdict's doubtful count, hit rate and false alarms; then the tuned families' totals.
+pub fn exam_markdown(report: &ValidationReport) -> String {
+    let rows = exam(report);
+    let mut m = String::new();
+    if rows.is_empty() {
+        return m;
+    }
+    let _ = writeln!(
+        m,
+        "## The exam at f = {}
+",
+        report.options.fraction
+    );
+    let _ = writeln!(
+        m,
+        "Mean error (mean |error|) in mAP points; each interval's coverage of the realized truth \
+         and mean width in points; the runs the verdict calls doubtful, its hit rate (doubtful \
+         among runs off by more than {} points) and false alarms (doubtful among runs off by \
+         less than {} points).\n",
+        100.0 * FLAG_MUST,
+        100.0 * FLAG_NOT
+    );
+    let _ = writeln!(
+        m,
+        "| family | evt | level-selected | level-calibrated | realized interval | \
+         query-bootstrap interval | doubtful | hit | false alarm |"
+    );
+    let _ = writeln!(m, "|---|---:|---:|---:|---|---|---:|---:|---:|");
+    let err = |e: &ErrorSummary| {
+        if e.mean.is_finite() {
+            format!("{:+.2} ({:.2})", 100.0 * e.mean, 100.0 * e.mean_abs)
+        } else {
+            "n/a".into()
+        }
+    };
+    let interval = |c: Option<(Coverage, f64)>| {
+        c.map_or("n/a".into(), |((i, n), w)| {
+            format!("{i}/{n}, {:.2}", 100.0 * w)
+        })
+    };
+    let count = |c: Coverage| {
+        if c.1 == 0 {
+            "–".to_string()
+        } else {
+            format!("{}/{}", c.0, c.1)
+        }
+    };
+    for r in &rows {
+        let _ = writeln!(
+            m,
+            "| {}{} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            r.family,
+            if r.held_out { " (held out)" } else { "" },
+            err(&r.evt),
+            err(&r.level_selected),
+            err(&r.level_calibrated),
+            interval(r.realized),
+            interval(r.query_bootstrap),
+            count(r.doubtful),
+            count(r.hit),
+            count(r.false_alarm)
+        );
+    }
+    let _ = writeln!(m, "\n{}.", exam_totals_text(&exam_totals(&rows)));
     m
 }
 

@@ -1,12 +1,17 @@
 //! The corpus overview of a validation report (docs/validation.md, "The validation corpus"):
 //! one row per family and sample fraction with the mAP@k errors of every point method, the
 //! hit@1 and Recall@k errors, the oracle map errors and the share of wrongly immune positives.
-//! The held-out family ([`super::corpus`]) is reported in its own table.
+//! The held-out family ([`super::corpus`]) is reported in its own table. The exam rows
+//! ([`exam`]) add, at the main fraction, the two second opinions, the two intervals and the
+//! trust verdict, with their totals over the tuned families ([`ExamTotals`]).
 //!
 //! error = prediction − realized truth; `mean`, `mean |·|` and `max |·|` over the seeds.
 
 use super::corpus;
-use super::validation::{Run, ValidationReport};
+use super::validation::{
+    coverage_width, verdict_rates, Coverage, Run, ValidationReport, FLAG_MUST, FLAG_NOT,
+};
+use crate::predict::Verdict;
 use serde::{Deserialize, Serialize};
 
 /// Mean, mean absolute and max absolute value of a list of errors.
@@ -116,4 +121,158 @@ pub fn overview(report: &ValidationReport) -> Vec<OverviewRow> {
         }
     }
     rows
+}
+
+/// One family's exam at the main fraction (the runs that carry intervals and a verdict).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExamRow {
+    pub family: String,
+    pub held_out: bool,
+    pub runs: usize,
+    pub evt: ErrorSummary,
+    /// The second opinions (`predict::fit_choice`, `predict::calibrated`); over the runs that
+    /// have one.
+    pub level_selected: ErrorSummary,
+    pub level_calibrated: ErrorSummary,
+    /// Coverage of the realized truth and mean width of the realized interval (these queries)
+    /// and of the query-bootstrap percentile interval (other query sets).
+    pub realized: Option<(Coverage, f64)>,
+    pub query_bootstrap: Option<(Coverage, f64)>,
+    /// Runs the verdict calls doubtful, of the runs with a verdict.
+    pub doubtful: Coverage,
+    /// Doubtful among runs with |evt error| > `FLAG_MUST`, and among runs under `FLAG_NOT`.
+    pub hit: Coverage,
+    pub false_alarm: Coverage,
+}
+
+/// The exam's totals over the tuned families: verdict hits and false alarms, realized interval
+/// coverage (the sums of the rows' counts).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ExamTotals {
+    pub hit: Coverage,
+    pub false_alarm: Coverage,
+    pub realized: Coverage,
+}
+
+/// Exam rows for every family of the report at its main fraction.
+pub fn exam(report: &ValidationReport) -> Vec<ExamRow> {
+    let f = report.options.fraction;
+    report
+        .options
+        .presets
+        .iter()
+        .filter_map(|family| {
+            let runs = report.runs_at(family, f);
+            (!runs.is_empty()).then(|| exam_row(family, &runs))
+        })
+        .collect()
+}
+
+fn exam_row(family: &str, runs: &[&Run]) -> ExamRow {
+    let opinion = |pick: fn(&Run) -> Option<f64>| {
+        ErrorSummary::of(
+            &runs
+                .iter()
+                .filter_map(|r| pick(r).map(|m| m - r.truth))
+                .collect::<Vec<_>>(),
+        )
+    };
+    let doubtful = runs
+        .iter()
+        .filter_map(|r| r.verdict)
+        .fold((0, 0), |(d, n), v| {
+            (d + usize::from(v == Verdict::Doubtful), n + 1)
+        });
+    let (hit, false_alarm) = verdict_rates(runs, |r| r.verdict.map(|v| v == Verdict::Doubtful));
+    ExamRow {
+        family: family.to_string(),
+        held_out: corpus::entry(family).is_ok_and(|e| e.held_out),
+        runs: runs.len(),
+        evt: ErrorSummary::of(&runs.iter().map(|r| r.evt - r.truth).collect::<Vec<_>>()),
+        level_selected: opinion(|r| r.level_selected.as_ref().map(|m| m.map_at_k)),
+        level_calibrated: opinion(|r| r.level_calibrated.as_ref().map(|m| m.map_at_k)),
+        realized: coverage_width(runs, |r| r.realized),
+        query_bootstrap: coverage_width(runs, |r| r.percentile),
+        doubtful,
+        hit,
+        false_alarm,
+    }
+}
+
+/// Sums of the tuned families' rows (the held-out family is reported, never pooled).
+pub fn exam_totals(rows: &[ExamRow]) -> ExamTotals {
+    let add = |a: Coverage, b: Coverage| (a.0 + b.0, a.1 + b.1);
+    rows.iter().filter(|r| !r.held_out).fold(
+        ExamTotals {
+            hit: (0, 0),
+            false_alarm: (0, 0),
+            realized: (0, 0),
+        },
+        |t, r| ExamTotals {
+            hit: add(t.hit, r.hit),
+            false_alarm: add(t.false_alarm, r.false_alarm),
+            realized: add(t.realized, r.realized.map_or((0, 0), |c| c.0)),
+        },
+    )
+}
+
+/// The totals as one sentence (the verdict's thresholds are `FLAG_MUST` and `FLAG_NOT`).
+pub fn exam_totals_text(t: &ExamTotals) -> String {
+    let share = |c: Coverage| {
+        if c.1 == 0 {
+            format!("{}/{}", c.0, c.1)
+        } else {
+            format!("{}/{} ({:.0}%)", c.0, c.1, 100.0 * c.0 as f64 / c.1 as f64)
+        }
+    };
+    format!(
+        "tuned families: the verdict flags {} of the runs off by more than {} points and {} of \
+         the runs under {} points; the realized interval covers {} of the runs",
+        share(t.hit),
+        100.0 * FLAG_MUST,
+        share(t.false_alarm),
+        100.0 * FLAG_NOT,
+        share(t.realized)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(family: &str, held_out: bool, hit: Coverage, fa: Coverage, cov: Coverage) -> ExamRow {
+        let e = ErrorSummary::of(&[]);
+        ExamRow {
+            family: family.into(),
+            held_out,
+            runs: cov.1,
+            evt: e,
+            level_selected: e,
+            level_calibrated: e,
+            realized: Some((cov, 0.03)),
+            query_bootstrap: None,
+            doubtful: (hit.0 + fa.0, cov.1),
+            hit,
+            false_alarm: fa,
+        }
+    }
+
+    #[test]
+    fn exam_totals_pool_the_tuned_families_only() {
+        let rows = [
+            row("a", false, (9, 10), (0, 0), (10, 10)),
+            row("b", false, (1, 2), (1, 4), (5, 6)),
+            row("hubs", true, (10, 10), (0, 0), (0, 10)),
+        ];
+        let t = exam_totals(&rows);
+        assert_eq!(t.hit, (10, 12));
+        assert_eq!(t.false_alarm, (1, 4));
+        assert_eq!(t.realized, (15, 16));
+        let text = exam_totals_text(&t);
+        assert!(text.contains("flags 10/12 (83%)"), "{text}");
+        assert!(text.contains("and 1/4 (25%)"), "{text}");
+        assert!(text.contains("covers 15/16 (94%)"), "{text}");
+        let empty = exam_totals_text(&exam_totals(&rows[2..]));
+        assert!(empty.contains("flags 0/0 of"), "{empty}");
+    }
 }
