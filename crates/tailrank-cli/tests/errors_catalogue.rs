@@ -687,6 +687,9 @@ fn cases() -> Vec<Case> {
         c("hardness-negative-count", "hardness CSV with `-1` as a count", words("predict --hardness $DIR/h_negative.csv --pool-size 1000 --bootstrap 20")),
         c("hardness-truncated", "hardness CSV cut in the middle of a row", words("predict --hardness $DIR/h_cut.csv --pool-size 1000 --bootstrap 10")),
         c("hardness-cut-at-line", "hardness CSV cut at a line boundary (last row and checksum line lost)", words("predict --hardness $DIR/h_cutline.csv --pool-size 1000 --bootstrap 10")),
+        // ---- simulations
+        c("simulate-no-queries", "a simulated benchmark scaled down to 0 queries", words("simulate --preset ilias-like --queries 0 -o $DIR/sim0")),
+        c("validate-no-queries", "a validation study scaled down to 0 queries", words("validate --presets ilias-like --queries 0 -q -o $DIR/v0.md")),
         // ---- resumable scans
         c("resume-partial-exists", "a partial folder left by a killed scan, no --resume", scan("--pool $DIR/pool.npy -o $DIR/killed")),
         c("resume-changed", "--resume with another seed than the killed scan", scan("--pool $DIR/pool.npy -o $DIR/killed --fraction 0.9 --chunk-rows 50 --resume --seed 9")),

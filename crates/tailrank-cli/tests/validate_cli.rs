@@ -109,3 +109,50 @@ fn validate_rejects_unknown_preset() {
     assert!(err.contains("unknown simulation preset \"nope\""), "{err}");
     assert!(!d.path().join("r.md").exists());
 }
+
+#[test]
+fn zero_queries_and_flags_that_do_not_apply_are_refused_before_writing() {
+    let d = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_tailrank"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let md = d.path().join("v0.md");
+    let o = run(&[
+        "validate",
+        "--presets",
+        "ilias-like",
+        "--queries",
+        "0",
+        "-q",
+        "-o",
+        md.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("at least one query (got 0)"), "{err}");
+    assert!(!md.exists());
+    let sim = d.path().join("sim0");
+    let o = run(&["simulate", "--queries", "0", "-o", sim.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!sim.exists(), "a refused simulation leaves no folder");
+    // The vector validation runs the families' own configurations: a preset's --queries or
+    // --fraction there would be ignored, so it is refused.
+    for flag in [["--queries", "5"], ["--fraction", "0.01"]] {
+        let o = run(&[
+            "simulate",
+            "--vectors",
+            "--validate",
+            flag[0],
+            flag[1],
+            "-o",
+            d.path().join("v").to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("cannot be used with"), "{err}");
+        assert!(!d.path().join("v").exists());
+    }
+}

@@ -31,25 +31,25 @@ pub struct SimulateArgs {
     #[arg(long)]
     pub pool_size: Option<u64>,
     /// Level-0 sampling fraction f of the summary (presets only; default 0.05).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "validate")]
     pub fraction: Option<f64>,
     /// Scale the preset down to this many queries.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "validate")]
     pub queries: Option<usize>,
     /// Vectors: geometry (clustered, burst, cone).
-    #[arg(long, default_value = "clustered")]
+    #[arg(long, default_value = "clustered", conflicts_with = "validate")]
     pub geometry: String,
     /// Vectors: descriptor dimension (default: the geometry's).
     #[arg(long)]
     pub dim: Option<usize>,
     /// Vectors: number of object instances (one query each, plus --extra-queries).
-    #[arg(long, default_value_t = 40)]
+    #[arg(long, default_value_t = 40, conflicts_with = "validate")]
     pub instances: usize,
     /// Vectors: extra queries on random instances.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, conflicts_with = "validate")]
     pub extra_queries: usize,
     /// Vectors: element type of the .npy files.
-    #[arg(long, default_value = "f16", value_parser = ["f16", "f32"])]
+    #[arg(long, default_value = "f16", value_parser = ["f16", "f32"], conflicts_with = "validate")]
     pub dtype: String,
     /// Vectors: run the validation families instead (write each into --out, scan the whole
     /// pool for the truth, scan and predict the hash samples, print a table).
@@ -62,7 +62,12 @@ pub struct SimulateArgs {
     #[arg(long, default_value_t = 1, requires = "validate")]
     pub seeds: u64,
     /// Validation: comma-separated sample fractions.
-    #[arg(long, value_delimiter = ',', default_value = "0.05,0.01")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "0.05,0.01",
+        requires = "validate"
+    )]
     pub fractions: Vec<f64>,
     /// Validation: also write the runs as JSON here.
     #[arg(long, requires = "validate")]

@@ -94,11 +94,12 @@ impl SimConfig {
         }
     }
 
-    /// Scale the benchmark down to `queries` queries (instances scaled in proportion), for tests.
+    /// Scale the benchmark down to `queries` queries (instances scaled in proportion, at least
+    /// one while there is a query). Zero queries is kept, for [`SimConfig::check`] to refuse.
     pub fn with_queries(mut self, queries: usize) -> Self {
-        let ratio = self.instances as f64 / self.queries as f64;
-        self.queries = queries.max(1);
-        self.instances = ((queries as f64 * ratio).round() as usize).clamp(1, self.queries);
+        let ratio = self.instances as f64 / self.queries.max(1) as f64;
+        self.queries = queries;
+        self.instances = ((queries as f64 * ratio).round() as usize).clamp(1, queries.max(1));
         self
     }
 
@@ -113,8 +114,11 @@ impl SimConfig {
     pub(crate) fn check(&self) -> Result<()> {
         check_fraction(self.fraction)?;
         let bad = |m: String| Err(Error::invalid(m));
-        if self.instances == 0 || self.queries == 0 {
-            return bad("simulation needs at least one instance and one query".into());
+        if self.queries == 0 {
+            return bad("simulation needs at least one query (got 0)".into());
+        }
+        if self.instances == 0 {
+            return bad("simulation needs at least one object instance (got 0)".into());
         }
         if self.levels == 0 || self.levels > 20 {
             return bad(format!("levels must be in 1..=20, got {}", self.levels));

@@ -66,6 +66,8 @@ pub fn simulate_to_dir(
     out: &Path,
     prediction: Option<&PredictOptions>,
 ) -> Result<(Simulation, Option<Prediction>)> {
+    // A bad configuration is refused before anything is created on disk.
+    cfg.check()?;
     std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
     let files = SimulationFiles::in_dir(out);
     let mut outputs = Transaction::new(&[]);
