@@ -689,6 +689,7 @@ fn cases() -> Vec<Case> {
         c("hardness-cut-at-line", "hardness CSV cut at a line boundary (last row and checksum line lost)", words("predict --hardness $DIR/h_cutline.csv --pool-size 1000 --bootstrap 10")),
         // ---- simulations
         c("simulate-no-queries", "a simulated benchmark scaled down to 0 queries", words("simulate --preset ilias-like --queries 0 -o $DIR/sim0")),
+        c("demo-no-queries", "the demo scaled down to 0 queries", words("demo --queries 0 -o $DIR/demo0")),
         c("validate-no-queries", "a validation study scaled down to 0 queries", words("validate --presets ilias-like --queries 0 -q -o $DIR/v0.md")),
         // ---- resumable scans
         c("resume-partial-exists", "a partial folder left by a killed scan, no --resume", scan("--pool $DIR/pool.npy -o $DIR/killed")),

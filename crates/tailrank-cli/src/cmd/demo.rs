@@ -31,6 +31,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
     if let Some(q) = a.queries {
         cfg = cfg.with_queries(q);
     }
+    cfg.check()?;
     print!("{}", demo::demo_header(&cfg));
     let (sim, p) = run_demo(&cfg, &a.out, a.bootstrap, a.sample_noise)?;
     let files = SimulationFiles::in_dir(&a.out);

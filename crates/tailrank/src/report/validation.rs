@@ -8,7 +8,7 @@ use crate::predict::endpoint_test::EndpointTest;
 use crate::predict::stats::quantile_sorted;
 use crate::predict::{Interval, Verdict};
 use crate::simulate::corpus_report::{
-    exam, exam_totals, exam_totals_text, overview, ErrorSummary, OverviewRow,
+    exam, exam_totals, exam_totals_text, overview, points_text, ErrorSummary, OverviewRow,
 };
 use crate::simulate::decompose::{self, Decomposition};
 use crate::simulate::validation::{
@@ -458,20 +458,15 @@ pub fn exam_markdown(report: &ValidationReport) -> String {
     if rows.is_empty() {
         return m;
     }
-    let _ = writeln!(
-        m,
-        "## The exam at f = {}
-",
-        report.options.fraction
-    );
+    let _ = writeln!(m, "## The exam at f = {}\n", report.options.fraction);
     let _ = writeln!(
         m,
         "Mean error (mean |error|) in mAP points; each interval's coverage of the realized truth \
-         and mean width in points; the runs the verdict calls doubtful, its hit rate (doubtful \
-         among runs off by more than {} points) and false alarms (doubtful among runs off by \
-         less than {} points).\n",
-        100.0 * FLAG_MUST,
-        100.0 * FLAG_NOT
+         and mean width in points (over the runs that have one); the runs the verdict calls \
+         doubtful, its hit rate (doubtful among runs off by more than {}) and false alarms \
+         (doubtful among runs off by less than {}).\n",
+        points_text(FLAG_MUST),
+        points_text(FLAG_NOT)
     );
     let _ = writeln!(
         m,

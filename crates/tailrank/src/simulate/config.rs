@@ -111,7 +111,9 @@ impl SimConfig {
         self
     }
 
-    pub(crate) fn check(&self) -> Result<()> {
+    /// Refuse a configuration no simulation can run (no query, a fraction outside (0, 1], an
+    /// empty sample, …), with the reason.
+    pub fn check(&self) -> Result<()> {
         check_fraction(self.fraction)?;
         let bad = |m: String| Err(Error::invalid(m));
         if self.queries == 0 {

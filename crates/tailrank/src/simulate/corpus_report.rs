@@ -149,6 +149,8 @@ pub struct ExamRow {
 /// coverage (the sums of the rows' counts).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ExamTotals {
+    /// Tuned families pooled.
+    pub families: usize,
     pub hit: Coverage,
     pub false_alarm: Coverage,
     pub realized: Coverage,
@@ -204,11 +206,13 @@ pub fn exam_totals(rows: &[ExamRow]) -> ExamTotals {
     let add = |a: Coverage, b: Coverage| (a.0 + b.0, a.1 + b.1);
     rows.iter().filter(|r| !r.held_out).fold(
         ExamTotals {
+            families: 0,
             hit: (0, 0),
             false_alarm: (0, 0),
             realized: (0, 0),
         },
         |t, r| ExamTotals {
+            families: t.families + 1,
             hit: add(t.hit, r.hit),
             false_alarm: add(t.false_alarm, r.false_alarm),
             realized: add(t.realized, r.realized.map_or((0, 0), |c| c.0)),
@@ -216,8 +220,21 @@ pub fn exam_totals(rows: &[ExamRow]) -> ExamTotals {
     )
 }
 
+/// `1 point`, `0.5 points`: an error threshold (a fraction of mAP) in mAP points.
+pub fn points_text(v: f64) -> String {
+    let p = 100.0 * v;
+    if (p - 1.0).abs() < 1e-9 {
+        "1 point".into()
+    } else {
+        format!("{p} points")
+    }
+}
+
 /// The totals as one sentence (the verdict's thresholds are `FLAG_MUST` and `FLAG_NOT`).
 pub fn exam_totals_text(t: &ExamTotals) -> String {
+    if t.families == 0 {
+        return "no tuned family in this study: nothing to total".into();
+    }
     let share = |c: Coverage| {
         if c.1 == 0 {
             format!("{}/{}", c.0, c.1)
@@ -226,12 +243,12 @@ pub fn exam_totals_text(t: &ExamTotals) -> String {
         }
     };
     format!(
-        "tuned families: the verdict flags {} of the runs off by more than {} points and {} of \
-         the runs under {} points; the realized interval covers {} of the runs",
+        "tuned families: the verdict flags {} of the runs off by more than {} and {} of the \
+         runs under {}; the realized interval covers {} of the runs that have one",
         share(t.hit),
-        100.0 * FLAG_MUST,
+        points_text(FLAG_MUST),
         share(t.false_alarm),
-        100.0 * FLAG_NOT,
+        points_text(FLAG_NOT),
         share(t.realized)
     )
 }
@@ -272,7 +289,18 @@ mod tests {
         assert!(text.contains("flags 10/12 (83%)"), "{text}");
         assert!(text.contains("and 1/4 (25%)"), "{text}");
         assert!(text.contains("covers 15/16 (94%)"), "{text}");
-        let empty = exam_totals_text(&exam_totals(&rows[2..]));
-        assert!(empty.contains("flags 0/0 of"), "{empty}");
+        assert_eq!(t.families, 2);
+        let only_held_out = exam_totals_text(&exam_totals(&rows[2..]));
+        assert!(
+            only_held_out.starts_with("no tuned family"),
+            "{only_held_out}"
+        );
+        let none = ExamTotals {
+            families: 1,
+            ..exam_totals(&rows[2..])
+        };
+        assert!(exam_totals_text(&none).contains("flags 0/0 of"));
+        assert_eq!(points_text(0.01), "1 point");
+        assert_eq!(points_text(0.005), "0.5 points");
     }
 }

@@ -66,7 +66,7 @@ pub fn simulate_to_dir(
     out: &Path,
     prediction: Option<&PredictOptions>,
 ) -> Result<(Simulation, Option<Prediction>)> {
-    // A bad configuration is refused before anything is created on disk.
+    // A configuration `check` refuses leaves nothing on disk.
     cfg.check()?;
     std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
     let files = SimulationFiles::in_dir(out);
