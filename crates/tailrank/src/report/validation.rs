@@ -12,8 +12,8 @@ use crate::simulate::corpus_report::{
 };
 use crate::simulate::decompose::{self, Decomposition};
 use crate::simulate::validation::{
-    coverage_width, mean, stats_of, verdict_rates, Coverage, Run, ValidationReport, FLAG_MUST,
-    FLAG_NOT,
+    coverage_width, mean, share_text, stats_of, verdict_rates, Coverage, Run, ValidationReport,
+    FLAG_MUST, FLAG_NOT,
 };
 use crate::simulate::vector_validation::{Metrics, VectorRun};
 use std::fmt::Write as _;
@@ -383,7 +383,7 @@ fn endpoint_line(runs: &[&Run]) -> String {
 /// `covered/total (percent)`, or `n/a` when no interval was computed.
 fn coverage_text(c: Option<Coverage>) -> String {
     match c {
-        Some((i, n)) => format!("{i}/{n} ({:.0}%)", 100.0 * i as f64 / n as f64),
+        Some(c) => share_text(c),
         None => "n/a".into(),
     }
 }

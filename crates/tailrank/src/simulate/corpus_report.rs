@@ -9,7 +9,7 @@
 
 use super::corpus;
 use super::validation::{
-    coverage_width, verdict_rates, Coverage, Run, ValidationReport, FLAG_MUST, FLAG_NOT,
+    coverage_width, share_text, verdict_rates, Coverage, Run, ValidationReport, FLAG_MUST, FLAG_NOT,
 };
 use crate::predict::Verdict;
 use serde::{Deserialize, Serialize};
@@ -235,21 +235,14 @@ pub fn exam_totals_text(t: &ExamTotals) -> String {
     if t.families == 0 {
         return "no tuned family in this study: nothing to total".into();
     }
-    let share = |c: Coverage| {
-        if c.1 == 0 {
-            format!("{}/{}", c.0, c.1)
-        } else {
-            format!("{}/{} ({:.0}%)", c.0, c.1, 100.0 * c.0 as f64 / c.1 as f64)
-        }
-    };
     format!(
         "tuned families: the verdict flags {} of the runs off by more than {} and {} of the \
          runs under {}; the realized interval covers {} of the runs that have one",
-        share(t.hit),
+        share_text(t.hit),
         points_text(FLAG_MUST),
-        share(t.false_alarm),
+        share_text(t.false_alarm),
         points_text(FLAG_NOT),
-        share(t.realized)
+        share_text(t.realized)
     )
 }
 

@@ -379,6 +379,18 @@ pub(crate) fn stats_of(method: &str, runs: &[&Run]) -> Option<ErrorStats> {
 /// `(inside, total)`: runs whose truth lies in the interval, out of the runs that have one.
 pub type Coverage = (usize, usize);
 
+/// `inside/total (percent)`, or `0/0` with no percent when there is no run to count.
+pub fn share_text((inside, total): Coverage) -> String {
+    if total == 0 {
+        format!("{inside}/{total}")
+    } else {
+        format!(
+            "{inside}/{total} ({:.0}%)",
+            100.0 * inside as f64 / total as f64
+        )
+    }
+}
+
 /// Coverage of the interval chosen by `pick` (None if no run has one).
 fn coverage(runs: &[&Run], pick: &impl Fn(&Run) -> Option<Interval>) -> Option<Coverage> {
     let with: Vec<(Interval, f64)> = runs
