@@ -71,9 +71,11 @@ fn realized_interval_holds_the_estimate_and_is_reproducible() {
     let fit = r
         .fit_choice_estimate
         .expect("evt on a summary has a level-selected fit");
-    let lo_want =
-        (p.estimate.min(r.other_map_estimate).min(fit) - z * r.pool_sd - (-r.trend_shift).max(0.0))
-            .max(0.0);
+    let low = [r.excess_mass_estimate, r.calibrated_estimate]
+        .into_iter()
+        .flatten()
+        .fold(p.estimate.min(r.other_map_estimate).min(fit), f64::min);
+    let lo_want = (low - z * r.pool_sd - (-r.trend_shift).max(0.0)).max(0.0);
     // The shift is the trend's alone when a level-selected fit answers the in-sample check.
     assert_eq!(r.trend_shift, p.trust.trend_shift());
     assert!(
@@ -325,7 +327,9 @@ fn level_selected_fit_is_the_argmin_and_reproduces_predict() {
 /// The endpoint test counts what its docs say, recomputed here from each level's own hardness
 /// and the endpoint law: immune positives of levels 1–3, how many of them level 0 outranks,
 /// and the law's expected number; it fires on mixture-tail (a rare component past the main
-/// endpoint) and not on ilias-like.
+/// endpoint) and not on ilias-like. The excess rate solves its stated equation, and the
+/// realized interval spans the reading it gives (the binomial map of the hardness with every
+/// level-0 immune positive at that rate), which is harder than the estimate.
 #[test]
 fn endpoint_test_counts_the_stated_events() {
     use tailrank::evt::endpoint_law::EndpointLaw;
@@ -347,6 +351,7 @@ fn endpoint_test_counts_the_stated_events() {
         let subsets = s.level_indices();
         let h0 = hardness_for(&s, 0, &o).unwrap();
         let (mut immune, mut observed, mut predicted) = (0, 0, 0.0);
+        let mut law_cases = Vec::new();
         for &sub in &subsets[1..=3] {
             let hl = hardness_for(&s, sub, &o).unwrap();
             let exposure =
@@ -362,7 +367,9 @@ fn endpoint_test_counts_the_stated_events() {
                     immune += 1;
                     observed += usize::from(p0.pool_above > pl.pool_above);
                     let law = laws.entry(t.n_u).or_insert_with(|| EndpointLaw::new(t.n_u));
-                    predicted += law.outranked_probability(t.fit.gpd.xi, z, exposure);
+                    let pi = law.outranked_probability(t.fit.gpd.xi, z, exposure);
+                    predicted += pi;
+                    law_cases.push((pi, (s.subset_sizes[0] - s.subset_sizes[sub]) as f64));
                 }
             }
         }
@@ -375,6 +382,43 @@ fn endpoint_test_counts_the_stated_events() {
         if fires {
             assert_eq!(p.trust.verdict, Verdict::Doubtful);
             assert!(p.trust.reason.contains("endpoint:"), "{}", p.trust.reason);
+        }
+        // The excess rate: Σ_i [1 − (1 − p_i)·e^{−u_i·r}] = O when O > P, else 0.
+        let r = e.excess_rate;
+        let realized = p.realized.expect("a realized interval");
+        if observed as f64 > predicted {
+            let at_r: f64 = law_cases
+                .iter()
+                .map(|&(pi, u)| 1.0 - (1.0 - pi) * (-u * r).exp())
+                .sum();
+            assert!(
+                r > 0.0 && (at_r - observed as f64).abs() < 1e-6,
+                "{r} {at_r}"
+            );
+            let n = p.pool_size as f64;
+            let mut h = h0.clone();
+            for q in &mut h {
+                for pos in q.positives.iter_mut() {
+                    if pos.branch == Branch::Immune {
+                        pos.x_hat = r * (n - q.sample_size as f64) / n;
+                    }
+                }
+            }
+            let want = h
+                .iter()
+                .map(|q| tailrank::maps::ap_at_k(q, n, o.k, tailrank::maps::MapKind::Binomial))
+                .sum::<f64>()
+                / h.len() as f64;
+            let got = realized.excess_mass_estimate.expect("a positive rate");
+            assert!((got - want).abs() < 1e-12, "{got} vs {want}");
+            assert!(got < p.estimate, "{got} vs {}", p.estimate);
+            assert!(realized.interval.contains(got), "{realized:?}");
+        } else {
+            assert_eq!(r, 0.0);
+            assert_eq!(realized.excess_mass_estimate, None);
+        }
+        if fires {
+            assert!(r > 0.0);
         }
     }
 }

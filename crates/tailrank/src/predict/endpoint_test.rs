@@ -18,6 +18,20 @@
 //! expected count is scale-free under the model (the law depends on `n_u` and `ξ` only), so
 //! unlike the level trend it needs no extrapolation in the sample size.
 //!
+//! **Excess rate.** When `O > P`, the one rate `r` per unsampled pool item that, added to the
+//! law for every checked immune positive, accounts for the excess:
+//!
+//! ```text
+//! Σ_i [1 − (1 − p_i)·e^{−(S_0 − S_ℓ(i))·r}] = O        (r = 0 when O ≤ P)
+//! ```
+//!
+//! [`with_excess_rate`] gives it to every level-0 immune positive: the *excess-mass reading*
+//! of the sample, which the realized interval spans (`predict::realized`). For a fixed mean
+//! rate, an even spread is the hardest reading (each positive's expected AP@k term is convex
+//! and decreasing in its rate), and the level-0 immune positives sit farther past their
+//! endpoints than the levels' ones, so the reading errs hard: it is an interval end, not an
+//! estimate (`docs/predict.md`, "The excess-mass reading").
+//!
 //! *Levels 1–3.* Deeper levels fit the tail 16 times or more deeper in the body than level 0
 //! (the same reason the in-sample check uses level 1); `docs/predict.md`, "The endpoint test",
 //! gives the per-level counts that were measured before this choice.
@@ -49,6 +63,9 @@ pub struct EndpointTest {
     pub std_error: f64,
     /// `D / SE(D)`.
     pub z: f64,
+    /// `r`: the excess rate per unsampled pool item (module docs); 0 when `O ≤ P`.
+    #[serde(default)]
+    pub excess_rate: f64,
 }
 
 impl EndpointTest {
@@ -82,6 +99,8 @@ struct Case {
     xi: f64,
     z: f64,
     exposure: f64,
+    /// `S_0 − S_ℓ`: the level-0 items level ℓ has not seen.
+    unseen: f64,
     outranked: bool,
 }
 
@@ -120,6 +139,7 @@ pub fn endpoint_test(
                     xi: tail.fit.gpd.xi,
                     z: (f64::from(pl.score) - tail.u) / reach - 1.0,
                     exposure,
+                    unseen: (s0 - l.sample_size as f64).max(0.0),
                     outranked: p0.pool_above > pl.pool_above,
                 });
             }
@@ -137,12 +157,14 @@ pub fn endpoint_test(
         .collect();
     let mut diff = vec![0.0; h0.len()];
     let (mut observed, mut predicted) = (0usize, 0.0);
+    let mut law = Vec::with_capacity(cases.len());
     for c in &cases {
         let p = laws[&c.n_u].outranked_probability(c.xi, c.z, c.exposure);
         let o = usize::from(c.outranked);
         observed += o;
         predicted += p;
         diff[c.query] += o as f64 - p;
+        law.push((p, c.unseen));
     }
     let d = diff.iter().sum::<f64>() / diff.len().max(1) as f64;
     let std_error = if boot.replicates >= 2 {
@@ -158,5 +180,84 @@ pub fn endpoint_test(
         predicted,
         std_error,
         z,
+        excess_rate: excess_rate(&law, observed as f64),
     })
+}
+
+/// The `r ≥ 0` with `Σ_i [1 − (1 − p_i)·e^{−u_i·r}] = observed` over `(p_i, u_i)` (module
+/// docs), by bisection on the increasing left side; 0 when the law alone reaches `observed`.
+/// Cases with `u_i = 0` cannot be reached by any rate; when the others cannot make up the
+/// count, the largest rate tried is returned (every reachable case certain).
+pub fn excess_rate(law: &[(f64, f64)], observed: f64) -> f64 {
+    let expected = |r: f64| {
+        law.iter()
+            .map(|&(p, u)| 1.0 - (1.0 - p) * (-u * r).exp())
+            .sum::<f64>()
+    };
+    if expected(0.0) >= observed {
+        return 0.0;
+    }
+    let mut hi = law
+        .iter()
+        .map(|&(_, u)| u)
+        .fold(0.0, f64::max)
+        .recip()
+        .min(1.0);
+    while expected(hi) < observed && hi < 1.0 {
+        hi = (hi * 4.0).min(1.0);
+    }
+    let mut lo = 0.0;
+    for _ in 0..100 {
+        let mid = 0.5 * (lo + hi);
+        if expected(mid) < observed {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    hi
+}
+
+/// The level-0 hardness with every immune positive given the excess rate: `x̂ = r·(N − S)/N`,
+/// so that the binomial map's `Bin(N, x̂)` has the mean `(N − S)·r` of the unsampled items
+/// above it (module docs). Other positives are unchanged.
+pub fn with_excess_rate(h0: &[QueryHardness], rate: f64, n_pool: f64) -> Vec<QueryHardness> {
+    let mut h = h0.to_vec();
+    for q in &mut h {
+        let x = rate * (1.0 - q.sample_size as f64 / n_pool).max(0.0);
+        for p in q
+            .positives
+            .iter_mut()
+            .filter(|p| p.branch == Branch::Immune)
+        {
+            p.x_hat = x;
+        }
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rate solves its equation; no excess gives 0; a count no rate can reach gives the
+    /// largest rate tried.
+    #[test]
+    fn excess_rate_solves_its_equation() {
+        let law = [(0.1, 1e6), (0.0, 5e5), (0.3, 1e6), (0.05, 2e6)];
+        let expected = |r: f64| {
+            law.iter()
+                .map(|&(p, u): &(f64, f64)| 1.0 - (1.0 - p) * (-u * r).exp())
+                .sum::<f64>()
+        };
+        assert_eq!(excess_rate(&law, 0.2), 0.0);
+        assert_eq!(excess_rate(&law, expected(0.0)), 0.0);
+        for observed in [1.0, 2.0, 3.5] {
+            let r = excess_rate(&law, observed);
+            assert!(r > 0.0);
+            assert!((expected(r) - observed).abs() < 1e-9, "{observed}: {r}");
+        }
+        assert!(excess_rate(&law, 3.0) > excess_rate(&law, 2.0));
+        assert_eq!(excess_rate(&[(0.1, 0.0)], 1.0), 1.0);
+    }
 }

@@ -106,6 +106,7 @@ struct RealizedJson {
     other_map_map_at_k: f64,
     fit_choice_map_at_k: Option<f64>,
     level_calibrated_map_at_k: Option<f64>,
+    excess_mass_map_at_k: Option<f64>,
     trend_shift: f64,
 }
 
@@ -262,6 +263,7 @@ impl<'a> PredictionJson<'a> {
                 other_map_map_at_k: r.other_map_estimate,
                 fit_choice_map_at_k: r.fit_choice_estimate,
                 level_calibrated_map_at_k: r.calibrated_estimate,
+                excess_mass_map_at_k: r.excess_mass_estimate,
                 trend_shift: r.trend_shift,
             }),
             trust: TrustJson {

@@ -523,6 +523,7 @@ fn assemble(
     let mut budget = None;
     let mut drift = None;
     let mut noise = None;
+    let mut excess_mass = None;
     let warnings = sample_warnings(sample, n, k, &opts.estimator);
     let mut trust = trust::with_problems(
         Trust::without_tests(
@@ -561,20 +562,25 @@ fn assemble(
                 d.max_abs_z
             ));
         }
+        let endpoint = endpoint_test::endpoint_test(
+            &h0,
+            sample,
+            &aps.iter()
+                .map(|a| endpoint_test::LevelHardness {
+                    level: a.level,
+                    sample_size: a.sample_size,
+                    hardness: &a.hardness,
+                })
+                .collect::<Vec<_>>(),
+            &boot,
+        );
+        excess_mass = endpoint.as_ref().filter(|e| e.excess_rate > 0.0).map(|e| {
+            let h = endpoint_test::with_excess_rate(&h0, e.excess_rate, nf);
+            mean(&per_query_ap(&h, nf, k, MapKind::Binomial))
+        });
         let others = trust::OtherTests {
             fit_choice_shift: other_fit.map(|o| o - estimate),
-            endpoint: endpoint_test::endpoint_test(
-                &h0,
-                sample,
-                &aps.iter()
-                    .map(|a| endpoint_test::LevelHardness {
-                        level: a.level,
-                        sample_size: a.sample_size,
-                        hardness: &a.hardness,
-                    })
-                    .collect::<Vec<_>>(),
-                &boot,
-            ),
+            endpoint,
         };
         trust = trust::trust(s, &aps, &boot, nf, k, others, &problems);
     }
@@ -586,6 +592,7 @@ fn assemble(
         other_map: mean(&per_query_ap(&h0, nf, k, other_map)),
         other_fit,
         calibrated: base.level_calibrated.map(|c| c.map_at_k),
+        excess_mass,
     };
     let realized = realized::realized_interval(
         estimate,

@@ -38,6 +38,12 @@
 //!   "second opinion" of the table) is the estimate that those levels calibrate; the
 //!   interval then spans its value `m_cal` too. A trusted verdict leaves it out (`m_cal` has
 //!   an easy bias of 1–2 points where evt is right, `docs/predict.md`);
+//! - the excess mass: when the endpoint test (`predict::endpoint_test`) finds more immune
+//!   positives outranked across the levels than the fitted endpoints explain (`O > P`), the
+//!   mass past the endpoints is real, and its even spread over the level-0 immune positives
+//!   (the test's excess rate `r`) is the hardest reading of that excess; the interval spans
+//!   its value `m_excess` (the binomial map of the hardness with every immune positive at
+//!   rate `r`). With `O ≤ P`, `r = 0` and there is nothing to span;
 //! - the level tests: when the trust check finds a real trend across the nested levels, the
 //!   prediction is still moving with the sample, and the interval reaches, on the side the
 //!   truth moves to, by the projected move `Δ = Δ_trend` to N. A real in-sample error is
@@ -51,7 +57,7 @@
 //! ```text
 //! h  = z · sd_pool                              z = Φ⁻¹((1 + c)/2)
 //! Δ  = Δ_trend when the trend test fired, else 0 (with m_fit; else Trust::shift())
-//! M  = {m_ER, m_Bin, m_fit} ∪ {m_cal if the verdict is doubtful}
+//! M  = {m_ER, m_Bin, m_fit} ∪ {m_cal if the verdict is doubtful} ∪ {m_excess if r > 0}
 //! lo = max(0, min(M) − h − max(−Δ, 0))
 //! hi = min(1, max(M) + h + max(Δ, 0))
 //! ```
@@ -89,17 +95,21 @@ pub struct RealizedInterval {
     /// exists (the interval spans it only then).
     #[serde(default)]
     pub calibrated_estimate: Option<f64>,
+    /// `m_excess`: the excess-mass reading, when the endpoint test's excess rate is positive.
+    #[serde(default)]
+    pub excess_mass_estimate: Option<f64>,
 }
 
 /// The other opinions on the same metric that the interval spans (module docs): `other_map`
 /// the estimate through the other map, `other_fit` the other evt fit's (`m_fit`),
 /// `calibrated` the level-calibrated law's (`m_cal`, spanned only when the verdict is
-/// doubtful).
+/// doubtful), `excess_mass` the excess-mass reading (`m_excess`, None when `r = 0`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Opinions {
     pub other_map: f64,
     pub other_fit: Option<f64>,
     pub calibrated: Option<f64>,
+    pub excess_mass: Option<f64>,
 }
 
 impl RealizedInterval {
@@ -132,6 +142,7 @@ pub fn realized_interval(
         other_map,
         other_fit: fit_choice,
         calibrated,
+        excess_mass,
     } = opinions;
     let trend_shift = if fit_choice.is_some() {
         trust.trend_shift()
@@ -148,7 +159,9 @@ pub fn realized_interval(
     let fit = fit_choice.filter(|v| v.is_finite()).unwrap_or(estimate);
     let calibrated = calibrated.filter(|v| v.is_finite() && trust.verdict == Verdict::Doubtful);
     let cal = calibrated.unwrap_or(estimate);
-    let (lo, hi) = [other, fit, cal]
+    let excess_mass = excess_mass.filter(|v| v.is_finite());
+    let excess = excess_mass.unwrap_or(estimate);
+    let (lo, hi) = [other, fit, cal, excess]
         .iter()
         .fold((estimate, estimate), |(lo, hi), &v| (lo.min(v), hi.max(v)));
     Some(RealizedInterval {
@@ -163,6 +176,7 @@ pub fn realized_interval(
         trend_shift,
         fit_choice_estimate: fit_choice,
         calibrated_estimate: calibrated,
+        excess_mass_estimate: excess_mass,
     })
 }
 
@@ -175,6 +189,7 @@ mod tests {
             other_map,
             other_fit,
             calibrated: None,
+            excess_mass: None,
         }
     }
 
@@ -220,6 +235,7 @@ mod tests {
             other_map: 0.41,
             other_fit: Some(0.42),
             calibrated: Some(0.50),
+            excess_mass: None,
         };
         let trusted = Trust::without_tests(Verdict::Trusted, String::new());
         let r = realized_interval(0.40, ops, &[0.40, 0.40], None, &trusted, 0.95).unwrap();
@@ -235,5 +251,27 @@ mod tests {
         };
         let r = realized_interval(0.40, below, &[0.40, 0.40], None, &doubtful, 0.95).unwrap();
         assert_eq!((r.interval.lo, r.interval.hi), (0.30, 0.42));
+    }
+
+    /// The excess-mass reading is spanned whatever the verdict, when it exists.
+    #[test]
+    fn the_excess_mass_reading_is_spanned() {
+        let ops = Opinions {
+            other_map: 0.41,
+            other_fit: Some(0.42),
+            calibrated: Some(0.50),
+            excess_mass: Some(0.33),
+        };
+        let trusted = Trust::without_tests(Verdict::Trusted, String::new());
+        let r = realized_interval(0.40, ops, &[0.40, 0.40], None, &trusted, 0.95).unwrap();
+        assert_eq!((r.interval.lo, r.interval.hi), (0.33, 0.42));
+        assert_eq!(r.excess_mass_estimate, Some(0.33));
+        let none = Opinions {
+            excess_mass: None,
+            ..ops
+        };
+        let r = realized_interval(0.40, none, &[0.40, 0.40], None, &trusted, 0.95).unwrap();
+        assert_eq!((r.interval.lo, r.interval.hi), (0.40, 0.42));
+        assert_eq!(r.excess_mass_estimate, None);
     }
 }

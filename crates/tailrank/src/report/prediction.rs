@@ -70,7 +70,7 @@ pub fn prediction_table(p: &Prediction) -> String {
             let _ = writeln!(
                 t,
                 "{:<w$} {:>9}  {conf} {} width {}: realized metric of these queries (pool \
-                 sd {}, other map {}{}, trend shift {:+.2})",
+                 sd {}, other map {}{}{}, trend shift {:+.2})",
                 "  these queries at N",
                 "",
                 interval(&r.interval),
@@ -79,6 +79,10 @@ pub fn prediction_table(p: &Prediction) -> String {
                 pct(r.other_map_estimate),
                 match r.calibrated_estimate {
                     Some(c) => format!(", second opinion {}", pct(c)),
+                    None => String::new(),
+                },
+                match r.excess_mass_estimate {
+                    Some(m) => format!(", excess-mass reading {}", pct(m)),
                     None => String::new(),
                 },
                 100.0 * r.trend_shift
