@@ -19,7 +19,7 @@ use crate::predict::calibrated::{self, CalibratedMetrics};
 use crate::predict::endpoint_test::EndpointTest;
 use crate::predict::{
     baselines, count_hardness, fit_choice, hardness_for, per_query_ap, predict, FitChoice, FitMode,
-    Interval, PredictOptions, Verdict,
+    Interval, PredictOptions, Trust, Verdict,
 };
 use serde::{Deserialize, Serialize};
 
@@ -125,6 +125,14 @@ pub struct Run {
     pub endpoint: Option<EndpointTest>,
     #[serde(default)]
     pub endpoint_fired: Option<bool>,
+    /// Every statistic of the verdict (main fraction only), so that another verdict rule can
+    /// be scored on the run file without re-running the study.
+    #[serde(default)]
+    pub trust: Option<Trust>,
+    /// The level-selected fit in full: every candidate's level-1 check `e_1`, the choice, and
+    /// the paired SE of its `e_1` (main fraction only).
+    #[serde(default)]
+    pub level_selected_fit: Option<FitChoice>,
 }
 
 /// Error statistics of one method over seeds.
@@ -237,6 +245,8 @@ pub fn run_one(
         fit_choice_fired: None,
         endpoint: None,
         endpoint_fired: None,
+        trust: None,
+        level_selected_fit: None,
     };
     let hardness = if bootstrap > 0 {
         // The full prediction (intervals, diagnostics), as `tailrank predict` gives it.
@@ -258,6 +268,8 @@ pub fn run_one(
         run.fit_choice_fired = Some(p.trust.fit_choice_fired());
         run.endpoint_fired = Some(p.trust.endpoint_fired());
         run.endpoint = p.trust.endpoint.clone();
+        run.trust = Some(p.trust);
+        run.level_selected_fit = p.baselines.level_selected;
         p.hardness
     } else {
         // Point estimates only: the same functions `predict` uses, without the per-level and
