@@ -39,8 +39,8 @@
 //!   verdict. *Choice:* it used to be spanned only when the verdict was doubtful (`m_cal`
 //!   reads 1–2 points easy where evt is right); but a tail model that errs without any level
 //!   test seeing it (kumaraswamy) then had an interval of its pool noise and its fits alone,
-//!   and spanning it always cost 0.3 points of width on ilias-like (`docs/predict.md`, "The
-//!   excess-mass reading");
+//!   and spanning it always costs ilias-like 0.4 to 0.9 points of width (`docs/predict.md`,
+//!   "The excess-mass reading");
 //! - the excess mass: when the endpoint test (`predict::endpoint_test`) finds more immune
 //!   positives outranked across the levels than the fitted endpoints explain (`O > P`), the
 //!   mass past the endpoints is real, and its even spread over the level-0 immune positives
@@ -104,7 +104,8 @@ pub struct RealizedInterval {
 
 /// The other opinions on the same metric that the interval spans (module docs): `other_map`
 /// the estimate through the other map, `other_fit` the other evt fit's (`m_fit`),
-/// `calibrated` the level-calibrated law's (`m_cal`), `excess_mass` the excess-mass reading (`m_excess`, None when `r = 0`).
+/// `calibrated` the level-calibrated law's (`m_cal`), `excess_mass` the excess-mass reading
+/// (`m_excess`, None when `r = 0`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Opinions {
     pub other_map: f64,
