@@ -47,3 +47,11 @@ for path in sys.argv[1:]:
         score(runs, lambda r, T=T: base(r) or abs(r['level_calibrated']['map_at_k'] - r['evt']) > T / 100, '  + |m_cal - evt| > %.1f' % T)
     print('  disagreement m_cal-evt on small-error runs:', ' '.join('%s%+.1f' % (r['preset'][:4], 100 * (r['level_calibrated']['map_at_k'] - r['evt'])) for r in runs if abs(r['evt'] - r['truth']) < 0.005))
     print('  ... on big-error runs (min |.|):', min(abs(100 * (r['level_calibrated']['map_at_k'] - r['evt'])) for r in runs if abs(r['evt'] - r['truth']) > 0.01))
+    print('  -- the trend test only where another test also fires --')
+    def no_lone_trend(r):
+        fr = fired(r)
+        if fr['trend'] and not (fr['ins'] or fr['fit'] or fr['ep']):
+            fr['trend'] = False
+        return other(r) or any(fr.values())
+    score(runs, no_lone_trend, 'no lone trend')
+    score(runs, lambda r: no_lone_trend(r) or abs(r['level_calibrated']['map_at_k'] - r['evt']) > 0.025, 'no lone trend, + |m_cal - evt| > 2.5')
