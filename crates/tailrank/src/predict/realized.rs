@@ -153,19 +153,14 @@ pub fn realized_interval(
     };
     let z = stats::norm_ppf(0.5 + confidence / 2.0);
     let h = z * pool_sd;
-    let other = if other_map.is_finite() {
-        other_map
-    } else {
-        estimate
-    };
-    let fit = fit_choice.filter(|v| v.is_finite()).unwrap_or(estimate);
     let calibrated = calibrated.filter(|v| v.is_finite());
-    let cal = calibrated.unwrap_or(estimate);
     let excess_mass = excess_mass.filter(|v| v.is_finite());
-    let excess = excess_mass.unwrap_or(estimate);
-    let (lo, hi) = [other, fit, cal, excess]
-        .iter()
-        .fold((estimate, estimate), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+    // M: the estimate and every finite opinion.
+    let (lo, hi) = [Some(other_map), fit_choice, calibrated, excess_mass]
+        .into_iter()
+        .flatten()
+        .filter(|v| v.is_finite())
+        .fold((estimate, estimate), |(lo, hi), v| (lo.min(v), hi.max(v)));
     Some(RealizedInterval {
         interval: Interval {
             lo: (lo - h - (-trend_shift).max(0.0)).max(0.0),
