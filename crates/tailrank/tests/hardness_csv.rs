@@ -260,6 +260,31 @@ fn malformed_files_give_clear_errors() {
     assert!(!p.exists());
 }
 
+/// Regression (found by the round-trip property in CI): a query without positives whose id is
+/// "\0" followed by a query with id "" and a positive. The reader once marked declared-empty
+/// queries in the same set as the ids, under "\0" + id, so the two collided.
+#[test]
+fn empty_query_id_markers_do_not_collide() {
+    let qs = vec![
+        QueryHardness {
+            query_id: "\0".into(),
+            sample_size: 0,
+            tail: None,
+            positives: vec![],
+        },
+        QueryHardness {
+            query_id: "".into(),
+            sample_size: 0,
+            tail: None,
+            positives: vec![pos("", 0.0, 0, 0, 0.0, Branch::Count)],
+        },
+    ];
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("h.csv");
+    write_hardness_csv(&p, &meta(), &qs).unwrap();
+    assert_eq!(read_hardness_csv(&p).unwrap().1, qs);
+}
+
 mod roundtrip {
     use super::*;
     use proptest::prelude::*;

@@ -281,6 +281,9 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
     let mut col = std::collections::HashMap::new();
     let mut qs: Vec<QueryHardness> = Vec::new();
     let mut seen = std::collections::HashSet::new();
+    // Queries declared with a `j = 0` row (no positives); kept apart from `seen`, so that no
+    // query id can collide with a marker.
+    let mut declared_empty = std::collections::HashSet::new();
     let mut tail_of_last: Option<Vec<String>> = None;
     for (ln0, raw) in text.lines().enumerate() {
         let ln = ln0 + 1;
@@ -443,10 +446,10 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
                 ));
             }
             // A query without positives: nothing else on this row.
-            seen.insert(format!("\u{0}{qid}"));
+            declared_empty.insert(qid);
             continue;
         }
-        if seen.contains(&format!("\u{0}{qid}")) {
+        if declared_empty.contains(&qid) {
             return Err(Error::file(
                 path,
                 format!("line {ln}: query {qid} was declared without positives (j = 0)"),
