@@ -7,7 +7,7 @@
 //! its stated statistic, reproduces `predict` run with its fit, feeds the fit-choice test and
 //! the interval's span.
 
-use tailrank::hardness::{Estimator, EvtOptions};
+use tailrank::hardness::{Estimator, EvtOptions, QueryHardness};
 use tailrank::predict::trust::FIT_TOLERANCE;
 use tailrank::predict::{baselines, predict, FitMode, PredictOptions, Prediction, Verdict};
 use tailrank::simulate::{simulate_summary, SimConfig};
@@ -35,6 +35,11 @@ fn opts() -> PredictOptions {
         seed: 7,
         ..PredictOptions::default()
     }
+}
+
+/// Mean over the queries of a per-query value.
+fn mean_of(h: &[QueryHardness], f: &dyn Fn(&QueryHardness) -> f64) -> f64 {
+    h.iter().map(f).sum::<f64>() / h.len() as f64
 }
 
 fn sd(v: &[f64]) -> f64 {
@@ -173,10 +178,14 @@ fn verdict_flags_mixture_tail_and_passes_ilias_like() {
             p.trust.verdict,
             p.trust.reason
         );
+        // The tail model fails by construction; the centre of the excess takes the estimate
+        // part of the way back.
+        let centre = p.excess_centre.expect("the endpoint test fires");
         assert!(
-            p.estimate - truth > 0.02,
+            centre.unmoved_map_at_k - truth > 0.02,
             "the case is a failure by construction"
         );
+        assert!((p.estimate - truth).abs() < centre.unmoved_map_at_k - truth);
         assert_eq!(p.trust.verdict, Verdict::Doubtful, "{}", p.trust.reason);
         // The interval reaches towards the truth by the projected move.
         let r = p.realized.unwrap();
@@ -330,7 +339,9 @@ fn level_selected_fit_is_the_argmin_and_reproduces_predict() {
 /// and the law's expected number; it fires on mixture-tail (a rare component past the main
 /// endpoint) and not on ilias-like. The excess rate solves its stated equation, and the
 /// realized interval spans the reading it gives (the binomial map of the hardness with every
-/// level-0 immune positive at that rate), which is harder than the estimate.
+/// level-0 immune positive at that rate), which is harder than the estimate. When the test
+/// fires, the estimate, Recall@k and hit@1 are the centre of the excess (halfway between the
+/// count law at rate 0 and at that rate), and the interval still spans the tail model's own.
 #[test]
 fn endpoint_test_counts_the_stated_events() {
     use tailrank::evt::endpoint_law::EndpointLaw;
@@ -351,6 +362,13 @@ fn endpoint_test_counts_the_stated_events() {
         assert_eq!(e.levels, vec![1, 2, 3]);
         let subsets = s.level_indices();
         let h0 = hardness_for(&s, 0, &o).unwrap();
+        let n = p.pool_size as f64;
+        let map_er = |q: &QueryHardness| {
+            tailrank::maps::ap_at_k(q, n, o.k, tailrank::maps::MapKind::ExpectedRank)
+        };
+        let map_bin = |q: &QueryHardness| {
+            tailrank::maps::ap_at_k(q, n, o.k, tailrank::maps::MapKind::Binomial)
+        };
         let (mut immune, mut observed, mut predicted) = (0, 0, 0.0);
         let mut law_cases = Vec::new();
         for &sub in &subsets[1..=3] {
@@ -396,7 +414,6 @@ fn endpoint_test_counts_the_stated_events() {
                 r > 0.0 && (at_r - observed as f64).abs() < 1e-6,
                 "{r} {at_r}"
             );
-            let n = p.pool_size as f64;
             let mut h = h0.clone();
             for q in &mut h {
                 for pos in q.positives.iter_mut() {
@@ -414,9 +431,35 @@ fn endpoint_test_counts_the_stated_events() {
             assert!((got - want).abs() < 1e-12, "{got} vs {want}");
             assert!(got < p.estimate, "{got} vs {}", p.estimate);
             assert!(realized.interval.contains(got), "{realized:?}");
+            // The centre of the excess: every per-query value moved halfway from the count
+            // law at rate 0 to the count law at rate r (`endpoint_test::centre_of_excess`).
+            if fires {
+                let c = p.excess_centre.expect("the test fired");
+                assert_eq!(c.excess_rate, r);
+                assert!((c.unmoved_map_at_k - mean_of(&h0, &map_er)).abs() < 1e-12);
+                let at_zero = mean_of(&h0, &map_bin);
+                let moved = c.unmoved_map_at_k + 0.5 * (want - at_zero);
+                assert!(
+                    (p.estimate - moved).abs() < 1e-12,
+                    "{} vs {moved}",
+                    p.estimate
+                );
+                assert!((c.shift - (moved - c.unmoved_map_at_k)).abs() < 1e-12);
+                let recall = |q: &QueryHardness| tailrank::maps::recall_at_k(q, n, o.k);
+                let hit = |q: &QueryHardness| tailrank::maps::hit_at_1(q, n);
+                let half =
+                    |f: &dyn Fn(&QueryHardness) -> f64| 0.5 * (mean_of(&h0, f) + mean_of(&h, f));
+                assert!((p.recall_at_k - half(&recall)).abs() < 1e-12);
+                assert!((p.hit_at_1 - half(&hit)).abs() < 1e-12);
+                assert!(realized.interval.contains(c.unmoved_map_at_k));
+            }
         } else {
             assert_eq!(r, 0.0);
             assert_eq!(realized.excess_mass_estimate, None);
+        }
+        if !fires {
+            assert_eq!(p.excess_centre, None);
+            assert!((p.estimate - mean_of(&h0, &map_er)).abs() < 1e-12);
         }
         if fires {
             assert!(r > 0.0);

@@ -46,6 +46,7 @@ const PREDICTION_KEYS: &[&str] = &[
     "drift.shards[].sample_size",
     "drift.shards[].subset",
     "drift.shards[].z",
+    "excess_centre",
     "hit_at_1",
     "k",
     "levels[].evaluate_at_s_map_at_k",
@@ -174,13 +175,34 @@ fn prediction_json_keys_are_pinned() {
         sample_noise: 20,
         ..PredictOptions::default()
     };
-    let p = predict(&sim.summary, &opts).unwrap();
+    let mut p = predict(&sim.summary, &opts).unwrap();
     let json = tailrank::report::prediction_json(&p);
     let mut paths = Vec::new();
     key_paths(&json, "", &mut paths);
     paths.sort();
     paths.dedup();
     assert_eq!(paths, PREDICTION_KEYS);
+    // A moved estimate (the endpoint test fired) reports its move under `excess_centre`.
+    p.excess_centre = Some(tailrank::predict::endpoint_test::ExcessCentre {
+        excess_rate: 1e-8,
+        unmoved_map_at_k: 0.4,
+        shift: -0.02,
+    });
+    let mut moved = Vec::new();
+    key_paths(&tailrank::report::prediction_json(&p), "", &mut moved);
+    let centre: Vec<&str> = moved
+        .iter()
+        .map(String::as_str)
+        .filter(|k| k.starts_with("excess_centre"))
+        .collect();
+    assert_eq!(
+        centre,
+        [
+            "excess_centre.excess_rate",
+            "excess_centre.shift",
+            "excess_centre.unmoved_map_at_k"
+        ]
+    );
     let text = serde_json::to_string_pretty(&json).unwrap();
     assert!(!text.contains("-0.0,") && !text.contains("-0.0\n"));
     // The keys print in sorted order at every level (what readers of earlier reports saw).

@@ -14,6 +14,9 @@
 //!   paper restricts model comparisons to margins larger than that;
 //! - the verdict: **separated** when the paired interval excludes 0 and `|Δ| > e`; otherwise
 //!   not separated, with the reason.
+//!
+//! The per-query values are the tail model's own: `predict`'s move to the centre of the
+//! endpoint test's excess (`predict::endpoint_test::centre_of_excess`) is not applied here.
 
 use super::bootstrap::QueryBootstrap;
 use super::diagnostics::level_predictions;

@@ -4,7 +4,8 @@
 //! nested levels, and the realized-metric band of these queries (`predict::realized`): at
 //! each N, `[min(m_ER, m_Bin) − z·sd_shards, max(m_ER, m_Bin) + z·sd_shards]` with
 //! `sd_shards = sd_h(m_h(N))/√H` over the drift shards (the trend shift of a prediction is
-//! not applied along the curve; None without shards).
+//! not applied along the curve; None without shards). The curve is the tail model's own:
+//! `predict`'s move to the centre of the endpoint test's excess is not applied along it.
 
 use super::baselines::{self, LevelPoint};
 use super::bootstrap::QueryBootstrap;

@@ -32,6 +32,12 @@
 //! endpoints than the levels' ones, so the reading errs hard: it is an interval end, not an
 //! estimate (`docs/predict.md`, "The excess-mass reading").
 //!
+//! **Centre of the excess.** Full concentration (rate 0 for the immune positives, the tail
+//! model's own reading) is the other end, and how the pooled rate spreads over the queries is
+//! not identified (`docs/predict.md`, "What no estimator can know"). When the test fires, the
+//! estimate is moved to the midpoint of the two ends ([`centre_of_excess`]), which halves the
+//! worst case over that range; without a significant excess it is the tail model's own.
+//!
 //! *Levels 1–3.* Deeper levels fit the tail 16 times or more deeper in the body than level 0
 //! (the same reason the in-sample check uses level 1); `docs/predict.md`, "The endpoint test",
 //! gives the per-level counts that were measured before this choice.
@@ -236,9 +242,46 @@ pub fn with_excess_rate(h0: &[QueryHardness], rate: f64, n_pool: f64) -> Vec<Que
     h
 }
 
+/// The estimate moved to the centre of the endpoint test's excess (docs/method.md §9), when
+/// the test fired: what the move was built on and the tail model's own estimate beside it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ExcessCentre {
+    /// `r`, the excess rate per unsampled pool item.
+    pub excess_rate: f64,
+    /// The tail model's own mAP@k (the paper's estimator under the default options).
+    pub unmoved_map_at_k: f64,
+    /// The move of mAP@k: `mean_q ½(a_q(r) − a_q(0))`.
+    pub shift: f64,
+}
+
+/// The centre of the excess, per query: `v_q + ½·(at_rate_q − at_zero_q)`, the value `v`
+/// moved halfway from the count-law reading with every level-0 immune positive at rate 0
+/// (`at_zero`) to the one with all of them at the excess rate (`at_rate`, the even spread).
+///
+/// Given the pooled rate, the truth lies between full concentration (the immune positives'
+/// rate 0, evt's reading) and the even spread (the hardest reading, by convexity of each
+/// positive's expected AP@k term); the sample does not say where (`docs/predict.md`, "What
+/// no estimator can know"), and the midpoint halves the worst case over that range.
+pub fn centre_of_excess(v: &[f64], at_zero: &[f64], at_rate: &[f64]) -> Vec<f64> {
+    v.iter()
+        .zip(at_zero)
+        .zip(at_rate)
+        .map(|((v, z), r)| v + 0.5 * (r - z))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each value moves by half the step from the rate-0 reading to the rate-r one.
+    #[test]
+    fn the_centre_is_halfway() {
+        let moved = centre_of_excess(&[0.5, 0.9], &[0.6, 0.9], &[0.2, 0.7]);
+        for (got, want) in moved.into_iter().zip([0.3, 0.8]) {
+            assert!((got - want).abs() < 1e-15, "{got} vs {want}");
+        }
+    }
 
     /// The rate solves its equation; no excess gives 0; a count no rate can reach gives the
     /// largest rate tried.

@@ -5,7 +5,7 @@
 //! (`formats::json::to_json_value`).
 
 use super::calibrated::CalibratedMetrics;
-use super::endpoint_test::EndpointTest;
+use super::endpoint_test::{EndpointTest, ExcessCentre};
 use super::{FitChoice, Interval, LevelPoint, Prediction, TailReport, Verdict};
 use crate::formats::json::to_json_value;
 use crate::hardness::Estimator;
@@ -71,6 +71,10 @@ pub struct PredictionJson<'a> {
     map_at_k_total_interval: Option<[f64; 2]>,
     map_at_k_interval_meanings: IntervalMeanings,
     realized: Option<RealizedJson>,
+    /// The move to the centre of the endpoint test's excess (`excess_rate`,
+    /// `unmoved_map_at_k`: the tail model's own estimate, `shift`); null when the estimate is
+    /// the tail model's own.
+    excess_centre: Option<&'a ExcessCentre>,
     trust: TrustJson<'a>,
     recall_at_k: f64,
     hit_at_1: f64,
@@ -254,6 +258,7 @@ impl<'a> PredictionJson<'a> {
             map_at_k_crossed_interval: p.crossed.as_ref().map(pair),
             map_at_k_total_interval: p.total.as_ref().map(pair),
             map_at_k_interval_meanings: INTERVAL_MEANINGS,
+            excess_centre: p.excess_centre.as_ref(),
             realized: p.realized.as_ref().map(|r| RealizedJson {
                 map_at_k_realized_interval: pair(&r.interval),
                 width: r.width(),

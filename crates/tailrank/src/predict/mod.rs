@@ -282,6 +282,10 @@ pub struct Prediction {
     /// tail-model error only, no query sampling: [`realized`]); None without shards and
     /// sample noise (e.g. from a hardness file).
     pub realized: Option<RealizedInterval>,
+    /// The estimate's move to the centre of the endpoint test's excess, when the test fired
+    /// (docs/method.md §9); the estimate, Recall@k, hit@1 and the per-query values are then
+    /// the moved ones, and the tail model's own mAP@k is here.
+    pub excess_centre: Option<endpoint_test::ExcessCentre>,
     pub baselines: Baselines,
     /// Mean predicted Recall@k at N.
     pub recall_at_k: f64,
@@ -499,12 +503,15 @@ fn assemble(
     };
     let nf = n as f64;
     let k = opts.k;
-    let ap = per_query_ap(&h0, nf, k, opts.map);
-    let estimate = mean(&ap);
-    let recall: Vec<f64> = h0.par_iter().map(|q| maps::recall_at_k(q, nf, k)).collect();
-    let hit: Vec<f64> = h0.par_iter().map(|q| maps::hit_at_1(q, nf)).collect();
-
-    let qb = boot.summarize(&ap, estimate, opts.confidence);
+    // The tail model's own values; moved to the centre of the excess below when the endpoint
+    // test fires.
+    let ap_model = per_query_ap(&h0, nf, k, opts.map);
+    let model_estimate = mean(&ap_model);
+    let recall_hit = |h: &[QueryHardness]| -> (Vec<f64>, Vec<f64>) {
+        h.par_iter()
+            .map(|q| (maps::recall_at_k(q, nf, k), maps::hit_at_1(q, nf)))
+            .unzip()
+    };
 
     let count_h = count_hardness(&h0);
     let ap_count = per_query_ap(&count_h, nf, k, opts.map);
@@ -523,7 +530,7 @@ fn assemble(
     let mut budget = None;
     let mut drift = None;
     let mut noise = None;
-    let mut excess_mass = None;
+    let mut excess_h = None;
     let warnings = sample_warnings(sample, n, k, &opts.estimator);
     let mut trust = trust::with_problems(
         Trust::without_tests(
@@ -537,7 +544,7 @@ fn assemble(
         base.power_law = baselines::power_law(&pts, nf);
         base.log_linear = baselines::log_linear(&pts, nf);
         base.level_points = pts;
-        let aps = trust::level_aps(s, &ap, nf, opts)?;
+        let aps = trust::level_aps(s, &ap_model, nf, opts)?;
         // With the evt estimator, the level hardness is the evt hardness the law needs.
         let (evt, fitted) = match opts.estimator {
             Estimator::Evt(o) => {
@@ -574,16 +581,46 @@ fn assemble(
                 .collect::<Vec<_>>(),
             &boot,
         );
-        excess_mass = endpoint.as_ref().filter(|e| e.excess_rate > 0.0).map(|e| {
-            let h = endpoint_test::with_excess_rate(&h0, e.excess_rate, nf);
-            mean(&per_query_ap(&h, nf, k, MapKind::Binomial))
+        excess_h = endpoint.as_ref().filter(|e| e.excess_rate > 0.0).map(|e| {
+            (
+                e.excess_rate,
+                endpoint_test::with_excess_rate(&h0, e.excess_rate, nf),
+            )
         });
         let others = trust::OtherTests {
-            fit_choice_shift: other_fit.map(|o| o - estimate),
+            fit_choice_shift: other_fit.map(|o| o - model_estimate),
             endpoint,
         };
         trust = trust::trust(s, &aps, &boot, nf, k, others, &problems);
     }
+    let (recall_model, hit_model) = recall_hit(&h0);
+    let ap_excess = excess_h
+        .as_ref()
+        .map(|(_, h)| per_query_ap(h, nf, k, MapKind::Binomial));
+    let excess_mass = ap_excess.as_deref().map(mean);
+    // The centre of the excess (docs/method.md §9): only when the endpoint test fired, i.e.
+    // the excess is beyond the fits' own noise.
+    let (ap, recall, hit, excess_centre) = match (&excess_h, &ap_excess) {
+        (Some((rate, h)), Some(ap_x)) if trust.endpoint_fired() => {
+            let ap_zero = per_query_ap(&h0, nf, k, MapKind::Binomial);
+            let ap = endpoint_test::centre_of_excess(&ap_model, &ap_zero, ap_x);
+            let (recall_x, hit_x) = recall_hit(h);
+            let centre = endpoint_test::ExcessCentre {
+                excess_rate: *rate,
+                unmoved_map_at_k: model_estimate,
+                shift: mean(&ap) - model_estimate,
+            };
+            (
+                ap,
+                endpoint_test::centre_of_excess(&recall_model, &recall_model, &recall_x),
+                endpoint_test::centre_of_excess(&hit_model, &hit_model, &hit_x),
+                Some(centre),
+            )
+        }
+        _ => (ap_model, recall_model, hit_model, None),
+    };
+    let estimate = mean(&ap);
+    let qb = boot.summarize(&ap, estimate, opts.confidence);
     let other_map = match opts.map {
         MapKind::ExpectedRank => MapKind::Binomial,
         MapKind::Binomial => MapKind::ExpectedRank,
@@ -593,6 +630,7 @@ fn assemble(
         other_fit,
         calibrated: base.level_calibrated.map(|c| c.map_at_k),
         excess_mass,
+        unmoved: excess_centre.map(|c| c.unmoved_map_at_k),
     };
     let realized = realized::realized_interval(
         estimate,
@@ -664,6 +702,7 @@ fn assemble(
         crossed,
         total,
         realized,
+        excess_centre,
         baselines: base,
         recall_at_k: mean(&recall),
         hit_at_1: mean(&hit),

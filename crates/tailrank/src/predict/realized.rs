@@ -60,11 +60,14 @@
 //! ```text
 //! h  = z · sd_pool                              z = Φ⁻¹((1 + c)/2)
 //! Δ  = Δ_trend when the trend test fired, else 0 (with m_fit; else Trust::shift())
-//! M  = {m_ER, m_Bin, m_fit, m_cal} ∪ {m_excess if r > 0}
+//! M  = {m̂, m_ER, m_Bin, m_fit, m_cal} ∪ {m_excess if r > 0}
 //! lo = max(0, min(M) − h − max(−Δ, 0))
 //! hi = min(1, max(M) + h + max(Δ, 0))
 //! ```
 //!
+//! `m̂` is the estimate: the tail model's own (`m_ER` under the default map), or its move to
+//! the centre of the excess when the endpoint test fired (`predict::endpoint_test::
+//! centre_of_excess`), in which case the tail model's own value stays in M as an opinion.
 //! Both ends are clamped to [0, 1], where the metric lives (a large trend shift would
 //! otherwise reach past it). The estimate is not moved (fixing the estimator is another matter); the interval always
 //! contains it. It does not cover a tail model that misses mass without showing a trend over
@@ -112,6 +115,9 @@ pub struct Opinions {
     pub other_fit: Option<f64>,
     pub calibrated: Option<f64>,
     pub excess_mass: Option<f64>,
+    /// The tail model's own estimate when the estimate was moved to the centre of the excess
+    /// (`predict::endpoint_test::centre_of_excess`), so that the interval keeps spanning it.
+    pub unmoved: Option<f64>,
 }
 
 impl RealizedInterval {
@@ -145,6 +151,7 @@ pub fn realized_interval(
         other_fit: fit_choice,
         calibrated,
         excess_mass,
+        unmoved,
     } = opinions;
     let trend_shift = if fit_choice.is_some() {
         trust.trend_shift()
@@ -156,11 +163,17 @@ pub fn realized_interval(
     let calibrated = calibrated.filter(|v| v.is_finite());
     let excess_mass = excess_mass.filter(|v| v.is_finite());
     // M: the estimate and every finite opinion.
-    let (lo, hi) = [Some(other_map), fit_choice, calibrated, excess_mass]
-        .into_iter()
-        .flatten()
-        .filter(|v| v.is_finite())
-        .fold((estimate, estimate), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let (lo, hi) = [
+        Some(other_map),
+        fit_choice,
+        calibrated,
+        excess_mass,
+        unmoved,
+    ]
+    .into_iter()
+    .flatten()
+    .filter(|v| v.is_finite())
+    .fold((estimate, estimate), |(lo, hi), v| (lo.min(v), hi.max(v)));
     Some(RealizedInterval {
         interval: Interval {
             lo: (lo - h - (-trend_shift).max(0.0)).max(0.0),
@@ -188,6 +201,7 @@ mod tests {
             other_fit,
             calibrated: None,
             excess_mass: None,
+            unmoved: None,
         }
     }
 
@@ -234,6 +248,7 @@ mod tests {
             other_fit: Some(0.42),
             calibrated: Some(0.50),
             excess_mass: None,
+            unmoved: None,
         };
         for verdict in [Verdict::Trusted, Verdict::Doubtful] {
             let t = Trust::without_tests(verdict, String::new());
@@ -257,6 +272,7 @@ mod tests {
             other_fit: Some(0.42),
             calibrated: Some(0.50),
             excess_mass: Some(0.33),
+            unmoved: None,
         };
         let trusted = Trust::without_tests(Verdict::Trusted, String::new());
         let r = realized_interval(0.40, ops, &[0.40, 0.40], None, &trusted, 0.95).unwrap();

@@ -65,6 +65,17 @@ pub fn prediction_table(p: &Prediction) -> String {
         "{:<w$} {:>9}  (BCa, percentile: over other query sets)",
         "", ""
     );
+    if let Some(c) = &p.excess_centre {
+        let _ = writeln!(
+            t,
+            "{:<w$} {:>9}  the tail model alone; moved {:+.2} points to the centre of the \
+             endpoint test's excess ({:.2} items per immune positive at N, spread unknown)",
+            "  tail model (evt) at N",
+            pct(c.unmoved_map_at_k),
+            100.0 * c.shift,
+            c.excess_rate * (p.pool_size - p.sample_size) as f64
+        );
+    }
     match &p.realized {
         Some(r) => {
             let _ = writeln!(

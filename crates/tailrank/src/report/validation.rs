@@ -349,7 +349,31 @@ fn interval_verdict_lines(runs: &[&Run]) -> Vec<String> {
             100.0 * FLAG_NOT
         ),
         endpoint_line(runs),
+        excess_centre_line(runs),
     ]
+}
+
+/// How often the estimate was moved to the centre of the endpoint test's excess, the mean
+/// move, and the tail model's own error beside the estimate's (points).
+fn excess_centre_line(runs: &[&Run]) -> String {
+    let moved: Vec<(&Run, f64, f64)> = runs
+        .iter()
+        .filter_map(|r| r.excess_centre.map(|c| (*r, c.shift, c.unmoved_map_at_k)))
+        .collect();
+    if moved.is_empty() {
+        return "excess centre: the estimate is the tail model's own in every run".into();
+    }
+    let n = moved.len() as f64;
+    let mean = |f: &dyn Fn(&(&Run, f64, f64)) -> f64| moved.iter().map(f).sum::<f64>() / n;
+    format!(
+        "excess centre: estimate moved in {} of {} runs, by {:+.2} points on average; over \
+         those runs mean |err| {:.2} moved, {:.2} for the tail model alone",
+        moved.len(),
+        runs.len(),
+        100.0 * mean(&|m| m.1),
+        100.0 * mean(&|m| (m.0.evt - m.0.truth).abs()),
+        100.0 * mean(&|m| (m.2 - m.0.truth).abs()),
+    )
 }
 
 /// How often the verdict's endpoint test fired, the median of its observed/expected ratio and

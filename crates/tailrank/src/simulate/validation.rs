@@ -16,7 +16,8 @@ use crate::hardness::EvtOptions;
 use crate::maps::{self, MapKind};
 use crate::predict::bootstrap::QueryBootstrap;
 use crate::predict::calibrated::{self, CalibratedMetrics};
-use crate::predict::endpoint_test::EndpointTest;
+use crate::predict::endpoint_test::{EndpointTest, ExcessCentre};
+use crate::predict::realized::RealizedInterval;
 use crate::predict::{
     baselines, count_hardness, fit_choice, hardness_for, per_query_ap, predict, FitChoice, FitMode,
     Interval, PredictOptions, Trust, Verdict,
@@ -110,6 +111,14 @@ pub struct Run {
     /// Realized-metric interval of `evt` (`predict::realized`; main fraction only).
     #[serde(default)]
     pub realized: Option<Interval>,
+    /// The same interval with every opinion it spans and its pool noise, so that another
+    /// reading can be scored on the run file without re-running the study.
+    #[serde(default)]
+    pub realized_parts: Option<RealizedInterval>,
+    /// The estimate's move to the centre of the endpoint test's excess, when the test fired
+    /// (main fraction only); `evt`, `recall_at_k` and `hit_at_1` are then the moved values.
+    #[serde(default)]
+    pub excess_centre: Option<ExcessCentre>,
     /// Trust verdict of the prediction (`predict::trust`; main fraction only), and which of
     /// its tests fired.
     #[serde(default)]
@@ -239,6 +248,8 @@ pub fn run_one(
         bca: None,
         std_error: None,
         realized: None,
+        realized_parts: None,
+        excess_centre: None,
         verdict: None,
         trend_fired: None,
         in_sample_fired: None,
@@ -248,10 +259,12 @@ pub fn run_one(
         trust: None,
         level_selected_fit: None,
     };
+    let mut moved = (f64::NAN, f64::NAN);
     let hardness = if bootstrap > 0 {
         // The full prediction (intervals, diagnostics), as `tailrank predict` gives it.
         let p = predict(s, &popts)?;
         run.evt = p.estimate;
+        moved = (p.recall_at_k, p.hit_at_1);
         run.count = p.baselines.count;
         run.evaluate_at_s = p.baselines.evaluate_at_s;
         run.power_law = p.baselines.power_law;
@@ -262,6 +275,8 @@ pub fn run_one(
         run.bca = Some(p.bca);
         run.std_error = Some(p.std_error);
         run.realized = p.realized.map(|r| r.interval);
+        run.realized_parts = p.realized;
+        run.excess_centre = p.excess_centre;
         run.verdict = Some(p.trust.verdict);
         run.trend_fired = Some(p.trust.trend_fired());
         run.in_sample_fired = Some(p.trust.in_sample_fired());
@@ -308,6 +323,10 @@ pub fn run_one(
             .map(|q| maps::hit_at_1(q, nf))
             .collect::<Vec<_>>(),
     );
+    if run.excess_centre.is_some() {
+        // The prediction's own (moved) values.
+        (run.recall_at_k, run.hit_at_1) = moved;
+    }
     run.decomposition = Some(decompose(&hardness, &t)?);
     Ok((run, t))
 }
