@@ -516,6 +516,13 @@ open(os.path.join(d, "garbage.h5"), "wb").write(b"\x89HDF\r\n\x1a\n" + bytes(ran
     let negative = lines[hdr + 1].replacen(",1,", ",-1,", 1);
     bad[hdr + 1] = &negative;
     std::fs::write(dir.join("h_negative.csv"), bad.join("\n") + "\n").unwrap();
+    // The centre of the excess needs its rate and its weight together.
+    let unpaired = h.replacen(
+        "\n# tool_version:",
+        "\n# excess_rate: 1e-9\n# tool_version:",
+        1,
+    );
+    std::fs::write(dir.join("h_unpaired.csv"), unpaired).unwrap();
     std::fs::write(dir.join("h_cut.csv"), &h[..h.len() * 2 / 3]).unwrap();
     // Cut at a line boundary: the last row and the checksum line lost, every line well-formed.
     let wl: Vec<&str> = written.lines().collect();
@@ -685,6 +692,7 @@ fn cases() -> Vec<Case> {
         c("hardness-missing-column", "hardness CSV lacking `x_hat`", words("predict --hardness $DIR/h_nocol.csv --pool-size 1000 --bootstrap 10")),
         c("hardness-bad-number", "hardness CSV with `one` as a number", words("predict --hardness $DIR/h_badnum.csv --pool-size 1000 --bootstrap 10")),
         c("hardness-negative-count", "hardness CSV with `-1` as a count", words("predict --hardness $DIR/h_negative.csv --pool-size 1000 --bootstrap 20")),
+        c("hardness-excess-unpaired", "hardness CSV with `excess_rate` but no `excess_weight`", words("predict --hardness $DIR/h_unpaired.csv --pool-size 1000 --bootstrap 10")),
         c("hardness-truncated", "hardness CSV cut in the middle of a row", words("predict --hardness $DIR/h_cut.csv --pool-size 1000 --bootstrap 10")),
         c("hardness-cut-at-line", "hardness CSV cut at a line boundary (last row and checksum line lost)", words("predict --hardness $DIR/h_cutline.csv --pool-size 1000 --bootstrap 10")),
         // ---- simulations

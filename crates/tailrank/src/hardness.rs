@@ -463,6 +463,21 @@ pub struct HardnessMeta {
     /// [`Estimator::label`].
     pub estimator: String,
     pub tool_version: String,
+    /// The move of the estimate to the centre of the endpoint test's shrunk excess, when the
+    /// prediction this hardness came from made one (it needs the nested levels, which a
+    /// hardness file lacks); a prediction from the file re-applies it.
+    #[serde(default)]
+    pub excess_move: Option<ExcessMove>,
+}
+
+/// The centre of the excess as a hardness file carries it (docs/method.md §9): every level-0
+/// immune positive's count law at `rate` (`r_w`, per unsampled pool item) is one end of the
+/// move, the hardness as written the other; `weight` is `w = 1 − 1/z²`, for the report.
+/// Invariants: `rate > 0` and finite, `0 < weight ≤ 1`.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq)]
+pub struct ExcessMove {
+    pub rate: f64,
+    pub weight: f64,
 }
 
 impl HardnessMeta {
@@ -477,6 +492,7 @@ impl HardnessMeta {
             seed: s.seed,
             estimator: est.label(),
             tool_version: crate::TOOL_VERSION.to_string(),
+            excess_move: None,
         }
     }
 }

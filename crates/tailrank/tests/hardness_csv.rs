@@ -6,7 +6,9 @@ mod common;
 use std::path::Path;
 use tailrank::evt::{Gpd, GpdFit};
 use tailrank::formats::hardness_csv::{read_hardness_csv, write_hardness_csv, HARDNESS_COLUMNS};
-use tailrank::hardness::{Branch, HardnessMeta, PositiveHardness, QueryHardness, QueryTail};
+use tailrank::hardness::{
+    Branch, ExcessMove, HardnessMeta, PositiveHardness, QueryHardness, QueryTail,
+};
 
 fn meta() -> HardnessMeta {
     HardnessMeta {
@@ -18,6 +20,7 @@ fn meta() -> HardnessMeta {
         seed: 42,
         estimator: "evt(top_m=4000,quantile=0.95,c_min=5)".into(),
         tool_version: tailrank::TOOL_VERSION.into(),
+        excess_move: None,
     }
 }
 
@@ -100,6 +103,15 @@ fn round_trip_is_exact_and_python_reads_it() {
     m2.pool_size = None;
     write_hardness_csv(&p, &m2, &queries()[..1]).unwrap();
     assert_eq!(read_hardness_csv(&p).unwrap().0, m2);
+
+    // The move to the centre of the excess travels with the file, bit for bit.
+    let mut m3 = meta();
+    m3.excess_move = Some(ExcessMove {
+        rate: 1.234_567_890_123e-9,
+        weight: 0.912_345_678_9,
+    });
+    write_hardness_csv(&p, &m3, &queries()).unwrap();
+    assert_eq!(read_hardness_csv(&p).unwrap().0, m3);
 
     // Python's csv module reads the same table after skipping the '#' lines.
     let code = r#"
@@ -243,6 +255,22 @@ fn malformed_files_give_clear_errors() {
     assert!(e.contains("seed") && e.contains("one"), "{e}");
     let e = err(dir, &format!("# format_version: 9\n{HEAD}{COLS}"));
     assert!(e.contains("newer"), "{e}");
+    // The centre of the excess: both keys or neither, each in its range.
+    let e = err(dir, &format!("{HEAD}# excess_rate: 1e-9\n{COLS}"));
+    assert!(
+        e.contains("excess_rate") && e.contains("without its pair"),
+        "{e}"
+    );
+    let e = err(
+        dir,
+        &format!("{HEAD}# excess_rate: -1\n# excess_weight: 0.5\n{COLS}"),
+    );
+    assert!(e.contains("excess_rate") && e.contains("positive"), "{e}");
+    let e = err(
+        dir,
+        &format!("{HEAD}# excess_rate: 1e-9\n# excess_weight: 1.5\n{COLS}"),
+    );
+    assert!(e.contains("excess_weight") && e.contains("(0, 1]"), "{e}");
     let e = err(dir, HEAD);
     assert!(e.contains("no header"), "{e}");
     let missing = dir.join("missing.csv");

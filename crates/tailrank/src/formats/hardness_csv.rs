@@ -12,11 +12,15 @@
 use crate::atomic;
 use crate::error::{Error, IoContext, Result};
 use crate::evt::{Gpd, GpdFit};
-use crate::hardness::{Branch, HardnessMeta, PositiveHardness, QueryHardness, QueryTail};
+use crate::hardness::{
+    Branch, ExcessMove, HardnessMeta, PositiveHardness, QueryHardness, QueryTail,
+};
 use std::path::Path;
 
 /// Version of the hardness CSV layout; readers refuse newer ones.
-pub const HARDNESS_FORMAT_VERSION: u32 = 1;
+/// Version 2 added the optional `excess_rate` and `excess_weight` keys (an older reader would
+/// ignore them and predict an unmoved estimate, so it must refuse the file).
+pub const HARDNESS_FORMAT_VERSION: u32 = 2;
 
 /// Columns of the hardness CSV, in the order written. All but `tail_log_likelihood` are
 /// required when reading.
@@ -101,7 +105,8 @@ fn check_text(path: &Path, what: &str, s: &str) -> Result<()> {
 
 /// Write the hardness artifact (atomically): `# key: value` metadata lines (`format`,
 /// `format_version`, `model`, `query_set`, `pool_size` (`unknown` when None), `sample_size`,
-/// `fraction`, `seed`, `estimator`, `tool_version`), then a header with
+/// `fraction`, `seed`, `estimator`, `tool_version`, and `excess_rate`, `excess_weight` when
+/// the meta carries an [`ExcessMove`]), then a header with
 /// [`HARDNESS_COLUMNS`] and one row per positive (`j` 1-based, in score order). The tail
 /// columns repeat the query's tail on every row and are empty when the query has none. A query
 /// without positives gets one row with `j = 0` and empty positive columns. Floats are written
@@ -141,6 +146,10 @@ pub fn write_hardness_csv(path: &Path, meta: &HardnessMeta, qs: &[QueryHardness]
         head.push_str(&format!("# seed: {}\n", meta.seed));
         head.push_str(&format!("# estimator: {}\n", meta.estimator));
         head.push_str(&format!("# tool_version: {}\n", meta.tool_version));
+        if let Some(m) = &meta.excess_move {
+            head.push_str(&format!("# excess_rate: {}\n", m.rate));
+            head.push_str(&format!("# excess_weight: {}\n", m.weight));
+        }
         head.push_str(&HARDNESS_COLUMNS.join(","));
         head.push('\n');
         w.write_all(head.as_bytes()).at(path)?;
@@ -569,7 +578,33 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
                 .map_err(|_| bad("pool_size", v, *ln, u64::WHAT))?,
         ),
     };
+    let excess_move = match (meta_get("excess_rate"), meta_get("excess_weight")) {
+        (None, None) => None,
+        (Some((_, r, ln)), Some((_, w, lw))) => {
+            let rate: f64 = r
+                .parse()
+                .ok()
+                .filter(|x: &f64| x.is_finite() && *x > 0.0)
+                .ok_or_else(|| bad("excess_rate", r, *ln, "a positive number"))?;
+            let weight: f64 = w
+                .parse()
+                .ok()
+                .filter(|x: &f64| *x > 0.0 && *x <= 1.0)
+                .ok_or_else(|| bad("excess_weight", w, *lw, "a number in (0, 1]"))?;
+            Some(ExcessMove { rate, weight })
+        }
+        (Some((k, _, ln)), None) | (None, Some((k, _, ln))) => {
+            return Err(Error::file(
+                path,
+                format!(
+                    "line {ln}: metadata {k} without its pair (excess_rate and excess_weight \
+                     come together)"
+                ),
+            ))
+        }
+    };
     let meta = HardnessMeta {
+        excess_move,
         model: meta_num("model")?,
         query_set: meta_num("query_set")?,
         pool_size,
