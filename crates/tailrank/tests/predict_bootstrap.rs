@@ -6,7 +6,7 @@ mod common;
 mod predict_support;
 
 use predict_support::{synth, Rng, SynthOpts};
-use tailrank::predict::bootstrap::{perturb_query, QueryBootstrap};
+use tailrank::predict::bootstrap::{perturb_query, sample_noise, QueryBootstrap};
 use tailrank::predict::diagnostics::{budget, LevelPrediction};
 use tailrank::predict::stats::{self, norm_cdf, norm_ppf};
 use tailrank::predict::{predict, PredictOptions};
@@ -216,6 +216,33 @@ fn sample_noise_widens_the_interval_and_is_seeded() {
         "{crossed:?} {}",
         a.estimate
     );
+}
+
+/// The replicates are of the reported estimate: a fixed per-query move `δ_q` (the centre of
+/// the excess) is added to each replicate's AP, so a constant move shifts every replicate
+/// mean and both ends of the crossed interval by exactly that constant, and leaves the sd.
+#[test]
+fn sample_noise_replicates_carry_the_fixed_move() {
+    let sy = synth(&SynthOpts::default());
+    let opts = PredictOptions {
+        bootstrap: 50,
+        sample_noise: 30,
+        seed: 4,
+        ..PredictOptions::default()
+    };
+    let q = sy.summary.queries.len();
+    let boot = QueryBootstrap::new(q, opts.bootstrap, opts.seed);
+    let n = sy.summary.pool_size.expect("a pool size") as f64;
+    let plain = sample_noise(&sy.summary, &boot, n, &opts, &[]);
+    let zero = sample_noise(&sy.summary, &boot, n, &opts, &vec![0.0; q]);
+    assert_eq!(plain.replicates, zero.replicates);
+    let moved = sample_noise(&sy.summary, &boot, n, &opts, &vec![-0.03; q]);
+    for (a, b) in plain.replicates.iter().zip(&moved.replicates) {
+        assert!((b - a + 0.03).abs() < 1e-12, "{a} {b}");
+    }
+    assert!((moved.crossed.lo - plain.crossed.lo + 0.03).abs() < 1e-12);
+    assert!((moved.crossed.hi - plain.crossed.hi + 0.03).abs() < 1e-12);
+    assert!((moved.sd - plain.sd).abs() < 1e-12);
 }
 
 #[test]

@@ -9,7 +9,7 @@ use serde_json::json;
 use tailrank::formats::hardness_csv::{read_hardness_csv, write_hardness_csv};
 use tailrank::hardness::{Estimator, HardnessMeta};
 use tailrank::maps::MapKind;
-use tailrank::predict::{predict, predict_from_hardness, PredictOptions};
+use tailrank::predict::{hardness_meta, predict, predict_from_hardness, PredictOptions};
 
 fn quick(k: usize) -> PredictOptions {
     PredictOptions {
@@ -166,13 +166,14 @@ fn hardness_artifact_round_trip_gives_the_same_prediction() {
     let p = predict(s, &opts).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("h.csv");
-    write_hardness_csv(
-        &path,
-        &HardnessMeta::from_summary(s, 0, &opts.estimator),
-        &p.hardness,
-    )
-    .unwrap();
+    write_hardness_csv(&path, &hardness_meta(s, &p), &p.hardness).unwrap();
     let (meta, qs) = read_hardness_csv(&path).unwrap();
+    // This summary's levels find an excess past the endpoints: the file carries the move.
+    let c = p
+        .excess_centre
+        .expect("the estimate is moved on this summary");
+    let m = meta.excess_move.expect("the file carries the move");
+    assert_eq!((m.rate, m.weight), (c.excess_rate, c.weight));
     let q = predict_from_hardness(&meta, &qs, &opts).unwrap();
     assert_eq!(q.pool_size, p.pool_size);
     assert_eq!(q.sample_size, p.sample_size);
@@ -182,6 +183,17 @@ fn hardness_artifact_round_trip_gives_the_same_prediction() {
         q.estimate,
         p.estimate
     );
+    assert_eq!(q.excess_centre, p.excess_centre);
+    assert!((q.recall_at_k - p.recall_at_k).abs() < 1e-12);
+    assert!((q.hit_at_1 - p.hit_at_1).abs() < 1e-12);
+    // Without the move the file gives the tail model's own estimate.
+    let plain = HardnessMeta {
+        excess_move: None,
+        ..meta.clone()
+    };
+    let u = predict_from_hardness(&plain, &qs, &opts).unwrap();
+    assert!((u.estimate - c.unmoved_map_at_k).abs() < 1e-9);
+    assert_eq!(u.excess_centre, None);
     assert!((q.baselines.count - p.baselines.count).abs() < 1e-9);
     assert!((q.baselines.evaluate_at_s - p.baselines.evaluate_at_s).abs() < 1e-12);
     assert!((q.std_error - p.std_error).abs() < 1e-9);

@@ -339,9 +339,10 @@ fn level_selected_fit_is_the_argmin_and_reproduces_predict() {
 /// and the law's expected number; it fires on mixture-tail (a rare component past the main
 /// endpoint) and not on ilias-like. The excess rate solves its stated equation, and the
 /// realized interval spans the reading it gives (the binomial map of the hardness with every
-/// level-0 immune positive at that rate), which is harder than the estimate. When the test
-/// fires, the estimate, Recall@k and hit@1 are the centre of the excess (halfway between the
-/// count law at rate 0 and at that rate), and the interval still spans the tail model's own.
+/// level-0 immune positive at that rate), which is harder than the estimate. When the excess
+/// is more than a standard error (`w = 1 − 1/z² > 0`), the estimate, Recall@k and hit@1 are
+/// the centre of the shrunk excess (halfway between the count law at rate 0 and at the rate
+/// that accounts for `P + w·(O − P)`), and the interval still spans the tail model's own.
 #[test]
 fn endpoint_test_counts_the_stated_events() {
     use tailrank::evt::endpoint_law::EndpointLaw;
@@ -414,31 +415,45 @@ fn endpoint_test_counts_the_stated_events() {
                 r > 0.0 && (at_r - observed as f64).abs() < 1e-6,
                 "{r} {at_r}"
             );
-            let mut h = h0.clone();
-            for q in &mut h {
-                for pos in q.positives.iter_mut() {
-                    if pos.branch == Branch::Immune {
-                        pos.x_hat = r * (n - q.sample_size as f64) / n;
+            let with_rate = |rate: f64| {
+                let mut h = h0.clone();
+                for q in &mut h {
+                    for pos in q.positives.iter_mut() {
+                        if pos.branch == Branch::Immune {
+                            pos.x_hat = rate * (n - q.sample_size as f64) / n;
+                        }
                     }
                 }
-            }
-            let want = h
-                .iter()
-                .map(|q| tailrank::maps::ap_at_k(q, n, o.k, tailrank::maps::MapKind::Binomial))
-                .sum::<f64>()
-                / h.len() as f64;
+                h
+            };
+            let h = with_rate(r);
+            let want = mean_of(&h, &map_bin);
             let got = realized.excess_mass_estimate.expect("a positive rate");
             assert!((got - want).abs() < 1e-12, "{got} vs {want}");
             assert!(got < p.estimate, "{got} vs {}", p.estimate);
             assert!(realized.interval.contains(got), "{realized:?}");
-            // The centre of the excess: every per-query value moved halfway from the count
-            // law at rate 0 to the count law at rate r (`endpoint_test::centre_of_excess`).
+            // The centre of the shrunk excess: w = max(0, 1 − 1/z²), r_w accounts for
+            // P + w·(O − P), and every per-query value moves halfway from the count law at
+            // rate 0 to the count law at rate r_w (`endpoint_test::centre_of_excess`).
+            let w = (1.0 - 1.0 / (e.z * e.z)).max(0.0);
+            assert!((e.shrink_weight - w).abs() < 1e-12, "{e:?}");
             if fires {
-                let c = p.excess_centre.expect("the test fired");
-                assert_eq!(c.excess_rate, r);
+                assert!(w > 1.0 - 1.0 / 9.0, "a fired test keeps most of its excess");
+            }
+            if w > 0.0 {
+                let target = predicted + w * (observed as f64 - predicted);
+                let rw = e.shrunk_rate;
+                let at_rw: f64 = law_cases
+                    .iter()
+                    .map(|&(pi, u)| 1.0 - (1.0 - pi) * (-u * rw).exp())
+                    .sum();
+                assert!(rw > 0.0 && rw <= r && (at_rw - target).abs() < 1e-6);
+                let hw = with_rate(rw);
+                let c = p.excess_centre.expect("a positive weight");
+                assert_eq!((c.excess_rate, c.weight), (rw, w));
                 assert!((c.unmoved_map_at_k - mean_of(&h0, &map_er)).abs() < 1e-12);
                 let at_zero = mean_of(&h0, &map_bin);
-                let moved = c.unmoved_map_at_k + 0.5 * (want - at_zero);
+                let moved = c.unmoved_map_at_k + 0.5 * (mean_of(&hw, &map_bin) - at_zero);
                 assert!(
                     (p.estimate - moved).abs() < 1e-12,
                     "{} vs {moved}",
@@ -448,16 +463,16 @@ fn endpoint_test_counts_the_stated_events() {
                 let recall = |q: &QueryHardness| tailrank::maps::recall_at_k(q, n, o.k);
                 let hit = |q: &QueryHardness| tailrank::maps::hit_at_1(q, n);
                 let half =
-                    |f: &dyn Fn(&QueryHardness) -> f64| 0.5 * (mean_of(&h0, f) + mean_of(&h, f));
+                    |f: &dyn Fn(&QueryHardness) -> f64| 0.5 * (mean_of(&h0, f) + mean_of(&hw, f));
                 assert!((p.recall_at_k - half(&recall)).abs() < 1e-12);
                 assert!((p.hit_at_1 - half(&hit)).abs() < 1e-12);
                 assert!(realized.interval.contains(c.unmoved_map_at_k));
             }
         } else {
-            assert_eq!(r, 0.0);
+            assert_eq!((r, e.shrink_weight, e.shrunk_rate), (0.0, 0.0, 0.0));
             assert_eq!(realized.excess_mass_estimate, None);
         }
-        if !fires {
+        if e.shrink_weight == 0.0 {
             assert_eq!(p.excess_centre, None);
             assert!((p.estimate - mean_of(&h0, &map_er)).abs() < 1e-12);
         }

@@ -122,6 +122,8 @@ const PREDICTION_KEYS: &[&str] = &[
     "trust.endpoint.levels[]",
     "trust.endpoint.observed",
     "trust.endpoint.predicted",
+    "trust.endpoint.shrink_weight",
+    "trust.endpoint.shrunk_rate",
     "trust.endpoint.std_error",
     "trust.endpoint.z",
     "trust.endpoint_fired",
@@ -182,9 +184,10 @@ fn prediction_json_keys_are_pinned() {
     paths.sort();
     paths.dedup();
     assert_eq!(paths, PREDICTION_KEYS);
-    // A moved estimate (the endpoint test fired) reports its move under `excess_centre`.
+    // A moved estimate (a positive shrink weight) reports its move under `excess_centre`.
     p.excess_centre = Some(tailrank::predict::endpoint_test::ExcessCentre {
         excess_rate: 1e-8,
+        weight: 0.9,
         unmoved_map_at_k: 0.4,
         shift: -0.02,
     });
@@ -200,7 +203,8 @@ fn prediction_json_keys_are_pinned() {
         [
             "excess_centre.excess_rate",
             "excess_centre.shift",
-            "excess_centre.unmoved_map_at_k"
+            "excess_centre.unmoved_map_at_k",
+            "excess_centre.weight"
         ]
     );
     let text = serde_json::to_string_pretty(&json).unwrap();

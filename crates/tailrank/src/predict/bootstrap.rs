@@ -26,7 +26,10 @@
 //!
 //! Crossed with query resampling (the query bootstrap's indices of replicate r), this gives the
 //! `crossed` interval; the sd of the replicate means over all queries is the extra spread
-//! `sample_noise_sd` that widens the `total` interval.
+//! `sample_noise_sd` that widens the `total` interval. Replicates are of the reported
+//! estimate: when it is moved to the centre of the excess (`endpoint_test`), each query's
+//! fixed move `δ_q` is added to its replicate AP, `AP*_q + δ_q`, so the crossed interval is
+//! centred where the estimate is.
 
 use super::stats::{self, Interval};
 use super::PredictOptions;
@@ -218,12 +221,14 @@ pub fn perturb_query_lazy<R: rand::Rng + ?Sized>(
     }
 }
 
-/// Sample-noise bootstrap of the level-0 prediction at N (see the module docs).
+/// Sample-noise bootstrap of the level-0 prediction at N (see the module docs); `offset[q]`
+/// is query q's fixed move `δ_q` (empty: no move).
 pub fn sample_noise(
     s: &Summary,
     boot: &QueryBootstrap,
     n_pool: f64,
     opts: &PredictOptions,
+    offset: &[f64],
 ) -> NoiseResult {
     let reps = opts.sample_noise;
     let q = s.queries.len();
@@ -246,11 +251,12 @@ pub fn sample_noise(
             let ap: Vec<f64> = s
                 .queries
                 .iter()
-                .map(|qs| {
+                .enumerate()
+                .map(|(i, qs)| {
                     let full = qs.top_scores[0].len() >= s.top_m;
                     let pq = perturb_query_lazy(qs, full, quantile, Some(c_min), &mut rng);
                     let h = super::estimate_query_for_metric(&pq, 0, s_star, &opts.estimator);
-                    maps::ap_at_k(&h, n_pool, opts.k, opts.map)
+                    maps::ap_at_k(&h, n_pool, opts.k, opts.map) + offset.get(i).unwrap_or(&0.0)
                 })
                 .collect();
             let all = super::mean(&ap);

@@ -34,9 +34,18 @@
 //!
 //! **Centre of the excess.** Full concentration (rate 0 for the immune positives, the tail
 //! model's own reading) is the other end, and how the pooled rate spreads over the queries is
-//! not identified (`docs/predict.md`, "What no estimator can know"). When the test fires, the
-//! estimate is moved to the midpoint of the two ends ([`centre_of_excess`]), which halves the
-//! worst case over that range; without a significant excess it is the tail model's own.
+//! not identified (`docs/predict.md`, "What no estimator can know"). The estimate is moved to
+//! the midpoint of the two ends ([`centre_of_excess`]), which halves the worst case over that
+//! range, at the *shrunk* excess: the empirical-Bayes mean of `D` under a normal prior
+//! centred at 0 whose variance is estimated by moments, `D·w` with
+//!
+//! ```text
+//! w = max(0, 1 − 1/z²)        (0 when O ≤ P or without a finite SE)
+//! ```
+//!
+//! and `r_w` the rate that accounts for `P + w·(O − P)`. A noisy excess moves the estimate
+//! little, a clear one almost fully, and the estimate is continuous in the data (no jump at
+//! the verdict's `Z_CRIT`).
 //!
 //! *Levels 1–3.* Deeper levels fit the tail 16 times or more deeper in the body than level 0
 //! (the same reason the in-sample check uses level 1); `docs/predict.md`, "The endpoint test",
@@ -72,6 +81,12 @@ pub struct EndpointTest {
     /// `r`: the excess rate per unsampled pool item (module docs); 0 when `O ≤ P`.
     #[serde(default)]
     pub excess_rate: f64,
+    /// `w = max(0, 1 − 1/z²)`: the share of the excess `O − P` the centre is built on.
+    #[serde(default)]
+    pub shrink_weight: f64,
+    /// `r_w`: the rate that accounts for `P + w·(O − P)` (0 when `w = 0`).
+    #[serde(default)]
+    pub shrunk_rate: f64,
 }
 
 impl EndpointTest {
@@ -179,6 +194,7 @@ pub fn endpoint_test(
         f64::NAN
     };
     let z = z_score(d, std_error);
+    let w = shrink_weight(observed as f64, predicted, std_error, z);
     Some(EndpointTest {
         levels: used.iter().map(|l| l.level).collect(),
         immune: cases.len(),
@@ -187,7 +203,23 @@ pub fn endpoint_test(
         std_error,
         z,
         excess_rate: excess_rate(&law, observed as f64),
+        shrink_weight: w,
+        shrunk_rate: if w > 0.0 {
+            excess_rate(&law, predicted + w * (observed as f64 - predicted))
+        } else {
+            0.0
+        },
     })
+}
+
+/// `w = max(0, 1 − 1/z²)` when `O > P` with a finite SE, else 0 (module docs): the factor of
+/// the empirical-Bayes mean `D·w` of the excess under a prior `N(0, τ²)` with
+/// `τ² = max(0, D² − SE²)`.
+pub fn shrink_weight(observed: f64, predicted: f64, std_error: f64, z: f64) -> f64 {
+    if !(std_error.is_finite() && observed > predicted && z.is_finite()) {
+        return 0.0;
+    }
+    (1.0 - 1.0 / (z * z)).max(0.0)
 }
 
 /// The `r ≥ 0` with `Σ_i [1 − (1 − p_i)·e^{−u_i·r}] = observed` over `(p_i, u_i)` (module
@@ -242,15 +274,18 @@ pub fn with_excess_rate(h0: &[QueryHardness], rate: f64, n_pool: f64) -> Vec<Que
     h
 }
 
-/// The estimate moved to the centre of the endpoint test's excess (docs/method.md §9), when
-/// the test fired: what the move was built on and the tail model's own estimate beside it.
+/// The estimate moved to the centre of the endpoint test's shrunk excess (docs/method.md
+/// §9), when `w > 0`: what the move was built on and the tail model's own estimate beside it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ExcessCentre {
-    /// `r`, the excess rate per unsampled pool item.
+    /// `r_w`, the shrunk excess rate per unsampled pool item the move is built on.
     pub excess_rate: f64,
+    /// `w`, the share of the excess `O − P` behind `r_w`.
+    #[serde(default)]
+    pub weight: f64,
     /// The tail model's own mAP@k (the paper's estimator under the default options).
     pub unmoved_map_at_k: f64,
-    /// The move of mAP@k: `mean_q ½(a_q(r) − a_q(0))`.
+    /// The move of mAP@k: `mean_q ½(a_q(r_w) − a_q(0))`.
     pub shift: f64,
 }
 
@@ -273,6 +308,17 @@ pub fn centre_of_excess(v: &[f64], at_zero: &[f64], at_rate: &[f64]) -> Vec<f64>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// No excess, or one within a standard error, gives no weight; a clear one almost all.
+    #[test]
+    fn shrink_weight_follows_the_signal_to_noise() {
+        assert_eq!(shrink_weight(10.0, 12.0, 1.0, -2.0), 0.0);
+        assert_eq!(shrink_weight(12.0, 10.0, f64::NAN, f64::NAN), 0.0);
+        assert_eq!(shrink_weight(12.0, 10.0, 1.0, 0.8), 0.0);
+        assert_eq!(shrink_weight(12.0, 10.0, 1.0, 1.0), 0.0);
+        assert!((shrink_weight(12.0, 10.0, 1.0, 2.0) - 0.75).abs() < 1e-15);
+        assert!(shrink_weight(40.0, 10.0, 1.0, 10.0) > 0.98);
+    }
 
     /// Each value moves by half the step from the rate-0 reading to the rate-r one.
     #[test]

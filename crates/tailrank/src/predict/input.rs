@@ -30,8 +30,7 @@ impl PredictInput {
         match self {
             PredictInput::Summary(s) => {
                 let p = predict(&s, opts)?;
-                // The estimator the estimate used (under `FitMode::LevelSelected`, the chosen fit).
-                let meta = HardnessMeta::from_summary(&s, 0, &p.options.estimator);
+                let meta = super::hardness_meta(&s, &p);
                 Ok((p, meta))
             }
             PredictInput::Hardness(meta, qs) => {

@@ -71,9 +71,9 @@ pub struct PredictionJson<'a> {
     map_at_k_total_interval: Option<[f64; 2]>,
     map_at_k_interval_meanings: IntervalMeanings,
     realized: Option<RealizedJson>,
-    /// The move to the centre of the endpoint test's excess (`excess_rate`,
-    /// `unmoved_map_at_k`: the tail model's own estimate, `shift`); null when the estimate is
-    /// the tail model's own.
+    /// The move to the centre of the endpoint test's shrunk excess (`excess_rate`: `r_w`,
+    /// `weight`: `w`, `unmoved_map_at_k`: the tail model's own estimate, `shift`); null when
+    /// the estimate is the tail model's own (`w = 0`).
     excess_centre: Option<&'a ExcessCentre>,
     trust: TrustJson<'a>,
     recall_at_k: f64,

@@ -431,6 +431,7 @@ pub fn predict(s: &Summary, opts: &PredictOptions) -> Result<Prediction> {
         h0,
         (Some(parts), boot),
         &fit.opts,
+        None,
     )
 }
 
@@ -462,7 +463,20 @@ pub fn predict_from_hardness(
         qs.to_vec(),
         (None, boot),
         opts,
+        meta.excess_move,
     )
+}
+
+/// What a hardness file of `p.hardness` records: the summary's metadata, the estimator the
+/// estimate used (under `FitMode::LevelSelected`, the chosen fit) and the move to the centre
+/// of the excess, so that [`predict_from_hardness`] on the file gives `p`'s estimate.
+pub fn hardness_meta(s: &Summary, p: &Prediction) -> HardnessMeta {
+    let mut meta = HardnessMeta::from_summary(s, 0, &p.options.estimator);
+    meta.excess_move = p.excess_centre.map(|c| hardness::ExcessMove {
+        rate: c.excess_rate,
+        weight: c.weight,
+    });
+    meta
 }
 
 /// The options a hardness file allows: its own estimator (the hardness is already estimated;
@@ -486,7 +500,9 @@ struct SummaryParts<'a> {
 }
 
 /// The prediction from the level-0 hardness `h0`; `input` is the summary's parts (None from a
-/// hardness file) and the query bootstrap of every interval.
+/// hardness file) and the query bootstrap of every interval; `carried` is the centre of the
+/// excess a hardness file records (a summary's is computed from its levels).
+#[allow(clippy::too_many_arguments)]
 fn assemble(
     model: &str,
     query_set: &str,
@@ -495,6 +511,7 @@ fn assemble(
     h0: Vec<QueryHardness>,
     input: (Option<SummaryParts<'_>>, bootstrap::QueryBootstrap),
     opts: &PredictOptions,
+    carried: Option<hardness::ExcessMove>,
 ) -> Result<Prediction> {
     let (summary, boot) = input;
     let (s, choice, other_fit) = match summary {
@@ -529,8 +546,13 @@ fn assemble(
     let mut levels = Vec::new();
     let mut budget = None;
     let mut drift = None;
-    let mut noise = None;
     let mut excess_h = None;
+    let mut centre_h = carried.map(|m| {
+        (
+            (m.rate, m.weight),
+            endpoint_test::with_excess_rate(&h0, m.rate, n as f64),
+        )
+    });
     let warnings = sample_warnings(sample, n, k, &opts.estimator);
     let mut trust = trust::with_problems(
         Trust::without_tests(
@@ -558,9 +580,6 @@ fn assemble(
         levels = diagnostics::level_predictions_from(s, &aps, &boot, k);
         budget = diagnostics::budget(&levels);
         drift = diagnostics::drift(s, &boot, nf, opts)?;
-        if opts.sample_noise > 0 {
-            noise = Some(bootstrap::sample_noise(s, &boot, nf, opts));
-        }
         let mut problems = warnings.clone();
         if let Some(d) = drift.as_ref().filter(|d| d.flagged) {
             problems.push(format!(
@@ -581,10 +600,14 @@ fn assemble(
                 .collect::<Vec<_>>(),
             &boot,
         );
-        excess_h = endpoint.as_ref().filter(|e| e.excess_rate > 0.0).map(|e| {
+        excess_h = endpoint
+            .as_ref()
+            .filter(|e| e.excess_rate > 0.0)
+            .map(|e| endpoint_test::with_excess_rate(&h0, e.excess_rate, nf));
+        centre_h = endpoint.as_ref().filter(|e| e.shrunk_rate > 0.0).map(|e| {
             (
-                e.excess_rate,
-                endpoint_test::with_excess_rate(&h0, e.excess_rate, nf),
+                (e.shrunk_rate, e.shrink_weight),
+                endpoint_test::with_excess_rate(&h0, e.shrunk_rate, nf),
             )
         });
         let others = trust::OtherTests {
@@ -594,33 +617,39 @@ fn assemble(
         trust = trust::trust(s, &aps, &boot, nf, k, others, &problems);
     }
     let (recall_model, hit_model) = recall_hit(&h0);
-    let ap_excess = excess_h
+    let excess_mass = excess_h
         .as_ref()
-        .map(|(_, h)| per_query_ap(h, nf, k, MapKind::Binomial));
-    let excess_mass = ap_excess.as_deref().map(mean);
-    // The centre of the excess (docs/method.md §9): only when the endpoint test fired, i.e.
-    // the excess is beyond the fits' own noise.
-    let (ap, recall, hit, excess_centre) = match (&excess_h, &ap_excess) {
-        (Some((rate, h)), Some(ap_x)) if trust.endpoint_fired() => {
+        .map(|h| mean(&per_query_ap(h, nf, k, MapKind::Binomial)));
+    // The centre of the shrunk excess (docs/method.md §9): no move when w = 0.
+    let (ap, recall, hit, excess_centre, moves) = match &centre_h {
+        Some(((rate, weight), h)) => {
             let ap_zero = per_query_ap(&h0, nf, k, MapKind::Binomial);
-            let ap = endpoint_test::centre_of_excess(&ap_model, &ap_zero, ap_x);
+            let ap_x = per_query_ap(h, nf, k, MapKind::Binomial);
+            let ap = endpoint_test::centre_of_excess(&ap_model, &ap_zero, &ap_x);
             let (recall_x, hit_x) = recall_hit(h);
             let centre = endpoint_test::ExcessCentre {
                 excess_rate: *rate,
+                weight: *weight,
                 unmoved_map_at_k: model_estimate,
                 shift: mean(&ap) - model_estimate,
             };
+            let moves = ap.iter().zip(&ap_model).map(|(a, m)| a - m).collect();
             (
                 ap,
                 endpoint_test::centre_of_excess(&recall_model, &recall_model, &recall_x),
                 endpoint_test::centre_of_excess(&hit_model, &hit_model, &hit_x),
                 Some(centre),
+                moves,
             )
         }
-        _ => (ap_model, recall_model, hit_model, None),
+        _ => (ap_model, recall_model, hit_model, None, Vec::new()),
     };
     let estimate = mean(&ap);
     let qb = boot.summarize(&ap, estimate, opts.confidence);
+    // Pool-sample noise of the reported estimate: each replicate carries the fixed move.
+    let noise = s
+        .filter(|_| opts.sample_noise > 0)
+        .map(|s| bootstrap::sample_noise(s, &boot, nf, opts, &moves));
     let other_map = match opts.map {
         MapKind::ExpectedRank => MapKind::Binomial,
         MapKind::Binomial => MapKind::ExpectedRank,

@@ -66,11 +66,10 @@
 //! ```
 //!
 //! `m̂` is the estimate: the tail model's own (`m_ER` under the default map), or its move to
-//! the centre of the excess when the endpoint test fired (`predict::endpoint_test::
-//! centre_of_excess`), in which case the tail model's own value stays in M as an opinion.
-//! Both ends are clamped to [0, 1], where the metric lives (a large trend shift would
-//! otherwise reach past it). The estimate is not moved (fixing the estimator is another matter); the interval always
-//! contains it. It does not cover a tail model that misses mass without showing a trend over
+//! the centre of the endpoint test's shrunk excess when its weight is positive
+//! (`predict::endpoint_test::centre_of_excess`), in which case the tail model's own value
+//! stays in M as an opinion. Both ends are clamped to [0, 1], where the metric lives (a large
+//! trend shift would otherwise reach past it). The interval always contains the estimate. It does not cover a tail model that misses mass without showing a trend over
 //! the levels: the trust verdict is the place to look for that. None when neither pool-noise
 //! source is available (no shards and no sample noise).
 

@@ -115,8 +115,8 @@ pub struct Run {
     /// reading can be scored on the run file without re-running the study.
     #[serde(default)]
     pub realized_parts: Option<RealizedInterval>,
-    /// The estimate's move to the centre of the endpoint test's excess, when the test fired
-    /// (main fraction only); `evt`, `recall_at_k` and `hit_at_1` are then the moved values.
+    /// The estimate's move to the centre of the endpoint test's shrunk excess, when its weight
+    /// is positive (main fraction only); `evt`, `recall_at_k` and `hit_at_1` are then the moved values.
     #[serde(default)]
     pub excess_centre: Option<ExcessCentre>,
     /// Trust verdict of the prediction (`predict::trust`; main fraction only), and which of
