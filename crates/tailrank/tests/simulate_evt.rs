@@ -12,7 +12,7 @@ fn evt_beats_the_baselines_on_ilias_like() {
         ..ValidationOptions::default()
     };
     for seed in [21, 22] {
-        let (r, truth) = run_one("ilias-like", seed, 0.05, &opts, 0).unwrap();
+        let (r, truth) = run_one("ilias-like", seed, 0.05, &opts, false).unwrap();
         assert_eq!(truth.pool_size, 100_000_000);
         let evt = r.evt - r.truth;
         let count = r.count - r.truth;
@@ -43,9 +43,10 @@ fn error_decomposition_and_count_law_on_ilias_like() {
         queries: Some(400),
         ..ValidationOptions::default()
     };
-    let (r, _) = run_one("ilias-like", 23, 0.05, &opts, 0).unwrap();
+    let (r, _) = run_one("ilias-like", 23, 0.05, &opts, false).unwrap();
     let d = r.decomposition.as_ref().unwrap();
-    let sum = d.part_map + d.part_count + d.part_tail + d.part_immune;
+    let sum = d.part_map + d.part_count + d.part_tail + d.part_immune + d.part_centre;
+    assert!((sum - d.total()).abs() < 1e-15);
     assert!(
         (sum - (r.evt - r.truth)).abs() < 1e-12,
         "{sum} vs {}",

@@ -35,7 +35,7 @@ pub struct ValidateArgs {
     /// Scale the presets down to this many queries.
     #[arg(long)]
     pub queries: Option<usize>,
-    /// Query-bootstrap replicates at the main fraction (default: the library's).
+    /// Query-bootstrap replicates at every fraction (default: the library's).
     #[arg(long)]
     pub bootstrap: Option<usize>,
     /// Which evt fit gives the `evt` column: fixed (the options' own) or level-selected.

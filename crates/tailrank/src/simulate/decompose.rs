@@ -10,7 +10,9 @@
 //! - **parts of the estimate's error**, by substituting the estimate branch by branch, in the
 //!   order count → tail → immune: `ER(x) − T` (map) + `ER(x̂ on count, x elsewhere) − ER(x)`
 //!   (count) + `ER(x̂ on count and tail) − ER(x̂ on count)` (tail) + `ER(x̂) − ER(x̂ on count and
-//!   tail)` (immune) `= ER(x̂) − T` exactly;
+//!   tail)` (immune) `= ER(x̂) − T` exactly; when the prediction moved its estimate to the
+//!   centre of the excess (docs/method.md §9), the move is a fifth part (`part_centre`, set by
+//!   the caller), so the parts sum to the reported estimate's error;
 //! - **calibration**: `log10(x̂/x)` by depth band of `N·x` and by branch (median and
 //!   interquartile range), and the share of positives called immune that the full pool
 //!   outranks (`K_N > 0`).
@@ -52,10 +54,20 @@ pub struct Decomposition {
     pub part_count: f64,
     pub part_tail: f64,
     pub part_immune: f64,
+    /// The move of the estimate to the centre of the excess (0 without one).
+    #[serde(default)]
+    pub part_centre: f64,
     /// Positives called immune, and how many of them the full pool outranks.
     pub immune: usize,
     pub immune_outranked: usize,
     pub calibration: Vec<CalibrationCell>,
+}
+
+impl Decomposition {
+    /// The sum of the parts: the reported estimate's error `m̂ − T`.
+    pub fn total(&self) -> f64 {
+        self.part_map + self.part_count + self.part_tail + self.part_immune + self.part_centre
+    }
 }
 
 /// Band index of an expected count `N·x`.
@@ -178,6 +190,7 @@ pub fn decompose(hardness: &[QueryHardness], truth: &Truth) -> Result<Decomposit
         part_count: er_count - er_oracle,
         part_tail: er_tail - er_count,
         part_immune: er_all - er_tail,
+        part_centre: 0.0,
         immune,
         immune_outranked,
         calibration,
@@ -240,6 +253,7 @@ pub fn mean_of(ds: &[&Decomposition]) -> Option<Decomposition> {
         part_count: m(&|d| d.part_count),
         part_tail: m(&|d| d.part_tail),
         part_immune: m(&|d| d.part_immune),
+        part_centre: m(&|d| d.part_centre),
         immune: ds.iter().map(|d| d.immune).sum(),
         immune_outranked: ds.iter().map(|d| d.immune_outranked).sum(),
         calibration: if ds.len() == 1 {
@@ -275,10 +289,8 @@ pub fn markdown(d: &Decomposition, runs: usize) -> String {
         ("evt part: count-branch hardness", d.part_count),
         ("evt part: tail-branch hardness", d.part_tail),
         ("evt part: positives called immune", d.part_immune),
-        (
-            "evt total (sum of the parts)",
-            d.part_map + d.part_count + d.part_tail + d.part_immune,
-        ),
+        ("evt part: move to the centre of the excess", d.part_centre),
+        ("evt total (sum of the parts)", d.total()),
     ] {
         let _ = writeln!(m, "| {name} | {} |", pt(v));
     }

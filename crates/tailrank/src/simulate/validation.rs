@@ -1,9 +1,9 @@
 //! The validation study (docs/method.md §10): simulate benchmarks with known truth, predict from the
 //! sample, and measure the error of the tail-aware estimate and of every baseline.
 //!
-//! For each preset and seed the benchmark is simulated at the main fraction (with the query
-//! bootstrap, for interval coverage) and at each fraction of the convergence sweep (point
-//! estimates). A given seed fixes the queries, positives, hardness and score laws; the sample and
+//! For each preset and seed the benchmark is simulated at the main fraction (every interval
+//! and the verdict, for their coverage and rates) and at each fraction of the convergence
+//! sweep (the estimates `predict` gives, without sample noise, intervals or verdict). A given seed fixes the queries, positives, hardness and score laws; the sample and
 //! the realized full pool are drawn anew for every fraction, so each run has its own truth.
 //!
 //! error = prediction − realized truth (mAP@k at N, fractions); coverage = share of seeds whose
@@ -12,15 +12,12 @@
 use super::decompose::{decompose, Decomposition};
 use super::{simulate_summary, SimConfig, Truth};
 use crate::error::{Error, Result};
-use crate::hardness::EvtOptions;
 use crate::maps::{self, MapKind};
-use crate::predict::bootstrap::QueryBootstrap;
-use crate::predict::calibrated::{self, CalibratedMetrics};
+use crate::predict::calibrated::CalibratedMetrics;
 use crate::predict::endpoint_test::{EndpointTest, ExcessCentre};
 use crate::predict::realized::RealizedInterval;
 use crate::predict::{
-    baselines, count_hardness, fit_choice, hardness_for, per_query_ap, predict, FitChoice, FitMode,
-    Interval, PredictOptions, Trust, Verdict,
+    per_query_ap, predict, FitChoice, FitMode, Interval, PredictOptions, Trust, Verdict,
 };
 use serde::{Deserialize, Serialize};
 
@@ -39,7 +36,8 @@ pub struct ValidationOptions {
     pub pool_size: Option<u64>,
     /// Scale the presets down to this many queries.
     pub queries: Option<usize>,
-    /// Query-bootstrap replicates at the main fraction.
+    /// Query-bootstrap replicates (at every fraction: the weight of the centre of the excess
+    /// needs them; the intervals are kept at the main fraction).
     pub bootstrap: usize,
     pub confidence: f64,
     /// Which evt fit gives the estimate (the `evt` column).
@@ -116,7 +114,7 @@ pub struct Run {
     #[serde(default)]
     pub realized_parts: Option<RealizedInterval>,
     /// The estimate's move to the centre of the endpoint test's shrunk excess, when its weight
-    /// is positive (main fraction only); `evt`, `recall_at_k` and `hit_at_1` are then the moved values.
+    /// is positive (every fraction); `evt`, `recall_at_k` and `hit_at_1` are then the moved values.
     #[serde(default)]
     pub excess_centre: Option<ExcessCentre>,
     /// Trust verdict of the prediction (`predict::trust`; main fraction only), and which of
@@ -192,13 +190,16 @@ impl Run {
     }
 }
 
-/// Simulate one benchmark and predict it.
+/// Simulate one benchmark and predict it as `tailrank predict` does. `main`: the main
+/// fraction, with the sample-noise bootstrap and every interval and verdict kept; otherwise a
+/// sweep fraction: the same estimate, Recall@k and hit@1 (the centre of the excess included,
+/// which needs the query bootstrap for its weight) without sample noise, intervals or verdict.
 pub fn run_one(
     preset: &str,
     seed: u64,
     fraction: f64,
     opts: &ValidationOptions,
-    bootstrap: usize,
+    main: bool,
 ) -> Result<(Run, Truth)> {
     let mut cfg = SimConfig::preset(preset, seed)?;
     cfg.fraction = fraction;
@@ -210,13 +211,15 @@ pub fn run_one(
         cfg = cfg.with_queries(q);
     }
     let sim = simulate_summary(&cfg)?;
+    let defaults = PredictOptions::default();
     let popts = PredictOptions {
         k: cfg.k,
-        bootstrap,
+        bootstrap: opts.bootstrap,
+        sample_noise: if main { defaults.sample_noise } else { 0 },
         confidence: opts.confidence,
         seed,
         fit: opts.fit,
-        ..PredictOptions::default()
+        ..defaults
     };
     let t = sim.truth;
     let s = &sim.summary;
@@ -259,24 +262,22 @@ pub fn run_one(
         trust: None,
         level_selected_fit: None,
     };
-    let mut moved = (f64::NAN, f64::NAN);
-    let hardness = if bootstrap > 0 {
-        // The full prediction (intervals, diagnostics), as `tailrank predict` gives it.
-        let p = predict(s, &popts)?;
-        run.evt = p.estimate;
-        moved = (p.recall_at_k, p.hit_at_1);
-        run.count = p.baselines.count;
-        run.evaluate_at_s = p.baselines.evaluate_at_s;
-        run.power_law = p.baselines.power_law;
-        run.log_linear = p.baselines.log_linear;
-        run.level_calibrated = p.baselines.level_calibrated;
-        run.level_selected = p.baselines.level_selected.as_ref().map(metrics_of);
+    let p = predict(s, &popts)?;
+    run.evt = p.estimate;
+    let moved = (p.recall_at_k, p.hit_at_1);
+    run.count = p.baselines.count;
+    run.evaluate_at_s = p.baselines.evaluate_at_s;
+    run.power_law = p.baselines.power_law;
+    run.log_linear = p.baselines.log_linear;
+    run.level_calibrated = p.baselines.level_calibrated;
+    run.level_selected = p.baselines.level_selected.as_ref().map(metrics_of);
+    run.excess_centre = p.excess_centre;
+    if main {
         run.percentile = Some(p.percentile);
         run.bca = Some(p.bca);
         run.std_error = Some(p.std_error);
         run.realized = p.realized.map(|r| r.interval);
         run.realized_parts = p.realized;
-        run.excess_centre = p.excess_centre;
         run.verdict = Some(p.trust.verdict);
         run.trend_fired = Some(p.trust.trend_fired());
         run.in_sample_fired = Some(p.trust.in_sample_fired());
@@ -285,30 +286,8 @@ pub fn run_one(
         run.endpoint = p.trust.endpoint.clone();
         run.trust = Some(p.trust);
         run.level_selected_fit = p.baselines.level_selected;
-        p.hardness
-    } else {
-        // Point estimates only: the same functions `predict` uses, without the per-level and
-        // per-shard diagnostics.
-        let exact0 = baselines::per_query_at_subset(s, 0, k);
-        let no_boot = QueryBootstrap::new(s.queries.len(), 0, seed);
-        let fit = fit_choice::resolve(s, &popts, &exact0, &no_boot, nf)?;
-        let h = hardness_for(s, 0, &fit.opts)?;
-        run.evt = mean(&per_query_ap(&h, nf, k, MapKind::ExpectedRank));
-        run.count = mean(&per_query_ap(
-            &count_hardness(&h),
-            nf,
-            k,
-            MapKind::ExpectedRank,
-        ));
-        run.evaluate_at_s = mean(&baselines::per_query_at_sample(&h, k));
-        let pts = baselines::level_points(s, k);
-        run.power_law = baselines::power_law(&pts, nf);
-        run.log_linear = baselines::log_linear(&pts, nf);
-        run.level_calibrated =
-            calibrated::predict_calibrated(s, &fit_options(&fit.opts), &[(0, &h[..])], nf, k)?;
-        run.level_selected = fit.choice.as_ref().map(metrics_of);
-        h
-    };
+    }
+    let hardness = p.hardness;
     run.evt_binomial = mean(&per_query_ap(&hardness, nf, k, MapKind::Binomial));
     (run.truth_recall_at_k, run.truth_hit_at_1) = t.recall_and_hit();
     run.recall_at_k = mean(
@@ -327,16 +306,10 @@ pub fn run_one(
         // The prediction's own (moved) values.
         (run.recall_at_k, run.hit_at_1) = moved;
     }
-    run.decomposition = Some(decompose(&hardness, &t)?);
+    let mut d = decompose(&hardness, &t)?;
+    d.part_centre = run.excess_centre.map_or(0.0, |c| c.shift);
+    run.decomposition = Some(d);
     Ok((run, t))
-}
-
-/// The evt options of a resolved prediction (the defaults for the count estimator).
-fn fit_options(o: &PredictOptions) -> EvtOptions {
-    match o.estimator {
-        crate::hardness::Estimator::Evt(e) => e,
-        crate::hardness::Estimator::Count => EvtOptions::DEFAULT,
-    }
 }
 
 /// mAP@k, Recall@k and hit@1 of a level-selected fit.
@@ -371,14 +344,14 @@ pub fn run_validation(
         SimConfig::preset(preset, 0)?;
         for s in 0..opts.seeds as u64 {
             let seed = opts.first_seed + s;
-            let (r, _) = run_one(preset, seed, opts.fraction, opts, opts.bootstrap)?;
+            let (r, _) = run_one(preset, seed, opts.fraction, opts, true)?;
             progress(&r);
             runs.push(r);
             for &f in &opts.fractions {
                 if (f - opts.fraction).abs() < 1e-15 {
                     continue;
                 }
-                let (r, _) = run_one(preset, seed, f, opts, 0)?;
+                let (r, _) = run_one(preset, seed, f, opts, false)?;
                 progress(&r);
                 runs.push(r);
             }
