@@ -172,6 +172,64 @@ fn hardness_artifact_predicts_at_any_pool_size() {
     assert!(table.contains("n/a"), "{table}");
 }
 
+/// `--excess-centre` moves the estimate to the centre of the endpoint test's excess (this
+/// synthetic summary has one); without it the estimate is the tail model's. A hardness file
+/// written with the flag carries the move, applied when the flag is given again.
+#[test]
+fn excess_centre_is_opt_in_and_travels_with_the_hardness_file() {
+    let d = tempfile::tempdir().unwrap();
+    let sdir = d.path().join("summary");
+    let s = synth(&SynthOpts::default()).summary;
+    s.write(&sdir).unwrap();
+    let h = d.path().join("hardness.csv");
+    let sd = sdir.to_str().unwrap();
+    let base = ["--bootstrap", "100", "--sample-noise", "0", "--json"];
+    let run = |input: &[&str], extra: &[&str]| {
+        let args: Vec<&str> = ["predict"]
+            .iter()
+            .chain(input)
+            .chain(&base)
+            .chain(extra)
+            .copied()
+            .collect();
+        let (ok, out, err) = tailrank(&args);
+        assert!(ok, "{err}");
+        serde_json::from_str::<serde_json::Value>(&out).unwrap()
+    };
+    let lib = |excess_centre: bool| {
+        predict(
+            &s,
+            &PredictOptions {
+                bootstrap: 100,
+                sample_noise: 0,
+                excess_centre,
+                ..PredictOptions::default()
+            },
+        )
+        .unwrap()
+    };
+    let (plain, moved) = (lib(false), lib(true));
+    let c = moved
+        .excess_centre
+        .expect("this summary's levels find an excess");
+    assert_eq!(c.unmoved_map_at_k, plain.estimate);
+    let j = run(&["--summary", sd], &[]);
+    assert!(j["excess_centre"].is_null());
+    assert!((j["map_at_k"].as_f64().unwrap() - plain.estimate).abs() < 1e-12);
+    let hp = h.to_str().unwrap();
+    let j = run(
+        &["--summary", sd],
+        &["--excess-centre", "--hardness-out", hp],
+    );
+    assert!((j["map_at_k"].as_f64().unwrap() - moved.estimate).abs() < 1e-12);
+    assert_eq!(j["excess_centre"]["weight"].as_f64(), Some(c.weight));
+    let j = run(&["--hardness", hp], &["--excess-centre"]);
+    assert!((j["map_at_k"].as_f64().unwrap() - moved.estimate).abs() < 1e-9);
+    let j = run(&["--hardness", hp], &[]);
+    assert!(j["excess_centre"].is_null());
+    assert!((j["map_at_k"].as_f64().unwrap() - plain.estimate).abs() < 1e-9);
+}
+
 #[test]
 fn bad_input_is_reported_clearly() {
     let d = tempfile::tempdir().unwrap();

@@ -261,7 +261,8 @@ type Columns = Vec<(&'static str, Py<PyAny>)>;
     bootstrap=PredictOptions::DEFAULT.bootstrap, sample_noise=PredictOptions::DEFAULT.sample_noise,
     confidence=PredictOptions::DEFAULT.confidence, seed=PredictOptions::DEFAULT.seed,
     fit_top=EvtOptions::DEFAULT.top_m, quantile=EvtOptions::DEFAULT.quantile,
-    c_min=EvtOptions::DEFAULT.c_min, fit=FitMode::NAMES[0]))]
+    c_min=EvtOptions::DEFAULT.c_min, fit=FitMode::NAMES[0],
+    excess_centre=PredictOptions::DEFAULT.excess_centre))]
 #[allow(clippy::too_many_arguments)]
 fn predict_native(
     py: Python<'_>,
@@ -278,6 +279,7 @@ fn predict_native(
     quantile: f64,
     c_min: u64,
     fit: &str,
+    excess_centre: bool,
 ) -> PyResult<(String, Columns)> {
     let evt = EvtOptions {
         top_m: fit_top,
@@ -292,6 +294,7 @@ fn predict_native(
         confidence,
         seed,
         fit: fit.parse().map_err(err)?,
+        excess_centre,
         ..PredictOptions::named(estimator, evt, map).map_err(err)?
     };
     let s = &summary.inner;
@@ -491,6 +494,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     defaults.set_item("quantile", e.quantile)?;
     defaults.set_item("c_min", e.c_min)?;
     defaults.set_item("fit", FitMode::NAMES[0])?;
+    defaults.set_item("excess_centre", d.excess_centre)?;
     m.add("PREDICT_DEFAULTS", defaults)?;
     // The scan defaults of the Python signatures (ScanConfig's, stated in scan::config).
     let scan_defaults = pyo3::types::PyDict::new(m.py());

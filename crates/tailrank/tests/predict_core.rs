@@ -161,6 +161,7 @@ fn hardness_artifact_round_trip_gives_the_same_prediction() {
     let opts = PredictOptions {
         bootstrap: 300,
         sample_noise: 0,
+        excess_centre: true,
         ..PredictOptions::default()
     };
     let p = predict(s, &opts).unwrap();
@@ -186,14 +187,21 @@ fn hardness_artifact_round_trip_gives_the_same_prediction() {
     assert_eq!(q.excess_centre, p.excess_centre);
     assert!((q.recall_at_k - p.recall_at_k).abs() < 1e-12);
     assert!((q.hit_at_1 - p.hit_at_1).abs() < 1e-12);
-    // Without the move the file gives the tail model's own estimate.
+    // Without the option, or without the move in the file, the file gives the tail model's
+    // own estimate.
     let plain = HardnessMeta {
         excess_move: None,
         ..meta.clone()
     };
-    let u = predict_from_hardness(&plain, &qs, &opts).unwrap();
-    assert!((u.estimate - c.unmoved_map_at_k).abs() < 1e-9);
-    assert_eq!(u.excess_centre, None);
+    let default = PredictOptions {
+        excess_centre: false,
+        ..opts
+    };
+    for (m, o) in [(&plain, &opts), (&meta, &default)] {
+        let u = predict_from_hardness(m, &qs, o).unwrap();
+        assert!((u.estimate - c.unmoved_map_at_k).abs() < 1e-9);
+        assert_eq!(u.excess_centre, None);
+    }
     assert!((q.baselines.count - p.baselines.count).abs() < 1e-9);
     assert!((q.baselines.evaluate_at_s - p.baselines.evaluate_at_s).abs() < 1e-12);
     assert!((q.std_error - p.std_error).abs() < 1e-9);

@@ -178,14 +178,21 @@ fn verdict_flags_mixture_tail_and_passes_ilias_like() {
             p.trust.verdict,
             p.trust.reason
         );
-        // The tail model fails by construction; the centre of the excess takes the estimate
-        // part of the way back.
-        let centre = p.excess_centre.expect("the endpoint test fires");
+        // The tail model fails by construction, and by default the estimate is its own; the
+        // centre of the excess (opt-in) takes it part of the way back.
+        assert_eq!(p.excess_centre, None, "no move by default");
         assert!(
-            centre.unmoved_map_at_k - truth > 0.02,
+            p.estimate - truth > 0.02,
             "the case is a failure by construction"
         );
-        assert!((p.estimate - truth).abs() < centre.unmoved_map_at_k - truth);
+        let with_centre = PredictOptions {
+            excess_centre: true,
+            ..o
+        };
+        let (c, _) = sim_predict("mixture-tail", seed, 0.05, 400, &with_centre);
+        let centre = c.excess_centre.expect("the endpoint test fires");
+        assert_eq!(centre.unmoved_map_at_k, p.estimate);
+        assert!((c.estimate - truth).abs() < p.estimate - truth);
         assert_eq!(p.trust.verdict, Verdict::Doubtful, "{}", p.trust.reason);
         // The interval reaches towards the truth by the projected move.
         let r = p.realized.unwrap();
@@ -348,7 +355,10 @@ fn endpoint_test_counts_the_stated_events() {
     use tailrank::evt::endpoint_law::EndpointLaw;
     use tailrank::hardness::Branch;
     use tailrank::predict::hardness_for;
-    let o = opts();
+    let o = PredictOptions {
+        excess_centre: true,
+        ..opts()
+    };
     let mut laws = std::collections::HashMap::new();
     for (preset, fires) in [("mixture-tail", true), ("ilias-like", false)] {
         let mut cfg = SimConfig::preset(preset, 1).unwrap().with_queries(300);
@@ -476,6 +486,11 @@ fn endpoint_test_counts_the_stated_events() {
             assert_eq!(p.excess_centre, None);
             assert!((p.estimate - mean_of(&h0, &map_er)).abs() < 1e-12);
         }
+        // By default the test runs and reports, and the estimate stays the tail model's.
+        let d = predict(&s, &opts()).unwrap();
+        assert_eq!(d.trust.endpoint.as_ref(), Some(e));
+        assert_eq!(d.excess_centre, None);
+        assert!((d.estimate - mean_of(&h0, &map_er)).abs() < 1e-12);
         if fires {
             assert!(r > 0.0);
         }

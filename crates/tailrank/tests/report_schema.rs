@@ -75,6 +75,7 @@ const PREDICTION_KEYS: &[&str] = &[
     "options.estimator_options.evt.c_min",
     "options.estimator_options.evt.quantile",
     "options.estimator_options.evt.top_m",
+    "options.excess_centre",
     "options.fit",
     "options.map",
     "options.sample_noise",

@@ -480,6 +480,7 @@ def predict(
     quantile: float = _D["quantile"],
     c_min: int = _D["c_min"],
     fit: str = _D["fit"],
+    excess_centre: bool = _D["excess_centre"],
     top_m: Optional[int] = None,
 ) -> Report:
     """Predict mAP@k at pool size N (default: the summary's N) from a summary
@@ -491,6 +492,8 @@ def predict(
     replicates, ``sample_noise`` Poisson-reweighting replicates, both seeded by ``seed``.
     ``fit``: ``fixed`` (the estimate uses ``fit_top``/``quantile``) or ``level-selected`` (the
     fit whose level-1 half best predicts the known sample; the other one is reported beside it).
+    ``excess_centre``: move the estimate to the centre of the endpoint test's shrunk excess
+    (``predict --excess-centre``; off by default).
     ``top_m`` is the former name of ``fit_top`` (deprecated; it warns and overrides it).
     """
     if top_m is not None:
@@ -512,6 +515,7 @@ def predict(
         quantile=float(quantile),
         c_min=int(c_min),
         fit=fit,
+        excess_centre=bool(excess_centre),
     )
     return Report(json.loads(text), dict(cols))
 

@@ -69,6 +69,11 @@ pub struct PredictOptions {
     pub confidence: f64,
     /// Seed of every random draw (bootstrap indices, Poisson weights).
     pub seed: u64,
+    /// Move the estimate (mAP@k, Recall@k, hit@1) to the centre of the endpoint test's shrunk
+    /// excess (docs/method.md §9). Off by default: it helps a rare component above the main
+    /// tail and hurts real vector geometry (`docs/predict.md`, "The centre of the excess").
+    #[serde(default)]
+    pub excess_centre: bool,
 }
 
 impl PredictOptions {
@@ -76,7 +81,8 @@ impl PredictOptions {
     /// the input, k = 1000, the tail-aware estimator with [`EvtOptions::DEFAULT`], the
     /// expected-rank map (the paper's), that fit as the estimate's ([`FitMode::Fixed`]), B = 1000 query-bootstrap replicates, 50 sample-noise
     /// replicates (under 3 s on an ILIAS-sized summary, `docs/predict.md` "Cost"),
-    /// confidence 0.95, seed 0.
+    /// confidence 0.95, seed 0, the tail model's own estimate (no move to the centre of the
+    /// excess).
     pub const DEFAULT: PredictOptions = PredictOptions {
         pool_size: None,
         k: 1000,
@@ -87,6 +93,7 @@ impl PredictOptions {
         sample_noise: 50,
         confidence: 0.95,
         seed: 0,
+        excess_centre: false,
     };
 
     /// [`PredictOptions::DEFAULT`] with the estimator named `estimator` (`Estimator::NAMES`,
@@ -501,7 +508,8 @@ struct SummaryParts<'a> {
 
 /// The prediction from the level-0 hardness `h0`; `input` is the summary's parts (None from a
 /// hardness file) and the query bootstrap of every interval; `carried` is the centre of the
-/// excess a hardness file records (a summary's is computed from its levels).
+/// excess a hardness file records (a summary's is computed from its levels); either is applied
+/// only under `opts.excess_centre`.
 #[allow(clippy::too_many_arguments)]
 fn assemble(
     model: &str,
@@ -547,7 +555,7 @@ fn assemble(
     let mut budget = None;
     let mut drift = None;
     let mut excess_h = None;
-    let mut centre_h = carried.map(|m| {
+    let mut centre_h = carried.filter(|_| opts.excess_centre).map(|m| {
         (
             (m.rate, m.weight),
             endpoint_test::with_excess_rate(&h0, m.rate, n as f64),
@@ -604,12 +612,15 @@ fn assemble(
             .as_ref()
             .filter(|e| e.excess_rate > 0.0)
             .map(|e| endpoint_test::with_excess_rate(&h0, e.excess_rate, nf));
-        centre_h = endpoint.as_ref().filter(|e| e.shrunk_rate > 0.0).map(|e| {
-            (
-                (e.shrunk_rate, e.shrink_weight),
-                endpoint_test::with_excess_rate(&h0, e.shrunk_rate, nf),
-            )
-        });
+        centre_h = endpoint
+            .as_ref()
+            .filter(|e| opts.excess_centre && e.shrunk_rate > 0.0)
+            .map(|e| {
+                (
+                    (e.shrunk_rate, e.shrink_weight),
+                    endpoint_test::with_excess_rate(&h0, e.shrunk_rate, nf),
+                )
+            });
         let others = trust::OtherTests {
             fit_choice_shift: other_fit.map(|o| o - model_estimate),
             endpoint,

@@ -43,6 +43,9 @@ pub struct ValidationOptions {
     /// Which evt fit gives the estimate (the `evt` column).
     #[serde(default)]
     pub fit: FitMode,
+    /// `PredictOptions::excess_centre` of every prediction.
+    #[serde(default)]
+    pub excess_centre: bool,
 }
 
 impl Default for ValidationOptions {
@@ -60,6 +63,7 @@ impl Default for ValidationOptions {
             pool_size: None,
             queries: None,
             fit: FitMode::Fixed,
+            excess_centre: PredictOptions::DEFAULT.excess_centre,
             bootstrap: 1000,
             confidence: 0.95,
         }
@@ -219,6 +223,7 @@ pub fn run_one(
         confidence: opts.confidence,
         seed,
         fit: opts.fit,
+        excess_centre: opts.excess_centre,
         ..defaults
     };
     let t = sim.truth;

@@ -20,7 +20,7 @@ use crate::formats::open_descriptors;
 use crate::hardness::{Branch, QueryHardness};
 use crate::maps::{self, MapKind};
 use crate::metric::{evaluate_counts, evaluate_summary_for_set, MissingPolicy};
-use crate::predict::endpoint_test::EndpointTest;
+use crate::predict::endpoint_test::{EndpointTest, ExcessCentre};
 use crate::predict::{count_hardness, per_query_ap, predict, Interval, PredictOptions, Verdict};
 use crate::scan::engine::{scan, NoProgress, ScanConfig};
 use crate::scan::request::{PairedResults, ScanRequest};
@@ -185,6 +185,10 @@ pub struct VectorRun {
     /// The trust verdict's endpoint test (`predict::endpoint_test`), when it ran.
     #[serde(default)]
     pub endpoint: Option<EndpointTest>,
+    /// The move of `evt` to the centre of the endpoint test's shrunk excess (with the tail
+    /// model's own mAP@k), when `predict` made one.
+    #[serde(default)]
+    pub excess_centre: Option<ExcessCentre>,
 }
 
 /// Query-bootstrap replicates of the vector runs' predictions: enough for the paired SEs of
@@ -415,6 +419,7 @@ pub fn run_family(
             realized: p.realized.map(|r| r.interval),
             verdict: Some(p.trust.verdict),
             endpoint: p.trust.endpoint.clone(),
+            excess_centre: p.excess_centre,
         });
     }
     Ok(runs)
