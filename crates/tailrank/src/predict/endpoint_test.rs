@@ -34,9 +34,11 @@
 //!
 //! **Centre of the excess.** Full concentration (rate 0 for the immune positives, the tail
 //! model's own reading) is the other end, and how the pooled rate spreads over the queries is
-//! not identified (`docs/predict.md`, "What no estimator can know"). The estimate is moved to
-//! the midpoint of the two ends ([`centre_of_excess`]), which halves the worst case over that
-//! range, at the *shrunk* excess: the empirical-Bayes mean of `D` under a normal prior
+//! not identified (`docs/predict.md`, "What no estimator can know"). Under
+//! `PredictOptions::excess_centre` (off by default: on real vector geometry the excess is
+//! concentrated and the move costs points) the estimate is moved to the midpoint of the two
+//! ends ([`centre_of_excess`]), which halves the worst case over that range, at the *shrunk*
+//! excess: the empirical-Bayes mean of `D` under a normal prior
 //! centred at 0 whose variance is estimated by moments, `D·w` with
 //!
 //! ```text
