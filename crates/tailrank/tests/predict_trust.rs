@@ -382,7 +382,9 @@ fn endpoint_test_counts_the_stated_events() {
         };
         let (mut immune, mut observed, mut predicted) = (0, 0, 0.0);
         let mut law_cases = Vec::new();
+        let mut per_level = Vec::new();
         for &sub in &subsets[1..=3] {
+            let before = (immune, observed, predicted, law_cases.len());
             let hl = hardness_for(&s, sub, &o).unwrap();
             let exposure =
                 (s.subset_sizes[0] - s.subset_sizes[sub]) as f64 / s.subset_sizes[sub] as f64;
@@ -402,9 +404,32 @@ fn endpoint_test_counts_the_stated_events() {
                     law_cases.push((pi, (s.subset_sizes[0] - s.subset_sizes[sub]) as f64));
                 }
             }
+            per_level.push((
+                immune - before.0,
+                observed - before.1,
+                predicted - before.2,
+                law_cases[before.3..].to_vec(),
+            ));
         }
         eprintln!("{preset}: {e:?}");
         assert_eq!((e.immune, e.observed), (immune, observed));
+        // Per level: the same counts, and r_ℓ solves its own level's equation.
+        assert_eq!(e.per_level.len(), 3);
+        for (l, (want, (n, o, pr, cases))) in e.per_level.iter().zip(&per_level).enumerate() {
+            assert_eq!((want.level, want.immune, want.observed), (l + 1, *n, *o));
+            assert!((want.predicted - pr).abs() < 1e-9 * pr.max(1.0));
+            let at = |r: f64| -> f64 {
+                cases
+                    .iter()
+                    .map(|&(pi, u)| 1.0 - (1.0 - pi) * (-u * r).exp())
+                    .sum()
+            };
+            if (*o as f64) > at(0.0) {
+                assert!((at(want.excess_rate) - *o as f64).abs() < 1e-6, "{want:?}");
+            } else {
+                assert_eq!(want.excess_rate, 0.0);
+            }
+        }
         assert!((e.predicted - predicted).abs() < 1e-9 * predicted.max(1.0));
         assert!(e.std_error > 0.0);
         assert_eq!(e.exceeds(tailrank::predict::trust::Z_CRIT), fires, "{e:?}");

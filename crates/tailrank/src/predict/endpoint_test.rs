@@ -49,6 +49,13 @@
 //! little, a clear one almost fully, and the estimate is continuous in the data (no jump at
 //! the verdict's `Z_CRIT`).
 //!
+//! **Per level.** The counts are also kept per level ℓ, with `r_ℓ`, the rate that accounts
+//! for `O_ℓ` from level ℓ's cases alone. An even spread of the excess gives one rate at every
+//! level; a concentrated one gives `r_1 < r_3`, since the susceptible positives are more often
+//! already outranked within the larger level-1 sample, and fewer of them remain immune there
+//! (survivor depletion). A diagnostic, read by nothing yet (`docs/predict.md`, "The centre of
+//! the excess").
+//!
 //! *Levels 1–3.* Deeper levels fit the tail 16 times or more deeper in the body than level 0
 //! (the same reason the in-sample check uses level 1); `docs/predict.md`, "The endpoint test",
 //! gives the per-level counts that were measured before this choice.
@@ -89,6 +96,21 @@ pub struct EndpointTest {
     /// `r_w`: the rate that accounts for `P + w·(O − P)` (0 when `w = 0`).
     #[serde(default)]
     pub shrunk_rate: f64,
+    /// The same counts per level of `levels`, each with the excess rate of its cases alone
+    /// (module docs, "Per level").
+    #[serde(default)]
+    pub per_level: Vec<LevelExcess>,
+}
+
+/// The endpoint test's counts on the immune positives of one level, and `r_ℓ`, the excess rate
+/// that accounts for that level's `O_ℓ` alone (0 when `O_ℓ ≤ P_ℓ`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LevelExcess {
+    pub level: usize,
+    pub immune: usize,
+    pub observed: usize,
+    pub predicted: f64,
+    pub excess_rate: f64,
 }
 
 impl EndpointTest {
@@ -125,6 +147,7 @@ struct Case {
     /// `S_0 − S_ℓ`: the level-0 items level ℓ has not seen.
     unseen: f64,
     outranked: bool,
+    level: usize,
 }
 
 /// The endpoint test from the level-0 hardness `h0` (sample `s0`) and the deeper levels'
@@ -164,6 +187,7 @@ pub fn endpoint_test(
                     exposure,
                     unseen: (s0 - l.sample_size as f64).max(0.0),
                     outranked: p0.pool_above > pl.pool_above,
+                    level: l.level,
                 });
             }
         }
@@ -181,6 +205,8 @@ pub fn endpoint_test(
     let mut diff = vec![0.0; h0.len()];
     let (mut observed, mut predicted) = (0usize, 0.0);
     let mut law = Vec::with_capacity(cases.len());
+    // Per level: its counts, and the (p_i, u_i) its own rate is solved on.
+    let mut by_level: BTreeMap<usize, (LevelExcess, Vec<(f64, f64)>)> = BTreeMap::new();
     for c in &cases {
         let p = laws[&c.n_u].outranked_probability(c.xi, c.z, c.exposure);
         let o = usize::from(c.outranked);
@@ -188,7 +214,28 @@ pub fn endpoint_test(
         predicted += p;
         diff[c.query] += o as f64 - p;
         law.push((p, c.unseen));
+        let (e, l) = by_level.entry(c.level).or_insert_with(|| {
+            let e = LevelExcess {
+                level: c.level,
+                immune: 0,
+                observed: 0,
+                predicted: 0.0,
+                excess_rate: 0.0,
+            };
+            (e, Vec::new())
+        });
+        e.immune += 1;
+        e.observed += o;
+        e.predicted += p;
+        l.push((p, c.unseen));
     }
+    let per_level = by_level
+        .into_values()
+        .map(|(e, l)| LevelExcess {
+            excess_rate: excess_rate(&l, e.observed as f64),
+            ..e
+        })
+        .collect();
     let d = diff.iter().sum::<f64>() / diff.len().max(1) as f64;
     let std_error = if boot.replicates >= 2 {
         boot.std_error(&diff)
@@ -211,6 +258,7 @@ pub fn endpoint_test(
         } else {
             0.0
         },
+        per_level,
     })
 }
 
