@@ -205,8 +205,7 @@ pub fn endpoint_test(
     let mut diff = vec![0.0; h0.len()];
     let (mut observed, mut predicted) = (0usize, 0.0);
     let mut law = Vec::with_capacity(cases.len());
-    // Per level: its counts, and the (p_i, u_i) its own rate is solved on.
-    let mut by_level: BTreeMap<usize, (LevelExcess, Vec<(f64, f64)>)> = BTreeMap::new();
+    let mut by_level: BTreeMap<usize, LevelExcess> = BTreeMap::new();
     for c in &cases {
         let p = laws[&c.n_u].outranked_probability(c.xi, c.z, c.exposure);
         let o = usize::from(c.outranked);
@@ -214,26 +213,28 @@ pub fn endpoint_test(
         predicted += p;
         diff[c.query] += o as f64 - p;
         law.push((p, c.unseen));
-        let (e, l) = by_level.entry(c.level).or_insert_with(|| {
-            let e = LevelExcess {
-                level: c.level,
-                immune: 0,
-                observed: 0,
-                predicted: 0.0,
-                excess_rate: 0.0,
-            };
-            (e, Vec::new())
+        let e = by_level.entry(c.level).or_insert(LevelExcess {
+            level: c.level,
+            immune: 0,
+            observed: 0,
+            predicted: 0.0,
+            excess_rate: 0.0,
         });
         e.immune += 1;
         e.observed += o;
         e.predicted += p;
-        l.push((p, c.unseen));
     }
     let per_level = by_level
         .into_values()
-        .map(|(e, l)| LevelExcess {
-            excess_rate: excess_rate(&l, e.observed as f64),
-            ..e
+        .map(|e| {
+            let own: Vec<(f64, f64)> = (law.iter().zip(&cases))
+                .filter(|(_, c)| c.level == e.level)
+                .map(|(x, _)| *x)
+                .collect();
+            LevelExcess {
+                excess_rate: excess_rate(&own, e.observed as f64),
+                ..e
+            }
         })
         .collect();
     let d = diff.iter().sum::<f64>() / diff.len().max(1) as f64;
@@ -243,7 +244,7 @@ pub fn endpoint_test(
         f64::NAN
     };
     let z = z_score(d, std_error);
-    let w = shrink_weight(observed as f64, predicted, std_error, z);
+    let w = shrink_weight(z, std_error);
     Some(EndpointTest {
         levels: used.iter().map(|l| l.level).collect(),
         immune: cases.len(),
@@ -262,14 +263,15 @@ pub fn endpoint_test(
     })
 }
 
-/// `w = max(0, 1 − 1/z²)` when `O > P` with a finite SE, else 0 (module docs): the factor of
-/// the empirical-Bayes mean `D·w` of the excess under a prior `N(0, τ²)` with
-/// `τ² = max(0, D² − SE²)`.
-pub fn shrink_weight(observed: f64, predicted: f64, std_error: f64, z: f64) -> f64 {
-    if !(std_error.is_finite() && observed > predicted && z.is_finite()) {
-        return 0.0;
+/// `w = max(0, 1 − 1/z²)` for `z = D/SE > 0` with a finite SE, else 0 (module docs): the
+/// factor of the empirical-Bayes mean `D·w` of the excess under a prior `N(0, τ²)` with
+/// `τ² = max(0, D² − SE²)`. (`z > 0` is `O > P`.)
+pub fn shrink_weight(z: f64, std_error: f64) -> f64 {
+    if std_error.is_finite() && z.is_finite() && z > 1.0 {
+        1.0 - 1.0 / (z * z)
+    } else {
+        0.0
     }
-    (1.0 - 1.0 / (z * z)).max(0.0)
 }
 
 /// The `r ≥ 0` with `Σ_i [1 − (1 − p_i)·e^{−u_i·r}] = observed` over `(p_i, u_i)` (module
@@ -362,12 +364,12 @@ mod tests {
     /// No excess, or one within a standard error, gives no weight; a clear one almost all.
     #[test]
     fn shrink_weight_follows_the_signal_to_noise() {
-        assert_eq!(shrink_weight(10.0, 12.0, 1.0, -2.0), 0.0);
-        assert_eq!(shrink_weight(12.0, 10.0, f64::NAN, f64::NAN), 0.0);
-        assert_eq!(shrink_weight(12.0, 10.0, 1.0, 0.8), 0.0);
-        assert_eq!(shrink_weight(12.0, 10.0, 1.0, 1.0), 0.0);
-        assert!((shrink_weight(12.0, 10.0, 1.0, 2.0) - 0.75).abs() < 1e-15);
-        assert!(shrink_weight(40.0, 10.0, 1.0, 10.0) > 0.98);
+        assert_eq!(shrink_weight(-2.0, 1.0), 0.0);
+        assert_eq!(shrink_weight(f64::NAN, f64::NAN), 0.0);
+        assert_eq!(shrink_weight(0.8, 1.0), 0.0);
+        assert_eq!(shrink_weight(1.0, 1.0), 0.0);
+        assert!((shrink_weight(2.0, 1.0) - 0.75).abs() < 1e-15);
+        assert!(shrink_weight(10.0, 1.0) > 0.98);
     }
 
     /// Each value moves by half the step from the rate-0 reading to the rate-r one.

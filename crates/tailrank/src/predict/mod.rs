@@ -555,12 +555,8 @@ fn assemble(
     let mut budget = None;
     let mut drift = None;
     let mut excess_h = None;
-    let mut centre_h = carried.filter(|_| opts.excess_centre).map(|m| {
-        (
-            (m.rate, m.weight),
-            endpoint_test::with_excess_rate(&h0, m.rate, n as f64),
-        )
-    });
+    // The move to the centre of the excess: the file's, or the endpoint test's below.
+    let mut centre = carried;
     let warnings = sample_warnings(sample, n, k, &opts.estimator);
     let mut trust = trust::with_problems(
         Trust::without_tests(
@@ -612,14 +608,12 @@ fn assemble(
             .as_ref()
             .filter(|e| e.excess_rate > 0.0)
             .map(|e| endpoint_test::with_excess_rate(&h0, e.excess_rate, nf));
-        centre_h = endpoint
+        centre = endpoint
             .as_ref()
-            .filter(|e| opts.excess_centre && e.shrunk_rate > 0.0)
-            .map(|e| {
-                (
-                    (e.shrunk_rate, e.shrink_weight),
-                    endpoint_test::with_excess_rate(&h0, e.shrunk_rate, nf),
-                )
+            .filter(|e| e.shrunk_rate > 0.0)
+            .map(|e| hardness::ExcessMove {
+                rate: e.shrunk_rate,
+                weight: e.shrink_weight,
             });
         let others = trust::OtherTests {
             fit_choice_shift: other_fit.map(|o| o - model_estimate),
@@ -631,16 +625,18 @@ fn assemble(
     let excess_mass = excess_h
         .as_ref()
         .map(|h| mean(&per_query_ap(h, nf, k, MapKind::Binomial)));
-    // The centre of the shrunk excess (docs/method.md §9): no move when w = 0.
-    let (ap, recall, hit, excess_centre, moves) = match &centre_h {
-        Some(((rate, weight), h)) => {
+    // The centre of the shrunk excess (docs/method.md §9): only under the option, and no move
+    // when w = 0.
+    let (ap, recall, hit, excess_centre, moves) = match centre.filter(|_| opts.excess_centre) {
+        Some(m) => {
+            let h = endpoint_test::with_excess_rate(&h0, m.rate, nf);
             let ap_zero = per_query_ap(&h0, nf, k, MapKind::Binomial);
-            let ap_x = per_query_ap(h, nf, k, MapKind::Binomial);
+            let ap_x = per_query_ap(&h, nf, k, MapKind::Binomial);
             let ap = endpoint_test::centre_of_excess(&ap_model, &ap_zero, &ap_x);
-            let (recall_x, hit_x) = recall_hit(h);
+            let (recall_x, hit_x) = recall_hit(&h);
             let centre = endpoint_test::ExcessCentre {
-                excess_rate: *rate,
-                weight: *weight,
+                excess_rate: m.rate,
+                weight: m.weight,
                 unmoved_map_at_k: model_estimate,
                 shift: mean(&ap) - model_estimate,
             };
@@ -653,7 +649,7 @@ fn assemble(
                 moves,
             )
         }
-        _ => (ap_model, recall_model, hit_model, None, Vec::new()),
+        None => (ap_model, recall_model, hit_model, None, Vec::new()),
     };
     let estimate = mean(&ap);
     let qb = boot.summarize(&ap, estimate, opts.confidence);

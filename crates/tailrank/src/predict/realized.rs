@@ -69,8 +69,9 @@
 //! the centre of the endpoint test's shrunk excess when its weight is positive
 //! (`predict::endpoint_test::centre_of_excess`), in which case the tail model's own value
 //! stays in M as an opinion. Both ends are clamped to [0, 1], where the metric lives (a large
-//! trend shift would otherwise reach past it). The interval always contains the estimate. It does not cover a tail model that misses mass without showing a trend over
-//! the levels: the trust verdict is the place to look for that. None when neither pool-noise
+//! trend shift would otherwise reach past it). The interval always contains the estimate. It
+//! does not cover a tail model that misses mass without showing a trend over the levels: the
+//! trust verdict is the place to look for that. None when neither pool-noise
 //! source is available (no shards and no sample noise).
 
 use super::stats::{self, Interval};
