@@ -172,11 +172,11 @@ fn hardness_artifact_predicts_at_any_pool_size() {
     assert!(table.contains("n/a"), "{table}");
 }
 
-/// `--excess-centre` moves the estimate to the centre of the endpoint test's excess (this
-/// synthetic summary has one); without it the estimate is the tail model's. A hardness file
-/// written with the flag carries the move, applied when the flag is given again.
+/// By default (and with `--excess-centre`) the estimate moves to the centre of the endpoint
+/// test's excess (this synthetic summary has one); with `--no-excess-centre` it is the tail
+/// model's. A hardness file carries the move, applied unless `--no-excess-centre` is given.
 #[test]
-fn excess_centre_is_opt_in_and_travels_with_the_hardness_file() {
+fn excess_centre_is_the_default_and_travels_with_the_hardness_file() {
     let d = tempfile::tempdir().unwrap();
     let sdir = d.path().join("summary");
     let s = synth(&SynthOpts::default()).summary;
@@ -213,21 +213,30 @@ fn excess_centre_is_opt_in_and_travels_with_the_hardness_file() {
         .excess_centre
         .expect("this summary's levels find an excess");
     assert_eq!(c.unmoved_map_at_k, plain.estimate);
-    let j = run(&["--summary", sd], &[]);
+    let j = run(&["--summary", sd], &["--no-excess-centre"]);
     assert!(j["excess_centre"].is_null());
     assert!((j["map_at_k"].as_f64().unwrap() - plain.estimate).abs() < 1e-12);
     let hp = h.to_str().unwrap();
-    let j = run(
-        &["--summary", sd],
-        &["--excess-centre", "--hardness-out", hp],
-    );
+    let j = run(&["--summary", sd], &["--hardness-out", hp]);
     assert!((j["map_at_k"].as_f64().unwrap() - moved.estimate).abs() < 1e-12);
     assert_eq!(j["excess_centre"]["weight"].as_f64(), Some(c.weight));
-    let j = run(&["--hardness", hp], &["--excess-centre"]);
-    assert!((j["map_at_k"].as_f64().unwrap() - moved.estimate).abs() < 1e-9);
-    let j = run(&["--hardness", hp], &[]);
+    let named = run(&["--summary", sd], &["--excess-centre"]);
+    assert_eq!(named["map_at_k"], j["map_at_k"]);
+    for flag in [&[][..], &["--excess-centre"][..]] {
+        let j = run(&["--hardness", hp], flag);
+        assert!((j["map_at_k"].as_f64().unwrap() - moved.estimate).abs() < 1e-9);
+    }
+    let j = run(&["--hardness", hp], &["--no-excess-centre"]);
     assert!(j["excess_centre"].is_null());
     assert!((j["map_at_k"].as_f64().unwrap() - plain.estimate).abs() < 1e-9);
+    let (ok, _, err) = tailrank(&[
+        "predict",
+        "--summary",
+        sd,
+        "--excess-centre",
+        "--no-excess-centre",
+    ]);
+    assert!(!ok && err.contains("cannot be used with"), "{err}");
 }
 
 #[test]

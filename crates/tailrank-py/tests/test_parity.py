@@ -194,20 +194,20 @@ def test_level_selected_fit_matches_the_cli(cli, cli_summary):
 
 
 def test_excess_centre_matches_the_cli(cli, cli_summary):
-    """Python's `excess_centre=True` gives the report of `predict --excess-centre`; it is off
+    """Python's `excess_centre=False` gives the report of `predict --no-excess-centre`; it is on
     by default in both."""
     ref, path = cli_summary
     base = ["predict", "--summary", path, "--json", "--k", 100, "--bootstrap", 200,
             "--sample-noise", 0, "--pool-size", 200000]
-    on = json.loads(run_cli(cli, *base, "--excess-centre"))
-    off = json.loads(run_cli(cli, *base))
+    on = json.loads(run_cli(cli, *base))
+    off = json.loads(run_cli(cli, *base, "--no-excess-centre"))
     assert on["options"]["excess_centre"] is True and off["options"]["excess_centre"] is False
     assert off["excess_centre"] is None
     r = tailrank.predict(ref, pool_size=200000, k=100, bootstrap=200, sample_noise=0,
-                         excess_centre=True)
-    _same(r.to_dict(), on)
+                         excess_centre=False)
+    _same(r.to_dict(), off)
     d = tailrank.predict(ref, pool_size=200000, k=100, bootstrap=200, sample_noise=0)
-    _same(d.to_dict(), off)
+    _same(d.to_dict(), on)
 
 
 def test_fit_top_and_its_former_name_top_m(cli, cli_summary):

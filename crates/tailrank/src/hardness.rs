@@ -471,13 +471,16 @@ pub struct HardnessMeta {
 }
 
 /// The centre of the excess as a hardness file carries it (docs/method.md §9): every level-0
-/// immune positive's count law at `rate` (`r_w`, per unsampled pool item) is one end of the
-/// move, the hardness as written the other; `weight` is `w = 1 − 1/z²`, for the report.
-/// Invariants: `rate > 0` and finite, `0 < weight ≤ 1`.
+/// immune positive's count law at `rate` (`r_γ`, per unsampled pool item) is one end of the
+/// move, the hardness as written the other; `weight` (`w = 1 − 1/z²`) and `decay` (the
+/// survivor decay `γ̂` behind the rate) are for the report.
+/// Invariants: `rate > 0` and finite, `0 < weight ≤ 1`, `decay ≥ 0` and finite.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq)]
 pub struct ExcessMove {
     pub rate: f64,
     pub weight: f64,
+    #[serde(default)]
+    pub decay: f64,
 }
 
 impl HardnessMeta {

@@ -178,21 +178,21 @@ fn verdict_flags_mixture_tail_and_passes_ilias_like() {
             p.trust.verdict,
             p.trust.reason
         );
-        // The tail model fails by construction, and by default the estimate is its own; the
-        // centre of the excess (opt-in) takes it part of the way back.
-        assert_eq!(p.excess_centre, None, "no move by default");
-        assert!(
-            p.estimate - truth > 0.02,
-            "the case is a failure by construction"
-        );
-        let with_centre = PredictOptions {
-            excess_centre: true,
+        // The tail model fails by construction; by default the estimate moves to the centre
+        // of the decayed excess, part of the way back, and the tail model's own is kept.
+        let own = PredictOptions {
+            excess_centre: false,
             ..o
         };
-        let (c, _) = sim_predict("mixture-tail", seed, 0.05, 400, &with_centre);
-        let centre = c.excess_centre.expect("the endpoint test fires");
-        assert_eq!(centre.unmoved_map_at_k, p.estimate);
-        assert!((c.estimate - truth).abs() < p.estimate - truth);
+        let (t, _) = sim_predict("mixture-tail", seed, 0.05, 400, &own);
+        assert_eq!(t.excess_centre, None, "no move without the option");
+        assert!(
+            t.estimate - truth > 0.02,
+            "the case is a failure by construction"
+        );
+        let centre = p.excess_centre.expect("the endpoint test fires");
+        assert_eq!(centre.unmoved_map_at_k, t.estimate);
+        assert!((p.estimate - truth).abs() < t.estimate - truth);
         assert_eq!(p.trust.verdict, Verdict::Doubtful, "{}", p.trust.reason);
         // The interval reaches towards the truth by the projected move.
         let r = p.realized.unwrap();
@@ -348,8 +348,9 @@ fn level_selected_fit_is_the_argmin_and_reproduces_predict() {
 /// realized interval spans the reading it gives (the binomial map of the hardness with every
 /// level-0 immune positive at that rate), which is harder than the estimate. When the excess
 /// is more than a standard error (`w = 1 − 1/z² > 0`), the estimate, Recall@k and hit@1 are
-/// the centre of the shrunk excess (halfway between the count law at rate 0 and at the rate
-/// that accounts for `P + w·(O − P)`), and the interval still spans the tail model's own.
+/// the centre of the shrunk excess (halfway between the count law at rate 0 and at the
+/// survivor-decayed rate of `P + w·(O − P)`, which is the constant rate `r_w` when the decay
+/// is 0 and below it otherwise), and the interval still spans the tail model's own.
 #[test]
 fn endpoint_test_counts_the_stated_events() {
     use tailrank::evt::endpoint_law::EndpointLaw;
@@ -483,9 +484,15 @@ fn endpoint_test_counts_the_stated_events() {
                     .map(|&(pi, u)| 1.0 - (1.0 - pi) * (-u * rw).exp())
                     .sum();
                 assert!(rw > 0.0 && rw <= r && (at_rw - target).abs() < 1e-6);
-                let hw = with_rate(rw);
+                let rg = e.decayed_rate;
+                assert!(rg > 0.0 && rg <= rw * (1.0 + 1e-9), "{rg} vs {rw}");
+                if e.hazard_decay == 0.0 {
+                    assert!((rg - rw).abs() < 1e-9 * rw, "{rg} vs {rw}");
+                }
+                let hw = with_rate(rg);
                 let c = p.excess_centre.expect("a positive weight");
-                assert_eq!((c.excess_rate, c.weight), (rw, w));
+                assert_eq!((c.excess_rate, c.weight), (rg, w));
+                assert_eq!(c.hazard_decay, e.hazard_decay);
                 assert!((c.unmoved_map_at_k - mean_of(&h0, &map_er)).abs() < 1e-12);
                 let at_zero = mean_of(&h0, &map_bin);
                 let moved = c.unmoved_map_at_k + 0.5 * (mean_of(&hw, &map_bin) - at_zero);
@@ -511,8 +518,16 @@ fn endpoint_test_counts_the_stated_events() {
             assert_eq!(p.excess_centre, None);
             assert!((p.estimate - mean_of(&h0, &map_er)).abs() < 1e-12);
         }
-        // By default the test runs and reports, and the estimate stays the tail model's.
-        let d = predict(&s, &opts()).unwrap();
+        // Without the option the test runs and reports, and the estimate stays the tail
+        // model's.
+        let d = predict(
+            &s,
+            &PredictOptions {
+                excess_centre: false,
+                ..opts()
+            },
+        )
+        .unwrap();
         assert_eq!(d.trust.endpoint.as_ref(), Some(e));
         assert_eq!(d.excess_centre, None);
         assert!((d.estimate - mean_of(&h0, &map_er)).abs() < 1e-12);

@@ -118,7 +118,9 @@ const PREDICTION_KEYS: &[&str] = &[
     "tail_report.xi_min",
     "tail_report.xi_quartiles[]",
     "tool_version",
+    "trust.endpoint.decayed_rate",
     "trust.endpoint.excess_rate",
+    "trust.endpoint.hazard_decay",
     "trust.endpoint.immune",
     "trust.endpoint.levels[]",
     "trust.endpoint.observed",
@@ -194,6 +196,7 @@ fn prediction_json_keys_are_pinned() {
     p.excess_centre = Some(tailrank::predict::endpoint_test::ExcessCentre {
         excess_rate: 1e-8,
         weight: 0.9,
+        hazard_decay: 0.5,
         unmoved_map_at_k: 0.4,
         shift: -0.02,
     });
@@ -208,6 +211,7 @@ fn prediction_json_keys_are_pinned() {
         centre,
         [
             "excess_centre.excess_rate",
+            "excess_centre.hazard_decay",
             "excess_centre.shift",
             "excess_centre.unmoved_map_at_k",
             "excess_centre.weight"

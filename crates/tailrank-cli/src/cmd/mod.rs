@@ -14,6 +14,30 @@ pub mod scan;
 pub mod simulate;
 pub mod validate;
 
+/// Whether the estimate moves to the centre of the endpoint test's excess (docs/method.md
+/// §9): the library's default (`PredictOptions::DEFAULT.excess_centre`) unless a flag says.
+#[derive(clap::Args, Debug, Clone, Copy)]
+pub struct CentreArgs {
+    /// Keep the tail model's own estimate (the paper's): no move to the centre of the
+    /// endpoint test's survivor-decayed excess (docs/predict.md, "Survivor decay").
+    #[arg(long)]
+    pub no_excess_centre: bool,
+    /// Move the estimate to the centre of the decayed excess (the default; kept for scripts
+    /// that name it).
+    #[arg(long, conflicts_with = "no_excess_centre")]
+    pub excess_centre: bool,
+}
+
+impl CentreArgs {
+    pub fn enabled(&self) -> bool {
+        match (self.excess_centre, self.no_excess_centre) {
+            (true, _) => true,
+            (_, true) => false,
+            _ => tailrank::predict::PredictOptions::DEFAULT.excess_centre,
+        }
+    }
+}
+
 /// Print each warning on stderr as `tailrank: warning: ...`.
 pub fn warn_all<W: std::fmt::Display>(warnings: impl IntoIterator<Item = W>) {
     for w in warnings {

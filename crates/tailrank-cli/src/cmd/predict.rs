@@ -145,11 +145,8 @@ pub struct PredictArgs {
     /// reported beside it and feeds the verdict's fit-choice test.
     #[arg(long, default_value = FitMode::NAMES[0], value_parser = FitMode::NAMES)]
     pub fit: String,
-    /// Move the estimate to the centre of the endpoint test's shrunk excess (pool mass past
-    /// the fitted tail endpoints; docs/method.md §9). Off by default: it helps a rare
-    /// component above the main tail and hurts real vector geometry (docs/predict.md).
-    #[arg(long)]
-    pub excess_centre: bool,
+    #[command(flatten)]
+    pub centre: super::CentreArgs,
     /// Sample-noise replicates (Poisson reweighting of the sample; 0 = off; summary only).
     #[arg(long, default_value_t = PredictOptions::DEFAULT.sample_noise)]
     pub sample_noise: usize,
@@ -164,7 +161,7 @@ pub struct PredictArgs {
 pub fn run(a: PredictArgs) -> anyhow::Result<()> {
     let opts = PredictOptions {
         fit: a.fit.parse()?,
-        excess_centre: a.excess_centre,
+        excess_centre: a.centre.enabled(),
         ..a.model.options(a.sample_noise)?
     };
     let mut outputs = tailrank::atomic::Transaction::new(&a.model.input_paths());

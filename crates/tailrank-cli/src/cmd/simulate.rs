@@ -69,6 +69,9 @@ pub struct SimulateArgs {
         requires = "validate"
     )]
     pub fractions: Vec<f64>,
+    /// Validation: whether the predictions move to the centre of the excess (as `predict`).
+    #[command(flatten)]
+    pub centre: super::CentreArgs,
     /// Validation: also write the runs as JSON here.
     #[arg(long, requires = "validate")]
     pub json: Option<PathBuf>,
@@ -79,6 +82,7 @@ fn validate(a: &SimulateArgs) -> anyhow::Result<()> {
         fractions: a.fractions.clone(),
         pool_size: a.pool_size,
         dim: a.dim,
+        excess_centre: a.centre.enabled(),
         ..VectorRunOptions::default()
     };
     let seeds = a.seed..a.seed + a.seeds;

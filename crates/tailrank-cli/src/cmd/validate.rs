@@ -41,10 +41,8 @@ pub struct ValidateArgs {
     /// Which evt fit gives the `evt` column: fixed (the options' own) or level-selected.
     #[arg(long, default_value = FitMode::NAMES[0], value_parser = FitMode::NAMES)]
     pub fit: String,
-    /// Move each estimate to the centre of the endpoint test's shrunk excess (as `predict
-    /// --excess-centre`).
-    #[arg(long)]
-    pub excess_centre: bool,
+    #[command(flatten)]
+    pub centre: super::CentreArgs,
     /// Markdown report (written atomically).
     #[arg(
         short,
@@ -78,7 +76,7 @@ pub fn run(a: ValidateArgs) -> anyhow::Result<()> {
         queries: a.queries,
         bootstrap: a.bootstrap.unwrap_or(d.bootstrap),
         fit: a.fit.parse()?,
-        excess_centre: a.excess_centre,
+        excess_centre: a.centre.enabled(),
         ..d
     };
     let report = run_validation(&opts, |r| {

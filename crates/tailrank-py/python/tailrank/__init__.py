@@ -492,8 +492,8 @@ def predict(
     replicates, ``sample_noise`` Poisson-reweighting replicates, both seeded by ``seed``.
     ``fit``: ``fixed`` (the estimate uses ``fit_top``/``quantile``) or ``level-selected`` (the
     fit whose level-1 half best predicts the known sample; the other one is reported beside it).
-    ``excess_centre``: move the estimate to the centre of the endpoint test's shrunk excess
-    (``predict --excess-centre``; off by default).
+    ``excess_centre``: move the estimate to the centre of the endpoint test's decayed excess
+    (the default; ``False`` is ``predict --no-excess-centre``, the tail model's own estimate).
     ``top_m`` is the former name of ``fit_top`` (deprecated; it warns and overrides it).
     """
     if top_m is not None:

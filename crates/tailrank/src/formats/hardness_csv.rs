@@ -19,7 +19,8 @@ use std::path::Path;
 
 /// Version of the hardness CSV layout; readers refuse newer ones.
 /// Version 2 added the optional `excess_rate` and `excess_weight` keys (an older reader would
-/// ignore them and predict an unmoved estimate, so it must refuse the file).
+/// ignore them and predict an unmoved estimate, so it must refuse the file), and later the
+/// optional `excess_decay` (for the report only; absent, it reads as 0).
 pub const HARDNESS_FORMAT_VERSION: u32 = 2;
 
 /// Columns of the hardness CSV, in the order written. All but `tail_log_likelihood` are
@@ -105,8 +106,8 @@ fn check_text(path: &Path, what: &str, s: &str) -> Result<()> {
 
 /// Write the hardness artifact (atomically): `# key: value` metadata lines (`format`,
 /// `format_version`, `model`, `query_set`, `pool_size` (`unknown` when None), `sample_size`,
-/// `fraction`, `seed`, `estimator`, `tool_version`, and `excess_rate`, `excess_weight` when
-/// the meta carries an [`ExcessMove`]), then a header with
+/// `fraction`, `seed`, `estimator`, `tool_version`, and `excess_rate`, `excess_weight`,
+/// `excess_decay` when the meta carries an [`ExcessMove`]), then a header with
 /// [`HARDNESS_COLUMNS`] and one row per positive (`j` 1-based, in score order). The tail
 /// columns repeat the query's tail on every row and are empty when the query has none. A query
 /// without positives gets one row with `j = 0` and empty positive columns. Floats are written
@@ -149,6 +150,7 @@ pub fn write_hardness_csv(path: &Path, meta: &HardnessMeta, qs: &[QueryHardness]
         if let Some(m) = &meta.excess_move {
             head.push_str(&format!("# excess_rate: {}\n", m.rate));
             head.push_str(&format!("# excess_weight: {}\n", m.weight));
+            head.push_str(&format!("# excess_decay: {}\n", m.decay));
         }
         head.push_str(&HARDNESS_COLUMNS.join(","));
         head.push('\n');
@@ -579,7 +581,15 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
         ),
     };
     let excess_move = match (meta_get("excess_rate"), meta_get("excess_weight")) {
-        (None, None) => None,
+        (None, None) => match meta_get("excess_decay") {
+            None => None,
+            Some((k, _, ln)) => {
+                return Err(Error::file(
+                    path,
+                    format!("line {ln}: metadata {k} without excess_rate and excess_weight"),
+                ))
+            }
+        },
         (Some((_, r, ln)), Some((_, w, lw))) => {
             let rate: f64 = r
                 .parse()
@@ -591,7 +601,19 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
                 .ok()
                 .filter(|x: &f64| *x > 0.0 && *x <= 1.0)
                 .ok_or_else(|| bad("excess_weight", w, *lw, "a number in (0, 1]"))?;
-            Some(ExcessMove { rate, weight })
+            let decay = match meta_get("excess_decay") {
+                None => 0.0,
+                Some((_, d, ld)) => d
+                    .parse()
+                    .ok()
+                    .filter(|x: &f64| x.is_finite() && *x >= 0.0)
+                    .ok_or_else(|| bad("excess_decay", d, *ld, "a number ≥ 0"))?,
+            };
+            Some(ExcessMove {
+                rate,
+                weight,
+                decay,
+            })
         }
         (Some((k, _, ln)), None) | (None, Some((k, _, ln))) => {
             return Err(Error::file(

@@ -35,10 +35,9 @@
 //! **Centre of the excess.** Full concentration (rate 0 for the immune positives, the tail
 //! model's own reading) is the other end, and how the pooled rate spreads over the queries is
 //! not identified (`docs/predict.md`, "What no estimator can know"). Under
-//! `PredictOptions::excess_centre` (off by default: on real vector geometry the excess is
-//! concentrated and the move costs points) the estimate is moved to the midpoint of the two
-//! ends ([`centre_of_excess`]), which halves the worst case over that range, at the *shrunk*
-//! excess: the empirical-Bayes mean of `D` under a normal prior
+//! `PredictOptions::excess_centre` (the default) the estimate is moved to the midpoint of the
+//! two ends ([`centre_of_excess`]), which halves the worst case over that range, at the
+//! *shrunk* excess: the empirical-Bayes mean of `D` under a normal prior
 //! centred at 0 whose variance is estimated by moments, `D·w` with
 //!
 //! ```text
@@ -47,14 +46,18 @@
 //!
 //! and `r_w` the rate that accounts for `P + w·(O − P)`. A noisy excess moves the estimate
 //! little, a clear one almost fully, and the estimate is continuous in the data (no jump at
-//! the verdict's `Z_CRIT`).
+//! the verdict's `Z_CRIT`). The rate of the move is not `r_w` itself but `r_γ`, the rate the
+//! same shrunk count leaves the level-0 immune positives once the hazard is allowed to fall
+//! with the exposure ([`survivor_decay`]): `r_γ = r_w` for an even spread (`γ̂ = 0`), far
+//! smaller for an excess concentrated on few positives (bursts, hubs, real vector geometry),
+//! where the move at `r_w` cost up to 14 points.
 //!
 //! **Per level.** The counts are also kept per level ℓ, with `r_ℓ`, the rate that accounts
 //! for `O_ℓ` from level ℓ's cases alone. An even spread of the excess gives one rate at every
 //! level; a concentrated one gives `r_1 < r_3`, since the susceptible positives are more often
 //! already outranked within the larger level-1 sample, and fewer of them remain immune there
-//! (survivor depletion). A diagnostic, read by nothing yet (`docs/predict.md`, "The centre of
-//! the excess").
+//! (survivor depletion). A diagnostic; the decay fit reads the same signal from the cases
+//! themselves ([`survivor_decay`]).
 //!
 //! *Levels 1–3.* Deeper levels fit the tail 16 times or more deeper in the body than level 0
 //! (the same reason the in-sample check uses level 1); `docs/predict.md`, "The endpoint test",
@@ -62,6 +65,7 @@
 
 use super::bootstrap::QueryBootstrap;
 use super::stats::z_score;
+use super::survivor_decay::{self, excess_rate, DecayCase};
 use crate::evt::endpoint_law::EndpointLaw;
 use crate::hardness::{Branch, QueryHardness};
 use rayon::prelude::*;
@@ -100,6 +104,16 @@ pub struct EndpointTest {
     /// (module docs, "Per level").
     #[serde(default)]
     pub per_level: Vec<LevelExcess>,
+    /// `γ̂`: the decay of the excess hazard with the exposure, `h(t) ∝ t^{−γ}`
+    /// ([`survivor_decay`]); 0 when `O ≤ P`.
+    #[serde(default)]
+    pub hazard_decay: f64,
+    /// `r_γ`: the rate per unsampled item that gives each level-0 immune positive the
+    /// cumulative hazard of the decaying fit over the unsampled pool, for the shrunk count
+    /// `P + w·(O − P)` ([`survivor_decay::decayed_rate`]; 0 when `w = 0`). The rate of the
+    /// centre of the excess.
+    #[serde(default)]
+    pub decayed_rate: f64,
 }
 
 /// The endpoint test's counts on the immune positives of one level, and `r_ℓ`, the excess rate
@@ -156,6 +170,7 @@ struct Case {
 pub fn endpoint_test(
     h0: &[QueryHardness],
     s0: u64,
+    pool_size: f64,
     levels: &[LevelHardness<'_>],
     boot: &QueryBootstrap,
 ) -> Option<EndpointTest> {
@@ -245,6 +260,19 @@ pub fn endpoint_test(
     };
     let z = z_score(d, std_error);
     let w = shrink_weight(z, std_error);
+    let decay_cases: Vec<DecayCase> = (law.iter().zip(&cases))
+        .map(|(&(p, unseen), c)| DecayCase {
+            p,
+            seen: (s0 - unseen) / s0,
+            outranked: c.outranked,
+        })
+        .collect();
+    let hazard_decay = if observed as f64 > predicted {
+        survivor_decay::fit_decay(&decay_cases)
+    } else {
+        0.0
+    };
+    let shrunk_count = predicted + w * (observed as f64 - predicted);
     Some(EndpointTest {
         levels: used.iter().map(|l| l.level).collect(),
         immune: cases.len(),
@@ -255,11 +283,17 @@ pub fn endpoint_test(
         excess_rate: excess_rate(&law, observed as f64),
         shrink_weight: w,
         shrunk_rate: if w > 0.0 {
-            excess_rate(&law, predicted + w * (observed as f64 - predicted))
+            excess_rate(&law, shrunk_count)
         } else {
             0.0
         },
         per_level,
+        hazard_decay,
+        decayed_rate: if w > 0.0 {
+            survivor_decay::decayed_rate(&decay_cases, shrunk_count, hazard_decay, s0, pool_size)
+        } else {
+            0.0
+        },
     })
 }
 
@@ -272,40 +306,6 @@ pub fn shrink_weight(z: f64, std_error: f64) -> f64 {
     } else {
         0.0
     }
-}
-
-/// The `r ≥ 0` with `Σ_i [1 − (1 − p_i)·e^{−u_i·r}] = observed` over `(p_i, u_i)` (module
-/// docs), by bisection on the increasing left side; 0 when the law alone reaches `observed`.
-/// Cases with `u_i = 0` cannot be reached by any rate; when the others cannot make up the
-/// count, the largest rate tried is returned (every reachable case certain).
-pub fn excess_rate(law: &[(f64, f64)], observed: f64) -> f64 {
-    let expected = |r: f64| {
-        law.iter()
-            .map(|&(p, u)| 1.0 - (1.0 - p) * (-u * r).exp())
-            .sum::<f64>()
-    };
-    if expected(0.0) >= observed {
-        return 0.0;
-    }
-    let mut hi = law
-        .iter()
-        .map(|&(_, u)| u)
-        .fold(0.0, f64::max)
-        .recip()
-        .min(1.0);
-    while expected(hi) < observed && hi < 1.0 {
-        hi = (hi * 4.0).min(1.0);
-    }
-    let mut lo = 0.0;
-    for _ in 0..100 {
-        let mid = 0.5 * (lo + hi);
-        if expected(mid) < observed {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    hi
 }
 
 /// The level-0 hardness with every immune positive given the excess rate: `x̂ = r·(N − S)/N`,
@@ -330,11 +330,16 @@ pub fn with_excess_rate(h0: &[QueryHardness], rate: f64, n_pool: f64) -> Vec<Que
 /// §9), when `w > 0`: what the move was built on and the tail model's own estimate beside it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ExcessCentre {
-    /// `r_w`, the shrunk excess rate per unsampled pool item the move is built on.
+    /// `r_γ`, the decayed rate of the shrunk excess per unsampled pool item the move is built
+    /// on ([`EndpointTest::decayed_rate`]).
     pub excess_rate: f64,
-    /// `w`, the share of the excess `O − P` behind `r_w`.
+    /// `w`, the share of the excess `O − P` behind `r_γ`.
     #[serde(default)]
     pub weight: f64,
+    /// `γ̂`, the survivor decay behind `r_γ` (0 from a hardness file written before the
+    /// decay was recorded).
+    #[serde(default)]
+    pub hazard_decay: f64,
     /// The tail model's own mAP@k (the paper's estimator under the default options).
     pub unmoved_map_at_k: f64,
     /// The move of mAP@k: `mean_q ½(a_q(r_w) − a_q(0))`.

@@ -26,6 +26,7 @@ pub mod json;
 pub mod query_hardness;
 pub mod realized;
 pub mod stats;
+pub mod survivor_decay;
 pub mod trust;
 
 pub use baselines::{Baselines, LevelPoint};
@@ -70,8 +71,10 @@ pub struct PredictOptions {
     /// Seed of every random draw (bootstrap indices, Poisson weights).
     pub seed: u64,
     /// Move the estimate (mAP@k, Recall@k, hit@1) to the centre of the endpoint test's shrunk
-    /// excess (docs/method.md §9). Off by default: it helps a rare component above the main
-    /// tail and hurts real vector geometry (`docs/predict.md`, "The centre of the excess").
+    /// excess at its survivor-decayed rate (docs/method.md §9). On by default: a diffuse
+    /// excess (a rare component above the main tail) moves it, a concentrated one (bursts,
+    /// hubs, real vector geometry) decays and barely does (`docs/predict.md`, "Survivor
+    /// decay"). Off, the estimate is the tail model's own (the paper's).
     #[serde(default)]
     pub excess_centre: bool,
 }
@@ -81,8 +84,7 @@ impl PredictOptions {
     /// the input, k = 1000, the tail-aware estimator with [`EvtOptions::DEFAULT`], the
     /// expected-rank map (the paper's), that fit as the estimate's ([`FitMode::Fixed`]), B = 1000 query-bootstrap replicates, 50 sample-noise
     /// replicates (under 3 s on an ILIAS-sized summary, `docs/predict.md` "Cost"),
-    /// confidence 0.95, seed 0, the tail model's own estimate (no move to the centre of the
-    /// excess).
+    /// confidence 0.95, seed 0, the estimate moved to the centre of the decayed excess.
     pub const DEFAULT: PredictOptions = PredictOptions {
         pool_size: None,
         k: 1000,
@@ -93,7 +95,7 @@ impl PredictOptions {
         sample_noise: 50,
         confidence: 0.95,
         seed: 0,
-        excess_centre: false,
+        excess_centre: true,
     };
 
     /// [`PredictOptions::DEFAULT`] with the estimator named `estimator` (`Estimator::NAMES`,
@@ -482,6 +484,7 @@ pub fn hardness_meta(s: &Summary, p: &Prediction) -> HardnessMeta {
     meta.excess_move = p.excess_centre.map(|c| hardness::ExcessMove {
         rate: c.excess_rate,
         weight: c.weight,
+        decay: c.hazard_decay,
     });
     meta
 }
@@ -595,6 +598,7 @@ fn assemble(
         let endpoint = endpoint_test::endpoint_test(
             &h0,
             sample,
+            nf,
             &aps.iter()
                 .map(|a| endpoint_test::LevelHardness {
                     level: a.level,
@@ -610,10 +614,11 @@ fn assemble(
             .map(|e| endpoint_test::with_excess_rate(&h0, e.excess_rate, nf));
         centre = endpoint
             .as_ref()
-            .filter(|e| e.shrunk_rate > 0.0)
+            .filter(|e| e.decayed_rate > 0.0)
             .map(|e| hardness::ExcessMove {
-                rate: e.shrunk_rate,
+                rate: e.decayed_rate,
                 weight: e.shrink_weight,
+                decay: e.hazard_decay,
             });
         let others = trust::OtherTests {
             fit_choice_shift: other_fit.map(|o| o - model_estimate),
@@ -637,6 +642,7 @@ fn assemble(
             let centre = endpoint_test::ExcessCentre {
                 excess_rate: m.rate,
                 weight: m.weight,
+                hazard_decay: m.decay,
                 unmoved_map_at_k: model_estimate,
                 shift: mean(&ap) - model_estimate,
             };

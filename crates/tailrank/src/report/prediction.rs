@@ -69,12 +69,13 @@ pub fn prediction_table(p: &Prediction) -> String {
         let _ = writeln!(
             t,
             "{:<w$} {:>9}  the tail model alone; moved {:+.2} points to the centre of the \
-             endpoint test's excess ({:.0}% of it after shrinkage: {:.2} items per immune \
-             positive at N, spread unknown)",
+             endpoint test's excess ({:.0}% of it after shrinkage, survivor decay {:.2}: \
+             {:.3} items per immune positive at N, spread unknown)",
             "  tail model (evt) at N",
             pct(c.unmoved_map_at_k),
             100.0 * c.shift,
             100.0 * c.weight,
+            c.hazard_decay,
             c.excess_rate * (p.pool_size - p.sample_size) as f64
         );
     }

@@ -356,23 +356,32 @@ fn interval_verdict_lines(runs: &[&Run]) -> Vec<String> {
 }
 
 /// How often the estimate was moved to the centre of the endpoint test's excess, the mean
-/// move, and the tail model's own error beside the estimate's (points).
+/// move, the survivor decay's range, and the tail model's own error beside the estimate's
+/// (points).
 fn excess_centre_line(runs: &[&Run]) -> String {
     let moved: Vec<(&Run, f64, f64)> = runs
         .iter()
         .filter_map(|r| r.excess_centre.map(|c| (*r, c.shift, c.unmoved_map_at_k)))
         .collect();
+    let decay = |f: fn(f64, f64) -> f64, start: f64| {
+        runs.iter()
+            .filter_map(|r| r.excess_centre.map(|c| c.hazard_decay))
+            .fold(start, f)
+    };
     if moved.is_empty() {
         return "excess centre: the estimate is the tail model's own in every run".into();
     }
     let n = moved.len() as f64;
     let mean = |f: &dyn Fn(&(&Run, f64, f64)) -> f64| moved.iter().map(f).sum::<f64>() / n;
     format!(
-        "excess centre: estimate moved in {} of {} runs, by {:+.2} points on average; over \
-         those runs mean |err| {:.2} moved, {:.2} for the tail model alone",
+        "excess centre: estimate moved in {} of {} runs, by {:+.2} points on average (survivor \
+         decay {:.2} to {:.2}); over those runs mean |err| {:.2} moved, {:.2} for the tail \
+         model alone",
         moved.len(),
         runs.len(),
         100.0 * mean(&|m| m.1),
+        decay(f64::min, f64::INFINITY),
+        decay(f64::max, 0.0),
         100.0 * mean(&|m| (m.0.evt - m.0.truth).abs()),
         100.0 * mean(&|m| (m.2 - m.0.truth).abs()),
     )

@@ -104,6 +104,9 @@ pub struct VectorRunOptions {
     pub dim: Option<usize>,
     /// Scan threads (None: all).
     pub threads: Option<usize>,
+    /// `PredictOptions::excess_centre` of every prediction.
+    #[serde(default)]
+    pub excess_centre: bool,
 }
 
 impl Default for VectorRunOptions {
@@ -114,6 +117,7 @@ impl Default for VectorRunOptions {
             pool_size: None,
             dim: None,
             threads: None,
+            excess_centre: PredictOptions::DEFAULT.excess_centre,
         }
     }
 }
@@ -363,6 +367,7 @@ pub fn run_family(
             bootstrap: VERDICT_BOOTSTRAP,
             sample_noise: 0,
             seed,
+            excess_centre: opts.excess_centre,
             ..PredictOptions::default()
         };
         let p = predict(&s, &popts)?;
