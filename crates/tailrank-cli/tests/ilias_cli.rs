@@ -188,6 +188,45 @@ fn ilias_exact_and_predicted_match_the_official_logic() {
             &format!("count {name}"),
         );
     }
+    // `--no-excess-centre` gives each set the tail model's own estimate: the default's unmoved
+    // value where the default moved it, the same number where it did not.
+    let plain = tailrank(&[
+        "ilias",
+        "--dataset-dir",
+        &ds,
+        "--features",
+        &feat,
+        "--k",
+        k,
+        "--fraction",
+        f,
+        "--seed",
+        seed,
+        "--bootstrap",
+        "200",
+        "--sample-noise",
+        "0",
+        "--no-excess-centre",
+        "--json",
+    ]);
+    assert!(plain.status.success());
+    let plain: Value = serde_json::from_slice(&plain.stdout).unwrap();
+    for (set, own) in r["sets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(plain["sets"].as_array().unwrap())
+    {
+        let (p, q) = (&set["prediction"], &own["prediction"]);
+        assert_eq!(p["options"]["excess_centre"], true);
+        assert_eq!(q["options"]["excess_centre"], false);
+        assert!(q["excess_centre"].is_null());
+        let want = match p["excess_centre"]["unmoved_map_at_k"].as_f64() {
+            Some(unmoved) => unmoved,
+            None => p["map_at_k"].as_f64().unwrap(),
+        };
+        close(q["map_at_k"].as_f64().unwrap(), want, "tail model's own");
+    }
 }
 
 #[test]

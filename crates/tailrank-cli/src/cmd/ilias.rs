@@ -79,6 +79,10 @@ pub struct IliasArgs {
     /// Confidence level of the intervals.
     #[arg(long, default_value_t = PredictOptions::DEFAULT.confidence)]
     pub confidence: f64,
+    /// Prediction mode: whether each set's estimate moves to the centre of the excess (as
+    /// `predict`).
+    #[command(flatten)]
+    pub centre: super::CentreArgs,
     /// Worker threads (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
@@ -131,6 +135,7 @@ pub fn run(a: IliasArgs) -> anyhow::Result<()> {
         sample_noise: a.sample_noise,
         confidence: a.confidence,
         seed: a.seed,
+        excess_centre: a.centre.enabled(),
         ..PredictOptions::named(&a.estimator, evt, &a.map)?
     };
     let opts = IliasOptions {
