@@ -471,16 +471,37 @@ pub struct HardnessMeta {
 }
 
 /// The centre of the excess as a hardness file carries it (docs/method.md §9): every level-0
-/// immune positive's count law at `rate` (`r_γ`, per unsampled pool item) is one end of the
-/// move, the hardness as written the other; `weight` (`w = 1 − 1/z²`) and `decay` (the
-/// survivor decay `γ̂` behind the rate) are for the report.
-/// Invariants: `rate > 0` and finite, `0 < weight ≤ 1`, `decay ≥ 0` and finite.
+/// immune positive's count law at `rate` (`r_γ`, per unsampled pool item, at the pool size
+/// `pool_size`) is one end of the move, the hardness as written the other; `weight`
+/// (`w = 1 − 1/z²`) is for the report, and `decay` (the survivor decay `γ̂` behind the rate)
+/// carries the rate to other pool sizes ([`ExcessMove::rate_at`]).
+/// Invariants: `rate > 0` and finite, `0 < weight ≤ 1`, `decay ≥ 0` and finite, `pool_size`
+/// given when `decay > 0`.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq)]
 pub struct ExcessMove {
     pub rate: f64,
     pub weight: f64,
     #[serde(default)]
     pub decay: f64,
+    /// The N `rate` is for (None: a constant rate, `decay = 0`, which holds at every N).
+    #[serde(default)]
+    pub pool_size: Option<u64>,
+}
+
+impl ExcessMove {
+    /// The rate of the same decayed hazard at pool size `n` from the sample `s0`
+    /// (`predict::survivor_decay::rate_between`); `rate` itself when the decay is 0 or the
+    /// pool size unknown.
+    pub fn rate_at(&self, n: f64, s0: f64) -> f64 {
+        match self.pool_size {
+            Some(at) if self.decay > 0.0 && at as f64 != n => {
+                crate::predict::survivor_decay::rate_between(
+                    self.rate, at as f64, n, s0, self.decay,
+                )
+            }
+            _ => self.rate,
+        }
+    }
 }
 
 impl HardnessMeta {

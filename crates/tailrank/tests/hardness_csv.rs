@@ -110,6 +110,7 @@ fn round_trip_is_exact_and_python_reads_it() {
         rate: 1.234_567_890_123e-9,
         weight: 0.912_345_678_9,
         decay: 1.35,
+        pool_size: Some(100_000_000),
     });
     write_hardness_csv(&p, &m3, &queries()).unwrap();
     assert_eq!(read_hardness_csv(&p).unwrap().0, m3);
@@ -277,6 +278,11 @@ fn malformed_files_give_clear_errors() {
         &format!("{HEAD}# excess_rate: 1e-9\n# excess_weight: 0.5\n# excess_decay: -1\n{COLS}"),
     );
     assert!(e.contains("excess_decay") && e.contains("≥ 0"), "{e}");
+    let e = err(
+        dir,
+        &format!("{HEAD}# excess_rate: 1e-9\n# excess_weight: 0.5\n# excess_decay: 1\n{COLS}"),
+    );
+    assert!(e.contains("excess_pool_size"), "{e}");
     let e = err(dir, &format!("{HEAD}# excess_decay: 1\n{COLS}"));
     assert!(e.contains("excess_decay") && e.contains("without"), "{e}");
     let e = err(dir, HEAD);

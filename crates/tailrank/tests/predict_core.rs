@@ -512,3 +512,66 @@ fn level_calibrated_law_tracks_the_full_pool_truth() {
     let p1 = predict(&one.summary, &quick(k)).unwrap();
     assert!(p1.baselines.level_calibrated.is_none());
 }
+
+/// The decayed move depends on N: a larger pool gets a smaller rate per unsampled item; a
+/// hardness file written at one N carries the move to another N (rescaled by its survivor
+/// decay) and gives the summary's prediction there; and the curve passes through `predict`'s
+/// estimate at both N.
+#[test]
+fn the_move_follows_the_pool_size() {
+    let sy = synth(&SynthOpts::default());
+    let s = &sy.summary;
+    let opts = PredictOptions {
+        bootstrap: 300,
+        sample_noise: 0,
+        ..PredictOptions::default()
+    };
+    let p = predict(s, &opts).unwrap();
+    let c = p.excess_centre.expect("this summary's estimate moves");
+    assert!(c.hazard_decay > 0.0, "{c:?}");
+    let far = PredictOptions {
+        pool_size: Some(4 * p.pool_size),
+        ..opts
+    };
+    let q = predict(s, &far).unwrap();
+    let cq = q.excess_centre.expect("moved at 4N too");
+    assert_eq!(cq.hazard_decay, c.hazard_decay);
+    assert!(cq.excess_rate < c.excess_rate, "{cq:?} vs {c:?}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("h.csv");
+    write_hardness_csv(&path, &hardness_meta(s, &p), &p.hardness).unwrap();
+    let (meta, qs) = read_hardness_csv(&path).unwrap();
+    let f = predict_from_hardness(&meta, &qs, &far).unwrap();
+    let cf = f.excess_centre.unwrap();
+    assert!((cf.excess_rate - cq.excess_rate).abs() < 1e-9 * cq.excess_rate);
+    assert!(
+        (f.estimate - q.estimate).abs() < 1e-9,
+        "{} vs {}",
+        f.estimate,
+        q.estimate
+    );
+    assert!((f.hit_at_1 - q.hit_at_1).abs() < 1e-9);
+
+    for (n, want) in [(p.pool_size, &p), (q.pool_size, &q)] {
+        let n = n as f64;
+        let cv = tailrank::predict::curve(s, &opts, n, n, 1).unwrap();
+        assert_eq!(cv.points.len(), 1);
+        let got = cv.points[0].estimate;
+        assert!(
+            (got - want.estimate).abs() < 1e-9,
+            "{got} vs {}",
+            want.estimate
+        );
+        let fh = tailrank::predict::curve_from_hardness(&meta, &qs, &opts, n, n, 1).unwrap();
+        assert!((fh.points[0].estimate - want.estimate).abs() < 1e-9);
+    }
+    let own = PredictOptions {
+        excess_centre: false,
+        ..opts
+    };
+    let n = p.pool_size as f64;
+    let cv = tailrank::predict::curve(s, &own, n, n, 1).unwrap();
+    assert!(cv.excess_centre.is_none());
+    assert!((cv.points[0].estimate - c.unmoved_map_at_k).abs() < 1e-9);
+}

@@ -22,6 +22,9 @@ pub struct CurveArgs {
     /// Grid points per decade of N.
     #[arg(long, default_value_t = 8)]
     pub per_decade: usize,
+    /// Whether the curve carries `predict`'s move to the centre of the excess at every N.
+    #[command(flatten)]
+    pub centre: super::CentreArgs,
     /// Also print the curve as JSON (fractions).
     #[arg(long)]
     pub json: bool,
@@ -31,7 +34,10 @@ pub fn run(a: CurveArgs) -> anyhow::Result<()> {
     tailrank::plot::PlotFormat::from_path(&a.out)?;
     let mut outputs = tailrank::atomic::Transaction::new(&a.model.input_paths());
     let slot = outputs.add_file(&a.out)?;
-    let opts = a.model.options(0)?;
+    let opts = tailrank::predict::PredictOptions {
+        excess_centre: a.centre.enabled(),
+        ..a.model.options(0)?
+    };
     let c = a.model.load()?.curve(&opts, a.from, a.to, a.per_decade)?;
     outputs.write(slot, |p| tailrank::plot::write_curve(&c, p))?;
     outputs.commit()?;

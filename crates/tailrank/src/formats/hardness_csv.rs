@@ -20,7 +20,8 @@ use std::path::Path;
 /// Version of the hardness CSV layout; readers refuse newer ones.
 /// Version 2 added the optional `excess_rate` and `excess_weight` keys (an older reader would
 /// ignore them and predict an unmoved estimate, so it must refuse the file), and later the
-/// optional `excess_decay` (for the report only; absent, it reads as 0).
+/// optional `excess_decay` and `excess_pool_size` (the decay and the N the rate is for, which
+/// carry the rate to another N; absent, the rate is constant, as it was when written).
 pub const HARDNESS_FORMAT_VERSION: u32 = 2;
 
 /// Columns of the hardness CSV, in the order written. All but `tail_log_likelihood` are
@@ -107,7 +108,8 @@ fn check_text(path: &Path, what: &str, s: &str) -> Result<()> {
 /// Write the hardness artifact (atomically): `# key: value` metadata lines (`format`,
 /// `format_version`, `model`, `query_set`, `pool_size` (`unknown` when None), `sample_size`,
 /// `fraction`, `seed`, `estimator`, `tool_version`, and `excess_rate`, `excess_weight`,
-/// `excess_decay` when the meta carries an [`ExcessMove`]), then a header with
+/// `excess_decay`, `excess_pool_size` when the meta carries an [`ExcessMove`]), then a header
+/// with
 /// [`HARDNESS_COLUMNS`] and one row per positive (`j` 1-based, in score order). The tail
 /// columns repeat the query's tail on every row and are empty when the query has none. A query
 /// without positives gets one row with `j = 0` and empty positive columns. Floats are written
@@ -151,6 +153,9 @@ pub fn write_hardness_csv(path: &Path, meta: &HardnessMeta, qs: &[QueryHardness]
             head.push_str(&format!("# excess_rate: {}\n", m.rate));
             head.push_str(&format!("# excess_weight: {}\n", m.weight));
             head.push_str(&format!("# excess_decay: {}\n", m.decay));
+            if let Some(n) = m.pool_size {
+                head.push_str(&format!("# excess_pool_size: {n}\n"));
+            }
         }
         head.push_str(&HARDNESS_COLUMNS.join(","));
         head.push('\n');
@@ -580,51 +585,67 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
                 .map_err(|_| bad("pool_size", v, *ln, u64::WHAT))?,
         ),
     };
-    let excess_move = match (meta_get("excess_rate"), meta_get("excess_weight")) {
-        (None, None) => match meta_get("excess_decay") {
-            None => None,
-            Some((k, _, ln)) => {
-                return Err(Error::file(
-                    path,
-                    format!("line {ln}: metadata {k} without excess_rate and excess_weight"),
-                ))
-            }
-        },
-        (Some((_, r, ln)), Some((_, w, lw))) => {
-            let rate: f64 = r
-                .parse()
-                .ok()
-                .filter(|x: &f64| x.is_finite() && *x > 0.0)
-                .ok_or_else(|| bad("excess_rate", r, *ln, "a positive number"))?;
-            let weight: f64 = w
-                .parse()
-                .ok()
-                .filter(|x: &f64| *x > 0.0 && *x <= 1.0)
-                .ok_or_else(|| bad("excess_weight", w, *lw, "a number in (0, 1]"))?;
-            let decay = match meta_get("excess_decay") {
-                None => 0.0,
-                Some((_, d, ld)) => d
+    let excess_move =
+        match (meta_get("excess_rate"), meta_get("excess_weight")) {
+            (None, None) => match meta_get("excess_decay").or(meta_get("excess_pool_size")) {
+                None => None,
+                Some((k, _, ln)) => {
+                    return Err(Error::file(
+                        path,
+                        format!("line {ln}: metadata {k} without excess_rate and excess_weight"),
+                    ))
+                }
+            },
+            (Some((_, r, ln)), Some((_, w, lw))) => {
+                let rate: f64 = r
                     .parse()
                     .ok()
-                    .filter(|x: &f64| x.is_finite() && *x >= 0.0)
-                    .ok_or_else(|| bad("excess_decay", d, *ld, "a number ≥ 0"))?,
-            };
-            Some(ExcessMove {
-                rate,
-                weight,
-                decay,
-            })
-        }
-        (Some((k, _, ln)), None) | (None, Some((k, _, ln))) => {
-            return Err(Error::file(
-                path,
-                format!(
-                    "line {ln}: metadata {k} without its pair (excess_rate and excess_weight \
+                    .filter(|x: &f64| x.is_finite() && *x > 0.0)
+                    .ok_or_else(|| bad("excess_rate", r, *ln, "a positive number"))?;
+                let weight: f64 = w
+                    .parse()
+                    .ok()
+                    .filter(|x: &f64| *x > 0.0 && *x <= 1.0)
+                    .ok_or_else(|| bad("excess_weight", w, *lw, "a number in (0, 1]"))?;
+                let decay = match meta_get("excess_decay") {
+                    None => 0.0,
+                    Some((_, d, ld)) => d
+                        .parse()
+                        .ok()
+                        .filter(|x: &f64| x.is_finite() && *x >= 0.0)
+                        .ok_or_else(|| bad("excess_decay", d, *ld, "a number ≥ 0"))?,
+                };
+                let pool_size =
+                    match meta_get("excess_pool_size") {
+                        None if decay > 0.0 => return Err(Error::file(
+                            path,
+                            "metadata excess_decay > 0 without excess_pool_size (the N its rate \
+                         is for)",
+                        )),
+                        None => None,
+                        Some((_, v, lv)) => {
+                            Some(v.parse::<u64>().ok().filter(|n| *n > 0).ok_or_else(|| {
+                                bad("excess_pool_size", v, *lv, "a positive integer")
+                            })?)
+                        }
+                    };
+                Some(ExcessMove {
+                    rate,
+                    weight,
+                    decay,
+                    pool_size,
+                })
+            }
+            (Some((k, _, ln)), None) | (None, Some((k, _, ln))) => {
+                return Err(Error::file(
+                    path,
+                    format!(
+                        "line {ln}: metadata {k} without its pair (excess_rate and excess_weight \
                      come together)"
-                ),
-            ))
-        }
-    };
+                    ),
+                ))
+            }
+        };
     let meta = HardnessMeta {
         excess_move,
         model: meta_num("model")?,

@@ -4,15 +4,17 @@
 //! nested levels, and the realized-metric band of these queries (`predict::realized`): at
 //! each N, `[min(m_ER, m_Bin) − z·sd_shards, max(m_ER, m_Bin) + z·sd_shards]` with
 //! `sd_shards = sd_h(m_h(N))/√H` over the drift shards (the trend shift of a prediction is
-//! not applied along the curve; None without shards). The curve is the tail model's own:
-//! `predict`'s move to the centre of the endpoint test's excess is not applied along it.
+//! not applied along the curve; None without shards). Under `PredictOptions::excess_centre`
+//! (the default) every N above the sample carries `predict`'s move to the centre of the
+//! endpoint test's decayed excess, its rate carried to that N by the survivor decay
+//! (`hardness::ExcessMove::rate_at`), so the curve at the pool's N is `predict`'s estimate.
 
 use super::baselines::{self, LevelPoint};
 use super::bootstrap::QueryBootstrap;
 use super::stats;
 use super::{check_summary, count_hardness, hardness_for, mean, per_query_ap, PredictOptions};
 use crate::error::{Error, Result};
-use crate::hardness::{HardnessMeta, QueryHardness};
+use crate::hardness::{ExcessMove, HardnessMeta, QueryHardness};
 use crate::maps;
 use crate::summary::Summary;
 use serde::{Deserialize, Serialize};
@@ -48,6 +50,9 @@ pub struct Curve {
     pub points: Vec<CurvePoint>,
     /// Evaluate-at-S_ℓ at the nested levels (empty from a hardness file).
     pub level_points: Vec<LevelPoint>,
+    /// The move to the centre of the excess along the curve (None: the tail model's own).
+    #[serde(default)]
+    pub excess_centre: Option<ExcessMove>,
 }
 
 fn grid(lo: f64, hi: f64, per_decade: usize) -> Result<Vec<f64>> {
@@ -71,6 +76,7 @@ fn build(
     shards: &[Vec<QueryHardness>],
     opts: &PredictOptions,
     g: &[f64],
+    centre: Option<ExcessMove>,
 ) -> Curve {
     let z = stats::norm_ppf(0.5 + opts.confidence / 2.0);
     let other = match opts.map {
@@ -83,7 +89,14 @@ fn build(
     let points = g
         .iter()
         .map(|&n| {
-            let ap = per_query_ap(h0, n, opts.k, opts.map);
+            let mut ap = per_query_ap(h0, n, opts.k, opts.map);
+            let rate = centre.map_or(0.0, |m| m.rate_at(n, sample_size as f64));
+            if rate > 0.0 {
+                let moved = super::endpoint_test::with_excess_rate(h0, rate, n);
+                let at_zero = per_query_ap(h0, n, opts.k, maps::MapKind::Binomial);
+                let at_rate = per_query_ap(&moved, n, opts.k, maps::MapKind::Binomial);
+                ap = super::endpoint_test::centre_of_excess(&ap, &at_zero, &at_rate);
+            }
             let (lo, hi) = if boot.replicates > 0 {
                 let mut reps = boot.means(&ap);
                 reps.sort_by(f64::total_cmp);
@@ -128,6 +141,7 @@ fn build(
         confidence: opts.confidence,
         points,
         level_points,
+        excess_centre: centre,
     }
 }
 
@@ -151,6 +165,28 @@ pub fn curve(
         .into_iter()
         .map(|i| super::hardness_for_metric(s, i, opts))
         .collect::<Result<Vec<_>>>()?;
+    // The move needs the endpoint test of a prediction; its decayed hazard does not depend on
+    // N, so any N above the sample serves as the reference.
+    let centre = if opts.excess_centre {
+        let s0 = s.subset_sizes[0];
+        let n = opts.pool_size.or(s.pool_size).unwrap_or(0).max(2 * s0);
+        let p = super::predict(
+            s,
+            &PredictOptions {
+                pool_size: Some(n),
+                sample_noise: 0,
+                ..*opts
+            },
+        )?;
+        p.excess_centre.map(|c| ExcessMove {
+            rate: c.excess_rate,
+            weight: c.weight,
+            decay: c.hazard_decay,
+            pool_size: Some(p.pool_size),
+        })
+    } else {
+        None
+    };
     Ok(build(
         &s.model,
         &s.query_set,
@@ -161,6 +197,7 @@ pub fn curve(
         &shards,
         opts,
         &g,
+        centre,
     ))
 }
 
@@ -192,5 +229,6 @@ pub fn curve_from_hardness(
         &[],
         opts,
         &g,
+        meta.excess_move.filter(|_| opts.excess_centre),
     ))
 }

@@ -485,6 +485,7 @@ pub fn hardness_meta(s: &Summary, p: &Prediction) -> HardnessMeta {
         rate: c.excess_rate,
         weight: c.weight,
         decay: c.hazard_decay,
+        pool_size: Some(p.pool_size),
     });
     meta
 }
@@ -619,6 +620,7 @@ fn assemble(
                 rate: e.decayed_rate,
                 weight: e.shrink_weight,
                 decay: e.hazard_decay,
+                pool_size: Some(n),
             });
         let others = trust::OtherTests {
             fit_choice_shift: other_fit.map(|o| o - model_estimate),
@@ -634,13 +636,14 @@ fn assemble(
     // when w = 0.
     let (ap, recall, hit, excess_centre, moves) = match centre.filter(|_| opts.excess_centre) {
         Some(m) => {
-            let h = endpoint_test::with_excess_rate(&h0, m.rate, nf);
+            let rate = m.rate_at(nf, sample as f64);
+            let h = endpoint_test::with_excess_rate(&h0, rate, nf);
             let ap_zero = per_query_ap(&h0, nf, k, MapKind::Binomial);
             let ap_x = per_query_ap(&h, nf, k, MapKind::Binomial);
             let ap = endpoint_test::centre_of_excess(&ap_model, &ap_zero, &ap_x);
             let (recall_x, hit_x) = recall_hit(&h);
             let centre = endpoint_test::ExcessCentre {
-                excess_rate: m.rate,
+                excess_rate: rate,
                 weight: m.weight,
                 hazard_decay: m.decay,
                 unmoved_map_at_k: model_estimate,

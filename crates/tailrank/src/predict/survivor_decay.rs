@@ -176,6 +176,20 @@ pub fn decayed_rate(cases: &[DecayCase], target: f64, gamma: f64, s0: f64, n: f6
     a * window(1.0, n / s0, gamma) / (n - s0)
 }
 
+/// The rate the decayed hazard gives at pool size `n` when it gives `rate` at `n_ref` (both
+/// from the sample `s0`): the hazard scale `a = rate·(n_ref − s0)/W(1, n_ref/s0; γ)` carried
+/// to `a·W(1, n/s0; γ)/(n − s0)`. 0 for `n ≤ s0` (no unsampled item); `rate` when `n_ref ≤ s0`.
+pub fn rate_between(rate: f64, n_ref: f64, n: f64, s0: f64, gamma: f64) -> f64 {
+    if n <= s0 {
+        return 0.0;
+    }
+    if n_ref <= s0 {
+        return rate;
+    }
+    let a = rate * (n_ref - s0) / window(1.0, n_ref / s0, gamma);
+    a * window(1.0, n / s0, gamma) / (n - s0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -255,6 +269,24 @@ mod tests {
         let decayed = decayed_rate(&concentrated, observed, g, 1.0, 20.0);
         let constant = decayed_rate(&concentrated, observed, 0.0, 1.0, 20.0);
         assert!(decayed < 0.2 * constant, "{decayed} vs {constant}");
+    }
+
+    /// Carrying a rate to another pool size and back gives it again; at `γ = 0` the rate is
+    /// the same at every N; with a decay, a larger pool gets a smaller rate per item; and the
+    /// carried rate is what the fit gives at that N directly.
+    #[test]
+    fn rates_carry_between_pool_sizes() {
+        let (s0, r) = (5e6, 2e-8);
+        assert!((rate_between(r, 1e8, 2e9, s0, 0.0) - r).abs() < 1e-12 * r);
+        let there = rate_between(r, 1e8, 5e8, s0, 1.5);
+        assert!(there < r);
+        assert!((rate_between(there, 5e8, 1e8, s0, 1.5) - r).abs() < 1e-12 * r);
+        assert_eq!(rate_between(r, 1e8, s0, s0, 1.5), 0.0);
+        let cs = cases(5_000, |u| 0.1 * u());
+        let observed = cs.iter().filter(|c| c.outranked).count() as f64;
+        let at = |n: f64| decayed_rate(&cs, observed, 1.5, 1.0, n);
+        let carried = rate_between(at(20.0), 20.0, 100.0, 1.0, 1.5);
+        assert!((carried - at(100.0)).abs() < 1e-9 * at(100.0));
     }
 
     /// A falling hazard leaves less past `S_0` than the constant rate that explains the same
