@@ -134,24 +134,29 @@ fn ilias_exact_and_predicted_match_the_official_logic() {
     let (f, seed) = ("0.5", "3");
     let reference: Value =
         serde_json::from_str(&common::run_python(REFERENCE, &[&ds, &feat, k, f, seed])).unwrap();
-    let out = tailrank(&[
-        "ilias",
-        "--dataset-dir",
-        &ds,
-        "--features",
-        &feat,
-        "--k",
-        k,
-        "--fraction",
-        f,
-        "--seed",
-        seed,
-        "--bootstrap",
-        "200",
-        "--sample-noise",
-        "0",
-        "--json",
-    ]);
+    let predicted = |extra: &[&str]| {
+        let mut args = vec![
+            "ilias",
+            "--dataset-dir",
+            &ds,
+            "--features",
+            &feat,
+            "--k",
+            k,
+            "--fraction",
+            f,
+            "--seed",
+            seed,
+            "--bootstrap",
+            "200",
+            "--sample-noise",
+            "0",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        tailrank(&args)
+    };
+    let out = predicted(&[]);
     assert!(
         out.status.success(),
         "{}",
@@ -190,25 +195,7 @@ fn ilias_exact_and_predicted_match_the_official_logic() {
     }
     // `--no-excess-centre` gives each set the tail model's own estimate: the default's unmoved
     // value where the default moved it, the same number where it did not.
-    let plain = tailrank(&[
-        "ilias",
-        "--dataset-dir",
-        &ds,
-        "--features",
-        &feat,
-        "--k",
-        k,
-        "--fraction",
-        f,
-        "--seed",
-        seed,
-        "--bootstrap",
-        "200",
-        "--sample-noise",
-        "0",
-        "--no-excess-centre",
-        "--json",
-    ]);
+    let plain = predicted(&["--no-excess-centre"]);
     assert!(plain.status.success());
     let plain: Value = serde_json::from_slice(&plain.stdout).unwrap();
     for (set, own) in r["sets"]
