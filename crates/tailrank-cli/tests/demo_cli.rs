@@ -48,7 +48,7 @@ fn demo_prints_predicted_and_true() {
     };
     let (truth, pred) = (
         grab("TRUE mAP (realized at N)"),
-        grab("PREDICTED (evt, expected-rank)"),
+        grab("PREDICTED (evt level-selected, ER)"),
     );
     assert!(truth > 5.0 && truth < 70.0, "{truth}");
     assert!((pred - truth).abs() < 5.0, "{pred} vs {truth}");

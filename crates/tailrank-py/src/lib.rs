@@ -261,7 +261,7 @@ type Columns = Vec<(&'static str, Py<PyAny>)>;
     bootstrap=PredictOptions::DEFAULT.bootstrap, sample_noise=PredictOptions::DEFAULT.sample_noise,
     confidence=PredictOptions::DEFAULT.confidence, seed=PredictOptions::DEFAULT.seed,
     fit_top=EvtOptions::DEFAULT.top_m, quantile=EvtOptions::DEFAULT.quantile,
-    c_min=EvtOptions::DEFAULT.c_min, fit=FitMode::NAMES[0],
+    c_min=EvtOptions::DEFAULT.c_min, fit=PredictOptions::DEFAULT.fit.as_str(),
     excess_centre=PredictOptions::DEFAULT.excess_centre))]
 #[allow(clippy::too_many_arguments)]
 fn predict_native(
@@ -493,7 +493,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     defaults.set_item("fit_top", e.top_m)?;
     defaults.set_item("quantile", e.quantile)?;
     defaults.set_item("c_min", e.c_min)?;
-    defaults.set_item("fit", FitMode::NAMES[0])?;
+    defaults.set_item("fit", PredictOptions::DEFAULT.fit.as_str())?;
     defaults.set_item("excess_centre", d.excess_centre)?;
     m.add("PREDICT_DEFAULTS", defaults)?;
     // The scan defaults of the Python signatures (ScanConfig's, stated in scan::config).

@@ -174,14 +174,16 @@ def test_sample_ids_equal_xxhash_and_cli(cli, tmp_path):
 
 
 def test_level_selected_fit_matches_the_cli(cli, cli_summary):
-    """`--fit level-selected` and Python's `fit="level-selected"` give the same report, whose
-    estimate is the fixed-mode report's level-selected fit."""
+    """The level-selected fit is the default of the CLI and of Python, `--fit level-selected` and
+    Python's `fit="level-selected"` give the same report, whose estimate is the fixed-mode
+    report's level-selected fit."""
     ref, path = cli_summary
     base = ["predict", "--summary", path, "--json", "--k", 100, "--bootstrap", 0,
             "--sample-noise", 0, "--pool-size", 200000]
     sel = json.loads(run_cli(cli, *base, "--fit", "level-selected"))
-    fixed = json.loads(run_cli(cli, *base))
+    fixed = json.loads(run_cli(cli, *base, "--fit", "fixed"))
     assert sel["options"]["fit"] == "level-selected" and fixed["options"]["fit"] == "fixed"
+    assert json.loads(run_cli(cli, *base)) == sel
     chosen = fixed["baselines"]["level_selected"]
     assert sel["map_at_k"] == pytest.approx(chosen["map_at_k"], abs=1e-12)
     assert sel["realized"] is None or sel["realized"]["fit_choice_map_at_k"] == pytest.approx(
@@ -189,6 +191,8 @@ def test_level_selected_fit_matches_the_cli(cli, cli_summary):
     r = tailrank.predict(ref, pool_size=200000, k=100, bootstrap=0, sample_noise=0,
                          fit="level-selected")
     _same(r.to_dict(), sel)
+    d = tailrank.predict(ref, pool_size=200000, k=100, bootstrap=0, sample_noise=0)
+    _same(d.to_dict(), sel)
     with pytest.raises(Exception, match="unknown fit"):
         tailrank.predict(ref, pool_size=200000, k=100, bootstrap=0, sample_noise=0, fit="best")
 

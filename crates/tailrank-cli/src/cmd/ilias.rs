@@ -83,6 +83,8 @@ pub struct IliasArgs {
     /// `predict`).
     #[command(flatten)]
     pub centre: super::CentreArgs,
+    #[command(flatten)]
+    pub fit: super::FitArgs,
     /// Worker threads (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
@@ -136,6 +138,7 @@ pub fn run(a: IliasArgs) -> anyhow::Result<()> {
         confidence: a.confidence,
         seed: a.seed,
         excess_centre: a.centre.enabled(),
+        fit: a.fit.mode()?,
         ..PredictOptions::named(&a.estimator, evt, &a.map)?
     };
     let opts = IliasOptions {

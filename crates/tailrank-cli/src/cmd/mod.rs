@@ -38,6 +38,28 @@ impl CentreArgs {
     }
 }
 
+/// Which evt fit gives the estimate (`PredictOptions::fit`; docs/predict.md, "The
+/// level-selected fit").
+#[derive(clap::Args, Debug, Clone)]
+pub struct FitArgs {
+    /// Which evt fit gives the estimate: the one whose nested levels best predict the known
+    /// sample (level-selected, the default; from a summary with at least two nesting levels) or the
+    /// options' own (fixed: --fit-top and --quantile, the paper's by default). The other one
+    /// is reported beside it and feeds the verdict's fit-choice test.
+    #[arg(
+        long,
+        default_value = tailrank::predict::PredictOptions::DEFAULT.fit.as_str(),
+        value_parser = tailrank::predict::FitMode::NAMES
+    )]
+    pub fit: String,
+}
+
+impl FitArgs {
+    pub fn mode(&self) -> anyhow::Result<tailrank::predict::FitMode> {
+        Ok(self.fit.parse()?)
+    }
+}
+
 /// Print each warning on stderr as `tailrank: warning: ...`.
 pub fn warn_all<W: std::fmt::Display>(warnings: impl IntoIterator<Item = W>) {
     for w in warnings {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use tailrank::formats::hardness_csv;
 use tailrank::hardness::{Estimator, EvtOptions};
 use tailrank::maps::MapKind;
-use tailrank::predict::{FitMode, PredictInput, PredictOptions};
+use tailrank::predict::{PredictInput, PredictOptions};
 use tailrank::report::{prediction_json, prediction_table};
 
 /// Input and model options shared by `predict` and `curve`.
@@ -53,12 +53,15 @@ pub struct EstimateArgs {
     /// Seed of the bootstrap draws.
     #[arg(long, default_value_t = PredictOptions::DEFAULT.seed)]
     pub seed: u64,
-    /// evt: number of top sample scores the tail is fitted on (default
+    #[command(flatten)]
+    pub fit: super::FitArgs,
+    /// evt: number of top sample scores the options' tail is fitted on (the estimate's under
+    /// --fit fixed; under level-selected, the other opinion and one more candidate) (default
     /// `EvtOptions::DEFAULT.top_m`, used up to the M the summary keeps; given explicitly, at
     /// most that M). `--top-m` is its former name, still accepted.
     #[arg(long, alias = "top-m")]
     pub fit_top: Option<usize>,
-    /// evt: threshold quantile of the fitted top scores.
+    /// evt: threshold quantile of the options' fitted top scores (as --fit-top).
     #[arg(long, default_value_t = EvtOptions::DEFAULT.quantile)]
     pub quantile: f64,
     /// evt: counts at or above this are used as they are.
@@ -131,6 +134,7 @@ impl EstimateArgs {
             sample_noise,
             confidence: self.confidence,
             seed: self.seed,
+            fit: self.fit.mode()?,
             ..PredictOptions::named(&self.estimator, evt, &self.map)?
         })
     }
@@ -140,11 +144,6 @@ impl EstimateArgs {
 pub struct PredictArgs {
     #[command(flatten)]
     pub model: ModelArgs,
-    /// Which evt fit gives the estimate: the options' own (fixed) or the one whose level-1
-    /// half best predicts the known sample (level-selected; summary only). The other one is
-    /// reported beside it and feeds the verdict's fit-choice test.
-    #[arg(long, default_value = FitMode::NAMES[0], value_parser = FitMode::NAMES)]
-    pub fit: String,
     #[command(flatten)]
     pub centre: super::CentreArgs,
     /// Sample-noise replicates (Poisson reweighting of the sample; 0 = off; summary only).
@@ -160,7 +159,6 @@ pub struct PredictArgs {
 
 pub fn run(a: PredictArgs) -> anyhow::Result<()> {
     let opts = PredictOptions {
-        fit: a.fit.parse()?,
         excess_centre: a.centre.enabled(),
         ..a.model.options(a.sample_noise)?
     };

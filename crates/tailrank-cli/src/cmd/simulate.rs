@@ -72,6 +72,9 @@ pub struct SimulateArgs {
     /// Validation: whether the predictions move to the centre of the excess (as `predict`).
     #[command(flatten)]
     pub centre: super::CentreArgs,
+    /// Validation: which evt fit gives the estimate (as `predict`).
+    #[command(flatten)]
+    pub fit: super::FitArgs,
     /// Validation: also write the runs as JSON here.
     #[arg(long, requires = "validate")]
     pub json: Option<PathBuf>,
@@ -83,6 +86,7 @@ fn validate(a: &SimulateArgs) -> anyhow::Result<()> {
         pool_size: a.pool_size,
         dim: a.dim,
         excess_centre: a.centre.enabled(),
+        fit: a.fit.mode()?,
         ..VectorRunOptions::default()
     };
     let seeds = a.seed..a.seed + a.seeds;

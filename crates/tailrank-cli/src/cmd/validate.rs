@@ -5,7 +5,6 @@
 
 use clap::Args;
 use std::path::PathBuf;
-use tailrank::predict::FitMode;
 use tailrank::report::validation::{corpus_list, run_line, ValidationFiles};
 use tailrank::simulate::validation::{run_validation, ValidationOptions};
 
@@ -38,9 +37,8 @@ pub struct ValidateArgs {
     /// Query-bootstrap replicates at every fraction (default: the library's).
     #[arg(long)]
     pub bootstrap: Option<usize>,
-    /// Which evt fit gives the `evt` column: fixed (the options' own) or level-selected.
-    #[arg(long, default_value = FitMode::NAMES[0], value_parser = FitMode::NAMES)]
-    pub fit: String,
+    #[command(flatten)]
+    pub fit: super::FitArgs,
     #[command(flatten)]
     pub centre: super::CentreArgs,
     /// Markdown report (written atomically).
@@ -75,7 +73,7 @@ pub fn run(a: ValidateArgs) -> anyhow::Result<()> {
         pool_size: a.pool_size,
         queries: a.queries,
         bootstrap: a.bootstrap.unwrap_or(d.bootstrap),
-        fit: a.fit.parse()?,
+        fit: a.fit.mode()?,
         excess_centre: a.centre.enabled(),
         ..d
     };

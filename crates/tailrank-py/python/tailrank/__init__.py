@@ -490,8 +490,9 @@ def predict(
     sample scores, counts >= ``c_min`` used as they are) or ``count`` (x = K/S). ``map``:
     ``expected-rank`` (r_j = j + C_j + N x_j) or ``binomial``. ``bootstrap`` query-bootstrap
     replicates, ``sample_noise`` Poisson-reweighting replicates, both seeded by ``seed``.
-    ``fit``: ``fixed`` (the estimate uses ``fit_top``/``quantile``) or ``level-selected`` (the
-    fit whose level-1 half best predicts the known sample; the other one is reported beside it).
+    ``fit``: ``level-selected`` (the default: the fit whose nested levels best predict the known
+    sample) or ``fixed`` (the estimate uses ``fit_top``/``quantile``, the paper's fit by
+    default); the other one is reported beside it.
     ``excess_centre``: move the estimate to the centre of the endpoint test's decayed excess
     (the default; ``False`` is ``predict --no-excess-centre``, the tail model's own estimate).
     ``top_m`` is the former name of ``fit_top`` (deprecated; it warns and overrides it).

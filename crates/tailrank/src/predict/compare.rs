@@ -2,7 +2,8 @@
 //! (`docs/predict.md`, "Comparing two models").
 //!
 //! With `AP_{a,q}(N)` and `AP_{b,q}(N)` the per-query predictions of models A and B at N
-//! (the options' estimator and map, hardness from nesting level ℓ of each summary):
+//! (the options' estimator and map, each model with the fit `predict` gives it: under the
+//! level-selected fit its own levels choose; hardness from nesting level ℓ of each summary):
 //!
 //! - the predicted difference `Δ = mean_q d_q`, `d_q = AP_{a,q} − AP_{b,q}` (level 0);
 //! - a **paired** query-bootstrap interval of Δ: the same resampled queries for both models,
@@ -113,16 +114,20 @@ fn check_pair(a: &Summary, b: &Summary) -> Result<()> {
 /// used.
 pub fn compare(a: &Summary, b: &Summary, opts: &PredictOptions) -> Result<Comparison> {
     opts.check()?;
-    super::fit_choice::check_fixed(opts, "compare")?;
     check_summary(a)?;
     check_summary(b)?;
     check_pair(a, b)?;
+    // Each model with the fit `predict` would give it (its own levels choose).
+    let (opts_a, opts_b) = (
+        super::resolved_options(a, opts)?,
+        super::resolved_options(b, opts)?,
+    );
     let sample = a.subset_sizes[0];
     check_sample_size(sample)?;
     let n = target_pool_size(opts, a.pool_size, sample)?;
     let nf = n as f64;
-    let ap_a = per_query_ap(&hardness_for(a, 0, opts)?, nf, opts.k, opts.map);
-    let ap_b = per_query_ap(&hardness_for(b, 0, opts)?, nf, opts.k, opts.map);
+    let ap_a = per_query_ap(&hardness_for(a, 0, &opts_a)?, nf, opts.k, opts.map);
+    let ap_b = per_query_ap(&hardness_for(b, 0, &opts_b)?, nf, opts.k, opts.map);
     let d: Vec<f64> = ap_a.iter().zip(&ap_b).map(|(x, y)| x - y).collect();
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
     let difference = mean(&d);
@@ -133,8 +138,8 @@ pub fn compare(a: &Summary, b: &Summary, opts: &PredictOptions) -> Result<Compar
     } else {
         (f64::NAN, Interval::undefined())
     };
-    let la = level_predictions(a, &ap_a, &boot, nf, opts)?;
-    let lb = level_predictions(b, &ap_b, &boot, nf, opts)?;
+    let la = level_predictions(a, &ap_a, &boot, nf, &opts_a)?;
+    let lb = level_predictions(b, &ap_b, &boot, nf, &opts_b)?;
     let level_differences: Vec<(u64, f64)> = la
         .iter()
         .zip(&lb)

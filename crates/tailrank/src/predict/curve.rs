@@ -154,9 +154,10 @@ pub fn curve(
     per_decade: usize,
 ) -> Result<Curve> {
     opts.check()?;
-    super::fit_choice::check_fixed(opts, "curve")?;
     check_summary(s)?;
     super::check_sample_size(s.subset_sizes[0])?;
+    // The fit `predict` would use, resolved once (the move's prediction below reuses it).
+    let opts = &super::resolved_options(s, opts)?;
     let g = grid(lo, hi, per_decade)?;
     let h0 = hardness_for(s, 0, opts)?;
     let pts = baselines::level_points(s, opts.k);

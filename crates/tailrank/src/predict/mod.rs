@@ -59,7 +59,9 @@ pub struct PredictOptions {
     pub estimator: Estimator,
     /// Hardness-to-metric map.
     pub map: MapKind,
-    /// Which evt fit gives the estimate: the options' own, or the level-selected one.
+    /// Which evt fit gives the estimate: the level-selected one (the default), or the options'
+    /// own (`docs/predict.md`, "The level-selected fit"). Files from before this field read
+    /// as the options' own, which is what they ran.
     #[serde(default)]
     pub fit: FitMode,
     /// Query-bootstrap replicates B (0 disables the intervals, which are then NaN).
@@ -81,8 +83,9 @@ pub struct PredictOptions {
 
 impl PredictOptions {
     /// The defaults, stated once (the CLI and Python signatures read them from here): N from
-    /// the input, k = 1000, the tail-aware estimator with [`EvtOptions::DEFAULT`], the
-    /// expected-rank map (the paper's), that fit as the estimate's ([`FitMode::Fixed`]), B = 1000 query-bootstrap replicates, 50 sample-noise
+    /// the input, k = 1000, the tail-aware estimator with [`EvtOptions::DEFAULT`] as the other
+    /// opinion and the level-selected fit as the estimate's ([`FitMode::LevelSelected`]), the
+    /// expected-rank map (the paper's), B = 1000 query-bootstrap replicates, 50 sample-noise
     /// replicates (under 3 s on an ILIAS-sized summary, `docs/predict.md` "Cost"),
     /// confidence 0.95, seed 0, the estimate moved to the centre of the decayed excess.
     pub const DEFAULT: PredictOptions = PredictOptions {
@@ -90,7 +93,7 @@ impl PredictOptions {
         k: 1000,
         estimator: Estimator::Evt(EvtOptions::DEFAULT),
         map: MapKind::ExpectedRank,
-        fit: FitMode::Fixed,
+        fit: FitMode::LevelSelected,
         bootstrap: 1000,
         sample_noise: 50,
         confidence: 0.95,
@@ -320,6 +323,23 @@ pub struct Prediction {
     pub hardness: Vec<QueryHardness>,
 }
 
+impl Prediction {
+    /// mAP@k at N of the tail model the estimate rests on, before any move to the centre of
+    /// the excess.
+    pub fn model_estimate(&self) -> f64 {
+        self.excess_centre
+            .map_or(self.estimate, |c| c.unmoved_map_at_k)
+    }
+
+    /// mAP@k at N of the evt fit that is not the estimate's (the options' own under the
+    /// level-selected fit, the level-selected one under the options' fit): `m + δ_fit`.
+    pub fn other_fit_estimate(&self) -> Option<f64> {
+        self.trust
+            .fit_choice_shift
+            .map(|d| self.model_estimate() + d)
+    }
+}
+
 /// Check a summary before predicting from it: known format version, at least one subset whose
 /// first is a level, at least one query, every query with ≥ 1 positive, arrays consistent.
 pub fn check_summary(s: &Summary) -> Result<()> {
@@ -421,10 +441,9 @@ pub fn predict(s: &Summary, opts: &PredictOptions) -> Result<Prediction> {
     let sample = s.subset_sizes[0];
     check_sample_size(sample)?;
     let n = target_pool_size(opts, s.pool_size, sample)?;
-    let exact0 = baselines::per_query_at_subset(s, 0, opts.k);
     // One query bootstrap for the fit choice's SE and every interval (same seed, same draws).
     let boot = bootstrap::QueryBootstrap::new(s.queries.len(), opts.bootstrap, opts.seed);
-    let fit = fit_choice::resolve(s, opts, &exact0, &boot, n as f64)?;
+    let fit = resolve_fit(s, opts, &boot, n as f64)?;
     let h0 = hardness_for(s, 0, &fit.opts)?;
     check_hardness(&h0)?;
     let parts = SummaryParts {
@@ -444,6 +463,33 @@ pub fn predict(s: &Summary, opts: &PredictOptions) -> Result<Prediction> {
     )
 }
 
+/// [`fit_choice::resolve`] with the exact metric of the sample gallery its selection predicts.
+fn resolve_fit(
+    s: &Summary,
+    opts: &PredictOptions,
+    boot: &bootstrap::QueryBootstrap,
+    n_pool: f64,
+) -> Result<fit_choice::ResolvedFit> {
+    let target = fit_choice::selection_subsets(s).map_or(0, |(_, t)| t);
+    let exact = baselines::per_query_at_subset(s, target, opts.k);
+    fit_choice::resolve(s, opts, &exact, boot, n_pool)
+}
+
+/// The options with the estimate's fit resolved on summary `s` (the fit [`predict`] uses,
+/// without its bootstrap): what a curve or a comparison runs with, so that they give
+/// `predict`'s estimate. The result's fit is [`FitMode::Fixed`].
+pub fn resolved_options(s: &Summary, opts: &PredictOptions) -> Result<PredictOptions> {
+    if opts.fit == FitMode::Fixed {
+        return Ok(*opts);
+    }
+    let boot = bootstrap::QueryBootstrap::new(s.queries.len(), 0, opts.seed);
+    let n = opts.pool_size.or(s.pool_size).unwrap_or(s.subset_sizes[0]) as f64;
+    Ok(PredictOptions {
+        fit: FitMode::Fixed,
+        ..resolve_fit(s, opts, &boot, n)?.opts
+    })
+}
+
 /// Predict from a released hardness artifact: same estimate, intervals and tail report;
 /// baselines that need the nested levels (curve fits), the budget, drift and sample-noise
 /// checks are not available (None).
@@ -452,12 +498,6 @@ pub fn predict_from_hardness(
     qs: &[QueryHardness],
     opts: &PredictOptions,
 ) -> Result<Prediction> {
-    if opts.fit == FitMode::LevelSelected {
-        return Err(Error::invalid(
-            "the level-selected fit needs a summary (its nested levels); a hardness file holds \
-             one sample's hardness: use --fit fixed",
-        ));
-    }
     let opts = &for_hardness_file(meta, opts);
     opts.check()?;
     check_hardness(qs)?;
@@ -490,14 +530,16 @@ pub fn hardness_meta(s: &Summary, p: &Prediction) -> HardnessMeta {
     meta
 }
 
-/// The options a hardness file allows: its own estimator (the hardness is already estimated;
-/// `opts.estimator` only applies to summaries) and no sample noise (that needs the top-M
-/// scores a hardness file does not hold).
+/// The options a hardness file allows: its own estimator and fit (the hardness is already
+/// estimated, with the fit the summary's prediction chose; `opts.estimator` and `opts.fit`
+/// only apply to summaries) and no sample noise (that needs the top-M scores a hardness file
+/// does not hold).
 pub fn for_hardness_file(meta: &HardnessMeta, opts: &PredictOptions) -> PredictOptions {
     let mut o = *opts;
     if let Some(e) = Estimator::parse_label(&meta.estimator) {
         o.estimator = e;
     }
+    o.fit = FitMode::Fixed;
     o.sample_noise = 0;
     o
 }

@@ -52,7 +52,18 @@ pub fn demo_table(t: &Truth, p: &Prediction, files: &SimulationFiles) -> String 
     let _ = writeln!(
         s,
         "{:<34} {:>9} {:>+10.2}   {:.0}% interval [{}, {}] {} the truth",
-        "PREDICTED (evt, expected-rank)",
+        format!(
+            "PREDICTED ({}{}, {})",
+            p.options.estimator_name(),
+            match p.options.fit {
+                crate::predict::FitMode::LevelSelected => " level-selected",
+                crate::predict::FitMode::Fixed => "",
+            },
+            match p.options.map {
+                crate::maps::MapKind::ExpectedRank => "ER",
+                crate::maps::MapKind::Binomial => "binomial",
+            }
+        ),
         pct6(p.estimate),
         100.0 * (p.estimate - t.map_at_k),
         100.0 * p.options.confidence,
@@ -61,7 +72,12 @@ pub fn demo_table(t: &Truth, p: &Prediction, files: &SimulationFiles) -> String 
         if covered { "covers" } else { "misses" }
     );
     let b = &p.baselines;
-    let rows: [(&str, Option<f64>); 4] = [
+    let other_fit = match p.options.fit {
+        crate::predict::FitMode::LevelSelected => "baseline: the paper's fit (fixed)",
+        crate::predict::FitMode::Fixed => "baseline: level-selected fit",
+    };
+    let rows: [(&str, Option<f64>); 5] = [
+        (other_fit, p.other_fit_estimate()),
         ("baseline: evaluate-at-S", Some(b.evaluate_at_s)),
         ("baseline: count hardness", Some(b.count)),
         ("baseline: power-law fit", b.power_law),

@@ -191,6 +191,17 @@ pub fn prediction_table(p: &Prediction) -> String {
             pct(f.hit_at_1)
         );
     }
+    if let (crate::predict::FitMode::LevelSelected, Some(v)) =
+        (p.options.fit, p.other_fit_estimate())
+    {
+        let _ = writeln!(
+            t,
+            "{:<w$} {:>9}  (the options' tail fit, the paper's by default: the estimate under \
+             --fit fixed)",
+            "  options' fit at N",
+            pct(v)
+        );
+    }
     if !p.levels.is_empty() {
         let _ = writeln!(t, "levels (prediction at N from each nested sample)");
         for l in &p.levels {

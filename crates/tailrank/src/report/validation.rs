@@ -6,7 +6,7 @@ use crate::atomic::{write_bytes, Transaction};
 use crate::error::{Error, Result};
 use crate::predict::endpoint_test::EndpointTest;
 use crate::predict::stats::quantile_sorted;
-use crate::predict::{Interval, Verdict};
+use crate::predict::{FitMode, Interval, Verdict};
 use crate::simulate::corpus_report::{
     exam, exam_totals, exam_totals_text, overview, points_text, ErrorSummary, OverviewRow,
 };
@@ -505,8 +505,13 @@ pub fn exam_markdown(report: &ValidationReport) -> String {
     );
     let _ = writeln!(
         m,
-        "| family | evt | level-selected | level-calibrated | realized interval | \
-         query-bootstrap interval | doubtful | hit | false alarm |"
+        "| family | evt ({}) | other fit ({}) | level-calibrated | realized interval | \
+         query-bootstrap interval | doubtful | hit | false alarm |",
+        report.options.fit.as_str(),
+        match report.options.fit {
+            FitMode::LevelSelected => "the paper's",
+            FitMode::Fixed => "level-selected",
+        }
     );
     let _ = writeln!(m, "|---|---:|---:|---:|---|---|---:|---:|---:|");
     let err = |e: &ErrorSummary| {
@@ -535,7 +540,7 @@ pub fn exam_markdown(report: &ValidationReport) -> String {
             r.family,
             if r.held_out { " (held out)" } else { "" },
             err(&r.evt),
-            err(&r.level_selected),
+            err(&r.other_fit),
             err(&r.level_calibrated),
             interval(r.realized),
             interval(r.query_bootstrap),
@@ -592,11 +597,11 @@ pub fn vector_table(runs: &[VectorRun]) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "| family | seed | D | Q | N | f | metric | truth | evt | level-selected | count | eval-at-S | oracle ER | oracle Bin | immune outranked | realized interval | verdict |"
+        "| family | seed | D | Q | N | f | metric | truth | evt | level-selected | other fit | count | eval-at-S | oracle ER | oracle Bin | immune outranked | realized interval | verdict |"
     );
     let _ = writeln!(
         s,
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     );
     for r in runs {
         let rows: [(&str, Pick); 3] = [
@@ -605,8 +610,10 @@ pub fn vector_table(runs: &[VectorRun]) -> String {
             ("hit@1", |m| m.hit_at_1),
         ];
         for (i, (name, get)) in rows.iter().enumerate() {
-            let (oer, obin, imm, realized, verdict) = if i == 0 {
+            let (other, oer, obin, imm, realized, verdict) = if i == 0 {
                 (
+                    r.other_fit
+                        .map_or("n/a".into(), |m| format!("{:.2}", 100.0 * m)),
                     format!("{:.2}", 100.0 * r.oracle_expected_rank),
                     format!("{:.2}", 100.0 * r.oracle_binomial),
                     format!("{}/{}", r.immune_outranked, r.immune),
@@ -632,7 +639,7 @@ pub fn vector_table(runs: &[VectorRun]) -> String {
                 .map_or("n/a".into(), |m| format!("{:.2}", 100.0 * get(&m)));
             let _ = writeln!(
                 s,
-                "| {} | {} | {} | {} | {} | {} | {} | {:.2} | {:.2} | {} | {:.2} | {:.2} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {:.2} | {:.2} | {} | {} | {:.2} | {:.2} | {} | {} | {} | {} | {} |",
                 r.family,
                 r.seed,
                 r.dim,
@@ -643,6 +650,7 @@ pub fn vector_table(runs: &[VectorRun]) -> String {
                 100.0 * get(&r.truth),
                 100.0 * get(&r.evt),
                 selected,
+                other,
                 100.0 * get(&r.count),
                 100.0 * get(&r.evaluate_at_s),
                 oer,

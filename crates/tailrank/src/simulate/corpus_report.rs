@@ -130,9 +130,9 @@ pub struct ExamRow {
     pub held_out: bool,
     pub runs: usize,
     pub evt: ErrorSummary,
-    /// The second opinions (`predict::fit_choice`, `predict::calibrated`); over the runs that
-    /// have one.
-    pub level_selected: ErrorSummary,
+    /// The second opinions: the evt fit that is not the estimate's (`Run::other_fit`) and the
+    /// level-calibrated law (`predict::calibrated`); over the runs that have one.
+    pub other_fit: ErrorSummary,
     pub level_calibrated: ErrorSummary,
     /// Coverage of the realized truth and mean width of the realized interval (these queries)
     /// and of the query-bootstrap percentile interval (other query sets).
@@ -191,7 +191,7 @@ fn exam_row(family: &str, runs: &[&Run]) -> ExamRow {
         held_out: corpus::entry(family).is_ok_and(|e| e.held_out),
         runs: runs.len(),
         evt: ErrorSummary::of(&runs.iter().map(|r| r.evt - r.truth).collect::<Vec<_>>()),
-        level_selected: opinion(|r| r.level_selected.as_ref().map(|m| m.map_at_k)),
+        other_fit: opinion(|r| r.other_fit),
         level_calibrated: opinion(|r| r.level_calibrated.as_ref().map(|m| m.map_at_k)),
         realized: coverage_width(runs, |r| r.realized),
         query_bootstrap: coverage_width(runs, |r| r.percentile),
@@ -257,7 +257,7 @@ mod tests {
             held_out,
             runs: cov.1,
             evt: e,
-            level_selected: e,
+            other_fit: e,
             level_calibrated: e,
             realized: Some((cov, 0.03)),
             query_bootstrap: None,

@@ -62,7 +62,7 @@ impl Default for ValidationOptions {
             fractions: vec![0.01],
             pool_size: None,
             queries: None,
-            fit: FitMode::Fixed,
+            fit: PredictOptions::DEFAULT.fit,
             excess_centre: PredictOptions::DEFAULT.excess_centre,
             bootstrap: 1000,
             confidence: 0.95,
@@ -98,6 +98,11 @@ pub struct Run {
     /// The level-selected evt fit (`predict::fit_choice`): mAP@k, Recall@k and hit@1.
     #[serde(default)]
     pub level_selected: Option<CalibratedMetrics>,
+    /// mAP@k at N of the evt fit that is not the estimate's: the paper's (the options') under
+    /// the level-selected default, the level-selected one under `--fit fixed`
+    /// (`Prediction::other_fit_estimate`).
+    #[serde(default)]
+    pub other_fit: Option<f64>,
     /// Realized Recall@k and hit@1 at N, and their predictions from the tail-aware hardness
     /// (under the count law, `maps::CountLaw`).
     pub truth_recall_at_k: f64,
@@ -166,6 +171,7 @@ pub struct ValidationReport {
 /// Names of the compared methods, in table order.
 pub const METHODS: &[&str] = &[
     "evt",
+    "other-fit",
     "evt-binomial",
     "count",
     "evaluate-at-S",
@@ -188,6 +194,7 @@ impl Run {
             "log-linear" => self.log_linear,
             "level-calibrated" => self.level_calibrated.map(|c| c.map_at_k),
             "level-selected" => self.level_selected.map(|c| c.map_at_k),
+            "other-fit" => self.other_fit,
             "oracle" => Some(self.oracle),
             _ => None,
         }
@@ -247,6 +254,7 @@ pub fn run_one(
         log_linear: None,
         level_calibrated: None,
         level_selected: None,
+        other_fit: None,
         truth_recall_at_k: f64::NAN,
         truth_hit_at_1: f64::NAN,
         recall_at_k: f64::NAN,
@@ -276,6 +284,7 @@ pub fn run_one(
     run.log_linear = p.baselines.log_linear;
     run.level_calibrated = p.baselines.level_calibrated;
     run.level_selected = p.baselines.level_selected.as_ref().map(metrics_of);
+    run.other_fit = p.other_fit_estimate();
     run.excess_centre = p.excess_centre;
     if main {
         run.percentile = Some(p.percentile);

@@ -21,7 +21,9 @@ use crate::hardness::{Branch, QueryHardness};
 use crate::maps::{self, MapKind};
 use crate::metric::{evaluate_counts, evaluate_summary_for_set, MissingPolicy};
 use crate::predict::endpoint_test::{EndpointTest, ExcessCentre};
-use crate::predict::{count_hardness, per_query_ap, predict, Interval, PredictOptions, Verdict};
+use crate::predict::{
+    count_hardness, per_query_ap, predict, FitMode, Interval, PredictOptions, Verdict,
+};
 use crate::scan::engine::{scan, NoProgress, ScanConfig};
 use crate::scan::request::{PairedResults, ScanRequest};
 use crate::summary::Summary;
@@ -107,6 +109,9 @@ pub struct VectorRunOptions {
     /// `PredictOptions::excess_centre` of every prediction.
     #[serde(default)]
     pub excess_centre: bool,
+    /// `PredictOptions::fit` of every prediction.
+    #[serde(default)]
+    pub fit: FitMode,
 }
 
 impl Default for VectorRunOptions {
@@ -118,6 +123,7 @@ impl Default for VectorRunOptions {
             dim: None,
             threads: None,
             excess_centre: PredictOptions::DEFAULT.excess_centre,
+            fit: PredictOptions::DEFAULT.fit,
         }
     }
 }
@@ -180,6 +186,10 @@ pub struct VectorRun {
     pub level_selected: Option<Metrics>,
     #[serde(default)]
     pub level_selected_error: Option<Metrics>,
+    /// mAP@k at N of the evt fit that is not the estimate's (the paper's under the
+    /// level-selected default; `Prediction::other_fit_estimate`).
+    #[serde(default)]
+    pub other_fit: Option<f64>,
     /// The realized-metric interval of `evt` and the trust verdict (`predict`'s, with a query
     /// bootstrap of [`VERDICT_BOOTSTRAP`] replicates).
     #[serde(default)]
@@ -368,6 +378,7 @@ pub fn run_family(
             sample_noise: 0,
             seed,
             excess_centre: opts.excess_centre,
+            fit: opts.fit,
             ..PredictOptions::default()
         };
         let p = predict(&s, &popts)?;
@@ -421,6 +432,7 @@ pub fn run_family(
             immune_outranked: outranked,
             level_selected: selected,
             level_selected_error: selected.map(|m| m.minus(&truth)),
+            other_fit: p.other_fit_estimate(),
             realized: p.realized.map(|r| r.interval),
             verdict: Some(p.trust.verdict),
             endpoint: p.trust.endpoint.clone(),
