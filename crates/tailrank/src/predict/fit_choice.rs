@@ -32,7 +32,7 @@
 use super::bootstrap::QueryBootstrap;
 use super::{hardness_for, hardness_for_metric, mean, per_query_ap, PredictOptions};
 use crate::error::{Error, Result};
-use crate::hardness::{Estimator, EvtOptions};
+use crate::hardness::{Estimator, EvtOptions, QueryHardness};
 use crate::maps::{self, MapKind};
 use crate::summary::Summary;
 use serde::{Deserialize, Serialize};
@@ -96,12 +96,13 @@ pub struct ResolvedFit {
     /// mAP@k at N of the fit that is not the estimate's: `m_fit` under `Fixed`, the options'
     /// fit under `LevelSelected`.
     pub other_estimate: Option<f64>,
+    /// The level-0 hardness of the estimate's fit (`hardness_for(s, 0, &opts)`).
+    pub hardness: Vec<QueryHardness>,
 }
 
 /// Resolve the fit of a prediction from summary `s` for pool size `n_pool` (module docs), with
 /// `exact_target` the exact per-query AP@k of the sample gallery the selection predicts
-/// (subset `selection_subsets(s).1`)
-/// (`baselines::per_query_at_subset(s, 0, k)`) and `boot` the prediction's query bootstrap.
+/// (subset `selection_subsets(s).1`) and `boot` the prediction's query bootstrap.
 pub fn resolve(
     s: &Summary,
     opts: &PredictOptions,
@@ -109,8 +110,8 @@ pub fn resolve(
     boot: &QueryBootstrap,
     n_pool: f64,
 ) -> Result<ResolvedFit> {
-    let choice = choose_fit(s, opts, exact_target, boot, n_pool)?;
-    let Some(c) = choice.as_ref() else {
+    let chosen = choose_fit(s, opts, exact_target, boot, n_pool)?;
+    let Some((c, chosen_h0)) = chosen else {
         // No choice to make (the count estimator, or too few levels): the options' own fit,
         // which the report then names.
         return Ok(ResolvedFit {
@@ -118,15 +119,17 @@ pub fn resolve(
                 fit: FitMode::Fixed,
                 ..*opts
             },
-            choice,
+            choice: None,
             other_estimate: None,
+            hardness: hardness_for(s, 0, opts)?,
         });
     };
     match opts.fit {
         FitMode::Fixed => Ok(ResolvedFit {
             opts: *opts,
             other_estimate: Some(c.map_at_k),
-            choice,
+            choice: Some(c),
+            hardness: hardness_for(s, 0, opts)?,
         }),
         FitMode::LevelSelected => {
             let Estimator::Evt(own) = opts.estimator else {
@@ -145,7 +148,8 @@ pub fn resolve(
             Ok(ResolvedFit {
                 opts: run,
                 other_estimate: Some(mean(&per_query_ap(&h, n_pool, opts.k, opts.map))),
-                choice,
+                choice: Some(c),
+                hardness: chosen_h0,
             })
         }
     }
@@ -232,15 +236,15 @@ pub fn candidates(m_kept: usize, own: &EvtOptions) -> Vec<EvtOptions> {
 
 /// The level-selected fit of summary `s` for pool size `n_pool`, with `exact_target` the exact
 /// per-query AP@k of the sample gallery the selection predicts (subset
-/// `selection_subsets(s).1`). None for the count estimator, or with fewer
-/// than `SELECTION_LEVEL + 1` nesting levels.
+/// `selection_subsets(s).1`), with the chosen fit's level-0 hardness. None for the count
+/// estimator, or with fewer than `SELECTION_LEVEL + 1` nesting levels.
 pub fn choose_fit(
     s: &Summary,
     opts: &PredictOptions,
     exact_target: &[f64],
     boot: &QueryBootstrap,
     n_pool: f64,
-) -> Result<Option<FitChoice>> {
+) -> Result<Option<(FitChoice, Vec<QueryHardness>)>> {
     let Estimator::Evt(own) = opts.estimator else {
         return Ok(None);
     };
@@ -281,10 +285,8 @@ pub fn choose_fit(
         })
         .expect("the grid is never empty");
     let h0 = hardness_for(s, sub0, &with(grid[chosen]))?;
-    let per_query = |f: &dyn Fn(&crate::hardness::QueryHardness) -> f64| {
-        mean(&h0.iter().map(f).collect::<Vec<_>>())
-    };
-    Ok(Some(FitChoice {
+    let per_query = |f: &dyn Fn(&QueryHardness) -> f64| mean(&h0.iter().map(f).collect::<Vec<_>>());
+    let choice = FitChoice {
         in_sample_std_error: if boot.replicates >= 2 {
             boot.std_error(&diffs[chosen])
         } else {
@@ -295,7 +297,8 @@ pub fn choose_fit(
         recall_at_k: per_query(&|q| maps::recall_at_k(q, n_pool, k)),
         hit_at_1: per_query(&|q| maps::hit_at_1(q, n_pool)),
         candidates,
-    }))
+    };
+    Ok(Some((choice, h0)))
 }
 
 #[cfg(test)]

@@ -444,7 +444,7 @@ pub fn predict(s: &Summary, opts: &PredictOptions) -> Result<Prediction> {
     // One query bootstrap for the fit choice's SE and every interval (same seed, same draws).
     let boot = bootstrap::QueryBootstrap::new(s.queries.len(), opts.bootstrap, opts.seed);
     let fit = resolve_fit(s, opts, &boot, n as f64)?;
-    let h0 = hardness_for(s, 0, &fit.opts)?;
+    let h0 = fit.hardness;
     check_hardness(&h0)?;
     let parts = SummaryParts {
         summary: s,
