@@ -45,6 +45,36 @@ fn make_all(dir: &Path, variants: &[&str]) -> Vec<(String, String)> {
         .collect()
 }
 
+/// `tailrank ilias` in prediction mode on `ds`/`feat` at cut `k`, sample fraction `f` and
+/// hash seed `seed`, with `bootstrap` query-bootstrap replicates, no sample noise, JSON out.
+fn prediction_args<'a>(
+    ds: &'a str,
+    feat: &'a str,
+    k: &'a str,
+    f: &'a str,
+    seed: &'a str,
+    bootstrap: &'a str,
+) -> Vec<&'a str> {
+    vec![
+        "ilias",
+        "--dataset-dir",
+        ds,
+        "--features",
+        feat,
+        "--k",
+        k,
+        "--fraction",
+        f,
+        "--seed",
+        seed,
+        "--bootstrap",
+        bootstrap,
+        "--sample-noise",
+        "0",
+        "--json",
+    ]
+}
+
 #[test]
 fn ilias_exact_and_predicted_match_the_official_logic() {
     let dir = tempfile::tempdir().unwrap();
@@ -135,24 +165,7 @@ fn ilias_exact_and_predicted_match_the_official_logic() {
     let reference: Value =
         serde_json::from_str(&common::run_python(REFERENCE, &[&ds, &feat, k, f, seed])).unwrap();
     let predicted = |extra: &[&str]| {
-        let mut args = vec![
-            "ilias",
-            "--dataset-dir",
-            &ds,
-            "--features",
-            &feat,
-            "--k",
-            k,
-            "--fraction",
-            f,
-            "--seed",
-            seed,
-            "--bootstrap",
-            "200",
-            "--sample-noise",
-            "0",
-            "--json",
-        ];
+        let mut args = prediction_args(&ds, &feat, k, f, seed, "200");
         args.extend_from_slice(extra);
         tailrank(&args)
     };
@@ -379,24 +392,7 @@ fn exact_ties_follow_the_official_tie_blocks() {
     let (k, f, seed) = ("100", "0.5", "3");
     let reference: Value =
         serde_json::from_str(&common::run_python(REFERENCE, &[&ds, &feat, k, f, seed])).unwrap();
-    let out = tailrank(&[
-        "ilias",
-        "--dataset-dir",
-        &ds,
-        "--features",
-        &feat,
-        "--k",
-        k,
-        "--fraction",
-        f,
-        "--seed",
-        seed,
-        "--bootstrap",
-        "50",
-        "--sample-noise",
-        "0",
-        "--json",
-    ]);
+    let out = tailrank(&prediction_args(&ds, &feat, k, f, seed, "50"));
     assert!(
         out.status.success(),
         "{}",

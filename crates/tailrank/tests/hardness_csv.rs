@@ -257,34 +257,35 @@ fn malformed_files_give_clear_errors() {
     assert!(e.contains("seed") && e.contains("one"), "{e}");
     let e = err(dir, &format!("# format_version: 9\n{HEAD}{COLS}"));
     assert!(e.contains("newer"), "{e}");
-    // The centre of the excess: both keys or neither, each in its range.
-    let e = err(dir, &format!("{HEAD}# excess_rate: 1e-9\n{COLS}"));
-    assert!(
-        e.contains("excess_rate") && e.contains("without its pair"),
-        "{e}"
-    );
-    let e = err(
-        dir,
-        &format!("{HEAD}# excess_rate: -1\n# excess_weight: 0.5\n{COLS}"),
-    );
-    assert!(e.contains("excess_rate") && e.contains("positive"), "{e}");
-    let e = err(
-        dir,
-        &format!("{HEAD}# excess_rate: 1e-9\n# excess_weight: 1.5\n{COLS}"),
-    );
-    assert!(e.contains("excess_weight") && e.contains("(0, 1]"), "{e}");
-    let e = err(
-        dir,
-        &format!("{HEAD}# excess_rate: 1e-9\n# excess_weight: 0.5\n# excess_decay: -1\n{COLS}"),
-    );
-    assert!(e.contains("excess_decay") && e.contains("≥ 0"), "{e}");
-    let e = err(
-        dir,
-        &format!("{HEAD}# excess_rate: 1e-9\n# excess_weight: 0.5\n# excess_decay: 1\n{COLS}"),
-    );
-    assert!(e.contains("excess_pool_size"), "{e}");
-    let e = err(dir, &format!("{HEAD}# excess_decay: 1\n{COLS}"));
-    assert!(e.contains("excess_decay") && e.contains("without"), "{e}");
+    // The centre of the excess: both keys or neither, each in its range; the decay needs the
+    // pool size its rate is for. (header lines, words the error must name)
+    let excess_cases: [(&str, &[&str]); 6] = [
+        (
+            "# excess_rate: 1e-9\n",
+            &["excess_rate", "without its pair"],
+        ),
+        (
+            "# excess_rate: -1\n# excess_weight: 0.5\n",
+            &["excess_rate", "positive"],
+        ),
+        (
+            "# excess_rate: 1e-9\n# excess_weight: 1.5\n",
+            &["excess_weight", "(0, 1]"],
+        ),
+        (
+            "# excess_rate: 1e-9\n# excess_weight: 0.5\n# excess_decay: -1\n",
+            &["excess_decay", "≥ 0"],
+        ),
+        (
+            "# excess_rate: 1e-9\n# excess_weight: 0.5\n# excess_decay: 1\n",
+            &["excess_pool_size"],
+        ),
+        ("# excess_decay: 1\n", &["excess_decay", "without"]),
+    ];
+    for (lines, words) in excess_cases {
+        let e = err(dir, &format!("{HEAD}{lines}{COLS}"));
+        assert!(words.iter().all(|w| e.contains(w)), "{lines:?}: {e}");
+    }
     let e = err(dir, HEAD);
     assert!(e.contains("no header"), "{e}");
     let missing = dir.join("missing.csv");

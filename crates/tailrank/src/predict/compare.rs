@@ -22,9 +22,7 @@
 use super::bootstrap::QueryBootstrap;
 use super::diagnostics::level_predictions;
 use super::stats::Interval;
-use super::{
-    check_sample_size, check_summary, hardness_for, per_query_ap, target_pool_size, PredictOptions,
-};
+use super::{check_sample_size, check_summary, per_query_ap, target_pool_size, PredictOptions};
 use crate::error::{Error, Result};
 use crate::summary::Summary;
 use serde::{Deserialize, Serialize};
@@ -117,17 +115,15 @@ pub fn compare(a: &Summary, b: &Summary, opts: &PredictOptions) -> Result<Compar
     check_summary(a)?;
     check_summary(b)?;
     check_pair(a, b)?;
-    // Each model with the fit `predict` would give it (its own levels choose).
-    let (opts_a, opts_b) = (
-        super::resolved_options(a, opts)?,
-        super::resolved_options(b, opts)?,
-    );
     let sample = a.subset_sizes[0];
     check_sample_size(sample)?;
+    // Each model with the fit `predict` would give it (its own levels choose).
+    let ((opts_a, h_a), (opts_b, h_b)) =
+        (super::resolved_fit(a, opts)?, super::resolved_fit(b, opts)?);
     let n = target_pool_size(opts, a.pool_size, sample)?;
     let nf = n as f64;
-    let ap_a = per_query_ap(&hardness_for(a, 0, &opts_a)?, nf, opts.k, opts.map);
-    let ap_b = per_query_ap(&hardness_for(b, 0, &opts_b)?, nf, opts.k, opts.map);
+    let ap_a = per_query_ap(&h_a, nf, opts.k, opts.map);
+    let ap_b = per_query_ap(&h_b, nf, opts.k, opts.map);
     let d: Vec<f64> = ap_a.iter().zip(&ap_b).map(|(x, y)| x - y).collect();
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
     let difference = mean(&d);

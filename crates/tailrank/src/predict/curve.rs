@@ -12,7 +12,7 @@
 use super::baselines::{self, LevelPoint};
 use super::bootstrap::QueryBootstrap;
 use super::stats;
-use super::{check_summary, count_hardness, hardness_for, mean, per_query_ap, PredictOptions};
+use super::{check_summary, count_hardness, mean, per_query_ap, PredictOptions};
 use crate::error::{Error, Result};
 use crate::hardness::{ExcessMove, HardnessMeta, QueryHardness};
 use crate::maps;
@@ -157,9 +157,9 @@ pub fn curve(
     check_summary(s)?;
     super::check_sample_size(s.subset_sizes[0])?;
     // The fit `predict` would use, resolved once (the move's prediction below reuses it).
-    let opts = &super::resolved_options(s, opts)?;
+    let (opts, h0) = super::resolved_fit(s, opts)?;
+    let opts = &opts;
     let g = grid(lo, hi, per_decade)?;
-    let h0 = hardness_for(s, 0, opts)?;
     let pts = baselines::level_points(s, opts.k);
     let shards = s
         .shard_indices()

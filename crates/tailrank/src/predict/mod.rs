@@ -475,19 +475,25 @@ fn resolve_fit(
     fit_choice::resolve(s, opts, &exact, boot, n_pool)
 }
 
-/// The options with the estimate's fit resolved on summary `s` (the fit [`predict`] uses,
-/// without its bootstrap): what a curve or a comparison runs with, so that they give
-/// `predict`'s estimate. The result's fit is [`FitMode::Fixed`].
-pub fn resolved_options(s: &Summary, opts: &PredictOptions) -> Result<PredictOptions> {
+/// The fit [`predict`] uses on summary `s`, resolved without its bootstrap: the options with
+/// the estimate's fit (their `fit` set to [`FitMode::Fixed`], so that a prediction with them
+/// does not choose again) and its level-0 hardness. What a curve or a comparison runs with, so
+/// that they give `predict`'s estimate.
+pub fn resolved_fit(
+    s: &Summary,
+    opts: &PredictOptions,
+) -> Result<(PredictOptions, Vec<QueryHardness>)> {
     if opts.fit == FitMode::Fixed {
-        return Ok(*opts);
+        return Ok((*opts, hardness_for(s, 0, opts)?));
     }
     let boot = bootstrap::QueryBootstrap::new(s.queries.len(), 0, opts.seed);
     let n = opts.pool_size.or(s.pool_size).unwrap_or(s.subset_sizes[0]) as f64;
-    Ok(PredictOptions {
+    let fit = resolve_fit(s, opts, &boot, n)?;
+    let resolved = PredictOptions {
         fit: FitMode::Fixed,
-        ..resolve_fit(s, opts, &boot, n)?.opts
-    })
+        ..fit.opts
+    };
+    Ok((resolved, fit.hardness))
 }
 
 /// Predict from a released hardness artifact: same estimate, intervals and tail report;
