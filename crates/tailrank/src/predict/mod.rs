@@ -86,7 +86,7 @@ impl PredictOptions {
     /// the input, k = 1000, the tail-aware estimator with [`EvtOptions::DEFAULT`] as the other
     /// opinion and the level-selected fit as the estimate's ([`FitMode::LevelSelected`]), the
     /// expected-rank map (the paper's), B = 1000 query-bootstrap replicates, 50 sample-noise
-    /// replicates (under 3 s on an ILIAS-sized summary, `docs/predict.md` "Cost"),
+    /// replicates (2.5–4.1 s on ILIAS-sized summaries, `docs/performance.md`),
     /// confidence 0.95, seed 0, the estimate moved to the centre of the decayed excess.
     pub const DEFAULT: PredictOptions = PredictOptions {
         pool_size: None,
