@@ -23,7 +23,7 @@ use tailrank::formats::results::{read_results, QueryResults, Results};
 use tailrank::hardness::{Branch, Estimator, EvtOptions};
 use tailrank::maps::MapKind;
 use tailrank::metric::{evaluate_results_for, select_sets, EvalOptions, MetricName, MissingPolicy};
-use tailrank::predict::{FitMode, PredictOptions};
+use tailrank::predict::PredictOptions;
 use tailrank::protocols::{evaluate_revisited, read_revisited_gt, Protocol};
 use tailrank::scan::engine::{scan, NoProgress, ScanConfig, DEFAULT_DRIFT_SHARDS, DEFAULT_TOP_M};
 use tailrank::scan::request::ScanRequest;
