@@ -132,8 +132,8 @@ pub fn prediction_table(p: &Prediction) -> String {
     if let (Verdict::Doubtful, Some(c)) = (p.trust.verdict, &p.baselines.level_calibrated) {
         let _ = writeln!(
             t,
-            "{:<w$} {:>9}  level-calibrated law (experimental; on the doubtful runs of the \
-             validation corpus it is the closer one, docs/validation.md)",
+            "{:<w$} {:>9}  level-calibrated law (experimental: the levels' reading with no \
+             tail model, which the realized interval spans; docs/predict.md)",
             "second opinion",
             pct(c.map_at_k)
         );
