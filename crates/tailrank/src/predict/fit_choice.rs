@@ -124,18 +124,25 @@ pub fn resolve(
             hardness: hardness_for(s, 0, opts)?,
         });
     };
+    let Estimator::Evt(own) = opts.estimator else {
+        unreachable!("choose_fit gives a choice only for evt")
+    };
+    let chosen = *c.chosen();
+    // The options' own level-0 hardness: the chosen candidate's when c* is the options' fit
+    // (the grid holds it, with its M capped at the summary's), fitted once.
+    let own_is_chosen = chosen.fit_top == own.top_m.min(s.top_m) && chosen.quantile == own.quantile;
     match opts.fit {
         FitMode::Fixed => Ok(ResolvedFit {
             opts: *opts,
             other_estimate: Some(c.map_at_k),
             choice: Some(c),
-            hardness: hardness_for(s, 0, opts)?,
+            hardness: if own_is_chosen {
+                chosen_h0
+            } else {
+                hardness_for(s, 0, opts)?
+            },
         }),
         FitMode::LevelSelected => {
-            let Estimator::Evt(own) = opts.estimator else {
-                unreachable!("choose_fit gives a choice only for evt")
-            };
-            let chosen = c.chosen();
             let run = PredictOptions {
                 estimator: Estimator::Evt(EvtOptions {
                     top_m: chosen.fit_top,
@@ -144,10 +151,19 @@ pub fn resolve(
                 }),
                 ..*opts
             };
-            let h = hardness_for(s, 0, opts)?;
+            let other = if own_is_chosen {
+                mean(&per_query_ap(&chosen_h0, n_pool, opts.k, opts.map))
+            } else {
+                mean(&per_query_ap(
+                    &hardness_for(s, 0, opts)?,
+                    n_pool,
+                    opts.k,
+                    opts.map,
+                ))
+            };
             Ok(ResolvedFit {
                 opts: run,
-                other_estimate: Some(mean(&per_query_ap(&h, n_pool, opts.k, opts.map))),
+                other_estimate: Some(other),
                 choice: Some(c),
                 hardness: chosen_h0,
             })

@@ -487,6 +487,8 @@ pub fn resolved_fit(
         return Ok((*opts, hardness_for(s, 0, opts)?));
     }
     let boot = bootstrap::QueryBootstrap::new(s.queries.len(), 0, opts.seed);
+    // N sizes only the other fit's estimate, which is dropped here: any N the input allows
+    // (a curve also runs past N < S), not `target_pool_size`'s checked one.
     let n = opts.pool_size.or(s.pool_size).unwrap_or(s.subset_sizes[0]) as f64;
     let fit = resolve_fit(s, opts, &boot, n)?;
     let resolved = PredictOptions {
