@@ -97,6 +97,48 @@ fn realized_interval_holds_the_estimate_and_is_reproducible() {
     assert_eq!(p2.trust, p.trust);
 }
 
+/// The sampled items are pool items, so the evaluate-at-S value bounds the realized metric at
+/// N from above (the simulator's truth included), and the interval's upper end stops there:
+/// on mixture-tail at 1% its opinions reach past it.
+#[test]
+fn the_realized_interval_stops_at_the_sample_value() {
+    let o = PredictOptions {
+        fit: FitMode::LevelSelected,
+        ..opts()
+    };
+    let mut cfg = SimConfig::preset("mixture-tail", 1)
+        .unwrap()
+        .with_queries(300);
+    cfg.fraction = 0.01;
+    let sim = simulate_summary(&cfg).unwrap();
+    let p = predict(&sim.summary, &o).unwrap();
+    let truth = sim.truth.map_at_k;
+    let r = p.realized.expect("a realized interval");
+    let at_s = p.baselines.evaluate_at_s;
+    assert!(truth <= at_s, "{truth} vs {at_s}");
+    assert_eq!(r.ceiling, Some(at_s), "{r:?}");
+    assert_eq!(r.interval.hi, at_s.max(p.estimate));
+    assert!(r.interval.contains(truth));
+    // The curve's band stops there too from the sample size on, and not below it (a pool
+    // smaller than the sample does not hold it).
+    let (s_size, n) = (p.sample_size as f64, p.pool_size as f64);
+    let cv = tailrank::predict::curve(&sim.summary, &o, s_size / 8.0, n, 4).unwrap();
+    let mut capped = 0;
+    for pt in &cv.points {
+        let hi = pt.realized_hi.expect("shards give a band");
+        if pt.pool_size >= s_size {
+            assert!(hi <= at_s.max(pt.estimate), "{pt:?}");
+            capped += usize::from(hi == at_s.max(pt.estimate));
+        }
+    }
+    assert!(capped > 0, "no point of {:?} reaches the cap", cv.points);
+    let (p, truth) = sim_predict("ilias-like", 3, 0.05, 300, &o);
+    let r = p.realized.unwrap();
+    assert!(truth <= p.baselines.evaluate_at_s);
+    assert_eq!(r.ceiling, None, "{r:?}");
+    assert!(r.interval.hi < p.baselines.evaluate_at_s);
+}
+
 /// The realized interval spans the level-calibrated law (the table's second opinion) whatever
 /// the verdict.
 #[test]

@@ -4,7 +4,9 @@
 //! nested levels, and the realized-metric band of these queries (`predict::realized`): at
 //! each N, `[min(m_ER, m_Bin) − z·sd_shards, max(m_ER, m_Bin) + z·sd_shards]` with
 //! `sd_shards = sd_h(m_h(N))/√H` over the drift shards (the trend shift of a prediction is
-//! not applied along the curve; None without shards). Under `PredictOptions::excess_centre`
+//! not applied along the curve; None without shards), its upper end capped at
+//! `max(m̂(N), m_S)` for N ≥ S, where the evaluate-at-S value `m_S` bounds the metric of a pool
+//! that holds the sample (`predict::realized`). Under `PredictOptions::excess_centre`
 //! (the default) every N above the sample carries `predict`'s move to the centre of the
 //! endpoint test's decayed excess, its rate carried to that N by the survivor decay
 //! (`hardness::ExcessMove::rate_at`), so the curve at the pool's N is `predict`'s estimate.
@@ -86,6 +88,7 @@ fn build(
     let boot = QueryBootstrap::new(h0.len(), opts.bootstrap, opts.seed);
     let counts = count_hardness(h0);
     let a = (1.0 - opts.confidence) / 2.0;
+    let at_sample = mean(&baselines::per_query_at_sample(h0, opts.k));
     let points = g
         .iter()
         .map(|&n| {
@@ -115,7 +118,11 @@ fn build(
                     .collect();
                 let h = z * stats::std_dev(&m) / (m.len() as f64).sqrt();
                 let o = mean(&per_query_ap(h0, n, opts.k, other));
-                (Some(estimate.min(o) - h), Some(estimate.max(o) + h))
+                let mut hi = estimate.max(o) + h;
+                if n >= sample_size as f64 {
+                    hi = hi.min(at_sample.max(estimate));
+                }
+                (Some(estimate.min(o) - h), Some(hi))
             } else {
                 (None, None)
             };

@@ -113,6 +113,8 @@ struct RealizedJson {
     level_calibrated_map_at_k: Option<f64>,
     excess_mass_map_at_k: Option<f64>,
     trend_shift: f64,
+    /// The evaluate-at-S value when it capped the upper end (an upper bound of the metric at N).
+    capped_at_evaluate_at_s: Option<f64>,
 }
 
 #[derive(Serialize)]
@@ -272,6 +274,7 @@ impl<'a> PredictionJson<'a> {
                 level_calibrated_map_at_k: r.calibrated_estimate,
                 excess_mass_map_at_k: r.excess_mass_estimate,
                 trend_shift: r.trend_shift,
+                capped_at_evaluate_at_s: r.ceiling,
             }),
             trust: TrustJson {
                 verdict: t.verdict,

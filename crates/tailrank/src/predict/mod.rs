@@ -730,6 +730,7 @@ fn assemble(
     let realized = realized::realized_interval(
         estimate,
         opinions,
+        base.evaluate_at_s,
         &drift
             .as_ref()
             .map(|d| d.shards.iter().map(|h| h.estimate).collect::<Vec<_>>())

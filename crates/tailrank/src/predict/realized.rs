@@ -57,19 +57,28 @@
 //!   heterogeneous families for no more coverage than the span to `m_fit`
 //!   (`docs/predict.md`, "The level-selected fit").
 //!
+//! **The sample's ceiling.** The sampled items are items of the pool, so the full pool holds
+//! every item that outranks a positive in the sample gallery, and more: no positive ranks
+//! higher at N than at S, and AP@k, Recall@k and hit@1 of every query at N are at most their
+//! exact values at S. The mean over these queries, the evaluate-at-S value `m_S`, is a hard
+//! upper bound of the realized metric, whatever the tail (docs/method.md §9). The interval
+//! never reaches above it.
+//!
 //! ```text
 //! h  = z · sd_pool                              z = Φ⁻¹((1 + c)/2)
 //! Δ  = Δ_trend when the trend test fired, else 0 (with m_fit; else Trust::shift())
 //! M  = {m̂, m_ER, m_Bin, m_fit, m_cal} ∪ {m_excess if r > 0}
 //! lo = max(0, min(M) − h − max(−Δ, 0))
-//! hi = min(1, max(M) + h + max(Δ, 0))
+//! hi = min(1, max(m̂, m_S), max(M) + h + max(Δ, 0))
 //! ```
 //!
 //! `m̂` is the estimate: the tail model's own (`m_ER` under the default map), or its move to
 //! the centre of the endpoint test's shrunk excess when its weight is positive
 //! (`predict::endpoint_test::centre_of_excess`), in which case the tail model's own value
 //! stays in M as an opinion. Both ends are clamped to [0, 1], where the metric lives (a large
-//! trend shift would otherwise reach past it). The interval always contains the estimate. It
+//! trend shift would otherwise reach past it), and the upper end to the ceiling `m_S`; the
+//! cut keeps `m̂` in case an estimate ever lies above `m_S` (none did on the validation
+//! corpus), so the interval always contains the estimate. It
 //! does not cover a tail model that misses mass without showing a trend over the levels: the
 //! trust verdict is the place to look for that. None when neither pool-noise
 //! source is available (no shards and no sample noise).
@@ -103,6 +112,10 @@ pub struct RealizedInterval {
     /// `m_excess`: the excess-mass reading, when the endpoint test's excess rate is positive.
     #[serde(default)]
     pub excess_mass_estimate: Option<f64>,
+    /// `m_S`, the evaluate-at-S value when it cut the upper end (module docs); None when the
+    /// end lies below it.
+    #[serde(default)]
+    pub ceiling: Option<f64>,
 }
 
 /// The other opinions on the same metric that the interval spans (module docs): `other_map`
@@ -127,12 +140,14 @@ impl RealizedInterval {
 }
 
 /// The realized-metric interval around `estimate` (see the module docs): `opinions` the other
-/// estimates it spans, `shard_estimates` the shards' predictions at N, `replicate_sd` the
-/// sample-noise sd, `trust` the level tests and the verdict. None when no pool-noise source
-/// is available.
+/// estimates it spans, `ceiling` the metric of these queries at S (`m_S`, an upper bound of
+/// the metric at N; NaN for none), `shard_estimates` the shards' predictions at N,
+/// `replicate_sd` the sample-noise sd, `trust` the level tests and the verdict. None when no
+/// pool-noise source is available.
 pub fn realized_interval(
     estimate: f64,
     opinions: Opinions,
+    ceiling: f64,
     shard_estimates: &[f64],
     replicate_sd: Option<f64>,
     trust: &Trust,
@@ -174,10 +189,15 @@ pub fn realized_interval(
     .flatten()
     .filter(|v| v.is_finite())
     .fold((estimate, estimate), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let hi = (hi + h + trend_shift.max(0.0)).min(1.0);
+    let cut = Some(ceiling)
+        .filter(|c| c.is_finite())
+        .map(|c| c.max(estimate))
+        .filter(|&b| b < hi);
     Some(RealizedInterval {
         interval: Interval {
             lo: (lo - h - (-trend_shift).max(0.0)).max(0.0),
-            hi: (hi + h + trend_shift.max(0.0)).min(1.0),
+            hi: cut.unwrap_or(hi),
         },
         pool_sd,
         pool_sd_shards: shards,
@@ -187,6 +207,7 @@ pub fn realized_interval(
         fit_choice_estimate: fit_choice,
         calibrated_estimate: calibrated,
         excess_mass_estimate: excess_mass,
+        ceiling: cut.map(|_| ceiling),
     })
 }
 
@@ -216,6 +237,7 @@ mod tests {
         let r = realized_interval(
             0.8,
             opinions(0.82, Some(0.78)),
+            f64::NAN,
             &[0.79, 0.81],
             None,
             &t,
@@ -229,6 +251,7 @@ mod tests {
         let r = realized_interval(
             0.3,
             opinions(0.31, Some(0.32)),
+            f64::NAN,
             &[0.29, 0.31],
             None,
             &t,
@@ -252,14 +275,15 @@ mod tests {
         };
         for verdict in [Verdict::Trusted, Verdict::Doubtful] {
             let t = Trust::without_tests(verdict, String::new());
-            let r = realized_interval(0.40, ops, &[0.40, 0.40], None, &t, 0.95).unwrap();
+            let r = realized_interval(0.40, ops, f64::NAN, &[0.40, 0.40], None, &t, 0.95).unwrap();
             assert_eq!((r.interval.lo, r.interval.hi), (0.40, 0.50));
             assert_eq!(r.calibrated_estimate, Some(0.50));
             let below = Opinions {
                 calibrated: Some(0.30),
                 ..ops
             };
-            let r = realized_interval(0.40, below, &[0.40, 0.40], None, &t, 0.95).unwrap();
+            let r =
+                realized_interval(0.40, below, f64::NAN, &[0.40, 0.40], None, &t, 0.95).unwrap();
             assert_eq!((r.interval.lo, r.interval.hi), (0.30, 0.42));
         }
     }
@@ -275,15 +299,42 @@ mod tests {
             unmoved: None,
         };
         let trusted = Trust::without_tests(Verdict::Trusted, String::new());
-        let r = realized_interval(0.40, ops, &[0.40, 0.40], None, &trusted, 0.95).unwrap();
+        let r =
+            realized_interval(0.40, ops, f64::NAN, &[0.40, 0.40], None, &trusted, 0.95).unwrap();
         assert_eq!((r.interval.lo, r.interval.hi), (0.33, 0.50));
         assert_eq!(r.excess_mass_estimate, Some(0.33));
         let none = Opinions {
             excess_mass: None,
             ..ops
         };
-        let r = realized_interval(0.40, none, &[0.40, 0.40], None, &trusted, 0.95).unwrap();
+        let r =
+            realized_interval(0.40, none, f64::NAN, &[0.40, 0.40], None, &trusted, 0.95).unwrap();
         assert_eq!((r.interval.lo, r.interval.hi), (0.40, 0.50));
         assert_eq!(r.excess_mass_estimate, None);
+    }
+
+    /// The upper end stops at the evaluate-at-S value, the hard bound of the metric at N, and
+    /// records it; an end below the bound, or no bound, is left alone; an estimate above the
+    /// bound stays inside.
+    #[test]
+    fn the_upper_end_stops_at_the_sample_value() {
+        let ops = Opinions {
+            other_map: 0.41,
+            other_fit: Some(0.42),
+            calibrated: Some(0.50),
+            excess_mass: None,
+            unmoved: None,
+        };
+        let t = Trust::without_tests(Verdict::Doubtful, String::new());
+        let r = realized_interval(0.40, ops, 0.45, &[0.40, 0.40], None, &t, 0.95).unwrap();
+        assert_eq!((r.interval.lo, r.interval.hi), (0.40, 0.45));
+        assert_eq!(r.ceiling, Some(0.45));
+        for ceiling in [0.60, f64::NAN] {
+            let r = realized_interval(0.40, ops, ceiling, &[0.40, 0.40], None, &t, 0.95).unwrap();
+            assert_eq!((r.interval.lo, r.interval.hi), (0.40, 0.50));
+            assert_eq!(r.ceiling, None);
+        }
+        let r = realized_interval(0.40, ops, 0.38, &[0.40, 0.40], None, &t, 0.95).unwrap();
+        assert_eq!(r.interval.hi, 0.40);
     }
 }

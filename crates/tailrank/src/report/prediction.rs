@@ -84,7 +84,7 @@ pub fn prediction_table(p: &Prediction) -> String {
             let _ = writeln!(
                 t,
                 "{:<w$} {:>9}  {conf} {} width {}: realized metric of these queries (pool \
-                 sd {}, other map {}{}{}, trend shift {:+.2})",
+                 sd {}, other map {}{}{}, trend shift {:+.2}{})",
                 "  these queries at N",
                 "",
                 interval(&r.interval),
@@ -99,7 +99,14 @@ pub fn prediction_table(p: &Prediction) -> String {
                     Some(m) => format!(", excess-mass reading {}", pct(m)),
                     None => String::new(),
                 },
-                100.0 * r.trend_shift
+                100.0 * r.trend_shift,
+                match r.ceiling {
+                    Some(c) => format!(
+                        "; capped at evaluate-at-S {}, which bounds the metric at N",
+                        pct(c)
+                    ),
+                    None => String::new(),
+                }
             );
         }
         None => {
