@@ -97,11 +97,11 @@ fn realized_interval_holds_the_estimate_and_is_reproducible() {
     assert_eq!(p2.trust, p.trust);
 }
 
-/// The sampled items are pool items, so the evaluate-at-S value bounds the realized metric at
-/// N from above (the simulator's truth included), and the interval's upper end stops there:
-/// on mixture-tail at 1% its opinions reach past it.
+/// The sampled items are pool items, so the exact values at S bound mAP@k, Recall@k and hit@1
+/// at N from above (the simulator's truth included), and the realized interval's upper end
+/// stops there: on mixture-tail at 1% its opinions reach past it.
 #[test]
-fn the_realized_interval_stops_at_the_sample_value() {
+fn the_sample_values_bound_the_metrics_at_n() {
     let o = PredictOptions {
         fit: FitMode::LevelSelected,
         ..opts()
@@ -119,6 +119,37 @@ fn the_realized_interval_stops_at_the_sample_value() {
     assert_eq!(r.ceiling, Some(at_s), "{r:?}");
     assert_eq!(r.interval.hi, at_s.max(p.estimate));
     assert!(r.interval.contains(truth));
+    // Recall@k and hit@1 have the same ceiling: their exact values at S. hit@1 at S is the
+    // share of queries whose top positive no sampled or core item reaches (ties count as
+    // above), counted here from the summary.
+    let b = &p.baselines;
+    let open = sim
+        .summary
+        .queries
+        .iter()
+        .filter(|q| {
+            q.positives
+                .first()
+                .is_some_and(|t| t.pool_at_or_above(0) == 0 && t.core_at_or_above() == 0)
+        })
+        .count();
+    let want = open as f64 / sim.summary.queries.len() as f64;
+    assert!((b.evaluate_at_s_hit_at_1 - want).abs() < 1e-12);
+    let (truth_recall, truth_hit) = sim.truth.recall_and_hit();
+    for (name, pred, truth, ceiling) in [
+        (
+            "Recall",
+            p.recall_at_k,
+            truth_recall,
+            b.evaluate_at_s_recall_at_k,
+        ),
+        ("hit@1", p.hit_at_1, truth_hit, b.evaluate_at_s_hit_at_1),
+    ] {
+        assert!(
+            pred <= ceiling && truth <= ceiling,
+            "{name}: {pred} {truth} {ceiling}"
+        );
+    }
     // The curve's band stops there too from the sample size on, and not below it (a pool
     // smaller than the sample does not hold it).
     let (s_size, n) = (p.sample_size as f64, p.pool_size as f64);

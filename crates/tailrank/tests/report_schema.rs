@@ -10,7 +10,9 @@ use tailrank::simulate::{simulate_summary, SimConfig};
 /// Every key path of the report, sorted (`docs/predict.md` documents the fields).
 const PREDICTION_KEYS: &[&str] = &[
     "baselines.count_map_at_k",
+    "baselines.evaluate_at_s_hit_at_1",
     "baselines.evaluate_at_s_map_at_k",
+    "baselines.evaluate_at_s_recall_at_k",
     "baselines.level_calibrated.hit_at_1",
     "baselines.level_calibrated.map_at_k",
     "baselines.level_calibrated.recall_at_k",

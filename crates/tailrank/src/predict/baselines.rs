@@ -28,6 +28,14 @@ use serde::{Deserialize, Serialize};
 pub struct Baselines {
     /// Exact mAP@k on the level-0 sample gallery (at S, not N).
     pub evaluate_at_s: f64,
+    /// Exact Recall@k on the level-0 sample gallery. Like mAP@k, an upper bound of the value at
+    /// N: the sample is part of the pool, so no positive ranks higher at N than at S.
+    #[serde(default = "not_recorded")]
+    pub evaluate_at_s_recall_at_k: f64,
+    /// Exact hit@1 on the level-0 sample gallery: the share of queries whose top positive no
+    /// sampled or core item outranks, an upper bound of hit@1 at N.
+    #[serde(default = "not_recorded")]
+    pub evaluate_at_s_hit_at_1: f64,
     /// Count hardness mapped to N.
     pub count: f64,
     /// Power-law fit over the levels, extrapolated to N.
@@ -62,6 +70,24 @@ pub fn per_query_at_sample(qs: &[QueryHardness], k: usize) -> Vec<f64> {
     qs.par_iter()
         .map(|q| evaluate_counts(&q.query_id, &q.sample_counts(), k).ap_at_k)
         .collect()
+}
+
+/// What a file written before a field existed reads as: NaN, not a made-up number.
+fn not_recorded() -> f64 {
+    f64::NAN
+}
+
+/// Exact (mean Recall@k, mean hit@1) of the queries on their sample galleries, from the counts
+/// stored in the hardness, as [`per_query_at_sample`] does for AP@k; NaN for no query.
+pub fn recall_and_hit_at_sample(qs: &[QueryHardness], k: usize) -> (f64, f64) {
+    let (recall, hit): (Vec<f64>, Vec<f64>) = qs
+        .par_iter()
+        .map(|q| {
+            let r = evaluate_counts(&q.query_id, &q.sample_counts(), k);
+            (r.recall_at_k, r.hit_at_1)
+        })
+        .unzip();
+    (super::mean(&recall), super::mean(&hit))
 }
 
 /// Exact mAP@k on subset `subset`'s sample gallery (counts and ties of that subset,

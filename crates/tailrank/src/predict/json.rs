@@ -147,6 +147,8 @@ struct InSampleJson {
 #[derive(Serialize)]
 struct BaselinesJson<'a> {
     evaluate_at_s_map_at_k: f64,
+    evaluate_at_s_recall_at_k: f64,
+    evaluate_at_s_hit_at_1: f64,
     count_map_at_k: f64,
     power_law_map_at_k: Option<f64>,
     log_linear_map_at_k: Option<f64>,
@@ -306,6 +308,8 @@ impl<'a> PredictionJson<'a> {
             hit_at_1: p.hit_at_1,
             baselines: BaselinesJson {
                 evaluate_at_s_map_at_k: b.evaluate_at_s,
+                evaluate_at_s_recall_at_k: b.evaluate_at_s_recall_at_k,
+                evaluate_at_s_hit_at_1: b.evaluate_at_s_hit_at_1,
                 count_map_at_k: b.count,
                 power_law_map_at_k: b.power_law,
                 log_linear_map_at_k: b.log_linear,

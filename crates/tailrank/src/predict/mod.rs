@@ -595,8 +595,11 @@ fn assemble(
     let count_h = count_hardness(&h0);
     let ap_count = per_query_ap(&count_h, nf, k, opts.map);
     let ap_at_s = baselines::per_query_at_sample(&h0, k);
+    let (recall_at_s, hit_at_s) = baselines::recall_and_hit_at_sample(&h0, k);
     let mut base = Baselines {
         evaluate_at_s: mean(&ap_at_s),
+        evaluate_at_s_recall_at_k: recall_at_s,
+        evaluate_at_s_hit_at_1: hit_at_s,
         count: mean(&ap_count),
         power_law: None,
         log_linear: None,

@@ -145,14 +145,23 @@ pub fn prediction_table(p: &Prediction) -> String {
             pct(c.map_at_k)
         );
     }
+    let b = &p.baselines;
     let _ = writeln!(
         t,
-        "{:<w$} {:>9}",
+        "{:<w$} {:>9}  at most {} (its exact value at S: the pool holds the sample; no \
+         interval, docs/predict.md)",
         format!("predicted Recall@{k}"),
-        pct(p.recall_at_k)
+        pct(p.recall_at_k),
+        pct(b.evaluate_at_s_recall_at_k)
     );
-    let _ = writeln!(t, "{:<w$} {:>9}", "predicted hit@1", pct(p.hit_at_1));
-    let b = &p.baselines;
+    let _ = writeln!(
+        t,
+        "{:<w$} {:>9}  at most {} (the share of queries whose top positive no sampled or core item \
+         outranks)",
+        "predicted hit@1",
+        pct(p.hit_at_1),
+        pct(b.evaluate_at_s_hit_at_1)
+    );
     let _ = writeln!(t, "baselines");
     let _ = writeln!(
         t,
