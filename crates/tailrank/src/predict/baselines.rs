@@ -18,7 +18,7 @@
 //! are clamped to [0, 1].
 
 use crate::hardness::QueryHardness;
-use crate::metric::{evaluate_counts, positive_counts};
+use crate::metric::{evaluate_counts, positive_counts, QueryReport};
 use crate::summary::Summary;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -67,27 +67,20 @@ pub struct LevelPoint {
 /// (`pool_above` = K_j + T^K_j and `core_above` = C_j + T^C_j: items at or above `s_j` in the
 /// sample the hardness came from), with positive tie blocks (`metric::evaluate_counts`).
 pub fn per_query_at_sample(qs: &[QueryHardness], k: usize) -> Vec<f64> {
+    reports_at_sample(qs, k).iter().map(|r| r.ap_at_k).collect()
+}
+
+/// Every exact metric of each query on its sample gallery (the reports behind
+/// [`per_query_at_sample`]): AP@k, Recall@k and hit@1 from one pass over the counts.
+pub fn reports_at_sample(qs: &[QueryHardness], k: usize) -> Vec<QueryReport> {
     qs.par_iter()
-        .map(|q| evaluate_counts(&q.query_id, &q.sample_counts(), k).ap_at_k)
+        .map(|q| evaluate_counts(&q.query_id, &q.sample_counts(), k))
         .collect()
 }
 
 /// What a file written before a field existed reads as: NaN, not a made-up number.
 fn not_recorded() -> f64 {
     f64::NAN
-}
-
-/// Exact (mean Recall@k, mean hit@1) of the queries on their sample galleries, from the counts
-/// stored in the hardness, as [`per_query_at_sample`] does for AP@k; NaN for no query.
-pub fn recall_and_hit_at_sample(qs: &[QueryHardness], k: usize) -> (f64, f64) {
-    let (recall, hit): (Vec<f64>, Vec<f64>) = qs
-        .par_iter()
-        .map(|q| {
-            let r = evaluate_counts(&q.query_id, &q.sample_counts(), k);
-            (r.recall_at_k, r.hit_at_1)
-        })
-        .unzip();
-    (super::mean(&recall), super::mean(&hit))
 }
 
 /// Exact mAP@k on subset `subset`'s sample gallery (counts and ties of that subset,

@@ -129,18 +129,19 @@ pub fn resolve(
     };
     let chosen = *c.chosen();
     // The options' own level-0 hardness: the chosen candidate's when c* is the options' fit
-    // (the grid holds it, with its M capped at the summary's), fitted once.
+    // (the grid holds it, with its M capped at the summary's), so it is fitted once.
     let own_is_chosen = chosen.fit_top == own.top_m.min(s.top_m) && chosen.quantile == own.quantile;
+    let own_h0 = if own_is_chosen {
+        None
+    } else {
+        Some(hardness_for(s, 0, opts)?)
+    };
     match opts.fit {
         FitMode::Fixed => Ok(ResolvedFit {
             opts: *opts,
             other_estimate: Some(c.map_at_k),
             choice: Some(c),
-            hardness: if own_is_chosen {
-                chosen_h0
-            } else {
-                hardness_for(s, 0, opts)?
-            },
+            hardness: own_h0.unwrap_or(chosen_h0),
         }),
         FitMode::LevelSelected => {
             let run = PredictOptions {
@@ -151,19 +152,10 @@ pub fn resolve(
                 }),
                 ..*opts
             };
-            let other = if own_is_chosen {
-                mean(&per_query_ap(&chosen_h0, n_pool, opts.k, opts.map))
-            } else {
-                mean(&per_query_ap(
-                    &hardness_for(s, 0, opts)?,
-                    n_pool,
-                    opts.k,
-                    opts.map,
-                ))
-            };
+            let own_h0 = own_h0.as_ref().unwrap_or(&chosen_h0);
             Ok(ResolvedFit {
                 opts: run,
-                other_estimate: Some(other),
+                other_estimate: Some(mean(&per_query_ap(own_h0, n_pool, opts.k, opts.map))),
                 choice: Some(c),
                 hardness: chosen_h0,
             })

@@ -594,12 +594,12 @@ fn assemble(
 
     let count_h = count_hardness(&h0);
     let ap_count = per_query_ap(&count_h, nf, k, opts.map);
-    let ap_at_s = baselines::per_query_at_sample(&h0, k);
-    let (recall_at_s, hit_at_s) = baselines::recall_and_hit_at_sample(&h0, k);
+    let at_s = baselines::reports_at_sample(&h0, k);
+    let ap_at_s: Vec<f64> = at_s.iter().map(|r| r.ap_at_k).collect();
     let mut base = Baselines {
         evaluate_at_s: mean(&ap_at_s),
-        evaluate_at_s_recall_at_k: recall_at_s,
-        evaluate_at_s_hit_at_1: hit_at_s,
+        evaluate_at_s_recall_at_k: mean(&at_s.iter().map(|r| r.recall_at_k).collect::<Vec<_>>()),
+        evaluate_at_s_hit_at_1: mean(&at_s.iter().map(|r| r.hit_at_1).collect::<Vec<_>>()),
         count: mean(&ap_count),
         power_law: None,
         log_linear: None,

@@ -319,11 +319,8 @@ mod tests {
     #[test]
     fn the_upper_end_stops_at_the_sample_value() {
         let ops = Opinions {
-            other_map: 0.41,
-            other_fit: Some(0.42),
             calibrated: Some(0.50),
-            excess_mass: None,
-            unmoved: None,
+            ..opinions(0.41, Some(0.42))
         };
         let t = Trust::without_tests(Verdict::Doubtful, String::new());
         let r = realized_interval(0.40, ops, 0.45, &[0.40, 0.40], None, &t, 0.95).unwrap();
