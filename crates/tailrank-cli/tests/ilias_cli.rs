@@ -491,7 +491,34 @@ fn ilias_scan_resumes_like_scan() {
     }
     assert!(!dir.path().join("chunked.partial").exists());
 
-    std::fs::create_dir(dir.path().join("again.partial")).unwrap();
+    // An empty partial folder holds nothing to resume: the plain run starts over.
+    std::fs::create_dir(dir.path().join("fresh.partial")).unwrap();
+    let (fresh, _) = run("fresh", &["--chunk-rows", "150"]);
+    assert!(
+        fresh.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fresh.stderr)
+    );
+    assert_eq!(whole.stdout, fresh.stdout);
+
+    // A run killed after its first chunk was saved (test hook) leaves one to resume.
+    let again = dir.path().join("again");
+    let killed = std::process::Command::new(env!("CARGO_BIN_EXE_tailrank"))
+        .args([
+            "ilias",
+            "--dataset-dir",
+            &ds,
+            "--features",
+            &feat,
+            "--k",
+            "100",
+        ])
+        .args(["--json", "--chunk-rows", "150", "--summary-out"])
+        .arg(&again)
+        .env("TAILRANK_FAILPOINT", "chunk:0")
+        .output()
+        .unwrap();
+    assert_eq!(killed.status.code(), None, "the test hook did not fire");
     let (refused, _) = run("again", &["--chunk-rows", "150"]);
     assert_eq!(refused.status.code(), Some(2));
     assert!(

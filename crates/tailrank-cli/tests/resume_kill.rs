@@ -218,11 +218,21 @@ fn partial_folder_needs_resume_and_matching_options() {
     let t = tempfile::tempdir().unwrap();
     let inputs = write_inputs(t.path());
     let out = t.path().join("out");
-    // A partial folder as an interrupted run leaves it: build it by a run that fails after
-    // its chunks (N below S_0 is detected after the merge).
-    let o = run(scan_cmd(&inputs, &out, &["--pool-size", "10"]));
-    assert_eq!(o.status.code(), Some(2));
+    // A partial folder as an interrupted run leaves it: a run killed after its third chunk
+    // was saved (test hook).
+    let o = {
+        let mut c = scan_cmd(&inputs, &out, &[]);
+        c.env("TAILRANK_FAILPOINT", "chunk:2");
+        run(c)
+    };
+    assert_eq!(
+        o.status.code(),
+        None,
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert!(partial(&out).join("plan.json").is_file());
+    assert!(partial(&out).join("chunk-000002").is_dir());
 
     let o = run(scan_cmd(&inputs, &out, &[]));
     let err = String::from_utf8_lossy(&o.stderr);
@@ -246,4 +256,40 @@ fn partial_folder_needs_resume_and_matching_options() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stderr).contains("chunk(s) reused"));
     assert!(!partial(&out).exists());
+}
+
+#[test]
+fn partial_folder_without_a_chunk_is_started_over() {
+    let t = tempfile::tempdir().unwrap();
+    let inputs = write_inputs(t.path());
+    let reference = t.path().join("reference");
+    let o = run(scan_cmd(&inputs, &reference, &[]));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // Killed before its first chunk was saved: only the plan (and an unfinished chunk).
+    let out = t.path().join("out");
+    let o = {
+        let mut c = scan_cmd(&inputs, &out, &[]);
+        c.env("TAILRANK_FAILPOINT", "chunk:0");
+        run(c)
+    };
+    assert_eq!(o.status.code(), None);
+    for e in std::fs::read_dir(partial(&out)).unwrap() {
+        let e = e.unwrap();
+        if e.file_name().to_string_lossy().starts_with("chunk-") {
+            std::fs::rename(e.path(), partial(&out).join("chunk-000000.tmp")).unwrap();
+        }
+    }
+    assert!(partial(&out).join("plan.json").is_file());
+    let o = run(scan_cmd(&inputs, &out, &[]));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!partial(&out).exists());
+    assert_identical(&reference, &out);
+
+    // A folder of that name holding anything else is never deleted.
+    let other = t.path().join("other");
+    std::fs::create_dir_all(partial(&other)).unwrap();
+    std::fs::write(partial(&other).join("notes.txt"), "mine").unwrap();
+    let o = run(scan_cmd(&inputs, &other, &[]));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(partial(&other).join("notes.txt").is_file());
 }

@@ -29,6 +29,21 @@ pub fn check_top_m(m: usize) -> Result<()> {
     }
     Ok(())
 }
+/// Most worker threads accepted (`--threads`): far above any machine's cores, low enough
+/// that a typo (an extra digit or two) is an error instead of minutes spent starting threads.
+pub const MAX_THREADS: usize = 1024;
+
+/// Check the worker thread count (`1 ≤ threads ≤` [`MAX_THREADS`], or unset).
+pub fn check_threads(threads: Option<usize>) -> Result<()> {
+    match threads {
+        Some(0) => Err(Error::invalid("--threads must be at least 1")),
+        Some(n) if n > MAX_THREADS => Err(Error::invalid(format!(
+            "--threads {n} is more than {MAX_THREADS}: give at most the number of cores (the \
+             default uses them all)"
+        ))),
+        _ => Ok(()),
+    }
+}
 /// Default number of drift shards.
 pub const DEFAULT_DRIFT_SHARDS: usize = 4;
 /// Default number of nested levels (`min_fraction = f / 2^(levels-1)`).

@@ -64,6 +64,7 @@ impl<'a> PreparedScan<'a> {
             .ok_or_else(|| Error::invalid("no query set to scan"))?;
         let d = first.queries.dim();
         check_top_m(cfg.top_m)?;
+        crate::scan::config::check_threads(cfg.threads)?;
         let subs = subsets(cfg.fraction, cfg.min_fraction, cfg.drift_shards, cfg.top_m)?;
         for s in sets {
             let qs = s.set;

@@ -64,14 +64,15 @@ impl ScanRequest {
     }
 
     /// N to record for a scan at `fraction` over `pool_rows` pool rows: the given N, else
-    /// `pool_rows` when `fraction ≥ 1`, else `None`. Errors when `fraction ≥ 1` and the given
-    /// N is below `pool_rows`.
+    /// `pool_rows` when `fraction ≥ 1`, else `None`. Errors when the given N is below
+    /// `pool_rows`, whatever the fraction: the rows given are part of the pool (their ids are
+    /// distinct), so the pool holds at least that many items. Checked before the scan.
     pub fn pool_size(&self, fraction: f64, pool_rows: u64) -> Result<Option<u64>> {
         let exact = fraction >= 1.0;
         match self.pool_size {
-            Some(n) if exact && n < pool_rows => Err(Error::invalid(format!(
-                "pool size N = {n} is smaller than the {pool_rows} pool rows scanned with f = 1 \
-                 (N must be the size of the whole pool)"
+            Some(n) if n < pool_rows => Err(Error::invalid(format!(
+                "pool size N = {n} is smaller than the {pool_rows} pool rows given to the scan \
+                 (N must be the size of the whole pool, of which these rows are a part)"
             ))),
             Some(n) => Ok(Some(n)),
             None if exact => Ok(Some(pool_rows)),
@@ -191,9 +192,11 @@ mod tests {
         let r = |n| ScanRequest::from_query_set(set("queries"), "<dict>".into(), n);
         assert_eq!(r(None).pool_size(1.0, 200).unwrap(), Some(200));
         assert_eq!(r(None).pool_size(0.5, 200).unwrap(), None);
-        assert_eq!(r(Some(10)).pool_size(0.5, 200).unwrap(), Some(10));
+        assert_eq!(r(Some(200)).pool_size(0.5, 200).unwrap(), Some(200));
         assert_eq!(r(Some(500)).pool_size(1.0, 200).unwrap(), Some(500));
-        let e = r(Some(10)).pool_size(1.0, 200).unwrap_err().to_string();
-        assert!(e.contains("N = 10") && e.contains("200 pool rows"), "{e}");
+        for f in [1.0, 0.5] {
+            let e = r(Some(10)).pool_size(f, 200).unwrap_err().to_string();
+            assert!(e.contains("N = 10") && e.contains("200 pool rows"), "{e}");
+        }
     }
 }

@@ -377,6 +377,7 @@ pub fn scan_sets_resumable(
 ) -> Result<(PoolScan, ResumeReport)> {
     let dir = &opts.partial_dir;
     crate::scan::engine::check_top_m(cfg.top_m)?;
+    crate::scan::config::check_threads(cfg.threads)?;
     if sets.is_empty() {
         return Err(Error::invalid("no query set to scan"));
     }
@@ -404,6 +405,11 @@ pub fn scan_sets_resumable(
     // Held until the chunks are merged: a second scan into the same partial folder is refused
     // (naming this process) instead of being told the folder was left by an interrupted run.
     let _lock = atomic::Lock::acquire(dir)?;
+    if !opts.resume && holds_nothing_to_resume(dir) {
+        // Killed before its first chunk was saved: nothing is lost by starting over, and a
+        // plain rerun should not have to ask for --resume.
+        remove_partial(dir)?;
+    }
     if dir.exists() && !opts.resume {
         return Err(Error::file(
             dir,
@@ -487,6 +493,35 @@ pub fn scan_sets_resumable(
         let _ = remove_partial(dir);
     }
     result.map(|out| (out, report))
+}
+
+/// Whether `dir` is a partial folder left without a finished chunk: a folder holding only
+/// the plan, temporary entries of interrupted writes and unfinished chunks (never anything
+/// else, so that a folder a user made is not deleted).
+fn holds_nothing_to_resume(dir: &Path) -> bool {
+    if !dir.is_dir() || has_chunks(dir) {
+        return false;
+    }
+    std::fs::read_dir(dir).is_ok_and(|rd| {
+        rd.filter_map(|e| e.ok()).all(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            n == PLAN
+                || n.starts_with("chunk-")
+                || (n.starts_with(PLAN) && (n.contains(".tmp") || n.ends_with(atomic::LOCK_SUFFIX)))
+        })
+    })
+}
+
+/// Test hook: with `TAILRANK_FAILPOINT=chunk:N` in the environment, the process aborts (as if
+/// killed) right after chunk `N` (from 0) is stored in the partial folder. Used by the tests
+/// that need a partial folder as a killed scan leaves it.
+fn abort_after_stored_chunk(index: usize) {
+    let at = std::env::var("TAILRANK_FAILPOINT")
+        .ok()
+        .and_then(|v| v.strip_prefix("chunk:")?.parse::<usize>().ok());
+    if at == Some(index) {
+        std::process::abort();
+    }
 }
 
 /// Whether the partial folder holds at least one finished chunk.
@@ -599,6 +634,7 @@ fn scan_chunks(
                 let out = scan_chunk(prepare()?, chunk, progress)?;
                 if let Some(digests) = digests {
                     store_chunk(dir, chunk, digests, &out)?;
+                    abort_after_stored_chunk(ci);
                 }
                 report.scanned += 1;
                 out
