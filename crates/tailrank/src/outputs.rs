@@ -100,6 +100,18 @@ pub fn tailrank_folder(dir: &Path) -> bool {
     std::fs::read_dir(dir).is_ok_and(|mut rd| rd.next().is_none())
 }
 
+/// Create output folder `dir` (and its parents) unless it exists as a folder; a file of that
+/// name is refused, never replaced.
+pub fn create_output_folder(dir: &Path) -> Result<()> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(Error::file(
+            dir,
+            "exists and is not a folder; refusing to replace it: give a folder for the output",
+        ));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))
+}
+
 /// Check output `target` (a folder when `dir`) against the command's `inputs` and its other
 /// outputs (`others`, resolved); returns the resolved path (see the module docs).
 pub fn check_output(

@@ -36,21 +36,22 @@ pub struct SimulateArgs {
     /// Scale the preset down to this many queries.
     #[arg(long, conflicts_with = "validate")]
     pub queries: Option<usize>,
-    /// Vectors: geometry (clustered, burst, cone).
-    #[arg(long, default_value = "clustered", conflicts_with = "validate")]
-    pub geometry: String,
+    /// Vectors: geometry (clustered, burst, cone; default: the library's, clustered).
+    #[arg(long, conflicts_with = "validate")]
+    pub geometry: Option<String>,
     /// Vectors: descriptor dimension (default: the geometry's).
     #[arg(long)]
     pub dim: Option<usize>,
-    /// Vectors: number of object instances (one query each, plus --extra-queries).
-    #[arg(long, default_value_t = 40, conflicts_with = "validate")]
-    pub instances: usize,
-    /// Vectors: extra queries on random instances.
-    #[arg(long, default_value_t = 10, conflicts_with = "validate")]
-    pub extra_queries: usize,
-    /// Vectors: element type of the .npy files.
-    #[arg(long, default_value = "f16", value_parser = ["f16", "f32"], conflicts_with = "validate")]
-    pub dtype: String,
+    /// Vectors: number of object instances, one query each, plus --extra-queries (default: the
+    /// library's, 40).
+    #[arg(long, conflicts_with = "validate")]
+    pub instances: Option<usize>,
+    /// Vectors: extra queries on random instances (default: the library's, 10).
+    #[arg(long, conflicts_with = "validate")]
+    pub extra_queries: Option<usize>,
+    /// Vectors: element type of the .npy files (default: f16).
+    #[arg(long, value_parser = ["f16", "f32"], conflicts_with = "validate")]
+    pub dtype: Option<String>,
     /// Vectors: run the validation families instead (write each into --out, scan the whole
     /// pool for the truth, scan and predict the hash samples, print a table).
     #[arg(long, requires = "vectors")]
@@ -100,24 +101,61 @@ fn validate(a: &SimulateArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Refuse options that the chosen mode would ignore (clap's `requires` does not see through
+/// `--preset`, which has a default).
+fn check_mode(a: &SimulateArgs) -> anyhow::Result<()> {
+    if a.validate && !a.vectors {
+        anyhow::bail!(
+            "--validate runs the vector-level families and needs --vectors; the summary-level \
+             families (--preset) are validated by `tailrank validate`"
+        );
+    }
+    let vector_only = a.dim.is_some()
+        || a.geometry.is_some()
+        || a.instances.is_some()
+        || a.extra_queries.is_some()
+        || a.dtype.is_some();
+    if !a.vectors && vector_only {
+        anyhow::bail!(
+            "--geometry, --dim, --instances, --extra-queries and --dtype apply to --vectors, \
+             not to a --preset simulation"
+        );
+    }
+    let fit_default = tailrank::predict::PredictOptions::DEFAULT.fit.as_str();
+    if !a.validate
+        && (a.fit.fit != fit_default || a.centre.excess_centre || a.centre.no_excess_centre)
+    {
+        anyhow::bail!(
+            "--fit and --(no-)excess-centre apply to --vectors --validate (a simulation writes \
+             files and predicts nothing; give them to `tailrank predict` on its summary)"
+        );
+    }
+    Ok(())
+}
+
 pub fn run(a: SimulateArgs) -> anyhow::Result<()> {
+    check_mode(&a)?;
     if a.validate {
         return validate(&a);
     }
     if a.vectors {
-        let base = VectorConfig::for_geometry(&a.geometry)?;
+        let base = VectorConfig::for_geometry(
+            a.geometry
+                .as_deref()
+                .unwrap_or(VectorConfig::default().geometry.name()),
+        )?;
         if a.fraction.is_some() || a.queries.is_some() {
             anyhow::bail!("--fraction and --queries apply to --preset, not --vectors");
         }
         let cfg = VectorConfig {
             seed: a.seed,
             dim: a.dim.unwrap_or(base.dim),
-            instances: a.instances,
-            extra_queries: a.extra_queries,
-            dtype: if a.dtype == "f32" {
-                Dtype::F32
-            } else {
-                Dtype::F16
+            instances: a.instances.unwrap_or(base.instances),
+            extra_queries: a.extra_queries.unwrap_or(base.extra_queries),
+            dtype: match a.dtype.as_deref() {
+                Some("f32") => Dtype::F32,
+                Some(_) => Dtype::F16,
+                None => base.dtype,
             },
             pool_size: a.pool_size.unwrap_or(base.pool_size),
             ..base

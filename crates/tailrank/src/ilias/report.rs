@@ -390,6 +390,15 @@ pub struct IliasOptions {
     pub predict: PredictOptions,
 }
 
+impl IliasOptions {
+    /// Refuse bad prediction options before the scan (hours at full scale) rather than after
+    /// it: [`PredictOptions::check`], in exact mode too (a value that would be refused in
+    /// prediction mode is a mistake either way).
+    pub fn check(&self) -> Result<()> {
+        self.predict.check()
+    }
+}
+
 /// What the dataset folder lacks for a full report: positives without scale/clutter columns
 /// (no scale/clutter rows) and a missing taxonomy (no category rows), naming the places
 /// looked in. Printed at the top of the report (and by the CLI before the scan).
@@ -423,6 +432,7 @@ pub fn evaluate_ilias(
     opts: &IliasOptions,
     progress: &dyn Progress,
 ) -> Result<(IliasReport, Vec<Summary>)> {
+    opts.check()?;
     let names: Vec<&str> = opts.sets.iter().map(String::as_str).collect();
     let summaries = scan_ilias(ds, feats, &names, &opts.scan, progress)?;
     report_ilias(ds, opts, summaries)
@@ -454,11 +464,12 @@ pub fn run_ilias(
     out: Option<&SummaryOutput>,
     progress: &dyn Progress,
 ) -> Result<(IliasReport, Vec<String>)> {
+    opts.check()?;
     let Some(out) = out else {
         return evaluate_ilias(ds, feats, opts, progress).map(|(report, _)| (report, Vec::new()));
     };
     let mut outputs = Transaction::new(&out.inputs);
-    std::fs::create_dir_all(out.dir).map_err(|e| Error::io(out.dir, e))?;
+    crate::outputs::create_output_folder(out.dir)?;
     let slots = opts
         .sets
         .iter()

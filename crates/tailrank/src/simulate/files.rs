@@ -68,7 +68,7 @@ pub fn simulate_to_dir(
 ) -> Result<(Simulation, Option<Prediction>)> {
     // A configuration `check` refuses leaves nothing on disk.
     cfg.check()?;
-    std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
+    crate::outputs::create_output_folder(out)?;
     let files = SimulationFiles::in_dir(out);
     let mut outputs = Transaction::new(&[]);
     let truth_slot = outputs.add_file(&files.truth)?;

@@ -173,7 +173,7 @@ pub fn write_vectors_batched(
 ) -> Result<VectorBenchmark> {
     cfg.check()?;
     let layout = Layout::new(cfg)?;
-    std::fs::create_dir_all(dir).at(dir)?;
+    crate::outputs::create_output_folder(dir)?;
     let mut tx = atomic::Transaction::new(&[]);
     let slots: Vec<usize> = FILES
         .iter()
