@@ -37,8 +37,8 @@ pub struct EstimateArgs {
     /// Cut-off k of mAP@k.
     #[arg(long, default_value_t = PredictOptions::DEFAULT.k)]
     pub k: usize,
-    /// Hardness estimator: evt (tail-aware) or count (with --hardness, the file's estimator is
-    /// used and this and the evt options are ignored).
+    /// Hardness estimator: evt (tail-aware) or count (from a hardness file, the file's estimator
+    /// is used and this and the evt options are ignored).
     #[arg(long, default_value = Estimator::DEFAULT_NAME, value_parser = Estimator::NAMES)]
     pub estimator: String,
     /// Hardness-to-metric map.

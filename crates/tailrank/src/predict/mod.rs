@@ -176,6 +176,37 @@ pub fn sample_warnings(sample: u64, n: u64, k: usize, est: &Estimator) -> Vec<St
     )]
 }
 
+/// Warnings about what summary `s` is, for a prediction at pool size `n` with estimator
+/// `est`: a summary scanned at f = 1 is no hash sample (with `S_0 < n` it is a part of the
+/// pool, such as one shard of an exact scan; with `S_0 = n` its metrics are known exactly),
+/// and evt fits no tail when the summary keeps fewer than 2 top scores per list.
+pub fn summary_warnings(s: &Summary, n: u64, est: &Estimator) -> Vec<String> {
+    let mut out = Vec::new();
+    let s0 = s.subset_sizes.first().copied().unwrap_or(0);
+    if s.fraction >= 1.0 && s0 < n {
+        out.push(format!(
+            "the summary was scanned at f = 1 but holds S = {s0} of N = {n} pool items: it is a \
+             part of the pool (one shard of an exact scan?), not a hash sample, so nothing says \
+             it is a uniform one; merge the shards (`tailrank merge`) for the exact metrics, or \
+             scan with --fraction for a prediction"
+        ));
+    } else if s.fraction >= 1.0 {
+        out.push(format!(
+            "the summary is an exact scan (f = 1, S = N = {n}): its metrics are known exactly \
+             (`tailrank eval --summary`); this prediction is the model's reading of them"
+        ));
+    }
+    if matches!(est, Estimator::Evt(_)) && s.top_m < 2 {
+        out.push(format!(
+            "the summary keeps only the top M = {} pool score(s) per query and subset, and the \
+             tail fit needs at least 2: no tail is fitted, so the evt estimate is the count \
+             baseline; scan again with a larger --top-m",
+            s.top_m
+        ));
+    }
+    out
+}
+
 /// Refuse an estimator M above the M stored in summary `s`, read from `dir` (the tail would be
 /// fitted on fewer scores than asked for, silently): used where M was chosen explicitly.
 pub fn check_top_m(s: &Summary, dir: &std::path::Path, top_m: usize) -> Result<()> {
@@ -451,7 +482,7 @@ pub fn predict(s: &Summary, opts: &PredictOptions) -> Result<Prediction> {
         choice: fit.choice,
         other_fit: fit.other_estimate,
     };
-    assemble(
+    let mut p = assemble(
         &s.model,
         &s.query_set,
         n,
@@ -460,7 +491,20 @@ pub fn predict(s: &Summary, opts: &PredictOptions) -> Result<Prediction> {
         (Some(parts), boot),
         &fit.opts,
         None,
-    )
+    )?;
+    let fell_back = opts.fit == FitMode::LevelSelected
+        && matches!(opts.estimator, Estimator::Evt(_))
+        && fit_choice::selection_subsets(s).is_none();
+    if fell_back {
+        p.warnings.push(format!(
+            "the level-selected fit needs at least {} nesting levels and the summary has {}: \
+             the options' own fit gives the estimate (scan with a --min-fraction below \
+             --fraction for more levels)",
+            fit_choice::SELECTION_LEVEL + 1,
+            s.level_indices().len()
+        ));
+    }
+    Ok(p)
 }
 
 /// [`fit_choice::resolve`] with the exact metric of the sample gallery its selection predicts.
@@ -614,7 +658,10 @@ fn assemble(
     let mut excess_h = None;
     // The move to the centre of the excess: the file's, or the endpoint test's below.
     let mut centre = carried;
-    let warnings = sample_warnings(sample, n, k, &opts.estimator);
+    let mut warnings = sample_warnings(sample, n, k, &opts.estimator);
+    if let Some(s) = s {
+        warnings.extend(summary_warnings(s, n, &opts.estimator));
+    }
     let mut trust = trust::with_problems(
         Trust::without_tests(
             Verdict::Unchecked,

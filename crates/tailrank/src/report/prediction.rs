@@ -267,7 +267,7 @@ pub fn prediction_table(p: &Prediction) -> String {
     };
     let _ = writeln!(t, "{:<w$} {drift}", "drift");
     let tr = &p.trust;
-    if tr.trend_projected.is_finite() {
+    if tr.trend_projected.is_finite() && tr.trend_per_doubling.is_finite() {
         let _ = writeln!(
             t,
             "{:<w$} {:+.2} points per doubling of the sample, {:+.2} to N (paired SE {})",
@@ -293,13 +293,17 @@ pub fn prediction_table(p: &Prediction) -> String {
         let _ = writeln!(
             t,
             "{:<w$} {} of {} positives immune at levels {} outranked at level 0, {:.1} \
-             expected from the fits' endpoint noise (paired z = {:.1}){}",
+             expected from the fits' endpoint noise (paired z = {}){}",
             "endpoint test",
             e.observed,
             e.immune,
             crate::predict::trust::level_list(&e.levels),
             e.predicted,
-            e.z,
+            if e.z.is_finite() {
+                format!("{:.1}", e.z)
+            } else {
+                "n/a".into()
+            },
             if tr.endpoint_fired() {
                 ": mass past the fitted endpoints"
             } else {
