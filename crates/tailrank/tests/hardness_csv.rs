@@ -385,7 +385,7 @@ mod roundtrip {
         #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
         /// Any ids (commas, quotes, '#', spaces, unicode) and any numbers survive the round trip.
         #[test]
-        fn random_artifacts_round_trip(qs in prop::collection::vec(query(), 0..6)) {
+        fn random_artifacts_round_trip(qs in prop::collection::vec(query(), 1..6)) {
             // Query ids must be distinct (one block per query).
             let mut seen = std::collections::HashSet::new();
             let qs: Vec<QueryHardness> =
@@ -397,5 +397,18 @@ mod roundtrip {
             prop_assert_eq!(m, meta());
             prop_assert_eq!(back, qs);
         }
+    }
+
+    /// An artifact without a query row is refused on reading, naming the file.
+    #[test]
+    fn an_artifact_without_rows_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("h.csv");
+        write_hardness_csv(&p, &meta(), &[]).unwrap();
+        let e = read_hardness_csv(&p).unwrap_err().to_string();
+        assert!(
+            e.contains("h.csv") && e.contains("holds no query row"),
+            "{e}"
+        );
     }
 }

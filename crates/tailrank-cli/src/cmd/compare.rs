@@ -3,6 +3,7 @@
 //! margin exceeds the extrapolation error (`tailrank::predict::compare`).
 
 use super::predict::EstimateArgs;
+use anyhow::Context;
 use clap::Args;
 use std::path::PathBuf;
 use tailrank::predict::compare::compare;
@@ -32,6 +33,7 @@ pub fn run(a: CompareArgs) -> anyhow::Result<()> {
         tailrank::predict::check_top_m(&sa, &a.a, m)?;
         tailrank::predict::check_top_m(&sb, &a.b, m)?;
     }
-    let c = compare(&sa, &sb, &opts)?;
+    let c = compare(&sa, &sb, &opts)
+        .with_context(|| format!("comparing {} with {}", a.a.display(), a.b.display()))?;
     super::print_report(a.json, &c, table)
 }

@@ -22,9 +22,10 @@ pub struct EvalArgs {
     /// positive_ids.txt, here or in image_ids/) or a JSON {query_id: [positive ids]}.
     #[arg(long, value_name = "GT")]
     pub gt: Option<PathBuf>,
-    /// Cut k of mAP@k and Recall@k.
-    #[arg(long, default_value_t = 1000)]
-    pub k: usize,
+    /// Cut k of mAP@k and Recall@k (default: the library's, 1000; not with --protocol, whose
+    /// revisited mAP ranks everything).
+    #[arg(long)]
+    pub k: Option<usize>,
     /// Metrics of the table, `name@k` (map@100, recall@1000, hit@1, ap, gldv2-map@100; a name
     /// without @k uses --k; default map). Repeat or comma-separate; the JSON holds them under
     /// `values`.
@@ -56,10 +57,16 @@ pub struct EvalArgs {
 pub fn run(args: EvalArgs) -> anyhow::Result<()> {
     let missing = MissingPolicy::zero_if(args.missing_as_zero);
     if !args.protocols.is_empty() {
+        if args.k.is_some() || !args.metrics.is_empty() || !args.sets.is_empty() {
+            bail!(
+                "--k, --metric and --set do not apply to --protocol: the revisited protocols \
+                 give mAP over the whole ranking, one row per protocol"
+            );
+        }
         return run_revisited(&args, missing);
     }
     let opts = EvalOptions {
-        k: args.k,
+        k: k_of(&args),
         missing,
         metrics: args.metrics.clone(),
     };
@@ -83,8 +90,14 @@ fn run_revisited(args: &EvalArgs, missing: MissingPolicy) -> anyhow::Result<()> 
     super::print_report(args.json, &report, |r| r.table())
 }
 
+/// `--k`, or the library's default cut-off.
+fn k_of(args: &EvalArgs) -> usize {
+    args.k
+        .unwrap_or(tailrank::predict::PredictOptions::DEFAULT.k)
+}
+
 fn build_report(args: &EvalArgs, opts: &EvalOptions) -> anyhow::Result<EvalReport> {
-    if args.k == 0 {
+    if k_of(args) == 0 {
         bail!("--k: k must be at least 1");
     }
     match (&args.results, &args.summary) {
@@ -98,6 +111,14 @@ fn build_report(args: &EvalArgs, opts: &EvalOptions) -> anyhow::Result<EvalRepor
         }
         (None, Some(s)) => {
             let summary = super::read_summary(s)?;
+            if !args.sets.is_empty() && !args.sets.contains(&summary.query_set) {
+                bail!(
+                    "{}: the summary is for query set {:?}, not for --set {}",
+                    s.display(),
+                    summary.query_set,
+                    args.sets.join(",")
+                );
+            }
             let sets = match &args.gt {
                 Some(gt) => select_sets(load_ground_truth(gt)?, &args.sets)?,
                 None => Vec::new(),

@@ -286,6 +286,13 @@ pub fn read_hardness_csv(path: &Path) -> Result<(HardnessMeta, Vec<QueryHardness
     };
     let parsed = parse_hardness_text(path, body)?;
     checked?;
+    if parsed.1.is_empty() {
+        return Err(Error::file(
+            path,
+            "holds no query row: nothing to predict from (write it again with \
+             `tailrank predict --hardness-out`)",
+        ));
+    }
     Ok(parsed)
 }
 

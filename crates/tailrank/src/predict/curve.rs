@@ -57,7 +57,18 @@ pub struct Curve {
     pub excess_centre: Option<ExcessMove>,
 }
 
+/// The most points a curve may have (each is a prediction over every query): a larger grid
+/// is refused before it is allocated.
+pub const MAX_POINTS: usize = 10_000;
+
 fn grid(lo: f64, hi: f64, per_decade: usize) -> Result<Vec<f64>> {
+    let points = (hi / lo).log10() * per_decade as f64 + 1.0;
+    if lo > 0.0 && hi >= lo && hi.is_finite() && points > MAX_POINTS as f64 {
+        return Err(Error::invalid(format!(
+            "the curve would have {points:.0} points ({per_decade} per decade from {lo} to \
+             {hi}); at most {MAX_POINTS}: give fewer points per decade"
+        )));
+    }
     let g = maps::log_grid(lo, hi, per_decade);
     if g.is_empty() {
         return Err(Error::invalid(format!(
