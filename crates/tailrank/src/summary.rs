@@ -278,6 +278,21 @@ impl Summary {
             }
         }
         let levels = self.level_indices();
+        for w in levels.windows(2) {
+            if self.subset_sizes[w[1]] > self.subset_sizes[w[0]] {
+                return Err(format!(
+                    "levels not nested: subset {} holds {} pool items, more than the {} of the \
+                     level before it (subset {})",
+                    w[1], self.subset_sizes[w[1]], self.subset_sizes[w[0]], w[0]
+                ));
+            }
+        }
+        if let Some(i) = (0..l).find(|&i| self.subset_sizes[i] > self.subset_sizes[0]) {
+            return Err(format!(
+                "subset {i} holds {} pool items, more than the level-0 sample's S_0 = {}",
+                self.subset_sizes[i], self.subset_sizes[0]
+            ));
+        }
         let mut seen = std::collections::HashSet::with_capacity(self.queries.len());
         for q in &self.queries {
             if !seen.insert(q.id.as_str()) {
@@ -308,6 +323,12 @@ impl Summary {
                 if !(t.windows(2).all(|w| w[0] >= w[1]) && t.first().is_none_or(|x| !x.is_nan())) {
                     return Err(format!(
                         "query {:?}, subset {i}: top scores not in descending order (or NaN)",
+                        q.id
+                    ));
+                }
+                if t.first() == Some(&f32::INFINITY) {
+                    return Err(format!(
+                        "query {:?}, subset {i}: top score +inf is not finite",
                         q.id
                     ));
                 }

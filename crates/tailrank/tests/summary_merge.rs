@@ -322,3 +322,26 @@ mod overlap_props {
         }
     }
 }
+
+#[test]
+fn levels_must_nest_and_top_scores_be_finite() {
+    let w = World::random(24, 4, 20, 500);
+    let st = sampled_settings();
+    let whole = build(&w, &[("a.npy", (0..500).collect())], &st);
+    let levels = whole.level_indices();
+    assert!(levels.len() >= 2);
+    let mut a = whole.clone();
+    a.subset_sizes[levels[1]] = a.subset_sizes[levels[0]] + 1;
+    let e = a.validate().unwrap_err().to_string();
+    assert!(e.contains("levels not nested"), "{e}");
+    let mut a = whole.clone();
+    let q = a
+        .queries
+        .iter()
+        .position(|q| !q.top_scores[0].is_empty())
+        .unwrap();
+    a.queries[q].top_scores[0][0] = f32::INFINITY;
+    let e = a.validate().unwrap_err().to_string();
+    assert!(e.contains("+inf is not finite"), "{e}");
+    whole.validate().unwrap();
+}
