@@ -531,6 +531,12 @@ open(os.path.join(d, "garbage.h5"), "wb").write(b"\x89HDF\r\n\x1a\n" + bytes(ran
         .map(|l| format!("{l}\n"))
         .collect();
     std::fs::write(dir.join("h_cutline.csv"), cut).unwrap();
+    // The header and metadata only (no checksum line): no query row.
+    std::fs::write(
+        dir.join("h_norows.csv"),
+        lines[..=hdr].join("\n") + "\n# checksum: none\n",
+    )
+    .unwrap();
 }
 
 fn copy_dir(a: &Path, b: &Path) {
@@ -620,6 +626,7 @@ fn cases() -> Vec<Case> {
         c("gt-ilias-no-positives-file", "ILIAS folder without `positive_ids.txt`", words("eval --results $DIR/res_ok.json --gt $DIR/ilias_nopos")),
         c("ilias-selected-unknown", "`--selected-ids` entry matching no distractor", words("ilias --dataset-dir $DIR/ilias_ds --features $DIR/ilias_feat --selected-ids $DIR/sel_unknown.txt")),
         c("ilias-selected-duplicate", "`--selected-ids` entry listed twice", words("ilias --dataset-dir $DIR/ilias_ds --features $DIR/ilias_feat --selected-ids $DIR/sel_dup.txt")),
+        c("ilias-bad-prediction-option", "`ilias --fraction` with a bad prediction option: refused before the scan", words("ilias --dataset-dir $DIR/ilias_ds --features $DIR/ilias_feat --fraction 0.5 --bootstrap 5 --summary-out $DIR/ilias_so")),
         c("ilias-selected-empty", "`--selected-ids` file without ids", words("ilias --dataset-dir $DIR/ilias_ds --features $DIR/ilias_feat --selected-ids $DIR/sel_empty.txt")),
         c("gt-missing", "ground truth path that does not exist", words("eval --results $DIR/res_ok.json --gt $DIR/nothere.json")),
         // ---- results JSON
@@ -647,6 +654,9 @@ fn cases() -> Vec<Case> {
         c("k-zero-eval", "eval --k 0", words("eval --results $DIR/res_ok.json --gt $DIR/gt.json --k 0")),
         c("k-zero-predict", "predict --k 0", words("predict --summary $DIR/sum_b_f --pool-size 1000 --k 0 --bootstrap 10 --sample-noise 0")),
         c("pool-size-small", "--pool-size below the pool rows (exact mode)", scan("--pool $DIR/pool.npy --pool-size 10 -o $DIR/out")),
+        c("pool-size-small-sample", "--pool-size below the pool rows (a sample: refused before the scan)", scan("--pool $DIR/pool.npy --fraction 0.5 --pool-size 10 -o $DIR/out")),
+        c("threads-absurd", "--threads far above any machine's cores", scan("--pool $DIR/pool.npy --threads 100000 -o $DIR/out")),
+        c("curve-too-many-points", "curve --per-decade too large to allocate", words("curve --summary $DIR/sum_b_f --pool-size 1000 --bootstrap 0 --per-decade 100000000 -o $DIR/c.svg")),
         c("pool-size-missing", "predict from a sample summary without N", words("predict --summary $DIR/sum_b_f --bootstrap 20 --sample-noise 0")),
         c("predict-empty-sample", "predict from a summary whose sample is empty (S = 0)", words("predict --summary $DIR/sum_empty --pool-size 1000000")),
         c("bootstrap-too-few", "predict --bootstrap 2", words("predict --summary $DIR/sum_b_f --pool-size 1000 --bootstrap 2 --sample-noise 0")),
@@ -686,6 +696,8 @@ fn cases() -> Vec<Case> {
         c("summary-manifest-edited", "summary whose `manifest.json` was edited (`subset_sizes`)", words("merge $DIR/sum_edited $DIR/sum_b -o $DIR/m")),
         c("summary-manifest-dupkey", "summary manifest with a duplicate key (checksum updated)", words("eval --summary $DIR/sum_dupkey")),
         c("predict-corrupted", "predict from a corrupted summary", words("predict --summary $DIR/sum_corrupt --bootstrap 10")),
+        c("eval-summary-other-set", "eval --summary with a --set the summary is not for", words("eval --summary $DIR/sum_a --set text")),
+        c("eval-protocol-k", "eval --protocol with --k (the revisited mAP ranks the whole list)", words("eval --results $DIR/res_ok.json --gt $DIR/gt.json --protocol easy --k 5")),
         c("eval-corrupted", "eval of a corrupted summary", words("eval --summary $DIR/sum_corrupt")),
         // ---- hardness CSV
         c("hardness-checksum", "hardness CSV edited after writing (`# seed: 0` → `1`)", words("predict --hardness $DIR/h_edited.csv --pool-size 1000 --bootstrap 10")),
@@ -694,9 +706,12 @@ fn cases() -> Vec<Case> {
         c("hardness-negative-count", "hardness CSV with `-1` as a count", words("predict --hardness $DIR/h_negative.csv --pool-size 1000 --bootstrap 20")),
         c("hardness-excess-unpaired", "hardness CSV with `excess_rate` but no `excess_weight`", words("predict --hardness $DIR/h_unpaired.csv --pool-size 1000 --bootstrap 10")),
         c("hardness-truncated", "hardness CSV cut in the middle of a row", words("predict --hardness $DIR/h_cut.csv --pool-size 1000 --bootstrap 10")),
+        c("hardness-no-rows", "hardness CSV with its header and no row", words("predict --hardness $DIR/h_norows.csv --pool-size 1000 --bootstrap 10")),
         c("hardness-cut-at-line", "hardness CSV cut at a line boundary (last row and checksum line lost)", words("predict --hardness $DIR/h_cutline.csv --pool-size 1000 --bootstrap 10")),
         // ---- simulations
         c("simulate-no-queries", "a simulated benchmark scaled down to 0 queries", words("simulate --preset ilias-like --queries 0 -o $DIR/sim0")),
+        c("simulate-validate-preset", "`--validate` with a `--preset` (the vector validation needs `--vectors`)", words("simulate --preset ilias-like --validate -o $DIR/simv")),
+        c("simulate-vector-option-preset", "a vectors-only option (`--dim`) with a `--preset`", words("simulate --preset ilias-like --queries 5 --dim 8 -o $DIR/simd")),
         c("demo-no-queries", "the demo scaled down to 0 queries", words("demo --queries 0 -o $DIR/demo0")),
         c("validate-no-queries", "a validation study scaled down to 0 queries", words("validate --presets ilias-like --queries 0 -q -o $DIR/v0.md")),
         // ---- resumable scans
@@ -708,30 +723,24 @@ fn cases() -> Vec<Case> {
 /// Prepare state that cases need beyond files: a partial folder for the resume rows and a
 /// 16 KiB tmpfs for the disk-full row (root only: without it that row is reported as skipped).
 fn prepare_state(dir: &Path) -> bool {
-    // A partial folder: a scan that fails after its chunks (N < S_0 is found after the merge).
+    // A partial folder: a scan killed after its second chunk was saved (test hook).
     let o = Command::new(bin())
         .arg("scan")
         .args(scan_base(dir))
         .args(["--pool", dir.join("pool.npy").to_str().unwrap()])
-        .args([
-            "--fraction",
-            "0.9",
-            "--pool-size",
-            "1",
-            "--chunk-rows",
-            "50",
-            "-o",
-        ])
+        .args(["--fraction", "0.9", "--chunk-rows", "50", "-o"])
         .arg(dir.join("killed"))
+        .env("TAILRANK_FAILPOINT", "chunk:1")
         .output()
         .unwrap();
     assert_eq!(
         o.status.code(),
-        Some(2),
+        None,
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
     assert!(dir.join("killed.partial/plan.json").is_file());
+    assert!(dir.join("killed.partial/chunk-000001").is_dir());
     // A scan killed in its commit: the results JSON renamed, the summary not yet (failpoint 1:
     // after the journals and the first rename; see `tailrank::atomic`).
     let o = Command::new(bin())
