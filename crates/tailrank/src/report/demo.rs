@@ -142,7 +142,7 @@ pub fn simulation_report(cfg: &SimConfig, sim: &Simulation, files: &SimulationFi
             .sum::<usize>(),
         t.pool_size,
         t.sample_size,
-        cfg.fraction
+        super::fraction(cfg.fraction)
     );
     let _ = writeln!(
         s,

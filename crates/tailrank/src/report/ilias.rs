@@ -38,7 +38,7 @@ pub fn table(r: &IliasReport) -> String {
             format!(
                 " predicted from S = {} sampled (f = {}, seed {})",
                 thousands(r.sample_size),
-                r.fraction,
+                super::fraction(r.fraction),
                 r.seed
             )
         }

@@ -41,6 +41,16 @@ pub fn pct_opt(x: Option<f64>) -> String {
     x.map_or_else(|| "n/a".to_string(), pct)
 }
 
+/// A sampling fraction as given (`0.05`), in scientific notation below 1e-4 (`1e-300`, not
+/// three hundred digits).
+pub fn fraction(f: f64) -> String {
+    if f != 0.0 && f.abs() < 1e-4 {
+        format!("{f:e}")
+    } else {
+        format!("{f}")
+    }
+}
+
 /// An integer with thousands separators.
 pub fn thousands(n: u64) -> String {
     let s = n.to_string();

@@ -17,7 +17,7 @@ pub fn scan_written(out: &ScanFilesOutcome, pool_files: usize, output: &Path, se
         s.queries.len(),
         out.pool_rows,
         s.subset_sizes[0],
-        s.fraction,
+        super::fraction(s.fraction),
         s.subsets.len(),
     )
 }
