@@ -55,7 +55,15 @@ impl NativeSummary {
     /// Read a summary folder.
     #[staticmethod]
     fn read(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
-        let inner = py.allow_threads(|| Summary::read(&path)).map_err(err)?;
+        let (inner, mut notes) = py
+            .allow_threads(|| Summary::read_with_warnings(&path))
+            .map_err(err)?;
+        notes.extend(inner.ties_unknown_warning());
+        let shown: Vec<String> = notes
+            .into_iter()
+            .map(|n| format!("{}: {n}", path.display()))
+            .collect();
+        warn_all(py, "tailrank.load_summary", &shown)?;
         Ok(NativeSummary { inner })
     }
 
@@ -68,7 +76,10 @@ impl NativeSummary {
     #[staticmethod]
     fn merge(py: Python<'_>, parts: Vec<PyRef<'_, NativeSummary>>) -> PyResult<Self> {
         let owned: Vec<Summary> = parts.iter().map(|p| p.inner.clone()).collect();
-        let inner = py.allow_threads(|| Summary::merge(&owned)).map_err(err)?;
+        let (inner, notes) = py
+            .allow_threads(|| Summary::merge_with_warnings(&owned))
+            .map_err(err)?;
+        warn_all(py, "tailrank merge", &notes)?;
         Ok(NativeSummary { inner })
     }
 
@@ -243,11 +254,20 @@ fn scan_native(
     let (summary, notes) = scanned.map_err(err)?;
     // What the CLI prints after a scan (rows normalised, pilot blocks scanned twice), as
     // Python warnings.
+    warn_all(py, "tailrank.scan", &notes)?;
+    Ok(NativeSummary { inner: summary })
+}
+
+/// Each note as a Python `UserWarning` "`what`: note" (what the CLI prints as a warning).
+fn warn_all(py: Python<'_>, what: &str, notes: &[String]) -> PyResult<()> {
+    if notes.is_empty() {
+        return Ok(());
+    }
     let warnings = py.import("warnings")?;
     for note in notes {
-        warnings.call_method1("warn", (format!("tailrank.scan: {note}"),))?;
+        warnings.call_method1("warn", (format!("{what}: {note}"),))?;
     }
-    Ok(NativeSummary { inner: summary })
+    Ok(())
 }
 
 /// Hardness columns, one entry per positive (query order, positives by score descending).
@@ -260,7 +280,7 @@ type Columns = Vec<(&'static str, Py<PyAny>)>;
     estimator=Estimator::DEFAULT_NAME, map=MapKind::DEFAULT_NAME,
     bootstrap=PredictOptions::DEFAULT.bootstrap, sample_noise=PredictOptions::DEFAULT.sample_noise,
     confidence=PredictOptions::DEFAULT.confidence, seed=PredictOptions::DEFAULT.seed,
-    fit_top=EvtOptions::DEFAULT.top_m, quantile=EvtOptions::DEFAULT.quantile,
+    fit_top=None, quantile=EvtOptions::DEFAULT.quantile,
     c_min=EvtOptions::DEFAULT.c_min, fit=PredictOptions::DEFAULT.fit.as_str(),
     excess_centre=PredictOptions::DEFAULT.excess_centre))]
 #[allow(clippy::too_many_arguments)]
@@ -275,14 +295,27 @@ fn predict_native(
     sample_noise: usize,
     confidence: f64,
     seed: u64,
-    fit_top: usize,
+    fit_top: Option<usize>,
     quantile: f64,
     c_min: u64,
     fit: &str,
     excess_centre: bool,
 ) -> PyResult<(String, Columns)> {
+    let s = &summary.inner;
+    // Given explicitly, the tail may not be fitted on fewer scores than asked for (as the
+    // CLI's --fit-top); the default is used up to the summary's M.
+    if let (Some(m), "evt") = (fit_top, estimator) {
+        if m > s.top_m {
+            return Err(TailrankError::new_err(format!(
+                "fit_top = {m} scores asked for the tail fit, but the summary stores only the \
+                 top M = {} pool scores per query and subset; use at most {} (or scan again \
+                 with a larger top_m)",
+                s.top_m, s.top_m
+            )));
+        }
+    }
     let evt = EvtOptions {
-        top_m: fit_top,
+        top_m: fit_top.unwrap_or(EvtOptions::DEFAULT.top_m),
         quantile,
         c_min,
     };
@@ -297,7 +330,6 @@ fn predict_native(
         excess_centre,
         ..PredictOptions::named(estimator, evt, map).map_err(err)?
     };
-    let s = &summary.inner;
     let p = py
         .allow_threads(|| tailrank::predict::predict(s, &opts))
         .map_err(err)?;

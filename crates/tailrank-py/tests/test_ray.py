@@ -93,3 +93,22 @@ def test_ray_refuses_a_shard_listed_twice(bench, cluster):
     with pytest.raises(tailrank.TailrankError, match="shards_per_task"):
         tray.scan(paths, bench["queries_path"], bench["core_path"], bench["gt_path"],
                   shards_per_task=0)
+
+
+def test_a_task_error_is_a_tailrank_error(bench, cluster, tmp_path):
+    """An error raised inside a task (a missing shard) reaches the driver as TailrankError."""
+    missing = str(tmp_path / "nope.npy")
+    with pytest.raises(tailrank.TailrankError, match="nope.npy"):
+        tray.scan([missing], bench["queries_path"], bench["core_path"], bench["gt_path"], top_m=20)
+    # One path is one shard, not a list of its characters.
+    one = tray.scan(bench["shard_paths"][0], bench["queries_path"], bench["core_path"],
+                    bench["gt_path"], top_m=20)
+    assert one == tailrank.scan(bench["queries_path"], bench["core_path"], bench["shard_paths"][0],
+                                bench["gt_path"], top_m=20)
+
+
+def test_tailrank_error_pickles():
+    import pickle
+
+    e = pickle.loads(pickle.dumps(tailrank.TailrankError("x")))
+    assert type(e) is tailrank.TailrankError and str(e) == "x"

@@ -39,6 +39,17 @@ def test_shard_merge_equals_one_scan(bench, tmp_path):
     # Iterator of blocks, gathered 3 blocks (1200 rows) per part, then merged.
     it = tailrank.scan(q, c, iter(blocks), bench["gt"], chunk_rows=1000, **opts)
     assert same_except_labels(it, whole)
+
+    # A generator that refills one buffer: each block is kept as it was when yielded.
+    def refilled():
+        buf = np.empty_like(np.asarray(blocks[0][1]))
+        for ids, a in blocks:
+            assert np.asarray(a).shape == buf.shape
+            buf[...] = a
+            yield ids, buf
+
+    it = tailrank.scan(q, c, refilled(), bench["gt"], chunk_rows=1000, **opts)
+    assert same_except_labels(it, whole)
     # Save / load / pickle round trips keep every bit.
     whole.save(tmp_path / "s")
     assert tailrank.load_summary(tmp_path / "s") == whole
@@ -198,3 +209,50 @@ def test_bad_array_inputs_raise(bench):
         native({"label": "p", "ids": list(ids), "array": [[1.0]]})
     with pytest.raises(tailrank.TailrankError, match="399 ids for 400 rows"):
         native({"label": "p", "ids": "\n".join(ids[:-1]).encode(), "array": arr})
+
+
+def test_arguments_are_checked_not_coerced(bench):
+    """Integers are not truncated floats, negatives and strings are refused naming the argument,
+    one string is one name, and a dict ground truth refuses a query set it lacks."""
+    q, c = arrays(bench)
+    blocks = list(zip(bench["shard_ids"], bench["shards"]))
+    s = tailrank.scan(q, c, [blocks[0]], bench["gt"], fraction=0.5, top_m=50, pool_size=10000)
+    for kw, name in [(dict(k=2.5), "k"), (dict(bootstrap=-1), "bootstrap"), (dict(seed=-1), "seed"),
+                     (dict(c_min=2.5), "c_min"), (dict(pool_size=-1), "pool_size")]:
+        with pytest.raises(tailrank.TailrankError, match=f"^{name} must be a non-negative integer"):
+            tailrank.predict(s, **kw)
+    with pytest.raises(tailrank.TailrankError, match="excess_centre must be True or False"):
+        tailrank.predict(s, excess_centre="no")
+    with pytest.raises(tailrank.TailrankError, match="fit_top = 60 .* top M = 50"):
+        tailrank.predict(s, fit_top=60, bootstrap=0, sample_noise=0)
+    assert tailrank.predict(s, fit_top=50, bootstrap=0, sample_noise=0).estimate > 0
+    for kw, name in [(dict(top_m=2.9), "top_m"), (dict(seed=1.7), "seed"), (dict(threads=-1), "threads")]:
+        with pytest.raises(tailrank.TailrankError, match=f"^{name} must be a non-negative integer"):
+            tailrank.scan(q, c, [blocks[0]], bench["gt"], **kw)
+    with pytest.raises(tailrank.TailrankError, match="fraction must be a number"):
+        tailrank.scan(q, c, [blocks[0]], bench["gt"], fraction="0.5")
+    with pytest.raises(tailrank.TailrankError, match="chunk_rows must be at least 1"):
+        tailrank.scan(q, c, iter(blocks), bench["gt"], chunk_rows=0)
+    with pytest.raises(tailrank.TailrankError, match="one query set, 'queries'"):
+        tailrank.scan(q, c, [blocks[0]], bench["gt"], query_set="image")
+    first = next(iter(bench["gt"]))
+    with pytest.raises(tailrank.TailrankError, match="not one string"):
+        tailrank.scan(q, c, [blocks[0]], {first: bench["gt"][first][0]})
+    with pytest.raises(tailrank.TailrankError, match="one query set, 'queries'"):
+        tailrank.evaluate({}, bench["gt"], sets=["image"])
+    with pytest.raises(tailrank.TailrankError, match='unknown metric "nope@5"'):
+        tailrank.evaluate({}, bench["gt"], metrics="nope@5", missing_as_zero=True)
+
+
+def test_merge_warns_as_the_cli_does(tmp_path):
+    """A merge of parts without a pool fingerprint (a simulated summary) warns that overlaps
+    are then found only by identical file digests, as `tailrank merge` does."""
+    import os
+    import subprocess
+
+    sim = tmp_path / "sim"
+    subprocess.run([os.environ.get("TAILRANK_BIN", "tailrank"), "simulate", "--preset", "ilias-like",
+                    "--queries", "10", "-o", str(sim)], check=True, capture_output=True)
+    s = tailrank.load_summary(sim / "summary")
+    with pytest.warns(UserWarning, match="no pool fingerprint"):
+        s.merge(s)

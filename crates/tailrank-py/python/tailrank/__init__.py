@@ -30,6 +30,11 @@ import numpy as np
 from . import _native
 from ._native import TailrankError
 
+# The native module registers the class as `_native.TailrankError`, a name no process can
+# import: pickling an instance (multiprocessing, a Ray task's error) would fail. Under the
+# package's own name it pickles and unpickles as this very class.
+TailrankError.__module__ = "tailrank"
+
 __all__ = [
     "Summary",
     "Report",
@@ -66,6 +71,43 @@ def _ids_list(ids: Any, label: str) -> List[str]:
         raise TailrankError(f"{label}: ids must be a sequence of strings, not one string")
     out = [i.decode() if isinstance(i, bytes) else str(i) for i in ids]
     return out
+
+
+def _count(x: Any, name: str, optional: bool = False) -> Optional[int]:
+    """A non-negative integer argument (``None`` allowed when ``optional``): an ``int`` or a
+    numpy integer, never a float truncated in silence, a string or a bool."""
+    if x is None and optional:
+        return None
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+        raise TailrankError(f"{name} must be a non-negative integer, got {x!r}")
+    if x < 0:
+        raise TailrankError(f"{name} must be a non-negative integer, got {x}")
+    return int(x)
+
+
+def _real(x: Any, name: str, optional: bool = False) -> Optional[float]:
+    """A real-number argument (``None`` allowed when ``optional``): not a string or a bool."""
+    if x is None and optional:
+        return None
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
+        raise TailrankError(f"{name} must be a number, got {x!r}")
+    return float(x)
+
+
+def _flag(x: Any, name: str) -> bool:
+    """A boolean argument: ``True`` or ``False`` (a string such as ``"no"`` would be true)."""
+    if not isinstance(x, (bool, np.bool_)):
+        raise TailrankError(f"{name} must be True or False, got {x!r}")
+    return bool(x)
+
+
+def _names(x: Any, name: str) -> Optional[List[str]]:
+    """A list of names; one string is one name, not a list of its characters."""
+    if x is None:
+        return None
+    if isinstance(x, str):
+        return [x]
+    return [str(v) for v in x]
 
 
 def _ids_arg(ids: Any, rows: int, label: str) -> Union[bytes, List[str]]:
@@ -117,14 +159,31 @@ def _source(x: Any, label: str) -> Dict[str, Any]:
     )
 
 
+#: The name of the one query set a dict ground truth holds.
+DICT_QUERY_SET = "queries"
+
+
+def _dict_gt_sets(gt: Any, wanted: Optional[List[str]], what: str) -> None:
+    """Refuse a query-set choice that a dict ground truth (one set) cannot honour."""
+    if isinstance(gt, Mapping) and wanted and DICT_QUERY_SET not in wanted:
+        raise TailrankError(
+            f"{what} {wanted}: a dict ground truth holds one query set, {DICT_QUERY_SET!r}"
+        )
+
+
 def _gt(gt: Any) -> Any:
     """Ground truth: a path, or a mapping {query_id: [positive ids]} (query order kept)."""
     if _is_path(gt):
         return os.fspath(gt)
     if isinstance(gt, Mapping):
         qids = [str(q) for q in gt.keys()]
+        for q, ps in gt.items():
+            if isinstance(ps, (str, bytes)):
+                raise TailrankError(
+                    f"gt: the positives of query {str(q)!r} must be a list of ids, not one string"
+                )
         pos = [[str(p) for p in ps] for ps in gt.values()]
-        return ("queries", qids, pos)
+        return (DICT_QUERY_SET, qids, pos)
     raise TailrankError(f"gt: expected a path or a dict {{query: [positives]}}, got {type(gt).__name__}")
 
 
@@ -351,20 +410,24 @@ def scan(
     while a scan that reads it is running. Ids: a sequence of ``str`` (fastest: a list of ``str``
     or a numpy string array); ``bytes`` are decoded as UTF-8, anything else goes through ``str``.
     """
+    _dict_gt_sets(gt, None if query_set is None else [query_set], "query_set")
     g = _gt(gt)
     q = _source(queries, "queries")
     c = _source(core, "core")
     kw = dict(
         query_set=query_set,
-        fraction=float(fraction),
-        seed=int(seed),
-        min_fraction=min_fraction,
-        top_m=int(top_m),
-        drift_shards=int(drift_shards),
+        fraction=_real(fraction, "fraction"),
+        seed=_count(seed, "seed"),
+        min_fraction=_real(min_fraction, "min_fraction", optional=True),
+        top_m=_count(top_m, "top_m"),
+        drift_shards=_count(drift_shards, "drift_shards"),
         model=model,
-        threads=threads,
-        normalize=normalize,
+        threads=_count(threads, "threads", optional=True),
+        normalize=_flag(normalize, "normalize"),
     )
+    pool_size = _count(pool_size, "pool_size", optional=True)
+    if _count(chunk_rows, "chunk_rows") == 0:
+        raise TailrankError("chunk_rows must be at least 1")
     srcs = _pool_sources(pool)
     if isinstance(srcs, list):
         return Summary(_native.scan_native(q, c, srcs, g, pool_size=pool_size, **kw))
@@ -385,6 +448,10 @@ def scan(
             raise TailrankError(f"pool block {nblock}: expected an (ids, array) pair")
         src = _source(block, f"pool block {nblock}")
         nblock += 1
+        if "array" in src and np.may_share_memory(src["array"], np.asarray(block[1])):
+            # Kept until its part is scanned, after the iterator has moved on: a generator that
+            # refills one buffer would otherwise have every kept block show its last contents.
+            src["array"] = src["array"].copy()
         buf.append(src)
         rows += src["array"].shape[0] if "array" in src else 0
         if rows >= chunk_rows:
@@ -476,7 +543,7 @@ def predict(
     *,
     sample_noise: int = _D["sample_noise"],
     confidence: float = _D["confidence"],
-    fit_top: int = _D["fit_top"],
+    fit_top: Optional[int] = None,
     quantile: float = _D["quantile"],
     c_min: int = _D["c_min"],
     fit: str = _D["fit"],
@@ -492,7 +559,9 @@ def predict(
     replicates, ``sample_noise`` Poisson-reweighting replicates, both seeded by ``seed``.
     ``fit``: ``level-selected`` (the default: the fit whose nested levels best predict the known
     sample) or ``fixed`` (the estimate uses ``fit_top``/``quantile``, the paper's fit by
-    default); the other one is reported beside it.
+    default); the other one is reported beside it. ``fit_top`` defaults to the library's
+    (``_native.PREDICT_DEFAULTS["fit_top"]``), used up to the M the summary keeps; given
+    explicitly, it must not exceed that M (as ``tailrank predict --fit-top``).
     ``excess_centre``: move the estimate to the centre of the endpoint test's decayed excess
     (the default; ``False`` is ``predict --no-excess-centre``, the tail model's own estimate).
     ``top_m`` is the former name of ``fit_top`` (deprecated; it warns and overrides it).
@@ -504,19 +573,19 @@ def predict(
         summary = Summary.load(summary)
     text, cols = _native.predict_native(
         summary._s,
-        pool_size=pool_size,
-        k=int(k),
+        pool_size=_count(pool_size, "pool_size", optional=True),
+        k=_count(k, "k"),
         estimator=estimator,
         map=map,
-        bootstrap=int(bootstrap),
-        sample_noise=int(sample_noise),
-        confidence=float(confidence),
-        seed=int(seed),
-        fit_top=int(fit_top),
-        quantile=float(quantile),
-        c_min=int(c_min),
+        bootstrap=_count(bootstrap, "bootstrap"),
+        sample_noise=_count(sample_noise, "sample_noise"),
+        confidence=_real(confidence, "confidence"),
+        seed=_count(seed, "seed"),
+        fit_top=_count(fit_top, "fit_top", optional=True),
+        quantile=_real(quantile, "quantile"),
+        c_min=_count(c_min, "c_min"),
         fit=fit,
-        excess_centre=bool(excess_centre),
+        excess_centre=_flag(excess_centre, "excess_centre"),
     )
     return Report(json.loads(text), dict(cols))
 
@@ -544,14 +613,15 @@ def evaluate(
 
     A query of the ground truth without results is an error unless ``missing_as_zero``.
     """
+    _dict_gt_sets(gt, _names(sets, "sets"), "sets")
     g = _gt(gt)
     text = _native.evaluate_native(
         _results_arg(results),
         g,
-        k=int(k),
-        missing_as_zero=missing_as_zero,
-        sets=None if sets is None else list(sets),
-        metrics=None if metrics is None else [str(m) for m in metrics],
+        k=_count(k, "k"),
+        missing_as_zero=_flag(missing_as_zero, "missing_as_zero"),
+        sets=_names(sets, "sets"),
+        metrics=_names(metrics, "metrics"),
     )
     return json.loads(text)
 
@@ -572,7 +642,7 @@ def evaluate_revisited(
     ``protocols`` defaults to easy, medium and hard (``_native.REVISITED_PROTOCOLS``). A query
     of the ground truth without results is an error unless ``missing_as_zero``.
     """
-    names = _native.REVISITED_PROTOCOLS if protocols is None else [str(p) for p in protocols]
+    names = _native.REVISITED_PROTOCOLS if protocols is None else _names(protocols, "protocols")
     text = _native.evaluate_revisited_native(
         _results_arg(results), os.fspath(gt), list(names), missing_as_zero=missing_as_zero
     )
@@ -588,12 +658,12 @@ def _results_arg(results: Union[Mapping[str, Mapping[str, float]], PathLike]) ->
 
 def id_hashes(ids: Iterable[str], seed: int = 0) -> np.ndarray:
     """``xxh3_64_with_seed(utf8(id), seed)`` per id (uint64), as ``xxhash.xxh3_64_intdigest``."""
-    return np.asarray(_native.id_hashes(_ids_list(ids, "ids"), int(seed)), dtype=np.uint64)
+    return np.asarray(_native.id_hashes(_ids_list(ids, "ids"), _count(seed, "seed")), dtype=np.uint64)
 
 
 def sample_mask(ids: Iterable[str], fraction: float, seed: int = 0) -> np.ndarray:
     """Boolean mask of the ids in the hash sample at ``fraction`` (docs/method.md §4)."""
-    t = _native.threshold(float(fraction))
+    t = _native.threshold(_real(fraction, "fraction"))
     h = id_hashes(ids, seed)
     if t == 2**64 - 1:  # f = 1 (or rounds to it): every id, as HashRange::contains
         return np.ones(h.shape, dtype=bool)

@@ -93,10 +93,11 @@ def predict(
     *,
     sample_noise: int = ...,
     confidence: float = ...,
-    fit_top: int = ...,
+    fit_top: Optional[int] = ...,
     quantile: float = ...,
     c_min: int = ...,
     fit: str = ...,
+    excess_centre: bool = ...,
     top_m: Optional[int] = ...,
 ) -> Report: ...
 def evaluate(
@@ -107,6 +108,13 @@ def evaluate(
     missing_as_zero: bool = ...,
     sets: Optional[Sequence[str]] = ...,
     metrics: Optional[Sequence[str]] = ...,
+) -> Dict[str, Any]: ...
+def evaluate_revisited(
+    results: Union[Mapping[str, Mapping[str, float]], PathLike],
+    gt: PathLike,
+    protocols: Optional[Sequence[str]] = ...,
+    *,
+    missing_as_zero: bool = ...,
 ) -> Dict[str, Any]: ...
 def id_hashes(ids: Iterable[str], seed: int = ...) -> npt.NDArray[np.uint64]: ...
 def sample_mask(ids: Iterable[str], fraction: float, seed: int = ...) -> npt.NDArray[np.bool_]: ...

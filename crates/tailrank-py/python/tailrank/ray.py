@@ -94,7 +94,9 @@ def scan(
     """
     import ray
 
-    shards = list(shard_paths)
+    # One path is one shard (a str is iterable, and its characters are no paths).
+    single = isinstance(shard_paths, (str, bytes, os.PathLike))
+    shards = [shard_paths] if single else list(shard_paths)
     if not shards:
         raise TailrankError("ray.scan: no pool shard given")
     if (shards_per_task is not None and shards_per_task < 1) or threads_per_task < 1 or merge_fanin < 2:
@@ -137,8 +139,11 @@ def scan(
     try:
         parts = ray.get(refs)
     except ray.exceptions.RayTaskError as e:
-        cause = e.as_instanceof_cause()
-        raise cause from None
+        # A task's TailrankError comes back as itself (it pickles under `tailrank`), so that
+        # `except tailrank.TailrankError` catches it here as in a single process.
+        if isinstance(e.cause, TailrankError):
+            raise e.cause from None
+        raise e.as_instanceof_cause() from None
     return parts[0] if len(parts) == 1 else Summary.merge_all(parts)
 
 

@@ -1,9 +1,9 @@
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, Union
 
-from . import Descriptors, GroundTruth, Summary
+from . import Descriptors, GroundTruth, PathLike, Summary
 
 def scan(
-    shard_paths: Sequence[Any],
+    shard_paths: Union[PathLike, Sequence[Any]],
     queries: Descriptors,
     core: Descriptors,
     gt: GroundTruth,
