@@ -86,6 +86,15 @@ struct ArraySource {
 
 impl ArraySource {
     fn new(label: String, array: &Bound<'_, PyAny>, ids: &Bound<'_, PyAny>) -> PyResult<Self> {
+        // The address below is read as memory: only a real numpy array vouches for it (any
+        // object can carry an `__array_interface__` dict with a made-up address).
+        let ndarray = array.py().import("numpy")?.getattr("ndarray")?;
+        if !array.is_instance(&ndarray)? {
+            return Err(err(format!(
+                "{label}: descriptors must be a numpy.ndarray, got {}",
+                array.get_type().name()?
+            )));
+        }
         let iface = array.getattr("__array_interface__").map_err(|_| {
             err(format!(
                 "{label}: descriptors must be a numpy array (no __array_interface__)"

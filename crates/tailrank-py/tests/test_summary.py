@@ -205,8 +205,15 @@ def test_bad_array_inputs_raise(bench):
         native({"label": "p", "ids": list(ids), "array": arr.astype(np.float64)})
     with pytest.raises(tailrank.TailrankError, match="2-D"):
         native({"label": "p", "ids": list(ids), "array": arr.ravel()})
-    with pytest.raises(tailrank.TailrankError, match="numpy array"):
+    with pytest.raises(tailrank.TailrankError, match="numpy.ndarray"):
         native({"label": "p", "ids": list(ids), "array": [[1.0]]})
+
+    class Fake:  # an array interface with a made-up address is never read
+        __array_interface__ = {"typestr": "<f4", "shape": (400, arr.shape[1]), "data": (4096, True),
+                               "version": 3}
+
+    with pytest.raises(tailrank.TailrankError, match="numpy.ndarray, got Fake"):
+        native({"label": "p", "ids": list(ids), "array": Fake()})
     with pytest.raises(tailrank.TailrankError, match="399 ids for 400 rows"):
         native({"label": "p", "ids": "\n".join(ids[:-1]).encode(), "array": arr})
 
