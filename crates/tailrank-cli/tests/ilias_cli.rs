@@ -452,36 +452,27 @@ fn exact_ties_follow_the_official_tie_blocks() {
 fn ilias_scan_resumes_like_scan() {
     let dir = tempfile::tempdir().unwrap();
     let (ds, feat) = make_all(dir.path(), &["ok"]).remove(0);
-    let run = |out: &str, extra: &[&str]| {
+    // The command writing into `out`, with `failpoint` as the test hook when given.
+    let run_with = |out: &str, extra: &[&str], failpoint: Option<&str>| {
         let out_dir = dir.path().join(out);
-        let mut args = vec![
-            "ilias",
-            "--dataset-dir",
-            &ds,
-            "--features",
-            &feat,
-            "--k",
-            "100",
-            "--json",
-            "--summary-out",
-            out_dir.to_str().unwrap(),
-        ];
-        args.extend_from_slice(extra);
-        let o = tailrank(&args);
-        (o, out_dir)
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_tailrank"));
+        c.args(["ilias", "--dataset-dir", &ds, "--features", &feat])
+            .args(["--k", "100", "--json", "--summary-out"])
+            .arg(&out_dir)
+            .args(extra);
+        if let Some(f) = failpoint {
+            c.env("TAILRANK_FAILPOINT", f);
+        }
+        (c.output().expect("run tailrank"), out_dir)
+    };
+    let run = |out: &str, extra: &[&str]| run_with(out, extra, None);
+    let ok = |o: &std::process::Output| {
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     };
     let (whole, whole_dir) = run("whole", &[]);
-    assert!(
-        whole.status.success(),
-        "{}",
-        String::from_utf8_lossy(&whole.stderr)
-    );
+    ok(&whole);
     let (chunked, chunked_dir) = run("chunked", &["--chunk-rows", "150"]);
-    assert!(
-        chunked.status.success(),
-        "{}",
-        String::from_utf8_lossy(&chunked.stderr)
-    );
+    ok(&chunked);
     assert_eq!(whole.stdout, chunked.stdout);
     for set in ["image", "text"] {
         let a = Summary::read(&whole_dir.join(set)).unwrap();
@@ -494,30 +485,11 @@ fn ilias_scan_resumes_like_scan() {
     // An empty partial folder holds nothing to resume: the plain run starts over.
     std::fs::create_dir(dir.path().join("fresh.partial")).unwrap();
     let (fresh, _) = run("fresh", &["--chunk-rows", "150"]);
-    assert!(
-        fresh.status.success(),
-        "{}",
-        String::from_utf8_lossy(&fresh.stderr)
-    );
+    ok(&fresh);
     assert_eq!(whole.stdout, fresh.stdout);
 
     // A run killed after its first chunk was saved (test hook) leaves one to resume.
-    let again = dir.path().join("again");
-    let killed = std::process::Command::new(env!("CARGO_BIN_EXE_tailrank"))
-        .args([
-            "ilias",
-            "--dataset-dir",
-            &ds,
-            "--features",
-            &feat,
-            "--k",
-            "100",
-        ])
-        .args(["--json", "--chunk-rows", "150", "--summary-out"])
-        .arg(&again)
-        .env("TAILRANK_FAILPOINT", "chunk:0")
-        .output()
-        .unwrap();
+    let (killed, _) = run_with("again", &["--chunk-rows", "150"], Some("chunk:0"));
     assert_eq!(killed.status.code(), None, "the test hook did not fire");
     let (refused, _) = run("again", &["--chunk-rows", "150"]);
     assert_eq!(refused.status.code(), Some(2));
@@ -527,11 +499,7 @@ fn ilias_scan_resumes_like_scan() {
         String::from_utf8_lossy(&refused.stderr)
     );
     let (resumed, _) = run("again", &["--chunk-rows", "150", "--resume"]);
-    assert!(
-        resumed.status.success(),
-        "{}",
-        String::from_utf8_lossy(&resumed.stderr)
-    );
+    ok(&resumed);
     assert_eq!(whole.stdout, resumed.stdout);
     assert!(!dir.path().join("again.partial").exists());
 }

@@ -264,13 +264,17 @@ fn failpoint(counter: &mut Option<usize>) {
     let Some(n) = counter else {
         return;
     };
-    let at = std::env::var("TAILRANK_FAILPOINT")
-        .ok()
-        .and_then(|v| v.strip_prefix("commit:")?.parse::<usize>().ok());
-    if at == Some(*n) {
+    if test_hook_point("commit") == Some(*n) {
         std::process::abort();
     }
     *n += 1;
+}
+
+/// The `N` of `TAILRANK_FAILPOINT=kind:N` in the environment, when it names `kind` (the test
+/// hooks that abort a process where a kill would: `commit` here, `chunk` in the scan).
+pub(crate) fn test_hook_point(kind: &str) -> Option<usize> {
+    let v = std::env::var("TAILRANK_FAILPOINT").ok()?;
+    v.strip_prefix(kind)?.strip_prefix(':')?.parse().ok()
 }
 
 /// Perform (or complete) the renames of a journal; idempotent (see the module docs).

@@ -101,7 +101,7 @@ def _flag(x: Any, name: str) -> bool:
     return bool(x)
 
 
-def _names(x: Any, name: str) -> Optional[List[str]]:
+def _names(x: Any) -> Optional[List[str]]:
     """A list of names; one string is one name, not a list of its characters."""
     if x is None:
         return None
@@ -613,15 +613,16 @@ def evaluate(
 
     A query of the ground truth without results is an error unless ``missing_as_zero``.
     """
-    _dict_gt_sets(gt, _names(sets, "sets"), "sets")
+    sets, metrics = _names(sets), _names(metrics)
+    _dict_gt_sets(gt, sets, "sets")
     g = _gt(gt)
     text = _native.evaluate_native(
         _results_arg(results),
         g,
         k=_count(k, "k"),
         missing_as_zero=_flag(missing_as_zero, "missing_as_zero"),
-        sets=_names(sets, "sets"),
-        metrics=_names(metrics, "metrics"),
+        sets=sets,
+        metrics=metrics,
     )
     return json.loads(text)
 
@@ -642,7 +643,7 @@ def evaluate_revisited(
     ``protocols`` defaults to easy, medium and hard (``_native.REVISITED_PROTOCOLS``). A query
     of the ground truth without results is an error unless ``missing_as_zero``.
     """
-    names = _native.REVISITED_PROTOCOLS if protocols is None else _names(protocols, "protocols")
+    names = _native.REVISITED_PROTOCOLS if protocols is None else _names(protocols)
     text = _native.evaluate_revisited_native(
         _results_arg(results), os.fspath(gt), list(names), missing_as_zero=missing_as_zero
     )

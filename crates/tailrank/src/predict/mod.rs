@@ -492,9 +492,10 @@ pub fn predict(s: &Summary, opts: &PredictOptions) -> Result<Prediction> {
         &fit.opts,
         None,
     )?;
+    // Asked for the level-selected fit, evt resolved none: the summary has too few levels.
     let fell_back = opts.fit == FitMode::LevelSelected
         && matches!(opts.estimator, Estimator::Evt(_))
-        && fit_choice::selection_subsets(s).is_none();
+        && p.baselines.level_selected.is_none();
     if fell_back {
         p.warnings.push(format!(
             "the level-selected fit needs at least {} nesting levels and the summary has {}: \

@@ -516,10 +516,7 @@ fn holds_nothing_to_resume(dir: &Path) -> bool {
 /// killed) right after chunk `N` (from 0) is stored in the partial folder. Used by the tests
 /// that need a partial folder as a killed scan leaves it.
 fn abort_after_stored_chunk(index: usize) {
-    let at = std::env::var("TAILRANK_FAILPOINT")
-        .ok()
-        .and_then(|v| v.strip_prefix("chunk:")?.parse::<usize>().ok());
-    if at == Some(index) {
+    if atomic::test_hook_point("chunk") == Some(index) {
         std::process::abort();
     }
 }
