@@ -153,6 +153,11 @@ impl NativeSummary {
         self.inner.queries.len()
     }
 
+    /// `Summary::is_exact`: f = 1 and S_0 = N (one shard of an exact scan is not exact).
+    fn is_exact(&self) -> bool {
+        self.inner.is_exact()
+    }
+
     /// Query ids, in order.
     fn query_ids(&self) -> Vec<String> {
         self.inner.queries.iter().map(|q| q.id.clone()).collect()
@@ -423,10 +428,12 @@ fn evaluate_native(
     let results = results_of(py, results)?;
     let query_sets: Vec<QuerySet> =
         if let Ok((name, qids, pos)) = gt.extract::<(String, Vec<String>, Vec<Vec<String>>)>() {
-            vec![QuerySet::new("<ground truth dict>", name, qids, pos).map_err(err)?]
+            vec![py
+                .allow_threads(|| QuerySet::new("<ground truth dict>", name, qids, pos))
+                .map_err(err)?]
         } else {
             let path: PathBuf = gt.extract()?;
-            let all = load_ground_truth(&path).map_err(err)?;
+            let all = py.allow_threads(|| load_ground_truth(&path)).map_err(err)?;
             select_sets(all, &sets.unwrap_or_default())
                 .map_err(|e| err(format!("{}: {e}", path.display())))?
         };
@@ -448,7 +455,10 @@ fn results_of(py: Python<'_>, results: &Bound<'_, PyAny>) -> PyResult<Results> {
             .into_iter()
             .map(|(query, items)| QueryResults { query, items })
             .collect();
-        return Results::new("<results dict>", qs).map_err(err);
+        // Extracting reads Python objects (GIL held); checking and indexing them does not.
+        return py
+            .allow_threads(|| Results::new("<results dict>", qs))
+            .map_err(err);
     }
     let path: PathBuf = results.extract()?;
     py.allow_threads(|| read_results(&path)).map_err(err)
@@ -472,7 +482,7 @@ fn evaluate_revisited_native(
         .collect::<tailrank::Result<Vec<_>>>()
         .map_err(err)?;
     let results = results_of(py, results)?;
-    let gts = read_revisited_gt(&gt).map_err(err)?;
+    let gts = py.allow_threads(|| read_revisited_gt(&gt)).map_err(err)?;
     let missing = MissingPolicy::zero_if(missing_as_zero);
     let report = py
         .allow_threads(|| evaluate_revisited(&results, &gts, &protocols, missing))

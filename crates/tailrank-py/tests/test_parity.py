@@ -3,6 +3,7 @@ sampling equals xxhash's xxh3_64."""
 
 import json
 import math
+import subprocess
 
 import numpy as np
 import pytest
@@ -171,6 +172,12 @@ def test_sample_ids_equal_xxhash_and_cli(cli, tmp_path):
     assert (tmp_path / "s.txt").read_text().splitlines() == got
     assert set(tailrank.sample_ids(ids, 0.1, 11)) <= set(got)  # nested
     assert tailrank.sample_ids(ids, 1.0, 11) == ids
+    (tmp_path / "dup.txt").write_text("a\nb\na\n")
+    err = subprocess.run([str(cli), "sample", "--ids", str(tmp_path / "dup.txt"), "--fraction", "0.5",
+                          "-o", str(tmp_path / "d.txt")], capture_output=True, text=True)
+    assert err.returncode != 0 and "duplicate id" in err.stderr
+    with pytest.raises(tailrank.TailrankError, match="duplicate id 'a' at positions 0 and 2"):
+        tailrank.sample_ids(["a", "b", "a"], 0.5)
 
 
 def test_level_selected_fit_matches_the_cli(cli, cli_summary):

@@ -59,6 +59,9 @@ def test_shard_merge_equals_one_scan(bench, tmp_path):
     ex = [tailrank.scan(q, c, [b], bench["gt"], top_m=10) for b in blocks[:2]]
     assert [e.pool_size for e in ex] == [400, 400]
     assert ex[0].merge(ex[1]).pool_size == 800
+    # One shard of an exact scan of an 800-row pool is not exact until merged (as in Rust).
+    half = [tailrank.scan(q, c, [b], bench["gt"], top_m=10, pool_size=800) for b in blocks[:2]]
+    assert ex[0].is_exact and not half[0].is_exact
 
 
 def test_merge_refuses_overlap(bench):

@@ -322,7 +322,9 @@ class Summary:
 
     @property
     def is_exact(self) -> bool:
-        return self.fraction >= 1.0
+        """Whether the summary covers the whole pool: f = 1 and S_0 = N. One shard of an exact
+        scan (f = 1, S_0 < N) is not exact until merged."""
+        return self._s.is_exact()
 
     @property
     def n_queries(self) -> int:
@@ -672,7 +674,13 @@ def sample_mask(ids: Iterable[str], fraction: float, seed: int = 0) -> np.ndarra
 
 
 def sample_ids(ids: Iterable[str], fraction: float, seed: int = 0) -> List[str]:
-    """The sampled ids in input order: what ``tailrank sample`` writes (docs/method.md §4)."""
+    """The sampled ids in input order: what ``tailrank sample`` writes (docs/method.md §4).
+    A pool id names one item, so a repeated id is refused, as ``tailrank sample`` refuses it."""
     lst = _ids_list(ids, "ids")
+    first: dict = {}
+    for i, x in enumerate(lst):
+        j = first.setdefault(x, i)
+        if j != i:
+            raise TailrankError(f"ids: duplicate id {x!r} at positions {j} and {i}")
     mask = sample_mask(lst, fraction, seed)
     return [i for i, m in zip(lst, mask) if m]
