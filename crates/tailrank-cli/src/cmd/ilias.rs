@@ -18,6 +18,9 @@ use tailrank::predict::PredictOptions;
 use tailrank::report::ilias::table;
 use tailrank::scan::engine::ScanConfig;
 
+/// Help heading of the options that only a prediction (`--fraction` below 1) reads.
+const PREDICTION: &str = "Prediction mode (--fraction below 1)";
+
 /// The spinner of the distractor rows done (the total is only known once every shard's index
 /// has been read inside the scan).
 const SPINNER: &str = "ilias scan {spinner} {human_pos} distractor rows {per_sec}";
@@ -60,31 +63,10 @@ pub struct IliasArgs {
     /// Write the scan summaries here (one folder per query set: `<DIR>/<set>`).
     #[arg(long)]
     pub summary_out: Option<PathBuf>,
-    /// Hardness estimator (prediction mode).
-    #[arg(long, default_value = Estimator::DEFAULT_NAME, value_parser = Estimator::NAMES)]
-    pub estimator: String,
-    /// Hardness-to-metric map (prediction mode).
-    #[arg(long, default_value = MapKind::DEFAULT_NAME, value_parser = MapKind::NAMES)]
-    pub map: String,
     /// evt: number of top sample scores the tail is fitted on; the scan keeps as many per query
     /// and subset. `--top-m` is its former name, still accepted.
     #[arg(long, alias = "top-m", default_value_t = EvtOptions::DEFAULT.top_m)]
     pub fit_top: usize,
-    /// Query-bootstrap replicates (prediction mode; 0 = no intervals).
-    #[arg(long, default_value_t = PredictOptions::DEFAULT.bootstrap)]
-    pub bootstrap: usize,
-    /// Sample-noise replicates (prediction mode; 0 = off).
-    #[arg(long, default_value_t = PredictOptions::DEFAULT.sample_noise)]
-    pub sample_noise: usize,
-    /// Confidence level of the intervals.
-    #[arg(long, default_value_t = PredictOptions::DEFAULT.confidence)]
-    pub confidence: f64,
-    /// Prediction mode: whether each set's estimate moves to the centre of the excess (as
-    /// `predict`).
-    #[command(flatten)]
-    pub centre: super::CentreArgs,
-    #[command(flatten)]
-    pub fit: super::FitArgs,
     /// Worker threads (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
@@ -101,6 +83,27 @@ pub struct IliasArgs {
     /// each chunk is saved in `SUMMARY_OUT.partial/` as soon as it is scanned.
     #[arg(long, default_value_t = tailrank::scan::resume::DEFAULT_CHUNK_ROWS)]
     pub chunk_rows: usize,
+    /// Hardness estimator.
+    #[arg(long, help_heading = PREDICTION, default_value = Estimator::DEFAULT_NAME, value_parser = Estimator::NAMES)]
+    pub estimator: String,
+    /// Hardness-to-metric map.
+    #[arg(long, help_heading = PREDICTION, default_value = MapKind::DEFAULT_NAME, value_parser = MapKind::NAMES)]
+    pub map: String,
+    /// Query-bootstrap replicates (0 = no intervals).
+    #[arg(long, help_heading = PREDICTION, default_value_t = PredictOptions::DEFAULT.bootstrap)]
+    pub bootstrap: usize,
+    /// Sample-noise replicates (0 = off).
+    #[arg(long, help_heading = PREDICTION, default_value_t = PredictOptions::DEFAULT.sample_noise)]
+    pub sample_noise: usize,
+    /// Confidence level of the intervals.
+    #[arg(long, help_heading = PREDICTION, default_value_t = PredictOptions::DEFAULT.confidence)]
+    pub confidence: f64,
+    /// Prediction mode: whether each set's estimate moves to the centre of the excess (as
+    /// `predict`).
+    #[command(flatten, next_help_heading = PREDICTION)]
+    pub centre: super::CentreArgs,
+    #[command(flatten, next_help_heading = PREDICTION)]
+    pub fit: super::FitArgs,
 }
 
 pub fn run(a: IliasArgs) -> anyhow::Result<()> {

@@ -188,7 +188,7 @@ pub fn summary_warnings(s: &Summary, n: u64, est: &Estimator) -> Vec<String> {
             "the summary was scanned at f = 1 but holds S = {s0} of N = {n} pool items: it is a \
              part of the pool (one shard of an exact scan?), not a hash sample, so nothing says \
              it is a uniform one; merge the shards (`tailrank merge`) for the exact metrics, or \
-             scan with --fraction for a prediction"
+             scan with a sampling fraction below 1 (`--fraction`, Python `fraction=`) for a prediction"
         ));
     } else if s.fraction >= 1.0 {
         out.push(format!(
@@ -200,7 +200,7 @@ pub fn summary_warnings(s: &Summary, n: u64, est: &Estimator) -> Vec<String> {
         out.push(format!(
             "the summary keeps only the top M = {} pool score(s) per query and subset, and the \
              tail fit needs at least 2: no tail is fitted, so the evt estimate is the count \
-             baseline; scan again with a larger --top-m",
+             baseline; scan again with a larger top M (`--top-m`, Python `top_m=`)",
             s.top_m
         ));
     }
@@ -499,8 +499,8 @@ pub fn predict(s: &Summary, opts: &PredictOptions) -> Result<Prediction> {
     if fell_back {
         p.warnings.push(format!(
             "the level-selected fit needs at least {} nesting levels and the summary has {}: \
-             the options' own fit gives the estimate (scan with a --min-fraction below \
-             --fraction for more levels)",
+             the options' own fit gives the estimate (scan with a smallest level fraction below \
+             the sampling fraction for more levels: `--min-fraction`, Python `min_fraction=`)",
             fit_choice::SELECTION_LEVEL + 1,
             s.level_indices().len()
         ));

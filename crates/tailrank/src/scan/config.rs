@@ -36,9 +36,9 @@ pub const MAX_THREADS: usize = 1024;
 /// Check the worker thread count (`1 ≤ threads ≤` [`MAX_THREADS`], or unset).
 pub fn check_threads(threads: Option<usize>) -> Result<()> {
     match threads {
-        Some(0) => Err(Error::invalid("--threads must be at least 1")),
+        Some(0) => Err(Error::invalid("threads must be at least 1, got 0")),
         Some(n) if n > MAX_THREADS => Err(Error::invalid(format!(
-            "--threads {n} is more than {MAX_THREADS}: give at most the number of cores (the \
+            "threads = {n} is more than {MAX_THREADS}: give at most the number of cores (the \
              default uses them all)"
         ))),
         _ => Ok(()),
