@@ -253,8 +253,8 @@ fn verify_checksum<'t>(path: &Path, text: &'t str) -> Result<&'t str> {
             path,
             format!(
                 "checksum mismatch: the last line records {}, the content hashes to {actual} \
-                 (the file is corrupted or was edited; remove the checksum line to accept \
-                 deliberate edits)",
+                 (the file is corrupted or was edited; replace the last line with `# checksum: \
+                 none` to accept deliberate edits)",
                 rest.trim()
             ),
         ));
