@@ -1,7 +1,12 @@
 """hit@1 as a posterior predictive over the GPD of each query's fit (docs/predict.md, "hit@1 from a
 posterior over the tail"). Each DIR is a `tailrank simulate` folder holding DIR/h.csv from
 `tailrank predict --summary DIR/summary --bootstrap 0 --sample-noise 0 --hardness-out DIR/h.csv`.
-Truth (DIR/truth.json) is used only for scoring. Usage: hit_posterior.py DIR..."""
+Truth (DIR/truth.json) is used only for scoring. Usage: hit_posterior.py DIR...
+
+The second line per DIR (thirteenth session) profiles σ out instead of integrating it (no prior on
+σ, so no pull toward ξ = 0 from the support constraint's prior volume): the posterior mean of
+hit under a flat and an empirical-Bayes prior on ξ, and the plug-in at the EB posterior's mode
+and mean of ξ (shrinkage of each query's ξ toward the law across queries)."""
 import numpy as np, json, csv, sys
 def load(d):
     m=json.load(open(f'{d}/summary/manifest.json'))
@@ -89,4 +94,42 @@ def run(d):
     # MAP-xi plug in under EB prior? also profile argmax check
     print(f"{d:26s} truth {truth.mean():.4f} plug {plug.mean()-truth.mean():+.4f} flat {flat.mean()-truth.mean():+.4f} eb {eb.mean()-truth.mean():+.4f}  n_tailq {len(idx)}  EBxi-mean {np.dot(wq,XI):+.3f}")
     return wq
-for d in sys.argv[1:]: run(d)
+XI_P=np.linspace(-1.0,0.0,81)
+T_P=np.linspace(-4,4,401)
+def profile(q,S,N):
+    """Profile log-likelihood over σ per ξ of XI_P, and hit(ξ, σ̂(ξ))."""
+    y=q['top'][:q['nu']]-q['u']; y=y[y>=0]; n=len(y); ymax=y.max()
+    dist=q['s']-q['u']
+    pl=np.full(len(XI_P),-np.inf); h=np.zeros(len(XI_P))
+    base=max(q['sig'],1e-12)
+    for i,xi in enumerate(XI_P):
+        sig=base*np.exp(T_P)
+        if xi<0: sig=np.maximum(sig,abs(xi)*ymax*(1+1e-9))
+        ll=gpd_ll(y,sig,xi); j=np.argmax(ll)
+        pl[i]=ll[j]; h[i]=np.exp(-(N-S)*(n/S)*surv(dist,sig[j],xi))
+    return pl,h
+def run_profile(d):
+    qs,S,N=load(d)
+    plug=[];truth=[];PL=[];H=[];idx=[]
+    for i,q in enumerate(qs):
+        truth.append(q['truth'])
+        if q['C']>0 or q['K']>0: plug.append(0.0); continue
+        plug.append(np.exp(-(N-S)*q['xhat']))
+        if q['nu']>0 and np.isfinite(q['u']):
+            pl,h=profile(q,S,N); PL.append(pl); H.append(h); idx.append(i)
+    plug=np.array(plug); truth=np.array(truth); PL=np.array(PL); H=np.array(H)
+    L=np.exp(PL-PL.max(axis=1,keepdims=True)); rows=np.arange(len(idx))
+    def post(w0):
+        w=L*w0[None,:]; return w/w.sum(axis=1,keepdims=True)
+    wq=np.full(len(XI_P),1/len(XI_P))
+    for _ in range(1000):
+        r=L*wq[None,:]; r/=r.sum(axis=1,keepdims=True); wq=r.mean(axis=0)
+    flat,eb=post(np.ones(len(XI_P))),post(wq)
+    def with_(v): a=plug.copy(); a[idx]=v; return a
+    pm=(eb*XI_P[None,:]).sum(1)
+    j=np.clip(np.round((pm+1)/(XI_P[1]-XI_P[0])).astype(int),0,len(XI_P)-1)
+    res={'flat mean':with_((flat*H).sum(1)),'EB mean':with_((eb*H).sum(1)),
+         'EB mode plug-in':with_(H[rows,np.argmax(eb,axis=1)]),'EB mean-xi plug-in':with_(H[rows,j])}
+    t=truth.mean()
+    print(f"{d:26s} profiled sigma: plug {(plug.mean()-t)*100:+.1f} "+" ".join(f"{k} {(v.mean()-t)*100:+.1f}" for k,v in res.items())+" (points)")
+for d in sys.argv[1:]: run(d); run_profile(d)
