@@ -504,6 +504,22 @@ fn threshold(fraction: f64) -> PyResult<u64> {
     tailrank::sample::threshold(fraction).map_err(err)
 }
 
+/// Check, before any work, that a summary folder may be written at `path` by a command reading
+/// `inputs` (descriptor files count with their id files): `outputs::check_output`'s rules, so
+/// that a bad output path fails at once rather than after a long scan.
+#[pyfunction]
+fn check_summary_output(path: PathBuf, inputs: Vec<PathBuf>) -> PyResult<()> {
+    let all: Vec<PathBuf> = inputs
+        .iter()
+        .flat_map(|p| tailrank::outputs::descriptor_inputs(p))
+        .collect();
+    let refs: Vec<&std::path::Path> = all.iter().map(|p| p.as_path()).collect();
+    let resolved = tailrank::outputs::resolve_inputs(&refs);
+    tailrank::outputs::check_output(&path, true, &resolved, &[])
+        .map(|_| ())
+        .map_err(err)
+}
+
 /// Library version.
 #[pyfunction]
 fn version() -> &'static str {
@@ -521,6 +537,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(id_hashes, m)?)?;
     m.add_function(wrap_pyfunction!(threshold, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(check_summary_output, m)?)?;
     // The prediction defaults, read by the Python signatures (stated once, in the library).
     let d = PredictOptions::DEFAULT;
     let e = EvtOptions::DEFAULT;

@@ -60,6 +60,19 @@ def test_ray_cli(bench, cluster, tmp_path):
     single = tailrank.scan(bench["queries_path"], bench["core_path"], bench["shard_paths"],
                            bench["gt_path"], top_m=50)
     assert tailrank.load_summary(out) == single
+    # A bad output path is refused before Ray starts or any shard is scanned: an input file,
+    # and a folder tailrank did not write (here the folder holding the inputs).
+    shard = bench["shard_paths"][0]
+    for bad, why in [(shard, "is an input of this command"),
+                     (os.path.dirname(shard), "holds the input")]:
+        r = subprocess.run(
+            [sys.executable, "-m", "tailrank.ray", "--queries", bench["queries_path"], "--core",
+             bench["core_path"], "--gt", bench["gt_path"], "--pool", *bench["shard_paths"], "-o",
+             bad, "--address", "127.0.0.1:1"],
+            capture_output=True, text=True, timeout=60,
+        )
+        assert r.returncode == 1 and why in r.stderr, r.stderr
+        assert "Ray" not in r.stderr
 
 
 def test_default_grouping_one_task_per_cpu(bench, cluster, tmp_path):

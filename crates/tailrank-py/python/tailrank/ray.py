@@ -154,23 +154,39 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--gt", required=True, help="ground truth (ILIAS folder or JSON)")
     p.add_argument("--pool", required=True, nargs="+", help="pool shard files")
     p.add_argument("-o", "--output", required=True, help="output summary folder")
-    p.add_argument("--query-set", default=None)
-    p.add_argument("--fraction", type=float, default=1.0)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--min-fraction", type=float, default=None)
-    p.add_argument("--pool-size", type=int, default=None)
-    p.add_argument("--top-m", type=int, default=tailrank._native.SCAN_DEFAULTS["top_m"])
+    p.add_argument("--query-set", default=None,
+                   help="query set of the ground truth (required when it holds several)")
+    p.add_argument("--fraction", type=float, default=1.0,
+                   help="hash-sample fraction f of the pool (default 1: exact scan)")
+    p.add_argument("--seed", type=int, default=0, help="hash seed of the sample (default 0)")
+    p.add_argument("--min-fraction", type=float, default=None,
+                   help="smallest nesting level fraction (default: f/16)")
+    p.add_argument("--pool-size", type=int, default=None,
+                   help="size N of the full pool (default: the pool rows when f = 1)")
+    p.add_argument("--top-m", type=int, default=tailrank._native.SCAN_DEFAULTS["top_m"],
+                   help="top pool scores kept per query and subset (default %(default)s)")
     p.add_argument("--drift-shards", type=int,
-                   default=tailrank._native.SCAN_DEFAULTS["drift_shards"])
-    p.add_argument("--model", default="")
-    p.add_argument("--normalize", action="store_true")
+                   default=tailrank._native.SCAN_DEFAULTS["drift_shards"],
+                   help="hash shards of the drift check (default %(default)s)")
+    p.add_argument("--model", default="", help="model name recorded in the summary")
+    p.add_argument("--normalize", action="store_true",
+                   help="L2-normalise rows that are not unit-norm instead of refusing them")
     p.add_argument("--shards-per-task", type=int, default=None,
                    help="shards per task (default: about one task per CPU / threads-per-task)")
-    p.add_argument("--threads-per-task", type=int, default=1)
-    p.add_argument("--merge-fanin", type=int, default=4)
+    p.add_argument("--threads-per-task", type=int, default=1,
+                   help="scan threads of each task, and the Ray CPUs it reserves (default 1)")
+    p.add_argument("--merge-fanin", type=int, default=4,
+                   help="summaries merged per merge task (default 4)")
     p.add_argument("--address", default=None, help="Ray address (default: start a local instance)")
     p.add_argument("--num-cpus", type=int, default=None, help="CPUs of a local instance")
     a = p.parse_args(argv)
+    try:
+        # Before the scan: a bad output path would otherwise be found only once every shard
+        # is scanned.
+        tailrank._native.check_summary_output(a.output, [a.queries, a.core, a.gt, *a.pool])
+    except TailrankError as e:
+        print(f"tailrank.ray: error: {e}", file=sys.stderr)
+        return 1
     import ray
 
     ray.init(address=a.address, num_cpus=a.num_cpus, include_dashboard=False)
