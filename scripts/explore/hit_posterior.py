@@ -67,6 +67,12 @@ def per_query(q,S,N):
         h=np.exp(-(N-S)*x)
         eh[i]=(ww*h).sum()/ww.sum()
     return ml,eh
+def npmle(L,steps):
+    """Weights on the ξ grid maximising the mixture likelihood of the rows of L (EM)."""
+    w=np.full(L.shape[1],1/L.shape[1])
+    for _ in range(steps):
+        r=L*w[None,:]; r/=r.sum(axis=1,keepdims=True); w=r.mean(axis=0)
+    return w
 def run(d):
     qs,S,N=load(d)
     plug=[];truth=[];ML=[];EH=[];idx=[]
@@ -87,9 +93,7 @@ def run(d):
         return (w*EH).sum(axis=1)
     flat=plug.copy(); flat[idx]=post(np.zeros(len(XI)))
     # EB: NPMLE over xi grid
-    wq=np.full(len(XI),1/len(XI)); L=np.exp(ML-ML.max(axis=1,keepdims=True))
-    for _ in range(500):
-        r=L*wq[None,:]; r/=r.sum(axis=1,keepdims=True); wq=r.mean(axis=0)
+    wq=npmle(np.exp(ML-ML.max(axis=1,keepdims=True)),500)
     eb=plug.copy(); eb[idx]=post(np.log(wq+1e-300))
     # MAP-xi plug in under EB prior? also profile argmax check
     print(f"{d:26s} truth {truth.mean():.4f} plug {plug.mean()-truth.mean():+.4f} flat {flat.mean()-truth.mean():+.4f} eb {eb.mean()-truth.mean():+.4f}  n_tailq {len(idx)}  EBxi-mean {np.dot(wq,XI):+.3f}")
@@ -121,9 +125,7 @@ def run_profile(d):
     L=np.exp(PL-PL.max(axis=1,keepdims=True)); rows=np.arange(len(idx))
     def post(w0):
         w=L*w0[None,:]; return w/w.sum(axis=1,keepdims=True)
-    wq=np.full(len(XI_P),1/len(XI_P))
-    for _ in range(1000):
-        r=L*wq[None,:]; r/=r.sum(axis=1,keepdims=True); wq=r.mean(axis=0)
+    wq=npmle(L,1000)
     flat,eb=post(np.ones(len(XI_P))),post(wq)
     def with_(v): a=plug.copy(); a[idx]=v; return a
     pm=(eb*XI_P[None,:]).sum(1)

@@ -8,19 +8,8 @@ fits every candidate at level 0. Hit = flagged among runs with |error| > 1
 point, FA = flagged among runs under 0.5 point; tuned families (hubs left out).
 Usage: plausible_spread.py RUNS.json..."""
 import json, sys
-import numpy as np
 
-TOL, FIT_TOL, Z = 0.005, 0.01, 3.0
-
-
-def fired(r):
-    t = r["trust"]
-    trend = abs(t["trend_projected"]) > TOL and abs(t["trend_projected"] / t["trend_std_error"]) > Z
-    u = t["in_sample"][t["in_sample_used"]] if t.get("in_sample_used") is not None else None
-    ins = u is not None and abs(u["projected_error"]) > TOL and abs(u["error"] / u["std_error"]) > Z
-    fit = t.get("fit_choice_shift") is not None and abs(t["fit_choice_shift"]) > FIT_TOL
-    ep = bool(r.get("endpoint_fired"))
-    return dict(trend=trend, ins=ins, fit=fit, ep=ep)
+from verdict_rules import FIT_TOL, fired, score
 
 
 def spread(r, z):
@@ -29,18 +18,6 @@ def spread(r, z):
     e0 = abs(cs[k]["in_sample_error"])
     vals = [x["map_at_n"] for x in cs if abs(x["in_sample_error"]) - e0 <= z * x["paired_se"] or x is cs[k]]
     return max(vals) - min(vals), len(vals)
-
-
-def score(runs, flag):
-    hit = fa = nb = ns = 0
-    for r in runs:
-        e = abs(r["evt"] - r["truth"])
-        f = bool(flag(r))
-        if e > 0.01:
-            nb += 1; hit += f
-        elif e < 0.005:
-            ns += 1; fa += f
-    return f"hit {hit}/{nb}, FA {fa}/{ns}"
 
 
 for path in sys.argv[1:]:
@@ -53,7 +30,7 @@ for path in sys.argv[1:]:
         rules[f"plausible spread (z = {z}) > 1 point"] = (
             lambda r, z=z: rules["without the fit-choice test"](r) or spread(r, z)[0] > FIT_TOL)
     for name, f in rules.items():
-        print(f"  {name:44s} {score(runs, f)}")
+        score(runs, lambda r, f=f: bool(f(r)), name)
     print("  per family (as built | z = 2): error, plausible fits, spread")
     for fam in sorted({r["preset"] for r in runs}):
         rs = [r for r in runs if r["preset"] == fam]

@@ -498,6 +498,13 @@ fn id_hashes(ids: Vec<String>, seed: u64) -> Vec<u64> {
         .collect()
 }
 
+/// 0-based positions `(first, second)` of the first repeated id (`formats::ids::find_duplicate`,
+/// the check every id reader and `tailrank sample` apply), if any.
+#[pyfunction]
+fn find_duplicate_id(py: Python<'_>, ids: Vec<String>) -> Option<(usize, usize)> {
+    py.allow_threads(|| tailrank::formats::ids::find_duplicate(&ids))
+}
+
 /// Sampling threshold t(f) = ⌊f · 2^64⌋ (u64::MAX at f = 1).
 #[pyfunction]
 fn threshold(fraction: f64) -> PyResult<u64> {
@@ -536,6 +543,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(evaluate_revisited_native, m)?)?;
     m.add_function(wrap_pyfunction!(id_hashes, m)?)?;
     m.add_function(wrap_pyfunction!(threshold, m)?)?;
+    m.add_function(wrap_pyfunction!(find_duplicate_id, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(check_summary_output, m)?)?;
     // The prediction defaults, read by the Python signatures (stated once, in the library).

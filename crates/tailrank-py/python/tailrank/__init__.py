@@ -677,10 +677,9 @@ def sample_ids(ids: Iterable[str], fraction: float, seed: int = 0) -> List[str]:
     """The sampled ids in input order: what ``tailrank sample`` writes (docs/method.md §4).
     A pool id names one item, so a repeated id is refused, as ``tailrank sample`` refuses it."""
     lst = _ids_list(ids, "ids")
-    first: dict = {}
-    for i, x in enumerate(lst):
-        j = first.setdefault(x, i)
-        if j != i:
-            raise TailrankError(f"ids: duplicate id {x!r} at positions {j} and {i}")
+    dup = _native.find_duplicate_id(lst)
+    if dup is not None:
+        j, i = dup
+        raise TailrankError(f"ids: duplicate id {lst[i]!r} at positions {j} and {i}")
     mask = sample_mask(lst, fraction, seed)
     return [i for i, m in zip(lst, mask) if m]
