@@ -5,7 +5,8 @@ bootstrap tables of endpoint_boot.py, and expected AP@k terms under Poisson coun
 import json, numpy as np
 from scipy.stats import poisson
 k = 1000
-def load(d):
+def load(d, levels=True):
+    """The run in folder d; levels=False skips levels.csv (the per-level fits)."""
     s=d+'/summary'; m=json.load(open(s+'/manifest.json')); t=json.load(open(d+'/truth.json'))
     off=np.load(s+'/query_offsets.npy').astype(np.int64)
     K=(np.load(s+'/pos_pool_above.npy')+np.load(s+'/pos_pool_ties.npy')).astype(np.int64)
@@ -14,10 +15,12 @@ def load(d):
     KN=np.array([p['pool_above_n'] for q in t['queries'] for p in q['positives']])
     nq=len(off)-1; qid=np.repeat(np.arange(nq),np.diff(off)); P=len(qid)
     j=np.concatenate([np.arange(1,n+1) for n in np.diff(off)])
+    run=dict(K=K,C=C,sc=sc,KN=KN,N=float(m['pool_size']),nq=nq,qid=qid,j=j,truth=t['map_at_k'])
+    if not levels: return run
     lv=np.genfromtxt(d+'/levels.csv',delimiter=',',names=True); nl=int(lv['level'].max())+1
     R=lambda c: lv[c].reshape(nl,P)
-    return dict(K=K,C=C,sc=sc,KN=KN,S=np.array(m['subset_sizes'],float)[:nl],N=float(m['pool_size']),nq=nq,qid=qid,j=j,
-        xh=R('x_hat'),br=R('branch').astype(int),u=R('u'),sg=R('sigma'),xi=R('xi'),nl=nl,truth=t['map_at_k'])
+    return dict(run,S=np.array(m['subset_sizes'],float)[:nl],
+        xh=R('x_hat'),br=R('branch').astype(int),u=R('u'),sg=R('sigma'),xi=R('xi'),nl=nl)
 TABLES={}
 def table(n):
     ns=[20,40,50,80,100,200,400,800]
