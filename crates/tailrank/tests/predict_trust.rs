@@ -8,7 +8,7 @@
 //! the interval's span.
 
 use tailrank::hardness::{Estimator, EvtOptions, QueryHardness};
-use tailrank::predict::trust::FIT_TOLERANCE;
+use tailrank::predict::trust::{FIT_TOLERANCE, Z_CRIT};
 use tailrank::predict::{baselines, predict, FitMode, PredictOptions, Prediction, Verdict};
 use tailrank::simulate::{simulate_summary, SimConfig};
 
@@ -198,6 +198,34 @@ fn the_realized_interval_spans_the_second_opinion() {
         Verdict::Trusted,
         "ilias-like is the home family"
     );
+}
+
+/// The count reading is spanned exactly when the last doubling of the sample moved the
+/// prediction by more than `Z_CRIT` query SEs (`docs/predict.md`, "An unsettled sample spans
+/// the count reading"); the interval then holds it up to the sample's ceiling. Both cases
+/// occur among these runs (the held-out hubs family is unsettled at 5%).
+#[test]
+fn an_unsettled_sample_spans_the_count_reading() {
+    let o = opts();
+    let mut seen = [false; 2];
+    for (family, seed) in [("hubs", 0), ("hubs", 1), ("ilias-like", 3)] {
+        let (p, _) = sim_predict(family, seed, 0.05, 300, &o);
+        let r = p.realized.expect("a realized interval");
+        let budget = p.budget.as_ref().expect("a summary has levels");
+        let last = budget.steps.iter().find(|s| s.to_level == 0).unwrap();
+        let unsettled = last.abs_diff > Z_CRIT * last.std_error;
+        assert_eq!(budget.unsettled(), unsettled);
+        seen[unsettled as usize] = true;
+        let count = p.baselines.count;
+        if unsettled {
+            assert_eq!(r.count_estimate, Some(count), "{family} {seed}");
+            let capped = count.min(p.baselines.evaluate_at_s.max(p.estimate));
+            assert!(r.interval.contains(capped), "{family} {seed}: {r:?}");
+        } else {
+            assert_eq!(r.count_estimate, None, "{family} {seed}");
+        }
+    }
+    assert_eq!(seen, [true, true], "both outcomes among the runs");
 }
 
 #[test]

@@ -100,6 +100,7 @@ const PREDICTION_KEYS: &[&str] = &[
     "queries[].tail.xi",
     "query_set",
     "realized.capped_at_evaluate_at_s",
+    "realized.count_map_at_k",
     "realized.excess_mass_map_at_k",
     "realized.fit_choice_map_at_k",
     "realized.level_calibrated_map_at_k",

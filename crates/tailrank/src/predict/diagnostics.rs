@@ -172,6 +172,18 @@ pub fn budget(levels: &[LevelPrediction]) -> Option<Budget> {
     })
 }
 
+impl Budget {
+    /// Whether the last doubling (level 1 → 0) moved the prediction by more than
+    /// `trust::Z_CRIT` of its query SEs: a move no query noise explains, so no tail fit has
+    /// settled at this sample size (`predict::realized` then spans the count reading).
+    pub fn unsettled(&self) -> bool {
+        self.steps
+            .iter()
+            .find(|s| s.to_level == 0)
+            .is_some_and(|s| s.abs_diff > super::trust::Z_CRIT * s.std_error)
+    }
+}
+
 /// Drift check over the summary's shards (None with fewer than 2 shards).
 pub fn drift(
     s: &Summary,

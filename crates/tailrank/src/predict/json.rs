@@ -112,6 +112,8 @@ struct RealizedJson {
     fit_choice_map_at_k: Option<f64>,
     level_calibrated_map_at_k: Option<f64>,
     excess_mass_map_at_k: Option<f64>,
+    /// The count reading, spanned when the last doubling left the sample unsettled.
+    count_map_at_k: Option<f64>,
     trend_shift: f64,
     /// The evaluate-at-S value when it capped the upper end (an upper bound of the metric at N).
     capped_at_evaluate_at_s: Option<f64>,
@@ -275,6 +277,7 @@ impl<'a> PredictionJson<'a> {
                 fit_choice_map_at_k: r.fit_choice_estimate,
                 level_calibrated_map_at_k: r.calibrated_estimate,
                 excess_mass_map_at_k: r.excess_mass_estimate,
+                count_map_at_k: r.count_estimate,
                 trend_shift: r.trend_shift,
                 capped_at_evaluate_at_s: r.ceiling,
             }),

@@ -776,6 +776,10 @@ fn assemble(
         other_fit,
         calibrated: base.level_calibrated.map(|c| c.map_at_k),
         excess_mass,
+        count: budget
+            .as_ref()
+            .filter(|b| b.unsettled())
+            .map(|_| base.count),
         unmoved: excess_centre.map(|c| c.unmoved_map_at_k),
     };
     let realized = realized::realized_interval(

@@ -47,6 +47,16 @@
 //!   (the test's excess rate `r`) is the hardest reading of that excess; the interval spans
 //!   its value `m_excess` (the binomial map of the hardness with every immune positive at
 //!   rate `r`). With `O ≤ P`, `r = 0` and there is nothing to span;
+//! - the unsettled sample: when the last doubling of the sample (level 1 → 0) moved the
+//!   prediction by more than `trust::Z_CRIT` of its query SEs
+//!   (`predict::diagnostics::Budget::unsettled`), no tail fit has settled at this sample
+//!   size, and the count reading (`K/S` alone, no tail; the baseline of that name) is as well
+//!   supported as the fits: the interval spans its value `m_count` too. *Choice:* at 1% of a
+//!   2M-row pool (S ≈ 20,000) and on the held-out hubs family every fit reads far too hard
+//!   while the level trend points further down, and the interval missed on the upper side;
+//!   the budget check's own threshold (one SE) also fires on a third of the ILIAS-size runs
+//!   at 1%, whose errors are no larger than the others', and would widen them by up to 8
+//!   points (`docs/predict.md`, "An unsettled sample spans the count reading");
 //! - the level tests: when the trust check finds a real trend across the nested levels, the
 //!   prediction is still moving with the sample, and the interval reaches, on the side the
 //!   truth moves to, by the projected move `Δ = Δ_trend` to N. A real in-sample error is
@@ -67,7 +77,7 @@
 //! ```text
 //! h  = z · sd_pool                              z = Φ⁻¹((1 + c)/2)
 //! Δ  = Δ_trend when the trend test fired, else 0 (with m_fit; else Trust::shift())
-//! M  = {m̂, m_ER, m_Bin, m_fit, m_cal} ∪ {m_excess if r > 0}
+//! M  = {m̂, m_ER, m_Bin, m_fit, m_cal} ∪ {m_excess if r > 0} ∪ {m_count if the sample is unsettled}
 //! lo = max(0, min(M) − h − max(−Δ, 0))
 //! hi = min(1, max(m̂, m_S), max(M) + h + max(Δ, 0))
 //! ```
@@ -112,6 +122,9 @@ pub struct RealizedInterval {
     /// `m_excess`: the excess-mass reading, when the endpoint test's excess rate is positive.
     #[serde(default)]
     pub excess_mass_estimate: Option<f64>,
+    /// `m_count`: the count reading, when the last doubling left the sample unsettled.
+    #[serde(default)]
+    pub count_estimate: Option<f64>,
     /// `m_S`, the evaluate-at-S value when it cut the upper end (module docs); None when the
     /// end lies below it.
     #[serde(default)]
@@ -121,13 +134,15 @@ pub struct RealizedInterval {
 /// The other opinions on the same metric that the interval spans (module docs): `other_map`
 /// the estimate through the other map, `other_fit` the other evt fit's (`m_fit`),
 /// `calibrated` the level-calibrated law's (`m_cal`), `excess_mass` the excess-mass reading
-/// (`m_excess`, None when `r = 0`).
+/// (`m_excess`, None when `r = 0`), `count` the count reading (`m_count`, None unless the
+/// last doubling left the sample unsettled, `Budget::unsettled`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Opinions {
     pub other_map: f64,
     pub other_fit: Option<f64>,
     pub calibrated: Option<f64>,
     pub excess_mass: Option<f64>,
+    pub count: Option<f64>,
     /// The tail model's own estimate when the estimate was moved to the centre of the excess
     /// (`predict::endpoint_test::centre_of_excess`), so that the interval keeps spanning it.
     pub unmoved: Option<f64>,
@@ -166,6 +181,7 @@ pub fn realized_interval(
         other_fit: fit_choice,
         calibrated,
         excess_mass,
+        count,
         unmoved,
     } = opinions;
     let trend_shift = if fit_choice.is_some() {
@@ -177,12 +193,14 @@ pub fn realized_interval(
     let h = z * pool_sd;
     let calibrated = calibrated.filter(|v| v.is_finite());
     let excess_mass = excess_mass.filter(|v| v.is_finite());
+    let count = count.filter(|v| v.is_finite());
     // M: the estimate and every finite opinion.
     let (lo, hi) = [
         Some(other_map),
         fit_choice,
         calibrated,
         excess_mass,
+        count,
         unmoved,
     ]
     .into_iter()
@@ -207,6 +225,7 @@ pub fn realized_interval(
         fit_choice_estimate: fit_choice,
         calibrated_estimate: calibrated,
         excess_mass_estimate: excess_mass,
+        count_estimate: count,
         ceiling: cut.map(|_| ceiling),
     })
 }
@@ -222,6 +241,7 @@ mod tests {
             other_fit,
             calibrated: None,
             excess_mass: None,
+            count: None,
             unmoved: None,
         }
     }
@@ -271,6 +291,7 @@ mod tests {
             other_fit: Some(0.42),
             calibrated: Some(0.50),
             excess_mass: None,
+            count: None,
             unmoved: None,
         };
         for verdict in [Verdict::Trusted, Verdict::Doubtful] {
@@ -296,6 +317,7 @@ mod tests {
             other_fit: Some(0.42),
             calibrated: Some(0.50),
             excess_mass: Some(0.33),
+            count: None,
             unmoved: None,
         };
         let trusted = Trust::without_tests(Verdict::Trusted, String::new());
@@ -333,5 +355,28 @@ mod tests {
         }
         let r = realized_interval(0.40, ops, 0.38, &[0.40, 0.40], None, &t, 0.95).unwrap();
         assert_eq!(r.interval.hi, 0.40);
+    }
+
+    /// The count reading is spanned when it is given (the last doubling left the sample
+    /// unsettled), on either side, and reported; the ceiling still cuts it.
+    #[test]
+    fn an_unsettled_sample_spans_the_count_reading() {
+        let t = Trust::without_tests(Verdict::Doubtful, String::new());
+        let base = Opinions {
+            calibrated: Some(0.45),
+            ..opinions(0.41, Some(0.42))
+        };
+        let with = |count| Opinions { count, ..base };
+        let r = realized_interval(0.40, with(Some(0.60)), 0.70, &[0.4, 0.4], None, &t, 0.95);
+        let r = r.unwrap();
+        assert_eq!((r.interval.lo, r.interval.hi), (0.40, 0.60));
+        assert_eq!(r.count_estimate, Some(0.60));
+        let r = realized_interval(0.40, with(Some(0.60)), 0.55, &[0.4, 0.4], None, &t, 0.95);
+        assert_eq!(r.unwrap().interval.hi, 0.55);
+        let r = realized_interval(0.40, with(Some(0.30)), 0.70, &[0.4, 0.4], None, &t, 0.95);
+        assert_eq!(r.unwrap().interval.lo, 0.30);
+        let r = realized_interval(0.40, with(None), 0.70, &[0.4, 0.4], None, &t, 0.95).unwrap();
+        assert_eq!((r.interval.lo, r.interval.hi), (0.40, 0.45));
+        assert_eq!(r.count_estimate, None);
     }
 }

@@ -84,7 +84,7 @@ pub fn prediction_table(p: &Prediction) -> String {
             let _ = writeln!(
                 t,
                 "{:<w$} {:>9}  {conf} {} width {}: realized metric of these queries (pool \
-                 sd {}, other map {}{}{}, trend shift {:+.2}{})",
+                 sd {}, other map {}{}{}{}, trend shift {:+.2}{})",
                 "  these queries at N",
                 "",
                 interval(&r.interval),
@@ -97,6 +97,10 @@ pub fn prediction_table(p: &Prediction) -> String {
                 },
                 match r.excess_mass_estimate {
                     Some(m) => format!(", excess-mass reading {}", pct(m)),
+                    None => String::new(),
+                },
+                match r.count_estimate {
+                    Some(m) => format!(", count reading {} (sample unsettled)", pct(m)),
                     None => String::new(),
                 },
                 100.0 * r.trend_shift,
