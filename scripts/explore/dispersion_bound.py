@@ -60,15 +60,20 @@ def hit_table(simdir, nq=None):
     return 100.0 * top[:, None] * (d[None, :] == 0), nq
 
 
+def count_pmf(c, lam, pi, f):
+    """P(c_q) of each query's rare count under the pool with spread pi (pi = 1: pool A):
+    pi * Poisson(c; lam f / pi) + (1 - pi) * [c = 0]."""
+    return pi * poisson.pmf(c, lam * f / pi) + (1 - pi) * (c == 0)
+
+
 def posterior(c, lam, pi, f):
     """(nq, DMAX+1) posterior pmf of D_q given c_q under the pool (pi = 1: pool A), and the
     log-likelihood of the counts."""
     r = lam / pi
     # Given activity, D - c ~ Poisson(r (1 - f)) independently of c (Poisson thinning).
     rest = poisson.pmf(d[None, :] - c[:, None], r * (1 - f))
-    p_c_active = poisson.pmf(c, r * f)
-    p_c = pi * p_c_active + (1 - pi) * (c == 0)
-    w_active = pi * p_c_active / p_c
+    p_c = count_pmf(c, lam, pi, f)
+    w_active = pi * poisson.pmf(c, r * f) / p_c
     post = w_active[:, None] * rest
     post[:, 0] += 1 - w_active  # inactive: D = 0 (only possible when c = 0)
     return post, np.log(p_c).sum()

@@ -22,9 +22,8 @@ Usage: python verdict_bound.py SIMDIR F [LAM ...]   (default LAM: 1 3)
 """
 import os, sys
 import numpy as np
-from scipy.stats import poisson
 sys.path.insert(0, os.path.dirname(__file__))
-from dispersion_bound import DMAX, ap_table
+from dispersion_bound import DMAX, ap_table, count_pmf
 
 PIS = [1.0, 0.7, 0.5, 0.4, 0.3, 0.2, 0.15, 0.1]
 DRAWS = 2000
@@ -33,8 +32,7 @@ NEAR, FAR = 0.5, 1.5  # right on C: within NEAR; E is FAR or more from C (so T i
 
 def count_loglik(c, lam, pi, f):
     """log L of the rare counts c (one per query) under the pool with spread pi."""
-    p = pi * poisson.pmf(c, lam * f / pi) + (1 - pi) * (c == 0)
-    return np.log(p).sum(axis=-1)
+    return np.log(count_pmf(c, lam, pi, f)).sum(axis=-1)
 
 
 def main():
