@@ -201,7 +201,7 @@ fn the_realized_interval_spans_the_second_opinion() {
 }
 
 /// The count reading is spanned exactly when the last doubling of the sample moved the
-/// prediction by more than `Z_CRIT` query SEs (`docs/predict.md`, "An unsettled sample spans
+/// prediction by more than `Z_CRIT` query SEs (`docs/notes/2026-12-estimator-log.md`, "An unsettled sample spans
 /// the count reading"); the interval then holds it up to the sample's ceiling. Both cases
 /// occur among these runs (the held-out hubs family is unsettled at 5%).
 #[test]
@@ -312,7 +312,7 @@ fn verdict_flags_mixture_tail_and_passes_ilias_like() {
         // The level tests pass. (The verdict as a whole also counts the drift flag, whose
         // max |z| > 3 over 4 shards fires on ~1% of uniform samples: seed 1 reads 3.2 since
         // shards keep ⌈M/H⌉ scores, against 1 flag in 32 ilias-like, truncnormal, kumaraswamy
-        // and ilias-continuous runs, docs/predict.md.)
+        // and ilias-continuous runs, docs/notes/2026-12-estimator-log.md.)
         assert!(
             !p.trust.trend_fired() && !p.trust.in_sample_fired(),
             "{}",

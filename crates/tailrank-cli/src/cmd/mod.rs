@@ -19,7 +19,7 @@ pub mod validate;
 #[derive(clap::Args, Debug, Clone, Copy)]
 pub struct CentreArgs {
     /// Keep the tail model's own estimate (the paper's): no move to the centre of the
-    /// endpoint test's survivor-decayed excess (docs/predict.md, "Survivor decay").
+    /// endpoint test's survivor-decayed excess (docs/notes/2026-12-estimator-log.md, "Survivor decay").
     #[arg(long)]
     pub no_excess_centre: bool,
     /// Move the estimate to the centre of the decayed excess (the default; kept for scripts
@@ -38,7 +38,7 @@ impl CentreArgs {
     }
 }
 
-/// Which evt fit gives the estimate (`PredictOptions::fit`; docs/predict.md, "The
+/// Which evt fit gives the estimate (`PredictOptions::fit`; docs/notes/2026-12-estimator-log.md, "The
 /// level-selected fit").
 #[derive(clap::Args, Debug, Clone)]
 pub struct FitArgs {

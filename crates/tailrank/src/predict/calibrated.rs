@@ -1,4 +1,4 @@
-//! The level-calibrated count law (docs/method.md §8, docs/predict.md "Level-calibrated count
+//! The level-calibrated count law (docs/method.md §8, docs/notes/2026-12-estimator-log.md "Level-calibrated count
 //! law"): an experimental second opinion beside evt that predicts the *law* of each positive's
 //! unsampled count `D = K_N − K_S`, learned on the nested levels of the summary and never on
 //! a truth.
@@ -23,7 +23,7 @@
 //! hit@1 = `P(r_1 = 1)`.
 //!
 //! The assumption is that the law of `λ` in a bin is the same at every level (self-similar
-//! misfit); docs/predict.md records where that fails (a trend over levels in the deep bin).
+//! misfit); docs/notes/2026-12-estimator-log.md records where that fails (a trend over levels in the deep bin).
 
 use super::{hardness_for_metric, PredictOptions};
 use crate::error::Result;

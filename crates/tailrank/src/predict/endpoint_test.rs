@@ -30,7 +30,7 @@
 //! rate, an even spread is the hardest reading (each positive's expected AP@k term is convex
 //! and decreasing in its rate), and the level-0 immune positives sit farther past their
 //! endpoints than the levels' ones, so the reading errs hard: it is an interval end, not an
-//! estimate (`docs/predict.md`, "The excess-mass reading").
+//! estimate (`docs/notes/2026-12-estimator-log.md`, "The excess-mass reading").
 //!
 //! **Centre of the excess.** Full concentration (rate 0 for the immune positives, the tail
 //! model's own reading) is the other end, and how the pooled rate spreads over the queries is
@@ -60,7 +60,7 @@
 //! themselves ([`survivor_decay`]).
 //!
 //! *Levels 1–3.* Deeper levels fit the tail 16 times or more deeper in the body than level 0
-//! (the same reason the in-sample check uses level 1); `docs/predict.md`, "The endpoint test",
+//! (the same reason the in-sample check uses level 1); `docs/notes/2026-12-estimator-log.md`, "The endpoint test",
 //! gives the per-level counts that were measured before this choice.
 
 use super::bootstrap::QueryBootstrap;

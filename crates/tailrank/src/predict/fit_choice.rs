@@ -18,7 +18,7 @@
 //!
 //! *Why level 1.* It is the held-out step with the most items (`S_0/2` against `S_0`). The
 //! deeper levels see a tail `S_0/S_ℓ` times shallower and carry the fit's small-sample bias,
-//! which the selection would then fit (`docs/predict.md`, "The level-selected fit", measures
+//! which the selection would then fit (`docs/notes/2026-12-estimator-log.md`, "The level-selected fit", measures
 //! levels 1–4; "The level-selected fit as the default" measures selecting on the step from
 //! level 2 to level 1). The selection consumes the level-1 check: `predict::trust` compares
 //! the two fits' predictions instead (its fit-choice test).
@@ -26,7 +26,7 @@
 //! *Why it is the default* (`PredictOptions::DEFAULT.fit`): on the validation corpus at the
 //! ILIAS size its worst tuned family is 3.3 points off at 5% and 3.9 at 1%, against 7.4 and
 //! 13.7 for the paper's fit, and on real vector geometry at 5% within 3.2 points where the
-//! paper's fit misses by up to 17 (`docs/predict.md`, "The level-selected fit as the
+//! paper's fit misses by up to 17 (`docs/notes/2026-12-estimator-log.md`, "The level-selected fit as the
 //! default").
 
 use super::bootstrap::QueryBootstrap;

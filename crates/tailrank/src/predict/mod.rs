@@ -60,7 +60,7 @@ pub struct PredictOptions {
     /// Hardness-to-metric map.
     pub map: MapKind,
     /// Which evt fit gives the estimate: the level-selected one (the default), or the options'
-    /// own (`docs/predict.md`, "The level-selected fit"). Files from before this field read
+    /// own (`docs/notes/2026-12-estimator-log.md`, "The level-selected fit"). Files from before this field read
     /// as the options' own, which is what they ran.
     #[serde(default)]
     pub fit: FitMode,
@@ -75,7 +75,7 @@ pub struct PredictOptions {
     /// Move the estimate (mAP@k, Recall@k, hit@1) to the centre of the endpoint test's shrunk
     /// excess at its survivor-decayed rate (docs/method.md §9). On by default: a diffuse
     /// excess (a rare component above the main tail) moves it, a concentrated one (bursts,
-    /// hubs, real vector geometry) decays and barely does (`docs/predict.md`, "Survivor
+    /// hubs, real vector geometry) decays and barely does (`docs/notes/2026-12-estimator-log.md`, "Survivor
     /// decay"). Off, the estimate is the tail model's own (the paper's).
     #[serde(default)]
     pub excess_centre: bool,

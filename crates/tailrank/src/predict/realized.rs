@@ -39,7 +39,7 @@
 //!   verdict. *Choice:* it used to be spanned only when the verdict was doubtful (`m_cal`
 //!   reads 1–2 points easy where evt is right); but a tail model that errs without any level
 //!   test seeing it (kumaraswamy) then had an interval of its pool noise and its fits alone,
-//!   and spanning it always costs ilias-like 0.4 to 0.9 points of width (`docs/predict.md`,
+//!   and spanning it always costs ilias-like 0.4 to 0.9 points of width (`docs/notes/2026-12-estimator-log.md`,
 //!   "The excess-mass reading");
 //! - the excess mass: when the endpoint test (`predict::endpoint_test`) finds more immune
 //!   positives outranked across the levels than the fitted endpoints explain (`O > P`), the
@@ -56,7 +56,7 @@
 //!   while the level trend points further down, and the interval missed on the upper side;
 //!   the budget check's own threshold (one SE) also fires on a third of the ILIAS-size runs
 //!   at 1%, whose errors are no larger than the others', and would widen them by up to 8
-//!   points (`docs/predict.md`, "An unsettled sample spans the count reading");
+//!   points (`docs/notes/2026-12-estimator-log.md`, "An unsettled sample spans the count reading");
 //! - the level tests: when the trust check finds a real trend across the nested levels, the
 //!   prediction is still moving with the sample, and the interval reaches, on the side the
 //!   truth moves to, by the projected move `Δ = Δ_trend` to N. A real in-sample error is
@@ -65,7 +65,7 @@
 //!   magnitude (`trust::Trust::shift`). *Choice:* the linear projection `ê_N` of a ratio-2
 //!   error over the 20× step to N gave widths of 12–37 points on the bursts and
 //!   heterogeneous families for no more coverage than the span to `m_fit`
-//!   (`docs/predict.md`, "The level-selected fit").
+//!   (`docs/notes/2026-12-estimator-log.md`, "The level-selected fit").
 //!
 //! **The sample's ceiling.** The sampled items are items of the pool, so the full pool holds
 //! every item that outranks a positive in the sample gallery, and more: no positive ranks

@@ -26,7 +26,7 @@
 //!
 //! Three levels in windows `(S_0/8, S_0]`, `(S_0/4, S_0]`, `(S_0/2, S_0]` identify `γ` only
 //! roughly, and the extrapolation to `N` is 20 to 100 times longer than the windows:
-//! `docs/predict.md`, "Survivor decay", gives what was measured.
+//! `docs/notes/2026-12-estimator-log.md`, "Survivor decay", gives what was measured.
 
 /// The largest decay the fit considers: at `γ = 4` the level-0 survivors keep a hazard
 /// below 1/8 of level 1's over the unsampled pool.

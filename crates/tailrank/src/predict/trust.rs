@@ -65,7 +65,7 @@ pub const TOLERANCE: f64 = 0.005;
 /// point) make the prediction doubtful. *Choice:* twice [`TOLERANCE`], because `m_fit` carries
 /// the noise of its own selection (a grid of 12 fits ranked by one noisy statistic); at
 /// `TOLERANCE` the test flagged 2 of the 2 runs of the 5% corpus whose error was under half a
-/// point (`docs/predict.md`, "The level-selected fit").
+/// point (`docs/notes/2026-12-estimator-log.md`, "The level-selected fit").
 pub const FIT_TOLERANCE: f64 = 0.01;
 
 /// A paired statistic farther than this many standard errors from 0 is real, not noise.

@@ -1,4 +1,4 @@
-"""Exploration (docs/predict.md, "The same disagreement as a verdict test"): score other verdict
+"""Exploration (docs/notes/2026-12-estimator-log.md, "The same disagreement as a verdict test"): score other verdict
 rules on the run file of `tailrank validate --json` (which keeps every statistic of the verdict,
 `trust`, and the level-selected fit, `level_selected_fit`, per run), without re-running.
 Hit = flagged among runs with |evt - truth| > 1 point, FA = flagged among runs under 0.5 point;

@@ -1,4 +1,4 @@
-"""Exploration (docs/predict.md, "The excess-mass reading"): a per-query rate of rare items past
+"""Exploration (docs/notes/2026-12-estimator-log.md, "The excess-mass reading"): a per-query rate of rare items past
 the fitted endpoints, pooled over queries by empirical Bayes. The levels 1-3 immune positives of
 query q are outranked at level 0 with probability 1 - (1 - p_i) exp(-dS_l r_q), p_i the
 endpoint law's; the mixing law of r_q over queries is the NPMLE on a grid (EM), and each level-0

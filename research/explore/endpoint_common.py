@@ -1,4 +1,4 @@
-"""Shared helpers of the endpoint_*.py explorations (docs/predict.md, "The endpoint test and the
+"""Shared helpers of the endpoint_*.py explorations (docs/notes/2026-12-estimator-log.md, "The endpoint test and the
 immune positives"): load a `tailrank simulate` folder with its per-level evt fits (`levels.csv`,
 written by `cargo run --release --example hardness_levels -- DIR/summary > DIR/levels.csv`), the
 bootstrap tables of endpoint_boot.py, and expected AP@k terms under Poisson counts."""

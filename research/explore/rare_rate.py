@@ -1,4 +1,4 @@
-"""Exploration (docs/predict.md, "Tried in the fourth session"): one pooled rate of rare items
+"""Exploration (docs/notes/2026-12-estimator-log.md, "Tried in the fourth session"): one pooled rate of rare items
 past the fitted endpoints, solved from the endpoint test's excess, given to every level-0
 immune positive. Levels 1-3: sum_i [1 - (1 - p_i) exp(-dS_l r)] = O, p_i the endpoint law's
 probability; then immune x = r at N (expected-rank map, or the count law with Poisson((N - S) r)).

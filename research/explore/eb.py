@@ -1,4 +1,4 @@
-"""Exploration for issue #15 (docs/predict.md, "Towards a count-law estimator"): the
+"""Exploration for issue #15 (docs/notes/2026-12-estimator-log.md, "Towards a count-law estimator"): the
 conditional mean E[K_0 | K_L = c] between the deepest nested level and level 0, transferred
 to level 0 -> N by scale ("self-calibration"), plugged into the expected-rank map.
 Usage: python eb.py SIMDIR... (folders of `tailrank simulate`).

@@ -1,4 +1,4 @@
-"""hit@1 on the queries whose pool tail is exactly a GPD (docs/predict.md, "hit@1 when the tail
+"""hit@1 on the queries whose pool tail is exactly a GPD (docs/notes/2026-12-estimator-log.md, "hit@1 when the tail
 model is right"). DIR is a `tailrank simulate --preset ilias-continuous` folder; HARDNESS a
 `predict --hardness-out` file in it. Keeps the queries of one `gpd-tail` component whose top
 positive no sampled or core item outranks, and bins them by the true N·x of that positive:

@@ -1,4 +1,4 @@
-"""Exploration (docs/predict.md, "The endpoint test and the immune positives"): the level-selected
+"""Exploration (docs/notes/2026-12-estimator-log.md, "The endpoint test and the immune positives"): the level-selected
 fit (12 candidates, argmin |e_1|) with the count law, and (IMM=1, the default) the endpoint law
 for the immune positives, in both the selection and the prediction at N. Needs lv_{m}_{q}.csv
 beside each SIMDIR's summary (`hardness_levels DIR/summary m q 2`) and the boot_*.npz tables.

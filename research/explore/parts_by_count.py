@@ -1,4 +1,4 @@
-"""Exploration (docs/predict.md, "Tried in the fourth session"): evt's level-0 error split by
+"""Exploration (docs/notes/2026-12-estimator-log.md, "Tried in the fourth session"): evt's level-0 error split by
 the positives' sample count: immune, tail branch with K_S = 0, tail branch with 1 <= K_S < c_min;
 each part is the error the group adds when every other positive gets its realized AP term
 (truth for scoring only), beside the same group under the count estimate K_S/S.

@@ -1,4 +1,4 @@
-"""Exploration (docs/predict.md, "What no verdict can promise"): a lower bound on the trust
+"""Exploration (docs/notes/2026-12-estimator-log.md, "What no verdict can promise"): a lower bound on the trust
 verdict's misses and false alarms, for ANY verdict and ANY estimator that is ever right, when
 a rare component's total rate is known but its spread over the queries is not.
 

@@ -1,4 +1,4 @@
-"""Exploration for issue #15 (docs/predict.md, "Towards a count-law estimator"): for K_S = 0
+"""Exploration for issue #15 (docs/notes/2026-12-estimator-log.md, "Towards a count-law estimator"): for K_S = 0
 the prior of lambda is learned on the nested levels (level L -> 0), binned by the positive's
 normalised gap above the query's top sample scores; K_S >= 1 uses the pooled NPMLE prior.
 Usage: python gap.py SIMDIR...  (env LEVEL, MSP, NB: level, spacing rank, number of bins).

@@ -1,4 +1,4 @@
-"""Variant of plc.py (docs/predict.md, "Level-calibrated count law", negative results): the deep
+"""Variant of plc.py (docs/notes/2026-12-estimator-log.md, "Level-calibrated count law", negative results): the deep
 bin's pairs fitted as Y ~ Poisson(mu * (S_l/S_0)^gamma * e), the NPMLE of mu for each gamma of
 GAMMAS and the gamma of the largest likelihood kept (gamma = 0 is plc.py). FIXG=g forces one.
 Prints truth, the evt (binomial) error, plc.py's error and this variant's, the chosen gamma and

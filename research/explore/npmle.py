@@ -1,4 +1,4 @@
-"""Exploration for issue #15 (docs/predict.md, "Towards a count-law estimator"): a count-only
+"""Exploration for issue #15 (docs/notes/2026-12-estimator-log.md, "Towards a count-law estimator"): a count-only
 empirical-Bayes predictor. The prior g of lambda = S*x is the NPMLE (EM on a log grid) of the
 level-0 counts of all positives, K_S ~ Poisson(lambda); each positive's full-pool count is
 K_S + D with D ~ the posterior mixture of Poisson(lambda*(N/S - 1)), and the expected AP@k is

@@ -1,4 +1,4 @@
-"""Exploration (docs/predict.md, "Tried in the fourth session"): calibrating the fitted tail's
+"""Exploration (docs/notes/2026-12-estimator-log.md, "Tried in the fourth session"): calibrating the fitted tail's
 mass on the held-out half of level 0 (the level-0 items outside level 1), two ways.
 
 - `items`: every held-out item gets its fitted depth under level 1's fit, tau = S_1 x_hat_1(s)

@@ -1,4 +1,4 @@
-"""Exploration (docs/predict.md, "The endpoint test and the immune positives"): per level, the
+"""Exploration (docs/notes/2026-12-estimator-log.md, "The endpoint test and the immune positives"): per level, the
 positives the level's evt fit calls immune that level 0 outranks (level 0: the full pool, from
 truth.json, for scoring only), against the number the endpoint law expects. The prototype of
 `predict::endpoint_test`. Usage: python endpoint_counts.py SIMDIR...  (folders of `tailrank

@@ -1,9 +1,9 @@
-"""Exploration (docs/predict.md, "The plausible fits as the verdict's fit-choice test"): score
+"""Exploration (docs/notes/2026-12-estimator-log.md, "The plausible fits as the verdict's fit-choice test"): score
 verdict rules that replace the fit-choice test (the paper's fit against the estimate) by the
 spread at N of the *plausible* fits: the candidates of the level-selected grid whose level-1
 in-sample error is within z paired SEs of the chosen one's, `|e_1(c)| − |e_1(c*)| ≤ z·SE(e_1(c) −
 e_1(c*))`. Needs run files written by a binary that records each candidate's `map_at_n` and
-`paired_se`: `git apply scripts/explore/plausible_spread.patch`, a throwaway patch that also
+`paired_se`: `git apply research/explore/plausible_spread.patch`, a throwaway patch that also
 fits every candidate at level 0. Hit = flagged among runs with |error| > 1
 point, FA = flagged among runs under 0.5 point; tuned families (hubs left out).
 Usage: plausible_spread.py RUNS.json..."""

@@ -1,4 +1,4 @@
-"""Exploration for issue #15 (docs/predict.md, "Level-calibrated count law"): the law of each
+"""Exploration for issue #15 (docs/notes/2026-12-estimator-log.md, "Level-calibrated count law"): the law of each
 positive's unsampled count D = K_N - K_S learned on the nested levels, never on the truth.
 
 For each level l in LEVELS (default 1..4) and every positive with K_l < c_min, the covariate is

@@ -1,4 +1,4 @@
-"""Exploration (docs/predict.md, "Tried in the fourth session"): can one query's own sample say
+"""Exploration (docs/notes/2026-12-estimator-log.md, "Tried in the fourth session"): can one query's own sample say
 that a rare component sits above its main tail? Among the queries with level-0 immune positives,
 compare those whose immune positives the full pool outranks (truth, for scoring only) with the
 others, on two per-query statistics of the sample's top scores t_1 >= t_2 >= ...: the top gap

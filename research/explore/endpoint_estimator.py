@@ -1,4 +1,4 @@
-"""Exploration (docs/predict.md, "The endpoint test and the immune positives"): level 0's
+"""Exploration (docs/notes/2026-12-estimator-log.md, "The endpoint test and the immune positives"): level 0's
 prediction under the count law (K_N = K_S + Poisson((N - S) x_hat)) with every fitted-tail
 positive given the parametric-bootstrap law of its rate (immune: relative excess past the fitted
 endpoint; tail branch: the fitted survival p_hat as the pivot), and the parts of the error that

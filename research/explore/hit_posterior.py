@@ -1,4 +1,4 @@
-"""hit@1 as a posterior predictive over the GPD of each query's fit (docs/predict.md, "hit@1 from a
+"""hit@1 as a posterior predictive over the GPD of each query's fit (docs/notes/2026-12-estimator-log.md, "hit@1 from a
 posterior over the tail"). Each DIR is a `tailrank simulate` folder holding DIR/h.csv from
 `tailrank predict --summary DIR/summary --bootstrap 0 --sample-noise 0 --hardness-out DIR/h.csv`.
 Truth (DIR/truth.json) is used only for scoring. Usage: hit_posterior.py DIR...

@@ -1,4 +1,4 @@
-"""Exploration (docs/predict.md, "Tried in the fourth session"): a two-point (Le Cam) bound on
+"""Exploration (docs/notes/2026-12-estimator-log.md, "Tried in the fourth session"): a two-point (Le Cam) bound on
 what any estimator can promise. Pool B is pool A plus a rare component that puts Poisson(lam)
 items above every positive of each query in the full pool; a fraction-f sample of Q queries
 holds Poisson(lam f Q) of them in all, so the two samples differ in total variation by

@@ -1,4 +1,4 @@
-"""Exploration (docs/predict.md, "What the sample cannot tell: the spread of a rare component"):
+"""Exploration (docs/notes/2026-12-estimator-log.md, "What the sample cannot tell: the spread of a rare component"):
 a Bayes-risk lower bound on the error of ANY estimator of the realized mAP@1000 when a rare
 component's total rate is known but its spread over the queries is not.
 
@@ -16,7 +16,7 @@ printed: the noise floor (the pool is known: the posterior spread of the unsampl
 and what the unknown spread adds. M | X, pool is a sum of independent per-query terms and is
 taken as normal (1,232 queries).
 
-With --hit1 the metric is hit@1 instead (docs/predict.md, "What no estimator can know about
+With --hit1 the metric is hit@1 instead (docs/notes/2026-12-estimator-log.md, "What no estimator can know about
 hit@1"): a query hits at N when its top positive is first without the rare component and no
 rare item is drawn for it; pools with pi = 0.5 are added.
 

@@ -1,4 +1,4 @@
-"""Exploration (docs/predict.md, "The endpoint test and the immune positives"): the endpoint's
+"""Exploration (docs/notes/2026-12-estimator-log.md, "The endpoint test and the immune positives"): the endpoint's
 sampling law by parametric bootstrap, the Python prototype of `evt::endpoint_law`. For each xi
 on a grid, draw N normalised GPD excesses (endpoint 1), refit (ML with xi in [-1, 0]) and keep the
 refitted endpoint, shape and scale. Usage: python endpoint_boot.py N B  ->  boot_N.npz in the
