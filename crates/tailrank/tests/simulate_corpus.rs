@@ -256,7 +256,12 @@ fn deterministic_whatever_the_thread_count() {
 
 #[test]
 fn corpus_list_round_trip() {
-    assert_eq!(CORPUS.iter().filter(|e| e.held_out).count(), 1);
+    let held: Vec<&str> = CORPUS
+        .iter()
+        .filter(|e| e.held_out)
+        .map(|e| e.name)
+        .collect();
+    assert_eq!(held, ["hubs", "spread-even", "spread-0.3"]);
     assert!(corpus::names().contains(&"ilias-like") && corpus::names().contains(&"mixture-tail"));
     for e in CORPUS {
         assert_eq!(corpus::entry(e.name).unwrap().name, e.name);
@@ -322,4 +327,49 @@ for s in [0.0, 0.2, 0.35, 0.45, 0.52]:
         n += 1;
     }
     assert_eq!(n, 11);
+}
+
+/// The spread pair: on average λ = 1 rare item per query in the full pool, every one above all
+/// of its query's positives, held by every query's Poisson(1) (`spread-even`: a share
+/// `1 − e^{−1}` = 0.632 of the queries holds at least one) or by 30% of the queries with
+/// Poisson(1/0.3) each (`spread-0.3`: 0.3·(1 − e^{−10/3}) = 0.289). Bounds at 5 SEs.
+#[test]
+fn spread_pair_holds_one_rare_item_per_query_spread_as_named() {
+    for (name, holding) in [
+        ("spread-even", 1.0 - (-1.0f64).exp()),
+        ("spread-0.3", 0.3 * (1.0 - (-10.0f64 / 3.0).exp())),
+    ] {
+        let sim = small(name, 3);
+        let t = &sim.truth;
+        let q = t.queries.len() as f64;
+        let mut items = 0usize;
+        let mut held = 0usize;
+        for tq in &t.queries {
+            let top = tq
+                .positives
+                .iter()
+                .map(|p| p.score)
+                .fold(f32::MIN, f32::max);
+            assert!(
+                tq.discrete.iter().all(|d| d.score > top),
+                "{name}: above every positive"
+            );
+            items += tq.discrete.len();
+            held += usize::from(!tq.discrete.is_empty());
+        }
+        let share = held as f64 / q;
+        let se_share = (holding * (1.0 - holding) / q).sqrt();
+        assert!(
+            (share - holding).abs() < 5.0 * se_share,
+            "{name}: share {share} vs {holding}"
+        );
+        // Var of a query's count: λ/π + λ²(1 − π)/π  (Poisson(λ/π) with probability π).
+        let pi = if name == "spread-even" { 1.0 } else { 0.3 };
+        let se_mean = ((1.0 / pi + (1.0 - pi) / pi) / q).sqrt();
+        let mean = items as f64 / q;
+        assert!(
+            (mean - 1.0).abs() < 5.0 * se_mean,
+            "{name}: {mean} rare items per query"
+        );
+    }
 }

@@ -2,7 +2,7 @@
 //! starting point of every family of the validation corpus.
 
 use super::corpus;
-use super::discrete::{BurstModel, HubModel};
+use super::discrete::{BurstModel, HubModel, RareModel};
 use super::families::TailModel;
 use super::hardness_law::HardnessLaw;
 use crate::error::{Error, Result};
@@ -45,6 +45,9 @@ pub struct SimConfig {
     /// Hubs shared across queries ([`discrete`]); none in the presets.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hubs: Option<HubModel>,
+    /// Rare items above every positive ([`discrete`]); none in the presets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rare: Option<RareModel>,
 }
 
 impl SimConfig {
@@ -91,6 +94,7 @@ impl SimConfig {
             truth_pool_sizes: vec![10_000_000, 20_000_000, 50_000_000],
             bursts: None,
             hubs: None,
+            rare: None,
         }
     }
 
@@ -136,6 +140,18 @@ impl SimConfig {
         }
         if self.mean_positives.is_nan() || self.mean_positives < 1.0 {
             return bad("mean_positives must be at least 1".into());
+        }
+        if let Some(r) = &self.rare {
+            let share_ok = r.share > 0.0 && r.share <= 1.0;
+            let rate_ok = r.rate >= 0.0 && r.rate.is_finite();
+            let above_ok = r.above[0] > 0.0 && r.above[0] <= r.above[1];
+            if !(share_ok && rate_ok && above_ok) {
+                return bad(format!(
+                    "rare items need a share in (0, 1], a finite rate >= 0 and 0 < above[0] <= \
+                     above[1] (got share {}, rate {}, above {:?})",
+                    r.share, r.rate, r.above
+                ));
+            }
         }
         Ok(())
     }

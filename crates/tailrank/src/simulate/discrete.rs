@@ -19,6 +19,11 @@
 //! - A burst (probability `share` per query) has `B` copies (uniform on `copies`) at
 //!   `s_b = F̄_q⁻¹(p)`, all bitwise identical (probability `identical_share`) or `s_b + sd·Z`;
 //!   its copies are placed like hubs, among the pool items that are not hubs.
+//! - A rare component (probability `share` per query) gives the query `Poisson(rate/share)`
+//!   items in the full pool, each above every one of its positives (`s_max + δ`, δ uniform on
+//!   `above`), placed like burst copies: `rate` items per query on average however they
+//!   spread. With `share = 1` and `share < 1` at one `rate` it is the pair of pools of the
+//!   spread bound (docs/predict.md, "What no estimator can know").
 //! - No discrete item is bitwise equal to a positive's score (it is moved one f32 step down),
 //!   so the positives have no pool ties; copies of a burst do tie with each other.
 //!
@@ -30,7 +35,7 @@ use super::law::ScoreLaw;
 use super::rng_for;
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{Rng, RngExt};
-use rand_distr::{Distribution, StandardNormal};
+use rand_distr::{Distribution, Poisson, StandardNormal};
 use serde::{Deserialize, Serialize};
 
 /// Near-duplicate bursts.
@@ -57,6 +62,17 @@ pub struct HubModel {
     pub reach: [f64; 2],
     /// `log10 F̄_q(s)` of an active hub's score for query q.
     pub depth_log10: [f64; 2],
+}
+
+/// Rare items above every positive of a query.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RareModel {
+    /// π: share of queries that hold rare items.
+    pub share: f64,
+    /// λ: rare items per query in the full pool, on average over all queries.
+    pub rate: f64,
+    /// δ of a rare item's score `s_max + δ` over the query's top positive, uniform on `[lo, hi]`.
+    pub above: [f64; 2],
 }
 
 /// One discrete item of a query, as the truth records it.
@@ -180,6 +196,7 @@ impl HubPlacement {
 pub struct DiscreteContext<'a> {
     pub bursts: Option<&'a BurstModel>,
     pub hubs: Option<&'a HubModel>,
+    pub rare: Option<&'a RareModel>,
     pub placement: &'a HubPlacement,
     pub cell_sizes: &'a [u64],
     pub bounds: &'a [f64],
@@ -223,31 +240,32 @@ pub fn draw_query_items(
             let copies = rng.random_range(b.copies[0]..=b.copies[1].max(b.copies[0]));
             let s_b = law.isf(10f64.powf(uniform(&mut rng, b.depth_log10)));
             let identical = rng.random::<f64>() < b.identical_share;
-            // Copies avoid the hubs: the population is the pool without them.
-            let hubs_per_cell = ctx.placement.per_cell(ctx.cell_sizes.len());
-            let free: Vec<u64> = ctx
-                .cell_sizes
-                .iter()
-                .zip(&hubs_per_cell)
-                .map(|(n, h)| n - h)
-                .collect();
-            let total = ctx.pool - ctx.placement.reach.len() as u64;
-            let copies = copies.min(total);
-            let per_cell = split(&mut rng, total, copies, &free);
-            for (slot, pos) in place(
-                &mut rng,
-                copies as usize,
-                &per_cell,
-                ctx.bounds,
-                ctx.s_total,
-                ctx.pool,
-            ) {
+            for (slot, pos) in place_among_non_hubs(ctx, &mut rng, copies) {
                 let s = if identical {
                     s_b
                 } else {
                     let z: f64 = StandardNormal.sample(&mut rng);
                     s_b + b.jitter * z
                 };
+                items.push(Placed {
+                    score: s as f32,
+                    cell: slot.map(|x| x.0),
+                    hash: slot.map(|x| x.1),
+                    position: pos,
+                    hub: None,
+                });
+            }
+        }
+    }
+    if let Some(r) = ctx.rare {
+        if rng.random::<f64>() < r.share {
+            let mean = r.rate / r.share;
+            let count = Poisson::new(mean).map_or(0, |d| d.sample(&mut rng) as u64);
+            let top = positive_scores
+                .iter()
+                .fold(f32::NEG_INFINITY, |a, &s| a.max(s)) as f64;
+            for (slot, pos) in place_among_non_hubs(ctx, &mut rng, count) {
+                let s = (top + uniform(&mut rng, r.above)).min(1.0);
                 items.push(Placed {
                     score: s as f32,
                     cell: slot.map(|x| x.0),
@@ -265,6 +283,34 @@ pub fn draw_query_items(
     }
     items.sort_by(|a, b| b.score.total_cmp(&a.score));
     items
+}
+
+/// `count` items placed among the pool items that are not hubs (`(cell, hash)` or a position
+/// in `[S, N)`, as [`place`]): a multivariate hypergeometric split over the cells, then a
+/// uniform hash inside each.
+fn place_among_non_hubs<R: Rng + ?Sized>(
+    ctx: &DiscreteContext,
+    rng: &mut R,
+    count: u64,
+) -> Vec<(Option<(usize, f64)>, u64)> {
+    let hubs_per_cell = ctx.placement.per_cell(ctx.cell_sizes.len());
+    let free: Vec<u64> = ctx
+        .cell_sizes
+        .iter()
+        .zip(&hubs_per_cell)
+        .map(|(n, h)| n - h)
+        .collect();
+    let total = ctx.pool - ctx.placement.reach.len() as u64;
+    let count = count.min(total);
+    let per_cell = split(rng, total, count, &free);
+    place(
+        rng,
+        count as usize,
+        &per_cell,
+        ctx.bounds,
+        ctx.s_total,
+        ctx.pool,
+    )
 }
 
 /// The largest f32 below `v` (finite `v`).

@@ -56,7 +56,7 @@ use crate::summary::{
     PositiveSummary, QuerySummary, Subset, SubsetKind, Summary, SUMMARY_FORMAT_VERSION,
 };
 pub use config::SimConfig;
-pub use discrete::{BurstModel, DiscreteItem, HubModel};
+pub use discrete::{BurstModel, DiscreteItem, HubModel, RareModel};
 use families::draw_law;
 pub use families::{TailModel, WeightedModel};
 pub use files::{simulate_to_dir, SimulationFiles};
@@ -557,6 +557,7 @@ pub fn simulate_summary(cfg: &SimConfig) -> Result<Simulation> {
     let disc = discrete::DiscreteContext {
         bursts: cfg.bursts.as_ref(),
         hubs: cfg.hubs.as_ref(),
+        rare: cfg.rare.as_ref(),
         placement: &placement,
         cell_sizes: &layout.cell_sizes,
         bounds: &layout.bounds,
