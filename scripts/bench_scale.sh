@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Scale benchmark of the scan engine for full ILIAS (docs/performance.md, "Scale: 100M rows").
+# Scale benchmark of the scan engine for full ILIAS (docs/performance.md, "Scale: a 100M-row
+# pool, and full ILIAS extrapolated").
 #
 # Scans a pool of ROWS synthetic unit vectors streamed from a seeded generator (never stored:
 # `scan_bench synth`, row i generated from (seed, i)), D = 64, Q queries, exact mode (every row
