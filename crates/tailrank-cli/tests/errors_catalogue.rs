@@ -345,6 +345,22 @@ open(os.path.join(d, "garbage.h5"), "wb").write(b"\x89HDF\r\n\x1a\n" + bytes(ran
     );
     r("sel_dup.txt", "000000001\n000000002\n000000001\n");
     r("sel_empty.txt", "\n\n");
+    // Issue 44: an ILIAS positive whose scale and clutter are `NA` (a data line, not a header),
+    // and an id list with a bare carriage return inside an id (refused whatever the fraction).
+    let na = dir.join("ilias_na/image_ids");
+    std::fs::create_dir_all(&na).unwrap();
+    for f in [
+        "image_query_ids.txt",
+        "text_query_ids.txt",
+        "distractor_ids.txt.gz",
+    ] {
+        std::fs::copy(dir.join("ilias_ds/image_ids").join(f), na.join(f)).unwrap();
+    }
+    let pos = std::fs::read_to_string(dir.join("ilias_ds/image_ids/positive_ids.txt")).unwrap();
+    let (first, rest) = pos.split_once('\n').unwrap();
+    let id = first.split(',').next().unwrap();
+    std::fs::write(na.join("positive_ids.txt"), format!("{id},NA,NA\n{rest}")).unwrap();
+    r("ids_cr.txt", "yfcc000/1\nyfcc000/2\ryfcc000/3\nyfcc000/4\n");
 
     // Summaries: two shards of the pool scanned separately (valid), then broken copies.
     let base_scan = |out: &str, pool: &str, extra: &[&str]| {
@@ -628,6 +644,8 @@ fn cases() -> Vec<Case> {
         c("ilias-selected-duplicate", "`--selected-ids` entry listed twice", words("ilias --dataset-dir $DIR/ilias_ds --features $DIR/ilias_feat --selected-ids $DIR/sel_dup.txt")),
         c("ilias-bad-prediction-option", "`ilias --fraction` with a bad prediction option: refused before the scan", words("ilias --dataset-dir $DIR/ilias_ds --features $DIR/ilias_feat --fraction 0.5 --bootstrap 5 --summary-out $DIR/ilias_so")),
         c("ilias-selected-empty", "`--selected-ids` file without ids", words("ilias --dataset-dir $DIR/ilias_ds --features $DIR/ilias_feat --selected-ids $DIR/sel_empty.txt")),
+        c("ilias-positive-scale-na", "ILIAS positive whose scale is `NA` on line 1 (data, not a header)", words("ilias --dataset-dir $DIR/ilias_na --features $DIR/ilias_feat")),
+        c("ids-cr-inside", "id list with a bare carriage return inside an id, sampled at f = 0.5", words("sample --ids $DIR/ids_cr.txt --fraction 0.5 -o $DIR/s_cr.txt")),
         c("gt-missing", "ground truth path that does not exist", words("eval --results $DIR/res_ok.json --gt $DIR/nothere.json")),
         // ---- results JSON
         c("results-malformed", "results JSON with a missing colon", words("eval --results $DIR/res_malformed.json --gt $DIR/gt.json")),

@@ -23,7 +23,11 @@ import sys, json, gzip
 import xxhash
 path, f, seed = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
 op = gzip.open if path.endswith(".gz") else open
-ids = [l.rstrip("\n") for l in op(path, "rt", encoding="utf-8") if l.strip()]
+# The recipe of docs/formats.md: lines end at \n only (newline="\n"), CRLF endings stripped,
+# trailing empty entries dropped.
+ids = [l.rstrip("\r\n") for l in op(path, "rt", encoding="utf-8", newline="\n")]
+while ids and ids[-1] == "":
+    ids.pop()
 t = int(f * 2**64)
 kept = [i for i in ids if f == 1.0 or xxhash.xxh3_64_intdigest(i.encode(), seed=seed) < t]
 blob = "".join(i + "\n" for i in kept).encode()
@@ -51,7 +55,19 @@ fn sample_matches_python_xxhash() {
         writeln!(enc, "{i}").unwrap();
     }
     enc.finish().unwrap();
-    for (input, f, seed) in [(&plain, "0.05", "7"), (&gz, "0.3", "0"), (&plain, "1", "3")] {
+    // CRLF endings (and trailing blank lines) read as documented, by the tool and the recipe.
+    let crlf = d.path().join("ids_crlf.txt");
+    std::fs::write(
+        &crlf,
+        ids.iter().map(|i| format!("{i}\r\n")).collect::<String>() + "\r\n\n",
+    )
+    .unwrap();
+    for (input, f, seed) in [
+        (&plain, "0.05", "7"),
+        (&gz, "0.3", "0"),
+        (&plain, "1", "3"),
+        (&crlf, "0.5", "1"),
+    ] {
         let out = d.path().join(format!("s_{f}_{seed}.txt"));
         let (ok, _, err) = tailrank(&[
             "sample",
@@ -127,4 +143,36 @@ fn sample_rejects_bad_input() {
         assert!(!ok && err.contains("fraction"), "{f}: {err}");
     }
     assert!(!o.exists());
+}
+
+/// Regression (issue 44): an id list with a bare CR inside an id was refused only when the
+/// sample kept that id, naming the output and the sample index (at f = 0.5 it passed, while
+/// Python's text-mode readers split the line there). Every line is checked, whatever the
+/// fraction: the error names the input and its line.
+#[test]
+fn sample_refuses_a_carriage_return_inside_an_id_at_every_fraction() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("ids.txt");
+    let mut text: String = (0..50).map(|i| format!("id{i}\n")).collect();
+    text.push_str("a\rb\n");
+    std::fs::write(&p, text).unwrap();
+    for f in ["0.5", "0.01", "1"] {
+        let o = d.path().join(format!("o_{f}.txt"));
+        let (ok, _, err) = tailrank(&[
+            "sample",
+            "--ids",
+            p.to_str().unwrap(),
+            "--fraction",
+            f,
+            "-o",
+            o.to_str().unwrap(),
+        ]);
+        assert!(!ok, "f = {f}: accepted");
+        assert!(
+            err.contains(&format!("{}: line 51: carriage return", p.display())),
+            "f = {f}: {err}"
+        );
+        assert!(!err.contains("o_"), "f = {f}: names the output: {err}");
+        assert!(!o.exists());
+    }
 }

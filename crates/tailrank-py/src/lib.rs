@@ -253,7 +253,8 @@ fn scan_native(
             p.iter().map(|s| s.as_ref()).collect(),
         );
         let out = scan(&inputs, &cfg, &NoProgress)?;
-        let notes = out.notes();
+        let mut notes = request.notes.clone();
+        notes.extend(out.notes());
         Ok((request.finish(out)?.summary, notes))
     });
     let (summary, notes) = scanned.map_err(err)?;
@@ -434,6 +435,8 @@ fn evaluate_native(
         } else {
             let path: PathBuf = gt.extract()?;
             let all = py.allow_threads(|| load_ground_truth(&path)).map_err(err)?;
+            let notes = tailrank::formats::gt::ground_truth_notes(&path).map_err(err)?;
+            warn_all(py, "tailrank.evaluate", &notes)?;
             select_sets(all, &sets.unwrap_or_default())
                 .map_err(|e| err(format!("{}: {e}", path.display())))?
         };

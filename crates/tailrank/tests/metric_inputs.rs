@@ -3,7 +3,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use tailrank::formats::gt::{load_ground_truth, QuerySet};
+use tailrank::formats::gt::{ground_truth_notes, load_ground_truth, QuerySet};
 use tailrank::formats::results::{read_results, QueryResults, Results};
 use tailrank::metric::{evaluate_results, MissingPolicy};
 
@@ -78,6 +78,78 @@ fn ilias_layout_headers_and_missing_text_file() {
         sets[0].positives,
         vec![vec!["A/p".to_string()], vec!["B/p".to_string()]]
     );
+}
+
+/// Regression (issue 44): a first line was taken for a header by its shape (extra columns not
+/// numbers while the next line's are; no `/` while the next id has one) and dropped silently.
+/// Now only a column name makes a header, and a skipped header is reported.
+#[test]
+fn ilias_header_only_by_column_name_and_reported() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "image_query_ids.txt", "A/q1\nB/q1\n");
+    write(
+        d.path(),
+        "text_query_ids.txt",
+        "A/text,a red mug\nB/text,3\n",
+    );
+    write(
+        d.path(),
+        "positive_ids.txt",
+        "A/p0.jpg,NA,NA\nA/p1.jpg,0.1,3\nB/p0.jpg,0.2,5\n",
+    );
+    let sets = load_ground_truth(d.path()).unwrap();
+    assert_eq!(sets[0].positives[0], ["A/p0.jpg", "A/p1.jpg"]);
+    assert_eq!(sets[1].query_ids, ["A/text", "B/text"]);
+    assert!(ground_truth_notes(d.path()).unwrap().is_empty());
+
+    // A column name is a header: skipped, and the note names the file, the line and the text.
+    write(
+        d.path(),
+        "text_query_ids.txt",
+        "query_id,description\nA/text,mug\n",
+    );
+    let sets = load_ground_truth(d.path()).unwrap();
+    assert_eq!(sets[1].query_ids, ["A/text"]);
+    let notes = ground_truth_notes(d.path()).unwrap();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].contains("text_query_ids.txt: line 1")
+            && notes[0].contains("query_id,description")
+            && notes[0].contains("header"),
+        "{notes:?}"
+    );
+
+    // A first id without `/` is data, not a header: its instance has no positives (line 1).
+    write(d.path(), "text_query_ids.txt", "whatever\nA/text\n");
+    let e = err_of(load_ground_truth(d.path()));
+    assert!(
+        e.contains("text_query_ids.txt: line 1") && e.contains("\"whatever\""),
+        "{e}"
+    );
+}
+
+/// The line rule of the id lists holds for the ILIAS id files too: a carriage return inside a
+/// line and a byte order mark are refused, naming the file and the line; CRLF endings are read.
+#[test]
+fn ilias_id_files_follow_the_id_list_line_rule() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "positive_ids.txt", "A/p0\r\nB/p0\r\n");
+    write(d.path(), "image_query_ids.txt", "A/q1\r\nB/q\r1\n");
+    let e = err_of(load_ground_truth(d.path()));
+    assert!(
+        e.contains("image_query_ids.txt: line 2") && e.contains("carriage return"),
+        "{e}"
+    );
+    write(d.path(), "image_query_ids.txt", "\u{feff}A/q1\nB/q1\n");
+    let e = err_of(load_ground_truth(d.path()));
+    assert!(
+        e.contains("image_query_ids.txt: line 1") && e.contains("byte order mark"),
+        "{e}"
+    );
+    write(d.path(), "image_query_ids.txt", "A/q1\r\nB/q1\r\n");
+    let sets = load_ground_truth(d.path()).unwrap();
+    assert_eq!(sets[0].query_ids, ["A/q1", "B/q1"]);
+    assert_eq!(sets[0].positives[1], ["B/p0"]);
 }
 
 #[test]

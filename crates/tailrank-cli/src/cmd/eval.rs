@@ -96,6 +96,13 @@ fn k_of(args: &EvalArgs) -> usize {
         .unwrap_or(tailrank::predict::PredictOptions::DEFAULT.k)
 }
 
+/// The query sets of ground truth `gt`, warning about each header line skipped.
+fn load_gt(gt: &std::path::Path) -> anyhow::Result<Vec<tailrank::formats::QuerySet>> {
+    let sets = load_ground_truth(gt)?;
+    super::warn_all(tailrank::formats::gt::ground_truth_notes(gt)?);
+    Ok(sets)
+}
+
 fn build_report(args: &EvalArgs, opts: &EvalOptions) -> anyhow::Result<EvalReport> {
     if k_of(args) == 0 {
         bail!("--k: k must be at least 1");
@@ -105,7 +112,7 @@ fn build_report(args: &EvalArgs, opts: &EvalOptions) -> anyhow::Result<EvalRepor
             let Some(gt) = &args.gt else {
                 bail!("--results needs --gt (the ground truth)");
             };
-            let sets = select_sets(load_ground_truth(gt)?, &args.sets)?;
+            let sets = select_sets(load_gt(gt)?, &args.sets)?;
             let results = read_results(r)?;
             Ok(evaluate_results_for(&sets, &results, opts)?)
         }
@@ -120,7 +127,7 @@ fn build_report(args: &EvalArgs, opts: &EvalOptions) -> anyhow::Result<EvalRepor
                 );
             }
             let sets = match &args.gt {
-                Some(gt) => select_sets(load_ground_truth(gt)?, &args.sets)?,
+                Some(gt) => select_sets(load_gt(gt)?, &args.sets)?,
                 None => Vec::new(),
             };
             let set = set_for_summary(&sets, &summary, s)?;

@@ -3,8 +3,8 @@
 //! `{query_id: [positive_id, ...]}`. See `docs/metrics.md` for the formats with examples.
 //!
 //! ILIAS layout: each file is CSV with the id in the first column (other columns, e.g. the
-//! positives' scale and clutter, are ignored); blank lines are skipped; a header line is detected
-//! and skipped (see [`is_header`]). The files may sit in `DIR/` or in `DIR/image_ids/` (the
+//! positives' scale and clutter, are ignored); blank lines are skipped; a first line whose first
+//! field is a column name is skipped as a header and reported (see [`IdTable`]). The files may sit in `DIR/` or in `DIR/image_ids/` (the
 //! layout of the ILIAS download). Instance of an id = the text before its first `/`. Every query
 //! of an instance gets all positives of that instance. Query sets: `image` (from
 //! `image_query_ids.txt`) and `text` (from `text_query_ids.txt`; a missing file means no text
@@ -302,70 +302,111 @@ const HEADER_WORDS: &[&str] = &[
     "name",
 ];
 
-/// Whether the first non-blank line of an id file is a header rather than data. It is when its
-/// first field is a usual column name (`id`, `image_id`, `query_id`, `path`, ...: see
-/// `HEADER_WORDS`), or when it has no `/` while the next line's id has one (ILIAS ids always
-/// carry an instance directory), or when its extra columns are not numbers while the next line's
-/// are (the scale/clutter columns of `positive_ids.txt`).
-pub fn is_header(first: &[String], second: Option<&[String]>) -> bool {
-    let f0 = first[0].to_ascii_lowercase();
-    if HEADER_WORDS.contains(&f0.as_str()) {
-        return true;
-    }
-    let Some(second) = second else { return false };
-    if !first[0].contains('/') && second[0].contains('/') {
-        return true;
-    }
-    let numeric = |s: &String| s.parse::<f64>().is_ok();
-    first.len() > 1
-        && first.len() == second.len()
-        && first[1..].iter().all(|s| !numeric(s))
-        && second[1..].iter().all(numeric)
+/// Whether the first non-blank line of an id file, split into `fields`, is a header: exactly
+/// when its first field, compared case-insensitively, is a usual column name (`id`,
+/// `image_id`, `query_id`, `path`, ...: see `HEADER_WORDS`). Nothing else is taken for a
+/// header, whatever the shape of its other columns, so a data line is never dropped by a guess;
+/// a skipped header is reported ([`IdTable::header_note`]).
+pub fn is_header(fields: &[String]) -> bool {
+    fields
+        .first()
+        .is_some_and(|f| HEADER_WORDS.contains(&f.to_ascii_lowercase().as_str()))
 }
 
-/// Read the first column of an id file: `(line number, id)` pairs, header skipped, blank lines
-/// skipped. Every data line must have as many columns as the first data line and a non-empty id.
+/// An ILIAS id CSV (`image_query_ids.txt`, `text_query_ids.txt`, `positive_ids.txt`) as read:
+/// its data rows `(line, fields)` and the header line skipped, if any.
+///
+/// Line rule: the one of the id lists (`formats::ids`): a line ends at `\n`, a trailing `\r` is
+/// removed, a carriage return elsewhere, invalid UTF-8 and a leading byte order mark are errors
+/// naming the file and the line. Blank lines are skipped; the first non-blank line is a header
+/// iff [`is_header`]; every data row has as many columns as the first one and a non-empty id.
+#[derive(Debug, Clone)]
+pub struct IdTable {
+    pub path: PathBuf,
+    pub rows: Vec<(usize, Vec<String>)>,
+    /// `(line, text)` of the skipped header.
+    pub header: Option<(usize, String)>,
+}
+
+impl IdTable {
+    /// Read `path` under the rules of the type doc.
+    pub fn read(path: &Path) -> Result<Self> {
+        let mut rows: Vec<(usize, Vec<String>)> = Vec::new();
+        let mut header = None;
+        let reader = crate::formats::ids::open_text(path)?;
+        crate::formats::ids::for_each_text_line(path, reader, |line, bytes| {
+            let text = crate::formats::ids::utf8_id(path, line, bytes)?;
+            if text.trim().is_empty() {
+                return Ok(true);
+            }
+            let fields = split_csv(path, line, text)?;
+            if rows.is_empty() && header.is_none() && is_header(&fields) {
+                header = Some((line, text.to_string()));
+                return Ok(true);
+            }
+            if let Some((_, first)) = rows.first() {
+                if fields.len() != first.len() {
+                    return Err(Error::file(
+                        path,
+                        format!(
+                            "line {line}: malformed CSV: {} columns where the first data line has {}",
+                            fields.len(),
+                            first.len()
+                        ),
+                    ));
+                }
+            }
+            if fields[0].is_empty() {
+                return Err(Error::file(
+                    path,
+                    format!("line {line}: malformed CSV: empty id"),
+                ));
+            }
+            rows.push((line, fields));
+            Ok(true)
+        })?;
+        Ok(IdTable {
+            path: path.to_path_buf(),
+            rows,
+            header,
+        })
+    }
+
+    /// The warning that reports the skipped header line, if one was skipped.
+    pub fn header_note(&self) -> Option<String> {
+        self.header.as_ref().map(|(line, text)| {
+            format!(
+                "{}: line {line} ({text:?}) read as a column header and skipped (its first \
+                 field is a column name); ids are read from line {} on",
+                self.path.display(),
+                self.rows.first().map_or(line + 1, |r| r.0)
+            )
+        })
+    }
+}
+
+/// The first column of an id file ([`IdTable`]): `(line number, id)` pairs.
 fn read_id_column(path: &Path) -> Result<Vec<(usize, String)>> {
-    let bytes = std::fs::read(path).at(path)?;
-    let text = std::str::from_utf8(&bytes)
-        .map_err(|e| Error::file(path, format!("not UTF-8 text (byte {})", e.valid_up_to())))?;
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut rows: Vec<(usize, Vec<String>)> = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        rows.push((i + 1, split_csv(path, i + 1, line)?));
+    Ok(IdTable::read(path)?
+        .rows
+        .into_iter()
+        .map(|(line, mut f)| (line, f.swap_remove(0)))
+        .collect())
+}
+
+/// The warnings of reading a ground truth: one per ILIAS id file whose first line was read as
+/// a column header and skipped ([`IdTable::header_note`]); none for a JSON ground truth.
+pub fn ground_truth_notes(path: &Path) -> Result<Vec<String>> {
+    if !std::fs::metadata(path).at(path)?.is_dir() {
+        return Ok(Vec::new());
     }
-    let mut start = 0;
-    if let Some((_, first)) = rows.first() {
-        if is_header(first, rows.get(1).map(|(_, r)| r.as_slice())) {
-            start = 1;
+    let mut notes = Vec::new();
+    for name in [IMAGE_QUERIES, TEXT_QUERIES, POSITIVES] {
+        if let Some(p) = find_file(path, name) {
+            notes.extend(IdTable::read(&p)?.header_note());
         }
     }
-    let mut out = Vec::with_capacity(rows.len());
-    let ncols = rows.get(start).map(|(_, r)| r.len());
-    for (line, fields) in rows.into_iter().skip(start) {
-        if Some(fields.len()) != ncols {
-            return Err(Error::file(
-                path,
-                format!(
-                    "line {line}: malformed CSV: {} columns where the first data line has {}",
-                    fields.len(),
-                    ncols.unwrap_or(0)
-                ),
-            ));
-        }
-        let id = fields.into_iter().next().unwrap_or_default();
-        if id.is_empty() {
-            return Err(Error::file(
-                path,
-                format!("line {line}: malformed CSV: empty id"),
-            ));
-        }
-        out.push((line, id));
-    }
-    Ok(out)
+    Ok(notes)
 }
 
 #[cfg(test)]
@@ -377,19 +418,14 @@ mod tests {
     }
 
     #[test]
-    fn header_detection() {
-        assert!(is_header(&s(&["image_id", "scale"]), None));
-        assert!(is_header(&s(&["ID"]), Some(&s(&["a/1"]))));
-        assert!(is_header(&s(&["whatever"]), Some(&s(&["a/1"]))));
-        assert!(is_header(
-            &s(&["x/y", "scale", "clutter"]),
-            Some(&s(&["a/1", "0.1", "3"]))
-        ));
-        assert!(!is_header(
-            &s(&["a/0", "0.2", "5"]),
-            Some(&s(&["a/1", "0.1", "3"]))
-        ));
-        assert!(!is_header(&s(&["a/0"]), None));
+    fn header_detection_is_by_column_name_only() {
+        assert!(is_header(&s(&["image_id", "scale"])));
+        assert!(is_header(&s(&["ID"])));
+        // Regression: these data lines were taken for headers by their shape and dropped.
+        assert!(!is_header(&s(&["whatever"])));
+        assert!(!is_header(&s(&["inst_00/pos_0.jpg", "NA", "NA"])));
+        assert!(!is_header(&s(&["x/y", "scale", "clutter"])));
+        assert!(!is_header(&s(&["a/0", "0.2", "5"])));
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! Id lists: UTF-8 text, one id per line; a name ending in `.gz` is gzip-compressed (ILIAS ships
 //! `distractor_ids.txt.gz`).
 //!
-//! Reading rules: a line ends at `\n`; a trailing `\r` is removed (CRLF files); blank lines at the
+//! Reading rules: a line ends at `\n`; a trailing `\r` is removed (CRLF files); any other `\r`
+//! (a bare carriage return inside an id) is an error naming the file and the line, since the
+//! official Python readers (text mode, `str.splitlines`) end a line there; blank lines at the
 //! end of the file are ignored; an empty line anywhere else is an error naming its line number
 //! (1-based), because it would silently shift every following id against the descriptor rows.
 //! Ids are otherwise taken verbatim (no trimming of spaces), as they are hashed byte for byte
@@ -71,8 +73,8 @@ pub fn parse_ids(path: &Path, reader: impl BufRead) -> Result<Vec<String>> {
 /// The lines of a text file from `reader`: `f(line, bytes)` for each line (1-based), its
 /// line ending (`\n`, `\r\n`) removed, after checking that the first has no byte order mark;
 /// reading stops early when `f` returns `false`. Memory is one line; `path` names the file in
-/// errors.
-fn for_each_text_line(
+/// errors. The same line rule serves the id lists and the ILIAS id CSVs (`formats::gt`).
+pub(crate) fn for_each_text_line(
     path: &Path,
     mut reader: impl BufRead,
     mut f: impl FnMut(usize, &[u8]) -> Result<bool>,
@@ -103,8 +105,21 @@ fn for_each_text_line(
     }
 }
 
-/// A line's bytes as an id (UTF-8), the error naming the file and the line.
-fn utf8_id<'a>(path: &Path, line: usize, bytes: &'a [u8]) -> Result<&'a str> {
+/// A line's bytes (line ending removed) as text: UTF-8 without a carriage return, the error
+/// naming the file and the line. Every line that holds ids passes here, whatever is then kept
+/// of it, so a file is accepted or refused as a whole (not by which ids a sample keeps).
+pub(crate) fn utf8_id<'a>(path: &Path, line: usize, bytes: &'a [u8]) -> Result<&'a str> {
+    if let Some(at) = bytes.iter().position(|&b| b == b'\r') {
+        return Err(Error::file(
+            path,
+            format!(
+                "line {line}: carriage return (CR, \\r) at byte {} inside the line: an id may not \
+                 hold a line break (only a CR directly before the \\n of a CRLF ending is \
+                 removed; Python's text-mode readers would split the line there)",
+                at + 1
+            ),
+        ));
+    }
     std::str::from_utf8(bytes)
         .map_err(|_| Error::file(path, format!("line {line} is not valid UTF-8")))
 }
@@ -374,6 +389,31 @@ pub(crate) mod tests {
         .unwrap();
         let want = [(1, "a"), (5, "b"), (6, "c")].map(|(l, s)| (l, s.to_string()));
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn a_carriage_return_inside_a_line_is_refused_naming_the_line() {
+        // Regression: `a\rb` was kept as one id (Python's readers split it in two), and only
+        // refused when a sample happened to keep it, naming the output.
+        for (text, line) in [
+            ("a\rb\n", 1),
+            ("x\na\rb", 2),
+            ("x\ny\r\r\n", 2),
+            ("\rx\n", 1),
+        ] {
+            let e = parse(text).unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!("ids.txt: line {line}: carriage return")),
+                "{text:?}: {e}"
+            );
+        }
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("set.txt");
+        std::fs::write(&p, "a\nb\rc\n").unwrap();
+        let e = super::for_each_listed_id(&p, |_, _| Ok(()))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("set.txt: line 2: carriage return"), "{e}");
     }
 
     #[test]

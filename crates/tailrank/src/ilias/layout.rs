@@ -3,7 +3,7 @@
 //! layout section of the [module doc](super).
 
 use crate::error::{Error, IoContext, Result};
-use crate::formats::gt::{is_header, load_ground_truth, split_csv, QuerySet};
+use crate::formats::gt::{ground_truth_notes, load_ground_truth, IdTable, QuerySet};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -61,6 +61,8 @@ pub struct IliasDataset {
     pub taxonomy: Option<Taxonomy>,
     /// `--selected-ids`: the distractor subset to scan (`crate::selected`); None: all.
     pub selected_ids: Option<PathBuf>,
+    /// Header lines skipped in the id files ([`ground_truth_notes`]), reported as warnings.
+    pub header_notes: Vec<String>,
 }
 
 impl IliasDataset {
@@ -96,6 +98,7 @@ impl IliasDataset {
             None => find_in(dir, &TAXONOMY_DIRS, TAXONOMY),
         };
         let sets = load_ground_truth(dir)?;
+        let header_notes = ground_truth_notes(dir)?;
         let (positive_ids, positive_info) = read_positive_info(&positives_file)?;
         let taxonomy = match &taxonomy_file {
             Some(t) => Some(read_taxonomy(t)?),
@@ -113,6 +116,7 @@ impl IliasDataset {
             positive_info,
             taxonomy,
             selected_ids: None,
+            header_notes,
         })
     }
 
@@ -133,36 +137,18 @@ impl IliasDataset {
 /// Scale and clutter per positive id.
 pub type PositiveInfoMap = HashMap<String, PositiveInfo>;
 
-/// Read `positive_ids.txt`: CSV `id,scale,clutter` (a header line is skipped). Returns the ids in
-/// file order and, when the file has the two attribute columns, scale and clutter per id.
+/// Read `positive_ids.txt`: CSV `id,scale,clutter` ([`IdTable`]: the rules of every ILIAS id
+/// file, a header only by its column name). Returns the ids in file order and, when the file has
+/// the two attribute columns, scale and clutter per id.
 pub fn read_positive_info(path: &Path) -> Result<(Vec<String>, Option<PositiveInfoMap>)> {
-    let text = std::fs::read_to_string(path).at(path)?;
-    // A leading byte order mark is skipped, as `formats::gt` does for the same CSV files.
-    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-    let mut rows = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        rows.push((i + 1, split_csv(path, i + 1, line)?));
-    }
+    let rows = IdTable::read(path)?.rows;
     if rows.is_empty() {
         return Err(Error::file(path, "no positive ids"));
     }
-    let start = usize::from(is_header(&rows[0].1, rows.get(1).map(|r| r.1.as_slice())));
-    let ncols = rows.get(start).map_or(0, |r| r.1.len());
+    let ncols = rows[0].1.len();
     let mut ids = Vec::with_capacity(rows.len());
     let mut info = HashMap::with_capacity(rows.len());
-    for (line, f) in rows.into_iter().skip(start) {
-        if f.len() != ncols {
-            return Err(Error::file(
-                path,
-                format!(
-                    "line {line}: {} columns where the first data line has {ncols}",
-                    f.len()
-                ),
-            ));
-        }
+    for (line, f) in rows {
         if ncols >= 3 {
             let num = |s: &str, what: &str| -> Result<f64> {
                 s.parse::<f64>()

@@ -399,11 +399,11 @@ impl IliasOptions {
     }
 }
 
-/// What the dataset folder lacks for a full report: positives without scale/clutter columns
+/// Header lines skipped in the id files, and what the dataset folder lacks for a full report: positives without scale/clutter columns
 /// (no scale/clutter rows) and a missing taxonomy (no category rows), naming the places
 /// looked in. Printed at the top of the report (and by the CLI before the scan).
 pub fn dataset_warnings(ds: &IliasDataset) -> Vec<String> {
-    let mut warnings = Vec::new();
+    let mut warnings = ds.header_notes.clone();
     if ds.positive_info.is_none() {
         warnings.push(format!(
             "{} has no scale/clutter columns: no scale or clutter breakdown",

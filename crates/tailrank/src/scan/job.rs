@@ -127,6 +127,7 @@ impl ScanFiles {
         let (out, resume) = scanned?;
         let (rescanned_queries, renormalized_rows) = (out.rescanned_queries, out.renormalized_rows);
         let scan_notes = out.notes();
+        let request_notes = request.notes.clone();
         let written = (|| {
             let scanned = request.finish(out)?;
             if let (Some(slot), Some(lists)) = (results_slot, &scanned.results) {
@@ -138,7 +139,8 @@ impl ScanFiles {
         })();
         let scanned = written.map_err(|e| output_failed(&partial_dir, e))?;
         remove_partial(&partial_dir)?;
-        let mut notes = resume.notes(&partial_dir);
+        let mut notes = request_notes;
+        notes.extend(resume.notes(&partial_dir));
         notes.extend(scan_notes);
         Ok(ScanFilesOutcome {
             summary: scanned.summary,

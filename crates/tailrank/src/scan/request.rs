@@ -28,6 +28,9 @@ pub struct ScanRequest {
     pub ground_truth: String,
     /// N as given; `None` lets [`ScanRequest::pool_size`] infer it.
     pub pool_size: Option<u64>,
+    /// Warnings of reading the ground truth (header lines skipped,
+    /// [`crate::formats::gt::ground_truth_notes`]), for the caller to report.
+    pub notes: Vec<String>,
 }
 
 /// Results paired with query ids: `(query id, [(db id, score)])` per query, best first, as
@@ -51,6 +54,7 @@ impl ScanRequest {
             query_set: choose_query_set(gt, sets, set)?,
             ground_truth: gt.display().to_string(),
             pool_size,
+            notes: crate::formats::gt::ground_truth_notes(gt)?,
         })
     }
 
@@ -60,6 +64,7 @@ impl ScanRequest {
             query_set,
             ground_truth: label,
             pool_size,
+            notes: Vec::new(),
         }
     }
 
