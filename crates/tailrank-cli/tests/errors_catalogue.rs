@@ -729,8 +729,9 @@ fn cases() -> Vec<Case> {
         // ---- resumable scans
         c("resume-partial-exists", "a partial folder left by a killed scan, no --resume", scan("--pool $DIR/pool.npy -o $DIR/killed")),
         c("resume-changed", "--resume with another seed than the killed scan", scan("--pool $DIR/pool.npy -o $DIR/killed --fraction 0.9 --chunk-rows 50 --resume --seed 9")),
-        // ---- issue 44: edited subsets
+        // ---- issue 44: edited subsets, simulations too large for memory
         c("summary-fraction-edited", "summary whose level fraction was edited to disagree with its hash range (checksum recomputed)", words("predict --summary $DIR/sum_fraction --bootstrap 0")),
+        c("simulate-too-large", "a simulation too large for the memory (10^8 queries)", words("simulate --preset ilias-like --queries 100000000 -o $DIR/simbig")),
     ]
 }
 
