@@ -471,6 +471,18 @@ open(os.path.join(d, "garbage.h5"), "wb").write(b"\x89HDF\r\n\x1a\n" + bytes(ran
     save_npy(dir, "shard_c", &c_ids, &vecs(100, 5));
     copy_dir(&sub("sum_a"), &sub("sum_missing_array"));
     std::fs::remove_file(sub("sum_missing_array/top_len.npy")).unwrap();
+    // Level 1's fraction edited (0.5 → 0.3, its range kept) and the checksum recomputed.
+    copy_dir(&sub("sum_a"), &sub("sum_fraction"));
+    let m = sub("sum_fraction/manifest.json");
+    let t = std::fs::read_to_string(&m).unwrap();
+    assert!(t.contains("\"fraction\": 0.5,"), "fixture: {t}");
+    let t = t.replacen("\"fraction\": 0.5,", "\"fraction\": 0.3,", 1);
+    std::fs::write(&m, &t).unwrap();
+    std::fs::write(
+        sub("sum_fraction/manifest.xxh3"),
+        format!("xxh3:{:016x}\n", xxhash_rust::xxh3::xxh3_64(t.as_bytes())),
+    )
+    .unwrap();
     // Other queries: a ground truth with one query less.
     std::fs::write(
         dir.join("gt_two.json"),
@@ -735,6 +747,9 @@ fn cases() -> Vec<Case> {
         // ---- resumable scans
         c("resume-partial-exists", "a partial folder left by a killed scan, no --resume", scan("--pool $DIR/pool.npy -o $DIR/killed")),
         c("resume-changed", "--resume with another seed than the killed scan", scan("--pool $DIR/pool.npy -o $DIR/killed --fraction 0.9 --chunk-rows 50 --resume --seed 9")),
+        // ---- issue 44: edited subsets, simulations too large for memory
+        c("summary-fraction-edited", "summary whose level fraction was edited to disagree with its hash range (checksum recomputed)", words("predict --summary $DIR/sum_fraction --bootstrap 0")),
+        c("simulate-too-large", "a simulation too large for the memory (10^8 queries)", words("simulate --preset ilias-like --queries 100000000 -o $DIR/simbig")),
     ]
 }
 

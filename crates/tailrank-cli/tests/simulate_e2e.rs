@@ -118,3 +118,38 @@ fn vectors_scan_predict_matches_exact_scan() {
         assert_eq!(default.trust.verdict, Verdict::Doubtful);
     }
 }
+
+#[test]
+fn a_simulation_too_large_for_memory_is_refused_before_anything_is_written() {
+    // 10^8 ILIAS-like queries keep 24,000 top scores each: about 10 TB. Refused from the
+    // estimate, before any allocation, with exit 2, and no staging folder, partial output or
+    // lock file is left (an abort on a failed allocation would leave them).
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("sim");
+    let o = Command::new(env!("CARGO_BIN_EXE_tailrank"))
+        .args([
+            "simulate",
+            "--preset",
+            "ilias-like",
+            "--queries",
+            "100000000",
+            "-o",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("simulating 100000000 queries") && err.contains("GB of memory"),
+        "{err}"
+    );
+    let left: Vec<_> = std::fs::read_dir(d.path()).unwrap().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    // The estimate scales with the queries: the preset's own 1,232 fit in well under 1 GB.
+    let cfg = tailrank::simulate::SimConfig::preset("ilias-like", 0).unwrap();
+    let small = cfg.memory_estimate();
+    assert!(small < 1e9, "{small}");
+    let big = cfg.with_queries(100_000_000).memory_estimate();
+    assert!(big > 9e12, "{big}");
+}

@@ -18,7 +18,17 @@ use std::path::{Path, PathBuf};
 /// ([`Summary::read_with_warnings`]), no fingerprint and [`Summary::ties_known`] false.
 /// Version 3 lets a drift shard keep fewer top scores than M ([`Subset::top_m`]); a reader of
 /// version 2 would merge such lists to M and so get them wrong, hence the new version.
+/// Folders of versions 1 and 2 read as version 3 (each shard's first [`shard_top_m`] scores)
+/// and predict; [`Summary::format_version`] keeps the version read.
 pub const SUMMARY_FORMAT_VERSION: u32 = 3;
+
+/// The top scores a drift shard keeps per query: `⌈M/H⌉` (docs/method.md §5). A shard
+/// holds S/H of the S sampled items, so its top ⌈M/H⌉ reaches the pool quantile M/S that
+/// level 0's top M reaches: a shard's tail fit is level 0's fit on 1/H of the sample, which
+/// is what the random-groups pool noise `sd_h(m_h)/√H` assumes (docs/predict.md).
+pub fn shard_top_m(top_m: usize, shards: usize) -> usize {
+    top_m.div_ceil(shards.max(1))
+}
 
 /// What a subset of the scanned pool is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -40,7 +50,7 @@ pub struct Subset {
     pub range: HashRange,
     /// The number of top scores its lists keep per query when that is not the summary's
     /// `top_m` (format version 3: a drift shard keeps ⌈M/H⌉,
-    /// [`shard_top_m`](crate::scan::config::shard_top_m)); `None` keeps M. Read it through
+    /// [`shard_top_m`]); `None` keeps M. Read it through
     /// [`Subset::kept`]. (Always serialised, for formats that are not self-describing;
     /// the manifest leaves it out where it is `None`.)
     #[serde(default)]
@@ -51,6 +61,23 @@ impl Subset {
     /// The M of this subset's top lists: its own `top_m`, else the summary's `top_m`.
     pub fn kept(&self, top_m: usize) -> usize {
         self.top_m.unwrap_or(top_m)
+    }
+
+    /// The share of the 2^64 hashes its range holds, `(hi − lo) / 2^64` (`hi = 2^64 − 1` is
+    /// inclusive, so `[0, 2^64 − 1]` holds 1): the fraction of the pool the subset samples
+    /// (docs/method.md §4).
+    pub fn range_fraction(&self) -> f64 {
+        let HashRange { lo, hi } = self.range;
+        let width = (hi as u128 + u128::from(hi == u64::MAX)).saturating_sub(lo as u128);
+        width as f64 / 18_446_744_073_709_551_616.0
+    }
+
+    /// Whether `fraction` is the share of the hashes its range holds, up to the rounding of a
+    /// threshold `t(f) = ⌊f·2^64⌋` and of a split into shards (a few units of 2^-64) and of
+    /// f64 (relative 10^-12): an edited `fraction` or `range` disagrees.
+    pub fn fraction_matches_range(&self) -> bool {
+        let (f, g) = (self.fraction, self.range_fraction());
+        (f - g).abs() <= 1e-12 * f.abs().max(g) + 16.0 / 18_446_744_073_709_551_616.0
     }
 }
 
@@ -177,12 +204,19 @@ impl Summary {
     /// ties are known).
     pub fn ties_unknown_warning(&self) -> Option<String> {
         (!self.ties_known).then(|| {
+            let origin = match self.format_version {
+                1 => "format version 1, written before tie counts".to_string(),
+                v => format!(
+                    "format version {v} without tie arrays: merged from version-1 parts or \
+                     written by another tool"
+                ),
+            };
             format!(
-                "summary of query set {:?} (format version {}) has no tie counts: ties unknown; \
-                 a non-relevant item scoring exactly a positive's score is treated as ranked \
-                 below it (the official evaluator ranks it above); rescan with this tailrank \
-                 for exact tie semantics",
-                self.query_set, self.format_version
+                "summary of query set {:?} ({origin}) has no tie counts: ties unknown; a \
+                 non-relevant item scoring exactly a positive's score is treated as ranked \
+                 below it (the official evaluator ranks it above), in exact metrics and in the \
+                 prediction's counts; only a rescan with this tailrank counts the ties",
+                self.query_set
             )
         })
     }
@@ -243,13 +277,6 @@ impl Summary {
                 return Err(format!(
                     "subset {i} keeps top_m {m}, outside 1..=M = {}",
                     self.top_m
-                ));
-            }
-            if self.format_version < 3 {
-                return Err(format!(
-                    "subset {i} has its own top_m, which format_version {} does not have \
-                     (new in version 3)",
-                    self.format_version
                 ));
             }
         }

@@ -297,6 +297,74 @@ json.dump(man, open(os.path.join(d, "manifest.json"), "w"))
 }
 
 #[test]
+fn subset_fractions_must_match_their_hash_ranges() {
+    // Every subset's fraction is the share of the hashes its range holds (docs/method.md §4):
+    // an edit of either behind a valid checksum is refused, naming the manifest, the subset
+    // and both values. Genuine ranges (shards split with a remainder: H = 3) read.
+    let d = tempfile::tempdir().unwrap();
+    for (name, s) in [("exact", exact()), ("sampled", sampled())] {
+        let p = d.path().join(name);
+        s.write(&p).unwrap();
+        assert_eq!(Summary::read(&p).unwrap(), s, "{name}");
+        for sub in &s.subsets {
+            assert!(sub.fraction_matches_range(), "{name}: {sub:?}");
+        }
+    }
+    let s = exact();
+    assert_eq!(s.subsets[1].fraction, 0.5);
+    let fresh = |name: &str| {
+        let p = d.path().join(name);
+        s.write(&p).unwrap();
+        p
+    };
+    let p = fresh("level-fraction");
+    edit_manifest(&p, |v| v["subsets"][1]["fraction"] = 0.3.into());
+    expect_err(
+        &p,
+        &[
+            "manifest.json",
+            "subset 1 (a level)",
+            "fraction 0.3",
+            "which holds a fraction 0.5",
+        ],
+    );
+    // One part in 10^9 is caught too.
+    let p = fresh("level-fraction-close");
+    edit_manifest(&p, |v| v["subsets"][1]["fraction"] = 0.5000000005.into());
+    expect_err(&p, &["subset 1 (a level)", "fraction 0.5000000005"]);
+    let last = s.subsets.len() - 1;
+    let p = fresh("shard-range");
+    edit_manifest(&p, |v| v["subsets"][last]["range"]["lo"] = 0.into());
+    expect_err(
+        &p,
+        &[
+            "manifest.json",
+            &format!("subset {last} (a drift shard)"),
+            "fraction 0.5",
+            "which holds a fraction 1",
+        ],
+    );
+    // The range moved with its fraction: a level not starting at hash 0.
+    let p = fresh("level-range");
+    edit_manifest(&p, |v| {
+        v["subsets"][2]["range"]["lo"] = (1u64 << 62).into();
+        v["subsets"][2]["range"]["hi"] = (1u64 << 63).into();
+    });
+    expect_err(&p, &["subset 2 (a level)", "not where a level lies"]);
+    // Level 0 is the whole sample: its fraction is the summary's.
+    let p = fresh("summary-fraction");
+    edit_manifest(&p, |v| v["fraction"] = 0.9.into());
+    expect_err(
+        &p,
+        &[
+            "subset 0 (a level)",
+            "fraction 1",
+            "is not the summary's fraction 0.9",
+        ],
+    );
+}
+
+#[test]
 fn writer_refuses_invalid_summaries_and_leaves_nothing() {
     let d = tempfile::tempdir().unwrap();
     let mut s = exact();
@@ -389,11 +457,12 @@ fn to_version_2(dir: &Path, s: &Summary, width: usize) {
 
 #[test]
 fn version_2_folder_with_padded_top_scores_reads() {
-    // Version 2: top lists padded with -inf to W; the shards' lists (⌈M/H⌉ here, M when
-    // version 2 wrote them) are as long as they are, which any version allows.
+    // Version 2: top lists padded with -inf to W, no subset top_m; read as version 3, each
+    // shard keeps its first ⌈M/H⌉ scores (all of them here: the lists were cut from a
+    // version-3 summary; tests/fixtures of tailrank-cli hold shards of M scores written by
+    // version 2 itself).
     let d = tempfile::tempdir().unwrap();
     let s = exact();
-    let want = without_subset_top_m(&s);
     // Here M = 200 ≤ every S_ℓ, so W = M; a width that is neither M nor min(M, max S_ℓ)
     // does not match the manifest's counts and is refused.
     for width in [s.top_m, 150] {
@@ -406,8 +475,8 @@ fn version_2_folder_with_padded_top_scores_reads() {
         }
         let mut got = Summary::read(&p).unwrap();
         assert_eq!(got.format_version, 2);
-        got.format_version = want.format_version;
-        assert_eq!(got, want, "width {width}");
+        got.format_version = s.format_version;
+        assert_eq!(got, s, "width {width}");
     }
 }
 
@@ -416,13 +485,6 @@ fn strip_subset_top_m(m: &mut serde_json::Value) {
     for sub in m["subsets"].as_array_mut().unwrap() {
         sub.as_object_mut().unwrap().remove("top_m");
     }
-}
-
-/// `s` as an older version reads it: the shards without their own `top_m`.
-fn without_subset_top_m(s: &Summary) -> Summary {
-    let mut s = s.clone();
-    s.subsets.iter_mut().for_each(|x| x.top_m = None);
-    s
 }
 
 #[test]
@@ -452,7 +514,7 @@ fn format_1_folder_reads_with_a_warning() {
     );
     assert_eq!(got.pool_id_hashes, None);
     assert_eq!(got.format_version, 1);
-    let mut want = without_subset_top_m(&s);
+    let mut want = s.clone();
     want.pool_id_hashes = None;
     want.format_version = 1;
     assert_eq!(got, want);

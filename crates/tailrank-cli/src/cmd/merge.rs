@@ -21,9 +21,6 @@ pub fn run(args: MergeArgs) -> anyhow::Result<()> {
     let mut outputs = tailrank::atomic::Transaction::new(&inputs);
     let slot = outputs.add_dir(&args.output)?;
     let merged = Summary::merge_folders(&args.inputs, |w| super::warn_all([w]))?;
-    if let Some(w) = merged.ties_unknown_warning() {
-        eprintln!("tailrank merge: warning: {w}");
-    }
     outputs.write(slot, |p| merged.write(p))?;
     outputs.commit()?;
     let line = merge_written(args.inputs.len(), &args.output, &merged);

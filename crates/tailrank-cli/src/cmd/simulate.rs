@@ -33,7 +33,8 @@ pub struct SimulateArgs {
     /// Level-0 sampling fraction f of the summary (presets only; default 0.05).
     #[arg(long, conflicts_with = "validate")]
     pub fraction: Option<f64>,
-    /// Scale the preset down to this many queries.
+    /// Scale the preset to this many queries (refused, before anything is written, when the
+    /// simulation's estimated memory exceeds what is available).
     #[arg(long, conflicts_with = "validate")]
     pub queries: Option<usize>,
     /// Vectors: geometry (clustered, burst, cone; default: the library's, clustered).

@@ -371,12 +371,14 @@ impl Prediction {
     }
 }
 
-/// Check a summary before predicting from it: known format version, at least one subset whose
-/// first is a level, at least one query, every query with ≥ 1 positive, arrays consistent.
+/// Check a summary before predicting from it: a format version this tool reads (1 to
+/// [`SUMMARY_FORMAT_VERSION`]: older folders read as the current version, with the limits
+/// of `docs/summary-format.md`), at least one subset whose first is a level, at least one
+/// query, every query with ≥ 1 positive, arrays consistent.
 pub fn check_summary(s: &Summary) -> Result<()> {
-    if s.format_version != SUMMARY_FORMAT_VERSION {
+    if !(1..=SUMMARY_FORMAT_VERSION).contains(&s.format_version) {
         return Err(Error::invalid(format!(
-            "summary format version {} is not supported (this tool reads version {})",
+            "summary format version {} is not one this tailrank reads (versions 1 to {})",
             s.format_version, SUMMARY_FORMAT_VERSION
         )));
     }

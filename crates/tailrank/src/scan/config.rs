@@ -5,6 +5,7 @@ use crate::error::{Error, Result};
 use crate::sample::{check_fraction, HashRange};
 use crate::scan::kernel::Backend;
 use crate::scan::screen::ScreenIsa;
+pub use crate::summary::shard_top_m;
 use crate::summary::{Subset, SubsetKind};
 
 /// Default M, the top pool scores kept per query and subset (the CLI's `scan --top-m`; the
@@ -189,14 +190,6 @@ pub fn subsets(
         }
     }
     Ok(out)
-}
-
-/// The top scores a drift shard keeps per query: `⌈M/H⌉` (docs/method.md §5). A shard
-/// holds S/H of the S sampled items, so its top ⌈M/H⌉ reaches the pool quantile M/S that
-/// level 0's top M reaches: a shard's tail fit is level 0's fit on 1/H of the sample, which
-/// is what the random-groups pool noise `sd_h(m_h)/√H` assumes (docs/predict.md).
-pub fn shard_top_m(top_m: usize, shards: usize) -> usize {
-    top_m.div_ceil(shards.max(1))
 }
 
 impl ScanConfig {

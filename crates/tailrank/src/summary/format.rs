@@ -22,7 +22,8 @@
 //! | `pool_id_hashes.npy`  | `<u8` | (S_0,)    | sorted xxh3-64 of the scanned pool ids (v2)     |
 //!
 //! Versions 1 and 2 stored `top_scores.npy` as `(Q, L, W)`, rows padded with `-inf` to
-//! `W = min(M, max_ℓ S_ℓ)` (`W = M` in the oldest files); the reader accepts both layouts.
+//! `W = min(M, max_ℓ S_ℓ)` (`W = M` in the oldest files); the reader accepts both layouts,
+//! and cuts their drift shards' lists (M scores) to the ⌈M/H⌉ of version 3.
 //!
 //! The manifest's `arrays` object maps each file name to `{dtype, shape, xxh3}` where `xxh3` is
 //! `xxh3:` followed by the 16-hex-digit xxh3-64 (seed 0) of the whole file. Since version 2,
@@ -34,7 +35,8 @@ use super::arrays::{
     Manifests, Run,
 };
 use super::{
-    InputRecord, PositiveSummary, QuerySummary, Subset, SubsetKind, Summary, SUMMARY_FORMAT_VERSION,
+    shard_top_m, InputRecord, PositiveSummary, QuerySummary, Subset, SubsetKind, Summary,
+    SUMMARY_FORMAT_VERSION,
 };
 use crate::error::{Error, IoContext, Result};
 use crate::sample::HashRange;
@@ -417,14 +419,16 @@ pub(super) fn read_folder(dir: &Path) -> Result<(Summary, Vec<String>)> {
         }
     } else {
         warnings.push(format!(
-            "{}: summary format_version {version}: manifest.json is not checksummed (an edit \
-             would go unnoticed) and no pool fingerprint is recorded; rewrite it with this \
-             tailrank (e.g. tailrank merge of the folder alone) to add both",
+            "{}: summary format_version {version} (an earlier release): manifest.json is not \
+             checksummed (an edit would go unnoticed) and no pool fingerprint is recorded \
+             (merge then detects overlapping parts by file digest only); it reads and predicts \
+             as it is",
             dir.display()
         ));
     }
     let man: Manifest = serde_json::from_value(value)
         .map_err(|e| Error::file(&mpath, format!("malformed manifest: {e}")))?;
+    check_subsets(&man, version, &mpath)?;
 
     let q = man.query_ids.len();
     let p = man.positive_ids.len();
@@ -564,7 +568,104 @@ pub(super) fn read_folder(dir: &Path) -> Result<(Summary, Vec<String>)> {
         pool_id_hashes,
         ties_known,
     };
+    let mut s = s;
+    if version < 3 {
+        shards_as_version_3(&mut s);
+    }
     s.check()
         .map_err(|msg| Error::file(dir, format!("inconsistent summary: {msg}")))?;
     Ok((s, warnings))
+}
+
+/// The manifest's subsets against their hash ranges (docs/method.md §4): each `fraction` is
+/// the share of the hashes its range holds ([`Subset::fraction_matches_range`]), level 0's
+/// is the summary's `fraction`, levels are `[0, t(f_ℓ))` and shards lie inside level 0; a
+/// subset's own `top_m` only from version 3 on. The error names the manifest, the subset
+/// and both values.
+fn check_subsets(man: &Manifest, version: u64, mpath: &Path) -> Result<()> {
+    let name = |i: usize, s: &ManifestSubset| match s.kind {
+        SubsetKind::Level => format!("subset {i} (a level)"),
+        SubsetKind::Shard => format!("subset {i} (a drift shard)"),
+    };
+    let level0 = man.subsets.first().map(|s| s.range);
+    for (i, sub) in man.subsets.iter().enumerate() {
+        if sub.top_m.is_some() && version < 3 {
+            return Err(Error::file(
+                mpath,
+                format!(
+                    "subset {i} has its own top_m, which format_version {version} does not \
+                     have (new in version 3)"
+                ),
+            ));
+        }
+        let HashRange { lo, hi } = sub.range;
+        let as_subset = Subset {
+            kind: sub.kind,
+            fraction: sub.fraction,
+            range: sub.range,
+            top_m: sub.top_m,
+        };
+        if !as_subset.fraction_matches_range() {
+            return Err(Error::file(
+                mpath,
+                format!(
+                    "{}: fraction {} disagrees with its hash range [{lo}, {hi}), which holds \
+                     a fraction {} of the hashes (was the manifest edited?)",
+                    name(i, sub),
+                    sub.fraction,
+                    as_subset.range_fraction()
+                ),
+            ));
+        }
+        let misplaced = match (sub.kind, level0) {
+            (SubsetKind::Level, _) => lo != 0,
+            (SubsetKind::Shard, Some(r)) => lo < r.lo || hi > r.hi,
+            (SubsetKind::Shard, None) => false,
+        };
+        if misplaced {
+            return Err(Error::file(
+                mpath,
+                format!(
+                    "{}: hash range [{lo}, {hi}) is not where a {} lies (levels start at \
+                     hash 0, drift shards lie inside level 0)",
+                    name(i, sub),
+                    if sub.kind == SubsetKind::Level {
+                        "level"
+                    } else {
+                        "drift shard"
+                    }
+                ),
+            ));
+        }
+    }
+    if let Some(first) = man.subsets.first() {
+        if first.kind == SubsetKind::Level && first.fraction.to_bits() != man.fraction.to_bits() {
+            return Err(Error::file(
+                mpath,
+                format!(
+                    "{}: fraction {} is not the summary's fraction {} (level 0 is the whole \
+                     sample)",
+                    name(0, first),
+                    first.fraction,
+                    man.fraction
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Read a version-1 or -2 summary as version 3: those kept M scores on every subset, version
+/// 3 keeps [`shard_top_m`] = ⌈M/H⌉ on a drift shard (H shards; its top list then reaches
+/// level 0's pool quantile, docs/method.md §5). The lists are descending, so each shard's
+/// first ⌈M/H⌉ scores are what a version-3 scan keeps; nothing else changes.
+fn shards_as_version_3(s: &mut Summary) {
+    let shards = s.shard_indices();
+    let kept = shard_top_m(s.top_m, shards.len());
+    for &i in &shards {
+        s.subsets[i].top_m = Some(kept);
+        for q in &mut s.queries {
+            q.top_scores[i].truncate(kept);
+        }
+    }
 }

@@ -293,6 +293,18 @@ pub(super) fn merge(parts: &[Summary]) -> Result<(Summary, Vec<String>)> {
     // Ties are known only when every part counted them; otherwise they are dropped.
     out.ties_known = parts.iter().all(|p| p.ties_known);
     if !out.ties_known {
+        let untied: Vec<String> = parts
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| !p.ties_known)
+            .map(|(i, p)| format!("{} (format version {})", i + 1, p.format_version))
+            .collect();
+        warnings.push(format!(
+            "part(s) {} have no tie counts, so the merged summary has none either: ties \
+             unknown (a non-relevant item scoring exactly a positive's score is treated as \
+             ranked below it; only a rescan with this tailrank counts the ties)",
+            untied.join(", ")
+        ));
         for p in out.queries.iter_mut().flat_map(|q| q.positives.iter_mut()) {
             p.core_ties = 0;
             p.pool_ties.iter_mut().for_each(|t| *t = 0);
