@@ -742,6 +742,8 @@ fn cases() -> Vec<Case> {
         c("simulate-no-queries", "a simulated benchmark scaled down to 0 queries", words("simulate --preset ilias-like --queries 0 -o $DIR/sim0")),
         c("simulate-validate-preset", "`--validate` with a `--preset` (the vector validation needs `--vectors`)", words("simulate --preset ilias-like --validate -o $DIR/simv")),
         c("simulate-vector-option-preset", "a vectors-only option (`--dim`) with a `--preset`", words("simulate --preset ilias-like --queries 5 --dim 8 -o $DIR/simd")),
+        c("simulate-web-pool-zero", "a web family at `--pool-size 0`", words("simulate --vectors --validate --family web-burst-1e8 --pool-size 0 -o $DIR/simw")),
+        c("simulate-web-pool-huge", "a web family above 2³² − 1 pool rows", words("simulate --vectors --validate --family web-hubs-1e8 --pool-size 5000000000 -o $DIR/simw")),
         c("demo-no-queries", "the demo scaled down to 0 queries", words("demo --queries 0 -o $DIR/demo0")),
         c("validate-no-queries", "a validation study scaled down to 0 queries", words("validate --presets ilias-like --queries 0 -q -o $DIR/v0.md")),
         // ---- resumable scans

@@ -8,8 +8,9 @@ use std::path::PathBuf;
 use tailrank::formats::descriptors::Dtype;
 use tailrank::report::demo::{simulation_report, vectors_report};
 use tailrank::report::validation::vector_table;
-use tailrank::simulate::vector_validation::{run_families, VectorRunOptions};
+use tailrank::simulate::vector_validation::{StreamTiming, VectorRun, VectorRunOptions};
 use tailrank::simulate::vectors::{write_vectors, VectorConfig};
+use tailrank::simulate::web_validation::run_families;
 use tailrank::simulate::{simulate_to_dir, SimConfig, SimulationFiles};
 
 #[derive(Args, Debug)]
@@ -27,7 +28,7 @@ pub struct SimulateArgs {
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// Pool size N (presets: default 10^8; vectors: number of pool rows, default 50,000;
-    /// --validate: the families' 2,000,000).
+    /// --validate: the families' 2,000,000, the web families' 10^8).
     #[arg(long)]
     pub pool_size: Option<u64>,
     /// Level-0 sampling fraction f of the summary (presets only; default 0.05).
@@ -57,7 +58,9 @@ pub struct SimulateArgs {
     /// pool for the truth, scan and predict the hash samples, print a table).
     #[arg(long, requires = "vectors")]
     pub validate: bool,
-    /// Validation: comma-separated families (default: all).
+    /// Validation: comma-separated families (default: the file-based ones; the web families,
+    /// generated on the fly at N = 10^8, by name: web-clustered-1e8, web-burst-1e8,
+    /// web-hubs-1e8).
     #[arg(long, value_delimiter = ',', requires = "validate")]
     pub family: Vec<String>,
     /// Validation: number of seeds (from --seed).
@@ -95,11 +98,45 @@ fn validate(a: &SimulateArgs) -> anyhow::Result<()> {
     let runs = run_families(&a.family, seeds, &opts, &a.out, |family, seed, secs| {
         eprintln!("tailrank simulate: {family} seed {seed} done in {secs:.0} s");
     })?;
+    for r in &runs {
+        if let Some(t) = &r.stream {
+            eprintln!("{}", stream_line(r, t));
+        }
+    }
     print!("{}", vector_table(&runs));
     if let Some(j) = &a.json {
         tailrank::atomic::write_bytes(j, &serde_json::to_vec_pretty(&runs)?)?;
     }
     Ok(())
+}
+
+/// One line of a generated family's timings: wall and CPU seconds of each scan, and rows/s
+/// per thread of CPU time for the generation and for the scan proper (CPU − generation).
+fn stream_line(r: &VectorRun, t: &StreamTiming) -> String {
+    let n = r.pool_size as f64;
+    let s = r.sample_size as f64;
+    let rate = |rows: f64, secs: f64| rows / secs.max(1e-9);
+    format!(
+        "tailrank simulate: {} seed {} f {}, {} threads: truth pass {:.1} s wall, {:.1} CPU-s \
+         (generation {:.1} CPU-s: {:.2e} rows/s per thread; scan {:.2e} rows/s per thread); \
+         sample scan {:.1} s wall, {:.1} CPU-s (generation {:.2} CPU-s for {} rows: {:.2e} \
+         rows/s per thread); predict {:.1} s wall",
+        r.family,
+        r.seed,
+        r.fraction,
+        t.threads,
+        t.truth_wall,
+        t.truth_cpu,
+        t.truth_generation,
+        rate(n, t.truth_generation),
+        rate(n, t.truth_cpu - t.truth_generation),
+        t.sample_wall,
+        t.sample_cpu,
+        t.sample_generation,
+        r.sample_size,
+        rate(s, t.sample_generation),
+        t.predict_wall,
+    )
 }
 
 /// Refuse options that the chosen mode would ignore (clap's `requires` does not see through

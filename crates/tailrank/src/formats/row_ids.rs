@@ -35,6 +35,8 @@ enum Names {
     WholeFile { path: PathBuf, read: ReadWhole },
     /// Row `i` is row `rows[i]` of `inner` (`rows` ascending).
     Rows { inner: Arc<Names>, rows: Vec<usize> },
+    /// Generated: row `i` has id `name(first + i)` (a simulated pool that is never stored).
+    Generated { name: fn(u64) -> String, first: u64 },
 }
 
 impl Names {
@@ -78,6 +80,12 @@ impl Names {
                 }
                 Ok(())
             }
+            Names::Generated { name, first } => {
+                for i in start..end {
+                    f(i, &name(first + i as u64))?;
+                }
+                Ok(())
+            }
         }
     }
 
@@ -86,6 +94,9 @@ impl Names {
         let (Some(&lo), Some(&hi)) = (rows.first(), rows.last()) else {
             return Ok(Vec::new());
         };
+        if let Names::Generated { name, first } = self {
+            return Ok(rows.iter().map(|&r| name(first + r as u64)).collect());
+        }
         let mut out = Vec::with_capacity(rows.len());
         let mut next = 0usize;
         self.for_each(lo, hi + 1, &mut |row, id| {
@@ -100,7 +111,7 @@ impl Names {
 
     fn path(&self) -> Option<&Path> {
         match self {
-            Names::Memory(_) => None,
+            Names::Memory(_) | Names::Generated { .. } => None,
             Names::Text(p) | Names::WholeFile { path: p, .. } => Some(p),
             Names::Rows { inner, .. } => inner.path(),
         }
@@ -168,6 +179,21 @@ impl RowIds {
         Self::whole(path.to_path_buf(), keys, names)
     }
 
+    /// The ids `name(first) … name(first + rows − 1)` of a generated source (a simulated pool
+    /// never stored): keys computed in parallel, strings generated again when needed.
+    pub fn generated(
+        label: impl Into<PathBuf>,
+        first: u64,
+        rows: usize,
+        name: fn(u64) -> String,
+    ) -> RowIds {
+        let keys: Vec<u64> = (0..rows)
+            .into_par_iter()
+            .map(|i| id_key(&name(first + i as u64)))
+            .collect();
+        Self::whole(label.into(), keys, Names::Generated { name, first })
+    }
+
     fn whole(label: PathBuf, keys: Vec<u64>, names: Names) -> RowIds {
         let end = keys.len();
         RowIds {
@@ -202,6 +228,15 @@ impl RowIds {
     pub fn hashes(&self, seed: u64) -> Result<Cow<'_, [u64]>> {
         if seed == 0 {
             return Ok(Cow::Borrowed(self.keys()));
+        }
+        if let Names::Generated { name, first } = &*self.names {
+            let (name, first) = (*name, *first);
+            return Ok(Cow::Owned(
+                (self.start..self.end)
+                    .into_par_iter()
+                    .map(|i| id_hash(&name(first + i as u64), seed))
+                    .collect(),
+            ));
         }
         let mut out = Vec::with_capacity(self.len());
         self.for_each(|_, id| {

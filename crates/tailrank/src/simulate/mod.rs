@@ -47,6 +47,9 @@ pub mod validation;
 pub mod vector_geometry;
 pub mod vector_validation;
 pub mod vectors;
+pub mod web_geometry;
+pub mod web_pool;
+pub mod web_validation;
 
 use crate::error::Result;
 use crate::metric::ap_at_k_from_ranks;

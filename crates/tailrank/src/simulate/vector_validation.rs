@@ -81,13 +81,23 @@ pub fn vector_families() -> &'static [VectorFamily] {
     VECTOR_FAMILIES
 }
 
-/// The family called `name`.
+/// The file-based family called `name`.
 pub fn family(name: &str) -> Result<&'static VectorFamily> {
+    family_or_list(name, &[])
+}
+
+/// The family called `name`; an unknown name is an error listing the file-based families and
+/// the names `more`.
+pub fn family_or_list(name: &str, more: &[&str]) -> Result<&'static VectorFamily> {
     VECTOR_FAMILIES
         .iter()
         .find(|f| f.name == name)
         .ok_or_else(|| {
-            let known: Vec<&str> = VECTOR_FAMILIES.iter().map(|f| f.name).collect();
+            let known: Vec<&str> = VECTOR_FAMILIES
+                .iter()
+                .map(|f| f.name)
+                .chain(more.iter().copied())
+                .collect();
             Error::invalid(format!(
                 "unknown vector family {name:?} (known: {})",
                 known.join(", ")
@@ -203,6 +213,24 @@ pub struct VectorRun {
     /// model's own mAP@k), when `predict` made one.
     #[serde(default)]
     pub excess_centre: Option<ExcessCentre>,
+    /// Times of a generated (web) family's scans; None for the file-based families.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<StreamTiming>,
+}
+
+/// Times of a generated pool's two scans, in seconds: wall, CPU of the process (all threads)
+/// and the CPU spent generating rows (summed over threads); the scan proper is CPU − generation.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct StreamTiming {
+    pub threads: usize,
+    pub truth_wall: f64,
+    pub truth_cpu: f64,
+    pub truth_generation: f64,
+    pub sample_wall: f64,
+    pub sample_cpu: f64,
+    pub sample_generation: f64,
+    /// Wall time of one prediction (with its query bootstrap).
+    pub predict_wall: f64,
 }
 
 /// Query-bootstrap replicates of the vector runs' predictions: enough for the paired SEs of
@@ -314,41 +342,8 @@ fn truth_of(full: &Summary, k: usize) -> Result<(Metrics, f64, f64, RealizedCoun
     Ok((truth, er, bin, counts))
 }
 
-/// Run `family` at `seed`: write the files into `work` (replaced), scan the whole pool, then
-/// The vector-level validation of the families named `names` (every family of
-/// [`VECTOR_FAMILIES`] when empty; an unknown name is an error before anything runs), for each
-/// seed of `seeds`, in the work folder `work` ([`run_family`]); `done(family, seed, seconds)`
-/// is called after each family and seed.
-pub fn run_families(
-    names: &[String],
-    seeds: std::ops::Range<u64>,
-    opts: &VectorRunOptions,
-    work: &Path,
-    mut done: impl FnMut(&str, u64, f64),
-) -> Result<Vec<VectorRun>> {
-    let families: Vec<&VectorFamily> = if names.is_empty() {
-        VECTOR_FAMILIES.iter().collect()
-    } else {
-        names.iter().map(|n| family(n)).collect::<Result<_>>()?
-    };
-    let mut runs = Vec::new();
-    for f in families {
-        for seed in seeds.clone() {
-            let t = std::time::Instant::now();
-            runs.extend(run_family(f, seed, opts, work)?);
-            done(f.name, seed, t.elapsed().as_secs_f64());
-        }
-    }
-    Ok(runs)
-}
-
-/// each fraction's sample; one record per fraction.
-pub fn run_family(
-    family: &VectorFamily,
-    seed: u64,
-    opts: &VectorRunOptions,
-    work: &Path,
-) -> Result<Vec<VectorRun>> {
+/// Check the fractions of a run: at least one, each in (0, 1].
+pub(crate) fn check_fractions(opts: &VectorRunOptions) -> Result<()> {
     if opts.fractions.is_empty() {
         return Err(Error::invalid(
             "vector validation needs at least one fraction",
@@ -357,6 +352,18 @@ pub fn run_family(
     for &f in &opts.fractions {
         crate::sample::check_fraction(f)?;
     }
+    Ok(())
+}
+
+/// Run `family` at `seed`: write the files into `work` (replaced), scan the whole pool, then
+/// each fraction's sample; one record per fraction.
+pub fn run_family(
+    family: &VectorFamily,
+    seed: u64,
+    opts: &VectorRunOptions,
+    work: &Path,
+) -> Result<Vec<VectorRun>> {
+    check_fractions(opts)?;
     let mut cfg = (family.config)(seed);
     if let Some(n) = opts.pool_size {
         cfg.pool_size = n;
@@ -366,12 +373,42 @@ pub fn run_family(
     }
     let bench = write_vectors(&cfg, work)?;
     let (full, _) = scan_benchmark(work, 1.0, seed, opts.threads, None)?;
-    let (truth, oracle_er, oracle_bin, k_n) = truth_of(&full, opts.k)?;
-    let n = bench.pool;
+    let pool = PoolShape {
+        family: family.name,
+        seed,
+        dim: cfg.dim,
+        queries: bench.queries,
+        pool_size: bench.pool,
+    };
+    runs_from_scans(&pool, &full, opts, |f| {
+        Ok(scan_benchmark(work, f, seed, opts.threads, None)?.0)
+    })
+}
+
+/// What a family run scanned: its name and seed, D, the queries and N.
+pub(crate) struct PoolShape<'a> {
+    pub family: &'a str,
+    pub seed: u64,
+    pub dim: usize,
+    pub queries: usize,
+    pub pool_size: u64,
+}
+
+/// The records of one (family, seed), one per fraction of `opts`: the truth from the
+/// whole-pool summary `full`, the predictions from `sample(f)`, the sample summary at `f`.
+pub(crate) fn runs_from_scans(
+    pool: &PoolShape,
+    full: &Summary,
+    opts: &VectorRunOptions,
+    mut sample: impl FnMut(f64) -> Result<Summary>,
+) -> Result<Vec<VectorRun>> {
+    let seed = pool.seed;
+    let (truth, oracle_er, oracle_bin, k_n) = truth_of(full, opts.k)?;
+    let n = pool.pool_size;
     let nf = n as f64;
     let mut runs = Vec::new();
     for &f in &opts.fractions {
-        let (s, _) = scan_benchmark(work, f, seed, opts.threads, None)?;
+        let s = sample(f)?;
         let popts = PredictOptions {
             k: opts.k,
             bootstrap: VERDICT_BOOTSTRAP,
@@ -411,11 +448,11 @@ pub fn run_family(
             }
         }
         runs.push(VectorRun {
-            family: family.name.to_string(),
+            family: pool.family.to_string(),
             seed,
             fraction: f,
-            dim: cfg.dim,
-            queries: bench.queries,
+            dim: pool.dim,
+            queries: pool.queries,
             pool_size: n,
             sample_size: s.subset_sizes[0],
             k: opts.k,
@@ -437,6 +474,7 @@ pub fn run_family(
             verdict: Some(p.trust.verdict),
             endpoint: p.trust.endpoint.clone(),
             excess_centre: p.excess_centre,
+            stream: None,
         });
     }
     Ok(runs)
