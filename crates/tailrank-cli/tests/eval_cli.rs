@@ -624,6 +624,7 @@ def save(name, X, ids):
     open(os.path.join(d, name + ".ids.txt"), "w").write("\n".join(ids) + "\n")
 I = 8
 base = rng.standard_normal((I, D))
+# `core` is defined after the positives below and saved with them.
 qids, Q, pids, P = [], [], [], []
 for i in range(I):
     for a in range(2):
@@ -631,8 +632,14 @@ for i in range(I):
     for b in range(1 + i % 4):
         pids.append(f"inst{i}/p{b}.jpg"); P.append(base[i] + rng.standard_normal(D) * rng.uniform(0.3, 2.0))
 save("queries", np.array(Q), qids)
-save("core", np.vstack([np.array(P), rng.standard_normal((20, D))]), pids + [f"other/{j}" for j in range(20)])
-save("pool", rng.standard_normal((400, D)), [f"yfcc/{j}" for j in range(400)])
+core = np.vstack([np.array(P), rng.standard_normal((20, D))])
+pool = rng.standard_normal((400, D))
+if len(sys.argv) > 2 and sys.argv[2] == "dup":
+    # Bitwise copies of every core item in the pool (twice each), shuffled among the others:
+    # exact ties between a positive and non-relevant items (issue 44).
+    pool = np.vstack([pool, core, core])[rng.permutation(400 + 2 * len(core))]
+save("core", core, pids + [f"other/{j}" for j in range(20)])
+save("pool", pool, [f"yfcc/{j}" for j in range(len(pool))])
 gt = os.path.join(d, "gt"); os.makedirs(gt)
 open(os.path.join(gt, "image_query_ids.txt"), "w").write("\n".join(qids) + "\n")
 open(os.path.join(gt, "positive_ids.txt"), "w").write("\n".join(pids) + "\n")
@@ -642,9 +649,28 @@ open(os.path.join(gt, "positive_ids.txt"), "w").write("\n".join(pids) + "\n")
 /// summary's counts give the same metrics (the whole gallery fits in the top-k list).
 #[test]
 fn scan_then_eval_results_equal_counts() {
+    scan_then_eval(&[], &[], "1000", &["1", "5", "1000"]);
+}
+
+/// Regression (issue 44): with bitwise copies of core items in the pool, the results JSON put
+/// each positive before its tied copies while the summary counts non-relevant items first
+/// (eval gave mAP@1 66.67 against 25.00). The results now order each tie block as the summary
+/// counts it, also at the results' own cut (k = 10) and across chunks.
+#[test]
+fn scan_with_duplicated_core_items_results_equal_counts() {
+    scan_then_eval(&["dup"], &[], "1000", &["1", "10", "1000"]);
+    scan_then_eval(&["dup"], &[], "10", &["1", "10"]);
+    scan_then_eval(&["dup"], &["--chunk-rows", "100"], "10", &["1", "10"]);
+}
+
+/// Scan the [`SCAN_INPUTS`] (`variant` passed to it) with `--results-out --k results_k`, then
+/// check that `eval --results` equals `eval --summary` for every query at each cut-off `ks`.
+fn scan_then_eval(variant: &[&str], extra: &[&str], results_k: &str, ks: &[&str]) {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
-    common::run_python(SCAN_INPUTS, &[p(d)]);
+    let mut args = vec![p(d)];
+    args.extend_from_slice(variant);
+    common::run_python(SCAN_INPUTS, &args);
     let s = d.join("summary");
     let r = d.join("results.json");
     let gt = d.join("gt");
@@ -663,31 +689,33 @@ fn scan_then_eval_results_equal_counts() {
             "--results-out",
             p(&r),
             "--k",
-            "1000",
+            results_k,
             "--top-m",
             "50",
         ])
+        .args(extra)
         .output()
         .unwrap();
     assert!(o.status.success(), "scan: {}", stderr(&o));
-    for k in ["1", "5", "1000"] {
+    let mut tied = 0;
+    for &k in ks {
         let a = tailrank(&["--summary", p(&s), "--gt", p(&gt), "--k", k, "--json"]);
         let b = tailrank(&["--results", p(&r), "--gt", p(&gt), "--k", k, "--json"]);
         assert!(a.status.success(), "{}", stderr(&a));
         assert!(b.status.success(), "{}", stderr(&b));
         let va: serde_json::Value = serde_json::from_str(&stdout(&a)).unwrap();
         let vb: serde_json::Value = serde_json::from_str(&stdout(&b)).unwrap();
+        tied += va["sets"][0]["tied_pairs"].as_u64().unwrap();
         let (qa, qb) = (&va["sets"][0]["queries"], &vb["sets"][0]["queries"]);
         assert_eq!(qa.as_array().unwrap().len(), 16);
         for (x, y) in qa.as_array().unwrap().iter().zip(qb.as_array().unwrap()) {
             assert_eq!(x["query"], y["query"]);
-            for f in [
-                "ap_at_k",
-                "gldv2_ap_at_100",
-                "ap_full",
-                "recall_at_k",
-                "hit_at_1",
-            ] {
+            let mut fields = vec!["ap_at_k", "recall_at_k", "hit_at_1"];
+            if results_k == "1000" {
+                // Over the whole list: needs every item, not only the top results_k.
+                fields.extend(["gldv2_ap_at_100", "ap_full"]);
+            }
+            for f in fields {
                 let (u, v) = (x[f].as_f64().unwrap(), y[f].as_f64().unwrap());
                 assert!(
                     (u - v).abs() < 1e-12,
@@ -696,5 +724,42 @@ fn scan_then_eval_results_equal_counts() {
                 );
             }
         }
+    }
+    assert_eq!(tied > 0, !variant.is_empty(), "tie pairs: {tied}");
+}
+
+/// Issue 44: where AP@k depends on the order inside a tie block at the cut (the block holds
+/// relevant and non-relevant items and goes on past rank k), `eval` warns, naming the query;
+/// the file's order is used (stable sort).
+#[test]
+fn eval_warns_when_a_tie_block_at_the_cut_decides() {
+    let d = tempfile::tempdir().unwrap();
+    let gt = d.path().join("gt.json");
+    let r = d.path().join("r.json");
+    fs::write(&gt, r#"{"q": ["r"], "u": ["r"]}"#).unwrap();
+    fs::write(
+        &r,
+        r#"{"q": {"n": 0.5, "r": 0.5, "x": 0.1}, "u": {"r": 0.9, "n": 0.5, "x": 0.5}}"#,
+    )
+    .unwrap();
+    for (k, warned, map) in [
+        ("1", true, "50.00"),
+        ("2", false, "75.00"),
+        ("3", false, "75.00"),
+    ] {
+        let o = tailrank(&["--results", p(&r), "--gt", p(&gt), "--k", k]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let (out, err) = (stdout(&o), stderr(&o));
+        // Only "q" has a mixed block at the cut k = 1 ({n, r}); "u"'s tie block is all
+        // non-relevant.
+        assert_eq!(
+            err.contains("tie block straddles the cut"),
+            warned,
+            "k = {k}: {err}"
+        );
+        if warned {
+            assert!(err.contains("1 query") && err.contains("\"q\""), "{err}");
+        }
+        assert!(out.contains(map), "k = {k}: {out}");
     }
 }

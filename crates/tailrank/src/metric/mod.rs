@@ -196,5 +196,20 @@ pub fn tied_pairs(sorted_scores: &[f64], relevant: &[bool]) -> u64 {
     total
 }
 
+/// Whether the official AP@k of a ranked list depends on the order inside a tie block: the
+/// block of equal scores that holds rank `k` (1-based) goes on past rank `k` and holds both
+/// relevant and non-relevant items, so which of them fall within the first `k` is decided by
+/// the order of the list alone (`docs/metrics.md`, "Ties").
+pub fn mixed_block_at_cut(sorted_scores: &[f64], relevant: &[bool], k: usize) -> bool {
+    if k == 0 || k >= sorted_scores.len() || sorted_scores[k - 1] != sorted_scores[k] {
+        return false;
+    }
+    let s = sorted_scores[k - 1];
+    let a = sorted_scores[..k].partition_point(|&x| x != s);
+    let b = k + sorted_scores[k..].partition_point(|&x| x == s);
+    let hits = relevant[a..b].iter().filter(|&&r| r).count();
+    hits > 0 && hits < b - a
+}
+
 #[cfg(test)]
 mod tests;

@@ -226,6 +226,30 @@ pub struct EvalReport {
 
 /// All metrics of one query from its results (file order) and positives (the fixed fields at
 /// `k`, and `metrics` in `values`).
+/// A results list in rank order ([`rank_order`]): its scores, ids and relevance to `pos`.
+fn ranked<'a>(
+    items: &'a [(String, f64)],
+    pos: &HashSet<&str>,
+) -> (Vec<f64>, Vec<&'a str>, Vec<bool>) {
+    let scores: Vec<f64> = items.iter().map(|(_, s)| *s).collect();
+    let order = rank_order(&scores);
+    let sorted: Vec<f64> = order.iter().map(|&i| scores[i]).collect();
+    let ids: Vec<&str> = order.iter().map(|&i| items[i].0.as_str()).collect();
+    let relevant: Vec<bool> = ids.iter().map(|id| pos.contains(id)).collect();
+    (sorted, ids, relevant)
+}
+
+/// Whether the AP@k of a results list depends on the order inside its tie block at the cut
+/// ([`crate::metric::mixed_block_at_cut`]).
+fn order_decides_at_cut(items: &[(String, f64)], positives: &[String], k: usize) -> bool {
+    if items.len() <= k {
+        return false;
+    }
+    let pos: HashSet<&str> = positives.iter().map(String::as_str).collect();
+    let (sorted, _, relevant) = ranked(items, &pos);
+    crate::metric::mixed_block_at_cut(&sorted, &relevant, k)
+}
+
 pub fn evaluate_query(
     query: &str,
     items: &[(String, f64)],
@@ -234,11 +258,7 @@ pub fn evaluate_query(
     metrics: &[MetricName],
 ) -> QueryReport {
     let pos: HashSet<&str> = positives.iter().map(String::as_str).collect();
-    let scores: Vec<f64> = items.iter().map(|(_, s)| *s).collect();
-    let order = rank_order(&scores);
-    let sorted: Vec<f64> = order.iter().map(|&i| scores[i]).collect();
-    let ids: Vec<&str> = order.iter().map(|&i| items[i].0.as_str()).collect();
-    let relevant: Vec<bool> = ids.iter().map(|id| pos.contains(id)).collect();
+    let (sorted, ids, relevant) = ranked(items, &pos);
     let ranking = QueryRanking::List {
         scores: &sorted,
         relevant: &relevant,
@@ -315,9 +335,15 @@ pub fn evaluate_results_for(
             continue;
         }
         let mut qs = Vec::with_capacity(set.query_ids.len());
+        let mut order_decides: Vec<&str> = Vec::new();
         for (q, pos) in set.query_ids.iter().zip(&set.positives) {
             match results.get(q) {
-                Some(r) => qs.push(evaluate_query(q, &r.items, pos, k, &metrics)),
+                Some(r) => {
+                    if order_decides_at_cut(&r.items, pos, k) {
+                        order_decides.push(q);
+                    }
+                    qs.push(evaluate_query(q, &r.items, pos, k, &metrics))
+                }
                 None => match missing {
                     MissingPolicy::Error => {
                         return Err(Error::file(
@@ -332,6 +358,19 @@ pub fn evaluate_results_for(
                     MissingPolicy::Zero => qs.push(QueryReport::zero(q, pos.len(), true, &metrics)),
                 },
             }
+        }
+        if !order_decides.is_empty() {
+            warnings.push(format!(
+                "{}: set {:?}: for {} quer{} (first: {:?}) a tie block straddles the cut at k = \
+                 {k} holding relevant and non-relevant items: AP@k depends on the order inside \
+                 the block; the file's order is used (non-relevant first gives the scan \
+                 summary's value, docs/metrics.md)",
+                results.path.display(),
+                set.name,
+                order_decides.len(),
+                if order_decides.len() == 1 { "y" } else { "ies" },
+                &order_decides[..order_decides.len().min(5)]
+            ));
         }
         out.push(SetReport::from_queries(&set.name, qs));
     }

@@ -6,6 +6,7 @@
 use super::prepared::QuerySetInput;
 use crate::error::{Error, IoContext, Result};
 use crate::formats::descriptors::{DescriptorSource, RowRange};
+use crate::formats::gt::QuerySet;
 use crate::scan::config::ScanConfig;
 use crate::summary::query_set_digest;
 use serde::{Deserialize, Serialize};
@@ -322,11 +323,12 @@ pub(super) fn read_plan(dir: &Path) -> Result<Option<Plan>> {
 pub type ResultLists = Vec<(String, Vec<(String, f32)>)>;
 
 /// Merge per-chunk top-k result lists into the single-pass lists: the global top-k in the
-/// order (score descending, core rows first, then pool rows in input order) is contained in
+/// order (score descending, non-relevant core rows, then pool rows in input order, then the
+/// query's positives) is contained in
 /// the union of the chunks' top-k lists, so merging them in that order and keeping `k` gives
 /// exactly the lists of one pass (`scan::resume`).
 pub(super) fn merge_results(
-    query_ids: &[String],
+    set: &QuerySet,
     core: &dyn DescriptorSource,
     parts: &[ResultLists],
     k: usize,
@@ -337,9 +339,12 @@ pub(super) fn merge_results(
         .enumerate()
         .map(|(i, s)| (s.as_str(), i))
         .collect();
-    let mut out = Vec::with_capacity(query_ids.len());
-    for (qi, q) in query_ids.iter().enumerate() {
-        // (score, class 0 = core / 1 = pool, order key 1, order key 2, id)
+    let mut out = Vec::with_capacity(set.query_ids.len());
+    for (qi, q) in set.query_ids.iter().enumerate() {
+        let positives: HashSet<&str> = set.positives[qi].iter().map(String::as_str).collect();
+        // (score, class 0 = non-relevant core / 1 = pool / 2 = positive, order key 1, order
+        // key 2, id): within equal scores non-relevant items first, as the scan orders them
+        // (`collect::core_result_key`).
         let mut cand: Vec<(f32, u8, usize, usize, &str)> = Vec::new();
         let mut seen_core: HashSet<&str> = HashSet::new();
         for (ci, part) in parts.iter().enumerate() {
@@ -355,7 +360,12 @@ pub(super) fn merge_results(
                 match core_row.get(id.as_str()) {
                     Some(&r) => {
                         if seen_core.insert(id.as_str()) {
-                            cand.push((*s, 0, r, 0, id.as_str()));
+                            let class = if positives.contains(id.as_str()) {
+                                2
+                            } else {
+                                0
+                            };
+                            cand.push((*s, class, r, 0, id.as_str()));
                         }
                     }
                     None => cand.push((*s, 1, ci, pos, id.as_str())),

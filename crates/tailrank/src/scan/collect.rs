@@ -203,6 +203,18 @@ impl QueryCollector {
     }
 }
 
+/// Flag of a results key that marks a positive of the query (a core row).
+pub const RELEVANT_KEY: u64 = 1 << 63;
+
+/// Results key of core row `row`: the row, with [`RELEVANT_KEY`] set when it is a positive of
+/// the query. Keys order equal scores, so a tie block of the results lists holds its
+/// non-relevant items (core, then pool rows) before its positives, and a block straddling the
+/// cut keeps non-relevant items first: the order the summary counts ranks in
+/// (`docs/metrics.md`, "From counts"). Pool keys are below 2⁶³.
+pub fn core_result_key(row: usize, relevant: bool) -> u64 {
+    row as u64 | if relevant { RELEVANT_KEY } else { 0 }
+}
+
 /// The core pass's collectors: per query, `hist[m]` (non-relevant core items with
 /// `m = #{j : s_j ≥ s}`), `ties[m]` (those equal to `s_{m-1}`) and the results reservoir fed
 /// with core rows (keys `0..core rows`).
@@ -247,7 +259,8 @@ impl CoreCounts {
         }
         if let Some(r) = &mut self.results[q] {
             for (i, &s) in row.iter().enumerate() {
-                r.push(s, (start + i) as u64);
+                let relevant = p.rows_sorted.binary_search(&(start + i)).is_ok();
+                r.push(s, core_result_key(start + i, relevant));
             }
         }
     }

@@ -4,7 +4,7 @@
 //! [`engine`](super::engine)).
 
 use super::block::{cut_blocks, Block, Progress, SampledSource};
-use super::collect::{query_summary, QueryCollector, QueryPositives};
+use super::collect::{query_summary, QueryCollector, QueryPositives, RELEVANT_KEY};
 use super::kernel::ScoreKernel;
 use super::pool::{self, PoolPlan};
 use super::prepared::PreparedScan;
@@ -442,7 +442,8 @@ impl PreparedScan<'_> {
     }
 }
 
-/// Map results keys back to their ids: keys `0..core.rows()` are core rows, then each pool
+/// Map results keys back to their ids: keys `0..core.rows()` are core rows (with
+/// [`RELEVANT_KEY`] set for a positive, `collect::core_result_key`), then each pool
 /// source's rows from its `key_offset`. The ids of each source are read back in one pass
 /// ([`RowIds::names`]).
 fn keys_to_ids(
@@ -456,14 +457,22 @@ fn keys_to_ids(
     all.dedup();
     // Rows wanted from the core (index 0) and from each pool source (index 1 + source).
     let mut wanted: Vec<Vec<usize>> = vec![Vec::new(); pool.len() + 1];
+    // Core keys flagged relevant ([`core_result_key`]), named after the core rows are read.
+    let mut relevant_keys = Vec::new();
     for &key in &all {
-        if key < core.rows() as u64 {
+        if key & RELEVANT_KEY != 0 {
+            relevant_keys.push(key);
+            wanted[0].push((key & !RELEVANT_KEY) as usize);
+        } else if key < core.rows() as u64 {
             wanted[0].push(key as usize);
         } else {
             let si = sampled.partition_point(|s| s.key_offset <= key) - 1;
             wanted[si + 1].push((key - sampled[si].key_offset) as usize);
         }
     }
+    // A core row may be wanted both flagged (one query's positive) and not (another's).
+    wanted[0].sort_unstable();
+    wanted[0].dedup();
     let mut out = HashMap::with_capacity(all.len());
     for (i, rows) in wanted.iter().enumerate() {
         if rows.is_empty() {
@@ -476,6 +485,10 @@ fn keys_to_ids(
         for (&r, id) in rows.iter().zip(src.ids().names(rows)?) {
             out.insert(offset + r as u64, id);
         }
+    }
+    for key in relevant_keys {
+        let id = out[&(key & !RELEVANT_KEY)].clone();
+        out.insert(key, id);
     }
     Ok(out)
 }

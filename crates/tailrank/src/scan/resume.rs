@@ -681,7 +681,7 @@ fn scan_chunks(
         summary.tool_version = crate::TOOL_VERSION.to_string();
         summary.validate()?;
         let results = match cfg.results_k {
-            Some(k) => Some(merge_results(&s.set.query_ids, core, parts, k)?),
+            Some(k) => Some(merge_results(s.set, core, parts, k)?),
             None => None,
         };
         out_sets.push(SetOutput { summary, results });
