@@ -64,7 +64,7 @@ const POS_POOL_TIES: &str = "pos_pool_ties.npy";
 
 /// A subset as `manifest.json` holds it: [`Subset`] with `top_m` written only where the subset
 /// has its own (version 3).
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 struct ManifestSubset {
     kind: SubsetKind,
     fraction: f64,
@@ -551,7 +551,7 @@ pub(super) fn read_folder(dir: &Path) -> Result<(Summary, Vec<String>)> {
             top_scores,
         });
     }
-    let s = Summary {
+    let mut s = Summary {
         format_version: version as u32,
         tool_version: man.tool_version,
         model: man.model,
@@ -568,7 +568,6 @@ pub(super) fn read_folder(dir: &Path) -> Result<(Summary, Vec<String>)> {
         pool_id_hashes,
         ties_known,
     };
-    let mut s = s;
     if version < 3 {
         shards_as_version_3(&mut s);
     }
@@ -599,12 +598,7 @@ fn check_subsets(man: &Manifest, version: u64, mpath: &Path) -> Result<()> {
             ));
         }
         let HashRange { lo, hi } = sub.range;
-        let as_subset = Subset {
-            kind: sub.kind,
-            fraction: sub.fraction,
-            range: sub.range,
-            top_m: sub.top_m,
-        };
+        let as_subset = Subset::from(sub.clone());
         if !as_subset.fraction_matches_range() {
             return Err(Error::file(
                 mpath,
