@@ -13,7 +13,7 @@ use super::Summary;
 use crate::error::{Error, Result};
 use crate::sample::HashRange;
 use crate::scan::config::subsets;
-use crate::summary::{Subset, SUMMARY_FORMAT_VERSION};
+use crate::summary::{Subset, SubsetKind, SUMMARY_FORMAT_VERSION};
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
 
@@ -70,13 +70,21 @@ fn restrict(s: &Summary, targets: &[Subset], role: &str) -> Result<Summary> {
         };
         let chain = tiling(s, piece.bounds(), usable).ok_or_else(|| {
             Error::invalid(format!(
-                "cannot grow: subset {gi} of the grown summary ({:?} at fraction {}, hash range \
+                "cannot grow: subset {gi} of the grown summary ({} at fraction {}, hash range \
                  [{}, {})) needs the items of {role} in hash range [{}, {}), which is not a \
                  union of {role}'s subsets (keeping at least {m} top scores); growing is exact \
                  when the new fraction is the base's times 2, 4, 8, … (and the increment was \
                  scanned with the base's --drift-shards and --top-m): grow by doubling, or scan \
                  the larger sample directly",
-                g.kind, g.fraction, g.range.lo, g.range.hi, piece.lo, piece.hi
+                match g.kind {
+                    SubsetKind::Level => "level",
+                    SubsetKind::Shard => "drift shard",
+                },
+                g.fraction,
+                g.range.lo,
+                g.range.hi,
+                piece.lo,
+                piece.hi
             ))
         })?;
         chains.push(chain);
