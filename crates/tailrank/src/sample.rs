@@ -263,6 +263,38 @@ mod tests {
     }
 
     #[test]
+    fn increments_are_the_difference_of_nested_samples() {
+        let inc = HashRange::increment(0.05, 0.1).unwrap();
+        assert_eq!(
+            (inc.lo, inc.hi),
+            (threshold(0.05).unwrap(), threshold(0.1).unwrap())
+        );
+        for i in 0..20_000 {
+            let id = format!("img/{i:08}");
+            let h = id_hash(&id, 9);
+            let (small, large) = (
+                in_sample(&id, 0.05, 9).unwrap(),
+                in_sample(&id, 0.1, 9).unwrap(),
+            );
+            assert_eq!(inc.contains(h), large && !small, "{id}");
+        }
+        // Up to f = 1 the top hash is kept; after >= fraction is refused.
+        assert!(HashRange::increment(0.5, 1.0).unwrap().contains(u64::MAX));
+        assert!(HashRange::increment(0.1, 0.1).is_err());
+        assert!(HashRange::increment(0.2, 0.1).is_err());
+        // Intersections, with the inclusive top end.
+        let whole = HashRange::fraction(1.0).unwrap();
+        assert_eq!(whole.intersect(&inc), Some(inc));
+        let top = HashRange::increment(0.5, 1.0).unwrap();
+        assert_eq!(top.intersect(&whole), Some(top));
+        assert_eq!(top.intersect(&inc), None);
+        assert_eq!(
+            inc.width_fraction(),
+            (inc.hi - inc.lo) as f64 / 2f64.powi(64)
+        );
+    }
+
+    #[test]
     fn split_is_a_partition() {
         let r = HashRange::fraction(0.3).unwrap();
         let parts = r.split(4);

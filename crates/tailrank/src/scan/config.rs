@@ -318,6 +318,33 @@ mod tests {
     }
 
     #[test]
+    fn increment_subsets_clip_the_direct_scans() {
+        let part = increment_subsets(0.025, 0.1, 0.1 / 16.0, 4, 40).unwrap();
+        let inc = HashRange::increment(0.025, 0.1).unwrap();
+        // Level 0 = the increment, then [t(0.025), t(0.05)); then the shards meeting it: the
+        // first shard [0, t(0.1)/4) ends exactly at t(0.025), so three pieces remain.
+        let ranges: Vec<(SubsetKind, u64, u64)> = part
+            .iter()
+            .map(|s| (s.kind, s.range.lo, s.range.hi))
+            .collect();
+        let t = |f: f64| crate::sample::threshold(f).unwrap();
+        let whole = HashRange::fraction(0.1).unwrap().split(4);
+        assert_eq!(
+            ranges,
+            vec![
+                (SubsetKind::Level, inc.lo, inc.hi),
+                (SubsetKind::Level, inc.lo, t(0.05)),
+                (SubsetKind::Shard, whole[1].lo, whole[1].hi),
+                (SubsetKind::Shard, whole[2].lo, whole[2].hi),
+                (SubsetKind::Shard, whole[3].lo, whole[3].hi),
+            ]
+        );
+        assert!(part[2..].iter().all(|s| s.top_m == Some(10)));
+        assert_eq!(part[0].fraction, inc.width_fraction());
+        assert!(increment_subsets(0.1, 0.1, 0.01, 4, 40).is_err());
+    }
+
+    #[test]
     fn tuning_knobs_parse_or_name_the_variable() {
         let cfg = tuned(&[]).unwrap();
         assert_eq!(
