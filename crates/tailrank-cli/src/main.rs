@@ -26,6 +26,8 @@ enum Command {
     Scan(cmd::scan::ScanArgs),
     /// Merge summaries of disjoint pool shards.
     Merge(cmd::merge::MergeArgs),
+    /// Grow a sample summary by the scan of its increment (`scan --after`) into the larger sample's.
+    Grow(cmd::grow::GrowArgs),
     /// Hash-sample pool ids (docs/method.md §4) and write the sample with a manifest.
     Sample(cmd::sample::SampleArgs),
     /// Predict the full-pool metric from a sample summary or a hardness file.
@@ -50,6 +52,7 @@ fn main() {
         Command::Eval(a) => cmd::eval::run(a),
         Command::Scan(a) => cmd::scan::run(a),
         Command::Merge(a) => cmd::merge::run(a),
+        Command::Grow(a) => cmd::grow::run(a),
         Command::Sample(a) => cmd::sample::run(a),
         Command::Predict(a) => cmd::predict::run(a),
         Command::Compare(a) => cmd::compare::run(a),

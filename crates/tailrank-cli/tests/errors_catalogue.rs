@@ -389,6 +389,23 @@ open(os.path.join(d, "garbage.h5"), "wb").write(b"\x89HDF\r\n\x1a\n" + bytes(ran
     base_scan("sum_b_seed", "shard_b.npy", &["--seed", "5"]);
     base_scan("sum_b_f", "shard_b.npy", &["--fraction", "0.5"]);
     base_scan("sum_empty", "shard_b.npy", &["--fraction", "0.0001"]);
+    // Increments of shard b (`scan --after`): its rows hashing into [t(a), t(1)] at seed 0.
+    for (name, after) in [("shard_inc50", 0.5), ("shard_inc30", 0.3)] {
+        let all = ids("sb", 100);
+        let data = vecs(100, 4);
+        let keep: Vec<usize> = (0..100)
+            .filter(|&i| !tailrank::sample::in_sample(&all[i], after, 0).unwrap())
+            .collect();
+        let kept_ids: Vec<String> = keep.iter().map(|&i| all[i].clone()).collect();
+        let kept: Vec<f32> = keep
+            .iter()
+            .flat_map(|&i| data[i * DIM..(i + 1) * DIM].to_vec())
+            .collect();
+        save_npy(dir, name, &kept_ids, &kept);
+    }
+    base_scan("sum_part50", "shard_inc50.npy", &["--after", "0.5"]);
+    base_scan("sum_part30", "shard_inc30.npy", &["--after", "0.3"]);
+    base_scan("sum_b_f3", "shard_b.npy", &["--fraction", "0.3"]);
     let m = std::fs::read_to_string(dir.join("sum_empty/manifest.json")).unwrap();
     assert!(
         m.contains("\"subset_sizes\": [\n    0,"),
@@ -752,6 +769,14 @@ fn cases() -> Vec<Case> {
         // ---- issue 44: edited subsets, simulations too large for memory
         c("summary-fraction-edited", "summary whose level fraction was edited to disagree with its hash range (checksum recomputed)", words("predict --summary $DIR/sum_fraction --bootstrap 0")),
         c("simulate-too-large", "a simulation too large for the memory (10^8 queries)", words("simulate --preset ilias-like --queries 100000000 -o $DIR/simbig")),
+        // ---- increments and grow
+        c("sample-after-not-below", "sample --after not below --fraction", words("sample --ids $DIR/pool_ids.txt --fraction 0.1 --after 0.2 -o $DIR/s.txt")),
+        c("scan-after-outside", "scan --after of a pool with rows outside the increment", scan("--pool $DIR/shard_b.npy --after 0.5 -o $DIR/out")),
+        c("grow-not-increment", "grow by a summary that is not an increment", words("grow $DIR/sum_b_f $DIR/sum_b -o $DIR/g")),
+        c("grow-base-increment", "grow of an increment", words("grow $DIR/sum_part50 $DIR/sum_part50 -o $DIR/g")),
+        c("grow-wrong-after", "grow by an increment that starts elsewhere than the base's sample ends", words("grow $DIR/sum_b_f3 $DIR/sum_part50 -o $DIR/g")),
+        c("grow-not-exact", "grow from 0.3 to 1 (the grown level 0.25 is not among the base's 0.3, 0.15, …)", words("grow $DIR/sum_b_f3 $DIR/sum_part30 -o $DIR/g")),
+        c("predict-part", "predict from an increment", words("predict --summary $DIR/sum_part50 --pool-size 1000 --bootstrap 20 --sample-noise 0")),
     ]
 }
 

@@ -83,6 +83,22 @@ impl NativeSummary {
         Ok(NativeSummary { inner })
     }
 
+    /// Grow the summary `base` of a sample by `part`, the summary of its increment
+    /// (`Summary::grow`).
+    #[staticmethod]
+    fn grow(
+        py: Python<'_>,
+        base: PyRef<'_, NativeSummary>,
+        part: PyRef<'_, NativeSummary>,
+    ) -> PyResult<Self> {
+        let (b, p) = (&base.inner, &part.inner);
+        let (inner, notes) = py
+            .allow_threads(|| Summary::grow_with_warnings(b, p))
+            .map_err(err)?;
+        warn_all(py, "tailrank grow", &notes)?;
+        Ok(NativeSummary { inner })
+    }
+
     /// Compact exact binary form (bincode of every field; f32 scores bitwise), used to pickle
     /// summaries between processes (Ray). Not a file format: use `write` for files.
     fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
@@ -200,7 +216,7 @@ impl NativeSummary {
 /// Scan queries and core against pool sources into a summary (the CLI's `tailrank scan`).
 #[pyfunction]
 #[pyo3(signature = (queries, core, pool, gt, query_set=None, fraction=1.0, seed=0,
-    min_fraction=None, pool_size=None, top_m=DEFAULT_TOP_M, drift_shards=DEFAULT_DRIFT_SHARDS,
+    after=None, min_fraction=None, pool_size=None, top_m=DEFAULT_TOP_M, drift_shards=DEFAULT_DRIFT_SHARDS,
     model=String::new(),
     threads=None, normalize=false))]
 #[allow(clippy::too_many_arguments)]
@@ -213,6 +229,7 @@ fn scan_native(
     query_set: Option<String>,
     fraction: f64,
     seed: u64,
+    after: Option<f64>,
     min_fraction: Option<f64>,
     pool_size: Option<u64>,
     top_m: usize,
@@ -236,6 +253,7 @@ fn scan_native(
         .collect::<PyResult<_>>()?;
     let pool_rows: u64 = p.iter().map(|s| s.rows() as u64).sum();
     let mut cfg = ScanConfig::new(fraction, seed);
+    cfg.after = after;
     if let Some(m) = min_fraction {
         cfg.min_fraction = m;
     }
@@ -244,7 +262,7 @@ fn scan_native(
     cfg.threads = threads;
     cfg.normalize = normalize;
     cfg.model = model;
-    cfg.pool_size = request.pool_size(fraction, pool_rows).map_err(err)?;
+    cfg.pool_size = request.pool_size_for(&cfg, pool_rows).map_err(err)?;
     cfg.apply_tuning(|k| std::env::var(k).ok()).map_err(err)?;
     let scanned = py.allow_threads(|| -> tailrank::Result<(Summary, Vec<String>)> {
         let inputs = request.inputs(
@@ -514,6 +532,15 @@ fn threshold(fraction: f64) -> PyResult<u64> {
     tailrank::sample::threshold(fraction).map_err(err)
 }
 
+/// The hash range `(lo, hi)` of the sample at `fraction`, or of its increment over `after`
+/// (`HashRange::sample`; `hi = 2^64 − 1` is inclusive).
+#[pyfunction]
+#[pyo3(signature = (fraction, after=None))]
+fn sample_range(fraction: f64, after: Option<f64>) -> PyResult<(u64, u64)> {
+    let r = tailrank::sample::HashRange::sample(fraction, after).map_err(err)?;
+    Ok((r.lo, r.hi))
+}
+
 /// Check, before any work, that a summary folder may be written at `path` by a command reading
 /// `inputs` (descriptor files count with their id files): `outputs::check_output`'s rules, so
 /// that a bad output path fails at once rather than after a long scan.
@@ -546,6 +573,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(evaluate_revisited_native, m)?)?;
     m.add_function(wrap_pyfunction!(id_hashes, m)?)?;
     m.add_function(wrap_pyfunction!(threshold, m)?)?;
+    m.add_function(wrap_pyfunction!(sample_range, m)?)?;
     m.add_function(wrap_pyfunction!(find_duplicate_id, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(check_summary_output, m)?)?;

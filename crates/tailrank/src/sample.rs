@@ -47,10 +47,58 @@ impl HashRange {
         })
     }
 
+    /// The sample increment from fraction `after` to `fraction`: `[t(after), t(fraction))`,
+    /// the ids that the sample at `fraction` adds to the one at `after` (the nesting makes it
+    /// the difference of the two samples). Refuses `after ≥ fraction`.
+    pub fn increment(after: f64, fraction: f64) -> Result<Self> {
+        let (lo, hi) = (threshold(after)?, threshold(fraction)?);
+        if after >= fraction || lo >= hi {
+            return Err(Error::invalid(format!(
+                "--after {after} must be below the sampling fraction {fraction}: the increment \
+                 holds the ids with t({after}) <= hash < t({fraction})"
+            )));
+        }
+        Ok(HashRange { lo, hi })
+    }
+
+    /// The sample at `fraction`, or its increment over `after` ([`HashRange::increment`]).
+    pub fn sample(fraction: f64, after: Option<f64>) -> Result<Self> {
+        match after {
+            Some(a) => Self::increment(a, fraction),
+            None => Self::fraction(fraction),
+        }
+    }
+
     /// Whether hash `h` falls in the range.
     #[inline]
     pub fn contains(&self, h: u64) -> bool {
         h >= self.lo && (h < self.hi || self.hi == u64::MAX)
+    }
+
+    /// The bounds as half-open `[lo, end)` over u128 (`hi = u64::MAX` is inclusive: `end = 2^64`).
+    pub fn bounds(&self) -> (u128, u128) {
+        let end = if self.hi == u64::MAX {
+            1u128 << 64
+        } else {
+            self.hi as u128
+        };
+        (self.lo as u128, end)
+    }
+
+    /// The hashes in both ranges, `None` when there are none.
+    pub fn intersect(&self, other: &HashRange) -> Option<HashRange> {
+        let ((a, b), (c, d)) = (self.bounds(), other.bounds());
+        let (lo, end) = (a.max(c), b.min(d));
+        (lo < end).then(|| HashRange {
+            lo: lo as u64,
+            hi: end.min(u64::MAX as u128) as u64,
+        })
+    }
+
+    /// The width as a fraction of the hash space: `(end − lo) / 2^64`.
+    pub fn width_fraction(&self) -> f64 {
+        let (lo, end) = self.bounds();
+        (end - lo) as f64 / 18_446_744_073_709_551_616.0
     }
 
     /// Split into `parts` disjoint, adjacent ranges covering this one.
@@ -114,7 +162,7 @@ pub fn sample_digest(ids: &[String]) -> String {
 }
 
 /// The manifest of a sample id list (`<OUT>.manifest.json`, written by [`write_sample`]): `N`
-/// (ids read), `fraction`, `seed`, `S` (ids kept) and `digest` = `xxh3_64` (seed 0) of the
+/// (ids read), `fraction`, `after` (increments only), `seed`, `S` (ids kept) and `digest` = `xxh3_64` (seed 0) of the
 /// concatenated `id + "\n"` lines of the sample, as 16 hex digits (the uncompressed content of
 /// the id list).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -123,6 +171,10 @@ pub struct SampleManifest {
     #[serde(rename = "N")]
     pub ids_read: usize,
     pub fraction: f64,
+    /// The lower fraction of an increment (`sample --after`): the ids kept are those with
+    /// `t(after) ≤ hash < t(fraction)`. Absent for a whole sample.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after: Option<f64>,
     pub seed: u64,
     /// S: ids kept.
     #[serde(rename = "S")]
@@ -136,20 +188,19 @@ pub struct SampleManifest {
 }
 
 /// Hash-sample the id list `ids` at `fraction` and `seed` ([`sample_id_list`]: an id is kept
-/// iff `xxh3_64_with_seed(utf8(id), seed) < t(f)`) into the id list `out` (input order, one id
+/// iff `xxh3_64_with_seed(utf8(id), seed) < t(f)`, and also `≥ t(after)` when `after` is
+/// given: the increment [`HashRange::increment`]) into the id list `out` (input order, one id
 /// per line, gzip when it ends in `.gz`) and its manifest
 /// ([`manifest_path`]): the two are replaced together, the ids first, never over `ids`
 /// (`crate::atomic`).
 pub fn write_sample(
     ids: &std::path::Path,
     fraction: f64,
+    after: Option<f64>,
     seed: u64,
     out: &std::path::Path,
 ) -> Result<SampleManifest> {
-    let range = HashRange {
-        lo: 0,
-        hi: threshold(fraction)?,
-    };
+    let range = HashRange::sample(fraction, after)?;
     let manifest_path = manifest_path(out)?;
     let mut outputs = crate::atomic::Transaction::new(&[ids]);
     let ids_slot = outputs.add_file(out)?;
@@ -159,6 +210,7 @@ pub fn write_sample(
     let manifest = SampleManifest {
         ids_read: n,
         fraction,
+        after,
         seed,
         ids_kept: kept.len(),
         digest: sample_digest(&kept),
@@ -208,6 +260,38 @@ mod tests {
         assert!(a.iter().zip(&b).all(|(x, y)| *x || !*y), "nested");
         let n = a.iter().filter(|x| **x).count() as f64;
         assert!((n / 200_000.0 - 0.05).abs() < 0.003, "fraction {n}");
+    }
+
+    #[test]
+    fn increments_are_the_difference_of_nested_samples() {
+        let inc = HashRange::increment(0.05, 0.1).unwrap();
+        assert_eq!(
+            (inc.lo, inc.hi),
+            (threshold(0.05).unwrap(), threshold(0.1).unwrap())
+        );
+        for i in 0..20_000 {
+            let id = format!("img/{i:08}");
+            let h = id_hash(&id, 9);
+            let (small, large) = (
+                in_sample(&id, 0.05, 9).unwrap(),
+                in_sample(&id, 0.1, 9).unwrap(),
+            );
+            assert_eq!(inc.contains(h), large && !small, "{id}");
+        }
+        // Up to f = 1 the top hash is kept; after >= fraction is refused.
+        assert!(HashRange::increment(0.5, 1.0).unwrap().contains(u64::MAX));
+        assert!(HashRange::increment(0.1, 0.1).is_err());
+        assert!(HashRange::increment(0.2, 0.1).is_err());
+        // Intersections, with the inclusive top end.
+        let whole = HashRange::fraction(1.0).unwrap();
+        assert_eq!(whole.intersect(&inc), Some(inc));
+        let top = HashRange::increment(0.5, 1.0).unwrap();
+        assert_eq!(top.intersect(&whole), Some(top));
+        assert_eq!(top.intersect(&inc), None);
+        assert_eq!(
+            inc.width_fraction(),
+            (inc.hi - inc.lo) as f64 / 2f64.powi(64)
+        );
     }
 
     #[test]

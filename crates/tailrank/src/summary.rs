@@ -231,10 +231,12 @@ impl Summary {
             .sum()
     }
 
-    /// Whether this summary covers the whole pool (exact mode: f = 1 and, when N is known,
-    /// S_0 = N).
+    /// Whether this summary covers the whole pool (exact mode: f = 1, not an increment and,
+    /// when N is known, S_0 = N).
     pub fn is_exact(&self) -> bool {
-        self.fraction >= 1.0 && self.pool_size.is_none_or(|n| n == self.subset_sizes[0])
+        self.fraction >= 1.0
+            && self.increment_range().is_none()
+            && self.pool_size.is_none_or(|n| n == self.subset_sizes[0])
     }
 
     /// Check the structural invariants (shapes, sorted positives and top lists, finite scores,
@@ -589,6 +591,7 @@ pub fn query_set_digest(qs: &crate::formats::gt::QuerySet) -> String {
 
 mod arrays;
 mod format;
+mod grow;
 mod merge;
 
 pub use format::{FORMAT_NAME, MANIFEST};

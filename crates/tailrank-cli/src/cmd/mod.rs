@@ -5,6 +5,7 @@ pub mod compare;
 pub mod curve;
 pub mod demo;
 pub mod eval;
+pub mod grow;
 pub mod ilias;
 pub mod merge;
 pub mod predict;

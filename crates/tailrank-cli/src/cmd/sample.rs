@@ -13,6 +13,10 @@ pub struct SampleArgs {
     /// Sampling fraction f in (0, 1].
     #[arg(long)]
     pub fraction: f64,
+    /// List only the increment over the sample at this fraction: the ids with
+    /// t(AFTER) <= hash < t(f) (to embed and `scan --after` for `tailrank grow`).
+    #[arg(long)]
+    pub after: Option<f64>,
     /// Hash seed.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -22,12 +26,15 @@ pub struct SampleArgs {
 }
 
 pub fn run(a: SampleArgs) -> anyhow::Result<()> {
-    let m = sample::write_sample(&a.ids, a.fraction, a.seed, &a.out)?;
+    let m = sample::write_sample(&a.ids, a.fraction, a.after, a.seed, &a.out)?;
+    let range = match a.after {
+        Some(after) => format!("fraction {after} to {}", a.fraction),
+        None => format!("fraction {}", a.fraction),
+    };
     println!(
-        "sampled {} of {} ids (fraction {}, seed {}) -> {}",
+        "sampled {} of {} ids ({range}, seed {}) -> {}",
         m.ids_kept,
         m.ids_read,
-        a.fraction,
         a.seed,
         a.out.display()
     );

@@ -58,6 +58,10 @@ pub struct ScanOpts {
     /// Level-0 sampling fraction f of the pool (1 = exact: everything scanned).
     #[arg(long, default_value_t = 1.0)]
     pub fraction: f64,
+    /// Scan only the sample increment t(AFTER) <= hash < t(f) into a part summary, for
+    /// `tailrank grow` (every pool row must lie in it; `tailrank sample --after` lists them).
+    #[arg(long)]
+    pub after: Option<f64>,
     /// Hash seed of the sample.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -130,6 +134,7 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
         bail!("--chunk-rows must be at least 1");
     }
     let mut cfg = ScanConfig::new(args.fraction, args.seed);
+    cfg.after = args.after;
     if let Some(m) = args.min_fraction {
         cfg.min_fraction = m;
     }

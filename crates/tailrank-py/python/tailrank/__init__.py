@@ -41,6 +41,7 @@ __all__ = [
     "TailrankError",
     "scan",
     "load_summary",
+    "grow",
     "predict",
     "evaluate",
     "evaluate_revisited",
@@ -231,6 +232,12 @@ class Summary:
         """This summary merged with ``others`` (disjoint pool shards), in that order."""
         return Summary.merge_all([self, *others])
 
+    def grow(self, part: "Summary") -> "Summary":
+        """This summary (the sample at f_b) grown by ``part``, the scan of its increment
+        (``scan(..., fraction=f, after=f_b)``): the summary of the sample at f, equal to a direct
+        scan at f (``tailrank grow``; exact when f = 2^k f_b, refused otherwise)."""
+        return Summary(_native.NativeSummary.grow(self._s, part._s))
+
     @staticmethod
     def merge_all(parts: Sequence["Summary"]) -> "Summary":
         """Merge summaries of disjoint pool shards, in order (``Summary::merge``)."""
@@ -354,6 +361,11 @@ def load_summary(path: PathLike) -> Summary:
     return Summary.load(path)
 
 
+def grow(base: Summary, part: Summary) -> Summary:
+    """``base`` grown by ``part``, the scan of its increment (:meth:`Summary.grow`)."""
+    return base.grow(part)
+
+
 # ----------------------------------------------------------------------------------------------
 # scan
 
@@ -384,6 +396,7 @@ def scan(
     model: str = "",
     threads: Optional[int] = None,
     *,
+    after: Optional[float] = None,
     query_set: Optional[str] = None,
     min_fraction: Optional[float] = None,
     drift_shards: int = _native.SCAN_DEFAULTS["drift_shards"],
@@ -402,6 +415,8 @@ def scan(
     Sampling: pool item ``id`` is scanned iff ``xxh3_64(id, seed) < t(fraction)``; levels
     f, f/2, ... down to ``min_fraction`` (default f/16); ``drift_shards`` hash shards; ``top_m``
     pool scores kept per query and subset (what ``predict``'s ``fit_top`` fits at most).
+    ``after``: scan the increment ``t(after) <= hash < t(fraction)`` only (every pool row must
+    lie in it) into a part for :func:`grow` (``tailrank scan --after``).
     ``pool_size`` N defaults to the pool rows when ``fraction == 1``. ``threads``: worker
     threads (default all cores). Scores are inner products of unit-norm rows (``normalize``
     L2-normalises rows that are not). The GIL is released during the scan.
@@ -420,6 +435,7 @@ def scan(
         query_set=query_set,
         fraction=_real(fraction, "fraction"),
         seed=_count(seed, "seed"),
+        after=_real(after, "after", optional=True),
         min_fraction=_real(min_fraction, "min_fraction", optional=True),
         top_m=_count(top_m, "top_m"),
         drift_shards=_count(drift_shards, "drift_shards"),
@@ -664,22 +680,29 @@ def id_hashes(ids: Iterable[str], seed: int = 0) -> np.ndarray:
     return np.asarray(_native.id_hashes(_ids_list(ids, "ids"), _count(seed, "seed")), dtype=np.uint64)
 
 
-def sample_mask(ids: Iterable[str], fraction: float, seed: int = 0) -> np.ndarray:
-    """Boolean mask of the ids in the hash sample at ``fraction`` (docs/method.md §4)."""
-    t = _native.threshold(_real(fraction, "fraction"))
+def sample_mask(
+    ids: Iterable[str], fraction: float, seed: int = 0, after: Optional[float] = None
+) -> np.ndarray:
+    """Boolean mask of the ids in the hash sample at ``fraction`` (docs/method.md §4), or, with
+    ``after``, in its increment over the sample at ``after``: ``t(after) <= hash < t(fraction)``."""
+    lo, hi = _native.sample_range(_real(fraction, "fraction"), _real(after, "after", optional=True))
     h = id_hashes(ids, seed)
-    if t == 2**64 - 1:  # f = 1 (or rounds to it): every id, as HashRange::contains
-        return np.ones(h.shape, dtype=bool)
-    return h < np.uint64(t)
+    above = h >= np.uint64(lo)
+    if hi == 2**64 - 1:  # f = 1 (or rounds to it): the top end is kept, as HashRange::contains
+        return above
+    return above & (h < np.uint64(hi))
 
 
-def sample_ids(ids: Iterable[str], fraction: float, seed: int = 0) -> List[str]:
-    """The sampled ids in input order: what ``tailrank sample`` writes (docs/method.md §4).
+def sample_ids(
+    ids: Iterable[str], fraction: float, seed: int = 0, after: Optional[float] = None
+) -> List[str]:
+    """The sampled ids in input order: what ``tailrank sample`` writes (docs/method.md §4);
+    with ``after``, the increment over the sample at ``after`` (``tailrank sample --after``).
     A pool id names one item, so a repeated id is refused, as ``tailrank sample`` refuses it."""
     lst = _ids_list(ids, "ids")
     dup = _native.find_duplicate_id(lst)
     if dup is not None:
         j, i = dup
         raise TailrankError(f"ids: duplicate id {lst[i]!r} at positions {j} and {i}")
-    mask = sample_mask(lst, fraction, seed)
+    mask = sample_mask(lst, fraction, seed, after)
     return [i for i, m in zip(lst, mask) if m]

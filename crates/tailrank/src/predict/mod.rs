@@ -394,6 +394,14 @@ pub fn check_summary(s: &Summary) -> Result<()> {
             "summary's first subset is not the level-0 sample",
         ));
     }
+    if let Some(r) = s.increment_range() {
+        return Err(Error::invalid(format!(
+            "summary of query set {:?} is an increment (hash range [{}, {}) of the sample at \
+             fraction {}, scanned with --after): grow its base with it first (tailrank grow \
+             BASE PART -o OUT) and predict from the grown summary",
+            s.query_set, r.lo, r.hi, s.fraction
+        )));
+    }
     if s.queries.is_empty() {
         return Err(Error::invalid("summary holds no query"));
     }

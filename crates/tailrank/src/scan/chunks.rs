@@ -187,6 +187,9 @@ pub(super) fn identity(
             .collect::<Vec<_>>()),
     );
     put("fraction", json!(cfg.fraction));
+    if let Some(after) = cfg.after {
+        put("after", json!(after));
+    }
     put("seed", json!(cfg.seed));
     put("min_fraction", json!(cfg.min_fraction));
     put("drift_shards", json!(cfg.drift_shards));

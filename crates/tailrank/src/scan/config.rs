@@ -62,6 +62,9 @@ pub const BLOCK_ROWS: usize = 512;
 pub struct ScanConfig {
     /// Level-0 sampling fraction f in (0, 1]; 1 is exact mode.
     pub fraction: f64,
+    /// Scan only the sample increment `[t(after), t(f))` into a part summary
+    /// ([`increment_subsets`]); every pool row must lie in it. `None`: the whole sample.
+    pub after: Option<f64>,
     /// Hash seed of the sample (docs/method.md §4).
     pub seed: u64,
     /// Nested levels are `f, f/2, f/4, …` while `≥ min_fraction` (level 0 always).
@@ -113,6 +116,7 @@ impl ScanConfig {
     pub fn new(fraction: f64, seed: u64) -> Self {
         ScanConfig {
             fraction,
+            after: None,
             seed,
             min_fraction: fraction / (1u64 << (DEFAULT_LEVELS - 1)) as f64,
             drift_shards: DEFAULT_DRIFT_SHARDS,
@@ -192,6 +196,52 @@ pub fn subsets(
     Ok(out)
 }
 
+/// The subsets of a scan of the sample increment `[t(after), t(f))` (a *part*, grown into
+/// the sample at f by [`Summary::grow`](crate::summary::Summary::grow)): each subset of the
+/// whole scan at f ([`subsets`]) clipped to the increment, empty ones dropped and equal ones
+/// kept once. Level 0 is the increment itself, then the levels `[t(after), t(f/2^ℓ))` for
+/// `f/2^ℓ > after`, then the pieces of the drift shards that meet the increment (keeping the
+/// shards' `top_m`). Each subset's `fraction` is its range's width over 2^64.
+pub fn increment_subsets(
+    after: f64,
+    fraction: f64,
+    min_fraction: f64,
+    drift_shards: usize,
+    top_m: usize,
+) -> Result<Vec<Subset>> {
+    let part = HashRange::increment(after, fraction)?;
+    let mut out: Vec<Subset> = Vec::new();
+    for s in subsets(fraction, min_fraction, drift_shards, top_m)? {
+        let Some(range) = part.intersect(&s.range) else {
+            continue;
+        };
+        if out.iter().any(|o| o.range == range && o.kind == s.kind) {
+            continue;
+        }
+        out.push(Subset {
+            fraction: range.width_fraction(),
+            range,
+            ..s
+        });
+    }
+    Ok(out)
+}
+
+/// The subsets a scan with `cfg` collects: [`subsets`], or [`increment_subsets`] with
+/// `cfg.after`.
+pub fn scan_subsets(cfg: &ScanConfig) -> Result<Vec<Subset>> {
+    match cfg.after {
+        Some(after) => increment_subsets(
+            after,
+            cfg.fraction,
+            cfg.min_fraction,
+            cfg.drift_shards,
+            cfg.top_m,
+        ),
+        None => subsets(cfg.fraction, cfg.min_fraction, cfg.drift_shards, cfg.top_m),
+    }
+}
+
 impl ScanConfig {
     /// Rows per block as given, at least 1.
     pub(crate) fn rows_per_block(&self) -> usize {
@@ -258,6 +308,33 @@ mod tests {
         let mut cfg = ScanConfig::default();
         cfg.apply_tuning(|k| pairs.iter().find(|p| p.0 == k).map(|p| p.1.to_string()))?;
         Ok(cfg)
+    }
+
+    #[test]
+    fn increment_subsets_clip_the_direct_scans() {
+        let part = increment_subsets(0.025, 0.1, 0.1 / 16.0, 4, 40).unwrap();
+        let inc = HashRange::increment(0.025, 0.1).unwrap();
+        // Level 0 = the increment, then [t(0.025), t(0.05)); then the shards meeting it: the
+        // first shard [0, t(0.1)/4) ends exactly at t(0.025), so three pieces remain.
+        let ranges: Vec<(SubsetKind, u64, u64)> = part
+            .iter()
+            .map(|s| (s.kind, s.range.lo, s.range.hi))
+            .collect();
+        let t = |f: f64| crate::sample::threshold(f).unwrap();
+        let whole = HashRange::fraction(0.1).unwrap().split(4);
+        assert_eq!(
+            ranges,
+            vec![
+                (SubsetKind::Level, inc.lo, inc.hi),
+                (SubsetKind::Level, inc.lo, t(0.05)),
+                (SubsetKind::Shard, whole[1].lo, whole[1].hi),
+                (SubsetKind::Shard, whole[2].lo, whole[2].hi),
+                (SubsetKind::Shard, whole[3].lo, whole[3].hi),
+            ]
+        );
+        assert!(part[2..].iter().all(|s| s.top_m == Some(10)));
+        assert_eq!(part[0].fraction, inc.width_fraction());
+        assert!(increment_subsets(0.1, 0.1, 0.01, 4, 40).is_err());
     }
 
     #[test]

@@ -22,7 +22,9 @@
 //!    the queries of every query set are read into one matrix (several sets share one pass),
 //!    the positives are scored and the core pass counts `C_j` and the core ties.
 //! 1. Every pool id is hashed once (`sample::id_hash`); rows outside the level-0 range
-//!    `[0, t(f))` are skipped entirely (never read, never multiplied). Each sampled row gets its
+//!    `[0, t(f))` are skipped entirely (never read, never multiplied); a scan of an increment
+//!    (`after`, level 0 = `[t(after), t(f))`, [`increment_subsets`](super::config::increment_subsets))
+//!    refuses them instead, naming the first. Each sampled row gets its
 //!    deepest level `L` (it belongs to levels `0..=L`) and its shard.
 //! 2. Sampled rows are gathered into blocks of `block_rows` rows ([`BLOCK_ROWS`] by default) (f16 converted to f32 by the
 //!    source into a reused buffer), checked (finite, unit norm) and scored against all queries

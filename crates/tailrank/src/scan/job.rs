@@ -107,7 +107,7 @@ impl ScanFiles {
             .map(|(i, p)| open_descriptors(p, self.pool_ids.get(i).map(PathBuf::as_path)))
             .collect::<Result<_>>()?;
         let pool_rows: u64 = pool.iter().map(|p| p.rows() as u64).sum();
-        cfg.pool_size = request.pool_size(cfg.fraction, pool_rows)?;
+        cfg.pool_size = request.pool_size_for(&cfg, pool_rows)?;
 
         let scan_inputs = request.inputs(
             queries.as_ref(),

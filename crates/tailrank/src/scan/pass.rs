@@ -16,6 +16,7 @@ use crate::formats::row_ids::{find_duplicate_rows, RowIds};
 use crate::summary::{InputRecord, QuerySummary, Summary, POOL_ROLE, SUMMARY_FORMAT_VERSION};
 use rayon::prelude::*;
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Top-k `(db id, score)` lists, one per query of a set (query-set order), best first.
 pub type Results = Vec<Vec<(String, f32)>>;
@@ -381,6 +382,8 @@ impl PreparedScan<'_> {
             }
             let ids = src.ids();
             let hashes = ids.hashes(seed)?;
+            let refuse_outside = self.cfg.after.is_some();
+            let first_outside = AtomicUsize::new(usize::MAX);
             type Part = (Vec<u32>, Vec<u32>, Vec<u64>, Vec<usize>);
             let parts: Vec<Part> = ids
                 .keys()
@@ -399,12 +402,18 @@ impl PreparedScan<'_> {
                             r.push((base + i) as u32);
                             c.push(code);
                             k.push(key);
+                        } else if refuse_outside {
+                            first_outside.fetch_min(base + i, Ordering::Relaxed);
                         }
                     }
                     (r, c, k, shared)
                 })
                 .collect();
             drop(hashes);
+            let outside = first_outside.into_inner();
+            if outside != usize::MAX {
+                return Err(self.outside_increment(*src, outside));
+            }
             let shared: Vec<usize> = parts.iter().flat_map(|p| p.3.iter().copied()).collect();
             if !shared.is_empty() {
                 for (row, id) in shared.iter().zip(ids.names(&shared)?) {
@@ -439,6 +448,29 @@ impl PreparedScan<'_> {
         }
         pool_keys.par_sort_unstable();
         Ok((sampled, pool_keys))
+    }
+}
+
+impl PreparedScan<'_> {
+    /// The error for pool row `row` of `src`, whose id hashes outside the increment that a
+    /// scan with `after` covers (`[t(after), t(f))`, [`crate::sample::HashRange::increment`]).
+    fn outside_increment(&self, src: &dyn DescriptorSource, row: usize) -> Error {
+        let id = match src.ids().names(&[row]) {
+            Ok(names) => format!("{:?}", names.into_iter().next().unwrap_or_default()),
+            Err(e) => format!("(unreadable: {e})"),
+        };
+        Error::file(
+            src.path(),
+            format!(
+                "row {row} (id {id}) is outside the sample increment [t({}), t({})) that \
+                 --after scans: give only the pool rows of the increment (tailrank sample \
+                 --fraction {} --after {} lists their ids)",
+                self.cfg.after.unwrap_or_default(),
+                self.cfg.fraction,
+                self.cfg.fraction,
+                self.cfg.after.unwrap_or_default()
+            ),
+        )
     }
 }
 

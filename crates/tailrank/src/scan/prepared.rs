@@ -10,7 +10,7 @@
 
 use super::block::{run_blocks, Buffers, Codes, Sampler};
 use super::collect::{CoreCounts, QueryPositives};
-use super::config::{check_top_m, subsets, ScanConfig};
+use super::config::{check_top_m, scan_subsets, ScanConfig};
 use super::kernel::{Backend, ScoreKernel};
 use super::rows::check_rows;
 use super::screen::{Screen, ScreenIsa};
@@ -65,7 +65,7 @@ impl<'a> PreparedScan<'a> {
         let d = first.queries.dim();
         check_top_m(cfg.top_m)?;
         crate::scan::config::check_threads(cfg.threads)?;
-        let subs = subsets(cfg.fraction, cfg.min_fraction, cfg.drift_shards, cfg.top_m)?;
+        let subs = scan_subsets(cfg)?;
         for s in sets {
             let qs = s.set;
             if qs.query_ids.len() != qs.positives.len() {

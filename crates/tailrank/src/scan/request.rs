@@ -85,6 +85,21 @@ impl ScanRequest {
         }
     }
 
+    /// [`ScanRequest::pool_size`] for a scan with `cfg`: a scan of an increment (`cfg.after`)
+    /// is never the whole pool, even at f = 1, so its N is the one given, else `None`.
+    pub fn pool_size_for(
+        &self,
+        cfg: &crate::scan::config::ScanConfig,
+        pool_rows: u64,
+    ) -> Result<Option<u64>> {
+        let n = self.pool_size(cfg.fraction, pool_rows)?;
+        Ok(if cfg.after.is_some() {
+            self.pool_size
+        } else {
+            n
+        })
+    }
+
     /// The scan's inputs for this request's query set.
     pub fn inputs<'a>(
         &'a self,

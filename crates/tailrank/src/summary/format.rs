@@ -578,7 +578,8 @@ pub(super) fn read_folder(dir: &Path) -> Result<(Summary, Vec<String>)> {
 
 /// The manifest's subsets against their hash ranges (docs/method.md §4): each `fraction` is
 /// the share of the hashes its range holds ([`Subset::fraction_matches_range`]), level 0's
-/// is the summary's `fraction`, levels are `[0, t(f_ℓ))` and shards lie inside level 0; a
+/// is the summary's `fraction`, levels are `[0, t(f_ℓ))` and shards lie inside level 0; in an
+/// increment (`scan --after`) level 0 is `[t(after), t(f))` and the levels start there too; a
 /// subset's own `top_m` only from version 3 on. The error names the manifest, the subset
 /// and both values.
 fn check_subsets(man: &Manifest, version: u64, mpath: &Path) -> Result<()> {
@@ -612,7 +613,8 @@ fn check_subsets(man: &Manifest, version: u64, mpath: &Path) -> Result<()> {
             ));
         }
         let misplaced = match (sub.kind, level0) {
-            (SubsetKind::Level, _) => lo != 0,
+            (SubsetKind::Level, Some(r)) => lo != r.lo,
+            (SubsetKind::Level, None) => lo != 0,
             (SubsetKind::Shard, Some(r)) => lo < r.lo || hi > r.hi,
             (SubsetKind::Shard, None) => false,
         };
@@ -620,8 +622,9 @@ fn check_subsets(man: &Manifest, version: u64, mpath: &Path) -> Result<()> {
             return Err(Error::file(
                 mpath,
                 format!(
-                    "{}: hash range [{lo}, {hi}) is not where a {} lies (levels start at \
-                     hash 0, drift shards lie inside level 0)",
+                    "{}: hash range [{lo}, {hi}) is not where a {} lies (levels start where \
+                     level 0 does, at hash 0 or, in an increment, at t(after); drift shards lie \
+                     inside level 0)",
                     name(i, sub),
                     if sub.kind == SubsetKind::Level {
                         "level"
@@ -633,12 +636,18 @@ fn check_subsets(man: &Manifest, version: u64, mpath: &Path) -> Result<()> {
         }
     }
     if let Some(first) = man.subsets.first() {
-        if first.kind == SubsetKind::Level && first.fraction.to_bits() != man.fraction.to_bits() {
+        // An increment (`scan --after`) has level 0 `[t(after), t(f))`: its end is the sample's.
+        let increment_ends_at_f = first.range.lo > 0
+            && HashRange::fraction(man.fraction).is_ok_and(|r| r.hi == first.range.hi);
+        if first.kind == SubsetKind::Level
+            && first.fraction.to_bits() != man.fraction.to_bits()
+            && !increment_ends_at_f
+        {
             return Err(Error::file(
                 mpath,
                 format!(
                     "{}: fraction {} is not the summary's fraction {} (level 0 is the whole \
-                     sample)",
+                     sample, or an increment that ends where the sample does)",
                     name(0, first),
                     first.fraction,
                     man.fraction

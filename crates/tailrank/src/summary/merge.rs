@@ -22,7 +22,7 @@ fn mismatch(i: usize, what: &str, a: impl std::fmt::Debug, b: impl std::fmt::Deb
 }
 
 /// Merge two descending lists and keep the `m` largest (descending, `f32::total_cmp` order).
-fn merge_top(a: &[f32], b: &[f32], m: usize) -> Vec<f32> {
+pub(super) fn merge_top(a: &[f32], b: &[f32], m: usize) -> Vec<f32> {
     let mut out = Vec::with_capacity(m.min(a.len() + b.len()));
     let (mut i, mut j) = (0, 0);
     while out.len() < m && (i < a.len() || j < b.len()) {

@@ -1,0 +1,326 @@
+//! Growing a sample by its increment, end to end: `tailrank sample --after` lists the same ids
+//! as Python's xxhash; `scan --after` of the increment's rows plus `tailrank grow` equals a
+//! direct scan of the larger sample (every array file bitwise, the manifest equal but for the
+//! input records), on npy and HDF5 pools, with ties (pool copies of positives, and repeated
+//! pool vectors) and drift shards, by a factor of 2 and of 4, twice in a row, and from an
+//! increment scanned in two pieces and merged. Refusals: rows outside the increment, a factor
+//! whose levels the base cannot give, a summary that is not an increment, predicting from a
+//! part.
+
+#[path = "../../tailrank/tests/common/mod.rs"]
+mod common;
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+use tailrank::summary::Summary;
+
+/// Queries, core, JSON ground truth, and a pool of 3000 f32 rows (`pool.npy`, `pool.h5`) whose
+/// ids fall in hash ranges at seed 3; `<name>.npy`/`.h5` hold the rows of each range of
+/// `RANGES`, and `<name>.py.txt` its ids as Python's xxhash selects them.
+const GENERATE: &str = r#"
+import sys, os, json
+import numpy as np, xxhash, h5py
+
+d = sys.argv[1]
+rng = np.random.default_rng(7)
+D, SEED = 24, 3
+
+def unit(n):
+    x = rng.standard_normal((n, D)).astype(np.float32)
+    return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+
+qids = [f"q{i}" for i in range(10)]
+Q = unit(10)
+pos_ids, P, gt = [], [], {}
+for i, q in enumerate(qids):
+    ids = [f"pos/{i}_{b}" for b in range(3)]
+    gt[q] = ids
+    for b in range(3):
+        v = Q[i] + rng.standard_normal(D).astype(np.float32) * (0.4 + 0.3 * b)
+        P.append(v / np.linalg.norm(v))
+        pos_ids.append(ids[b])
+P = np.array(P, dtype=np.float32)
+core_ids = pos_ids + [f"core/{j}" for j in range(20)]
+C = np.vstack([P, unit(20)])
+pool = unit(3000)
+# Ties: copies of positives (a pool row scoring exactly s_j) and repeated pool rows.
+for j in range(0, 3000, 25):
+    pool[j] = P[(j // 25) % len(P)]
+for j in range(1, 3000, 40):
+    pool[j] = pool[(j + 7) % 3000]
+pool_ids = [f"img/{j:06d}" for j in range(3000)]
+
+def save_npy(name, X, ids):
+    np.save(os.path.join(d, name + ".npy"), X)
+    open(os.path.join(d, name + ".ids.txt"), "w").write("".join(i + "\n" for i in ids))
+
+def save_h5(name, X, ids):
+    with h5py.File(os.path.join(d, name + ".h5"), "w") as f:
+        f.create_dataset("features", data=X)
+        f.create_dataset("index", data=[i.encode() for i in ids], dtype=h5py.string_dtype("ascii"))
+
+save_npy("queries", Q, qids)
+save_npy("core", C, core_ids)
+json.dump(gt, open(os.path.join(d, "gt.json"), "w"))
+save_npy("pool", pool, pool_ids)
+save_h5("pool", pool, pool_ids)
+
+h = np.array([xxhash.xxh3_64_intdigest(i.encode(), seed=SEED) for i in pool_ids], dtype=np.uint64)
+def t(f):
+    return int(f * 2.0**64)
+RANGES = {"s10": (0, .1), "s20": (0, .2), "s25": (0, .25), "i10_20": (.1, .2),
+          "i20_40": (.2, .4), "i10_40": (.1, .4), "i25_40": (.25, .4)}
+for name, (a, b) in RANGES.items():
+    keep = np.nonzero((h >= np.uint64(t(a))) & (h < np.uint64(t(b))))[0]
+    ids = [pool_ids[j] for j in keep]
+    save_npy(name, pool[keep], ids)
+    save_h5(name, pool[keep], ids)
+    open(os.path.join(d, name + ".py.txt"), "w").write("".join(i + "\n" for i in ids))
+    half = len(keep) // 2
+    save_npy(name + "_a", pool[keep[:half]], ids[:half])
+    save_npy(name + "_b", pool[keep[half:]], ids[half:])
+"#;
+
+fn tailrank(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tailrank"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("run tailrank")
+}
+
+fn ok(o: &Output) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "tailrank failed: {err}");
+}
+
+fn fails(o: &Output, needles: &[&str]) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    for n in needles {
+        assert!(err.contains(n), "error {err:?} should mention {n:?}");
+    }
+}
+
+/// `scan` of `pool` (`.npy` or `.h5`) at `fraction` (and `after`) into `out`, with M = 30 and
+/// `shards` drift shards: the lists are truncated and the shards keep ⌈M/H⌉.
+fn scan(d: &Path, pool: &[&str], fraction: &str, after: Option<&str>, shards: &str, out: &str) {
+    let mut args = vec![
+        "scan",
+        "--queries",
+        "queries.npy",
+        "--core",
+        "core.npy",
+        "--gt",
+        "gt.json",
+        "--seed",
+        "3",
+        "--top-m",
+        "30",
+        "--drift-shards",
+        shards,
+        "--model",
+        "toy",
+        "--fraction",
+        fraction,
+        "-o",
+        out,
+        "--pool",
+    ];
+    args.extend_from_slice(pool);
+    if let Some(a) = after {
+        args.extend_from_slice(&["--after", a]);
+    }
+    ok(&tailrank(d, &args));
+}
+
+/// Every array file of the two folders bitwise equal, and the manifests equal but for
+/// `inputs`.
+fn assert_same_summary(d: &Path, got: &str, want: &str) {
+    let manifest = |dir: &str| -> Value {
+        let text = std::fs::read_to_string(d.join(dir).join("manifest.json")).unwrap();
+        let mut v: Value = serde_json::from_str(&text).unwrap();
+        v.as_object_mut().unwrap().remove("inputs");
+        v
+    };
+    let (mg, mw) = (manifest(got), manifest(want));
+    assert_eq!(mg, mw, "manifests of {got} and {want}");
+    let arrays = mw["arrays"].as_object().unwrap();
+    assert!(arrays.contains_key("pos_pool_ties.npy") && arrays.contains_key("pool_id_hashes.npy"));
+    for name in arrays.keys() {
+        let a = std::fs::read(d.join(got).join(name)).unwrap();
+        let b = std::fs::read(d.join(want).join(name)).unwrap();
+        assert!(a == b, "{got}/{name} differs from {want}/{name}");
+    }
+}
+
+#[test]
+fn grown_summaries_equal_direct_scans() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    common::run_python(GENERATE, &[d.to_str().unwrap()]);
+
+    // `sample --after` lists exactly Python's increment, in file order.
+    for (name, f, after) in [("i20_40", "0.4", "0.2"), ("i10_40", "0.4", "0.1")] {
+        let out = format!("{name}.tr.txt");
+        ok(&tailrank(
+            d,
+            &[
+                "sample",
+                "--ids",
+                "pool.ids.txt",
+                "--fraction",
+                f,
+                "--after",
+                after,
+                "--seed",
+                "3",
+                "-o",
+                &out,
+            ],
+        ));
+        let got = std::fs::read_to_string(d.join(&out)).unwrap();
+        let want = std::fs::read_to_string(d.join(format!("{name}.py.txt"))).unwrap();
+        assert!(
+            got.lines().count() > 500,
+            "{name}: {} ids",
+            got.lines().count()
+        );
+        assert_eq!(got, want, "{name}");
+        let m: Value = serde_json::from_str(
+            &std::fs::read_to_string(d.join(format!("{out}.manifest.json"))).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(m["after"].as_f64(), Some(after.parse().unwrap()));
+    }
+
+    for ext in ["npy", "h5"] {
+        let p = |name: &str| format!("{name}.{ext}");
+        // Direct scans of the whole pool at 0.2 and 0.4 (rows outside the sample skipped).
+        scan(d, &[&p("pool")], "0.4", None, "4", "direct40");
+        scan(d, &[&p("pool")], "0.2", None, "4", "direct20");
+        let direct = Summary::read(&d.join("direct40")).unwrap();
+        let ties: u64 = direct.tied_pairs(0);
+        assert!(ties > 0, "the pool has ties with positives");
+        assert!(direct.subset_sizes[0] > 1000 && direct.queries[0].top_scores[0].len() == 30);
+
+        // 0.2 → 0.4: the base and its increment.
+        scan(d, &[&p("s20")], "0.2", None, "4", "base20");
+        scan(d, &[&p("i20_40")], "0.4", Some("0.2"), "4", "part20_40");
+        ok(&tailrank(
+            d,
+            &["grow", "base20", "part20_40", "-o", "grown40"],
+        ));
+        assert_same_summary(d, "grown40", "direct40");
+        // The base alone equals the direct scan at 0.2 (the same sample from the whole pool).
+        assert_same_summary(d, "base20", "direct20");
+
+        // 0.1 → 0.4 (a factor of 4), and 0.1 → 0.2 → 0.4 (two doublings).
+        scan(d, &[&p("s10")], "0.1", None, "4", "base10");
+        scan(d, &[&p("i10_40")], "0.4", Some("0.1"), "4", "part10_40");
+        ok(&tailrank(
+            d,
+            &["grow", "base10", "part10_40", "-o", "grown40x4"],
+        ));
+        assert_same_summary(d, "grown40x4", "direct40");
+        scan(d, &[&p("i10_20")], "0.2", Some("0.1"), "4", "part10_20");
+        ok(&tailrank(
+            d,
+            &["grow", "base10", "part10_20", "-o", "grown20"],
+        ));
+        assert_same_summary(d, "grown20", "direct20");
+        ok(&tailrank(
+            d,
+            &["grow", "grown20", "part20_40", "-o", "grown40x2x2"],
+        ));
+        assert_same_summary(d, "grown40x2x2", "direct40");
+    }
+
+    // Three drift shards (an odd H) and an increment scanned in two pieces, merged.
+    scan(d, &["pool.npy"], "0.4", None, "3", "direct40h3");
+    scan(d, &["s20.npy"], "0.2", None, "3", "base20h3");
+    scan(d, &["i20_40_a.npy"], "0.4", Some("0.2"), "3", "part_a");
+    scan(d, &["i20_40_b.npy"], "0.4", Some("0.2"), "3", "part_b");
+    ok(&tailrank(
+        d,
+        &["merge", "part_a", "part_b", "-o", "part_ab"],
+    ));
+    ok(&tailrank(
+        d,
+        &["grow", "base20h3", "part_ab", "-o", "grown40h3"],
+    ));
+    assert_same_summary(d, "grown40h3", "direct40h3");
+    let grown = Summary::read(&d.join("grown40h3")).unwrap();
+    let roles: Vec<&str> = grown.inputs.iter().map(|r| r.role.as_str()).collect();
+    assert_eq!(
+        roles,
+        ["queries", "core", "ground_truth", "pool", "pool", "pool"]
+    );
+
+    // Refusals, each with exit code 2 and nothing written.
+    // A row of the base's sample given to the increment's scan: the first one is named.
+    let first_base_id = std::fs::read_to_string(d.join("s20.ids.txt")).unwrap();
+    let first_base_id = first_base_id.lines().next().unwrap().to_string();
+    let o = tailrank(
+        d,
+        &[
+            "scan",
+            "--queries",
+            "queries.npy",
+            "--core",
+            "core.npy",
+            "--gt",
+            "gt.json",
+            "--seed",
+            "3",
+            "--fraction",
+            "0.4",
+            "--after",
+            "0.2",
+            "--pool",
+            "i20_40.npy",
+            "s20.npy",
+            "-o",
+            "bad",
+        ],
+    );
+    fails(
+        &o,
+        &[
+            "s20.npy",
+            "row 0",
+            &first_base_id,
+            "outside the sample increment",
+        ],
+    );
+    assert!(!d.join("bad").exists());
+    // 0.25 → 0.4: the grown levels 0.2, 0.1, … are not among the base's 0.25, 0.125, ….
+    scan(d, &["s25.npy"], "0.25", None, "4", "base25");
+    scan(d, &["i25_40.npy"], "0.4", Some("0.25"), "4", "part25_40");
+    fails(
+        &tailrank(d, &["grow", "base25", "part25_40", "-o", "bad"]),
+        &["cannot grow", "subset 1", "times 2, 4, 8"],
+    );
+    // The increment must start where the base ends, and must be an increment.
+    fails(
+        &tailrank(d, &["grow", "base10", "part20_40", "-o", "bad"]),
+        &["--after 0.1"],
+    );
+    fails(
+        &tailrank(d, &["grow", "base20", "base10", "-o", "bad"]),
+        &["not an increment"],
+    );
+    fails(
+        &tailrank(d, &["grow", "part20_40", "part20_40", "-o", "bad"]),
+        &["itself an increment"],
+    );
+    assert!(!d.join("bad").exists());
+    fails(
+        &tailrank(
+            d,
+            &["predict", "--summary", "part20_40", "--pool-size", "3000"],
+        ),
+        &["is an increment", "tailrank grow"],
+    );
+}

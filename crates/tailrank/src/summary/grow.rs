@@ -1,0 +1,236 @@
+//! Growing a sample summary by a scan of its increment ([`Summary::grow`],
+//! docs/summary-format.md "Growing a sample").
+//!
+//! The base covers the hash range `B = [0, t(f_b))`, the part (a scan with `after = f_b`) the
+//! increment `P = [t(f_b), t(f))`. A subset `G` of the grown summary (the subsets of a direct
+//! scan at f) is the disjoint union of `G ∩ B` and `G ∩ P`; when each of the two is an exact
+//! union of subsets of its summary (a tiling), counts and sizes add and the top-`M_G` list is
+//! the `M_G` largest of the pieces' lists (each keeping at least `M_G`, or all its items):
+//! the grown summary is then the one a direct scan at f gives. Otherwise growing refuses.
+
+use super::merge::{merge, merge_top};
+use super::Summary;
+use crate::error::{Error, Result};
+use crate::sample::HashRange;
+use crate::scan::config::subsets;
+use crate::summary::{Subset, SubsetKind, SUMMARY_FORMAT_VERSION};
+use std::collections::{HashMap, VecDeque};
+use std::path::Path;
+
+/// The fewest subsets of `s` (among those `usable`) whose ranges tile `[lo, end)` end to end,
+/// in order; breadth-first over the range boundaries (levels nest and shards slice level 0, so
+/// subsets overlap).
+fn tiling(
+    s: &Summary,
+    (lo, end): (u128, u128),
+    usable: impl Fn(usize) -> bool,
+) -> Option<Vec<usize>> {
+    let bounds: Vec<(u128, u128)> = s.subsets.iter().map(|x| x.range.bounds()).collect();
+    let mut reached_by: HashMap<u128, usize> = HashMap::new();
+    let mut queue = VecDeque::from([lo]);
+    while let Some(at) = queue.pop_front() {
+        if at == end {
+            let mut chain = Vec::new();
+            let mut b = end;
+            while b != lo {
+                let i = reached_by[&b];
+                chain.push(i);
+                b = bounds[i].0;
+            }
+            chain.reverse();
+            return Some(chain);
+        }
+        for (i, &(a, b)) in bounds.iter().enumerate() {
+            if a == at && b <= end && !reached_by.contains_key(&b) && usable(i) {
+                reached_by.insert(b, i);
+                queue.push_back(b);
+            }
+        }
+    }
+    None
+}
+
+/// `s` expressed on the subsets `targets`: target `G` holds the items of `s` in `G ∩ R`, `R`
+/// being the range of `s`'s level 0 (sizes, counts and ties summed over a tiling of `G ∩ R`,
+/// top lists merged). `role` names `s` in errors.
+fn restrict(s: &Summary, targets: &[Subset], role: &str) -> Result<Summary> {
+    let cover = s.subsets[0].range;
+    let mut chains: Vec<Vec<usize>> = Vec::with_capacity(targets.len());
+    for (gi, g) in targets.iter().enumerate() {
+        let Some(piece) = g.range.intersect(&cover) else {
+            chains.push(Vec::new());
+            continue;
+        };
+        let m = g.kept(s.top_m);
+        let usable = |i: usize| {
+            s.subsets[i].kept(s.top_m) >= m
+                || s.queries
+                    .iter()
+                    .all(|q| q.top_scores[i].len() as u64 == s.subset_sizes[i])
+        };
+        let chain = tiling(s, piece.bounds(), usable).ok_or_else(|| {
+            Error::invalid(format!(
+                "cannot grow: subset {gi} of the grown summary ({} at fraction {}, hash range \
+                 [{}, {})) needs the items of {role} in hash range [{}, {}), which is not a \
+                 union of {role}'s subsets (keeping at least {m} top scores); growing is exact \
+                 when the new fraction is the base's times 2, 4, 8, … (and the increment was \
+                 scanned with the base's --drift-shards and --top-m): grow by doubling, or scan \
+                 the larger sample directly",
+                match g.kind {
+                    SubsetKind::Level => "level",
+                    SubsetKind::Shard => "drift shard",
+                },
+                g.fraction,
+                g.range.lo,
+                g.range.hi,
+                piece.lo,
+                piece.hi
+            ))
+        })?;
+        chains.push(chain);
+    }
+    let sum = |v: &[u64]| -> Vec<u64> {
+        chains
+            .iter()
+            .map(|c| c.iter().map(|&i| v[i]).sum())
+            .collect()
+    };
+    let mut out = s.clone();
+    out.subsets = targets.to_vec();
+    out.subset_sizes = sum(&s.subset_sizes);
+    for (q, src) in out.queries.iter_mut().zip(&s.queries) {
+        q.top_scores = targets
+            .iter()
+            .zip(&chains)
+            .map(|(g, chain)| {
+                chain.iter().fold(Vec::new(), |acc, &i| {
+                    merge_top(&acc, &src.top_scores[i], g.kept(s.top_m))
+                })
+            })
+            .collect();
+        for p in &mut q.positives {
+            p.pool_above = sum(&p.pool_above);
+            if !p.pool_ties.is_empty() {
+                p.pool_ties = sum(&p.pool_ties);
+            }
+        }
+    }
+    out.format_version = SUMMARY_FORMAT_VERSION;
+    Ok(out)
+}
+
+/// The range of `s`'s level 0, for messages: `[lo, hi)`.
+fn level0(s: &Summary) -> String {
+    let r = s.subsets[0].range;
+    format!("[{}, {})", r.lo, r.hi)
+}
+
+pub(super) fn grow(base: &Summary, part: &Summary) -> Result<(Summary, Vec<String>)> {
+    for (s, role) in [(base, "the base"), (part, "the increment")] {
+        s.check()
+            .map_err(|m| Error::invalid(format!("cannot grow: {role} is inconsistent: {m}")))?;
+    }
+    let (b0, p0) = (base.subsets[0].range, part.subsets[0].range);
+    if b0.lo != 0 {
+        return Err(Error::invalid(format!(
+            "cannot grow: the base is itself an increment (its level 0 is hash range {}): grow \
+             its own base with it first",
+            level0(base)
+        )));
+    }
+    if p0.lo == 0 {
+        return Err(Error::invalid(format!(
+            "cannot grow: the second summary is not an increment (its level 0 starts at hash 0, \
+             fraction {}): scan the increment with --fraction F --after {} (summaries of \
+             disjoint pool shards are combined with merge)",
+            part.fraction, base.fraction
+        )));
+    }
+    if part.seed != base.seed {
+        return Err(Error::invalid(format!(
+            "cannot grow: the base has seed {} and the increment seed {}: both must be scanned \
+             with the same --seed",
+            base.seed, part.seed
+        )));
+    }
+    if p0.lo != b0.hi || b0.hi == u64::MAX {
+        return Err(Error::invalid(format!(
+            "cannot grow: the increment covers hash range {} (after ≈ {}), but the base's \
+             sample at fraction {} ends at hash {}: scan the increment with --after {}",
+            level0(part),
+            p0.lo as f64 / 18_446_744_073_709_551_616.0,
+            base.fraction,
+            b0.hi,
+            base.fraction
+        )));
+    }
+    let f = part.fraction;
+    let levels = base.level_indices().len();
+    let min_fraction = f / (1u64 << (levels - 1)) as f64;
+    let grown = subsets(f, min_fraction, base.shard_indices().len(), base.top_m)?;
+    let mut b = restrict(base, &grown, "the base")?;
+    let mut p = restrict(part, &grown, "the increment")?;
+    b.fraction = f;
+    p.fraction = f;
+    let (mut out, warnings) = merge(&[b, p]).map_err(|e| {
+        Error::invalid(format!(
+            "cannot grow: the base (part 1) and the increment (part 2) do not fit together: {e}"
+        ))
+    })?;
+    if f >= 1.0 && out.pool_size.is_none() {
+        // The grown sample is the whole pool, as a direct exact scan records it.
+        out.pool_size = Some(out.subset_sizes[0]);
+    }
+    Ok((out, warnings))
+}
+
+impl Summary {
+    /// The hash range of a part (a scan of a sample increment, `scan --after`): its level 0
+    /// `[t(after), t(f))`; `None` for a summary of a whole sample (level 0 from hash 0).
+    pub fn increment_range(&self) -> Option<HashRange> {
+        self.subsets.first().map(|s| s.range).filter(|r| r.lo > 0)
+    }
+
+    /// Grow the summary `base` of the sample at `f_b` by `part`, the summary of the increment
+    /// `[t(f_b), t(f))` (`scan --fraction f --after f_b`), into the summary of the sample at f:
+    /// the subsets of a direct scan at f with the base's numbers of levels and drift shards and
+    /// its M (levels f, f/2, …; the shards re-sliced over `[0, t(f))`). Each grown subset's
+    /// items in the base and in the increment must be a union of subsets of that summary
+    /// (true when `f = 2^k · f_b` and the increment was scanned with the base's shards and
+    /// M); then sizes, counts and ties add and top lists merge, and the result equals a direct
+    /// scan at f except for the input records (the base's and the increment's pool files).
+    /// The base and the increment must agree as merge parts do ([`Summary::merge`]), their
+    /// fingerprints must be disjoint; N is the base's and the increment's (when both give one,
+    /// the same), or S_0 when f = 1 and neither gives one.
+    pub fn grow(base: &Summary, part: &Summary) -> Result<Summary> {
+        grow(base, part).map(|(s, _)| s)
+    }
+
+    /// [`Summary::grow`], also returning the merge's warnings (a side without a pool
+    /// fingerprint or tie counts).
+    pub fn grow_with_warnings(base: &Summary, part: &Summary) -> Result<(Summary, Vec<String>)> {
+        grow(base, part)
+    }
+
+    /// Read the summary folders `base` and `part` and grow the first by the second
+    /// ([`Summary::grow_with_warnings`]), as `tailrank grow` does: warnings go to `warn`; an
+    /// error names the folders.
+    pub fn grow_folders(base: &Path, part: &Path, mut warn: impl FnMut(String)) -> Result<Summary> {
+        let mut read = |dir: &Path| {
+            let (s, warnings) = Summary::read_with_warnings(dir)
+                .map_err(|e| Error::invalid(format!("reading summary {}: {e}", dir.display())))?;
+            warnings.into_iter().for_each(&mut warn);
+            Ok::<_, Error>(s)
+        };
+        let (b, p) = (read(base)?, read(part)?);
+        let (grown, warnings) = grow(&b, &p).map_err(|e| {
+            Error::invalid(format!(
+                "growing {} by {}: {e}",
+                base.display(),
+                part.display()
+            ))
+        })?;
+        warnings.into_iter().for_each(warn);
+        Ok(grown)
+    }
+}
