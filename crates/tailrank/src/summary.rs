@@ -564,5 +564,5 @@ mod arrays;
 mod format;
 mod merge;
 
-pub use format::{FORMAT_NAME, MANIFEST};
+pub use format::{FORMAT_NAME, MANIFEST, MANIFEST_CHECKSUM};
 pub use merge::POOL_ROLE;
