@@ -7,7 +7,8 @@
 # `cargo fuzz` needs a nightly toolchain; these proptest properties feed arbitrary and mutated
 # bytes to the .npy header parser and reader, the HDF5 reader, the results/ground-truth JSON
 # readers, id lists, the summary folder reader and the hardness CSV reader, asserting that none
-# panics. Each property runs PROPTEST_CASES cases; rounds repeat with fresh random seeds until
+# panics, and arbitrary legal output names to the output-path rule (staging/lock names, atomic
+# writes). Each property runs PROPTEST_CASES cases; rounds repeat with fresh random seeds until
 # the time budget is spent. A failure prints the minimal failing input: add it to the
 # regression tests at the end of reliability_fuzz.rs after fixing the reader.
 set -euo pipefail

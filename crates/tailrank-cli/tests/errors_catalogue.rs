@@ -724,6 +724,10 @@ fn cases() -> Vec<Case> {
         c("out-holds-input", "`-o` naming the folder that holds the inputs", words("merge $DIR/sum_a $DIR/sum_b -o $DIR")),
         c("out-twice", "`--results-out` and `-o` the same path", scan("--pool $DIR/pool.npy --results-out $DIR/o2 -o $DIR/o2")),
         c("out-locked", "another process writing the same output", scan("--pool $DIR/pool.npy -o $DIR/busy")),
+        c("out-device-paired", "`sample -o /dev/null` (the id list and its manifest are written together)", words("sample --ids $DIR/pool_ids.txt --fraction 0.5 -o /dev/null")),
+        c("out-dangling-link", "`-o` naming a symbolic link to a missing path", words("sample --ids $DIR/pool_ids.txt --fraction 0.5 -o $DIR/dangling.txt")),
+        c("out-companion-too-long", "`sample -o` with a 250-byte name (its `.manifest.json` would not fit)", words(&format!("sample --ids $DIR/pool_ids.txt --fraction 0.5 -o $DIR/{}", "n".repeat(250)))),
+        c("out-summary-user-file", "`-o` naming a summary folder that also holds a user's `notes.txt`", words("merge $DIR/sum_a $DIR/sum_b -o $DIR/sum_notes")),
         c("commit-interrupted-summary", "summary of a scan killed between its two renames (results renamed, summary not)", words("eval --summary $DIR/half")),
         c("commit-interrupted-results", "results JSON of that scan", words("eval --results $DIR/half.json --gt $DIR/gt.json")),
         // ---- summaries
@@ -832,6 +836,14 @@ fn prepare_state(dir: &Path) -> bool {
         .is_ok_and(|s| s.success())
 }
 
+/// Output paths of issue #44: a dangling link, a summary folder holding a user's file.
+fn output_path_fixtures(dir: &Path) {
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(dir.join("nothere/x.txt"), dir.join("dangling.txt")).unwrap();
+    copy_dir(&dir.join("sum_a"), &dir.join("sum_notes"));
+    std::fs::write(dir.join("sum_notes/notes.txt"), "mine").unwrap();
+}
+
 struct Unmount(PathBuf, bool);
 
 impl Drop for Unmount {
@@ -932,6 +944,7 @@ fn every_catalogue_row() {
     let t = tempfile::tempdir().unwrap();
     let dir = t.path();
     fixtures(dir);
+    output_path_fixtures(dir);
     let mounted = prepare_state(dir);
     let _guard = Unmount(dir.join("full"), mounted);
     // Another writer of `$DIR/busy` for the whole test (its pid is shown as `PID`).

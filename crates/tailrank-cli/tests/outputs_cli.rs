@@ -555,3 +555,137 @@ fn closed_stdout_pipe_ends_quietly() {
     assert!(!err.contains("panicked"), "{err}");
     assert!(!err.contains("failed printing"), "{err}");
 }
+
+/// Issue #44: special files are never replaced (a lone output streams to them, a paired one is
+/// refused), symbolic links are written through, the longest legal names work, and a summary
+/// folder holding a user's file is not replaced.
+#[cfg(unix)]
+#[test]
+fn special_files_links_long_names_and_user_files() {
+    use std::os::unix::fs::FileTypeExt;
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    fixtures(dir);
+    let p = |n: &str| dir.join(n).display().to_string();
+    let ok = run(&strs(&scan_args(dir, "s", "r.json", "m", "3")), None);
+    assert!(ok.status.success(), "{}", stderr(&ok));
+    let is_null_device = || {
+        std::fs::metadata("/dev/null")
+            .unwrap()
+            .file_type()
+            .is_char_device()
+    };
+    let sample = |out: &str| {
+        let ids = p("pool_ids.txt");
+        run(
+            &["sample", "--ids", &ids, "--fraction", "0.5", "-o", out],
+            None,
+        )
+    };
+    // Paired outputs refuse a device, naming it; nothing is written next to it.
+    for args in [
+        vec![
+            "sample",
+            "--ids",
+            &p("pool_ids.txt"),
+            "--fraction",
+            "0.5",
+            "-o",
+            "/dev/null",
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect::<Vec<_>>(),
+        scan_args(dir, "s2", "r.json", "m", "3")
+            .into_iter()
+            .map(|a| {
+                if a == p("r.json") {
+                    "/dev/null".into()
+                } else {
+                    a
+                }
+            })
+            .collect(),
+    ] {
+        let o = run(&strs(&args), None);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("/dev/null: is a character device, not a regular file"),
+            "{}",
+            stderr(&o)
+        );
+        assert!(is_null_device());
+        assert!(!Path::new("/dev/null.manifest.json").exists());
+        assert!(!Path::new("/dev/null.tmp").exists() && !Path::new("/dev/null.lock").exists());
+    }
+    // A lone output streams into the device, which stays a device.
+    let o = run(
+        &[
+            "predict",
+            "--summary",
+            &p("s"),
+            "--bootstrap",
+            "0",
+            "--sample-noise",
+            "0",
+            "--estimator",
+            "count",
+            "--hardness-out",
+            "/dev/null",
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(is_null_device());
+    assert!(!Path::new("/dev/null.tmp").exists() && !Path::new("/dev/null.lock").exists());
+
+    // A link to a regular file: the file is replaced, the link stays; reruns work.
+    std::fs::write(dir.join("real.txt"), b"old").unwrap();
+    std::os::unix::fs::symlink(dir.join("real.txt"), dir.join("link.txt")).unwrap();
+    for _ in 0..2 {
+        let o = sample(&p("link.txt"));
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(std::fs::symlink_metadata(dir.join("link.txt"))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        let kept = std::fs::read_to_string(dir.join("real.txt")).unwrap();
+        assert!(kept.lines().count() > 1000 && kept.starts_with("yfcc/"));
+        assert!(dir.join("link.txt.manifest.json").is_file());
+        assert!(leftovers(dir).is_empty(), "{:?}", leftovers(dir));
+    }
+
+    // The longest legal names: a scan with a 255-byte summary and results name.
+    let long_s = "s".repeat(255);
+    let long_r = format!("{}.json", "r".repeat(250));
+    let o = run(&strs(&scan_args(dir, &long_s, &long_r, "m", "3")), None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(summary_model(&dir.join(&long_s)).as_deref(), Some("m"));
+    assert_eq!(results_k(&dir.join(&long_r)), Some(3));
+    let o = run(&strs(&scan_args(dir, &long_s, &long_r, "m2", "3")), None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(summary_model(&dir.join(&long_s)).as_deref(), Some("m2"));
+    let hashed: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".tailrank-"))
+        .collect();
+    assert!(hashed.is_empty(), "{hashed:?}");
+    // A companion name that cannot fit is refused with a clear message, before any work.
+    let o = sample(&p(&"x".repeat(250)));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("at most 241 bytes"), "{}", stderr(&o));
+
+    // A user's file in a summary folder: the next scan refuses, naming it, and keeps it.
+    std::fs::write(dir.join("s/notes.txt"), b"mine").unwrap();
+    let o = run(&strs(&scan_args(dir, "s", "r.json", "m3", "3")), None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("also holds notes.txt"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read(dir.join("s/notes.txt")).unwrap(), b"mine");
+    assert_eq!(summary_model(&dir.join("s")).as_deref(), Some("m"));
+    assert!(leftovers(dir).is_empty(), "{:?}", leftovers(dir));
+}

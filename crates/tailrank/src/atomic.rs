@@ -3,7 +3,16 @@
 //! looks finished, and outputs that belong together (a summary and its results JSON, a sample
 //! and its manifest) are replaced together.
 //!
-//! Names next to an output `NAME` (file or folder):
+//! Outputs are written where their path leads: a symbolic link to a regular file or a folder
+//! is written through (its target is replaced, the link stays), everything below uses the
+//! resolved path. A character device or a FIFO (`/dev/null`, `/dev/stdout`, a pipe) is never
+//! replaced: it is written in place, as a stream, when it is the only output of its
+//! [`Transaction`], and refused when it would be paired with another output (a stream cannot
+//! be replaced together with its companion); block devices, sockets and links that lead
+//! nowhere are refused ([`crate::outputs::classify_output`]).
+//!
+//! Names next to an output `NAME` (file or folder); each is `NAME` plus a suffix when that
+//! fits in a file name, else a short hashed name ([`names`]):
 //!
 //! * `NAME.lock`: an advisory lock (`flock(2)`, non-blocking) held by the process
 //!   writing `NAME` for the whole run, holding its pid; a second process is refused with
@@ -22,13 +31,30 @@
 //! commit cut anywhere is completed ("rolled forward") by the next writer of any of its outputs,
 //! and until then readers ([`check_settled`]) refuse the outputs instead of pairing a new file
 //! with an old one. A commit of one file (or of one new folder) is a single `rename` and
-//! writes no journal.
+//! writes no journal. A commit whose journals cannot all be written is undone (journals and
+//! staged content removed), so that a journal only exists where the roll-forward is complete.
+//!
+//! Content inside a staging folder belongs to the commit of that folder: a write there (a
+//! summary's arrays inside its staged folder) is a plain write, with no lock or staging of its
+//! own. Durability: before the renames, every file and folder of the staged content is
+//! fsynced, and after them the parent folders. A [`Transaction::scratch`] (the chunk folders
+//! of a resumable scan) skips the fsyncs, its own lock and the sweep for old-style temporaries:
+//! its outputs lie in a folder that the caller holds locked and clears of leftovers, and their
+//! reader verifies every byte and rebuilds what a crash lost.
 
 use crate::error::{Error, IoContext, Result};
+use crate::outputs::{classify_output, resolve_output, OutputKind};
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+mod lock;
+pub mod names;
+pub use lock::Lock;
+use lock::{busy, held_by_other};
+pub use names::{entry_path, sibling, NAME_MAX};
 
 /// Suffix of the lock file of an output.
 pub const LOCK_SUFFIX: &str = ".lock";
@@ -40,19 +66,33 @@ const OLD: &str = ".old";
 pub const JOURNAL: &str = ".pending.json";
 const JOURNAL_FORMAT: &str = "tailrank-commit";
 
-/// `NAME + suffix` next to `path`.
-pub fn sibling(path: &Path, suffix: &str) -> Result<PathBuf> {
-    let name = path
-        .file_name()
-        .ok_or_else(|| Error::invalid(format!("{}: not a file path", path.display())))?;
-    let mut s = name.to_os_string();
-    s.push(suffix);
-    Ok(path.with_file_name(s))
+/// The staging folder of the output at resolved path `target`: `NAME.tmp` ([`names`]).
+pub fn staging_dir(target: &Path) -> Result<PathBuf> {
+    entry_path(target, STAGING_SUFFIX)
 }
 
-/// The staging folder of an output: `NAME.tmp`.
-pub fn staging_dir(target: &Path) -> Result<PathBuf> {
-    sibling(target, STAGING_SUFFIX)
+/// The lock file of the output at resolved path `target`: `NAME.lock` ([`names`]).
+fn lock_path(target: &Path) -> Result<PathBuf> {
+    entry_path(target, LOCK_SUFFIX)
+}
+
+/// Staging folders of this process's uncommitted transactions: paths inside them are content
+/// being staged (see the module docs).
+static STAGING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn staging_registry() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    STAGING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Whether `p` lies inside the staging folder of an uncommitted transaction of this process.
+fn inside_staging(p: &Path) -> bool {
+    staging_registry()
+        .iter()
+        .any(|s| p != s.as_path() && p.starts_with(s))
+}
+
+fn unregister_staging(s: &Path) {
+    staging_registry().retain(|x| x != s);
 }
 
 /// Where the new content of `target` is written before the commit: `NAME.tmp/NAME`.
@@ -73,148 +113,6 @@ fn remove_any(p: &Path) -> Result<()> {
         Ok(_) => fs::remove_file(p).at(p),
         Err(_) => Ok(()),
     }
-}
-
-/// Whether `path` still names the open file `file` (same device and inode).
-#[cfg(unix)]
-fn names_file(path: &Path, file: &fs::File) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    match (fs::metadata(path), file.metadata()) {
-        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
-        _ => false,
-    }
-}
-
-#[cfg(not(unix))]
-fn names_file(path: &Path, _file: &fs::File) -> bool {
-    path.exists()
-}
-
-/// Outcome of a non-blocking `flock`.
-enum Flock {
-    Taken,
-    Busy,
-    /// The file system has no advisory locks.
-    Unsupported,
-}
-
-/// Non-blocking `flock(2)` (exclusive or shared) on `f`; the lock goes with the file.
-#[cfg(unix)]
-fn try_flock(f: &fs::File, exclusive: bool) -> std::io::Result<Flock> {
-    use std::os::fd::AsRawFd;
-    let op = if exclusive {
-        libc::LOCK_EX
-    } else {
-        libc::LOCK_SH
-    } | libc::LOCK_NB;
-    // SAFETY: `flock` on a descriptor that `f` owns and keeps open for the call.
-    if unsafe { libc::flock(f.as_raw_fd(), op) } == 0 {
-        return Ok(Flock::Taken);
-    }
-    let e = std::io::Error::last_os_error();
-    match e.raw_os_error() {
-        Some(libc::EWOULDBLOCK) => Ok(Flock::Busy),
-        Some(libc::EOPNOTSUPP) | Some(libc::ENOLCK) | Some(libc::ENOSYS) => Ok(Flock::Unsupported),
-        _ => Err(e),
-    }
-}
-
-#[cfg(not(unix))]
-fn try_flock(_f: &fs::File, _exclusive: bool) -> std::io::Result<Flock> {
-    Ok(Flock::Unsupported)
-}
-
-/// An exclusive advisory lock on an output (`NAME.lock`, see the module docs). Dropping it
-/// removes the lock file and releases the lock.
-#[derive(Debug)]
-pub struct Lock {
-    path: PathBuf,
-    /// The output guarded, resolved ([`crate::outputs::resolve_output`]).
-    target: PathBuf,
-    file: Option<fs::File>,
-}
-
-impl Lock {
-    /// Take the lock of output `target`, or fail at once naming the process that holds it.
-    pub fn acquire(target: &Path) -> Result<Lock> {
-        let lp = sibling(target, LOCK_SUFFIX)?;
-        // The previous holder removes the file before unlocking: retry when the file we locked
-        // is no longer the one at `lp`.
-        for _ in 0..64 {
-            let file = fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .open(&lp)
-                .at(target)?;
-            match try_flock(&file, true).at(&lp)? {
-                Flock::Taken => {}
-                Flock::Busy => return Err(busy(target, &lp, "writing")),
-                Flock::Unsupported => {
-                    // A file system without advisory locks: proceed unguarded.
-                    return Ok(Lock {
-                        path: lp,
-                        target: crate::outputs::resolve_output(target),
-                        file: Some(file),
-                    });
-                }
-            }
-            if !names_file(&lp, &file) {
-                continue;
-            }
-            file.set_len(0).at(&lp)?;
-            (&file)
-                .write_all(format!("{}\n", std::process::id()).as_bytes())
-                .at(&lp)?;
-            return Ok(Lock {
-                path: lp,
-                target: crate::outputs::resolve_output(target),
-                file: Some(file),
-            });
-        }
-        Err(Error::file(
-            &lp,
-            "cannot take this lock: the file keeps being replaced",
-        ))
-    }
-}
-
-impl Drop for Lock {
-    fn drop(&mut self) {
-        let _ = fs::remove_file(&self.path);
-        drop(self.file.take());
-    }
-}
-
-/// The pid recorded in a lock file, if readable.
-fn lock_pid(lp: &Path) -> Option<u32> {
-    fs::read_to_string(lp).ok()?.trim().parse().ok()
-}
-
-fn busy(target: &Path, lp: &Path, doing: &str) -> Error {
-    let who = match lock_pid(lp) {
-        Some(p) => format!("another tailrank process (pid {p})"),
-        None => "another tailrank process".to_string(),
-    };
-    Error::file(
-        target,
-        format!(
-            "{who} is {doing} it (it holds {}); wait for it to finish",
-            lp.display()
-        ),
-    )
-}
-
-/// Whether a live process holds the lock of `target` (checked without keeping the lock).
-fn held_by_other(target: &Path) -> bool {
-    let Ok(lp) = sibling(target, LOCK_SUFFIX) else {
-        return false;
-    };
-    let Ok(f) = fs::File::open(&lp) else {
-        return false;
-    };
-    matches!(try_flock(&f, false), Ok(Flock::Busy))
 }
 
 /// One output of a commit journal.
@@ -278,7 +176,7 @@ pub(crate) fn test_hook_point(kind: &str) -> Option<usize> {
 }
 
 /// Perform (or complete) the renames of a journal; idempotent (see the module docs).
-fn roll_forward(steps: &[Step], fp: &mut Option<usize>) -> Result<()> {
+fn roll_forward(steps: &[Step], fp: &mut Option<usize>, sync: bool) -> Result<()> {
     for s in steps {
         let new = s.new_content()?;
         if !exists(&new) {
@@ -301,10 +199,37 @@ fn roll_forward(steps: &[Step], fp: &mut Option<usize>) -> Result<()> {
         }
     }
     for s in steps {
-        remove_any(&staging_dir(&s.target)?)?;
+        // Only a staging folder of this commit (it holds the journal): another output of the
+        // journal may already have a fresh staging folder of a new transaction.
+        let staging = staging_dir(&s.target)?;
+        if staging.join(JOURNAL).exists() {
+            remove_any(&staging)?;
+        }
     }
-    sync_parents(steps.iter().map(|s| s.target.as_path()));
+    if sync {
+        sync_parents(steps.iter().map(|s| s.target.as_path()));
+    }
     Ok(())
+}
+
+/// fsync every file and folder of `p` (folders after their content); best effort, like
+/// [`sync_parents`]: a file system without fsync still gets its renames.
+fn sync_tree(p: &Path) {
+    let Ok(m) = fs::symlink_metadata(p) else {
+        return;
+    };
+    if m.is_dir() {
+        if let Ok(rd) = fs::read_dir(p) {
+            for e in rd.flatten() {
+                sync_tree(&e.path());
+            }
+        }
+    } else if !m.is_file() {
+        return;
+    }
+    if let Ok(f) = fs::File::open(p) {
+        let _ = f.sync_all();
+    }
 }
 
 /// Best effort: make the renames durable.
@@ -330,7 +255,8 @@ fn sync_parents<'a>(paths: impl Iterator<Item = &'a Path>) {
 /// is unfinished (a live writer, or an interrupted one that nobody completed yet), so that a
 /// new output is never read next to an old companion.
 pub fn check_settled(path: &Path) -> Result<()> {
-    let Ok(staging) = staging_dir(path) else {
+    let resolved = resolve_output(path);
+    let Ok(staging) = staging_dir(&resolved) else {
         return Ok(());
     };
     let jp = staging.join(JOURNAL);
@@ -346,8 +272,8 @@ pub fn check_settled(path: &Path) -> Result<()> {
         .iter()
         .map(|s| s.target.display().to_string())
         .collect();
-    if held_by_other(path) {
-        return Err(busy(path, &sibling(path, LOCK_SUFFIX)?, "replacing"));
+    if held_by_other(&resolved) {
+        return Err(busy(path, &lock_path(&resolved)?, "replacing"));
     }
     Err(Error::file(
         path,
@@ -371,19 +297,18 @@ fn recover(target: &Path, locks: &mut Vec<Lock>) -> Result<bool> {
     }
     let j = read_journal(&jp)?;
     for s in &j.steps {
-        let t = crate::outputs::resolve_output(&s.target);
+        let t = resolve_output(&s.target);
         if !locks.iter().any(|l| l.target == t) {
-            locks.push(Lock::acquire(&s.target)?);
+            locks.push(Lock::acquire_resolved(&s.target, t)?);
         }
     }
-    roll_forward(&j.steps, &mut None)?;
+    roll_forward(&j.steps, &mut None, true)?;
     Ok(true)
 }
 
-/// Remove what a dead run left next to `target`: its staging folder (no journal: checked by
-/// the caller) and `NAME.tmp-PID` temporaries of older tailrank versions whose process is gone.
-fn clean_stale(target: &Path) -> Result<()> {
-    remove_any(&staging_dir(target)?)?;
+/// Remove the `NAME.tmp-PID` temporaries that older tailrank versions left next to `target`
+/// when their process is gone.
+fn clean_old_temporaries(target: &Path) -> Result<()> {
     let (Some(parent), Some(name)) = (target.parent(), target.file_name()) else {
         return Ok(());
     };
@@ -397,8 +322,8 @@ fn clean_stale(target: &Path) -> Result<()> {
         return Ok(());
     };
     for e in rd.flatten() {
-        let n = e.file_name().to_string_lossy().into_owned();
-        let Some(pid) = n.strip_prefix(&prefix) else {
+        let n = e.file_name();
+        let Some(pid) = n.to_str().and_then(|n| n.strip_prefix(&prefix)) else {
             continue;
         };
         if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
@@ -412,12 +337,26 @@ fn clean_stale(target: &Path) -> Result<()> {
     Ok(())
 }
 
+/// How an output of a [`Transaction`] is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Staged in `NAME.tmp/NAME`, renamed into place by the commit.
+    Staged,
+    /// A character device or FIFO, written in place (see the module docs).
+    Stream,
+    /// Inside the staging folder of another transaction: written in place, committed with it.
+    Nested,
+}
+
 /// One output of a [`Transaction`].
 #[derive(Debug)]
 struct Output {
+    /// As given (for messages; a stream or nested output is written here).
     target: PathBuf,
+    /// Resolved ([`resolve_output`]): where a staged output is staged and renamed.
     abs: PathBuf,
     dir: bool,
+    mode: Mode,
 }
 
 /// A set of outputs written together: each is locked when added, written to its staging path
@@ -432,6 +371,7 @@ pub struct Transaction {
     locks: Vec<Lock>,
     journaled: bool,
     committed: bool,
+    scratch: bool,
 }
 
 impl Transaction {
@@ -443,10 +383,19 @@ impl Transaction {
         t
     }
 
-    /// The renames of the commit, one per output in the order they were added.
+    /// This transaction for scratch outputs (see the module docs): in a folder the caller holds
+    /// locked and clears of leftovers, read by a reader that checks every byte and rebuilds
+    /// what a crash lost. No fsync, no lock of its own, no sweep for old-style temporaries.
+    pub fn scratch(mut self) -> Self {
+        self.scratch = true;
+        self
+    }
+
+    /// The renames of the commit, one per staged output in the order they were added.
     fn steps(&self) -> Vec<Step> {
         self.outputs
             .iter()
+            .filter(|o| o.mode == Mode::Staged)
             .map(|o| Step {
                 target: o.abs.clone(),
                 dir: o.dir,
@@ -465,31 +414,77 @@ impl Transaction {
         self.add(target, true)
     }
 
-    fn add(&mut self, target: &Path, dir: bool) -> Result<usize> {
-        let others: Vec<PathBuf> = self.outputs.iter().map(|o| o.abs.clone()).collect();
-        let abs = crate::outputs::check_output(target, dir, &self.inputs, &others)?;
-        // Taken already when an earlier output's interrupted commit involved this one.
-        if !self.locks.iter().any(|l| l.target == abs) {
-            self.locks.push(Lock::acquire(target)?);
-        }
-        recover(&abs, &mut self.locks)?;
-        // The recovery may have replaced `target`: check it again.
-        crate::outputs::check_output(target, dir, &self.inputs, &others)?;
-        clean_stale(target)?;
-        let staging = staging_dir(target)?;
-        fs::create_dir(&staging).at(target)?;
+    fn push(&mut self, target: &Path, abs: PathBuf, dir: bool, mode: Mode) -> usize {
         self.outputs.push(Output {
             target: target.to_path_buf(),
             abs,
             dir,
+            mode,
         });
-        Ok(self.outputs.len() - 1)
+        self.outputs.len() - 1
     }
 
-    /// The path output `i` is written to before the commit (`NAME.tmp/NAME`; a folder output
-    /// must be created there by the caller, see [`Transaction::write`]).
+    fn add(&mut self, target: &Path, dir: bool) -> Result<usize> {
+        if inside_staging(target) {
+            return Ok(self.push(target, target.to_path_buf(), dir, Mode::Nested));
+        }
+        let kind = classify_output(target)?;
+        let others: Vec<PathBuf> = self.outputs.iter().map(|o| o.abs.clone()).collect();
+        let abs = crate::outputs::check_output(target, dir, &self.inputs, &others)?;
+        if let Some(s) = self.outputs.iter().find(|o| o.mode == Mode::Stream) {
+            return Err(paired_stream(&s.target, target));
+        }
+        if !self.outputs.is_empty() {
+            let first = (&self.outputs[0].target, &self.outputs[0].abs);
+            for (given, resolved) in [first, (&target.to_path_buf(), &abs)] {
+                if resolved.to_str().is_none() {
+                    return Err(Error::file(
+                        given,
+                        "is not valid UTF-8; outputs written together are listed in a commit \
+                         journal (JSON), which needs UTF-8 paths: choose a UTF-8 path",
+                    ));
+                }
+            }
+        }
+        if let OutputKind::Stream(_) = kind {
+            if let Some(o) = self.outputs.first() {
+                return Err(paired_stream(target, &o.target));
+            }
+            return Ok(self.push(target, abs, dir, Mode::Stream));
+        }
+        // Taken already when an earlier output's interrupted commit involved this one.
+        if !self.scratch && !self.locks.iter().any(|l| l.target == abs) {
+            self.locks
+                .push(Lock::acquire_resolved(target, abs.clone())?);
+        }
+        if recover(&abs, &mut self.locks)? {
+            // The recovery may have replaced `target`: check it again.
+            crate::outputs::check_output(target, dir, &self.inputs, &others)?;
+        }
+        remove_any(&staging_dir(&abs)?)?;
+        if !self.scratch {
+            clean_old_temporaries(&abs)?;
+        }
+        let staging = staging_dir(&abs)?;
+        fs::create_dir(&staging).at(target)?;
+        staging_registry().push(staging);
+        Ok(self.push(target, abs, dir, Mode::Staged))
+    }
+
+    /// The path output `i` is written to before the commit (`NAME.tmp/NAME`, or the output
+    /// itself when it is a stream or lies in another staging folder; a folder output must be
+    /// created there by the caller, see [`Transaction::write`]).
     pub fn path(&self, i: usize) -> Result<PathBuf> {
-        staged(&self.outputs[i].target)
+        let o = &self.outputs[i];
+        match o.mode {
+            Mode::Staged => staged(&o.abs),
+            Mode::Stream | Mode::Nested => Ok(o.target.clone()),
+        }
+    }
+
+    /// Whether output `i` is a character device or FIFO written in place.
+    fn is_stream(&self, i: usize) -> bool {
+        self.outputs[i].mode == Mode::Stream
     }
 
     /// Fill output `i` by calling `fill` with its staging path; errors that name the staging
@@ -503,11 +498,45 @@ impl Transaction {
         fill(&tmp).map_err(|e| rename_in_error(e, &tmp, target))
     }
 
+    /// Write the commit journal into the staging folder of every step; on failure the journals
+    /// already written are removed (the commit has not started) when possible.
+    fn write_journals(&mut self, steps: &[Step]) -> Result<()> {
+        let j = Journal {
+            format: JOURNAL_FORMAT.into(),
+            pid: std::process::id(),
+            steps: steps.to_vec(),
+        };
+        let text = serde_json::to_string_pretty(&j)
+            .map_err(|e| Error::invalid(format!("cannot serialise a journal: {e}")))?;
+        let mut written = Vec::new();
+        for s in steps {
+            let staging = staging_dir(&s.target)?;
+            let (jp, tmp) = (staging.join(JOURNAL), staging.join(".pending.json.part"));
+            let r = (|| -> Result<()> {
+                let mut f = fs::File::create(&tmp).at(&tmp)?;
+                f.write_all(text.as_bytes()).at(&tmp)?;
+                if !self.scratch {
+                    f.sync_all().at(&tmp)?;
+                }
+                fs::rename(&tmp, &jp).at(&jp)
+            })();
+            if let Err(e) = r {
+                let undone = written.iter().all(|p: &PathBuf| fs::remove_file(p).is_ok());
+                // Journals that could not be removed keep the staged content for a roll-forward.
+                self.journaled = !undone;
+                return Err(e);
+            }
+            written.push(jp);
+            self.journaled = true;
+        }
+        Ok(())
+    }
+
     /// Rename every output into place (see the module docs). Every output must have been
     /// written.
     pub fn commit(mut self) -> Result<()> {
-        for o in &self.outputs {
-            let p = staged(&o.target)?;
+        for o in self.outputs.iter().filter(|o| o.mode == Mode::Staged) {
+            let p = staged(&o.abs)?;
             let ok = fs::metadata(&p).is_ok_and(|m| m.is_dir() == o.dir);
             if !ok {
                 return Err(Error::file(
@@ -515,53 +544,77 @@ impl Transaction {
                     "internal error: output not written before the commit",
                 ));
             }
+            if !self.scratch {
+                sync_tree(&p);
+            }
         }
         let steps = self.steps();
         let single = steps.len() == 1 && !(steps[0].dir && exists(&steps[0].target));
         let mut fp = Some(0usize);
-        if single {
-            let new = staged(&self.outputs[0].target)?;
-            fs::rename(&new, &self.outputs[0].target).at(&self.outputs[0].target)?;
-            remove_any(&staging_dir(&self.outputs[0].target)?)?;
-            sync_parents(std::iter::once(self.outputs[0].target.as_path()));
-        } else {
-            let j = Journal {
-                format: JOURNAL_FORMAT.into(),
-                pid: std::process::id(),
-                steps: steps.clone(),
-            };
-            let text = serde_json::to_string_pretty(&j)
-                .map_err(|e| Error::invalid(format!("cannot serialise a journal: {e}")))?;
-            self.journaled = true;
-            for s in &steps {
-                let jp = staging_dir(&s.target)?.join(JOURNAL);
-                let tmp = staging_dir(&s.target)?.join(".pending.json.part");
-                let mut f = fs::File::create(&tmp).at(&tmp)?;
-                f.write_all(text.as_bytes()).at(&tmp)?;
-                f.sync_all().at(&tmp)?;
-                fs::rename(&tmp, &jp).at(&jp)?;
+        if steps.is_empty() {
+            // Streams and nested outputs are written in place.
+        } else if single {
+            let o = &steps[0].target;
+            let target = &self
+                .outputs
+                .iter()
+                .find(|x| x.abs == *o)
+                .expect("staged")
+                .target;
+            fs::rename(staged(o)?, o).at(target)?;
+            remove_any(&staging_dir(o)?)?;
+            if !self.scratch {
+                sync_parents(std::iter::once(o.as_path()));
             }
+        } else {
+            self.write_journals(&steps)?;
             failpoint(&mut fp);
-            roll_forward(&steps, &mut fp)?;
+            roll_forward(&steps, &mut fp, !self.scratch)?;
         }
         self.committed = true;
+        self.release_staging();
         Ok(())
     }
+
+    fn release_staging(&self) {
+        for o in self.outputs.iter().filter(|o| o.mode == Mode::Staged) {
+            if let Ok(s) = staging_dir(&o.abs) {
+                unregister_staging(&s);
+            }
+        }
+    }
+}
+
+/// The refusal of a character device or FIFO `stream` written together with `other`.
+fn paired_stream(stream: &Path, other: &Path) -> Error {
+    let what = match classify_output(stream) {
+        Ok(OutputKind::Stream(w)) => w,
+        _ => "special file",
+    };
+    Error::file(
+        stream,
+        format!(
+            "is a {what}, not a regular file; this command writes it together with {}, and \
+             outputs written together must be regular files (replaced together, atomically): \
+             give the path of a regular file",
+            other.display()
+        ),
+    )
 }
 
 impl Drop for Transaction {
     fn drop(&mut self) {
         // A commit cut by an error keeps its journal and staged content for the roll-forward.
         if !self.committed && !self.journaled {
-            for o in &self.outputs {
-                if let Ok(s) = staging_dir(&o.target) {
+            for o in self.outputs.iter().filter(|o| o.mode == Mode::Staged) {
+                if let Ok(s) = staging_dir(&o.abs) {
                     let _ = remove_any(&s);
                 }
             }
         }
+        self.release_staging();
     }
 }
-
 /// Report an error about the staging path `tmp` (or a path inside it) under `target`.
 fn rename_in_error(e: Error, tmp: &Path, target: &Path) -> Error {
     let fix = |p: PathBuf| -> PathBuf {
@@ -592,7 +645,8 @@ fn rename_in_error(e: Error, tmp: &Path, target: &Path) -> Error {
 
 /// Write a file atomically: `fill` writes into a buffered temp file (`NAME.tmp/NAME`), which is
 /// flushed, synced and renamed over `path`. On error the temp file is removed and `path` is
-/// left as it was. An existing folder at `path` is refused.
+/// left as it was. An existing folder at `path` is refused; a character device or FIFO is
+/// written in place (see the module docs).
 pub fn write_file<F>(path: &Path, fill: F) -> Result<()>
 where
     F: FnOnce(&mut dyn Write) -> Result<()>,
@@ -600,13 +654,17 @@ where
     let mut tx = Transaction::default();
     let i = tx.add_file(path)?;
     let tmp = tx.path(i)?;
-    let file = fs::File::create(&tmp).at(path)?;
+    let file = if tx.is_stream(i) {
+        fs::OpenOptions::new().write(true).open(&tmp)
+    } else {
+        fs::File::create(&tmp)
+    }
+    .at(path)?;
     let mut w = BufWriter::new(file);
     fill(&mut w).map_err(|e| rename_in_error(e, &tmp, path))?;
     let file = w
         .into_inner()
         .map_err(|e| Error::io(path, e.into_error()))?;
-    file.sync_all().at(path)?;
     drop(file);
     tx.commit()
 }
@@ -623,7 +681,21 @@ pub fn write_dir<F>(dir: &Path, fill: F) -> Result<()>
 where
     F: FnOnce(&Path) -> Result<()>,
 {
-    let mut tx = Transaction::default();
+    write_dir_in(Transaction::default(), dir, fill)
+}
+
+/// [`write_dir`] of a scratch output ([`Transaction::scratch`]).
+pub fn write_dir_scratch<F>(dir: &Path, fill: F) -> Result<()>
+where
+    F: FnOnce(&Path) -> Result<()>,
+{
+    write_dir_in(Transaction::default().scratch(), dir, fill)
+}
+
+fn write_dir_in<F>(mut tx: Transaction, dir: &Path, fill: F) -> Result<()>
+where
+    F: FnOnce(&Path) -> Result<()>,
+{
     let i = tx.add_dir(dir)?;
     tx.write(i, |tmp| {
         fs::create_dir(tmp).at(tmp)?;

@@ -10,9 +10,13 @@
 //!   delete the input);
 //! * two outputs of one command must differ;
 //! * a file output must not be an existing folder; a folder output must not be an existing
-//!   file, and an existing folder is replaced only if tailrank wrote it: a summary folder
-//!   (`manifest.json` of format `tailrank-summary`), a chunk of a partial scan (`chunk.json`),
-//!   or an empty folder.
+//!   file, and an existing folder is replaced only if tailrank wrote it ([`folder_owner`]): a
+//!   summary folder (`manifest.json` of format `tailrank-summary`) holding nothing but its
+//!   manifest, `manifest.xxh3` and the arrays the manifest lists, a chunk of a partial scan
+//!   (`chunk.json`), or an empty folder;
+//! * what the path names ([`classify_output`]): a block device, a socket or a symbolic link
+//!   that leads nowhere is refused; a character device or FIFO is a stream (see
+//!   [`crate::atomic`]).
 
 use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
@@ -88,16 +92,137 @@ pub fn descriptor_inputs(path: &Path) -> Vec<PathBuf> {
 
 /// Whether the existing folder `dir` was written by tailrank (see the module docs).
 pub fn tailrank_folder(dir: &Path) -> bool {
+    matches!(folder_owner(dir), FolderOwner::Tailrank)
+}
+
+/// Who wrote an existing folder that an output would replace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FolderOwner {
+    /// A summary folder holding only the files of its manifest, a chunk of a partial scan, or
+    /// an empty folder.
+    Tailrank,
+    /// A summary folder that also holds this entry, which tailrank did not write (e.g. a plot
+    /// or notes put there by a user).
+    SummaryWithForeign(std::ffi::OsString),
+    /// Anything else.
+    Foreign,
+}
+
+/// [`FolderOwner`] of the existing folder `dir`. The files of a summary are `manifest.json`,
+/// `manifest.xxh3` and the arrays its manifest lists.
+pub fn folder_owner(dir: &Path) -> FolderOwner {
     if dir.join("chunk.json").is_file() {
-        return true;
+        return FolderOwner::Tailrank;
     }
-    if let Ok(text) = std::fs::read_to_string(dir.join("manifest.json")) {
-        if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
-            return v.get("format").and_then(|f| f.as_str()) == Some("tailrank-summary");
+    let manifest = dir.join(crate::summary::MANIFEST);
+    let Ok(text) = std::fs::read_to_string(&manifest) else {
+        let empty = std::fs::read_dir(dir).is_ok_and(|mut rd| rd.next().is_none());
+        return if empty {
+            FolderOwner::Tailrank
+        } else {
+            FolderOwner::Foreign
+        };
+    };
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return FolderOwner::Foreign;
+    };
+    if v.get("format").and_then(|f| f.as_str()) != Some(crate::summary::FORMAT_NAME) {
+        return FolderOwner::Foreign;
+    }
+    let arrays = v.get("arrays").and_then(|a| a.as_object());
+    let known = |n: &str| {
+        n == crate::summary::MANIFEST
+            || n == crate::summary::MANIFEST_CHECKSUM
+            || arrays.is_some_and(|a| a.contains_key(n))
+    };
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return FolderOwner::Foreign;
+    };
+    let mut foreign: Vec<std::ffi::OsString> = rd
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name())
+        .filter(|n| !n.to_str().is_some_and(known))
+        .collect();
+    foreign.sort();
+    match foreign.into_iter().next() {
+        Some(n) => FolderOwner::SummaryWithForeign(n),
+        None => FolderOwner::Tailrank,
+    }
+}
+
+/// What an output path names before anything is written there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OutputKind {
+    /// Nothing, a regular file or a folder (after following symbolic links): written
+    /// atomically, staged next to the path the links lead to.
+    Atomic,
+    /// A character device or a FIFO (e.g. `/dev/null`, `/dev/stdout`, a pipe, or a symbolic
+    /// link to one): never replaced; written in place when it is a command's only output.
+    Stream(&'static str),
+}
+
+/// Classify output `target` ([`OutputKind`]); refuses what tailrank never writes: a block
+/// device, a socket, a symbolic link that leads nowhere (dangling or a loop).
+pub fn classify_output(target: &Path) -> Result<OutputKind> {
+    if std::fs::symlink_metadata(target).is_err() {
+        return Ok(OutputKind::Atomic);
+    }
+    let m = match std::fs::metadata(target) {
+        Ok(m) => m,
+        Err(e) => {
+            let to = std::fs::read_link(target)
+                .map(|l| l.display().to_string())
+                .unwrap_or_else(|_| "?".into());
+            return Err(Error::file(
+                target,
+                format!(
+                    "is a symbolic link to {to}, which {}; refusing to write through it: give \
+                     the path of a regular file or remove the link",
+                    if e.kind() == std::io::ErrorKind::NotFound {
+                        "does not exist".to_string()
+                    } else {
+                        format!("cannot be followed ({e})")
+                    }
+                ),
+            ));
         }
-        return false;
+    };
+    let ft = m.file_type();
+    if ft.is_file() || ft.is_dir() {
+        return Ok(OutputKind::Atomic);
     }
-    std::fs::read_dir(dir).is_ok_and(|mut rd| rd.next().is_none())
+    let what = special_kind(&ft);
+    match what {
+        "character device" | "FIFO" => Ok(OutputKind::Stream(what)),
+        _ => Err(Error::file(
+            target,
+            format!(
+                "is a {what}, not a regular file; refusing to write it: give the path of a \
+                 regular file"
+            ),
+        )),
+    }
+}
+
+#[cfg(unix)]
+fn special_kind(ft: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if ft.is_char_device() {
+        "character device"
+    } else if ft.is_fifo() {
+        "FIFO"
+    } else if ft.is_block_device() {
+        "block device"
+    } else if ft.is_socket() {
+        "socket"
+    } else {
+        "special file"
+    }
+}
+
+#[cfg(not(unix))]
+fn special_kind(_ft: &std::fs::FileType) -> &'static str {
+    "special file"
 }
 
 /// Create output folder `dir` (and its parents) unless it exists as a folder; a file of that
@@ -120,6 +245,7 @@ pub fn check_output(
     inputs: &[InputPath],
     others: &[PathBuf],
 ) -> Result<PathBuf> {
+    classify_output(target)?;
     let abs = resolve_output(target);
     let meta = std::fs::metadata(target).ok();
     for i in inputs {
@@ -170,13 +296,30 @@ pub fn check_output(
                  another output path or delete it",
             ));
         }
-        if dir && !tailrank_folder(target) {
-            return Err(Error::file(
-                target,
-                "exists and is not a folder tailrank wrote (no manifest.json of a \
-                 tailrank-summary); refusing to replace it: choose another output path or \
-                 delete it",
-            ));
+        if dir {
+            match folder_owner(target) {
+                FolderOwner::Tailrank => {}
+                FolderOwner::Foreign => {
+                    return Err(Error::file(
+                        target,
+                        "exists and is not a folder tailrank wrote (no manifest.json of a \
+                         tailrank-summary); refusing to replace it: choose another output \
+                         path or delete it",
+                    ))
+                }
+                FolderOwner::SummaryWithForeign(name) => {
+                    return Err(Error::file(
+                        target,
+                        format!(
+                            "is a summary folder that also holds {}, which tailrank did not \
+                             write as part of the summary; replacing the folder would delete \
+                             it: move it out of the folder (or delete it) and run again, or \
+                             choose another output path",
+                            name.to_string_lossy()
+                        ),
+                    ))
+                }
+            }
         }
         if !dir && m.is_dir() {
             return Err(Error::file(
@@ -220,6 +363,18 @@ mod tests {
         assert!(err(&summary.join("manifest.json"), false).contains("part of the input"));
         assert!(err(&summary, true).contains("is an input"));
         assert!(err(d.path(), true).contains("holds the input"));
+        // A summary folder holding a file tailrank did not write is not replaced.
+        std::fs::write(summary.join("notes.txt"), b"mine").unwrap();
+        let e = check_output(&summary, true, &[], &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("also holds notes.txt"), "{e}");
+        assert_eq!(
+            folder_owner(&summary),
+            FolderOwner::SummaryWithForeign("notes.txt".into())
+        );
+        std::fs::remove_file(summary.join("notes.txt")).unwrap();
+        assert_eq!(folder_owner(&summary), FolderOwner::Tailrank);
         // New paths, and new files next to the inputs, are fine.
         check_output(&d.path().join("new.json"), false, &inputs, &[]).unwrap();
         check_output(&d.path().join("out"), true, &inputs, &[]).unwrap();

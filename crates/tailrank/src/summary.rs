@@ -594,5 +594,5 @@ mod format;
 mod grow;
 mod merge;
 
-pub use format::{FORMAT_NAME, MANIFEST};
+pub use format::{FORMAT_NAME, MANIFEST, MANIFEST_CHECKSUM};
 pub use merge::POOL_ROLE;

@@ -3,7 +3,8 @@
 //! manifest field edits) must give `Ok` or an `Error`, never a panic, a hang or an absurd
 //! allocation. Readers: the `.npy` header parser and `.npy` open, the HDF5 open/read path, the
 //! results JSON reader, the JSON ground truth, id lists, the summary folder reader, and the
-//! hardness CSV reader.
+//! hardness CSV reader; and the output-path rule (staging and lock names of any legal output
+//! name, and atomic writes under such names).
 //!
 //! The case count comes from `PROPTEST_CASES` (default 256 here: the suite stays fast);
 //! `scripts/fuzz.sh` runs the same properties with a large count for a bounded time. Inputs
@@ -464,6 +465,75 @@ proptest! {
     fn hardness_csv_never_panics(b in mutated(VALID_HARDNESS.as_bytes().to_vec())) {
         check_hardness(&b);
     }
+
+    /// The output-path rule (`tailrank::atomic::names`): the entry names next to any legal
+    /// output name fit in a file name, are a function of the name alone, keep `NAME + suffix`
+    /// whenever it fits, and never equal the output name.
+    #[test]
+    fn output_entry_names_fit_and_are_stable(name in file_name(), suffix in prop_oneof![
+        Just(".tmp"), Just(".lock"), Just(".partial"), Just(".partial.lock")
+    ]) {
+        use std::ffi::OsStr;
+        use std::os::unix::ffi::OsStrExt;
+        use tailrank::atomic::names::{entry_name, NAME_MAX};
+        let n = OsStr::from_bytes(&name);
+        let e = entry_name(n, suffix);
+        let eb = e.as_bytes();
+        prop_assert!(eb.len() <= NAME_MAX && !eb.contains(&b'/') && !eb.contains(&0));
+        prop_assert_ne!(eb, &name[..]);
+        prop_assert_eq!(&e, &entry_name(n, suffix));
+        if name.len() + suffix.len() <= NAME_MAX {
+            let plain = [&name[..], suffix.as_bytes()].concat();
+            prop_assert_eq!(eb, plain.as_slice());
+        }
+    }
+
+    /// Any legal output name is written atomically and leaves nothing else behind, alone
+    /// or replaced together with a companion (a journaled commit).
+    #[test]
+    fn any_legal_output_name_is_written_without_leftovers(name in file_name(), paired in any::<bool>()) {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = unique("names");
+        std::fs::create_dir(&dir).unwrap();
+        let out = dir.join(std::ffi::OsStr::from_bytes(&name));
+        for round in 0..2u8 {
+            let mut tx = tailrank::atomic::Transaction::default();
+            let i = tx.add_file(&out).unwrap();
+            if paired && std::str::from_utf8(&name).is_err() {
+                // A journaled commit lists its outputs in JSON: refused before any work.
+                let e = tx.add_dir(&dir.join("companion")).unwrap_err().to_string();
+                prop_assert!(e.contains("is not valid UTF-8"), "{}", e);
+                drop(tx);
+                prop_assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+                break;
+            }
+            let j = paired.then(|| tx.add_dir(&dir.join("companion")).unwrap());
+            tx.write(i, |p| tailrank::atomic::write_bytes(p, &[round])).unwrap();
+            if let Some(j) = j {
+                tx.write(j, |p| std::fs::create_dir(p).map_err(|e| tailrank::Error::io(p, e)))
+                    .unwrap();
+            }
+            tx.commit().unwrap();
+            prop_assert_eq!(std::fs::read(&out).unwrap(), vec![round]);
+            let left = std::fs::read_dir(&dir).unwrap().count();
+            prop_assert_eq!(left, 1 + usize::from(paired));
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+/// A legal file name: 1 to 255 bytes, no `/` and no NUL, not `.` or `..`.
+fn file_name() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        prop::collection::vec(1u8..=255, 1..=255),
+        (230usize..=255).prop_map(|n| vec![b'a'; n]),
+    ]
+    .prop_map(|v| {
+        v.into_iter()
+            .map(|b| if b == b'/' { b'_' } else { b })
+            .collect::<Vec<u8>>()
+    })
+    .prop_filter("not . or ..", |v| v != b"." && v != b"..")
 }
 
 // ---------------------------------------------------------------- regressions

@@ -161,3 +161,149 @@ fn a_commit_cut_at_any_step_is_refused_by_readers_then_completed() {
         assert_eq!(left, 2, "step {k}: staging folders and locks removed");
     }
 }
+
+/// Names in `dir`, sorted.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[cfg(unix)]
+#[test]
+fn a_link_to_a_file_is_written_through_and_stays_a_link() {
+    let d = tempfile::tempdir().unwrap();
+    let real = d.path().join("real.txt");
+    let link = d.path().join("link.txt");
+    fs::write(&real, b"old").unwrap();
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    for round in 0..2 {
+        // Alone, then together with a companion next to the link (a journaled commit).
+        let mut tx = Transaction::default();
+        let i = tx.add_file(&link).unwrap();
+        let j = tx
+            .add_file(&d.path().join("link.txt.manifest.json"))
+            .unwrap();
+        tx.write(i, |p| fs::write(p, format!("new{round}")).at(p))
+            .unwrap();
+        tx.write(j, |p| fs::write(p, b"m").at(p)).unwrap();
+        tx.commit().unwrap();
+        assert_eq!(fs::read(&real).unwrap(), format!("new{round}").as_bytes());
+        assert!(fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(
+            names_in(d.path()),
+            ["link.txt", "link.txt.manifest.json", "real.txt"]
+        );
+    }
+    write_bytes(&link, b"again").unwrap();
+    assert_eq!(fs::read(&real).unwrap(), b"again");
+    // A link that leads nowhere is refused; nothing is created.
+    let dangling = d.path().join("dangling.txt");
+    std::os::unix::fs::symlink(d.path().join("nothere/x"), &dangling).unwrap();
+    let e = write_bytes(&dangling, b"x").unwrap_err().to_string();
+    assert!(
+        e.contains("symbolic link") && e.contains("does not exist"),
+        "{e}"
+    );
+    assert!(!d.path().join("nothere").exists());
+    assert_eq!(names_in(d.path()).len(), 4);
+}
+
+#[cfg(unix)]
+#[test]
+fn special_files_are_streamed_alone_and_refused_in_pairs_never_replaced() {
+    use std::os::unix::fs::FileTypeExt;
+    let null = Path::new("/dev/null");
+    write_bytes(null, b"discarded").unwrap();
+    assert!(fs::metadata(null).unwrap().file_type().is_char_device());
+    for leftover in ["/dev/null.tmp", "/dev/null.lock", "/dev/null.manifest.json"] {
+        assert!(!Path::new(leftover).exists(), "{leftover}");
+    }
+    // A FIFO, directly and through a link: the bytes reach the reader.
+    let d = tempfile::tempdir().unwrap();
+    let fifo = d.path().join("pipe");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo on a NUL-terminated path that outlives the call.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let link = d.path().join("to_pipe.json");
+    std::os::unix::fs::symlink(&fifo, &link).unwrap();
+    for target in [&fifo, &link] {
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || fs::read(&fifo).unwrap())
+        };
+        write_file(target, |w| w.write_all(b"streamed").at(target)).unwrap();
+        assert_eq!(reader.join().unwrap(), b"streamed");
+        assert!(fs::metadata(&fifo).unwrap().file_type().is_fifo());
+    }
+    // Paired with another output, either way round: refused, naming the special file.
+    let other = d.path().join("other.json");
+    let mut tx = Transaction::default();
+    tx.add_file(null).unwrap();
+    let e = tx.add_file(&other).unwrap_err().to_string();
+    assert!(e.starts_with("/dev/null: is a character device"), "{e}");
+    assert!(e.contains("together with"), "{e}");
+    drop(tx);
+    let mut tx = Transaction::default();
+    tx.add_file(&other).unwrap();
+    let e = tx.add_file(&fifo).unwrap_err().to_string();
+    assert!(e.contains("is a FIFO") && e.contains("other.json"), "{e}");
+    drop(tx);
+    assert_eq!(names_in(d.path()), ["pipe", "to_pipe.json"]);
+    // A folder output over a device is refused like any non-folder.
+    let e = write_dir(null, |_| Ok(())).unwrap_err().to_string();
+    assert!(e.contains("not a folder"), "{e}");
+}
+
+#[test]
+fn longest_legal_names_get_short_staging_and_lock_names() {
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("f".repeat(NAME_MAX));
+    let g = d.path().join("g".repeat(NAME_MAX));
+    write_bytes(&f, b"one").unwrap();
+    write_bytes(&f, b"two").unwrap();
+    assert_eq!(fs::read(&f).unwrap(), b"two");
+    // Two outputs replaced together: the journal lives in the hashed staging folders.
+    write_dir(&g, |t| write_bytes(&t.join("chunk.json"), b"1")).unwrap();
+    let mut tx = Transaction::default();
+    let i = tx.add_file(&f).unwrap();
+    let j = tx.add_dir(&g).unwrap();
+    let staging = staging_dir(&resolve_output(&f)).unwrap();
+    let staging_name = staging.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(staging_name.starts_with(".tailrank-") && staging_name.len() < 40);
+    tx.write(i, |p| fs::write(p, b"three").at(p)).unwrap();
+    tx.write(j, |p| {
+        fs::create_dir(p).at(p)?;
+        fs::write(p.join("chunk.json"), b"2").at(p)
+    })
+    .unwrap();
+    tx.commit().unwrap();
+    assert_eq!(fs::read(&f).unwrap(), b"three");
+    assert_eq!(fs::read(g.join("chunk.json")).unwrap(), b"2");
+    assert_eq!(names_in(d.path()).len(), 2, "{:?}", names_in(d.path()));
+}
+
+#[test]
+fn writes_inside_a_staging_folder_take_no_lock_or_staging_of_their_own() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("s");
+    write_dir(&out, |tmp| {
+        write_bytes(&tmp.join("a.json"), b"a")?;
+        write_dir(&tmp.join("sub"), |t| write_bytes(&t.join("b"), b"b"))?;
+        // Nothing but the content itself appears in the staged folder.
+        assert_eq!(names_in(tmp), ["a.json", "sub"]);
+        assert_eq!(names_in(&tmp.join("sub")), ["b"]);
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(fs::read(out.join("sub/b")).unwrap(), b"b");
+    assert_eq!(names_in(d.path()), ["s"]);
+    // Once committed, the same paths are ordinary outputs again (locked and staged).
+    assert!(!inside_staging(&out.join("a.json")));
+}

@@ -61,13 +61,14 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 /// The partial folder of output `out`: `OUT.partial` (a sibling of `OUT`).
+/// (`.tailrank-H.partial` when `OUT.partial` would not fit in a file name,
+/// [`atomic::names`]).
 pub fn partial_dir_for(out: &Path) -> PathBuf {
-    let mut name = out
+    let name = out
         .file_name()
         .map(|n| n.to_os_string())
         .unwrap_or_else(|| "summary".into());
-    name.push(".partial");
-    out.with_file_name(name)
+    out.with_file_name(atomic::names::entry_name(&name, ".partial"))
 }
 
 /// Options of a resumable scan.
@@ -305,9 +306,12 @@ struct ChunkOutput {
     screened: (u64, u64),
 }
 
-/// Write a finished chunk atomically into the partial folder.
+/// Write a finished chunk atomically into the partial folder, as a scratch output
+/// ([`atomic::Transaction::scratch`]): the scan holds the folder's lock and clears its
+/// leftovers, and a resume verifies every byte of a chunk (checksums, rows digests) and scans
+/// a damaged one again, so the chunk is not fsynced.
 fn store_chunk(dir: &Path, chunk: &Chunk, rows_xxh3: Vec<String>, out: &ChunkOutput) -> Result<()> {
-    atomic::write_dir(&dir.join(&chunk.name), |tmp| {
+    atomic::write_dir_scratch(&dir.join(&chunk.name), |tmp| {
         let mut sums = Vec::new();
         for (i, (summary, results)) in out.summaries.iter().zip(&out.results).enumerate() {
             summary.write(&tmp.join(summary_dir(i)))?;
@@ -531,6 +535,60 @@ fn has_chunks(dir: &Path) -> bool {
     })
 }
 
+/// Chunk summaries merged in batches: [`Summary::merge`] of the running total and up to
+/// [`MergeBatch::MAX_PARTS`] pending summaries (or [`MergeBatch::MAX_BYTES`] of top lists and
+/// fingerprints), so that n small chunks cost O(n · n / MAX_PARTS) rather than O(n²) while
+/// large chunk summaries are still merged one by one. The merge is n-ary, so the result is the
+/// same as merging the chunks two by two.
+#[derive(Default)]
+struct MergeBatch {
+    total: Option<Summary>,
+    pending: Vec<Summary>,
+    pending_bytes: usize,
+}
+
+impl MergeBatch {
+    const MAX_PARTS: usize = 64;
+    const MAX_BYTES: usize = 64 << 20;
+
+    /// Bytes of the arrays a merge copies: top lists (f32) and pool fingerprints (u64).
+    fn bytes(s: &Summary) -> usize {
+        let tops: usize = s
+            .queries
+            .iter()
+            .flat_map(|q| &q.top_scores)
+            .map(|t| t.len())
+            .sum();
+        tops * 4 + s.pool_id_hashes.as_ref().map_or(0, |h| h.len() * 8)
+    }
+
+    fn push(&mut self, s: Summary) -> Result<()> {
+        self.pending_bytes += Self::bytes(&s);
+        self.pending.push(s);
+        if self.pending.len() >= Self::MAX_PARTS || self.pending_bytes >= Self::MAX_BYTES {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        let mut parts: Vec<Summary> = self.total.take().into_iter().collect();
+        parts.append(&mut self.pending);
+        self.pending_bytes = 0;
+        self.total = match parts.len() {
+            0 => None,
+            1 => parts.pop(),
+            _ => Some(Summary::merge(&parts)?),
+        };
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<Option<Summary>> {
+        self.flush()?;
+        Ok(self.total)
+    }
+}
+
 /// The chunk loop of [`scan_sets_resumable`] (plan written, leftovers removed).
 fn scan_chunks(
     (sets, core, pool): (
@@ -599,7 +657,7 @@ fn scan_chunks(
                 screened: (out.screened_pairs, out.rescored_pairs),
             })
         };
-    let mut acc: Vec<Option<Summary>> = vec![None; sets.len()];
+    let mut acc: Vec<MergeBatch> = (0..sets.len()).map(|_| MergeBatch::default()).collect();
     let mut all_results: Vec<Vec<ResultLists>> = vec![Vec::new(); sets.len()];
     let mut chunk_renormalized = Vec::with_capacity(chunks.len());
     let (mut rescanned, mut floors, mut screened) = (0u64, 0u64, (0u64, 0u64));
@@ -646,15 +704,9 @@ fn scan_chunks(
             if let Some(r) = results {
                 all_results[i].push(r);
             }
-            acc[i] = Some(match acc[i].take() {
-                None => summary,
-                Some(a) => Summary::merge(&[a, summary]).map_err(|e| {
-                    Error::file(
-                        dir.join(&chunk.name),
-                        format!("cannot merge this chunk: {e}"),
-                    )
-                })?,
-            });
+            acc[i]
+                .push(summary)
+                .map_err(|e| Error::file(dir.join(&chunk.name), format!("cannot merge: {e}")))?;
         }
     }
     // Each chunk's count includes the query and core rows: count those once.
@@ -665,8 +717,11 @@ fn scan_chunks(
         chunk_renormalized.iter().sum()
     };
     let mut out_sets = Vec::with_capacity(sets.len());
-    for ((summary, parts), s) in acc.into_iter().zip(&all_results).zip(sets) {
-        let mut summary = summary.ok_or_else(|| Error::invalid("no pool input to scan"))?;
+    for ((batch, parts), s) in acc.into_iter().zip(&all_results).zip(sets) {
+        let mut summary = batch
+            .finish()
+            .map_err(|e| Error::file(dir, format!("cannot merge the chunks: {e}")))?
+            .ok_or_else(|| Error::invalid("no pool input to scan"))?;
         // One pool record per file, as a single-pass scan records them.
         summary.inputs.retain(|r| r.role != POOL_ROLE);
         for (src, d) in pool.iter().zip(pool_digests) {
