@@ -236,3 +236,19 @@ def test_fit_top_and_its_former_name_top_m(cli, cli_summary):
         r_old = tailrank.predict(ref, pool_size=200000, k=100, bootstrap=0, sample_noise=0,
                                  top_m=200)
     _same(r_old.to_dict(), new)
+
+
+@pytest.mark.parametrize("bad", [True, False, np.bool_(True), "0.9", b"0.9", None, [0.5], 1 + 0j])
+def test_evaluate_refuses_scores_that_are_not_numbers(bad):
+    # Regression (issue 44): True was read as 1.0 and "0.9" as 0.9; the CLI refuses both in a
+    # results JSON, and docs/python.md says arguments are checked, not coerced.
+    gt = {"q": ["r"]}
+    with pytest.raises(tailrank.TailrankError, match=r"query 'q': db id 'n': score .* is not a number"):
+        tailrank.evaluate({"q": {"r": 0.5, "n": bad}}, gt, k=10)
+
+
+def test_evaluate_accepts_python_and_numpy_numbers():
+    gt = {"q": ["r"]}
+    for r, n in [(1, 0), (0.5, 0.25), (np.float32(0.5), np.float64(0.25)), (np.int64(2), np.int32(1))]:
+        rep = tailrank.evaluate({"q": {"r": r, "n": n}}, gt, k=10)
+        assert rep["sets"][0]["queries"][0]["ap_at_k"] == 1.0

@@ -207,6 +207,8 @@ const VALID_RESULTS: &str =
     r#"{"q1": {"a": 0.9, "b": 0.5, "c": -1e-3}, "q2": {}, "q3": {"x\"y": 1}}"#;
 const VALID_GT: &str = r#"{"q1": ["a", "b"], "q2": ["c"], "q\u00e9": ["d"]}"#;
 const VALID_IDS: &str = "yfcc/0001\nyfcc/0002\nyfcc/0003\r\n";
+const VALID_ILIAS_POSITIVES: &str =
+    "inst_00/pos_0.jpg,0.1,3\ninst_00/pos_1.jpg,NA,NA\r\ninst_01/p.jpg,0.2,5\n";
 
 // ---------------------------------------------------------------- summary
 
@@ -435,7 +437,28 @@ proptest! {
 
     #[test]
     fn id_lists_never_panic(b in mutated(VALID_IDS.as_bytes().to_vec())) {
-        let _ = parse_ids(Path::new("ids.txt"), Cursor::new(b));
+        // The line rule (docs/formats.md): an accepted list has one id per `\n` line, none
+        // empty and none holding a line break, so it reads the same in Python (`newline="\n"`).
+        if let Ok(ids) = parse_ids(Path::new("ids.txt"), Cursor::new(b.clone())) {
+            prop_assert!(ids.iter().all(|i| !i.is_empty() && !i.contains(['\r', '\n'])));
+            let text = String::from_utf8(b).unwrap();
+            let py: Vec<&str> = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
+            let n = py.iter().rposition(|l| !l.is_empty()).map_or(0, |i| i + 1);
+            prop_assert_eq!(&ids[..], &py[..n]);
+        }
+    }
+
+    #[test]
+    fn ilias_id_csvs_never_panic(b in mutated(VALID_ILIAS_POSITIVES.as_bytes().to_vec())) {
+        // A data line is never dropped: with no column-name header every non-blank line is a row.
+        let p = unique("positive_ids.txt");
+        std::fs::write(&p, &b).unwrap();
+        if let Ok(t) = tailrank::formats::gt::IdTable::read(&p) {
+            let text = String::from_utf8(b).unwrap();
+            let lines = text.split('\n').filter(|l| !l.trim().is_empty()).count();
+            prop_assert_eq!(t.rows.len() + usize::from(t.header.is_some()), lines);
+        }
+        let _ = tailrank::ilias::read_positive_info(&p);
     }
 
     #[test]

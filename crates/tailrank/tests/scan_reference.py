@@ -139,8 +139,9 @@ for q in range(nq):
     k = 1000
     sel = rel_sorted & (ranks <= k)
     aps.append(float((hits[sel] / ranks[sel]).sum() / min(k, len(pids))))
-    # Top-K results: score descending, then key (core rows, then pool rows) ascending.
-    o2 = np.lexsort((g_key, -g_scores))[:K]
+    # Top-K results: score descending, then the query's positives after the non-relevant items
+    # (the order the counts rank in), then key (core rows, then pool rows) ascending.
+    o2 = np.lexsort((g_key, g_rel, -g_scores))[:K]
     all_ids = core_ids + pool_ids
     res["queries"].append(
         {

@@ -672,7 +672,19 @@ def _results_arg(results: Union[Mapping[str, Mapping[str, float]], PathLike]) ->
     """Results as the native layer takes them: a path, or [(query, [(db_id, score)])]."""
     if _is_path(results):
         return os.fspath(results)
-    return [(str(q), [(str(d), float(s)) for d, s in items.items()]) for q, items in results.items()]
+    return [(str(q), [(str(d), _score(s, q, d)) for d, s in items.items()]) for q, items in results.items()]
+
+
+def _score(s: Any, query: Any, db_id: Any) -> float:
+    """A results score: an ``int`` or ``float`` (numpy ones too), checked, not coerced: a bool,
+    a string or any other object is refused naming the query and the item, as the CLI refuses
+    them in a results JSON."""
+    if isinstance(s, (bool, np.bool_)) or not isinstance(s, (int, float, np.integer, np.floating)):
+        raise TailrankError(
+            f"<results dict>: query {str(query)!r}: db id {str(db_id)!r}: score {s!r} "
+            f"({type(s).__name__}) is not a number"
+        )
+    return float(s)
 
 
 def id_hashes(ids: Iterable[str], seed: int = 0) -> np.ndarray:
