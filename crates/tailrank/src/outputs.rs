@@ -21,6 +21,17 @@
 use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
 
+/// Format name stored in a summary's `manifest.json`; readers refuse anything else. The summary
+/// folder's names are stated here, below `summary` (which re-exports them as
+/// `summary::{FORMAT_NAME, MANIFEST, MANIFEST_CHECKSUM}`), because the output rule recognises
+/// the summary folders it may replace.
+pub const SUMMARY_FORMAT_NAME: &str = "tailrank-summary";
+/// Name of the manifest file inside a summary folder.
+pub const SUMMARY_MANIFEST: &str = "manifest.json";
+/// Checksum of a summary's `manifest.json` (version 2): `xxh3:` + 16 hex digits of its bytes,
+/// and `\n`.
+pub const SUMMARY_MANIFEST_CHECKSUM: &str = "manifest.xxh3";
+
 /// An input of a command, resolved when the command starts.
 #[derive(Debug, Clone)]
 pub struct InputPath {
@@ -114,7 +125,7 @@ pub fn folder_owner(dir: &Path) -> FolderOwner {
     if dir.join("chunk.json").is_file() {
         return FolderOwner::Tailrank;
     }
-    let manifest = dir.join(crate::summary::MANIFEST);
+    let manifest = dir.join(SUMMARY_MANIFEST);
     let Ok(text) = std::fs::read_to_string(&manifest) else {
         let empty = std::fs::read_dir(dir).is_ok_and(|mut rd| rd.next().is_none());
         return if empty {
@@ -126,13 +137,13 @@ pub fn folder_owner(dir: &Path) -> FolderOwner {
     let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {
         return FolderOwner::Foreign;
     };
-    if v.get("format").and_then(|f| f.as_str()) != Some(crate::summary::FORMAT_NAME) {
+    if v.get("format").and_then(|f| f.as_str()) != Some(SUMMARY_FORMAT_NAME) {
         return FolderOwner::Foreign;
     }
     let arrays = v.get("arrays").and_then(|a| a.as_object());
     let known = |n: &str| {
-        n == crate::summary::MANIFEST
-            || n == crate::summary::MANIFEST_CHECKSUM
+        n == SUMMARY_MANIFEST
+            || n == SUMMARY_MANIFEST_CHECKSUM
             || arrays.is_some_and(|a| a.contains_key(n))
     };
     let Ok(rd) = std::fs::read_dir(dir) else {

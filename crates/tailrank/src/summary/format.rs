@@ -44,10 +44,10 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// Format name stored in `manifest.json`; readers refuse anything else.
-pub const FORMAT_NAME: &str = "tailrank-summary";
-/// Name of the manifest file inside a summary folder.
-pub const MANIFEST: &str = "manifest.json";
+pub use crate::outputs::{
+    SUMMARY_FORMAT_NAME as FORMAT_NAME, SUMMARY_MANIFEST as MANIFEST,
+    SUMMARY_MANIFEST_CHECKSUM as MANIFEST_CHECKSUM,
+};
 
 const QUERY_OFFSETS: &str = "query_offsets.npy";
 const POS_SCORES: &str = "pos_scores.npy";
@@ -57,8 +57,6 @@ const TOP_SCORES: &str = "top_scores.npy";
 const TOP_LEN: &str = "top_len.npy";
 /// The pool fingerprint ([`Summary::pool_id_hashes`]), written when known (version 2).
 pub const POOL_ID_HASHES: &str = "pool_id_hashes.npy";
-/// Checksum of `manifest.json` (version 2): `xxh3:` + 16 hex digits of its bytes, and `\n`.
-pub const MANIFEST_CHECKSUM: &str = "manifest.xxh3";
 const POS_CORE_TIES: &str = "pos_core_ties.npy";
 const POS_POOL_TIES: &str = "pos_pool_ties.npy";
 
