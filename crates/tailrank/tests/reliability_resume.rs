@@ -744,3 +744,25 @@ mod changed_inputs_props {
         }
     }
 }
+
+/// A chunk size below `MIN_CHUNK_ROWS` is raised to it (fewer, larger chunks; the same scan),
+/// and the report says so.
+#[test]
+fn tiny_chunks_are_raised_to_the_minimum() {
+    let d = data(3, 4, &[150, 60], 16);
+    let c = cfg(1.0, Some(5));
+    let t = tempfile::tempdir().unwrap();
+    let single = scan(&inputs(&d), &c, &NoProgress).unwrap();
+    let o = opts(t.path(), 1, false);
+    let (out, rep) = scan_resumable(&inputs(&d), &c, &o, &NoProgress).unwrap();
+    assert_eq!(
+        rep.scanned,
+        210usize.div_ceil(tailrank::scan::resume::MIN_CHUNK_ROWS)
+    );
+    assert_eq!(rep.chunk_rows_raised_from, Some(1));
+    assert_same(&single, &out, t.path());
+    remove_partial(&o.partial_dir).unwrap();
+    let o = opts(t.path(), 100, false);
+    let (_, rep) = scan_resumable(&inputs(&d), &c, &o, &NoProgress).unwrap();
+    assert_eq!((rep.scanned, rep.chunk_rows_raised_from), (3, None));
+}

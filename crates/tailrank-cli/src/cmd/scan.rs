@@ -109,7 +109,7 @@ pub struct ScanOpts {
     pub resume: bool,
     /// Pool rows per chunk (small files share one): each chunk's summary is saved in
     /// `OUTPUT.partial/` as soon as it is scanned, so an interrupted scan loses at most one
-    /// chunk.
+    /// chunk. Fewer than 32 rows are raised to 32, with a note.
     #[arg(long, default_value_t = tailrank::scan::resume::DEFAULT_CHUNK_ROWS)]
     pub chunk_rows: usize,
 }

@@ -153,8 +153,9 @@ impl ScanFiles {
 }
 
 impl ResumeReport {
-    /// One line per discarded entry and, when chunks were reused, one saying how many, for the
-    /// partial folder `partial_dir` (what a front end prints after a resumed scan).
+    /// One line per discarded entry, one when `chunk_rows` was raised to the minimum and, when
+    /// chunks were reused, one saying how many, for the partial folder `partial_dir` (what a
+    /// front end prints after a resumed scan).
     pub fn notes(&self, partial_dir: &Path) -> Vec<String> {
         let dir = partial_dir.display();
         let mut notes: Vec<String> = self
@@ -162,6 +163,13 @@ impl ResumeReport {
             .iter()
             .map(|d| format!("discarded {dir}: {d}"))
             .collect();
+        if let Some(asked) = self.chunk_rows_raised_from {
+            notes.push(format!(
+                "chunks of {asked} rows raised to the minimum of {} (each chunk is a pass and a \
+                 folder of files of its own: smaller ones only slow the scan)",
+                super::resume::MIN_CHUNK_ROWS
+            ));
+        }
         if self.reused > 0 {
             notes.push(format!(
                 "resumed: {} chunk(s) reused from {dir}, {} scanned",
