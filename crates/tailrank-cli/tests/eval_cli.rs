@@ -706,6 +706,23 @@ fn scan_then_eval(variant: &[&str], extra: &[&str], results_k: &str, ks: &[&str]
         let va: serde_json::Value = serde_json::from_str(&stdout(&a)).unwrap();
         let vb: serde_json::Value = serde_json::from_str(&stdout(&b)).unwrap();
         tied += va["sets"][0]["tied_pairs"].as_u64().unwrap();
+        // Both say when a tie block at the cut decides the value (the list sees the block
+        // past k only when it was written beyond k).
+        let warns = |v: &serde_json::Value| {
+            v["warnings"].as_array().is_some_and(|w| {
+                w.iter()
+                    .any(|w| w.as_str().unwrap_or("").contains("tie block"))
+            })
+        };
+        if k.parse::<usize>().unwrap() < results_k.parse::<usize>().unwrap() {
+            assert_eq!(
+                warns(&va),
+                warns(&vb),
+                "k {k}: {} / {}",
+                va["warnings"],
+                vb["warnings"]
+            );
+        }
         let (qa, qb) = (&va["sets"][0]["queries"], &vb["sets"][0]["queries"]);
         assert_eq!(qa.as_array().unwrap().len(), 16);
         for (x, y) in qa.as_array().unwrap().iter().zip(qb.as_array().unwrap()) {

@@ -15,6 +15,30 @@ pub struct PositiveCounts {
     pub ties: u64,
 }
 
+/// Whether the official AP@k of a query depends on the order inside a tie block, from counts:
+/// positives `a..=b` (1-based) share a score with `E` tied non-relevant items, so their block
+/// runs from rank `a + C + K` to `b + C + K + E`; when `E > 0` and the block holds the cut
+/// (`a + C + K ≤ k < b + C + K + E`), which of its items fall within the first k is decided by
+/// the order alone (`docs/metrics.md`, "Ties"; the counts give the lowest value, non-relevant
+/// first).
+pub fn mixed_block_at_cut_counts(pos: &[PositiveCounts], k: usize) -> bool {
+    let mut a = 0;
+    while a < pos.len() {
+        let mut b = a;
+        while b + 1 < pos.len() && pos[b + 1].score.to_bits() == pos[a].score.to_bits() {
+            b += 1;
+        }
+        let p = &pos[a];
+        let above = p.core_above + p.pool_above;
+        let (start, end) = (a as u64 + 1 + above, b as u64 + 1 + above + p.ties);
+        if p.ties > 0 && start <= k as u64 && (k as u64) < end {
+            return true;
+        }
+        a = b + 1;
+    }
+    false
+}
+
 /// `r_j = j + C_j + K_j + T_j`, 1-based `j`, in positive order.
 pub fn ranks(pos: &[PositiveCounts]) -> Vec<f64> {
     pos.iter()

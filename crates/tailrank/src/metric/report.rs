@@ -503,6 +503,14 @@ pub fn evaluate_summary_with(
         )));
     }
     let mut warnings = Vec::new();
+    let mut order_decides: Vec<String> = Vec::new();
+    let mut counts_of = |q: &str, qi: usize| -> Result<Vec<PositiveCounts>> {
+        let pos = positive_counts(s, qi, 0)?;
+        if super::counts::mixed_block_at_cut_counts(&pos, k) {
+            order_decides.push(q.to_string());
+        }
+        Ok(pos)
+    };
     let mut queries = match set {
         None => {
             let mut seen = HashSet::new();
@@ -516,7 +524,7 @@ pub fn evaluate_summary_with(
                 }
                 qs.push(evaluate_counts_with(
                     &q.id,
-                    &positive_counts(s, qi, 0)?,
+                    &counts_of(&q.id, qi)?,
                     k,
                     &metrics,
                 ));
@@ -549,12 +557,7 @@ pub fn evaluate_summary_with(
                                 set.name
                             )));
                         }
-                        qs.push(evaluate_counts_with(
-                            q,
-                            &positive_counts(s, qi, 0)?,
-                            k,
-                            &metrics,
-                        ));
+                        qs.push(evaluate_counts_with(q, &counts_of(q, qi)?, k, &metrics));
                     }
                     None => match missing {
                         MissingPolicy::Error => {
@@ -584,6 +587,16 @@ pub fn evaluate_summary_with(
             qs
         }
     };
+    if !order_decides.is_empty() {
+        warnings.push(format!(
+            "summary: for {} quer{} (first: {:?}) a tie block holds the cut at k = {k} with \
+             relevant and non-relevant items: the official AP@k depends on the order inside the \
+             block; the value given is its lowest, non-relevant first (docs/metrics.md)",
+            order_decides.len(),
+            if order_decides.len() == 1 { "y" } else { "ies" },
+            &order_decides[..order_decides.len().min(5)]
+        ));
+    }
     if let Some(w) = s.ties_unknown_warning() {
         for q in &mut queries {
             q.tied_pairs = None;

@@ -148,6 +148,12 @@ fn counts_with_ties_equal_the_ranked_list_rule() {
                 let (a, b) = (list.value(m), counts.value(m));
                 assert!((a - b).abs() < 1e-12, "{m} at k {k}: list {a} counts {b}");
             }
+            // The counts see an order-dependent block at the cut exactly when the list does.
+            assert_eq!(
+                counts::mixed_block_at_cut_counts(&pos, k),
+                mixed_block_at_cut(&sc, &rel, k),
+                "k {k}: {pos:?}"
+            );
             let cut_block = k < sc.len() && sc[k] == sc[k - 1];
             straddles += usize::from(cut_block && rel[..k].iter().any(|&x| !x));
         }
