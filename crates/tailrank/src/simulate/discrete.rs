@@ -247,13 +247,7 @@ pub fn draw_query_items(
                     let z: f64 = StandardNormal.sample(&mut rng);
                     s_b + b.jitter * z
                 };
-                items.push(Placed {
-                    score: s as f32,
-                    cell: slot.map(|x| x.0),
-                    hash: slot.map(|x| x.1),
-                    position: pos,
-                    hub: None,
-                });
+                items.push(Placed::non_hub(s, slot, pos));
             }
         }
     }
@@ -266,13 +260,7 @@ pub fn draw_query_items(
                 .fold(f32::NEG_INFINITY, |a, &s| a.max(s)) as f64;
             for (slot, pos) in place_among_non_hubs(ctx, &mut rng, count) {
                 let s = (top + uniform(&mut rng, r.above)).min(1.0);
-                items.push(Placed {
-                    score: s as f32,
-                    cell: slot.map(|x| x.0),
-                    hash: slot.map(|x| x.1),
-                    position: pos,
-                    hub: None,
-                });
+                items.push(Placed::non_hub(s, slot, pos));
             }
         }
     }
@@ -325,6 +313,17 @@ fn next_down(v: f32) -> f32 {
 }
 
 impl Placed {
+    /// A burst copy or rare item at score `s`, placed by [`place_among_non_hubs`].
+    fn non_hub(s: f64, slot: Option<(usize, f64)>, position: u64) -> Placed {
+        Placed {
+            score: s as f32,
+            cell: slot.map(|x| x.0),
+            hash: slot.map(|x| x.1),
+            position,
+            hub: None,
+        }
+    }
+
     /// As the truth records it.
     pub fn record(&self) -> DiscreteItem {
         DiscreteItem {
