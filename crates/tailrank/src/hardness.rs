@@ -260,23 +260,7 @@ pub fn quantile_linear(values: &[f32], q: f64) -> f64 {
     }
     let mut v: Vec<f64> = values.iter().map(|&x| x as f64).collect();
     v.sort_by(f64::total_cmp);
-    quantile_sorted(v.len(), |i| v[i], q)
-}
-
-/// numpy linear quantile of `n` ascending values given by `at(i)`.
-fn quantile_sorted(n: usize, at: impl Fn(usize) -> f64, q: f64) -> f64 {
-    let q = q.clamp(0.0, 1.0);
-    let h = (n - 1) as f64 * q;
-    let lo = (h.floor() as usize).min(n - 1);
-    let hi = (lo + 1).min(n - 1);
-    let gamma = h - lo as f64;
-    let (a, b) = (at(lo), at(hi));
-    let d = b - a;
-    if gamma >= 0.5 {
-        b - d * (1.0 - gamma)
-    } else {
-        a + d * gamma
-    }
+    crate::numerics::quantile::quantile_sorted_as_numpy(v.len(), |i| v[i], q)
 }
 
 /// `(every score finite, scores in descending order)`. Both are folds without early exit over
@@ -332,7 +316,11 @@ pub fn fit_query_tail(
     };
     let t = &all[..opts.top_m.min(all.len())];
     let m = t.len();
-    let u = quantile_sorted(m, |i| t[m - 1 - i] as f64, opts.quantile);
+    let u = crate::numerics::quantile::quantile_sorted_as_numpy(
+        m,
+        |i| t[m - 1 - i] as f64,
+        opts.quantile,
+    );
     let y: Vec<f64> = t
         .iter()
         .map(|&s| s as f64)
@@ -490,14 +478,12 @@ pub struct ExcessMove {
 
 impl ExcessMove {
     /// The rate of the same decayed hazard at pool size `n` from the sample `s0`
-    /// (`predict::survivor_decay::rate_between`); `rate` itself when the decay is 0 or the
+    /// (`numerics::hazard::rate_between`); `rate` itself when the decay is 0 or the
     /// pool size unknown.
     pub fn rate_at(&self, n: f64, s0: f64) -> f64 {
         match self.pool_size {
             Some(at) if self.decay > 0.0 && at as f64 != n => {
-                crate::predict::survivor_decay::rate_between(
-                    self.rate, at as f64, n, s0, self.decay,
-                )
+                crate::numerics::hazard::rate_between(self.rate, at as f64, n, s0, self.decay)
             }
             _ => self.rate,
         }

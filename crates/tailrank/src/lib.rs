@@ -20,6 +20,7 @@ pub mod hardness;
 pub mod ilias;
 pub mod maps;
 pub mod metric;
+pub mod numerics;
 pub mod outputs;
 pub mod plot;
 pub mod predict;

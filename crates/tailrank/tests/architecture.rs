@@ -257,7 +257,7 @@ fn the_checker_finds_a_circle() {
 /// The layer of each top-level module (`docs/architecture.md`, "Dependencies"): a module may
 /// import modules of its own layer or below, never above.
 const LAYERS: &[(&str, &[&str])] = &[
-    ("foundation", &["", "error"]),
+    ("foundation", &["", "error", "numerics"]),
     (
         "formats and I/O",
         &["atomic", "outputs", "formats", "sample", "selected"],

@@ -6,9 +6,10 @@ mod common;
 mod predict_support;
 
 use predict_support::{synth, Rng, SynthOpts};
+use tailrank::numerics::{norm_cdf, norm_ppf, rng_for, StreamSeeding};
 use tailrank::predict::bootstrap::{perturb_query, sample_noise, QueryBootstrap};
 use tailrank::predict::diagnostics::{budget, LevelPrediction};
-use tailrank::predict::stats::{self, norm_cdf, norm_ppf};
+use tailrank::predict::stats;
 use tailrank::predict::{predict, PredictOptions};
 
 /// Skewed per-query values in [0, 1] like APs (many near 0 and 1).
@@ -159,7 +160,7 @@ fn reweighted_counts_agree_with_the_reweighted_list() {
     });
     let mut checked = 0;
     for (i, q) in sy.summary.queries.iter().enumerate() {
-        let mut rng = tailrank::predict::stats::rng_for(5, 1, i as u64);
+        let mut rng = rng_for(StreamSeeding::Chained, 5, 1, i as u64);
         let full = q.top_scores[0].len() >= sy.summary.top_m;
         let pq = perturb_query(q, full, 0.95, &mut rng);
         let m = 2000usize.min(((2.0 * 0.05 * 2000f64).ceil() as usize) + 64);
@@ -182,7 +183,7 @@ fn reweighted_counts_agree_with_the_reweighted_list() {
     let mut tot = 0i64;
     let mut n = 0i64;
     for (i, q) in sy.summary.queries.iter().enumerate() {
-        let mut rng = tailrank::predict::stats::rng_for(6, 1, i as u64);
+        let mut rng = rng_for(StreamSeeding::Chained, 6, 1, i as u64);
         let pq = perturb_query(q, false, 0.95, &mut rng);
         tot += pq.top_scores[0].len() as i64 - q.top_scores[0].len() as i64;
         n += q.top_scores[0].len() as i64;

@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 use crate::hardness::QueryHardness;
 use crate::maps::{self, MapKind};
 use crate::metric::{evaluate_counts, PositiveCounts};
+use crate::numerics::mean;
 use crate::predict::{self, PredictOptions, Prediction};
 use crate::scan::engine::{Progress, ScanConfig};
 use crate::scan::resume::{output_failed, partial_dir_for, remove_partial, ResumeOptions};
@@ -220,10 +221,6 @@ impl Source<'_> {
 
 fn instance(id: &str) -> &str {
     id.split('/').next().unwrap_or("")
-}
-
-fn mean(v: &[f64]) -> f64 {
-    v.iter().sum::<f64>() / v.len() as f64
 }
 
 fn group_from(kind: &str, group: String, vals: &[[f64; 3]], predicted: bool) -> GroupResult {

@@ -66,7 +66,12 @@ impl QueryBootstrap {
         let mut idx = vec![0u32; q * b];
         if q > 0 {
             idx.par_chunks_mut(q).enumerate().for_each(|(r, row)| {
-                let mut rng = stats::rng_for(seed, stream, r as u64);
+                let mut rng = crate::numerics::rng_for(
+                    crate::numerics::StreamSeeding::Chained,
+                    seed,
+                    stream,
+                    r as u64,
+                );
                 for v in row.iter_mut() {
                     *v = rng.random_range(0..q as u32);
                 }
@@ -246,7 +251,12 @@ pub fn sample_noise(
     let results: Vec<(f64, f64)> = (0..reps)
         .into_par_iter()
         .map(|r| {
-            let mut rng = stats::rng_for(opts.seed, 1, r as u64);
+            let mut rng = crate::numerics::rng_for(
+                crate::numerics::StreamSeeding::Chained,
+                opts.seed,
+                1,
+                r as u64,
+            );
             let s_star = stats::poisson(&mut rng, sample as f64).max(1);
             let ap: Vec<f64> = s
                 .queries

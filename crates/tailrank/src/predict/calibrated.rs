@@ -319,7 +319,7 @@ mod tests {
     fn npmle_recovers_a_two_point_law() {
         // 70% at λ = 0, 30% at λ = 2, exposure 3: the weight above λ = 0.5 is ~0.3 and the
         // fitted mean ~0.6.
-        let mut rng = crate::predict::stats::rng_for(7, 0, 0);
+        let mut rng = crate::numerics::rng_for(crate::numerics::StreamSeeding::Chained, 7, 0, 0);
         let pairs: Vec<(u64, f64)> = (0..3000)
             .map(|i| {
                 let y = if i % 10 < 3 {

@@ -91,7 +91,7 @@ fn build(
     g: &[f64],
     centre: Option<ExcessMove>,
 ) -> Curve {
-    let z = stats::norm_ppf(0.5 + opts.confidence / 2.0);
+    let z = crate::numerics::norm_ppf(0.5 + opts.confidence / 2.0);
     let other = match opts.map {
         maps::MapKind::ExpectedRank => maps::MapKind::Binomial,
         maps::MapKind::Binomial => maps::MapKind::ExpectedRank,
@@ -115,8 +115,8 @@ fn build(
                 let mut reps = boot.means(&ap);
                 reps.sort_by(f64::total_cmp);
                 (
-                    stats::quantile_sorted(&reps, a),
-                    stats::quantile_sorted(&reps, 1.0 - a),
+                    crate::numerics::quantile_sorted(&reps, a),
+                    crate::numerics::quantile_sorted(&reps, 1.0 - a),
                 )
             } else {
                 (f64::NAN, f64::NAN)

@@ -275,9 +275,9 @@ pub fn tail_report(qs: &[QueryHardness]) -> TailReport {
     if !xi.is_empty() {
         xi.sort_by(f64::total_cmp);
         r.xi_quartiles = Some([
-            stats::quantile_sorted(&xi, 0.25),
-            stats::quantile_sorted(&xi, 0.5),
-            stats::quantile_sorted(&xi, 0.75),
+            crate::numerics::quantile_sorted(&xi, 0.25),
+            crate::numerics::quantile_sorted(&xi, 0.5),
+            crate::numerics::quantile_sorted(&xi, 0.75),
         ]);
         r.xi_min = xi.first().copied();
         r.xi_max = xi.last().copied();

@@ -469,10 +469,7 @@ pub fn target_pool_size(
     Ok(n)
 }
 
-/// Mean of a slice (NaN when empty).
-pub(crate) fn mean(v: &[f64]) -> f64 {
-    v.iter().sum::<f64>() / v.len() as f64
-}
+pub(crate) use crate::numerics::mean;
 
 /// Predict mAP@k at N from a scan summary (level 0 = `subsets[0]`), with baselines,
 /// intervals, budget, drift and the tail report.
@@ -805,7 +802,7 @@ fn assemble(
         opts.confidence,
     );
 
-    let z = stats::norm_ppf(0.5 + opts.confidence / 2.0);
+    let z = crate::numerics::norm_ppf(0.5 + opts.confidence / 2.0);
     let (sample_noise_sd, crossed, total) = match noise {
         Some(nr) => {
             let widen = |end: f64| ((estimate - end).powi(2) + (z * nr.sd).powi(2)).sqrt();

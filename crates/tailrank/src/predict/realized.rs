@@ -189,7 +189,7 @@ pub fn realized_interval(
     } else {
         trust.shift()
     };
-    let z = stats::norm_ppf(0.5 + confidence / 2.0);
+    let z = crate::numerics::norm_ppf(0.5 + confidence / 2.0);
     let h = z * pool_sd;
     let calibrated = calibrated.filter(|v| v.is_finite());
     let excess_mass = excess_mass.filter(|v| v.is_finite());
@@ -265,7 +265,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(r.interval.hi, 1.0);
-        let h = stats::norm_ppf(0.975) * r.pool_sd;
+        let h = crate::numerics::norm_ppf(0.975) * r.pool_sd;
         assert!((r.interval.lo - (0.78 - h)).abs() < 1e-12);
         t.trend_projected = -0.9;
         let r = realized_interval(

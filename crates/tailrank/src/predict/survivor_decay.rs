@@ -28,6 +28,8 @@
 //! roughly, and the extrapolation to `N` is 20 to 100 times longer than the windows:
 //! `docs/notes/2026-12-estimator-log.md`, "Survivor decay", gives what was measured.
 
+use crate::numerics::hazard::window;
+
 /// The largest decay the fit considers: at `γ = 4` the level-0 survivors keep a hazard
 /// below 1/8 of level 1's over the unsampled pool.
 pub const MAX_DECAY: f64 = 4.0;
@@ -44,15 +46,6 @@ pub struct DecayCase {
     pub seen: f64,
     /// Whether level 0 outranks it (`K_0 > K_ℓ`).
     pub outranked: bool,
-}
-
-/// `W(x, y; γ) = ∫_x^y t^{−γ} dt` for `0 < x ≤ y`.
-pub fn window(x: f64, y: f64, gamma: f64) -> f64 {
-    if (gamma - 1.0).abs() < 1e-9 {
-        (y / x).ln()
-    } else {
-        (y.powf(1.0 - gamma) - x.powf(1.0 - gamma)) / (1.0 - gamma)
-    }
 }
 
 /// `γ̂`: the maximum-likelihood decay (module docs); 0 when no case is outranked or the
@@ -176,47 +169,19 @@ pub fn decayed_rate(cases: &[DecayCase], target: f64, gamma: f64, s0: f64, n: f6
     a * window(1.0, n / s0, gamma) / (n - s0)
 }
 
-/// The rate the decayed hazard gives at pool size `n` when it gives `rate` at `n_ref` (both
-/// from the sample `s0`): the hazard scale `a = rate·(n_ref − s0)/W(1, n_ref/s0; γ)` carried
-/// to `a·W(1, n/s0; γ)/(n − s0)`. 0 for `n ≤ s0` (no unsampled item); `rate` when `n_ref ≤ s0`.
-pub fn rate_between(rate: f64, n_ref: f64, n: f64, s0: f64, gamma: f64) -> f64 {
-    if n <= s0 {
-        return 0.0;
-    }
-    if n_ref <= s0 {
-        return rate;
-    }
-    let a = rate * (n_ref - s0) / window(1.0, n_ref / s0, gamma);
-    a * window(1.0, n / s0, gamma) / (n - s0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// `W` is the integral of `t^{−γ}`: additive over adjacent windows, `y − x` at `γ = 0`,
-    /// continuous through `γ = 1`.
-    #[test]
-    fn window_is_the_integral() {
-        assert!((window(0.25, 1.0, 0.0) - 0.75).abs() < 1e-15);
-        for g in [0.0, 0.5, 1.0, 2.0, 3.5] {
-            let whole = window(0.125, 20.0, g);
-            let parts = window(0.125, 1.0, g) + window(1.0, 20.0, g);
-            assert!((whole - parts).abs() < 1e-12 * whole, "{g}");
-        }
-        let near = window(0.5, 1.0, 1.0 + 1e-7);
-        assert!((near - 2f64.ln()).abs() < 1e-6);
-    }
+    use crate::numerics::hazard::rate_between;
+    use crate::numerics::rng::splitmix64;
 
     /// A splitmix64 stream of uniforms in [0, 1).
     fn uniforms(seed: u64) -> impl FnMut() -> f64 {
         let mut s = seed;
         move || {
+            let z = splitmix64(s);
             s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = s;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+            (z >> 11) as f64 / (1u64 << 53) as f64
         }
     }
 

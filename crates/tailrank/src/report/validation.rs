@@ -4,8 +4,8 @@
 
 use crate::atomic::{write_bytes, Transaction};
 use crate::error::{Error, Result};
+use crate::numerics::quantile_sorted;
 use crate::predict::endpoint_test::EndpointTest;
-use crate::predict::stats::quantile_sorted;
 use crate::predict::{FitMode, Interval, Verdict};
 use crate::simulate::corpus_report::{
     exam, exam_totals, exam_totals_text, overview, points_text, ErrorSummary, OverviewRow,

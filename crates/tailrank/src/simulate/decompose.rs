@@ -21,7 +21,7 @@ use super::Truth;
 use crate::error::{Error, Result};
 use crate::hardness::{Branch, QueryHardness};
 use crate::maps::{mean_ap_at_k, MapKind};
-use crate::predict::stats::quantile_sorted;
+use crate::numerics::quantile_sorted;
 use serde::{Deserialize, Serialize};
 
 /// Upper ends of the depth bands of `N·x` (the last band is open).

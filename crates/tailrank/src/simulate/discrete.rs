@@ -32,7 +32,7 @@
 
 use super::families::{log_uniform, uniform};
 use super::law::ScoreLaw;
-use super::rng_for;
+use crate::numerics::{rng_for, StreamSeeding};
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{Rng, RngExt};
 use rand_distr::{Distribution, Poisson, StandardNormal};
@@ -165,7 +165,7 @@ impl HubPlacement {
         let Some(m) = model else {
             return HubPlacement::default();
         };
-        let mut rng = rng_for(seed, 3, 0);
+        let mut rng = rng_for(StreamSeeding::Nested, seed, 3, 0);
         let h = (m.count as u64).min(pool) as usize;
         let reach: Vec<f64> = (0..h).map(|_| log_uniform(&mut rng, m.reach)).collect();
         let per_cell = split(&mut rng, pool, h as u64, cell_sizes);
@@ -214,7 +214,7 @@ pub fn draw_query_items(
     law: &ScoreLaw,
     positive_scores: &[f32],
 ) -> Vec<Placed> {
-    let mut rng: Xoshiro256PlusPlus = rng_for(seed, 4, qi as u64);
+    let mut rng: Xoshiro256PlusPlus = rng_for(StreamSeeding::Nested, seed, 4, qi as u64);
     let mut items = Vec::new();
     if let Some(h) = ctx.hubs {
         for (i, &reach) in ctx.placement.reach.iter().enumerate() {

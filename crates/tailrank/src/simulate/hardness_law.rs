@@ -4,6 +4,7 @@
 //! of `z` ∝ `10^((1−α) z)` on `log10_range`) and hopeless positives (`z` uniform on
 //! `hopeless_log10`, out-ranked by many distractors at any gallery size of interest).
 
+use crate::numerics::normal::norm_cdf_chebyshev;
 use serde::{Deserialize, Serialize};
 
 /// Marginal law of `log10 x` and its dependence structure.
@@ -56,48 +57,13 @@ impl HardnessLaw {
         let (a, b) = (self.instance_corr, self.query_corr);
         let c = (1.0 - a - b).max(0.0);
         let g = a.sqrt() * g_instance + b.sqrt() * g_query + c.sqrt() * g_pair;
-        10f64.powf(self.log10_quantile(norm_cdf(g)))
-    }
-}
-
-/// Standard normal CDF `Φ(x) = erfc(−x/√2)/2` (Chebyshev-fitted erfc, relative error < 1.2e-7,
-/// ample for a copula). Not `predict::stats::norm_cdf` (double precision) on purpose: every
-/// simulated benchmark's hardness is drawn through this approximation, so the simulated
-/// summaries and truths (and the numbers of `docs/validation.md`) are pinned to it bit for bit;
-/// [`super::special`] inverts this one.
-pub fn norm_cdf(x: f64) -> f64 {
-    0.5 * erfc(-x / std::f64::consts::SQRT_2)
-}
-
-fn erfc(x: f64) -> f64 {
-    let z = x.abs();
-    let t = 1.0 / (1.0 + 0.5 * z);
-    let poly = -z * z - 1.265_512_23
-        + t * (1.000_023_68
-            + t * (0.374_091_96
-                + t * (0.096_784_18
-                    + t * (-0.186_288_06
-                        + t * (0.278_868_07
-                            + t * (-1.135_203_98
-                                + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77))))))));
-    let r = t * poly.exp();
-    if x >= 0.0 {
-        r
-    } else {
-        2.0 - r
+        10f64.powf(self.log10_quantile(norm_cdf_chebyshev(g)))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn normal_cdf_values() {
-        assert!((norm_cdf(0.0) - 0.5).abs() < 1e-7);
-        assert!((norm_cdf(1.959_963_985) - 0.975).abs() < 1e-7);
-        assert!((norm_cdf(-3.0) - 0.001_349_898).abs() < 1e-8);
-    }
 
     #[test]
     fn quantile_is_monotone_and_in_range() {

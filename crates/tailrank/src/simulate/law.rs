@@ -1,9 +1,10 @@
 //! Per-query pool score laws with a bounded upper tail, given by their survival function
 //! `F̄(s) = P(score > s)` and its inverse (closed form, or a safeguarded root of the survival
-//! function for Beta, [`super::special`]). The GPD formulas are [`crate::evt::Gpd`]'s.
+//! function for Beta, [`crate::numerics::beta`]). The GPD formulas are [`crate::evt::Gpd`]'s.
 
-use super::special::{inc_beta, inc_beta_inv, norm_ppf, norm_sf};
 use crate::evt::Gpd;
+use crate::numerics::beta::{inc_beta, inc_beta_inv};
+use crate::numerics::normal::{norm_ppf_chebyshev, norm_sf_chebyshev};
 use serde::{Deserialize, Serialize};
 
 /// One family of pool score distributions (all bounded above).
@@ -124,9 +125,9 @@ impl Family {
                 if s >= hi {
                     return 0.0;
                 }
-                let q_hi = norm_sf((hi - mu) / sd);
-                let total = norm_sf((lo - mu) / sd) - q_hi;
-                ((norm_sf((s - mu) / sd) - q_hi) / total).clamp(0.0, 1.0)
+                let q_hi = norm_sf_chebyshev((hi - mu) / sd);
+                let total = norm_sf_chebyshev((lo - mu) / sd) - q_hi;
+                ((norm_sf_chebyshev((s - mu) / sd) - q_hi) / total).clamp(0.0, 1.0)
             }
         }
     }
@@ -162,9 +163,9 @@ impl Family {
             }
             Family::Beta { lo, width, a, b } => lo + width - width * inc_beta_inv(p, b, a),
             Family::TruncNormal { mu, sd, lo, hi } => {
-                let q_hi = norm_sf((hi - mu) / sd);
-                let total = norm_sf((lo - mu) / sd) - q_hi;
-                let z = -norm_ppf(q_hi + p * total);
+                let q_hi = norm_sf_chebyshev((hi - mu) / sd);
+                let total = norm_sf_chebyshev((lo - mu) / sd) - q_hi;
+                let z = -norm_ppf_chebyshev(q_hi + p * total);
                 (mu + sd * z).clamp(lo, hi)
             }
         }

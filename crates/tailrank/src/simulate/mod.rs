@@ -41,7 +41,6 @@ pub mod families;
 pub mod files;
 pub mod hardness_law;
 pub mod law;
-pub mod special;
 pub mod truth;
 pub mod validation;
 pub mod vector_geometry;
@@ -53,6 +52,7 @@ pub mod web_validation;
 
 use crate::error::Result;
 use crate::metric::ap_at_k_from_ranks;
+use crate::numerics::{rng_for, StreamSeeding};
 use crate::sample::HashRange;
 use crate::scan::config::shard_top_m;
 use crate::summary::{
@@ -66,24 +66,10 @@ pub use files::{simulate_to_dir, SimulationFiles};
 pub use hardness_law::HardnessLaw;
 pub use law::{Component, Family, ScoreLaw};
 use rand::rngs::Xoshiro256PlusPlus;
-use rand::{Rng, RngExt, SeedableRng};
+use rand::{Rng, RngExt};
 use rand_distr::{Binomial, Distribution, Exp1, Poisson, StandardNormal};
 use rayon::prelude::*;
 pub use truth::{CurvePoint, LevelTruth, PositiveTruth, QueryTruth, Simulation, Truth};
-
-/// A seeded generator for `(tag, index)`, independent of thread scheduling.
-pub fn rng_for(seed: u64, tag: u64, index: u64) -> Xoshiro256PlusPlus {
-    let mut z = seed ^ splitmix(tag.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ splitmix(index));
-    z = splitmix(z);
-    Xoshiro256PlusPlus::seed_from_u64(z)
-}
-
-fn splitmix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
 
 fn binomial<R: Rng + ?Sized>(rng: &mut R, n: u64, p: f64) -> u64 {
     if n == 0 || p <= 0.0 {
@@ -270,7 +256,7 @@ struct QueryPlan {
 
 /// Global structure: instances, their positives, the queries.
 fn plan_queries(cfg: &SimConfig) -> (Vec<QueryPlan>, u64) {
-    let mut rng = rng_for(cfg.seed, 1, 0);
+    let mut rng = rng_for(StreamSeeding::Nested, cfg.seed, 1, 0);
     let extra = Poisson::new(cfg.mean_positives - 1.0 + 1e-12).expect("valid mean");
     let mut inst_pos: Vec<Vec<(String, f64)>> = Vec::with_capacity(cfg.instances);
     for i in 0..cfg.instances {
@@ -329,7 +315,7 @@ fn simulate_query(
     qi: usize,
     disc: &discrete::DiscreteContext,
 ) -> QueryResult {
-    let mut rng = rng_for(cfg.seed, 2, qi as u64);
+    let mut rng = rng_for(StreamSeeding::Nested, cfg.seed, 2, qi as u64);
     let law = draw_law(&mut rng, &cfg.tails);
     let ncomp = law.components.len();
 
@@ -546,7 +532,7 @@ fn simulate_query(
 /// produce (readable by `predict` unchanged) and its [`Truth`]. Deterministic in `cfg`.
 pub fn simulate_summary(cfg: &SimConfig) -> Result<Simulation> {
     cfg.check()?;
-    let mut grng = rng_for(cfg.seed, 0, 0);
+    let mut grng = rng_for(StreamSeeding::Nested, cfg.seed, 0, 0);
     let (layout, s_total) = Layout::new(cfg, &mut grng)?;
     let (plans, core_size) = plan_queries(cfg);
     let placement = discrete::HubPlacement::new(

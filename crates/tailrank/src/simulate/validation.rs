@@ -335,9 +335,7 @@ fn metrics_of(f: &FitChoice) -> CalibratedMetrics {
     }
 }
 
-pub(crate) fn mean(v: &[f64]) -> f64 {
-    v.iter().sum::<f64>() / v.len() as f64
-}
+pub(crate) use crate::numerics::mean;
 
 /// Run the study; `progress` is called after each run.
 pub fn run_validation(

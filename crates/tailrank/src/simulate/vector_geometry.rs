@@ -118,7 +118,12 @@ impl Geometry {
 }
 
 pub(crate) fn rng(seed: u64, tag: u64, index: u64) -> Xoshiro256PlusPlus {
-    super::rng_for(seed, 100 + tag, index)
+    crate::numerics::rng_for(
+        crate::numerics::StreamSeeding::Nested,
+        seed,
+        100 + tag,
+        index,
+    )
 }
 
 fn gauss_vec<R: Rng + ?Sized>(rng: &mut R, dim: usize, scale: f64) -> Vec<f64> {

@@ -20,6 +20,7 @@ use crate::formats::open_descriptors;
 use crate::hardness::{Branch, QueryHardness};
 use crate::maps::{self, MapKind};
 use crate::metric::{evaluate_counts, evaluate_summary_for_set, MissingPolicy};
+use crate::numerics::mean;
 use crate::predict::endpoint_test::{EndpointTest, ExcessCentre};
 use crate::predict::{
     count_hardness, per_query_ap, predict, FitMode, Interval, PredictOptions, Verdict,
@@ -250,16 +251,15 @@ impl VectorRun {
     }
 }
 
-fn mean(v: impl Iterator<Item = f64>) -> f64 {
-    let (s, n) = v.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
-    s / n as f64
-}
-
 /// Count-law Recall@k and hit@1 of a hardness set at N (mean over queries).
 fn law_recall_hit(h: &[QueryHardness], n: f64, k: usize) -> (f64, f64) {
     (
-        mean(h.iter().map(|q| maps::recall_at_k(q, n, k))),
-        mean(h.iter().map(|q| maps::hit_at_1(q, n))),
+        mean(
+            &h.iter()
+                .map(|q| maps::recall_at_k(q, n, k))
+                .collect::<Vec<_>>(),
+        ),
+        mean(&h.iter().map(|q| maps::hit_at_1(q, n)).collect::<Vec<_>>()),
     )
 }
 
@@ -270,9 +270,9 @@ fn at_sample(h: &[QueryHardness], k: usize) -> Metrics {
         .map(|q| evaluate_counts(&q.query_id, &q.sample_counts(), k))
         .collect();
     Metrics {
-        map_at_k: mean(reports.iter().map(|r| r.ap_at_k)),
-        recall_at_k: mean(reports.iter().map(|r| r.recall_at_k)),
-        hit_at_1: mean(reports.iter().map(|r| r.hit_at_1)),
+        map_at_k: mean(&reports.iter().map(|r| r.ap_at_k).collect::<Vec<_>>()),
+        recall_at_k: mean(&reports.iter().map(|r| r.recall_at_k).collect::<Vec<_>>()),
+        hit_at_1: mean(&reports.iter().map(|r| r.hit_at_1).collect::<Vec<_>>()),
     }
 }
 
@@ -329,8 +329,8 @@ fn truth_of(full: &Summary, k: usize) -> Result<(Metrics, f64, f64, RealizedCoun
     };
     let realized = crate::predict::hardness_for(full, 0, &opts)?;
     let n = full.subset_sizes[0] as f64;
-    let er = mean(per_query_ap(&realized, n, k, MapKind::ExpectedRank).into_iter());
-    let bin = mean(per_query_ap(&realized, n, k, MapKind::Binomial).into_iter());
+    let er = mean(&per_query_ap(&realized, n, k, MapKind::ExpectedRank));
+    let bin = mean(&per_query_ap(&realized, n, k, MapKind::Binomial));
     let counts = realized
         .iter()
         .flat_map(|q| {

@@ -25,13 +25,14 @@
 //! pool (small test pools), every copy count is scaled by the same factor to fit.
 
 use crate::error::{Error, Result};
+use crate::numerics::{rng_for, StreamSeeding};
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::RngExt;
 use rand_distr::{Distribution, StandardNormal};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashSet};
 
-/// Generator tag of pool row `r` (`rng_for(seed, ROW_TAG, r)`).
+/// Generator tag of pool row `r` (`rng_for(StreamSeeding::Nested, seed, ROW_TAG, r)`).
 const ROW_TAG: u64 = 201;
 /// Generator tag of the layout (everything but the background rows).
 const LAYOUT_TAG: u64 = 200;
@@ -192,7 +193,7 @@ impl WebLayout {
     pub fn new(cfg: &WebConfig) -> Result<WebLayout> {
         cfg.check()?;
         let d = cfg.dim;
-        let mut g = super::rng_for(cfg.seed, LAYOUT_TAG, 0);
+        let mut g = rng_for(StreamSeeding::Nested, cfg.seed, LAYOUT_TAG, 0);
         let raw: Vec<f64> = (0..d).map(|k| ((k + 1) as f64).powf(-cfg.decay)).collect();
         let rms = (raw.iter().map(|x| x * x).sum::<f64>() / d as f64).sqrt();
         let noise_scale: Vec<f32> = raw
@@ -372,7 +373,7 @@ impl WebLayout {
         let mut next = self.special.partition_point(|&(r, _)| r < start);
         for (i, row) in out.chunks_exact_mut(d).enumerate() {
             let r = start + i as u64;
-            let mut g = super::rng_for(self.config.seed, ROW_TAG, r);
+            let mut g = rng_for(StreamSeeding::Nested, self.config.seed, ROW_TAG, r);
             match self.special.get(next) {
                 Some(&(sr, p)) if sr == r => {
                     next += 1;
@@ -481,7 +482,7 @@ mod tests {
             assert!(dot(&a, &b) > 0.99);
         }
         let mut counts = vec![0usize; l.config.clusters];
-        let mut g = super::super::rng_for(1, 2, 3);
+        let mut g = rng_for(StreamSeeding::Nested, 1, 2, 3);
         for _ in 0..100_000 {
             counts[l.weights.sample(&mut g)] += 1;
         }

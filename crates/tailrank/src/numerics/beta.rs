@@ -1,11 +1,6 @@
-//! Special functions behind the corpus score laws ([`super::law`]): `ln Γ`, the regularized
-//! incomplete beta function `I_x(a, b)` and its inverse near `x = 0`, and the inverse of the
-//! standard normal survival function. Accuracy: relative `~1e-12` for `I_x` (continued
-//! fraction), `~1e-7` for the normal survival (the copula's `erfc`, [`super::hardness_law`]);
-//! the simulator only needs each survival function monotone and its inverse consistent with
-//! it, since the truth `x` is always re-evaluated at the drawn (f32) score.
-
-use super::hardness_law::norm_cdf;
+//! `ln Γ`, the regularized incomplete beta function `I_x(a, b)` and its inverse near `x = 0`
+//! (the simulator's corpus score laws). Accuracy: relative `~1e-13` for `ln Γ`, `~1e-12` for
+//! `I_x` (continued fraction).
 
 /// `ln Γ(x)` for `x > 0` (Lanczos, g = 7, 9 terms; relative error below 1e-13).
 pub fn ln_gamma(x: f64) -> f64 {
@@ -136,69 +131,6 @@ pub fn inc_beta_inv(p: f64, a: f64, b: f64) -> f64 {
     u.exp()
 }
 
-/// Standard normal survival `Q(z) = P(Z > z)`.
-pub fn norm_sf(z: f64) -> f64 {
-    norm_cdf(-z)
-}
-
-/// Inverse of the standard normal CDF at `q ∈ (0, 1)` (Acklam's rational approximation, then
-/// one Halley step against [`norm_cdf`] so that the two are consistent).
-pub fn norm_ppf(q: f64) -> f64 {
-    const A: [f64; 6] = [
-        -3.969_683_028_665_376e1,
-        2.209_460_984_245_205e2,
-        -2.759_285_104_469_687e2,
-        1.383_577_518_672_69e2,
-        -3.066_479_806_614_716e1,
-        2.506_628_277_459_239,
-    ];
-    const B: [f64; 5] = [
-        -5.447_609_879_822_406e1,
-        1.615_858_368_580_409e2,
-        -1.556_989_798_598_866e2,
-        6.680_131_188_771_972e1,
-        -1.328_068_155_288_572e1,
-    ];
-    const C: [f64; 6] = [
-        -7.784_894_002_430_293e-3,
-        -3.223_964_580_411_365e-1,
-        -2.400_758_277_161_838,
-        -2.549_732_539_343_734,
-        4.374_664_141_464_968,
-        2.938_163_982_698_783,
-    ];
-    const D: [f64; 4] = [
-        7.784_695_709_041_462e-3,
-        3.224_671_290_700_398e-1,
-        2.445_134_137_142_996,
-        3.754_408_661_907_416,
-    ];
-    let q = q.clamp(1e-300, 1.0 - 1e-16);
-    let tail = |r: f64| {
-        (((((C[0] * r + C[1]) * r + C[2]) * r + C[3]) * r + C[4]) * r + C[5])
-            / ((((D[0] * r + D[1]) * r + D[2]) * r + D[3]) * r + 1.0)
-    };
-    let x = if q < 0.024_25 {
-        tail((-2.0 * q.ln()).sqrt())
-    } else if q > 1.0 - 0.024_25 {
-        -tail((-2.0 * (-q).ln_1p()).sqrt())
-    } else {
-        let r0 = q - 0.5;
-        let r = r0 * r0;
-        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * r0
-            / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
-    };
-    // Halley refinement: e = Φ(x) − q, u = e·√(2π)·exp(x²/2).
-    let e = norm_cdf(x) - q;
-    let u = e * (2.0 * std::f64::consts::PI).sqrt() * (0.5 * x * x).exp();
-    let refined = x - u / (1.0 + 0.5 * x * u);
-    if refined.is_finite() {
-        refined
-    } else {
-        x
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -230,10 +162,6 @@ mod tests {
                 let d = inc_beta_inv(p, a, b);
                 assert!(((inc_beta(d, a, b) - p) / p).abs() < 1e-9, "{a} {b} {p}");
             }
-        }
-        for q in [1e-14, 1e-8, 1e-3, 0.3, 0.5, 0.9] {
-            let z = norm_ppf(q);
-            assert!(((norm_cdf(z) - q) / q).abs() < 1e-6, "{q}");
         }
     }
 }
