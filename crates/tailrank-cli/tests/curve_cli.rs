@@ -1,24 +1,11 @@
 //! `tailrank curve`: SVG and PNG output with the bundled font, and the curve's JSON.
 
-#[path = "../../tailrank/tests/common/mod.rs"]
-mod common;
-#[path = "../../tailrank/tests/predict_support/mod.rs"]
-mod predict_support;
+use tailrank_test_support::predict_support;
+use tailrank_test_support::python as common;
 
 use predict_support::{synth, SynthOpts};
-use std::process::Command;
 
-fn tailrank(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tailrank"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use tailrank_test_support::cli::tailrank;
 
 #[test]
 fn svg_and_png_curves() {

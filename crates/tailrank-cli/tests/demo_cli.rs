@@ -6,7 +6,7 @@ use std::process::Command;
 fn demo_prints_predicted_and_true() {
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("demo");
-    let o = Command::new(env!("CARGO_BIN_EXE_tailrank"))
+    let o = Command::new(tailrank_test_support::cli::bin())
         .args([
             "demo",
             "--queries",
@@ -75,7 +75,7 @@ fn demo_prints_predicted_and_true() {
         serde_json::from_slice(&std::fs::read(out.join("prediction.json")).unwrap()).unwrap();
     assert!(p.is_object());
     // Same seed, same numbers.
-    let o2 = Command::new(env!("CARGO_BIN_EXE_tailrank"))
+    let o2 = Command::new(tailrank_test_support::cli::bin())
         .args([
             "demo",
             "--queries",

@@ -6,8 +6,7 @@
 //! regenerates the table from the binary's actual messages (review the diff: the messages are
 //! the product).
 
-#[path = "../../tailrank/tests/common/mod.rs"]
-mod common;
+use tailrank_test_support::python as common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -18,9 +17,7 @@ use tailrank::formats::npy::write_npy;
 
 const DIM: usize = 8;
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_tailrank")
-}
+use tailrank_test_support::cli::bin;
 
 fn doc_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/errors.md")

@@ -2,19 +2,15 @@
 //! (compared with the official evaluator's logic in Python), missing and unknown queries, and
 //! errors that name the file.
 
-#[path = "../../tailrank/tests/common/mod.rs"]
-mod common;
+use tailrank_test_support::cli;
+use tailrank_test_support::python as common;
 
 use std::fs;
 use std::path::Path;
 use std::process::{Command, Output};
 
 fn tailrank(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tailrank"))
-        .arg("eval")
-        .args(args)
-        .output()
-        .expect("run tailrank")
+    cli::output(["eval"].iter().chain(args))
 }
 
 fn stdout(o: &Output) -> String {
@@ -674,7 +670,7 @@ fn scan_then_eval(variant: &[&str], extra: &[&str], results_k: &str, ks: &[&str]
     let s = d.join("summary");
     let r = d.join("results.json");
     let gt = d.join("gt");
-    let o = Command::new(env!("CARGO_BIN_EXE_tailrank"))
+    let o = Command::new(tailrank_test_support::cli::bin())
         .args(["scan", "--queries", p(&d.join("queries.npy")), "--core"])
         .args([
             p(&d.join("core.npy")),

@@ -7,12 +7,12 @@
 //! whose levels the base cannot give, a summary that is not an increment, predicting from a
 //! part.
 
-#[path = "../../tailrank/tests/common/mod.rs"]
-mod common;
+use tailrank_test_support::cli;
+use tailrank_test_support::python as common;
 
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 use tailrank::summary::Summary;
 
 /// Queries, core, JSON ground truth, and a pool of 3000 f32 rows (`pool.npy`, `pool.h5`) whose
@@ -83,11 +83,7 @@ for name, (a, b) in RANGES.items():
 "#;
 
 fn tailrank(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tailrank"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("run tailrank")
+    cli::output_in(dir, args)
 }
 
 fn ok(o: &Output) {

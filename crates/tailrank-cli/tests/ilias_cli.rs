@@ -7,8 +7,7 @@
 //! the count map, and the prediction block must be present. Broken feature folders fail with a
 //! message naming the file.
 
-#[path = "../../tailrank/tests/common/mod.rs"]
-mod common;
+use tailrank_test_support::python as common;
 
 use serde_json::Value;
 use std::path::Path;
@@ -455,7 +454,7 @@ fn ilias_scan_resumes_like_scan() {
     // The command writing into `out`, with `failpoint` as the test hook when given.
     let run_with = |out: &str, extra: &[&str], failpoint: Option<&str>| {
         let out_dir = dir.path().join(out);
-        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_tailrank"));
+        let mut c = std::process::Command::new(tailrank_test_support::cli::bin());
         c.args(["ilias", "--dataset-dir", &ds, "--features", &feat])
             .args(["--k", "100", "--json", "--summary-out"])
             .arg(&out_dir)

@@ -8,8 +8,7 @@
 //! blocks cross the cut; prediction from a hash sample of the subset must give the reference's
 //! evaluate-at-S and count numbers. Bad selection files fail naming the file and line.
 
-#[path = "../../tailrank/tests/common/mod.rs"]
-mod common;
+use tailrank_test_support::python as common;
 
 use serde_json::Value;
 use std::path::Path;

@@ -1,20 +1,15 @@
 //! `tailrank merge`: shard summaries merged by the binary equal the brute-force summary of the
 //! union; overlapping or corrupted inputs fail with exit code 2 and a message naming the problem.
 
-#[path = "../../tailrank/tests/summary_util/mod.rs"]
-mod summary_util;
+use tailrank_test_support::cli;
+use tailrank_test_support::summary_util;
 
 use std::path::Path;
-use std::process::Command;
 use summary_util::{build, Rng, Settings, World};
 use tailrank::summary::Summary;
 
 fn tailrank(args: &[&Path]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_tailrank"))
-        .arg("merge")
-        .args(args)
-        .output()
-        .expect("run tailrank")
+    cli::output([Path::new("merge")].iter().chain(args))
 }
 
 #[test]

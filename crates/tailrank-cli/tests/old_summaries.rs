@@ -5,11 +5,10 @@
 //! this tailrank (format version 3) and check that the old folders read as the same summary
 //! (version 1: without its tie counts) and predict the same numbers.
 
-#[path = "../../tailrank/tests/summary_util/mod.rs"]
-mod summary_util;
+use tailrank_test_support::cli;
+use tailrank_test_support::summary_util;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use summary_util::Rng;
 use tailrank::formats::descriptors::Dtype;
 use tailrank::formats::npy::write_npy;
@@ -111,14 +110,8 @@ fn write_inputs(dir: &Path) {
 }
 
 fn tailrank(args: &[&str]) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tailrank"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let (ok, _, stderr) = cli::tailrank(args);
+    (ok, stderr)
 }
 
 /// `tailrank scan` of the inputs in `dir` into `out`, with [`SCAN_ARGS`].

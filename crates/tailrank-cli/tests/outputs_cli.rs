@@ -10,9 +10,7 @@ use tailrank::formats::npy::write_npy;
 
 const DIM: usize = 8;
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_tailrank")
-}
+use tailrank_test_support::cli::bin;
 
 fn run(args: &[&str], failpoint: Option<usize>) -> Output {
     let mut c = Command::new(bin());

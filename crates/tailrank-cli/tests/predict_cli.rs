@@ -1,27 +1,13 @@
 //! `tailrank predict` end to end: table and JSON from a summary folder, the hardness artifact
 //! round trip, and clear errors for bad input.
 
-#[path = "../../tailrank/tests/common/mod.rs"]
-mod common;
-#[path = "../../tailrank/tests/predict_support/mod.rs"]
-mod predict_support;
+use tailrank_test_support::predict_support;
 
 use predict_support::{synth, SynthOpts};
 use std::path::Path;
-use std::process::Command;
 use tailrank::predict::{predict, PredictOptions};
 
-fn tailrank(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tailrank"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use tailrank_test_support::cli::tailrank;
 
 fn write_summary(dir: &Path) -> tailrank::summary::Summary {
     let s = synth(&SynthOpts {

@@ -11,9 +11,7 @@ use tailrank::formats::descriptors::Dtype;
 use tailrank::formats::ids::write_ids;
 use tailrank::formats::npy::write_npy;
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_tailrank")
-}
+use tailrank_test_support::cli::bin;
 
 /// splitmix64.
 struct Rng(u64);

@@ -1,22 +1,10 @@
 //! `tailrank sample` against Python's `xxhash.xxh3_64_intdigest` selection (docs/method.md §4).
 
-#[path = "../../tailrank/tests/common/mod.rs"]
-mod common;
+use tailrank_test_support::python as common;
 
 use std::io::Write;
-use std::process::Command;
 
-fn tailrank(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tailrank"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use tailrank_test_support::cli::tailrank;
 
 const REFERENCE: &str = r#"
 import sys, json, gzip

@@ -6,12 +6,12 @@
 //! running `tailrank merge` equals one scan of both. Bad inputs fail with exit code 2, a message
 //! naming the problem, and no output.
 
-#[path = "../../tailrank/tests/common/mod.rs"]
-mod common;
+use tailrank_test_support::cli;
+use tailrank_test_support::python as common;
 
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 use tailrank::metric::{ap_at_k_from_ranks, rank_from_counts};
 use tailrank::summary::Summary;
 
@@ -148,11 +148,7 @@ const INPUTS: [&str; 7] = [
 ];
 
 fn tailrank(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tailrank"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("run tailrank")
+    cli::output_in(dir, args)
 }
 
 fn ok(o: &Output) -> String {

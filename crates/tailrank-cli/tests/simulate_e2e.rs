@@ -6,9 +6,10 @@ use std::path::Path;
 use std::process::Command;
 use tailrank::predict::{baselines, predict, FitMode, PredictOptions, Verdict};
 use tailrank::summary::Summary;
+use tailrank_test_support::cli;
 
 fn tailrank(args: &[&str], extra: &[&Path]) -> String {
-    let o = Command::new(env!("CARGO_BIN_EXE_tailrank"))
+    let o = Command::new(cli::bin())
         .args(args)
         .args(extra)
         .output()
@@ -42,7 +43,7 @@ fn vectors_scan_predict_matches_exact_scan() {
     assert!(out.contains("300000 pool rows"), "{out}");
     let p = |f: &str| b.join(f);
     let common = |out: &Path, fraction: &str| {
-        let o = Command::new(env!("CARGO_BIN_EXE_tailrank"))
+        let o = Command::new(tailrank_test_support::cli::bin())
             .arg("scan")
             .arg("--queries")
             .arg(p("queries.npy"))
@@ -126,7 +127,7 @@ fn a_simulation_too_large_for_memory_is_refused_before_anything_is_written() {
     // lock file is left (an abort on a failed allocation would leave them).
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("sim");
-    let o = Command::new(env!("CARGO_BIN_EXE_tailrank"))
+    let o = Command::new(tailrank_test_support::cli::bin())
         .args([
             "simulate",
             "--preset",

@@ -7,7 +7,7 @@ fn validate_writes_report() {
     let d = tempfile::tempdir().unwrap();
     let md = d.path().join("report.md");
     let js = d.path().join("runs.json");
-    let o = Command::new(env!("CARGO_BIN_EXE_tailrank"))
+    let o = Command::new(tailrank_test_support::cli::bin())
         .args([
             "validate",
             "--seeds",
@@ -99,7 +99,7 @@ fn validate_writes_report() {
 #[test]
 fn validate_rejects_unknown_preset() {
     let d = tempfile::tempdir().unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_tailrank"))
+    let o = Command::new(tailrank_test_support::cli::bin())
         .args(["validate", "--presets", "nope", "--seeds", "1", "-o"])
         .arg(d.path().join("r.md"))
         .output()
@@ -114,7 +114,7 @@ fn validate_rejects_unknown_preset() {
 fn zero_queries_and_flags_that_do_not_apply_are_refused_before_writing() {
     let d = tempfile::tempdir().unwrap();
     let run = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_tailrank"))
+        Command::new(tailrank_test_support::cli::bin())
             .args(args)
             .output()
             .unwrap()

@@ -2,7 +2,7 @@
 //! maximum-likelihood reference (Nelder–Mead over a reparametrisation that keeps ξ ∈ (−1, 0)
 //! and the support around the data), on seeded samples.
 
-mod common;
+use tailrank_test_support::python as common;
 
 use proptest::prelude::*;
 use serde_json::Value;

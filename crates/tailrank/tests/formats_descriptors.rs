@@ -1,7 +1,7 @@
 //! `open_descriptors` dispatch and the in-memory helpers: the same matrix stored as `.npy` (f32),
 //! HDF5 (f32, written by h5py) and in memory reads back identically.
 
-mod common;
+use tailrank_test_support::python as common;
 
 use tailrank::formats::descriptors::{
     blocks, read_all, DescriptorSource, Dtype, InMemoryDescriptors,

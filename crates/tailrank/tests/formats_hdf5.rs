@@ -2,7 +2,7 @@
 //! pure-Rust reader: every value must equal what numpy reads through h5py (f16 → f32 exactly),
 //! ids must match, and broken files must give errors naming the file.
 
-mod common;
+use tailrank_test_support::python as common;
 
 use std::path::Path;
 use tailrank::formats::descriptors::{DescriptorSource, Dtype};

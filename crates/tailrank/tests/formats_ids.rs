@@ -1,7 +1,7 @@
 //! Id lists against Python: files written by Python (plain, CRLF, gzip, multi-member gzip,
 //! non-ASCII) are read identically, and Python reads back what `write_ids` writes.
 
-mod common;
+use tailrank_test_support::python as common;
 
 use std::path::Path;
 use tailrank::formats::ids::{check_unique, read_ids, write_ids};

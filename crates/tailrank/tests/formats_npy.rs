@@ -2,7 +2,7 @@
 //! reference values (as raw f32), tailrank must read every value bit for bit; numpy must read what
 //! `write_npy` writes.
 
-mod common;
+use tailrank_test_support::python as common;
 
 use std::path::Path;
 use tailrank::formats::descriptors::{DescriptorSource, Dtype};

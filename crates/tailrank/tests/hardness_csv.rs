@@ -1,7 +1,7 @@
 //! The hardness CSV artifact: exact round trip, readability with Python's csv module, and
 //! clear errors on malformed files.
 
-mod common;
+use tailrank_test_support::python as common;
 
 use std::path::Path;
 use tailrank::evt::{Gpd, GpdFit};

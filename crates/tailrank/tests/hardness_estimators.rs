@@ -2,7 +2,7 @@
 //! the excess count n_u, the tail formula (scipy.stats.genpareto.sf), the branches, and the
 //! checks of `estimate_summary`.
 
-mod common;
+use tailrank_test_support::python as common;
 
 use tailrank::hardness::{
     estimate_query, estimate_summary, fit_query_tail, quantile_linear, Branch, Estimator,

@@ -2,7 +2,7 @@
 //! (the official three-level file and a two-level one), the distractor id checks in exact and
 //! sample mode (hash membership computed by Python's xxhash), and the feature-folder discovery.
 
-mod common;
+use tailrank_test_support::python as common;
 
 use std::path::Path;
 use tailrank::formats::descriptors::InMemoryDescriptors;

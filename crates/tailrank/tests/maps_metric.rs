@@ -1,7 +1,7 @@
 //! Hardness-to-metric maps (maps.rs): the realized-fraction identity against an explicit ranked
 //! list, the binomial map against scipy.stats.binom, monotonicity, bounds, and the grid.
 
-mod common;
+use tailrank_test_support::python as common;
 
 use proptest::prelude::*;
 use tailrank::hardness::{Branch, PositiveHardness, QueryHardness};

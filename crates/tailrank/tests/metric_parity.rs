@@ -3,7 +3,7 @@
 //! hits / min(k, n_q)) replicated in Python, the official GLDv2 Kaggle metric, sklearn's full AP
 //! and Recall@k, on randomized results WITH TIES, for k in {1, 3, 100, 1000}.
 
-mod common;
+use tailrank_test_support::python as common;
 
 use tailrank::formats::gt::load_ground_truth;
 use tailrank::formats::results::{read_results, write_results};

@@ -2,7 +2,7 @@
 //! functions, `ln Γ` and the incomplete beta function, the linear quantiles (numpy's form bit
 //! for bit), the mean, and SplitMix64 against a Python implementation of its definition.
 
-mod common;
+use tailrank_test_support::python as common;
 
 use tailrank::numerics::beta::{inc_beta, inc_beta_inv, ln_gamma};
 use tailrank::numerics::normal::{

@@ -2,8 +2,8 @@
 //! scipy.stats.bootstrap's own resampling), normal functions against scipy.special, the
 //! sample-noise reweighting's consistency, the budget and drift verdicts.
 
-mod common;
-mod predict_support;
+use tailrank_test_support::predict_support;
+use tailrank_test_support::python as common;
 
 use predict_support::{synth, Rng, SynthOpts};
 use tailrank::numerics::{norm_cdf, norm_ppf, rng_for, StreamSeeding};

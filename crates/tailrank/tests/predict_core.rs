@@ -1,8 +1,8 @@
 //! Prediction core: baselines against independent references (explicit ranking in numpy,
 //! numpy.polyfit), exact identities, the hardness artifact round trip, and bad input.
 
-mod common;
-mod predict_support;
+use tailrank_test_support::predict_support;
+use tailrank_test_support::python as common;
 
 use predict_support::{synth, SynthOpts};
 use serde_json::json;

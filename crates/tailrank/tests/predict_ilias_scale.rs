@@ -3,7 +3,7 @@
 //! Ignored by default (the summary alone takes a few seconds to draw); run with
 //! `cargo test --release --workspace --test predict_ilias_scale -- --ignored --nocapture`.
 
-mod predict_support;
+use tailrank_test_support::predict_support;
 
 use std::time::Instant;
 use tailrank::predict::{predict, PredictOptions};

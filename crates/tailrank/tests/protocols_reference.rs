@@ -4,7 +4,7 @@
 //! mAP@100 (`MeanAveragePrecision`: divisor min(#relevant, 100), repeated predictions use a
 //! rank but earn nothing).
 
-mod common;
+use tailrank_test_support::python as common;
 
 use serde_json::Value;
 use std::collections::HashSet;

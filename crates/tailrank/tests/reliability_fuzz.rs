@@ -10,7 +10,7 @@
 //! `scripts/fuzz.sh` runs the same properties with a large count for a bounded time. Inputs
 //! that once failed are kept as explicit regression tests at the end of this file.
 
-mod common;
+use tailrank_test_support::python as common;
 
 use proptest::prelude::*;
 use std::io::Cursor;

@@ -2,7 +2,7 @@
 //! preceding byte (checked against Python's `xxhash`), the reader refuses a file whose content
 //! was changed (one digit of `x_hat`), and reads a file without the line (other tools) unchecked.
 
-mod common;
+use tailrank_test_support::python as common;
 
 use tailrank::evt::{Gpd, GpdFit};
 use tailrank::formats::hardness_csv::{

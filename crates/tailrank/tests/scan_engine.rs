@@ -2,7 +2,7 @@
 //! K_{j,ℓ}, S_ℓ, top-M lists, exact mAP@1k and the top-k results, in exact mode and with hash
 //! sampling, f32 and f16; plus determinism (threads, pool split) and input errors.
 
-mod common;
+use tailrank_test_support::python as common;
 
 use serde_json::Value;
 use std::path::Path;

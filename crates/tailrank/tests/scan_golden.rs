@@ -12,7 +12,7 @@
 //! for the speculative stages (≥ 128 blocks of 512 rows) and the screen to run, with exact
 //! duplicates of positives in the pool (ties) and, for `normalize`, rows off unit norm.
 
-mod common;
+use tailrank_test_support::python as common;
 
 use tailrank::formats::descriptors::{DescriptorSource, InMemoryDescriptors};
 use tailrank::formats::gt::QuerySet;

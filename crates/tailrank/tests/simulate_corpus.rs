@@ -4,7 +4,7 @@
 //! bursts are thinned copy by copy, the output does not depend on the thread count, the new
 //! score laws match scipy, and the corpus list round-trips.
 
-mod common;
+use tailrank_test_support::python as common;
 
 use tailrank::hardness::{Branch, PositiveHardness, QueryHardness};
 use tailrank::maps::{self, MapKind};

@@ -1,7 +1,7 @@
 //! Distributional checks of the simulator's building blocks against scipy: exact order
 //! statistics (Rényi), the score families, and the joint Binomial counts.
 
-mod common;
+use tailrank_test_support::python as common;
 
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::SeedableRng;

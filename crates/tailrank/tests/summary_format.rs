@@ -1,8 +1,8 @@
 //! The summary folder: write/read round trips, the numpy loader of `docs/summary-format.md`
 //! (run verbatim), folders re-written by numpy, and every refusal of the reader.
 
-mod common;
-mod summary_util;
+use tailrank_test_support::python as common;
+use tailrank_test_support::summary_util;
 
 use std::fs;
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! `Summary::merge`: merging the summaries of disjoint shards equals the brute-force summary of
 //! their union (counts add, top-M lists merge), and every incompatibility is refused.
 
-mod summary_util;
+use tailrank_test_support::summary_util;
 
 use summary_util::{build, Rng, Settings, World};
 use tailrank::summary::Summary;

@@ -4,16 +4,13 @@
 #![allow(dead_code)]
 
 use serde_json::Value;
-use std::process::{Command, Output};
+use std::process::Output;
 
 pub const SYNTH: &str = include_str!("../../../tailrank/tests/data/ilias_synth.py");
 pub const REFERENCE: &str = include_str!("../../../tailrank/tests/data/ilias_reference.py");
 
 pub fn tailrank(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tailrank"))
-        .args(args)
-        .output()
-        .expect("run tailrank")
+    tailrank_test_support::cli::output(args)
 }
 
 pub fn close(a: f64, b: f64, what: &str) {

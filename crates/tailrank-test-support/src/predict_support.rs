@@ -2,32 +2,13 @@
 //! S items with a bounded upper tail (survival `(1 − x)^4`, a GPD tail with ξ = −1/4), positives
 //! whose hardness spans several decades, core non-relevant items, nested levels and drift
 //! shards defined by a uniform tag per sampled item (as a hash would).
-#![allow(dead_code)]
 
 use tailrank::sample::HashRange;
 use tailrank::summary::{
     PositiveSummary, QuerySummary, Subset, SubsetKind, Summary, SUMMARY_FORMAT_VERSION,
 };
 
-/// splitmix64 (no dependency on the `rand` API).
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    /// Uniform in (0, 1).
-    pub fn unif(&mut self) -> f64 {
-        ((self.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next_u64() % n
-    }
-}
+pub use crate::rng::Rng;
 
 #[derive(Clone, Debug)]
 pub struct SynthOpts {

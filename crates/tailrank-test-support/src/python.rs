@@ -1,6 +1,5 @@
-//! Shared helpers for integration tests: the Python interpreter holding the independent
+//! The Python interpreter holding the independent
 //! references (numpy, scipy, scikit-learn, h5py), set up by `scripts/test.sh`.
-#![allow(dead_code)]
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -1,31 +1,12 @@
 //! A brute-force reference for summary tests: random scores for queries, core and pool items
 //! with string ids, and a direct (quadratic, obviously correct) construction of the [`Summary`]
 //! of any part of the pool. Scores are multiples of 1/256 so that ties are frequent.
-#![allow(dead_code)]
 
 use tailrank::sample::{id_hash, HashRange};
 use tailrank::summary::Summary;
 use tailrank::summary::{InputRecord, PositiveSummary, QuerySummary, Subset, SubsetKind};
 
-/// splitmix64: a tiny deterministic generator (no dependency on the `rand` API).
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next_u64() % n
-    }
-    /// A score in [-1, 1) on a 1/256 grid (ties are common).
-    pub fn score(&mut self) -> f32 {
-        (self.below(512) as f32 - 256.0) / 256.0
-    }
-}
+pub use crate::rng::Rng;
 
 /// Scores of every query against every gallery item.
 pub struct World {
