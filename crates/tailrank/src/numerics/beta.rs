@@ -2,6 +2,8 @@
 //! (the simulator's corpus score laws). Accuracy: relative `~1e-13` for `ln Γ`, `~1e-12` for
 //! `I_x` (continued fraction).
 
+use super::lentz_step;
+
 /// `ln Γ(x)` for `x > 0` (Lanczos, g = 7, 9 terms; relative error below 1e-13).
 pub fn ln_gamma(x: f64) -> f64 {
     const G: [f64; 9] = [
@@ -49,27 +51,9 @@ fn beta_cf(x: f64, a: f64, b: f64) -> f64 {
         let m = m as f64;
         let m2 = 2.0 * m;
         let aa = m * (b - m) * x / ((qam + m2) * (a + m2));
-        d = 1.0 + aa * d;
-        if d.abs() < TINY {
-            d = TINY;
-        }
-        c = 1.0 + aa / c;
-        if c.abs() < TINY {
-            c = TINY;
-        }
-        d = 1.0 / d;
-        h *= d * c;
+        h *= lentz_step(1.0, aa, &mut c, &mut d);
         let aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
-        d = 1.0 + aa * d;
-        if d.abs() < TINY {
-            d = TINY;
-        }
-        c = 1.0 + aa / c;
-        if c.abs() < TINY {
-            c = TINY;
-        }
-        d = 1.0 / d;
-        let del = d * c;
+        let del = lentz_step(1.0, aa, &mut c, &mut d);
         h *= del;
         if (del - 1.0).abs() < 1e-15 {
             break;

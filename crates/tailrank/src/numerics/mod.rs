@@ -24,6 +24,17 @@ pub fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
 }
 
+/// One step of the modified Lentz method for a continued fraction `… + a/(b + …)`:
+/// `D ← 1/(b + a·D)` and `C ← b + a/C` (each denominator kept away from 0 by `1e-300`); returns
+/// `C·D`, the factor by which the convergent changes.
+pub(crate) fn lentz_step(b: f64, a: f64, c: &mut f64, d: &mut f64) -> f64 {
+    const TINY: f64 = 1e-300;
+    let away_from_zero = |v: f64| if v.abs() < TINY { TINY } else { v };
+    *d = 1.0 / away_from_zero(b + a * *d);
+    *c = away_from_zero(b + a / *c);
+    *c * *d
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -10,6 +10,7 @@
 //!
 //! Both quantiles start from Acklam's rational approximation (`acklam`).
 
+use super::lentz_step;
 use std::f64::consts::{PI, SQRT_2};
 
 const FRAC_1_SQRT_PI: f64 = 0.564_189_583_547_756_3;
@@ -46,22 +47,11 @@ pub fn erfc(x: f64) -> f64 {
         return 0.0;
     }
     // Modified Lentz for the continued fraction K(a_m / x) with a_m = m/2.
-    let tiny = 1e-300;
     let mut f = x;
     let mut c = x;
     let mut d = 0.0;
     for m in 1..500 {
-        let a = m as f64 / 2.0;
-        d = x + a * d;
-        if d.abs() < tiny {
-            d = tiny;
-        }
-        c = x + a / c;
-        if c.abs() < tiny {
-            c = tiny;
-        }
-        d = 1.0 / d;
-        let delta = c * d;
+        let delta = lentz_step(x, m as f64 / 2.0, &mut c, &mut d);
         f *= delta;
         if (delta - 1.0).abs() < 1e-16 {
             break;
