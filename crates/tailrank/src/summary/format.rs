@@ -330,7 +330,11 @@ pub(crate) fn check_no_duplicate_keys(text: &str) -> std::result::Result<(), Str
 /// Read and check a summary folder.
 pub(super) fn read_folder(dir: &Path) -> Result<(Summary, Vec<String>)> {
     if !dir.is_dir() {
-        return Err(Error::input(
+        return Err(Error::at(
+            match dir.exists() {
+                true => crate::ErrorKind::Input,
+                false => crate::ErrorKind::Io,
+            },
             dir,
             if dir.exists() {
                 "not a summary folder (expected a directory with manifest.json and .npy arrays)"
