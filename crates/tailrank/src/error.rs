@@ -1,5 +1,6 @@
 //! One error type for the library. Every variant that concerns a file names it, so that a user
-//! with a hundred shards knows which one is wrong and what is wrong with it.
+//! with a hundred shards knows which one is wrong and what is wrong with it; every error has an
+//! [`ErrorKind`] that says what to fix (`docs/errors.md`, "Kinds of error").
 
 use std::path::{Path, PathBuf};
 
@@ -248,6 +249,53 @@ impl<T> IoContext<T> for std::io::Result<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kinds_are_given_by_the_constructor_and_leave_the_text_alone() {
+        let io = std::io::Error::from(std::io::ErrorKind::NotFound);
+        let cases = [
+            (Error::input("a.npy", "bad"), ErrorKind::Input, "a.npy: bad"),
+            (Error::input_msg("bad"), ErrorKind::Input, "bad"),
+            (Error::mismatch("m"), ErrorKind::Mismatch, "m"),
+            (Error::mismatch_at("b", "m"), ErrorKind::Mismatch, "b: m"),
+            (Error::unsupported("c", "u"), ErrorKind::Unsupported, "c: u"),
+            (Error::unsupported_msg("u"), ErrorKind::Unsupported, "u"),
+            (
+                Error::output("o", "refused"),
+                ErrorKind::Output,
+                "o: refused",
+            ),
+            (Error::option("k"), ErrorKind::Option, "k"),
+            (Error::missing("d", "gone"), ErrorKind::Io, "d: gone"),
+            (Error::internal("bug"), ErrorKind::Internal, "bug"),
+            (
+                Error::internal_at("e", "bug"),
+                ErrorKind::Internal,
+                "e: bug",
+            ),
+            (Error::io("f", io), ErrorKind::Io, "f: entity not found"),
+        ];
+        for (e, kind, text) in cases {
+            assert_eq!((e.kind(), e.to_string()), (kind, text.to_string()));
+        }
+    }
+
+    #[test]
+    fn kinds_have_distinct_exit_codes_and_names() {
+        let codes: std::collections::BTreeSet<i32> =
+            ErrorKind::ALL.iter().map(|k| k.exit_code()).collect();
+        assert_eq!(codes.len(), ErrorKind::ALL.len());
+        assert_eq!(
+            ErrorKind::Option.exit_code(),
+            2,
+            "clap's usage errors exit 2"
+        );
+        assert!(codes.iter().all(|&c| c >= 2), "0 and 1 are not error kinds");
+        for k in ErrorKind::ALL {
+            assert_eq!(ErrorKind::from_name(k.name()), Some(k));
+        }
+        assert_eq!(ErrorKind::from_name("nope"), None);
+    }
 
     #[test]
     fn echo_caps_long_text() {
