@@ -1,8 +1,9 @@
 //! The bad-input catalogue (`docs/errors.md`): every row of its table is a case here, run
-//! through the real `tailrank` binary; the exit code and the error line (temporary folder shown
+//! through the real `tailrank` binary; the exit code, the error kind it stands for
+//! (`tailrank::ErrorKind::exit_code`) and the error line (temporary folder shown
 //! as `$DIR`, process ids in temporary names and of lock holders as `PID`) must equal the
 //! table's. No case may
-//! panic. `TAILRANK_BLESS=1 cargo test --release --workspace --test errors_catalogue`
+//! panic. The kinds table of the document must list every `ErrorKind` with its exit code. `TAILRANK_BLESS=1 cargo test --release --workspace --test errors_catalogue`
 //! regenerates the table from the binary's actual messages (review the diff: the messages are
 //! the product).
 
@@ -895,24 +896,33 @@ fn escape(s: &str) -> String {
     s.replace('|', "\\|")
 }
 
-/// Rows of the doc's table: id → (exit code, message).
-fn doc_rows() -> BTreeMap<String, (String, String)> {
+/// The kind name of an exit code (`-` for none: a signal or success).
+fn kind_of_exit(code: &str) -> &'static str {
+    tailrank::ErrorKind::ALL
+        .into_iter()
+        .find(|k| k.exit_code().to_string() == code)
+        .map_or("-", tailrank::ErrorKind::name)
+}
+
+/// Rows of the doc's table: id → (exit code, kind, message).
+fn doc_rows() -> BTreeMap<String, (String, String, String)> {
     let doc = std::fs::read_to_string(doc_path()).unwrap_or_default();
     let mut rows = BTreeMap::new();
     let (Some(a), Some(b)) = (doc.find(START), doc.find(END)) else {
         return rows;
     };
     for line in doc[a..b].lines().filter(|l| l.starts_with("| `")) {
-        // | `id` | input | `command` | exit | `message` |
+        // | `id` | input | `command` | exit | kind | `message` |
         let cells: Vec<String> = split_row(line);
-        if cells.len() == 5 {
+        if cells.len() == 6 {
             let id = cells[0].trim_matches('`').to_string();
-            let msg = cells[4]
+            let msg = cells[5]
                 .strip_prefix("``` ")
                 .and_then(|m| m.strip_suffix(" ```"))
-                .unwrap_or(&cells[4])
+                .unwrap_or(&cells[5])
                 .to_string();
-            rows.insert(id, (cells[3].clone(), msg));
+            let kind = cells[4].trim_matches('`').to_string();
+            rows.insert(id, (cells[3].clone(), kind, msg));
         }
     }
     rows
@@ -955,7 +965,13 @@ fn every_catalogue_row() {
         assert!(ids.insert(case.id), "duplicate case id {}", case.id);
         if case.id == "out-disk-full" && !mounted {
             eprintln!("out-disk-full: skipped (cannot mount a tmpfs: not root)");
-            if let Some((code, msg)) = doc.get(case.id) {
+            if let Some((code, kind, msg)) = doc.get(case.id) {
+                assert_eq!(
+                    kind,
+                    kind_of_exit(code),
+                    "{}: exit and kind differ",
+                    case.id
+                );
                 table.push((
                     case.id,
                     case.input,
@@ -987,10 +1003,11 @@ fn every_catalogue_row() {
             assert!(!msg.is_empty(), "{}: no error line in:\n{stderr}", case.id);
             assert_ne!(code, "0", "{}: succeeded:\n{stderr}", case.id);
         }
+        let kind = kind_of_exit(&code);
         match doc.get(case.id) {
-            Some((c, m)) if *c == code && *m == msg => {}
+            Some((c, k, m)) if *c == code && k == kind && *m == msg => {}
             other => failures.push(format!(
-                "{}: got exit {code}, message\n    {msg}\n  docs/errors.md has {other:?}",
+                "{}: got exit {code} ({kind}), message\n    {msg}\n  docs/errors.md has {other:?}",
                 case.id
             )),
         }
@@ -998,14 +1015,15 @@ fn every_catalogue_row() {
     }
     if bless {
         let mut text = format!(
-            "{START}\n| id | bad input | command (`$DIR` = fixture folder) | exit | message |\n\
-             |---|---|---|---|---|\n"
+            "{START}\n| id | bad input | command (`$DIR` = fixture folder) | exit | kind | message |\n\
+             |---|---|---|---|---|---|\n"
         );
         for (id, input, cmd, code, msg) in &table {
             text.push_str(&format!(
-                "| `{id}` | {} | `tailrank {}` | {code} | ``` {} ``` |\n",
+                "| `{id}` | {} | `tailrank {}` | {code} | `{}` | ``` {} ``` |\n",
                 escape(input),
                 escape(cmd),
+                kind_of_exit(code),
                 escape(msg)
             ));
         }
@@ -1030,4 +1048,46 @@ fn every_catalogue_row() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// The kinds table of `docs/errors.md` (`| `kind` | exit | `Python class` | meaning |` between
+/// the kinds markers) lists every `ErrorKind` once, with its exit code; every kind a user can
+/// meet (all but `internal`) has at least one catalogue row.
+#[test]
+fn every_kind_documented() {
+    let doc = std::fs::read_to_string(doc_path()).unwrap();
+    let (a, b) = (
+        doc.find("<!-- kinds:start -->")
+            .expect("kinds:start marker"),
+        doc.find("<!-- kinds:end -->").expect("kinds:end marker"),
+    );
+    let mut documented = BTreeMap::new();
+    for line in doc[a..b].lines().filter(|l| l.starts_with("| `")) {
+        let cells = split_row(line);
+        let name = cells[0].trim_matches('`').to_string();
+        assert!(
+            documented.insert(name.clone(), cells[1].clone()).is_none(),
+            "kind {name} documented twice"
+        );
+    }
+    for kind in tailrank::ErrorKind::ALL {
+        assert_eq!(
+            documented.remove(kind.name()),
+            Some(kind.exit_code().to_string()),
+            "docs/errors.md: kind {kind} and its exit code"
+        );
+        assert_eq!(tailrank::ErrorKind::from_name(kind.name()), Some(kind));
+    }
+    assert!(
+        documented.is_empty(),
+        "unknown kinds documented: {documented:?}"
+    );
+    let rows = doc_rows();
+    for kind in tailrank::ErrorKind::ALL {
+        let n = rows.values().filter(|(_, k, _)| k == kind.name()).count();
+        assert!(
+            n > 0 || kind == tailrank::ErrorKind::Internal,
+            "no catalogue row of kind {kind}"
+        );
+    }
 }

@@ -191,7 +191,10 @@ fn missing_query_is_an_error_or_an_explicit_zero() {
     fs::write(&gt, r#"{"q": ["a", "c", "f", "z"], "absent/q": ["zz"]}"#).unwrap();
     fs::write(&r, RESULTS).unwrap();
     let o = tailrank(&["--results", p(&r), "--gt", p(&gt)]);
-    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        o.status.code(),
+        Some(tailrank::ErrorKind::Mismatch.exit_code())
+    );
     let e = stderr(&o);
     assert!(
         e.contains("absent/q") && e.contains("r.json") && e.contains("missing-as-zero policy"),
@@ -226,7 +229,10 @@ fn bad_inputs_give_clear_errors() {
     fs::write(&gt, r#"{"q": ["a"]}"#).unwrap();
     fs::write(&r, r#"{"q": {"a": 0.5, "b": NaN}}"#).unwrap();
     let o = tailrank(&["--results", p(&r), "--gt", p(&gt)]);
-    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        o.status.code(),
+        Some(tailrank::ErrorKind::Input.exit_code())
+    );
     let e = stderr(&o);
     assert!(
         e.contains("r.json") && e.contains("\"b\"") && e.contains("NaN"),

@@ -91,9 +91,14 @@ fn ok(o: &Output) {
     assert!(o.status.success(), "tailrank failed: {err}");
 }
 
+/// The command refused summaries that do not fit together (a mismatch), naming `needles`.
 fn fails(o: &Output, needles: &[&str]) {
     let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(
+        o.status.code(),
+        Some(tailrank::ErrorKind::Mismatch.exit_code()),
+        "{err}"
+    );
     for n in needles {
         assert!(err.contains(n), "error {err:?} should mention {n:?}");
     }

@@ -230,28 +230,51 @@ fn ilias_exact_and_predicted_match_the_official_logic() {
 
 #[test]
 fn broken_feature_folders_are_refused_naming_the_file() {
+    use tailrank::ErrorKind::{Input, Mismatch};
     let dir = tempfile::tempdir().unwrap();
     let cases = [
-        ("dup_positive", "features_positives.hdf5", "duplicate"),
-        ("missing_positive", "features_positives.hdf5", "missing"),
-        ("unknown_query", "features_image_queries.hdf5", "unknown id"),
+        (
+            "dup_positive",
+            "features_positives.hdf5",
+            "duplicate",
+            Input,
+        ),
+        (
+            "missing_positive",
+            "features_positives.hdf5",
+            "missing",
+            Mismatch,
+        ),
+        (
+            "unknown_query",
+            "features_image_queries.hdf5",
+            "unknown id",
+            Mismatch,
+        ),
         (
             "unknown_distractor",
             "features_distractors_000.hdf5",
             "unknown distractor id",
+            Mismatch,
         ),
         (
             "dup_distractor",
             "features_distractors_001.hdf5",
             "duplicate distractor id",
+            Input,
         ),
-        ("missing_distractor", "distractor_ids.txt.gz", "missing"),
+        (
+            "missing_distractor",
+            "distractor_ids.txt.gz",
+            "missing",
+            Mismatch,
+        ),
     ];
     let variants: Vec<&str> = cases.iter().map(|c| c.0).collect();
     let folders = make_all(dir.path(), &variants);
-    for ((variant, file, words), (ds, feat)) in cases.into_iter().zip(folders) {
+    for ((variant, file, words, kind), (ds, feat)) in cases.into_iter().zip(folders) {
         let out = tailrank(&["ilias", "--dataset-dir", &ds, "--features", &feat]);
-        assert_eq!(out.status.code(), Some(2), "{variant}");
+        assert_eq!(out.status.code(), Some(kind.exit_code()), "{variant}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
             err.contains(file) && err.contains(words),
@@ -491,7 +514,10 @@ fn ilias_scan_resumes_like_scan() {
     let (killed, _) = run_with("again", &["--chunk-rows", "150"], Some("chunk:0"));
     assert_eq!(killed.status.code(), None, "the test hook did not fire");
     let (refused, _) = run("again", &["--chunk-rows", "150"]);
-    assert_eq!(refused.status.code(), Some(2));
+    assert_eq!(
+        refused.status.code(),
+        Some(tailrank::ErrorKind::Output.exit_code())
+    );
     assert!(
         String::from_utf8_lossy(&refused.stderr).contains("resume the scan"),
         "{}",

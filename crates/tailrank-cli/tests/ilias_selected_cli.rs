@@ -235,20 +235,28 @@ fn selected_subset_with_ties_matches_the_official_logic() {
     }
 
     // Bad selection files: unknown id, duplicate, empty; each error names the file and line.
-    let cases: [(&str, String, &[&str]); 3] = [
+    use tailrank::ErrorKind::{Input, Mismatch};
+    let cases: [(&str, String, &[&str], tailrank::ErrorKind); 3] = [
         (
             "unknown.txt",
             format!("{}\nyfcc999/nope\n", lines[0]),
             &["unknown.txt", "line 2", "unknown id \"yfcc999/nope\""],
+            Mismatch,
         ),
         (
             "dup.txt",
             format!("{}\n{}\n{}\n", lines[0], lines[1], lines[0]),
             &["dup.txt", "line 3", "listed twice (first on line 1)"],
+            Input,
         ),
-        ("empty.txt", "\n".to_string(), &["empty.txt", "is empty"]),
+        (
+            "empty.txt",
+            "\n".to_string(),
+            &["empty.txt", "is empty"],
+            Input,
+        ),
     ];
-    for (name, text, words) in cases {
+    for (name, text, words, kind) in cases {
         let p = dir.path().join(name);
         std::fs::write(&p, text).unwrap();
         let out = tailrank(&[
@@ -260,7 +268,7 @@ fn selected_subset_with_ties_matches_the_official_logic() {
             "--selected-ids",
             p.to_str().unwrap(),
         ]);
-        assert_eq!(out.status.code(), Some(2), "{name}");
+        assert_eq!(out.status.code(), Some(kind.exit_code()), "{name}");
         let err = String::from_utf8_lossy(&out.stderr);
         for w in words {
             assert!(err.contains(w), "{name}: {w:?} not in {err}");
@@ -294,7 +302,7 @@ fn selected_subset_with_ties_matches_the_official_logic() {
         "--selected-ids",
         missing.to_str().unwrap(),
     ]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(Mismatch.exit_code()));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("distractor_ids.txt.gz")

@@ -51,7 +51,10 @@ fn merge_cli_equals_whole_and_refuses_bad_inputs() {
     // The same shard twice.
     let bad = d.path().join("bad");
     let r = tailrank(&[&paths[0], &paths[1], &paths[0], o, &bad]);
-    assert_eq!(r.status.code(), Some(2));
+    assert_eq!(
+        r.status.code(),
+        Some(tailrank::ErrorKind::Mismatch.exit_code())
+    );
     let err = String::from_utf8_lossy(&r.stderr);
     assert!(
         err.contains("overlapping shards") && err.contains("p0.npy"),
@@ -66,7 +69,10 @@ fn merge_cli_equals_whole_and_refuses_bad_inputs() {
     bytes[n - 1] ^= 1;
     std::fs::write(&f, bytes).unwrap();
     let r = tailrank(&[&paths[0], &paths[2], o, &bad]);
-    assert_eq!(r.status.code(), Some(2));
+    assert_eq!(
+        r.status.code(),
+        Some(tailrank::ErrorKind::Input.exit_code())
+    );
     let err = String::from_utf8_lossy(&r.stderr);
     assert!(
         err.contains("part2") && err.contains("pos_scores.npy") && err.contains("checksum"),

@@ -186,7 +186,7 @@ fn scan_killed_at_every_commit_step_leaves_old_or_new_never_a_mix() {
             for e in [&eval_s, &eval_r] {
                 assert_eq!(
                     e.status.code(),
-                    Some(2),
+                    Some(tailrank::ErrorKind::Input.exit_code()),
                     "step {step}: {pair:?} read: {}",
                     stderr(e)
                 );
@@ -265,7 +265,11 @@ fn sample_killed_at_every_commit_step_ids_and_manifest_stay_paired() {
                 ],
                 None,
             );
-            assert_eq!(e.status.code(), Some(2), "step {step}");
+            assert_eq!(
+                e.status.code(),
+                Some(tailrank::ErrorKind::Input.exit_code()),
+                "step {step}"
+            );
             assert!(
                 stderr(&e).contains("interrupted tailrank run"),
                 "{}",
@@ -370,7 +374,12 @@ fn outputs_over_inputs_or_foreign_paths_are_refused_and_inputs_stay_intact() {
     ];
     for (args, want) in cases {
         let o = run(&strs(&args), None);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert_eq!(
+            o.status.code(),
+            Some(tailrank::ErrorKind::Output.exit_code()),
+            "{args:?}: {}",
+            stderr(&o)
+        );
         assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
         assert!(!stderr(&o).contains("panicked"));
         assert_eq!(digest_tree(dir), before, "{args:?} changed the folder");
@@ -386,7 +395,10 @@ fn a_live_writer_is_named_not_called_an_interrupted_run() {
     // Another process writes the output: the scan stops before reading anything.
     let lock = tailrank::atomic::Lock::acquire(&dir.join("s")).unwrap();
     let o = run(&strs(&scan_args(dir, "s", "r.json", "m", "3")), None);
-    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        o.status.code(),
+        Some(tailrank::ErrorKind::Output.exit_code())
+    );
     assert!(
         stderr(&o).contains(&format!(
             "another tailrank process (pid {pid}) is writing it"
@@ -401,7 +413,11 @@ fn a_live_writer_is_named_not_called_an_interrupted_run() {
     let lock = tailrank::atomic::Lock::acquire(&dir.join("s.partial")).unwrap();
     let o = run(&strs(&scan_args(dir, "s", "r.json", "m", "3")), None);
     let e = stderr(&o);
-    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert_eq!(
+        o.status.code(),
+        Some(tailrank::ErrorKind::Output.exit_code()),
+        "{e}"
+    );
     assert!(
         e.contains(&format!(
             "another tailrank process (pid {pid}) is writing it"
@@ -491,7 +507,11 @@ fn simulate_vectors_killed_at_every_commit_step_never_mixes_benchmarks() {
                 ],
                 None,
             );
-            assert_eq!(o.status.code(), Some(2), "step {step}: a mix was scanned");
+            assert_eq!(
+                o.status.code(),
+                Some(tailrank::ErrorKind::Input.exit_code()),
+                "step {step}: a mix was scanned"
+            );
             assert!(
                 stderr(&o).contains("interrupted tailrank run"),
                 "{}",
@@ -606,7 +626,12 @@ fn special_files_links_long_names_and_user_files() {
             .collect(),
     ] {
         let o = run(&strs(&args), None);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert_eq!(
+            o.status.code(),
+            Some(tailrank::ErrorKind::Output.exit_code()),
+            "{args:?}: {}",
+            stderr(&o)
+        );
         assert!(
             stderr(&o).contains("/dev/null: is a character device, not a regular file"),
             "{}",
@@ -671,13 +696,19 @@ fn special_files_links_long_names_and_user_files() {
     assert!(hashed.is_empty(), "{hashed:?}");
     // A companion name that cannot fit is refused with a clear message, before any work.
     let o = sample(&p(&"x".repeat(250)));
-    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        o.status.code(),
+        Some(tailrank::ErrorKind::Output.exit_code())
+    );
     assert!(stderr(&o).contains("at most 241 bytes"), "{}", stderr(&o));
 
     // A user's file in a summary folder: the next scan refuses, naming it, and keeps it.
     std::fs::write(dir.join("s/notes.txt"), b"mine").unwrap();
     let o = run(&strs(&scan_args(dir, "s", "r.json", "m3", "3")), None);
-    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        o.status.code(),
+        Some(tailrank::ErrorKind::Output.exit_code())
+    );
     assert!(
         stderr(&o).contains("also holds notes.txt"),
         "{}",

@@ -234,7 +234,11 @@ fn partial_folder_needs_resume_and_matching_options() {
 
     let o = run(scan_cmd(&inputs, &out, &[]));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(
+        o.status.code(),
+        Some(tailrank::ErrorKind::Output.exit_code()),
+        "{err}"
+    );
     assert!(
         err.contains(&format!(
             "{}: a partial scan is in the way (left by an interrupted run): resume the scan to \
@@ -245,7 +249,11 @@ fn partial_folder_needs_resume_and_matching_options() {
     );
     let o = run(scan_cmd(&inputs, &out, &["--resume", "--normalize"]));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(
+        o.status.code(),
+        Some(tailrank::ErrorKind::Mismatch.exit_code()),
+        "{err}"
+    );
     assert!(
         err.contains("cannot resume: the partial scan was made with a different normalize (partial: false, now: true)"),
         "{err}"
@@ -288,6 +296,9 @@ fn partial_folder_without_a_chunk_is_started_over() {
     std::fs::create_dir_all(partial(&other)).unwrap();
     std::fs::write(partial(&other).join("notes.txt"), "mine").unwrap();
     let o = run(scan_cmd(&inputs, &other, &[]));
-    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        o.status.code(),
+        Some(tailrank::ErrorKind::Output.exit_code())
+    );
     assert!(partial(&other).join("notes.txt").is_file());
 }

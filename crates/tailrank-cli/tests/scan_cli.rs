@@ -157,10 +157,11 @@ fn ok(o: &Output) -> String {
     err
 }
 
-fn fails(o: &Output, needles: &[&str]) {
+/// The command failed with an error of `kind` (its exit code) whose line holds `needles`.
+fn fails(o: &Output, kind: tailrank::ErrorKind, needles: &[&str]) {
     assert_eq!(
         o.status.code(),
-        Some(2),
+        Some(kind.exit_code()),
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
@@ -359,6 +360,7 @@ fn scan_refuses_bad_inputs_and_writes_nothing() {
     // Several query sets and none chosen.
     fails(
         &run(&["--pool", "pool_b.npy", "-o", "out"]),
+        tailrank::ErrorKind::Option,
         &[
             "several query sets",
             "image",
@@ -368,6 +370,7 @@ fn scan_refuses_bad_inputs_and_writes_nothing() {
     );
     fails(
         &run(&["--query-set", "video", "--pool", "pool_b.npy", "-o", "out"]),
+        tailrank::ErrorKind::Mismatch,
         &["no query set \"video\"", "image, text"],
     );
     // N smaller than the pool.
@@ -377,6 +380,7 @@ fn scan_refuses_bad_inputs_and_writes_nothing() {
             &["--pool", "pool_b.npy", "--pool-size", "10", "-o", "out"],
         ]
         .concat()),
+        tailrank::ErrorKind::Mismatch,
         &["pool size N = 10", "smaller"],
     );
     // --pool-ids not one per shard.
@@ -394,6 +398,7 @@ fn scan_refuses_bad_inputs_and_writes_nothing() {
             ],
         ]
         .concat()),
+        tailrank::ErrorKind::Option,
         &["--pool-ids"],
     );
     // A truncated shard.
@@ -406,11 +411,13 @@ fn scan_refuses_bad_inputs_and_writes_nothing() {
             &["--pool", "pool_b.npy", "trunc.npy", "-o", "out"],
         ]
         .concat()),
+        tailrank::ErrorKind::Input,
         &["trunc.npy"],
     );
     // A row that is not unit-norm: refused, or renormalised with a warning giving the count.
     fails(
         &run(&[&set[..], &["--pool", "bad.npy", "-o", "out"]].concat()),
+        tailrank::ErrorKind::Input,
         &["bad.npy", "5"],
     );
     assert!(!d.join("out").exists(), "nothing written on errors");

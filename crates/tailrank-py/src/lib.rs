@@ -12,7 +12,7 @@
 mod error;
 mod source;
 
-use error::{err, TailrankError};
+use error::{err, input_err, internal_err, kind_err, option_err};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use source::source;
@@ -104,7 +104,7 @@ impl NativeSummary {
     fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         let v = py
             .allow_threads(|| bincode::serialize(&self.inner))
-            .map_err(err)?;
+            .map_err(internal_err)?;
         Ok(PyBytes::new(py, &v))
     }
 
@@ -114,7 +114,7 @@ impl NativeSummary {
         let b = data.as_bytes();
         let inner: Summary = py
             .allow_threads(|| bincode::deserialize(b))
-            .map_err(|e| err(format!("summary bytes: {e}")))?;
+            .map_err(|e| input_err(format!("summary bytes: {e}")))?;
         inner.validate().map_err(err)?;
         Ok(NativeSummary { inner })
     }
@@ -157,12 +157,12 @@ impl NativeSummary {
             pool_id_hashes: None,
             ties_known: *ties_known,
         };
-        let mut v = serde_json::to_value(&head).map_err(err)?;
+        let mut v = serde_json::to_value(&head).map_err(internal_err)?;
         if let Some(o) = v.as_object_mut() {
             o.remove("queries");
             o.remove("pool_id_hashes");
         }
-        serde_json::to_string(&v).map_err(err)
+        serde_json::to_string(&v).map_err(internal_err)
     }
 
     fn n_queries(&self) -> usize {
@@ -197,7 +197,7 @@ impl NativeSummary {
             .inner
             .queries
             .get(i)
-            .ok_or_else(|| err(format!("query index {i} out of range")))?;
+            .ok_or_else(|| option_err(format!("query index {i} out of range")))?;
         Ok((
             q.id.clone(),
             q.positives.iter().map(|p| p.id.clone()).collect(),
@@ -239,10 +239,10 @@ fn scan_native(
     normalize: bool,
 ) -> PyResult<NativeSummary> {
     if top_m == 0 {
-        return Err(err("top_m must be at least 1"));
+        return Err(option_err("top_m must be at least 1"));
     }
     if pool.is_empty() {
-        return Err(err("no pool source given"));
+        return Err(option_err("no pool source given"));
     }
     let request = scan_request(gt, query_set.as_deref(), pool_size)?;
     let q = source(queries)?;
@@ -330,12 +330,15 @@ fn predict_native(
     // CLI's --fit-top); the default is used up to the summary's M.
     if let (Some(m), "evt") = (fit_top, estimator) {
         if m > s.top_m {
-            return Err(TailrankError::new_err(format!(
-                "fit_top = {m} scores asked for the tail fit, but the summary stores only the \
+            return Err(kind_err(
+                tailrank::ErrorKind::Mismatch,
+                format!(
+                    "fit_top = {m} scores asked for the tail fit, but the summary stores only the \
                  top M = {} pool scores per query and subset; use at most {} (or scan again \
                  with a larger top_m)",
-                s.top_m, s.top_m
-            )));
+                    s.top_m, s.top_m
+                ),
+            ));
         }
     }
     let evt = EvtOptions {
@@ -357,7 +360,8 @@ fn predict_native(
     let p = py
         .allow_threads(|| tailrank::predict::predict(s, &opts))
         .map_err(err)?;
-    let json = serde_json::to_string(&tailrank::report::prediction_json(&p)).map_err(err)?;
+    let json =
+        serde_json::to_string(&tailrank::report::prediction_json(&p)).map_err(internal_err)?;
 
     let mut query_id = Vec::new();
     let mut positive_id = Vec::new();
@@ -456,7 +460,7 @@ fn evaluate_native(
             let notes = tailrank::formats::gt::ground_truth_notes(&path).map_err(err)?;
             warn_all(py, "tailrank.evaluate", &notes)?;
             select_sets(all, &sets.unwrap_or_default())
-                .map_err(|e| err(format!("{}: {e}", path.display())))?
+                .map_err(|e| kind_err(e.kind(), format!("{}: {e}", path.display())))?
         };
     let opts = EvalOptions {
         k,
@@ -466,7 +470,7 @@ fn evaluate_native(
     let report = py
         .allow_threads(|| evaluate_results_for(&query_sets, &results, &opts))
         .map_err(err)?;
-    serde_json::to_string(&report).map_err(err)
+    serde_json::to_string(&report).map_err(internal_err)
 }
 
 /// Results given from Python: a path, or `[(query, [(db_id, score)])]`.
@@ -508,7 +512,7 @@ fn evaluate_revisited_native(
     let report = py
         .allow_threads(|| evaluate_revisited(&results, &gts, &protocols, missing))
         .map_err(err)?;
-    serde_json::to_string(&report).map_err(err)
+    serde_json::to_string(&report).map_err(internal_err)
 }
 
 /// `xxh3_64_with_seed(utf8(id), seed)` for each id (docs/method.md §4).
@@ -565,7 +569,7 @@ fn version() -> &'static str {
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add("TailrankError", m.py().get_type::<TailrankError>())?;
+    error::register(m)?;
     m.add_class::<NativeSummary>()?;
     m.add_function(wrap_pyfunction!(scan_native, m)?)?;
     m.add_function(wrap_pyfunction!(predict_native, m)?)?;

@@ -1,7 +1,7 @@
 //! Descriptor sources given from Python: files by path, or numpy arrays borrowed in place
 //! ([`ArraySource`]), with their ids.
 
-use crate::error::err;
+use crate::error::{err, input_err, option_err, unsupported_err};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 use std::path::PathBuf;
@@ -35,10 +35,10 @@ pub fn source(d: &Bound<'_, PyDict>) -> PyResult<Box<dyn DescriptorSource>> {
         .unwrap_or_else(|| "<array>".into());
     let array = d
         .get_item("array")?
-        .ok_or_else(|| err(format!("{label}: no array given")))?;
+        .ok_or_else(|| option_err(format!("{label}: no array given")))?;
     let ids = d
         .get_item("ids")?
-        .ok_or_else(|| err(format!("{label}: no ids given")))?;
+        .ok_or_else(|| option_err(format!("{label}: no ids given")))?;
     Ok(Box::new(ArraySource::new(label, &array, &ids)?))
 }
 
@@ -90,13 +90,13 @@ impl ArraySource {
         // object can carry an `__array_interface__` dict with a made-up address).
         let ndarray = array.py().import("numpy")?.getattr("ndarray")?;
         if !array.is_instance(&ndarray)? {
-            return Err(err(format!(
+            return Err(input_err(format!(
                 "{label}: descriptors must be a numpy.ndarray, got {}",
                 array.get_type().name()?
             )));
         }
         let iface = array.getattr("__array_interface__").map_err(|_| {
-            err(format!(
+            input_err(format!(
                 "{label}: descriptors must be a numpy array (no __array_interface__)"
             ))
         })?;
@@ -104,14 +104,14 @@ impl ArraySource {
         let get = |key: &str| -> PyResult<Bound<'_, PyAny>> {
             iface
                 .get_item(key)?
-                .ok_or_else(|| err(format!("{label}: __array_interface__ has no {key:?}")))
+                .ok_or_else(|| input_err(format!("{label}: __array_interface__ has no {key:?}")))
         };
         let typestr: String = get("typestr")?.extract()?;
         let dtype = match typestr.as_str() {
             "<f4" => Dtype::F32,
             "<f2" => Dtype::F16,
             other => {
-                return Err(err(format!(
+                return Err(unsupported_err(format!(
                     "{label}: descriptors must be little-endian float32 or float16, got \
                      typestr {other:?}"
                 )))
@@ -119,12 +119,12 @@ impl ArraySource {
         };
         let shape: Vec<usize> = get("shape")?.extract()?;
         let &[rows, dim] = shape.as_slice() else {
-            return Err(err(format!(
+            return Err(input_err(format!(
                 "{label}: descriptors must be a 2-D array (rows x dim), got shape {shape:?}"
             )));
         };
         if !get("strides")?.is_none() {
-            return Err(err(format!(
+            return Err(unsupported_err(format!(
                 "{label}: descriptors must be a C-contiguous array"
             )));
         }
@@ -132,17 +132,17 @@ impl ArraySource {
             .get_item("offset")?
             .is_some_and(|o| o.extract::<usize>().ok() != Some(0))
         {
-            return Err(err(format!(
+            return Err(unsupported_err(format!(
                 "{label}: array interfaces with an offset are not supported"
             )));
         }
         let (addr, _readonly): (usize, bool) = get("data")?.extract().map_err(|_| {
-            err(format!(
+            input_err(format!(
                 "{label}: __array_interface__ data is not an (address, read-only) pair"
             ))
         })?;
         if dim == 0 {
-            return Err(err(format!(
+            return Err(input_err(format!(
                 "{label}: descriptors of dimension 0 ({rows} rows)"
             )));
         }
@@ -153,9 +153,9 @@ impl ArraySource {
         let len = rows
             .checked_mul(dim)
             .and_then(|n| n.checked_mul(esize))
-            .ok_or_else(|| err(format!("{label}: {rows} x {dim} array is too large")))?;
+            .ok_or_else(|| input_err(format!("{label}: {rows} x {dim} array is too large")))?;
         if len > 0 && addr == 0 {
-            return Err(err(format!("{label}: array data pointer is null")));
+            return Err(input_err(format!("{label}: array data pointer is null")));
         }
         let data = Borrowed {
             ptr: addr as *const u8,
@@ -167,17 +167,16 @@ impl ArraySource {
         let joined: Option<&str> = match &blob {
             Some(b) => Some(
                 std::str::from_utf8(b.as_bytes())
-                    .map_err(|e| err(format!("{label}: ids are not valid UTF-8: {e}")))?,
+                    .map_err(|e| input_err(format!("{label}: ids are not valid UTF-8: {e}")))?,
             ),
             None => None,
         };
-        let listed: Option<Vec<String>> =
-            match joined {
-                Some(_) => None,
-                None => Some(ids.extract().map_err(|e| {
-                    err(format!("{label}: ids must be a sequence of strings ({e})"))
-                })?),
-            };
+        let listed: Option<Vec<String>> = match joined {
+            Some(_) => None,
+            None => Some(ids.extract().map_err(|e| {
+                input_err(format!("{label}: ids must be a sequence of strings ({e})"))
+            })?),
+        };
         let label = PathBuf::from(label);
         // Splitting the ids and the duplicate check run beside the digest, without the GIL.
         let (ids, digest, duplicate) = array.py().allow_threads(|| match (joined, listed) {
@@ -224,14 +223,14 @@ impl ArraySource {
             } else {
                 ""
             };
-            return Err(err(format!(
+            return Err(input_err(format!(
                 "{}: {} ids for {rows} rows{how}",
                 label.display(),
                 ids.len()
             )));
         }
         if let Some((a, b)) = duplicate {
-            return Err(err(tailrank::Error::file(
+            return Err(err(tailrank::Error::input(
                 &label,
                 format!("duplicate id {:?} on rows {a} and {b} (0-based)", ids[b]),
             )));
@@ -313,7 +312,7 @@ impl DescriptorSource for ArraySource {
         let begin = start.saturating_mul(self.dim).saturating_mul(esize);
         let end = begin.saturating_add(out.len().saturating_mul(esize));
         if end > bytes.len() || !out.len().is_multiple_of(self.dim) {
-            return Err(tailrank::Error::file(
+            return Err(tailrank::Error::internal_at(
                 &self.label,
                 format!("rows {start}.. out of range ({} rows)", self.rows()),
             ));

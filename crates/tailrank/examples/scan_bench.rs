@@ -124,7 +124,7 @@ fn opt(args: &[String], name: &str) -> Option<String> {
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().collect();
-    let usage = || Error::invalid("usage: scan_bench npy DIR | synth Q D N [options]");
+    let usage = || Error::option("usage: scan_bench npy DIR | synth Q D N [options]");
     let mode = args.get(1).ok_or_else(usage)?.as_str();
     let num = |name: &str, default: f64| -> f64 {
         opt(&args, name).map_or(default, |v| v.parse().expect("number"))
@@ -149,7 +149,7 @@ fn main() -> Result<()> {
             let gt: std::collections::BTreeMap<String, Vec<String>> = serde_json::from_str(
                 &std::fs::read_to_string(dir.join("gt.json")).map_err(|e| Error::io(&dir, e))?,
             )
-            .map_err(|e| Error::invalid(e.to_string()))?;
+            .map_err(|e| Error::option(e.to_string()))?;
             let qs = QuerySet {
                 name: "queries".into(),
                 query_ids: gt.keys().cloned().collect(),

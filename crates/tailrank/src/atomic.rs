@@ -99,7 +99,7 @@ fn unregister_staging(s: &Path) {
 fn staged(target: &Path) -> Result<PathBuf> {
     let name = target
         .file_name()
-        .ok_or_else(|| Error::invalid(format!("{}: not a file path", target.display())))?;
+        .ok_or_else(|| Error::output(target, "not a file path"))?;
     Ok(staging_dir(target)?.join(name))
 }
 
@@ -147,9 +147,9 @@ impl Step {
 fn read_journal(p: &Path) -> Result<Journal> {
     let text = fs::read_to_string(p).at(p)?;
     let j: Journal = serde_json::from_str(&text)
-        .map_err(|e| Error::file(p, format!("malformed commit journal: {e}")))?;
+        .map_err(|e| Error::input(p, format!("malformed commit journal: {e}")))?;
     if j.format != JOURNAL_FORMAT {
-        return Err(Error::file(p, "not a tailrank commit journal"));
+        return Err(Error::input(p, "not a tailrank commit journal"));
     }
     Ok(j)
 }
@@ -275,7 +275,7 @@ pub fn check_settled(path: &Path) -> Result<()> {
     if held_by_other(&resolved) {
         return Err(busy(path, &lock_path(&resolved)?, "replacing"));
     }
-    Err(Error::file(
+    Err(Error::input(
         path,
         format!(
             "an interrupted tailrank run left it half-replaced (outputs replaced together: {}; \
@@ -438,7 +438,7 @@ impl Transaction {
             let first = (&self.outputs[0].target, &self.outputs[0].abs);
             for (given, resolved) in [first, (&target.to_path_buf(), &abs)] {
                 if resolved.to_str().is_none() {
-                    return Err(Error::file(
+                    return Err(Error::output(
                         given,
                         "is not valid UTF-8; outputs written together are listed in a commit \
                          journal (JSON), which needs UTF-8 paths: choose a UTF-8 path",
@@ -507,7 +507,7 @@ impl Transaction {
             steps: steps.to_vec(),
         };
         let text = serde_json::to_string_pretty(&j)
-            .map_err(|e| Error::invalid(format!("cannot serialise a journal: {e}")))?;
+            .map_err(|e| Error::internal(format!("cannot serialise a journal: {e}")))?;
         let mut written = Vec::new();
         for s in steps {
             let staging = staging_dir(&s.target)?;
@@ -539,7 +539,7 @@ impl Transaction {
             let p = staged(&o.abs)?;
             let ok = fs::metadata(&p).is_ok_and(|m| m.is_dir() == o.dir);
             if !ok {
-                return Err(Error::file(
+                return Err(Error::internal_at(
                     &o.target,
                     "internal error: output not written before the commit",
                 ));
@@ -591,7 +591,7 @@ fn paired_stream(stream: &Path, other: &Path) -> Error {
         Ok(OutputKind::Stream(w)) => w,
         _ => "special file",
     };
-    Error::file(
+    Error::output(
         stream,
         format!(
             "is a {what}, not a regular file; this command writes it together with {}, and \
@@ -635,7 +635,8 @@ fn rename_in_error(e: Error, tmp: &Path, target: &Path) -> Error {
             path: fix(path),
             source,
         },
-        Error::File { path, msg } => Error::File {
+        Error::File { kind, path, msg } => Error::File {
+            kind,
             path: fix(path),
             msg,
         },

@@ -147,7 +147,7 @@ impl Estimator {
         match name.trim() {
             "evt" => Ok(Estimator::Evt(evt)),
             "count" => Ok(Estimator::Count),
-            other => Err(Error::invalid(format!(
+            other => Err(Error::option(format!(
                 "unknown estimator {other:?} (known: {})",
                 Estimator::NAMES.join(", ")
             ))),
@@ -400,14 +400,14 @@ pub fn estimate_query(
 pub fn estimate_summary(s: &Summary, subset: usize, est: &Estimator) -> Result<Vec<QueryHardness>> {
     let n_sub = s.subsets.len();
     if subset >= n_sub || subset >= s.subset_sizes.len() {
-        return Err(Error::invalid(format!(
+        return Err(Error::option(format!(
             "summary has {n_sub} subsets, subset {subset} requested"
         )));
     }
     let size = s.subset_sizes[subset];
     for q in &s.queries {
         if q.top_scores.len() != n_sub {
-            return Err(Error::invalid(format!(
+            return Err(Error::input_msg(format!(
                 "query {}: {} top-score lists for {n_sub} subsets",
                 q.id,
                 q.top_scores.len()
@@ -415,7 +415,7 @@ pub fn estimate_summary(s: &Summary, subset: usize, est: &Estimator) -> Result<V
         }
         for p in &q.positives {
             if p.pool_above.len() != n_sub {
-                return Err(Error::invalid(format!(
+                return Err(Error::input_msg(format!(
                     "query {}, positive {}: {} counts for {n_sub} subsets",
                     q.id,
                     p.id,
@@ -423,7 +423,7 @@ pub fn estimate_summary(s: &Summary, subset: usize, est: &Estimator) -> Result<V
                 )));
             }
             if p.pool_above[subset] > size {
-                return Err(Error::invalid(format!(
+                return Err(Error::input_msg(format!(
                     "query {}, positive {}: count {} exceeds the subset size {size}",
                     q.id, p.id, p.pool_above[subset]
                 )));

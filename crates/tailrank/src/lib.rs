@@ -32,7 +32,7 @@ pub mod selected;
 pub mod simulate;
 pub mod summary;
 
-pub use error::{Error, Result};
+pub use error::{Error, ErrorKind, Result};
 
 /// Version of this library, recorded in every file it writes.
 pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -47,7 +47,7 @@ impl std::str::FromStr for MapKind {
     /// `expected-rank` or `binomial`; an error lists the names.
     fn from_str(s: &str) -> crate::error::Result<MapKind> {
         MapKind::parse(s.trim()).ok_or_else(|| {
-            crate::error::Error::invalid(format!(
+            crate::error::Error::option(format!(
                 "unknown map {s:?} (known: {})",
                 MapKind::NAMES.join(", ")
             ))

@@ -184,7 +184,7 @@ pub fn classify_output(target: &Path) -> Result<OutputKind> {
             let to = std::fs::read_link(target)
                 .map(|l| l.display().to_string())
                 .unwrap_or_else(|_| "?".into());
-            return Err(Error::file(
+            return Err(Error::output(
                 target,
                 format!(
                     "is a symbolic link to {to}, which {}; refusing to write through it: give \
@@ -205,7 +205,7 @@ pub fn classify_output(target: &Path) -> Result<OutputKind> {
     let what = special_kind(&ft);
     match what {
         "character device" | "FIFO" => Ok(OutputKind::Stream(what)),
-        _ => Err(Error::file(
+        _ => Err(Error::output(
             target,
             format!(
                 "is a {what}, not a regular file; refusing to write it: give the path of a \
@@ -240,7 +240,7 @@ fn special_kind(_ft: &std::fs::FileType) -> &'static str {
 /// name is refused, never replaced.
 pub fn create_output_folder(dir: &Path) -> Result<()> {
     if dir.exists() && !dir.is_dir() {
-        return Err(Error::file(
+        return Err(Error::output(
             dir,
             "exists and is not a folder; refusing to replace it: give a folder for the output",
         ));
@@ -263,7 +263,7 @@ pub fn check_output(
         let same = abs == i.canon
             || matches!((&meta, i.id), (Some(m), Some(id)) if file_id(m) == Some(id));
         if same {
-            return Err(Error::file(
+            return Err(Error::output(
                 target,
                 format!(
                     "is an input of this command ({}); refusing to overwrite it: choose \
@@ -273,7 +273,7 @@ pub fn check_output(
             ));
         }
         if meta.as_ref().is_some_and(|m| m.is_dir()) && i.canon.starts_with(&abs) {
-            return Err(Error::file(
+            return Err(Error::output(
                 target,
                 format!(
                     "holds the input {}; replacing it would delete that input: choose another \
@@ -283,7 +283,7 @@ pub fn check_output(
             ));
         }
         if i.dir && meta.is_some() && abs.starts_with(&i.canon) {
-            return Err(Error::file(
+            return Err(Error::output(
                 target,
                 format!(
                     "is part of the input folder {}; refusing to overwrite it: choose another \
@@ -294,14 +294,14 @@ pub fn check_output(
         }
     }
     if others.contains(&abs) {
-        return Err(Error::file(
+        return Err(Error::output(
             target,
             "is given twice as an output of this command",
         ));
     }
     if let Some(m) = &meta {
         if dir && !m.is_dir() {
-            return Err(Error::file(
+            return Err(Error::output(
                 target,
                 "exists and is not a folder; refusing to replace it with a folder: choose \
                  another output path or delete it",
@@ -311,7 +311,7 @@ pub fn check_output(
             match folder_owner(target) {
                 FolderOwner::Tailrank => {}
                 FolderOwner::Foreign => {
-                    return Err(Error::file(
+                    return Err(Error::output(
                         target,
                         "exists and is not a folder tailrank wrote (no manifest.json of a \
                          tailrank-summary); refusing to replace it: choose another output \
@@ -319,7 +319,7 @@ pub fn check_output(
                     ))
                 }
                 FolderOwner::SummaryWithForeign(name) => {
-                    return Err(Error::file(
+                    return Err(Error::output(
                         target,
                         format!(
                             "is a summary folder that also holds {}, which tailrank did not \
@@ -333,7 +333,7 @@ pub fn check_output(
             }
         }
         if !dir && m.is_dir() {
-            return Err(Error::file(
+            return Err(Error::output(
                 target,
                 "is a folder; refusing to replace it with a file: choose another output path",
             ));

@@ -27,7 +27,7 @@ fn register_font() -> Result<()> {
     if ok {
         Ok(())
     } else {
-        Err(Error::invalid("the bundled font could not be loaded"))
+        Err(Error::internal("the bundled font could not be loaded"))
     }
 }
 
@@ -49,7 +49,7 @@ impl PlotFormat {
         {
             Some("svg") => Ok(PlotFormat::Svg),
             Some("png") => Ok(PlotFormat::Png),
-            _ => Err(Error::file(
+            _ => Err(Error::output(
                 path,
                 "unknown plot format: the output name must end in .svg or .png",
             )),
@@ -235,7 +235,7 @@ pub fn curve_svg(c: &Curve) -> Result<String> {
     let mut s = String::new();
     {
         let root = SVGBackend::with_string(&mut s, SIZE).into_drawing_area();
-        draw(root, c).map_err(|m| Error::invalid(format!("plot: {m}")))?;
+        draw(root, c).map_err(|m| Error::internal(format!("plot: {m}")))?;
     }
     Ok(s)
 }
@@ -247,7 +247,7 @@ pub fn curve_png(c: &Curve) -> Result<Vec<u8>> {
     let mut buf = vec![255u8; (w * h * 3) as usize];
     {
         let root = BitMapBackend::with_buffer(&mut buf, SIZE).into_drawing_area();
-        draw(root, c).map_err(|m| Error::invalid(format!("plot: {m}")))?;
+        draw(root, c).map_err(|m| Error::internal(format!("plot: {m}")))?;
     }
     let mut out = Vec::new();
     {
@@ -256,9 +256,9 @@ pub fn curve_png(c: &Curve) -> Result<Vec<u8>> {
         enc.set_depth(png::BitDepth::Eight);
         let mut wr = enc
             .write_header()
-            .map_err(|x| Error::invalid(format!("png: {x}")))?;
+            .map_err(|x| Error::internal(format!("png: {x}")))?;
         wr.write_image_data(&buf)
-            .map_err(|x| Error::invalid(format!("png: {x}")))?;
+            .map_err(|x| Error::internal(format!("png: {x}")))?;
     }
     Ok(out)
 }

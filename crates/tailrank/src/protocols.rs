@@ -78,7 +78,7 @@ impl FromStr for Protocol {
             "medium" => Ok(Protocol::Medium),
             "hard" => Ok(Protocol::Hard),
             "plain" => Ok(Protocol::Plain),
-            _ => Err(Error::invalid(format!(
+            _ => Err(Error::option(format!(
                 "unknown protocol {s:?} (use easy, medium, hard, or plain for INSTRE)"
             ))),
         }
@@ -203,9 +203,9 @@ pub fn map_ranked(ranked: &[Vec<&str>], gts: &[RevisitedGt], protocol: Protocol)
 pub fn read_revisited_gt(path: &Path) -> Result<Vec<(String, RevisitedGt)>> {
     let bytes = std::fs::read(path).at(path)?;
     let v: serde_json::Value = serde_json::from_slice(&bytes)
-        .map_err(|e| Error::file(path, format!("not valid JSON: {e}")))?;
+        .map_err(|e| Error::input(path, format!("not valid JSON: {e}")))?;
     let obj = v.as_object().ok_or_else(|| {
-        Error::file(
+        Error::input(
             path,
             "expected a JSON object {query_id: {easy, hard, junk}}",
         )
@@ -213,7 +213,7 @@ pub fn read_revisited_gt(path: &Path) -> Result<Vec<(String, RevisitedGt)>> {
     let mut out = Vec::with_capacity(obj.len());
     for (q, entry) in obj {
         let e = entry.as_object().ok_or_else(|| {
-            Error::file(
+            Error::input(
                 path,
                 format!("query {q:?}: expected an object with easy/hard/junk lists"),
             )
@@ -225,7 +225,7 @@ pub fn read_revisited_gt(path: &Path) -> Result<Vec<(String, RevisitedGt)>> {
                 "hard" => &mut g.hard,
                 "junk" => &mut g.junk,
                 other => {
-                    return Err(Error::file(
+                    return Err(Error::input(
                         path,
                         format!(
                             "query {q:?}: unknown list {other:?} (expected easy, hard, junk or ok)"
@@ -234,14 +234,14 @@ pub fn read_revisited_gt(path: &Path) -> Result<Vec<(String, RevisitedGt)>> {
                 }
             };
             let arr = list.as_array().ok_or_else(|| {
-                Error::file(
+                Error::input(
                     path,
                     format!("query {q:?}: {key:?} must be an array of ids"),
                 )
             })?;
             for x in arr {
                 let id = x.as_str().ok_or_else(|| {
-                    Error::file(path, format!("query {q:?}: {key:?} holds a non-string id"))
+                    Error::input(path, format!("query {q:?}: {key:?} holds a non-string id"))
                 })?;
                 target.push(id.to_string());
             }
@@ -249,7 +249,7 @@ pub fn read_revisited_gt(path: &Path) -> Result<Vec<(String, RevisitedGt)>> {
         let mut seen = HashSet::new();
         for id in g.easy.iter().chain(&g.hard).chain(&g.junk) {
             if !seen.insert(id.as_str()) {
-                return Err(Error::file(
+                return Err(Error::input(
                     path,
                     format!("query {q:?}: id {id:?} is listed twice (easy/hard/junk overlap)"),
                 ));
@@ -302,7 +302,7 @@ pub fn evaluate_revisited(
     missing: MissingPolicy,
 ) -> Result<RevisitedReport> {
     if protocols.is_empty() {
-        return Err(Error::invalid("no protocol to evaluate"));
+        return Err(Error::option("no protocol to evaluate"));
     }
     let mut rankings: Vec<Option<Vec<&str>>> = Vec::with_capacity(gt.len());
     for (q, _) in gt {
@@ -314,7 +314,7 @@ pub fn evaluate_revisited(
             }
             None if missing == MissingPolicy::Zero => rankings.push(None),
             None => {
-                return Err(Error::file(
+                return Err(Error::mismatch_at(
                     &results.path,
                     format!("query {q:?} of the revisited ground truth has no results"),
                 ))

@@ -16,7 +16,7 @@ pub fn check_fraction(f: f64) -> Result<f64> {
     if f.is_finite() && f > 0.0 && f <= 1.0 {
         Ok(f)
     } else {
-        Err(Error::invalid(format!(
+        Err(Error::option(format!(
             "sampling fraction must be in (0, 1], got {f}"
         )))
     }
@@ -53,7 +53,7 @@ impl HashRange {
     pub fn increment(after: f64, fraction: f64) -> Result<Self> {
         let (lo, hi) = (threshold(after)?, threshold(fraction)?);
         if after >= fraction || lo >= hi {
-            return Err(Error::invalid(format!(
+            return Err(Error::option(format!(
                 "--after {after} must be below the sampling fraction {fraction}: the increment \
                  holds the ids with t({after}) <= hash < t({fraction})"
             )));
@@ -129,7 +129,7 @@ pub fn sample_id_list(
 ) -> Result<(usize, Vec<String>)> {
     let ids = crate::formats::RowIds::read_text(path, None)?;
     if let Some((a, b, id)) = ids.find_duplicate()? {
-        return Err(Error::file(
+        return Err(Error::input(
             path,
             format!("duplicate id {id:?} on lines {} and {}", a + 1, b + 1),
         ));
@@ -220,7 +220,7 @@ pub fn write_sample(
     };
     let text = serde_json::to_value(&manifest)
         .and_then(|v| serde_json::to_string_pretty(&v))
-        .map_err(|e| Error::invalid(format!("cannot serialise the manifest: {e}")))?
+        .map_err(|e| Error::internal(format!("cannot serialise the manifest: {e}")))?
         + "\n";
     outputs.write(manifest_slot, |p| {
         crate::atomic::write_bytes(p, text.as_bytes())

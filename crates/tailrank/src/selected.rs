@@ -50,14 +50,14 @@ impl SelectedIds {
                 hash: id_key(id),
                 start: arena.len() as u64,
                 len: u32::try_from(id.len())
-                    .map_err(|_| Error::file(path, format!("line {line}: id too long")))?,
+                    .map_err(|_| Error::input(path, format!("line {line}: id too long")))?,
                 line: line as u32,
             });
             arena.push_str(id);
             Ok(())
         })?;
         if entries.is_empty() {
-            return Err(Error::file(
+            return Err(Error::input(
                 path,
                 "no ids: the distractor selection is empty (one id per line expected)",
             ));
@@ -79,7 +79,7 @@ impl SelectedIds {
             for a in i..j {
                 for b in a + 1..j {
                     if s.text(a) == s.text(b) {
-                        return Err(Error::file(
+                        return Err(Error::input(
                             path,
                             format!(
                                 "line {}: id {:?} is listed twice (first on line {})",
@@ -142,7 +142,7 @@ impl SelectedIds {
         let Some(&first) = unmatched.iter().min_by_key(|&&i| self.entries[i].line) else {
             return Ok(());
         };
-        Err(Error::file(
+        Err(Error::mismatch_at(
             &self.path,
             format!(
                 "line {}: unknown id {:?}: no distractor of {} is this id or has it as its \
@@ -175,7 +175,7 @@ impl<'a> SubsetSource<'a> {
     pub fn new(inner: &'a dyn DescriptorSource, rows: Vec<usize>) -> Result<Self> {
         if rows.windows(2).any(|w| w[0] >= w[1]) || rows.last().is_some_and(|&r| r >= inner.rows())
         {
-            return Err(Error::file(
+            return Err(Error::internal_at(
                 inner.path(),
                 "internal: subset rows not ascending or out of range",
             ));

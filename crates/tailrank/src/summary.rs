@@ -243,7 +243,7 @@ impl Summary {
     /// counts within the subset sizes, monotone counts). Returns a message naming the first
     /// violation; [`Summary::write`], [`Summary::read`] and [`Summary::merge`] call it.
     pub fn validate(&self) -> Result<()> {
-        self.check().map_err(Error::invalid)
+        self.check().map_err(Error::input_msg)
     }
 
     fn check(&self) -> std::result::Result<(), String> {
@@ -472,8 +472,9 @@ impl Summary {
     /// xxh3 checksum of every array file. An existing folder at `dir` is replaced only once the
     /// new one is complete.
     pub fn write(&self, dir: &Path) -> Result<()> {
-        self.check()
-            .map_err(|m| Error::file(dir, format!("refusing to write an invalid summary: {m}")))?;
+        self.check().map_err(|m| {
+            Error::output(dir, format!("refusing to write an invalid summary: {m}"))
+        })?;
         crate::atomic::write_dir(dir, |tmp| format::write_folder(self, tmp))
     }
 
@@ -527,8 +528,9 @@ impl Summary {
     pub fn merge_folders(dirs: &[PathBuf], mut warn: impl FnMut(String)) -> Result<Summary> {
         let mut parts = Vec::with_capacity(dirs.len());
         for dir in dirs {
-            let (s, warnings) = Summary::read_with_warnings(dir)
-                .map_err(|e| Error::invalid(format!("reading summary {}: {e}", dir.display())))?;
+            let (s, warnings) = Summary::read_with_warnings(dir).map_err(|e| {
+                Error::new(e.kind(), format!("reading summary {}: {e}", dir.display()))
+            })?;
             warnings.into_iter().for_each(&mut warn);
             parts.push(s);
         }
@@ -538,7 +540,7 @@ impl Summary {
                 .enumerate()
                 .map(|(i, p)| format!("part {} = {}", i + 1, p.display()))
                 .collect();
-            Error::invalid(format!("merging {}: {e}", names.join(", ")))
+            Error::new(e.kind(), format!("merging {}: {e}", names.join(", ")))
         })?;
         warnings.into_iter().for_each(warn);
         Ok(merged)

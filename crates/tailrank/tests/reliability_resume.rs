@@ -205,7 +205,10 @@ fn the_last_chunk_unsaved_gives_the_same_scan_and_resumes() {
     assert_eq!((rep.reused, rep.scanned), (3, 1));
     assert_same(&single, &again, t.path());
     // An output that cannot be written keeps a folder with chunks for the resume.
-    let e = output_failed(p, tailrank::Error::invalid("disk full"));
+    let e = output_failed(
+        p,
+        tailrank::Error::new(tailrank::ErrorKind::Io, "disk full"),
+    );
     assert!(e.to_string().contains("disk full") && p.join("chunk-000000").is_dir());
     remove_partial(p).unwrap();
 
@@ -217,7 +220,10 @@ fn the_last_chunk_unsaved_gives_the_same_scan_and_resumes() {
     assert_same(&single, &out, t.path());
     assert!(!o.partial_dir.join("chunk-000000").exists());
     // ... and removes one with nothing to reuse, so that a plain rerun is not refused.
-    output_failed(&o.partial_dir, tailrank::Error::invalid("disk full"));
+    output_failed(
+        &o.partial_dir,
+        tailrank::Error::new(tailrank::ErrorKind::Io, "disk full"),
+    );
     assert!(!o.partial_dir.exists());
     let (_, rep) = scan_resumable(&inputs(&d), &c, &o, &NoProgress).unwrap();
     assert_eq!((rep.reused, rep.scanned), (0, 1));

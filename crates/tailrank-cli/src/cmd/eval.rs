@@ -119,12 +119,15 @@ fn build_report(args: &EvalArgs, opts: &EvalOptions) -> anyhow::Result<EvalRepor
         (None, Some(s)) => {
             let summary = super::read_summary(s)?;
             if !args.sets.is_empty() && !args.sets.contains(&summary.query_set) {
-                bail!(
-                    "{}: the summary is for query set {:?}, not for --set {}",
-                    s.display(),
-                    summary.query_set,
-                    args.sets.join(",")
-                );
+                return Err(tailrank::Error::mismatch_at(
+                    s,
+                    format!(
+                        "the summary is for query set {:?}, not for --set {}",
+                        summary.query_set,
+                        args.sets.join(",")
+                    ),
+                )
+                .into());
             }
             let sets = match &args.gt {
                 Some(gt) => select_sets(load_gt(gt)?, &args.sets)?,

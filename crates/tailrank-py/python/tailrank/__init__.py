@@ -28,17 +28,46 @@ from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Seque
 import numpy as np
 
 from . import _native
-from ._native import TailrankError
+from ._native import (
+    InputError,
+    InternalError,
+    MismatchError,
+    OptionError,
+    OutputError,
+    TailrankError,
+    TailrankIOError,
+    UnsupportedError,
+)
 
-# The native module registers the class as `_native.TailrankError`, a name no process can
+# The native module registers the classes as `_native.TailrankError` etc., names no process can
 # import: pickling an instance (multiprocessing, a Ray task's error) would fail. Under the
-# package's own name it pickles and unpickles as this very class.
-TailrankError.__module__ = "tailrank"
+# package's own name they pickle and unpickle as these very classes. One class per error kind
+# (docs/errors.md); all derive from TailrankError, itself a ValueError; TailrankIOError is also
+# an OSError.
+for _cls in (
+    TailrankError,
+    OptionError,
+    InputError,
+    MismatchError,
+    UnsupportedError,
+    OutputError,
+    TailrankIOError,
+    InternalError,
+):
+    _cls.__module__ = "tailrank"
+del _cls
 
 __all__ = [
     "Summary",
     "Report",
     "TailrankError",
+    "OptionError",
+    "InputError",
+    "MismatchError",
+    "UnsupportedError",
+    "OutputError",
+    "TailrankIOError",
+    "InternalError",
     "scan",
     "load_summary",
     "grow",
@@ -69,7 +98,7 @@ def _is_path(x: Any) -> bool:
 
 def _ids_list(ids: Any, label: str) -> List[str]:
     if isinstance(ids, (str, bytes)):
-        raise TailrankError(f"{label}: ids must be a sequence of strings, not one string")
+        raise InputError(f"{label}: ids must be a sequence of strings, not one string")
     out = [i.decode() if isinstance(i, bytes) else str(i) for i in ids]
     return out
 
@@ -80,9 +109,9 @@ def _count(x: Any, name: str, optional: bool = False) -> Optional[int]:
     if x is None and optional:
         return None
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
-        raise TailrankError(f"{name} must be a non-negative integer, got {x!r}")
+        raise OptionError(f"{name} must be a non-negative integer, got {x!r}")
     if x < 0:
-        raise TailrankError(f"{name} must be a non-negative integer, got {x}")
+        raise OptionError(f"{name} must be a non-negative integer, got {x}")
     return int(x)
 
 
@@ -91,14 +120,14 @@ def _real(x: Any, name: str, optional: bool = False) -> Optional[float]:
     if x is None and optional:
         return None
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
-        raise TailrankError(f"{name} must be a number, got {x!r}")
+        raise OptionError(f"{name} must be a number, got {x!r}")
     return float(x)
 
 
 def _flag(x: Any, name: str) -> bool:
     """A boolean argument: ``True`` or ``False`` (a string such as ``"no"`` would be true)."""
     if not isinstance(x, (bool, np.bool_)):
-        raise TailrankError(f"{name} must be True or False, got {x!r}")
+        raise OptionError(f"{name} must be True or False, got {x!r}")
     return bool(x)
 
 
@@ -116,11 +145,11 @@ def _ids_arg(ids: Any, rows: int, label: str) -> Union[bytes, List[str]]:
     buffer of the ids joined by ``"\n"`` (``str.join`` and ``encode`` run in C; Rust splits it).
     Otherwise a list of ``str`` (bytes decoded as UTF-8, anything else through ``str``)."""
     if isinstance(ids, (str, bytes)):
-        raise TailrankError(f"{label}: ids must be a sequence of strings, not one string")
+        raise InputError(f"{label}: ids must be a sequence of strings, not one string")
     if not hasattr(ids, "__len__"):
         ids = list(ids)
     if len(ids) != rows:
-        raise TailrankError(f"{label}: {len(ids)} ids for {rows} rows")
+        raise InputError(f"{label}: {len(ids)} ids for {rows} rows")
     try:
         blob = "\n".join(ids).encode()
     except (TypeError, UnicodeEncodeError):
@@ -136,11 +165,11 @@ def _array_source(ids: Any, array: Any, label: str) -> Dict[str, Any]:
     here (one copy). The caller must not write to the array while the scan runs."""
     a = np.asarray(array)
     if a.ndim != 2:
-        raise TailrankError(f"{label}: descriptors must be a 2-D array (rows x dim), got shape {a.shape}")
+        raise InputError(f"{label}: descriptors must be a 2-D array (rows x dim), got shape {a.shape}")
     if a.dtype.kind != "f" or a.dtype.itemsize not in (2, 4, 8):
-        raise TailrankError(f"{label}: descriptors must be float16, float32 or float64, got {a.dtype}")
+        raise UnsupportedError(f"{label}: descriptors must be float16, float32 or float64, got {a.dtype}")
     if a.shape[1] == 0:
-        raise TailrankError(f"{label}: descriptors have dimension 0")
+        raise InputError(f"{label}: descriptors have dimension 0")
     a = np.ascontiguousarray(a, dtype="<f2" if a.dtype.itemsize == 2 else "<f4")
     return {"label": label, "ids": _ids_arg(ids, a.shape[0], label), "array": a}
 
@@ -155,7 +184,7 @@ def _source(x: Any, label: str) -> Dict[str, Any]:
         if _is_path(a) and (b is None or _is_path(b)):
             return {"path": os.fspath(a), "ids": None if b is None else os.fspath(b)}
         return _array_source(a, b, label)
-    raise TailrankError(
+    raise InputError(
         f"{label}: expected a path, (path, ids_path) or (ids, array), got {type(x).__name__}"
     )
 
@@ -167,7 +196,7 @@ DICT_QUERY_SET = "queries"
 def _dict_gt_sets(gt: Any, wanted: Optional[List[str]], what: str) -> None:
     """Refuse a query-set choice that a dict ground truth (one set) cannot honour."""
     if isinstance(gt, Mapping) and wanted and DICT_QUERY_SET not in wanted:
-        raise TailrankError(
+        raise MismatchError(
             f"{what} {wanted}: a dict ground truth holds one query set, {DICT_QUERY_SET!r}"
         )
 
@@ -180,12 +209,12 @@ def _gt(gt: Any) -> Any:
         qids = [str(q) for q in gt.keys()]
         for q, ps in gt.items():
             if isinstance(ps, (str, bytes)):
-                raise TailrankError(
+                raise InputError(
                     f"gt: the positives of query {str(q)!r} must be a list of ids, not one string"
                 )
         pos = [[str(p) for p in ps] for ps in gt.values()]
         return (DICT_QUERY_SET, qids, pos)
-    raise TailrankError(f"gt: expected a path or a dict {{query: [positives]}}, got {type(gt).__name__}")
+    raise InputError(f"gt: expected a path or a dict {{query: [positives]}}, got {type(gt).__name__}")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -242,7 +271,7 @@ class Summary:
     def merge_all(parts: Sequence["Summary"]) -> "Summary":
         """Merge summaries of disjoint pool shards, in order (``Summary::merge``)."""
         if not parts:
-            raise TailrankError("merge: no summary given")
+            raise OptionError("merge: no summary given")
         return Summary(_native.NativeSummary.merge([p._s for p in parts]))
 
     def to_files(self) -> Dict[str, bytes]:
@@ -381,7 +410,7 @@ def _pool_sources(pool: Any) -> Union[List[Dict[str, Any]], Iterator[Any]]:
         return [_source(p, f"pool[{i}]") for i, p in enumerate(pool)]
     if isinstance(pool, Iterable):
         return iter(pool)
-    raise TailrankError(f"pool: unsupported input {type(pool).__name__}")
+    raise InputError(f"pool: unsupported input {type(pool).__name__}")
 
 
 def scan(
@@ -445,7 +474,7 @@ def scan(
     )
     pool_size = _count(pool_size, "pool_size", optional=True)
     if _count(chunk_rows, "chunk_rows") == 0:
-        raise TailrankError("chunk_rows must be at least 1")
+        raise OptionError("chunk_rows must be at least 1")
     srcs = _pool_sources(pool)
     if isinstance(srcs, list):
         return Summary(_native.scan_native(q, c, srcs, g, pool_size=pool_size, **kw))
@@ -463,7 +492,7 @@ def scan(
 
     for block in srcs:
         if not (isinstance(block, tuple) and len(block) == 2):
-            raise TailrankError(f"pool block {nblock}: expected an (ids, array) pair")
+            raise InputError(f"pool block {nblock}: expected an (ids, array) pair")
         src = _source(block, f"pool block {nblock}")
         nblock += 1
         if "array" in src and np.may_share_memory(src["array"], np.asarray(block[1])):
@@ -476,7 +505,7 @@ def scan(
             flush()
     flush()
     if not parts:
-        raise TailrankError("pool: the iterator gave no block")
+        raise InputError("pool: the iterator gave no block")
     if len(parts) == 1:
         return parts[0]
     # With f = 1 and no pool_size each part records N = its rows; the merge sums them.
@@ -680,7 +709,7 @@ def _score(s: Any, query: Any, db_id: Any) -> float:
     a string or any other object is refused naming the query and the item, as the CLI refuses
     them in a results JSON."""
     if isinstance(s, (bool, np.bool_)) or not isinstance(s, (int, float, np.integer, np.floating)):
-        raise TailrankError(
+        raise InputError(
             f"<results dict>: query {str(query)!r}: db id {str(db_id)!r}: score {s!r} "
             f"({type(s).__name__}) is not a number"
         )
@@ -715,6 +744,6 @@ def sample_ids(
     dup = _native.find_duplicate_id(lst)
     if dup is not None:
         j, i = dup
-        raise TailrankError(f"ids: duplicate id {lst[i]!r} at positions {j} and {i}")
+        raise InputError(f"ids: duplicate id {lst[i]!r} at positions {j} and {i}")
     mask = sample_mask(lst, fraction, seed, after)
     return [i for i, m in zip(lst, mask) if m]

@@ -32,7 +32,7 @@ import sys
 from typing import Any, List, Optional, Sequence
 
 import tailrank
-from tailrank import Summary, TailrankError
+from tailrank import OptionError, Summary, TailrankError, TailrankIOError
 
 __all__ = ["scan", "main", "default_shards_per_task"]
 
@@ -98,9 +98,9 @@ def scan(
     single = isinstance(shard_paths, (str, bytes, os.PathLike))
     shards = [shard_paths] if single else list(shard_paths)
     if not shards:
-        raise TailrankError("ray.scan: no pool shard given")
+        raise OptionError("ray.scan: no pool shard given")
     if (shards_per_task is not None and shards_per_task < 1) or threads_per_task < 1 or merge_fanin < 2:
-        raise TailrankError("ray.scan: shards_per_task and threads_per_task must be >= 1, merge_fanin >= 2")
+        raise OptionError("ray.scan: shards_per_task and threads_per_task must be >= 1, merge_fanin >= 2")
     if not ray.is_initialized():
         ray.init(address=address)
     if shards_per_task is None:
@@ -121,7 +121,7 @@ def scan(
     )
     # Check the inputs once here, so that bad inputs fail fast instead of in every task.
     if isinstance(gt, (str, os.PathLike)) and not os.path.exists(gt):
-        raise TailrankError(f"{gt}: ground truth not found")
+        raise TailrankIOError(f"{gt}: ground truth not found")
     q_ref, c_ref, g_ref = ray.put(queries), ray.put(core), ray.put(gt)
     task = ray.remote(_scan_group).options(num_cpus=threads_per_task, max_retries=max_retries)
     merge = ray.remote(_merge).options(num_cpus=1, max_retries=max_retries)

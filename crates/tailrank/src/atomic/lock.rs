@@ -110,7 +110,7 @@ impl Lock {
                 file: Some(file),
             });
         }
-        Err(Error::file(
+        Err(Error::output(
             &lp,
             "cannot take this lock: the file keeps being replaced",
         ))
@@ -134,7 +134,7 @@ pub(super) fn busy(target: &Path, lp: &Path, doing: &str) -> Error {
         Some(p) => format!("another tailrank process (pid {p})"),
         None => "another tailrank process".to_string(),
     };
-    Error::file(
+    Error::output(
         target,
         format!(
             "{who} is {doing} it (it holds {}); wait for it to finish",

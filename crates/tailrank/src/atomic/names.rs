@@ -46,7 +46,7 @@ pub fn entry_name(name: &OsStr, suffix: &str) -> OsString {
 pub fn entry_path(path: &Path, suffix: &str) -> Result<PathBuf> {
     let name = path
         .file_name()
-        .ok_or_else(|| Error::invalid(format!("{}: not a file path", path.display())))?;
+        .ok_or_else(|| Error::output(path, "not a file path"))?;
     Ok(path.with_file_name(entry_name(name, suffix)))
 }
 
@@ -55,10 +55,10 @@ pub fn entry_path(path: &Path, suffix: &str) -> Result<PathBuf> {
 pub fn sibling(path: &Path, suffix: &str) -> Result<PathBuf> {
     let name = path
         .file_name()
-        .ok_or_else(|| Error::invalid(format!("{}: not a file path", path.display())))?;
+        .ok_or_else(|| Error::output(path, "not a file path"))?;
     let len = bytes(name).len() + suffix.len();
     if len > NAME_MAX {
-        return Err(Error::file(
+        return Err(Error::output(
             path,
             format!(
                 "its companion file NAME{suffix} would have a {len}-byte name, longer than a \

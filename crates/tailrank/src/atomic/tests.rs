@@ -7,7 +7,7 @@ fn failed_write_leaves_target_untouched() {
     write_bytes(&p, b"first").unwrap();
     let r = write_file(&p, |w| {
         w.write_all(b"partial").unwrap();
-        Err(Error::invalid("boom"))
+        Err(Error::internal("boom"))
     });
     assert!(r.is_err());
     assert_eq!(fs::read(&p).unwrap(), b"first");
@@ -23,7 +23,7 @@ fn dir_replaced_only_when_complete() {
     let d = tempfile::tempdir().unwrap();
     let p = d.path().join("summary");
     write_dir(&p, |t| write_bytes(&t.join("chunk.json"), b"1")).unwrap();
-    assert!(write_dir(&p, |_| Err(Error::invalid("boom"))).is_err());
+    assert!(write_dir(&p, |_| Err(Error::internal("boom"))).is_err());
     assert_eq!(fs::read(p.join("chunk.json")).unwrap(), b"1");
     write_dir(&p, |t| write_bytes(&t.join("b"), b"2")).unwrap();
     assert!(!p.join("chunk.json").exists() && p.join("b").exists());

@@ -42,7 +42,7 @@ pub const DEFAULT_BLOCK_ROWS: usize = 4096;
 pub fn read_all(src: &dyn DescriptorSource) -> Result<Vec<f32>> {
     let (rows, dim) = (src.rows(), src.dim());
     let total = rows.checked_mul(dim).ok_or_else(|| {
-        Error::file(
+        Error::input(
             src.path(),
             format!("{rows} rows × {dim} does not fit in memory"),
         )
@@ -86,7 +86,7 @@ impl InMemoryDescriptors {
     ) -> Result<Self> {
         let label = label.into();
         if dim == 0 || data.len() != ids.len() * dim {
-            return Err(Error::file(
+            return Err(Error::input(
                 &label,
                 format!(
                     "{} values do not form {} rows of dimension {dim}",
@@ -96,7 +96,7 @@ impl InMemoryDescriptors {
             ));
         }
         if let Some((a, b)) = super::ids::find_duplicate(&ids) {
-            return Err(Error::file(
+            return Err(Error::input(
                 &label,
                 format!("duplicate id {:?} on rows {a} and {b} (0-based)", ids[b]),
             ));
@@ -139,7 +139,7 @@ impl DescriptorSource for InMemoryDescriptors {
         let begin = start * self.dim;
         let end = begin + out.len();
         if end > self.data.len() || !out.len().is_multiple_of(self.dim) {
-            return Err(Error::file(
+            return Err(Error::internal_at(
                 &self.label,
                 format!("rows {start}.. out of range ({} rows)", self.rows()),
             ));
@@ -184,7 +184,7 @@ impl<'a> RowRange<'a> {
         end: usize,
     ) -> Result<Self> {
         if start > end || end > inner.rows() {
-            return Err(Error::file(
+            return Err(Error::internal_at(
                 inner.path(),
                 format!(
                     "row range {start}..{end} is outside the file's {} rows",
@@ -235,7 +235,7 @@ impl DescriptorSource for RowRange<'_> {
     fn read_rows(&self, start: usize, out: &mut [f32]) -> Result<()> {
         let n = out.len() / self.dim().max(1);
         if start + n > self.rows() {
-            return Err(Error::file(
+            return Err(Error::internal_at(
                 self.path(),
                 format!(
                     "rows {}..{} requested beyond the end of the row range {}..{}",

@@ -39,10 +39,10 @@ impl QuerySet {
         let origin = origin.as_ref();
         let name = name.into();
         if query_ids.is_empty() {
-            return Err(Error::file(origin, format!("query set {name:?} is empty")));
+            return Err(Error::input(origin, format!("query set {name:?} is empty")));
         }
         if query_ids.len() != positives.len() {
-            return Err(Error::file(
+            return Err(Error::input(
                 origin,
                 format!(
                     "query set {name:?}: {} queries but {} positive lists",
@@ -54,13 +54,13 @@ impl QuerySet {
         let mut seen = HashSet::with_capacity(query_ids.len());
         for (q, pos) in query_ids.iter().zip(&positives) {
             if !seen.insert(q.as_str()) {
-                return Err(Error::file(
+                return Err(Error::input(
                     origin,
                     format!("query set {name:?}: duplicate query id {q:?}"),
                 ));
             }
             if pos.is_empty() {
-                return Err(Error::file(
+                return Err(Error::input(
                     origin,
                     format!("query set {name:?}: query {q:?} has no positives"),
                 ));
@@ -68,7 +68,7 @@ impl QuerySet {
             let mut ps = HashSet::with_capacity(pos.len());
             for p in pos {
                 if !ps.insert(p.as_str()) {
-                    return Err(Error::file(
+                    return Err(Error::input(
                         origin,
                         format!("query set {name:?}: query {q:?}: duplicate positive {p:?}"),
                     ));
@@ -156,7 +156,7 @@ fn find_file(dir: &Path, name: &str) -> Option<PathBuf> {
 
 fn load_ilias_dir(dir: &Path) -> Result<Vec<QuerySet>> {
     let pos_path = find_file(dir, POSITIVES).ok_or_else(|| {
-        Error::file(
+        Error::input(
             dir,
             format!(
                 "not a ground truth in ILIAS layout: no {POSITIVES} here or in image_ids/ \
@@ -167,7 +167,7 @@ fn load_ilias_dir(dir: &Path) -> Result<Vec<QuerySet>> {
     let image = find_file(dir, IMAGE_QUERIES);
     let text = find_file(dir, TEXT_QUERIES);
     if image.is_none() && text.is_none() {
-        return Err(Error::file(
+        return Err(Error::input(
             dir,
             format!("ILIAS layout: neither {IMAGE_QUERIES} nor {TEXT_QUERIES} found here or in image_ids/"),
         ));
@@ -176,13 +176,13 @@ fn load_ilias_dir(dir: &Path) -> Result<Vec<QuerySet>> {
     // Positives, grouped by instance, in file order.
     let positives = read_id_column(&pos_path)?;
     if positives.is_empty() {
-        return Err(Error::file(&pos_path, "no positive ids"));
+        return Err(Error::input(&pos_path, "no positive ids"));
     }
     let mut by_instance: HashMap<String, Vec<String>> = HashMap::new();
     let mut seen = HashSet::with_capacity(positives.len());
     for (line, id) in &positives {
         if !seen.insert(id.as_str()) {
-            return Err(Error::file(
+            return Err(Error::input(
                 &pos_path,
                 format!("line {line}: duplicate positive {id:?}"),
             ));
@@ -199,21 +199,21 @@ fn load_ilias_dir(dir: &Path) -> Result<Vec<QuerySet>> {
         let Some(path) = path else { continue };
         let ids = read_id_column(&path)?;
         if ids.is_empty() {
-            return Err(Error::file(&path, format!("query set {name:?} is empty")));
+            return Err(Error::input(&path, format!("query set {name:?} is empty")));
         }
         let mut qids = Vec::with_capacity(ids.len());
         let mut pos = Vec::with_capacity(ids.len());
         let mut seen = HashSet::with_capacity(ids.len());
         for (line, q) in ids {
             if !seen.insert(q.clone()) {
-                return Err(Error::file(
+                return Err(Error::input(
                     &path,
                     format!("line {line}: duplicate query id {q:?}"),
                 ));
             }
             let inst = instance_of(&path, line, &q)?;
             let Some(p) = by_instance.get(inst) else {
-                return Err(Error::file(
+                return Err(Error::input(
                     &path,
                     format!(
                         "line {line}: query {q:?}: instance {inst:?} has no positives in {}",
@@ -233,7 +233,7 @@ fn load_ilias_dir(dir: &Path) -> Result<Vec<QuerySet>> {
 fn instance_of<'a>(path: &Path, line: usize, id: &'a str) -> Result<&'a str> {
     let inst = id.split('/').next().unwrap_or("");
     if inst.is_empty() {
-        return Err(Error::file(
+        return Err(Error::input(
             path,
             format!("line {line}: id {id:?} has an empty first path component (no instance)"),
         ));
@@ -268,7 +268,7 @@ pub fn split_csv(path: &Path, line_no: usize, line: &str) -> Result<Vec<String>>
             in_quotes = true;
             was_quoted = true;
         } else if was_quoted && !c.is_whitespace() {
-            return Err(Error::file(
+            return Err(Error::input(
                 path,
                 format!("line {line_no}: malformed CSV: text after a closing quote"),
             ));
@@ -277,7 +277,7 @@ pub fn split_csv(path: &Path, line_no: usize, line: &str) -> Result<Vec<String>>
         }
     }
     if in_quotes {
-        return Err(Error::file(
+        return Err(Error::input(
             path,
             format!("line {line_no}: malformed CSV: unterminated quote"),
         ));
@@ -346,7 +346,7 @@ impl IdTable {
             }
             if let Some((_, first)) = rows.first() {
                 if fields.len() != first.len() {
-                    return Err(Error::file(
+                    return Err(Error::input(
                         path,
                         format!(
                             "line {line}: malformed CSV: {} columns where the first data line has {}",
@@ -357,7 +357,7 @@ impl IdTable {
                 }
             }
             if fields[0].is_empty() {
-                return Err(Error::file(
+                return Err(Error::input(
                     path,
                     format!("line {line}: malformed CSV: empty id"),
                 ));

@@ -97,7 +97,7 @@ fn split_csv(line: &str) -> std::result::Result<Vec<String>, String> {
 
 fn check_text(path: &Path, what: &str, s: &str) -> Result<()> {
     if s.contains(['\n', '\r']) {
-        return Err(Error::file(
+        return Err(Error::output(
             path,
             format!("{what} {s:?} contains a line break, which the hardness CSV cannot hold"),
         ));
@@ -233,7 +233,7 @@ fn verify_checksum<'t>(path: &Path, text: &'t str) -> Result<&'t str> {
     let body_end = checksum_body_end(text);
     let last = text[body_end..].trim_end();
     let Some(rest) = last.strip_prefix(CHECKSUM_PREFIX.trim_end()) else {
-        return Err(Error::file(
+        return Err(Error::input(
             path,
             format!(
                 "no checksum line at the end: the file is cut short (truncated, possibly at a \
@@ -249,7 +249,7 @@ fn verify_checksum<'t>(path: &Path, text: &'t str) -> Result<&'t str> {
     }
     let actual = format!("xxh3:{:016x}", xxhash_rust::xxh3::xxh3_64(body.as_bytes()));
     if rest.trim() != actual {
-        return Err(Error::file(
+        return Err(Error::input(
             path,
             format!(
                 "checksum mismatch: the last line records {}, the content hashes to {actual} \
@@ -287,7 +287,7 @@ pub fn read_hardness_csv(path: &Path) -> Result<(HardnessMeta, Vec<QueryHardness
     let parsed = parse_hardness_text(path, body)?;
     checked?;
     if parsed.1.is_empty() {
-        return Err(Error::file(
+        return Err(Error::input(
             path,
             "holds no query row: nothing to predict from (write it again with \
              `tailrank predict --hardness-out`)",
@@ -322,7 +322,7 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
             }
             continue;
         }
-        let fields = split_csv(line).map_err(|e| Error::file(path, format!("line {ln}: {e}")))?;
+        let fields = split_csv(line).map_err(|e| Error::input(path, format!("line {ln}: {e}")))?;
         let Some(hdr) = &header else {
             let names: Vec<String> = fields.iter().map(|f| f.trim().to_string()).collect();
             let missing: Vec<&str> = HARDNESS_COLUMNS[..13]
@@ -331,7 +331,7 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
                 .filter(|c| !names.iter().any(|n| n == c))
                 .collect();
             if !missing.is_empty() {
-                return Err(Error::file(
+                return Err(Error::input(
                     path,
                     format!(
                         "line {ln}: header lacks the column(s) {}",
@@ -346,7 +346,7 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
             continue;
         };
         if fields.len() != hdr.len() {
-            return Err(Error::file(
+            return Err(Error::input(
                 path,
                 format!(
                     "line {ln}: {} fields, the header has {}",
@@ -364,7 +364,7 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
             v: &str,
         ) -> Result<T> {
             v.trim().parse::<T>().map_err(|_| {
-                Error::file(
+                Error::input(
                     path,
                     format!("line {ln}: column {name}: {v:?} is not {}", T::WHAT),
                 )
@@ -374,7 +374,7 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
             if v.is_finite() {
                 Ok(v)
             } else {
-                Err(Error::file(
+                Err(Error::input(
                     path,
                     format!("line {ln}: column {name}: {v} is not finite"),
                 ))
@@ -397,7 +397,7 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
         let new_query = qs.last().is_none_or(|q| q.query_id != qid);
         if new_query {
             if !seen.insert(qid.clone()) {
-                return Err(Error::file(
+                return Err(Error::input(
                     path,
                     format!("line {ln}: query {qid} appears in two separate blocks of rows"),
                 ));
@@ -411,7 +411,7 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
                     let xi = finite("tail_xi", num(path, ln, "tail_xi", &tail_vals[2])?)?;
                     let n_u: usize = num(path, ln, "tail_n_u", &tail_vals[3])?;
                     if !(sigma > 0.0) {
-                        return Err(Error::file(
+                        return Err(Error::input(
                             path,
                             format!("line {ln}: column tail_sigma: {sigma} is not positive"),
                         ));
@@ -432,7 +432,7 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
                     })
                 }
                 _ => {
-                    return Err(Error::file(
+                    return Err(Error::input(
                         path,
                         format!(
                             "line {ln}: tail columns are partly empty (query {qid}): give all \
@@ -451,7 +451,7 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
         } else {
             let q = qs.last().expect("non-empty");
             if q.sample_size != sample_size || tail_of_last.as_ref() != Some(&tail_vals) {
-                return Err(Error::file(
+                return Err(Error::input(
                     path,
                     format!(
                         "line {ln}: sample_size or tail columns differ from the query's \
@@ -463,7 +463,7 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
         let q = qs.last_mut().expect("non-empty");
         if j == 0 {
             if !new_query {
-                return Err(Error::file(
+                return Err(Error::input(
                     path,
                     format!("line {ln}: j = 0 (no positives) but query {qid} has other rows"),
                 ));
@@ -473,13 +473,13 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
             continue;
         }
         if declared_empty.contains(&qid) {
-            return Err(Error::file(
+            return Err(Error::input(
                 path,
                 format!("line {ln}: query {qid} was declared without positives (j = 0)"),
             ));
         }
         if j != q.positives.len() + 1 {
-            return Err(Error::file(
+            return Err(Error::input(
                 path,
                 format!(
                     "line {ln}: query {qid}: j = {j}, expected {} (rows must list positives \
@@ -494,14 +494,14 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
         let pool_above: u64 = num(path, ln, "pool_above", field("pool_above"))?;
         let x_hat: f64 = num(path, ln, "x_hat", field("x_hat"))?;
         if !(0.0..=1.0).contains(&x_hat) {
-            return Err(Error::file(
+            return Err(Error::input(
                 path,
                 format!("line {ln}: column x_hat: {x_hat} is not a fraction in [0, 1]"),
             ));
         }
         let b = field("branch").trim();
         let branch = Branch::parse(b).ok_or_else(|| {
-            Error::file(
+            Error::input(
                 path,
                 format!("line {ln}: unknown branch {b:?} (expected count, tail or immune)"),
             )
@@ -516,7 +516,7 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
         });
     }
     if header.is_none() {
-        return Err(Error::file(
+        return Err(Error::input(
             path,
             "no header line (query_id,positive_id,...)",
         ));
@@ -537,7 +537,7 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
         .filter(|k| meta_get(k).is_none())
         .collect();
     if !missing.is_empty() {
-        return Err(Error::file(
+        return Err(Error::input(
             path,
             format!(
                 "metadata lacks the key(s) {} (lines '# key: value' before the header)",
@@ -555,13 +555,13 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
     };
     if let Some((_, v, ln)) = meta_get("format_version") {
         let ver: u32 = v.parse().map_err(|_| {
-            Error::file(
+            Error::input(
                 path,
                 format!("line {ln}: format_version {v:?} is not a number"),
             )
         })?;
         if ver > HARDNESS_FORMAT_VERSION {
-            return Err(Error::file(
+            return Err(Error::unsupported(
                 path,
                 format!(
                     "line {ln}: format_version {ver} is newer than this tool reads \
@@ -571,7 +571,7 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
         }
     }
     let bad = |k: &str, v: &str, ln: usize, what: &str| {
-        Error::file(
+        Error::input(
             path,
             format!("line {ln}: metadata {k}: {v:?} is not {what}"),
         )
@@ -597,7 +597,7 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
             (None, None) => match meta_get("excess_decay").or(meta_get("excess_pool_size")) {
                 None => None,
                 Some((k, _, ln)) => {
-                    return Err(Error::file(
+                    return Err(Error::input(
                         path,
                         format!("line {ln}: metadata {k} without excess_rate and excess_weight"),
                     ))
@@ -624,7 +624,7 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
                 };
                 let pool_size =
                     match meta_get("excess_pool_size") {
-                        None if decay > 0.0 => return Err(Error::file(
+                        None if decay > 0.0 => return Err(Error::input(
                             path,
                             "metadata excess_decay > 0 without excess_pool_size (the N its rate \
                          is for)",
@@ -644,7 +644,7 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
                 })
             }
             (Some((k, _, ln)), None) | (None, Some((k, _, ln))) => {
-                return Err(Error::file(
+                return Err(Error::input(
                     path,
                     format!(
                         "line {ln}: metadata {k} without its pair (excess_rate and excess_weight \

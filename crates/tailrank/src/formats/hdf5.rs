@@ -137,7 +137,7 @@ impl std::fmt::Debug for Hdf5Descriptors {
 }
 
 fn h5err(path: &Path, what: &str, e: hdf5_reader::error::Error) -> Error {
-    Error::file(
+    Error::input(
         path,
         format!("{what}: {e} (not a valid HDF5 file, or truncated/corrupt)"),
     )
@@ -147,7 +147,7 @@ fn float_dtype(path: &Path, t: &Datatype) -> Result<Dtype> {
     match t {
         Datatype::FloatingPoint { size: 2, .. } => Ok(Dtype::F16),
         Datatype::FloatingPoint { size: 4, .. } => Ok(Dtype::F32),
-        other => Err(Error::file(
+        other => Err(Error::unsupported(
             path,
             format!(
                 "dataset 'features' has unsupported type {}; expected float16 or float32",
@@ -180,7 +180,7 @@ fn check_ieee_layout(path: &Path, ds: &Dataset, dtype: Dtype) -> Result<()> {
         Dtype::F32 => (31, 32, (23, 8, 0, 23), 127),
     };
     if (sign_loc, offset, precision, fields, bias) != (want.0, 0, want.1, want.2, want.3) {
-        return Err(Error::file(
+        return Err(Error::unsupported(
             path,
             format!(
                 "dataset 'features' is a {}-bit float that is not IEEE {:?} (sign bit {sign_loc}, \
@@ -221,7 +221,7 @@ impl Hdf5Descriptors {
     fn open_inner(path: &Path, ids: Option<&Path>) -> Result<Self> {
         let len = std::fs::metadata(path).at(path)?.len();
         if len == 0 {
-            return Err(Error::file(path, "empty file (0 bytes), not an HDF5 file"));
+            return Err(Error::input(path, "empty file (0 bytes), not an HDF5 file"));
         }
         let opts = OpenOptions::default()
             .with_chunk_cache_bytes(CHUNK_CACHE_BYTES)
@@ -231,7 +231,7 @@ impl Hdf5Descriptors {
         let sb = file.superblock();
         let eof = sb.base_address.saturating_add(sb.eof_address);
         if eof > len {
-            return Err(Error::file(
+            return Err(Error::input(
                 path,
                 format!(
                     "truncated file: the HDF5 superblock says it ends at byte {eof} but it has \
@@ -241,14 +241,14 @@ impl Hdf5Descriptors {
         }
         let names = root_names(&file);
         let features = file.dataset("features").map_err(|e| {
-            Error::file(
+            Error::input(
                 path,
                 format!("no dataset 'features' ({e}); root group holds: {names}"),
             )
         })?;
         let shape = features.shape().to_vec();
         if shape.len() != 2 {
-            return Err(Error::file(
+            return Err(Error::input(
                 path,
                 format!(
                     "dataset 'features' has rank {} (shape {shape:?}); expected N × D",
@@ -258,7 +258,7 @@ impl Hdf5Descriptors {
         }
         let (rows, dim) = (shape[0] as usize, shape[1] as usize);
         if dim == 0 {
-            return Err(Error::file(path, "dataset 'features' has dimension 0"));
+            return Err(Error::input(path, "dataset 'features' has dimension 0"));
         }
         // Corrupt metadata can claim absurd shapes; refuse them before anything is allocated
         // (found by fuzzing: a mutated shape made the digest allocate 17 TB).
@@ -266,7 +266,7 @@ impl Hdf5Descriptors {
             || (rows as u64) > MAX_ROWS
             || (rows as u64).checked_mul(dim as u64).is_none()
         {
-            return Err(Error::file(
+            return Err(Error::input(
                 path,
                 format!(
                     "dataset 'features' has an implausible shape {shape:?} (at most {MAX_ROWS} \
@@ -282,7 +282,7 @@ impl Hdf5Descriptors {
             Some(ids_path) => {
                 let ids = RowIds::read_text(ids_path, None)?;
                 if ids.len() != rows {
-                    return Err(Error::file(
+                    return Err(Error::input(
                         ids_path,
                         format!(
                             "{} ids but dataset 'features' of {} has {rows} rows",
@@ -292,7 +292,7 @@ impl Hdf5Descriptors {
                     ));
                 }
                 if let Some((a, b, id)) = ids.find_duplicate()? {
-                    return Err(Error::file(
+                    return Err(Error::input(
                         ids_path,
                         format!("duplicate id {id:?} on lines {} and {}", a + 1, b + 1),
                     ));
@@ -302,7 +302,7 @@ impl Hdf5Descriptors {
             None => {
                 let ids = read_index_dataset(path, &file, &names)?;
                 if ids.len() != rows {
-                    return Err(Error::file(
+                    return Err(Error::input(
                         path,
                         format!(
                             "dataset 'index' has {} ids but 'features' has {rows} rows",
@@ -311,7 +311,7 @@ impl Hdf5Descriptors {
                     ));
                 }
                 if let Some((a, b)) = super::ids::find_duplicate(&ids) {
-                    return Err(Error::file(
+                    return Err(Error::input(
                         path,
                         format!(
                             "dataset 'index': duplicate id {:?} on rows {a} and {b} (0-based)",
@@ -385,7 +385,7 @@ fn guarded<T>(path: &Path, what: &str, f: impl FnOnce() -> Result<T>) -> Result<
                 .map(|s| s.to_string())
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_default();
-            Err(Error::file(
+            Err(Error::input(
                 path,
                 format!(
                     "{what}: the HDF5 reader failed on malformed data ({msg}); the file is corrupt"
@@ -417,13 +417,13 @@ pub(crate) fn read_index_file(path: &Path) -> Result<Vec<String>> {
 
 fn read_index_dataset(path: &Path, file: &Hdf5File, names: &str) -> Result<Vec<String>> {
     let index = file.dataset("index").map_err(|e| {
-        Error::file(
+        Error::input(
             path,
             format!("no dataset 'index' with the row ids ({e}); root group holds: {names}"),
         )
     })?;
     if index.ndim() == 1 && index.shape()[0] > MAX_ROWS {
-        return Err(Error::file(
+        return Err(Error::input(
             path,
             format!(
                 "dataset 'index' has an implausible length {} (at most {MAX_ROWS}): corrupt file?",
@@ -432,7 +432,7 @@ fn read_index_dataset(path: &Path, file: &Hdf5File, names: &str) -> Result<Vec<S
         ));
     }
     if index.ndim() != 1 {
-        return Err(Error::file(
+        return Err(Error::input(
             path,
             format!(
                 "dataset 'index' has rank {} (shape {:?}); expected a 1-D list of ids",
@@ -452,7 +452,7 @@ fn read_index(path: &Path, index: &Dataset) -> Result<Vec<String>> {
             .read_strings()
             .map_err(|e| h5err(path, "cannot read dataset 'index'", e))?,
         other => {
-            return Err(Error::file(
+            return Err(Error::input(
                 path,
                 format!(
                 "dataset 'index' has type {}; expected strings (variable-length or fixed-length)",
@@ -466,7 +466,7 @@ fn read_index(path: &Path, index: &Dataset) -> Result<Vec<String>> {
         // Fixed-length strings may keep NUL or space padding depending on the writer.
         let t = s.trim_end_matches(['\0', ' ']);
         if t.is_empty() {
-            return Err(Error::file(
+            return Err(Error::input(
                 path,
                 format!("dataset 'index': id of row {i} is empty"),
             ));
@@ -495,7 +495,7 @@ impl DescriptorSource for Hdf5Descriptors {
     fn read_rows(&self, start: usize, out: &mut [f32]) -> Result<()> {
         let dim = self.dim;
         if !out.len().is_multiple_of(dim) {
-            return Err(Error::invalid(format!(
+            return Err(Error::option(format!(
                 "{}: output buffer of {} values is not a whole number of rows of dimension {dim}",
                 self.path.display(),
                 out.len()
@@ -521,7 +521,7 @@ impl DescriptorSource for Hdf5Descriptors {
             ],
         };
         let fail = |e: hdf5_reader::error::Error| {
-            Error::file(
+            Error::input(
                 &self.path,
                 format!(
                     "cannot read rows {start}..{} of dataset 'features': {e} (truncated or corrupt file?)",
@@ -530,7 +530,7 @@ impl DescriptorSource for Hdf5Descriptors {
             )
         };
         let bad_len = |got: usize| {
-            Error::file(
+            Error::input(
                 &self.path,
                 format!(
                     "rows {start}..{}: got {got} values instead of {}",

@@ -43,7 +43,7 @@ pub const BOM: &[u8] = b"\xEF\xBB\xBF";
 /// Refuse an id list whose first line (`first`, as read) starts with a byte order mark.
 pub fn check_no_bom(path: &Path, first: &[u8]) -> Result<()> {
     if first.starts_with(BOM) {
-        return Err(Error::file(
+        return Err(Error::input(
             path,
             "line 1 starts with a UTF-8 byte order mark (bytes EF BB BF, U+FEFF): id lists must \
              be plain UTF-8 without it (the official tools would read it as part of the first \
@@ -85,7 +85,7 @@ pub(crate) fn for_each_text_line(
         buf.clear();
         let n = reader
             .read_until(b'\n', &mut buf)
-            .map_err(|e| Error::file(path, format!("cannot read line {}: {e}", line_no + 1)))?;
+            .map_err(|e| Error::input(path, format!("cannot read line {}: {e}", line_no + 1)))?;
         if n == 0 {
             return Ok(());
         }
@@ -110,7 +110,7 @@ pub(crate) fn for_each_text_line(
 /// of it, so a file is accepted or refused as a whole (not by which ids a sample keeps).
 pub(crate) fn utf8_id<'a>(path: &Path, line: usize, bytes: &'a [u8]) -> Result<&'a str> {
     if let Some(at) = bytes.iter().position(|&b| b == b'\r') {
-        return Err(Error::file(
+        return Err(Error::input(
             path,
             format!(
                 "line {line}: carriage return (CR, \\r) at byte {} inside the line: an id may not \
@@ -121,7 +121,7 @@ pub(crate) fn utf8_id<'a>(path: &Path, line: usize, bytes: &'a [u8]) -> Result<&
         ));
     }
     std::str::from_utf8(bytes)
-        .map_err(|_| Error::file(path, format!("line {line} is not valid UTF-8")))
+        .map_err(|_| Error::input(path, format!("line {line} is not valid UTF-8")))
 }
 
 /// Stream an id list from any reader under the rules of the module doc, calling `f(i, id)` for
@@ -141,7 +141,7 @@ pub fn for_each_line(
             return Ok(true);
         }
         if let Some(blank) = pending_blank {
-            return Err(Error::file(
+            return Err(Error::input(
                 path,
                 format!(
                     "line {blank} is empty but ids follow it (line {line_no}); an empty line \
@@ -182,7 +182,7 @@ pub fn check_unique(path: &Path, ids: &[String]) -> Result<()> {
 /// dataset, `"lines"`, 1 for a text file).
 pub fn check_unique_at(path: &Path, ids: &[String], unit: &str, base: usize) -> Result<()> {
     match find_duplicate(ids) {
-        Some((a, b)) => Err(Error::file(
+        Some((a, b)) => Err(Error::input(
             path,
             format!(
                 "duplicate id {:?} on {unit} {} and {}",
@@ -286,7 +286,7 @@ pub fn find_duplicate_across(lists: &[&[String]]) -> Option<((usize, usize), (us
 pub fn write_ids(path: &Path, ids: &[String]) -> Result<()> {
     for (i, id) in ids.iter().enumerate() {
         if id.is_empty() || id.contains(['\n', '\r']) {
-            return Err(Error::file(
+            return Err(Error::output(
                 path,
                 format!(
                     "id number {} ({id:?}) is empty or contains a line break; cannot write it",

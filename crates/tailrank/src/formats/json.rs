@@ -99,7 +99,7 @@ pub fn to_pretty_json<T: serde::Serialize + ?Sized>(value: &T) -> Result<String>
         serde_json::Serializer::with_formatter(&mut out, PositiveZeros(PrettyFormatter::new()));
     value
         .serialize(&mut ser)
-        .map_err(|e| Error::invalid(format!("cannot serialise a report as JSON: {e}")))?;
+        .map_err(|e| Error::internal(format!("cannot serialise a report as JSON: {e}")))?;
     Ok(String::from_utf8(out).expect("serde_json writes UTF-8"))
 }
 
@@ -150,7 +150,7 @@ pub(crate) struct JsonReader<'a> {
 impl<'a> JsonReader<'a> {
     pub(crate) fn new(path: &'a Path, b: &'a [u8]) -> Result<Self> {
         if let [0x80, proto @ 2..=5, ..] = b {
-            return Err(Error::file(
+            return Err(Error::unsupported(
                 path,
                 format!(
                     "this is a Python pickle (protocol {proto}), not JSON; convert it first, \
@@ -161,7 +161,7 @@ impl<'a> JsonReader<'a> {
             ));
         }
         if let Err(e) = std::str::from_utf8(b) {
-            return Err(Error::file(
+            return Err(Error::input(
                 path,
                 format!("not UTF-8 text (byte {})", e.valid_up_to()),
             ));
@@ -176,7 +176,7 @@ impl<'a> JsonReader<'a> {
         let line = upto.iter().filter(|&&c| c == b'\n').count() + 1;
         let line_start = upto.iter().rposition(|&c| c == b'\n').map_or(0, |p| p + 1);
         let col = String::from_utf8_lossy(&upto[line_start..]).chars().count() + 1;
-        Error::file(
+        Error::input(
             self.path,
             format!("line {line}, column {col}: {}", msg.as_ref()),
         )

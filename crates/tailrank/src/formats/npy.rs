@@ -75,7 +75,7 @@ impl NpyDescriptors {
                         .iter()
                         .map(|p| p.display().to_string())
                         .collect();
-                    Error::file(
+                    Error::input(
                         path,
                         format!(
                             "no id file given and none found next to it (tried {})",
@@ -109,7 +109,10 @@ impl NpyDescriptors {
         let file = File::open(path).at(path)?;
         let len = file.metadata().at(path)?.len() as usize;
         if len == 0 {
-            return Err(Error::file(path, "empty file (0 bytes), not an .npy array"));
+            return Err(Error::input(
+                path,
+                "empty file (0 bytes), not an .npy array",
+            ));
         }
         // SAFETY: the map is read-only; tailrank never writes input files. Another process
         // truncating the file while it is mapped could make an access fault: `raw_rows` checks
@@ -122,7 +125,7 @@ impl NpyDescriptors {
         let have = len - header.data_offset.min(len);
         if have < want {
             let full_rows = have / (header.dim * header.itemsize());
-            return Err(Error::file(
+            return Err(Error::input(
                 path,
                 format!(
                     "truncated file: the header says {} rows × {} of {:?} ({want} data bytes) but \
@@ -132,7 +135,7 @@ impl NpyDescriptors {
             ));
         }
         if have > want {
-            return Err(Error::file(
+            return Err(Error::input(
                 path,
                 format!(
                     "file is {} bytes longer than its header says ({} rows × {}); corrupt or not \
@@ -146,7 +149,7 @@ impl NpyDescriptors {
         let mut h = npy_digest_start(&map, &header);
         let ids = read_ids(&mut h)?;
         if ids.len() != header.rows {
-            return Err(Error::file(
+            return Err(Error::input(
                 &ids_path,
                 format!(
                     "{} ids but {} has {} rows",
@@ -157,7 +160,7 @@ impl NpyDescriptors {
             ));
         }
         if let Some((a, b, id)) = ids.find_duplicate()? {
-            return Err(Error::file(
+            return Err(Error::input(
                 &ids_path,
                 format!("duplicate id {id:?} on lines {} and {}", a + 1, b + 1),
             ));
@@ -192,7 +195,7 @@ impl NpyDescriptors {
         check_range(&self.path, start, n, self.header.rows)?;
         let now = self.file.metadata().at(&self.path)?.len();
         if now < self.len {
-            return Err(Error::file(
+            return Err(Error::input(
                 &self.path,
                 format!(
                     "the file was truncated while it was being read: it is now {now} bytes, \
@@ -210,7 +213,7 @@ impl NpyDescriptors {
 
 pub(crate) fn check_range(path: &Path, start: usize, n: usize, rows: usize) -> Result<()> {
     if start.checked_add(n).is_none_or(|end| end > rows) {
-        return Err(Error::file(
+        return Err(Error::internal_at(
             path,
             format!(
                 "rows {start}..{} requested but the file has {rows} rows",
@@ -308,7 +311,7 @@ impl DescriptorSource for NpyDescriptors {
     fn read_rows(&self, start: usize, out: &mut [f32]) -> Result<()> {
         let dim = self.header.dim;
         if !out.len().is_multiple_of(dim) {
-            return Err(Error::invalid(format!(
+            return Err(Error::option(format!(
                 "{}: output buffer of {} values is not a whole number of rows of dimension {dim}",
                 self.path.display(),
                 out.len()
@@ -329,13 +332,16 @@ impl DescriptorSource for NpyDescriptors {
 /// [`crate::atomic::write_file`]. numpy reads the result with `np.load`.
 pub fn write_npy(path: &Path, rows: usize, dim: usize, data: &[f32], dtype: Dtype) -> Result<()> {
     if rows.checked_mul(dim) != Some(data.len()) {
-        return Err(Error::file(
+        return Err(Error::output(
             path,
             format!("cannot write {} values as {rows} rows × {dim}", data.len()),
         ));
     }
     if dim == 0 {
-        return Err(Error::file(path, "cannot write descriptors of dimension 0"));
+        return Err(Error::output(
+            path,
+            "cannot write descriptors of dimension 0",
+        ));
     }
     let header = npy_header_bytes(rows, dim, dtype);
     atomic::write_file(path, |w| {

@@ -18,12 +18,12 @@ pub fn open_descriptors(path: &Path, ids: Option<&Path>) -> Result<Box<dyn Descr
         .unwrap_or("")
         .to_ascii_lowercase();
     if matches!(ext.as_str(), "npy" | "h5" | "hdf5") && !path.exists() {
-        return Err(Error::file(path, "descriptor file does not exist"));
+        return Err(Error::missing(path, "descriptor file does not exist"));
     }
     match ext.as_str() {
         "npy" => Ok(Box::new(NpyDescriptors::open(path, ids)?)),
         "h5" | "hdf5" => Ok(Box::new(Hdf5Descriptors::open_with_ids(path, ids)?)),
-        _ => Err(Error::file(
+        _ => Err(Error::unsupported(
             path,
             "unknown descriptor format: expected .npy (with an id file) or .h5/.hdf5",
         )),

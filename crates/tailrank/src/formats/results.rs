@@ -43,7 +43,7 @@ impl Results {
         let mut index = HashMap::with_capacity(queries.len());
         for (i, q) in queries.iter().enumerate() {
             if index.insert(q.query.clone(), i).is_some() {
-                return Err(Error::file(
+                return Err(Error::input(
                     &path,
                     format!("query id {:?} appears twice", q.query),
                 ));
@@ -51,13 +51,13 @@ impl Results {
             let mut seen = HashSet::with_capacity(q.items.len());
             for (id, s) in &q.items {
                 if !seen.insert(id.as_str()) {
-                    return Err(Error::file(
+                    return Err(Error::input(
                         &path,
                         format!("query {:?}: db id {:?} appears twice", q.query, id),
                     ));
                 }
                 if !s.is_finite() {
-                    return Err(Error::file(
+                    return Err(Error::input(
                         &path,
                         format!(
                             "query {:?}: db id {:?}: score {s} is not finite",
@@ -140,7 +140,7 @@ pub fn write_results(path: &Path, results: &[(String, Vec<(String, f32)>)]) -> R
     let mut seen_q = HashSet::with_capacity(results.len());
     for (q, items) in results {
         if !seen_q.insert(q.as_str()) {
-            return Err(Error::file(
+            return Err(Error::output(
                 path,
                 format!("cannot write results: query id {q:?} given twice"),
             ));
@@ -148,7 +148,7 @@ pub fn write_results(path: &Path, results: &[(String, Vec<(String, f32)>)]) -> R
         let mut seen = HashSet::with_capacity(items.len());
         for (id, s) in items {
             if !s.is_finite() {
-                return Err(Error::file(
+                return Err(Error::output(
                     path,
                     format!(
                         "cannot write results: query {q:?}: db id {id:?}: score {s} is not finite"
@@ -156,7 +156,7 @@ pub fn write_results(path: &Path, results: &[(String, Vec<(String, f32)>)]) -> R
                 ));
             }
             if !seen.insert(id.as_str()) {
-                return Err(Error::file(
+                return Err(Error::output(
                     path,
                     format!("cannot write results: query {q:?}: db id {id:?} given twice"),
                 ));

@@ -119,7 +119,7 @@ impl Names {
 }
 
 fn changed(path: &Path) -> Error {
-    Error::file(
+    Error::input(
         path,
         "the ids read again differ from those read when the file was opened: the file changed \
          while in use",
@@ -278,7 +278,7 @@ impl RowIds {
     /// The ids of `rows` (any order, repeats allowed), in that order; one streaming pass.
     pub fn names(&self, rows: &[usize]) -> Result<Vec<String>> {
         if let Some(&r) = rows.iter().find(|&&r| r >= self.len()) {
-            return Err(Error::file(
+            return Err(Error::internal_at(
                 &self.label,
                 format!("row {r} asked for but there are {} ids", self.len()),
             ));
@@ -420,7 +420,7 @@ pub fn find_duplicate_rows(lists: &[&RowIds]) -> Result<Option<Repeat>> {
     } else {
         format!(" of {}", lists[*la].path().display())
     };
-    Err(Error::file(
+    Err(Error::input(
         lists[*lb].path(),
         format!(
             "hash collision (duplicate-or-collision check): row {rb} (id {idb:?}) and row \

@@ -22,7 +22,7 @@ pub fn check_ids_exact(
     let want: HashSet<&str> = expected.iter().map(String::as_str).collect();
     for (row, id) in ids.iter().enumerate() {
         if !want.contains(id.as_str()) {
-            return Err(Error::file(
+            return Err(Error::mismatch_at(
                 file,
                 format!("row {row}: unknown id {id:?}: not in {}", list.display()),
             ));
@@ -34,7 +34,7 @@ pub fn check_ids_exact(
         .filter(|e| !have.contains(e.as_str()))
         .collect();
     if let Some(first) = missing.first() {
-        return Err(Error::file(
+        return Err(Error::mismatch_at(
             file,
             format!(
                 "{} id(s) of {} have no row here (missing), e.g. {first:?}",
@@ -95,7 +95,7 @@ impl DistractorList {
             Ok(())
         })?;
         if keys.is_empty() {
-            return Err(Error::file(path, "the distractor id list is empty"));
+            return Err(Error::input(path, "the distractor id list is empty"));
         }
         rayon::slice::ParallelSliceMut::par_sort_unstable(&mut keys[..]);
         if let Some(w) = keys.windows(2).find(|w| w[0] == w[1]) {
@@ -109,7 +109,7 @@ impl DistractorList {
             })?;
             let (l1, a) = lines.first().cloned().unwrap_or((0, String::new()));
             let (l2, b) = lines.get(1).cloned().unwrap_or((0, String::new()));
-            return Err(Error::file(
+            return Err(Error::input(
                 path,
                 if a == b {
                     format!("duplicate distractor id {a:?} on lines {l1} and {l2}")
@@ -201,7 +201,7 @@ impl DistractorList {
             let mut rows = Vec::new();
             src.ids().for_each(|row, id| {
                 let Ok(i) = self.keys.binary_search(&key64(id)) else {
-                    return Err(Error::file(
+                    return Err(Error::mismatch_at(
                         src.path(),
                         format!(
                             "row {row}: unknown distractor id {id:?}: not in {}",
@@ -212,7 +212,7 @@ impl DistractorList {
                 if bit(&seen, i) {
                     let listed = self.listed_id(self.keys[i])?;
                     if listed.as_deref().is_some_and(|l| l != id) {
-                        return Err(Error::file(
+                        return Err(Error::input(
                             src.path(),
                             format!(
                                 "row {row}: hash collision: id {id:?} has the same 64-bit xxh3 \
@@ -223,7 +223,7 @@ impl DistractorList {
                             ),
                         ));
                     }
-                    return Err(Error::file(
+                    return Err(Error::input(
                         src.path(),
                         format!("row {row}: duplicate distractor id {id:?} (already in this or an earlier shard)"),
                     ));
@@ -259,7 +259,7 @@ impl DistractorList {
             if let Some((p, _)) = &self.selection {
                 what = format!("{what} selected by {}", p.display());
             }
-            return Err(Error::file(
+            return Err(Error::mismatch_at(
                 &self.path,
                 format!(
                     "{} listed distractor id(s) {what} have no row in the features_distractors_* shards (missing), e.g. {:?}",

@@ -78,17 +78,17 @@ impl IliasDataset {
     /// Discover and load a dataset folder; `taxonomy` overrides the discovered `taxonomy.json`.
     pub fn open(dir: &Path, taxonomy: Option<&Path>) -> Result<Self> {
         if !dir.is_dir() {
-            return Err(Error::file(dir, "ILIAS dataset folder not found"));
+            return Err(Error::missing(dir, "ILIAS dataset folder not found"));
         }
         let subs = ["image_ids", ""];
         let positives_file = find_in(dir, &subs, POSITIVES).ok_or_else(|| {
-            Error::file(
+            Error::input(
                 dir,
                 format!("no image_ids/{POSITIVES}: not an ILIAS dataset folder"),
             )
         })?;
         let distractors_file = find_in(dir, &subs, DISTRACTORS).ok_or_else(|| {
-            Error::file(
+            Error::input(
                 dir,
                 format!("no image_ids/{DISTRACTORS} (the distractor id list gives N and is checked against the features)"),
             )
@@ -143,7 +143,7 @@ pub type PositiveInfoMap = HashMap<String, PositiveInfo>;
 pub fn read_positive_info(path: &Path) -> Result<(Vec<String>, Option<PositiveInfoMap>)> {
     let rows = IdTable::read(path)?.rows;
     if rows.is_empty() {
-        return Err(Error::file(path, "no positive ids"));
+        return Err(Error::input(path, "no positive ids"));
     }
     let ncols = rows[0].1.len();
     let mut ids = Vec::with_capacity(rows.len());
@@ -155,7 +155,7 @@ pub fn read_positive_info(path: &Path) -> Result<(Vec<String>, Option<PositiveIn
                     .ok()
                     .filter(|x| x.is_finite())
                     .ok_or_else(|| {
-                        Error::file(
+                        Error::input(
                             path,
                             format!("line {line}: {what} {s:?} is not a finite number"),
                         )
@@ -176,8 +176,8 @@ pub fn read_positive_info(path: &Path) -> Result<(Vec<String>, Option<PositiveIn
 pub fn read_taxonomy(path: &Path) -> Result<Taxonomy> {
     let bytes = std::fs::read(path).at(path)?;
     let v: serde_json::Value = serde_json::from_slice(&bytes)
-        .map_err(|e| Error::file(path, format!("not valid JSON: {e}")))?;
-    let bad = |msg: String| Error::file(path, msg);
+        .map_err(|e| Error::input(path, format!("not valid JSON: {e}")))?;
+    let bad = |msg: String| Error::input(path, msg);
     let cats = v
         .as_object()
         .ok_or_else(|| bad("expected an object {category: {subcategory: ...}}".into()))?;
@@ -277,7 +277,7 @@ pub fn find_features(dir: &Path) -> Result<FeatureFiles> {
     }
     let positives = match pos.len() {
         0 => {
-            return Err(Error::file(
+            return Err(Error::input(
                 dir,
                 "no features_positives.hdf5 or features_positive.hdf5 (the positives' \
                  descriptors) in the feature folder",
@@ -286,7 +286,7 @@ pub fn find_features(dir: &Path) -> Result<FeatureFiles> {
         1 => pos.remove(0),
         _ => {
             let names: Vec<String> = pos.iter().map(|p| p.display().to_string()).collect();
-            return Err(Error::file(
+            return Err(Error::input(
                 dir,
                 format!(
                     "several positives feature files ({}): keep one of features_positives.hdf5 \
@@ -297,7 +297,7 @@ pub fn find_features(dir: &Path) -> Result<FeatureFiles> {
         }
     };
     if distractors.is_empty() {
-        return Err(Error::file(
+        return Err(Error::input(
             dir,
             "no features_distractors_*.hdf5 shard in the feature folder",
         ));

@@ -283,7 +283,7 @@ fn breakdowns(
         let mut sub: BTreeMap<String, Vec<[f64; 3]>> = BTreeMap::new();
         for (inst, v) in &per_inst {
             let (c, sc) = tax.instance.get(*inst).ok_or_else(|| {
-                Error::file(
+                Error::mismatch_at(
                     ds.taxonomy_file.as_deref().unwrap_or(&ds.dir),
                     format!("instance {inst:?} (of the query set) is not in the taxonomy"),
                 )
@@ -313,7 +313,7 @@ fn task_of(set: &str) -> String {
 /// The exact ILIAS report of a whole-pool scan summary of one set.
 pub fn exact_set_report(ds: &IliasDataset, s: &Summary, k: usize) -> Result<IliasSetReport> {
     if !s.is_exact() {
-        return Err(Error::invalid(format!(
+        return Err(Error::mismatch(format!(
             "summary of {:?} is a sample (f = {}): use the prediction report",
             s.query_set, s.fraction
         )));
@@ -489,7 +489,7 @@ pub fn run_ilias(
                 .iter()
                 .find(|s| &s.query_set == set)
                 .ok_or_else(|| {
-                    Error::invalid(format!(
+                    Error::internal(format!(
                         "internal error: no summary of the query set {set:?} to write"
                     ))
                 })?;

@@ -66,7 +66,7 @@ fn scan_ilias_with(
     ) -> Result<PoolScan>,
 ) -> Result<Vec<Summary>> {
     if sets.is_empty() {
-        return Err(Error::invalid("no query set chosen"));
+        return Err(Error::option("no query set chosen"));
     }
     // Positives: the core.
     let core = Hdf5Descriptors::open(&feats.positives)?;
@@ -82,7 +82,7 @@ fn scan_ilias_with(
     let mut query_files: Vec<Hdf5Descriptors> = Vec::with_capacity(sets.len());
     for &name in sets {
         let set = ds.set(name).ok_or_else(|| {
-            Error::file(
+            Error::input(
                 &ds.dir,
                 format!("query set {name:?} not found ({name}_query_ids.txt missing)"),
             )
@@ -93,7 +93,7 @@ fn scan_ilias_with(
             _ => None,
         }
         .ok_or_else(|| {
-            Error::file(
+            Error::input(
                 feats.positives.parent().unwrap_or(Path::new(".")),
                 format!("no features_{name}_queries.hdf5 in the feature folder"),
             )
@@ -107,7 +107,7 @@ fn scan_ilias_with(
         )?;
         if let Some(first) = query_files.first() {
             if src.dim() != first.dim() {
-                return Err(Error::file(
+                return Err(Error::mismatch_at(
                     file,
                     format!(
                         "dimension {} differs from the other query file's {}",
@@ -165,7 +165,7 @@ fn scan_ilias_with(
     for ((&name, set), one) in sets.iter().zip(&chosen).zip(out.sets) {
         let mut s = one.summary;
         if cfg.fraction >= 1.0 && s.subset_sizes[0] != list.len {
-            return Err(Error::file(
+            return Err(Error::mismatch_at(
                 &list.path,
                 format!(
                     "exact scan saw {} distractors but the list holds N = {}",

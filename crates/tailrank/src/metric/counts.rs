@@ -85,7 +85,7 @@ pub(super) fn ap_from_counts_blocks(pos: &[PositiveCounts], ranks: &[f64], k: us
 /// positives.
 pub fn positive_counts(s: &Summary, qi: usize, subset: usize) -> Result<Vec<PositiveCounts>> {
     let Some(q) = s.queries.get(qi) else {
-        return Err(Error::invalid(format!(
+        return Err(Error::option(format!(
             "summary has {} queries, no query index {qi}",
             s.queries.len()
         )));
@@ -93,19 +93,19 @@ pub fn positive_counts(s: &Summary, qi: usize, subset: usize) -> Result<Vec<Posi
     let mut out = Vec::with_capacity(q.positives.len());
     for (j, p) in q.positives.iter().enumerate() {
         let Some(&k0) = p.pool_above.get(subset) else {
-            return Err(Error::invalid(format!(
+            return Err(Error::input_msg(format!(
                 "summary query {:?}: positive {:?} has no pool count for subset {subset}",
                 q.id, p.id
             )));
         };
         if !p.score.is_finite() {
-            return Err(Error::invalid(format!(
+            return Err(Error::input_msg(format!(
                 "summary query {:?}: positive {:?} has a non-finite score",
                 q.id, p.id
             )));
         }
         if j > 0 && p.score > q.positives[j - 1].score {
-            return Err(Error::invalid(format!(
+            return Err(Error::input_msg(format!(
                 "summary query {:?}: positives are not sorted by score, descending (at {:?})",
                 q.id, p.id
             )));
@@ -118,7 +118,7 @@ pub fn positive_counts(s: &Summary, qi: usize, subset: usize) -> Result<Vec<Posi
         });
     }
     if out.is_empty() {
-        return Err(Error::invalid(format!(
+        return Err(Error::input_msg(format!(
             "summary query {:?} has no positives",
             q.id
         )));

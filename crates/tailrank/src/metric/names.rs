@@ -149,12 +149,12 @@ impl FromStr for MetricName {
             None => (lower.as_str(), None),
             Some((stem, k)) => {
                 let k: usize = k.parse().map_err(|_| {
-                    Error::invalid(format!(
+                    Error::option(format!(
                         "metric {s:?}: the cut-off after '@' must be a positive integer"
                     ))
                 })?;
                 if k == 0 {
-                    return Err(Error::invalid(format!(
+                    return Err(Error::option(format!(
                         "metric {s:?}: the cut-off must be at least 1"
                     )));
                 }
@@ -162,13 +162,10 @@ impl FromStr for MetricName {
             }
         };
         let Some(&(kind, _)) = MetricKind::ALL.iter().find(|(_, name)| *name == stem) else {
-            return Err(Error::invalid(format!(
-                "unknown metric {s:?} ({})",
-                known()
-            )));
+            return Err(Error::option(format!("unknown metric {s:?} ({})", known())));
         };
         if kind == MetricKind::Ap && k.is_some() {
-            return Err(Error::invalid(format!(
+            return Err(Error::option(format!(
                 "metric {s:?}: ap is the full, untruncated AP (for a cut-off use map@k)"
             )));
         }

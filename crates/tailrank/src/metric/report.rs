@@ -300,7 +300,7 @@ pub fn evaluate_counts(query: &str, pos: &[PositiveCounts], k: usize) -> QueryRe
 
 fn check_k(k: usize) -> Result<()> {
     if k == 0 {
-        return Err(Error::invalid("k must be at least 1"));
+        return Err(Error::option("k must be at least 1"));
     }
     Ok(())
 }
@@ -346,7 +346,7 @@ pub fn evaluate_results_for(
                 }
                 None => match missing {
                     MissingPolicy::Error => {
-                        return Err(Error::file(
+                        return Err(Error::mismatch_at(
                             &results.path,
                             format!(
                                 "query {q:?} of query set {:?} has no results (it \
@@ -376,7 +376,7 @@ pub fn evaluate_results_for(
     }
     if out.is_empty() {
         let names: Vec<&str> = sets.iter().map(|s| s.name.as_str()).collect();
-        return Err(Error::file(
+        return Err(Error::mismatch_at(
             &results.path,
             format!("no query of the ground truth (sets {names:?}) has results"),
         ));
@@ -428,7 +428,7 @@ pub fn select_sets(sets: Vec<QuerySet>, names: &[String]) -> Result<Vec<QuerySet
     }
     let have: Vec<&str> = sets.iter().map(|s| s.name.as_str()).collect();
     if let Some(n) = names.iter().find(|n| !have.contains(&n.as_str())) {
-        return Err(Error::invalid(format!(
+        return Err(Error::mismatch(format!(
             "the ground truth has no query set {n:?} (it has {have:?})"
         )));
     }
@@ -453,7 +453,7 @@ pub fn set_for_summary<'a>(
             Some(set) => Ok(Some(set)),
             None => {
                 let names: Vec<&str> = sets.iter().map(|q| q.name.as_str()).collect();
-                Err(Error::invalid(format!(
+                Err(Error::mismatch(format!(
                     "summary {} is for query set {:?}, which the ground truth lacks (it has \
                      {names:?})",
                     path.display(),
@@ -493,7 +493,7 @@ pub fn evaluate_summary_with(
     check_k(k)?;
     let metrics = opts.resolved();
     if !s.is_exact() {
-        return Err(Error::invalid(format!(
+        return Err(Error::mismatch(format!(
             "summary of query set {:?} is a sample (fraction {}, {} of {} pool items seen): exact \
              metrics need a whole-pool scan; use `tailrank predict`",
             s.query_set,
@@ -517,7 +517,7 @@ pub fn evaluate_summary_with(
             let mut qs = Vec::with_capacity(s.queries.len());
             for (qi, q) in s.queries.iter().enumerate() {
                 if !seen.insert(q.id.as_str()) {
-                    return Err(Error::invalid(format!(
+                    return Err(Error::input_msg(format!(
                         "summary: query {:?} appears twice",
                         q.id
                     )));
@@ -549,7 +549,7 @@ pub fn evaluate_summary_with(
                             .collect();
                         let want: HashSet<&str> = gt.iter().map(String::as_str).collect();
                         if have != want {
-                            return Err(Error::invalid(format!(
+                            return Err(Error::mismatch(format!(
                                 "summary query {q:?}: its {} positives differ from the {} of the \
                                  ground truth (set {:?})",
                                 have.len(),
@@ -561,7 +561,7 @@ pub fn evaluate_summary_with(
                     }
                     None => match missing {
                         MissingPolicy::Error => {
-                            return Err(Error::invalid(format!(
+                            return Err(Error::mismatch(format!(
                                 "query {q:?} of query set {:?} is not in the summary (it \
                                  counts as 0 only under the missing-as-zero policy)",
                                 set.name

@@ -56,7 +56,7 @@ pub struct Comparison {
 
 /// Check that `a` and `b` were scanned over the same queries, positives and pool sample.
 fn check_pair(a: &Summary, b: &Summary) -> Result<()> {
-    let bad = |what: String| Err(Error::invalid(format!("cannot compare: {what}")));
+    let bad = |what: String| Err(Error::mismatch(format!("cannot compare: {what}")));
     if a.query_set != b.query_set {
         return bad(format!(
             "query sets differ ({:?} vs {:?})",

@@ -64,14 +64,14 @@ pub const MAX_POINTS: usize = 10_000;
 fn grid(lo: f64, hi: f64, per_decade: usize) -> Result<Vec<f64>> {
     let points = (hi / lo).log10() * per_decade as f64 + 1.0;
     if lo > 0.0 && hi >= lo && hi.is_finite() && points > MAX_POINTS as f64 {
-        return Err(Error::invalid(format!(
+        return Err(Error::option(format!(
             "the curve would have {points:.0} points ({per_decade} per decade from {lo} to \
              {hi}); at most {MAX_POINTS}: give fewer points per decade"
         )));
     }
     let g = maps::log_grid(lo, hi, per_decade);
     if g.is_empty() {
-        return Err(Error::invalid(format!(
+        return Err(Error::option(format!(
             "bad curve range: need 0 < from <= to and points per decade >= 1 (from {lo}, to {hi}, {per_decade} per decade)"
         )));
     }
@@ -230,7 +230,7 @@ pub fn curve_from_hardness(
     per_decade: usize,
 ) -> Result<Curve> {
     if qs.is_empty() || qs.iter().any(|q| q.positives.is_empty()) {
-        return Err(Error::invalid(
+        return Err(Error::input_msg(
             "hardness holds no query, or a query without positives",
         ));
     }

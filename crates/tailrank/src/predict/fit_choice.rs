@@ -76,7 +76,7 @@ impl std::str::FromStr for FitMode {
             .into_iter()
             .find(|m| m.as_str() == s.trim())
             .ok_or_else(|| {
-                Error::invalid(format!(
+                Error::option(format!(
                     "unknown fit {s:?} (known: {})",
                     FitMode::NAMES.join(", ")
                 ))

@@ -141,7 +141,7 @@ pub const MIN_REPLICATES: usize = 20;
 ///   below `c_min` (count). `c_min` is the estimator's (the default, 5, for `count`).
 pub fn check_sample_size(sample: u64) -> Result<()> {
     if sample == 0 {
-        return Err(Error::invalid(
+        return Err(Error::input_msg(
             "the sample is empty (S = 0 sampled pool items): there is nothing to predict from \
              (with no sampled item every positive looks unbeatable); scan a larger fraction, or \
              check that the pool ids are those the sample was drawn from",
@@ -211,7 +211,7 @@ pub fn summary_warnings(s: &Summary, n: u64, est: &Estimator) -> Vec<String> {
 /// fitted on fewer scores than asked for, silently): used where M was chosen explicitly.
 pub fn check_top_m(s: &Summary, dir: &std::path::Path, top_m: usize) -> Result<()> {
     if top_m > s.top_m {
-        return Err(Error::file(
+        return Err(Error::mismatch_at(
             dir,
             format!(
             "top-M = {top_m} scores asked for the tail fit, but the summary stores only the top \
@@ -229,14 +229,14 @@ impl PredictOptions {
     /// replicate counts (bootstrap, sample noise) 0 or at least [`MIN_REPLICATES`].
     pub fn check(&self) -> Result<()> {
         if self.k == 0 {
-            return Err(Error::invalid("k must be at least 1"));
+            return Err(Error::option("k must be at least 1"));
         }
         for (what, n) in [
             ("query-bootstrap replicates B", self.bootstrap),
             ("sample-noise replicates", self.sample_noise),
         ] {
             if n > 0 && n < MIN_REPLICATES {
-                return Err(Error::invalid(format!(
+                return Err(Error::option(format!(
                     "{what} = {n} are too few for an interval: give 0 (no interval) or at \
                      least {MIN_REPLICATES} (with fewer, the interval's ends are the most \
                      extreme replicates and it can exclude the estimate)"
@@ -244,20 +244,20 @@ impl PredictOptions {
             }
         }
         if !(self.confidence > 0.0 && self.confidence < 1.0) {
-            return Err(Error::invalid(format!(
+            return Err(Error::option(format!(
                 "confidence must be in (0, 1), got {}",
                 self.confidence
             )));
         }
         if let Estimator::Evt(e) = self.estimator {
             if !(e.quantile > 0.0 && e.quantile < 1.0) {
-                return Err(Error::invalid(format!(
+                return Err(Error::option(format!(
                     "tail threshold quantile must be in (0, 1), got {}",
                     e.quantile
                 )));
             }
             if e.top_m < 2 {
-                return Err(Error::invalid(format!(
+                return Err(Error::option(format!(
                     "top-M must be at least 2, got {}",
                     e.top_m
                 )));
@@ -377,25 +377,25 @@ impl Prediction {
 /// query, every query with ≥ 1 positive, arrays consistent.
 pub fn check_summary(s: &Summary) -> Result<()> {
     if !(1..=SUMMARY_FORMAT_VERSION).contains(&s.format_version) {
-        return Err(Error::invalid(format!(
+        return Err(Error::unsupported_msg(format!(
             "summary format version {} is not one this tailrank reads (versions 1 to {})",
             s.format_version, SUMMARY_FORMAT_VERSION
         )));
     }
     if s.subsets.is_empty() || s.subsets.len() != s.subset_sizes.len() {
-        return Err(Error::invalid(format!(
+        return Err(Error::input_msg(format!(
             "summary has {} subsets but {} subset sizes",
             s.subsets.len(),
             s.subset_sizes.len()
         )));
     }
     if s.level_indices().first() != Some(&0) {
-        return Err(Error::invalid(
+        return Err(Error::input_msg(
             "summary's first subset is not the level-0 sample",
         ));
     }
     if let Some(r) = s.increment_range() {
-        return Err(Error::invalid(format!(
+        return Err(Error::mismatch(format!(
             "summary of query set {:?} is an increment (hash range [{}, {}) of the sample at \
              fraction {}, scanned with --after): grow its base with it first (tailrank grow \
              BASE PART -o OUT) and predict from the grown summary",
@@ -403,17 +403,17 @@ pub fn check_summary(s: &Summary) -> Result<()> {
         )));
     }
     if s.queries.is_empty() {
-        return Err(Error::invalid("summary holds no query"));
+        return Err(Error::input_msg("summary holds no query"));
     }
     for q in &s.queries {
         if q.positives.is_empty() {
-            return Err(Error::invalid(format!(
+            return Err(Error::input_msg(format!(
                 "query {:?} has no positives: AP is undefined for it",
                 q.id
             )));
         }
         if q.top_scores.len() != s.subsets.len() {
-            return Err(Error::invalid(format!(
+            return Err(Error::input_msg(format!(
                 "query {:?}: {} top-score lists for {} subsets",
                 q.id,
                 q.top_scores.len(),
@@ -422,7 +422,7 @@ pub fn check_summary(s: &Summary) -> Result<()> {
         }
         for p in &q.positives {
             if p.pool_above.len() != s.subsets.len() {
-                return Err(Error::invalid(format!(
+                return Err(Error::input_msg(format!(
                     "query {:?}, positive {:?}: {} counts for {} subsets",
                     q.id,
                     p.id,
@@ -437,11 +437,11 @@ pub fn check_summary(s: &Summary) -> Result<()> {
 
 fn check_hardness(qs: &[QueryHardness]) -> Result<()> {
     if qs.is_empty() {
-        return Err(Error::invalid("no query to predict from"));
+        return Err(Error::input_msg("no query to predict from"));
     }
     for q in qs {
         if q.positives.is_empty() {
-            return Err(Error::invalid(format!(
+            return Err(Error::input_msg(format!(
                 "query {:?} has no positives: AP is undefined for it",
                 q.query_id
             )));
@@ -457,12 +457,10 @@ pub fn target_pool_size(
     sample_size: u64,
 ) -> Result<u64> {
     let n = opts.pool_size.or(fallback).ok_or_else(|| {
-        Error::invalid(
-            "the pool size N is unknown: the input does not record it and none was given",
-        )
+        Error::option("the pool size N is unknown: the input does not record it and none was given")
     })?;
     if n < sample_size {
-        return Err(Error::invalid(format!(
+        return Err(Error::mismatch(format!(
             "pool size N = {n} is smaller than the sample size S = {sample_size}"
         )));
     }

@@ -47,7 +47,7 @@ pub fn hardness_for_metric(
     opts: &PredictOptions,
 ) -> Result<Vec<QueryHardness>> {
     if subset >= s.subsets.len() || subset >= s.subset_sizes.len() {
-        return Err(Error::invalid(format!(
+        return Err(Error::option(format!(
             "summary has {} subsets, subset {subset} requested",
             s.subsets.len()
         )));
@@ -56,7 +56,7 @@ pub fn hardness_for_metric(
     for q in &s.queries {
         for p in &q.positives {
             if p.pool_above.get(subset).is_none_or(|&k| k > size) {
-                return Err(Error::invalid(format!(
+                return Err(Error::input_msg(format!(
                     "query {}, positive {}: count missing or above the subset size {size}",
                     q.id, p.id
                 )));

@@ -729,7 +729,7 @@ impl ValidationFiles {
         let md = report.markdown(command);
         if let Some(slot) = self.json {
             let bytes = serde_json::to_vec_pretty(report)
-                .map_err(|e| Error::invalid(format!("cannot serialise the runs: {e}")))?;
+                .map_err(|e| Error::internal(format!("cannot serialise the runs: {e}")))?;
             self.outputs.write(slot, |p| write_bytes(p, &bytes))?;
         }
         self.outputs

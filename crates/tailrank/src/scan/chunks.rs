@@ -210,7 +210,7 @@ pub fn plan_chunks(
     chunk_rows: usize,
 ) -> Result<Vec<Chunk>> {
     if chunk_rows == 0 {
-        return Err(Error::invalid("chunk size (rows) must be at least 1"));
+        return Err(Error::option("chunk size (rows) must be at least 1"));
     }
     let mut out: Vec<Chunk> = Vec::new();
     let mut parts: Vec<ChunkPart> = Vec::new();
@@ -259,7 +259,7 @@ pub(super) fn check_identity(
     for (k, v) in now {
         let old = stored.get(k).unwrap_or(&serde_json::Value::Null);
         if old != v {
-            return Err(Error::file(
+            return Err(Error::mismatch_at(
                 dir.join(PLAN),
                 format!(
                     "cannot resume: the partial scan was made with a different {k} \
@@ -271,7 +271,7 @@ pub(super) fn check_identity(
         }
     }
     if let Some(k) = stored.keys().find(|k| !now.contains_key(*k)) {
-        return Err(Error::file(
+        return Err(Error::unsupported(
             dir.join(PLAN),
             format!(
                 "cannot resume: the partial scan records an option {k:?} this tailrank does not \
@@ -292,7 +292,7 @@ pub(super) fn read_plan(dir: &Path) -> Result<Option<Plan>> {
     }
     let text = std::fs::read_to_string(&p).at(&p)?;
     let malformed = |e: serde_json::Error| {
-        Error::file(
+        Error::input(
             &p,
             format!(
                 "malformed plan of a partial scan: {e}; delete {} to start over",
@@ -307,7 +307,7 @@ pub(super) fn read_plan(dir: &Path) -> Result<Option<Plan>> {
         head.get("format_version").and_then(|v| v.as_u64()),
     );
     if format != PARTIAL_FORMAT || version != Some(PARTIAL_VERSION as u64) {
-        return Err(Error::file(
+        return Err(Error::unsupported(
             &p,
             format!(
                 "not a {PARTIAL_FORMAT} version {PARTIAL_VERSION} plan (format {format:?}, \
@@ -352,10 +352,10 @@ pub(super) fn merge_results(
         let mut seen_core: HashSet<&str> = HashSet::new();
         for (ci, part) in parts.iter().enumerate() {
             let (pq, items) = part.get(qi).ok_or_else(|| {
-                Error::invalid(format!("chunk results lack query {q:?} (internal error)"))
+                Error::internal(format!("chunk results lack query {q:?} (internal error)"))
             })?;
             if pq != q {
-                return Err(Error::invalid(format!(
+                return Err(Error::internal(format!(
                     "chunk results list query {pq:?} where {q:?} was expected (internal error)"
                 )));
             }

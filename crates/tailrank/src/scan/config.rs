@@ -19,10 +19,10 @@ pub const MAX_TOP_M: usize = u32::MAX as usize;
 /// Check M (`1 ≤ M ≤` [`MAX_TOP_M`]) before anything is allocated for it.
 pub fn check_top_m(m: usize) -> Result<()> {
     if m == 0 {
-        return Err(Error::invalid("top-M must be at least 1"));
+        return Err(Error::option("top-M must be at least 1"));
     }
     if m > MAX_TOP_M {
-        return Err(Error::invalid(format!(
+        return Err(Error::option(format!(
             "top-M = {m} is beyond the largest M a summary can store ({MAX_TOP_M}: list \
              lengths are 32-bit); an M above the number of pool rows keeps every row anyway, so \
              give at most the pool size"
@@ -37,8 +37,8 @@ pub const MAX_THREADS: usize = 1024;
 /// Check the worker thread count (`1 ≤ threads ≤` [`MAX_THREADS`], or unset).
 pub fn check_threads(threads: Option<usize>) -> Result<()> {
     match threads {
-        Some(0) => Err(Error::invalid("threads must be at least 1, got 0")),
-        Some(n) if n > MAX_THREADS => Err(Error::invalid(format!(
+        Some(0) => Err(Error::option("threads must be at least 1, got 0")),
+        Some(n) if n > MAX_THREADS => Err(Error::option(format!(
             "threads = {n} is more than {MAX_THREADS}: give at most the number of cores (the \
              default uses them all)"
         ))),
@@ -156,7 +156,7 @@ pub fn subsets(
 ) -> Result<Vec<Subset>> {
     let f = check_fraction(fraction)?;
     if !(min_fraction.is_finite() && min_fraction > 0.0 && min_fraction <= f) {
-        return Err(Error::invalid(format!(
+        return Err(Error::option(format!(
             "minimum level fraction must be in (0, f = {f}], got {min_fraction}"
         )));
     }
@@ -165,7 +165,7 @@ pub fn subsets(
     // Relative slack so that f/16 with min_fraction = f/16 is kept despite rounding.
     while level_f >= min_fraction * (1.0 - 1e-12) {
         if out.len() == MAX_LEVELS {
-            return Err(Error::invalid(format!(
+            return Err(Error::option(format!(
                 "more than {MAX_LEVELS} nested levels between f = {f} and {min_fraction}"
             )));
         }
@@ -179,7 +179,7 @@ pub fn subsets(
     }
     if drift_shards > 0 {
         if drift_shards > MAX_SHARDS {
-            return Err(Error::invalid(format!(
+            return Err(Error::option(format!(
                 "at most {MAX_SHARDS} drift shards, got {drift_shards}"
             )));
         }
@@ -269,7 +269,7 @@ impl ScanConfig {
     pub fn apply_tuning(&mut self, lookup: impl Fn(&str) -> Option<String>) -> Result<()> {
         if let Some(v) = lookup(ENV_BLOCK_ROWS) {
             self.block_rows = v.parse().ok().filter(|&n: &usize| n > 0).ok_or_else(|| {
-                Error::invalid(format!(
+                Error::option(format!(
                     "{ENV_BLOCK_ROWS} = {v:?} is not a positive number of rows"
                 ))
             })?;
@@ -279,7 +279,7 @@ impl ScanConfig {
                 "gemm" => Some(Backend::Gemm),
                 "" | "auto" => None,
                 _ => {
-                    return Err(Error::invalid(format!(
+                    return Err(Error::option(format!(
                         "{ENV_KERNEL} = {v:?}: expected gemm or auto"
                     )))
                 }
@@ -290,7 +290,7 @@ impl ScanConfig {
             self.screen_isa = match name.as_str() {
                 "" | "auto" => None,
                 _ => Some(ScreenIsa::from_name(&name).ok_or_else(|| {
-                    Error::invalid(format!(
+                    Error::option(format!(
                         "{ENV_SCREEN} = {v:?}: expected avx2, avx512, amx or auto"
                     ))
                 })?),

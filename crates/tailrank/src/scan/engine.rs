@@ -149,7 +149,12 @@ where
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(n.max(1))
                 .build()
-                .map_err(|e| Error::invalid(format!("cannot start {n} threads: {e}")))?;
+                .map_err(|e| {
+                    Error::new(
+                        crate::ErrorKind::Io,
+                        format!("cannot start {n} threads: {e}"),
+                    )
+                })?;
             pool.install(f)
         }
         None => f(),

@@ -62,7 +62,7 @@ pub fn check_pool_disjoint(pool: &[&dyn DescriptorSource]) -> Result<()> {
             || matches!((std::fs::canonicalize(pa), std::fs::canonicalize(pb)),
                         (Ok(x), Ok(y)) if x == y));
     Err(if same_file && ra == rb {
-        Error::file(
+        Error::mismatch_at(
             pb,
             format!(
                 "given twice as a pool file (pool inputs {} and {}): its rows would be counted \
@@ -72,12 +72,12 @@ pub fn check_pool_disjoint(pool: &[&dyn DescriptorSource]) -> Result<()> {
             ),
         )
     } else if a == b {
-        Error::file(
+        Error::input(
             pb,
             format!("duplicate pool id {id:?} on rows {ra} and {rb} (0-based)"),
         )
     } else {
-        Error::file(
+        Error::mismatch_at(
             pb,
             format!(
                 "row {rb} has id {id:?}, which is also row {ra} of pool file {}: pool shards \
@@ -375,7 +375,7 @@ impl PreparedScan<'_> {
         for src in pool {
             let rows = src.rows();
             if rows > u32::MAX as usize {
-                return Err(Error::file(
+                return Err(Error::unsupported(
                     src.path(),
                     format!("{rows} rows: split pool files above 2^32 rows into shards"),
                 ));
@@ -418,7 +418,7 @@ impl PreparedScan<'_> {
             if !shared.is_empty() {
                 for (row, id) in shared.iter().zip(ids.names(&shared)?) {
                     if self.core_rows.contains_key(id.as_str()) {
-                        return Err(Error::file(
+                        return Err(Error::mismatch_at(
                             src.path(),
                             format!(
                                 "row {row} (id {id:?}) is also in the core file {}: pool and \
@@ -459,7 +459,7 @@ impl PreparedScan<'_> {
             Ok(names) => format!("{:?}", names.into_iter().next().unwrap_or_default()),
             Err(e) => format!("(unreadable: {e})"),
         };
-        Error::file(
+        Error::mismatch_at(
             src.path(),
             format!(
                 "row {row} (id {id}) is outside the sample increment [t({}), t({})) that \

@@ -61,7 +61,7 @@ impl<'a> PreparedScan<'a> {
     ) -> Result<Self> {
         let first = sets
             .first()
-            .ok_or_else(|| Error::invalid("no query set to scan"))?;
+            .ok_or_else(|| Error::option("no query set to scan"))?;
         let d = first.queries.dim();
         check_top_m(cfg.top_m)?;
         crate::scan::config::check_threads(cfg.threads)?;
@@ -69,7 +69,7 @@ impl<'a> PreparedScan<'a> {
         for s in sets {
             let qs = s.set;
             if qs.query_ids.len() != qs.positives.len() {
-                return Err(Error::invalid(format!(
+                return Err(Error::option(format!(
                     "query set {:?}: {} query ids but {} positive lists",
                     qs.name,
                     qs.query_ids.len(),
@@ -105,7 +105,7 @@ impl<'a> PreparedScan<'a> {
                 }
             }
             if !missing.is_empty() {
-                return Err(Error::file(
+                return Err(Error::mismatch_at(
                     queries.path(),
                     format!(
                         "{} query id(s) of set {:?} not found, e.g. {:?}",
@@ -184,7 +184,7 @@ pub(super) fn check_dim(
     queries: &dyn DescriptorSource,
 ) -> Result<()> {
     if src.dim() != d {
-        return Err(Error::invalid(format!(
+        return Err(Error::mismatch(format!(
             "dimension mismatch: {} has dimension {} but {} has dimension {d}",
             src.path().display(),
             src.dim(),
@@ -211,7 +211,7 @@ fn score_positives(
         let qs = s.set;
         for (qi, plist) in qs.positives.iter().enumerate() {
             if plist.is_empty() {
-                return Err(Error::invalid(format!(
+                return Err(Error::input_msg(format!(
                     "query {:?} of set {:?} has no positive",
                     qs.query_ids[qi], qs.name
                 )));
@@ -221,7 +221,7 @@ fn score_positives(
                 match core_rows.get(p.as_str()) {
                     Some(&r) => rows.push(r),
                     None => {
-                        return Err(Error::file(
+                        return Err(Error::mismatch_at(
                             core.path(),
                             format!(
                                 "positive id {p:?} of query {:?} is not in the core file",

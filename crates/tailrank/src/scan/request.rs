@@ -75,7 +75,7 @@ impl ScanRequest {
     pub fn pool_size(&self, fraction: f64, pool_rows: u64) -> Result<Option<u64>> {
         let exact = fraction >= 1.0;
         match self.pool_size {
-            Some(n) if n < pool_rows => Err(Error::invalid(format!(
+            Some(n) if n < pool_rows => Err(Error::mismatch(format!(
                 "pool size N = {n} is smaller than the {pool_rows} pool rows given to the scan \
                  (N must be the size of the whole pool, of which these rows are a part)"
             ))),
@@ -121,7 +121,7 @@ impl ScanRequest {
         let mut summary = out.summary;
         if let (Some(n), Some(&s0)) = (summary.pool_size, summary.subset_sizes.first()) {
             if n < s0 {
-                return Err(Error::invalid(format!(
+                return Err(Error::mismatch(format!(
                     "pool size N = {n} is smaller than the {s0} pool items sampled (S_0); \
                      N must be the size of the whole pool"
                 )));
@@ -152,7 +152,7 @@ pub fn choose_query_set(gt: &Path, sets: Vec<QuerySet>, name: Option<&str>) -> R
     match name {
         Some(n) => match sets.iter().position(|s| s.name == n) {
             Some(i) => Ok(sets.into_iter().nth(i).expect("found")),
-            None => Err(Error::file(
+            None => Err(Error::mismatch_at(
                 gt,
                 format!(
                     "no query set {n:?} in the ground truth (it has: {})",
@@ -161,7 +161,8 @@ pub fn choose_query_set(gt: &Path, sets: Vec<QuerySet>, name: Option<&str>) -> R
             )),
         },
         None if sets.len() == 1 => Ok(sets.into_iter().next().expect("one set")),
-        None => Err(Error::file(
+        None => Err(Error::at(
+            crate::ErrorKind::Option,
             gt,
             format!(
                 "the ground truth holds several query sets ({}); name the one to scan",

@@ -144,7 +144,7 @@ struct ChunkRecord {
 /// rows and do not start with `row `.
 fn absolute_row(e: Error, src: &dyn DescriptorSource, start: usize) -> Error {
     match e {
-        Error::File { path, msg } if start > 0 && path == src.path() => {
+        Error::File { kind, path, msg } if start > 0 && path == src.path() => {
             let rest = msg.strip_prefix("row ");
             let parsed = rest.and_then(|r| {
                 let digits: String = r.chars().take_while(|c| c.is_ascii_digit()).collect();
@@ -153,10 +153,11 @@ fn absolute_row(e: Error, src: &dyn DescriptorSource, start: usize) -> Error {
             });
             match parsed {
                 Some((n, tail)) => Error::File {
+                    kind,
                     path,
                     msg: format!("row {}{tail}", n + start),
                 },
-                None => Error::File { path, msg },
+                None => Error::File { kind, path, msg },
             }
         }
         other => other,
@@ -195,16 +196,16 @@ fn load_chunk(
     let rpath = cdir.join("chunk.json");
     let text = std::fs::read_to_string(&rpath).at(&rpath)?;
     let rec: ChunkRecord = serde_json::from_str(&text)
-        .map_err(|e| Error::file(&rpath, format!("malformed chunk record: {e}")))?;
+        .map_err(|e| Error::input(&rpath, format!("malformed chunk record: {e}")))?;
     if rec.chunk != *chunk {
-        return Err(Error::file(
+        return Err(Error::input(
             &rpath,
             "the chunk record does not match the plan (different range or digest)",
         ));
     }
     match &rec.rows_xxh3 {
         None => {
-            return Err(Error::file(
+            return Err(Error::unsupported(
                 &rpath,
                 "no digest of the chunk's rows (written by an older tailrank)",
             ))
@@ -213,7 +214,7 @@ fn load_chunk(
             let now = chunk_rows_digests(pool, chunk)?;
             if let Some(i) = (0..now.len()).find(|&i| old.get(i) != Some(&now[i])) {
                 let p = &chunk.parts[i];
-                return Err(Error::file(
+                return Err(Error::mismatch_at(
                     pool[p.pool_index].path(),
                     format!(
                         "rows {}..{} changed since the interrupted run scanned them \
@@ -233,7 +234,7 @@ fn load_chunk(
         let sdir = cdir.join(summary_dir(i));
         let summary = Summary::read(&sdir)?;
         if summary.pool_id_hashes.is_none() {
-            return Err(Error::file(
+            return Err(Error::unsupported(
                 &sdir,
                 "the chunk summary records no pool fingerprint (older format)",
             ));
@@ -249,7 +250,7 @@ fn load_chunk(
                 .zip(&chunk.parts)
                 .all(|(r, part)| r.digest == part.digest);
         if !same_rows {
-            return Err(Error::file(
+            return Err(Error::input(
                 &sdir,
                 "the chunk summary was not made from this chunk's rows (pool digest differs)",
             ));
@@ -264,7 +265,7 @@ fn load_chunk(
                 rec.more_results_xxh3.get(i - 1).map(String::as_str)
             };
             if want != Some(xxh3_string(&bytes).as_str()) {
-                return Err(Error::file(
+                return Err(Error::input(
                     &path,
                     "checksum mismatch with chunk.json (corrupted)",
                 ));
@@ -352,7 +353,7 @@ fn store_chunk(dir: &Path, chunk: &Chunk, rows_xxh3: Vec<String>, out: &ChunkOut
             renormalized_rows: out.renormalized_rows,
         };
         let text = serde_json::to_string_pretty(&rec)
-            .map_err(|e| Error::invalid(format!("cannot serialise chunk record: {e}")))?;
+            .map_err(|e| Error::internal(format!("cannot serialise chunk record: {e}")))?;
         atomic::write_bytes(&tmp.join("chunk.json"), text.as_bytes())
     })
 }
@@ -403,7 +404,7 @@ pub fn scan_sets_resumable(
     crate::scan::engine::check_top_m(cfg.top_m)?;
     crate::scan::config::check_threads(cfg.threads)?;
     if sets.is_empty() {
-        return Err(Error::invalid("no query set to scan"));
+        return Err(Error::option("no query set to scan"));
     }
     let pool_digests: Vec<String> = pool.iter().map(|p| p.digest()).collect();
     let chunk_rows = opts.effective_chunk_rows();
@@ -439,14 +440,14 @@ pub fn scan_sets_resumable(
         remove_partial(dir)?;
     }
     if dir.exists() && !opts.resume {
-        return Err(Error::file(
+        return Err(Error::output(
             dir,
             "a partial scan is in the way (left by an interrupted run): resume the scan to \
              continue it, or delete this folder to start over",
         ));
     }
     if dir.exists() && !dir.is_dir() {
-        return Err(Error::file(
+        return Err(Error::output(
             dir,
             "exists but is not a folder (expected the partial folder of a scan)",
         ));
@@ -463,7 +464,7 @@ pub fn scan_sets_resumable(
         Some(old) => {
             check_identity(dir, &old.identity, &plan.identity)?;
             if old.chunks != plan.chunks {
-                return Err(Error::file(
+                return Err(Error::mismatch_at(
                     dir.join(PLAN),
                     format!(
                         "cannot resume: the chunks of the partial scan differ from this run's; \
@@ -476,7 +477,7 @@ pub fn scan_sets_resumable(
         None => {
             std::fs::create_dir_all(dir).at(dir)?;
             let text = serde_json::to_string_pretty(&plan)
-                .map_err(|e| Error::invalid(format!("cannot serialise plan: {e}")))?;
+                .map_err(|e| Error::internal(format!("cannot serialise plan: {e}")))?;
             atomic::write_bytes(&dir.join(PLAN), text.as_bytes())?;
         }
     }
@@ -728,9 +729,13 @@ fn scan_chunks(
             if let Some(r) = results {
                 all_results[i].push(r);
             }
-            acc[i]
-                .push(summary)
-                .map_err(|e| Error::file(dir.join(&chunk.name), format!("cannot merge: {e}")))?;
+            acc[i].push(summary).map_err(|e| {
+                Error::at(
+                    e.kind(),
+                    dir.join(&chunk.name),
+                    format!("cannot merge: {e}"),
+                )
+            })?;
         }
     }
     // Each chunk's count includes the query and core rows: count those once.
@@ -744,8 +749,8 @@ fn scan_chunks(
     for ((batch, parts), s) in acc.into_iter().zip(&all_results).zip(sets) {
         let mut summary = batch
             .finish()
-            .map_err(|e| Error::file(dir, format!("cannot merge the chunks: {e}")))?
-            .ok_or_else(|| Error::invalid("no pool input to scan"))?;
+            .map_err(|e| Error::at(e.kind(), dir, format!("cannot merge the chunks: {e}")))?
+            .ok_or_else(|| Error::option("no pool input to scan"))?;
         // One pool record per file, as a single-pass scan records them.
         summary.inputs.retain(|r| r.role != POOL_ROLE);
         for (src, d) in pool.iter().zip(pool_digests) {

@@ -34,7 +34,7 @@ pub fn check_rows(
         let bad = |msg: String| {
             let row = row_of(i);
             let id = src.ids().name(row).unwrap_or_else(|_| "?".into());
-            Error::file(src.path(), format!("row {row} (id {id:?}): {msg}"))
+            Error::input(src.path(), format!("row {row} (id {id:?}): {msg}"))
         };
         if !norm.is_finite() {
             return Err(match x.iter().position(|v| !v.is_finite()) {

@@ -119,7 +119,7 @@ impl SimConfig {
     /// empty sample, …), with the reason.
     pub fn check(&self) -> Result<()> {
         check_fraction(self.fraction)?;
-        let bad = |m: String| Err(Error::invalid(m));
+        let bad = |m: String| Err(Error::option(m));
         if self.queries == 0 {
             return bad("simulation needs at least one query (got 0)".into());
         }
@@ -186,7 +186,7 @@ impl SimConfig {
     fn check_memory(&self) -> Result<()> {
         let need = self.memory_estimate();
         match available_memory() {
-            Some(have) if need > have as f64 => Err(Error::invalid(format!(
+            Some(have) if need > have as f64 => Err(Error::option(format!(
                 "simulating {} queries (M = {}, {} subsets, {:.1} positives per query) needs \
                  about {:.1} GB of memory, more than is available: give fewer queries \
                  (--queries) or a smaller M",

@@ -119,7 +119,7 @@ pub fn names() -> Vec<&'static str> {
 /// The entry called `name`.
 pub fn entry(name: &str) -> Result<&'static CorpusEntry> {
     CORPUS.iter().find(|e| e.name == name).ok_or_else(|| {
-        Error::invalid(format!(
+        Error::option(format!(
             "unknown simulation preset {name:?} (known corpus families: {})",
             names().join(", ")
         ))

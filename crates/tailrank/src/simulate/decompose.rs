@@ -82,7 +82,7 @@ pub fn depth_band(expected: f64) -> usize {
 /// against `truth`. Queries and positives must be in the same order in both.
 pub fn decompose(hardness: &[QueryHardness], truth: &Truth) -> Result<Decomposition> {
     if hardness.len() != truth.queries.len() {
-        return Err(Error::invalid(format!(
+        return Err(Error::mismatch(format!(
             "decomposition: {} queries of hardness but {} in the truth",
             hardness.len(),
             truth.queries.len()
@@ -96,7 +96,7 @@ pub fn decompose(hardness: &[QueryHardness], truth: &Truth) -> Result<Decomposit
                 .zip(&t.positives)
                 .all(|(a, b)| a.id == b.id);
         if !same {
-            return Err(Error::invalid(format!(
+            return Err(Error::mismatch(format!(
                 "decomposition: query {:?} of the hardness does not match the truth's {:?}",
                 h.query_id, t.id
             )));

@@ -84,7 +84,7 @@ pub fn simulate_to_dir(
     outputs.write(truth_slot, |path| sim.truth.write(path))?;
     if let (Some(slot), Some(p)) = (prediction_slot, &p) {
         let json = serde_json::to_vec_pretty(&crate::predict::json::prediction_json(p))
-            .map_err(|e| Error::invalid(format!("cannot serialise the prediction: {e}")))?;
+            .map_err(|e| Error::internal(format!("cannot serialise the prediction: {e}")))?;
         outputs.write(slot, |path| write_bytes(path, &json))?;
     }
     outputs.write(summary_slot, |path| sim.summary.write(path))?;

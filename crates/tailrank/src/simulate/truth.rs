@@ -74,7 +74,7 @@ impl Truth {
     /// Write as pretty JSON, atomically.
     pub fn write(&self, path: &Path) -> Result<()> {
         let bytes = serde_json::to_vec_pretty(self)
-            .map_err(|e| Error::file(path, format!("cannot serialise truth: {e}")))?;
+            .map_err(|e| Error::internal_at(path, format!("cannot serialise truth: {e}")))?;
         crate::atomic::write_bytes(path, &bytes)
     }
 
@@ -101,7 +101,7 @@ impl Truth {
     pub fn read(path: &Path) -> Result<Truth> {
         let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
         serde_json::from_slice(&bytes)
-            .map_err(|e| Error::file(path, format!("not a simulation truth file: {e}")))
+            .map_err(|e| Error::input(path, format!("not a simulation truth file: {e}")))
     }
 }
 

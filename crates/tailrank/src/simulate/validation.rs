@@ -343,7 +343,7 @@ pub fn run_validation(
     mut progress: impl FnMut(&Run),
 ) -> Result<ValidationReport> {
     if opts.presets.is_empty() || opts.seeds == 0 {
-        return Err(Error::invalid(
+        return Err(Error::option(
             "validation needs at least one preset and one seed",
         ));
     }

@@ -90,7 +90,7 @@ impl Geometry {
                 copy_noise: 0.03,
             },
             _ => {
-                return Err(Error::invalid(format!(
+                return Err(Error::option(format!(
                     "unknown geometry {name:?} (known: {})",
                     GEOMETRIES.join(", ")
                 )))
@@ -271,7 +271,7 @@ impl Layout {
             None => around(g, &centres[i], spread, None),
         };
         let extra = rand_distr::Poisson::new(cfg.mean_positives - 1.0 + 1e-12)
-            .map_err(|e| Error::invalid(format!("mean positives: {e}")))?;
+            .map_err(|e| Error::option(format!("mean positives: {e}")))?;
         let (mut core_ids, mut core) = (Vec::new(), Vec::new());
         let mut inst_pos: Vec<Vec<String>> = Vec::new();
         for i in 0..cfg.instances {
@@ -380,7 +380,7 @@ impl Layout {
         }
         let total: u64 = copies.iter().map(|&c| c as u64).sum();
         if total > cfg.pool_size / 2 {
-            return Err(Error::invalid(format!(
+            return Err(Error::option(format!(
                 "{total} burst or hub copies do not fit in a pool of {} rows (at most half)",
                 cfg.pool_size
             )));

@@ -99,7 +99,7 @@ pub fn family_or_list(name: &str, more: &[&str]) -> Result<&'static VectorFamily
                 .map(|f| f.name)
                 .chain(more.iter().copied())
                 .collect();
-            Error::invalid(format!(
+            Error::option(format!(
                 "unknown vector family {name:?} (known: {})",
                 known.join(", ")
             ))
@@ -317,7 +317,7 @@ fn truth_of(full: &Summary, k: usize) -> Result<(Metrics, f64, f64, RealizedCoun
     let set = r
         .sets
         .first()
-        .ok_or_else(|| Error::invalid("whole-pool summary has no query set"))?;
+        .ok_or_else(|| Error::internal("whole-pool summary has no query set"))?;
     let truth = Metrics {
         map_at_k: set.map_at_k,
         recall_at_k: set.recall_at_k,
@@ -345,7 +345,7 @@ fn truth_of(full: &Summary, k: usize) -> Result<(Metrics, f64, f64, RealizedCoun
 /// Check the fractions of a run: at least one, each in (0, 1].
 pub(crate) fn check_fractions(opts: &VectorRunOptions) -> Result<()> {
     if opts.fractions.is_empty() {
-        return Err(Error::invalid(
+        return Err(Error::option(
             "vector validation needs at least one fraction",
         ));
     }

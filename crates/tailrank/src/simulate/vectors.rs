@@ -43,23 +43,23 @@ pub struct VectorBenchmark {
 impl VectorConfig {
     fn check(&self) -> Result<()> {
         if self.dim == 0 || self.instances == 0 || self.pool_size == 0 || self.clusters == 0 {
-            return Err(Error::invalid(
+            return Err(Error::option(
                 "vector simulation needs dim, instances, pool size and clusters ≥ 1",
             ));
         }
         if self.mean_positives.is_nan() || self.mean_positives < 1.0 {
-            return Err(Error::invalid("mean positives must be at least 1"));
+            return Err(Error::option("mean positives must be at least 1"));
         }
         let ok = |x: f64| x.is_finite() && x > 0.0;
         let [lo, hi] = self.positive_spread;
         if !(ok(lo) && ok(hi) && lo <= hi) {
-            return Err(Error::invalid("positive spread must be 0 < lo ≤ hi"));
+            return Err(Error::option("positive spread must be 0 < lo ≤ hi"));
         }
         if ![self.query_spread, self.pool_spread, self.near_spread]
             .iter()
             .all(|&x| x.is_finite() && x >= 0.0)
         {
-            return Err(Error::invalid("spreads must be finite and ≥ 0"));
+            return Err(Error::option("spreads must be finite and ≥ 0"));
         }
         match &self.geometry {
             Geometry::Clustered => {}
@@ -79,7 +79,7 @@ impl VectorConfig {
                     && copy_noise.is_finite()
                     && *copy_noise >= 0.0)
                 {
-                    return Err(Error::invalid(
+                    return Err(Error::option(
                         "burst geometry: needs a finite decay, share in [0, 1], size lo ≤ hi, \
                          0 < offset lo ≤ hi, copy noise ≥ 0",
                     ));
@@ -98,7 +98,7 @@ impl VectorConfig {
                         .iter()
                         .all(|&x| x.is_finite() && x >= 0.0)
                 {
-                    return Err(Error::invalid(
+                    return Err(Error::option(
                         "cone geometry: needs ≥ 1 topic and finite, non-negative spreads",
                     ));
                 }
@@ -195,7 +195,7 @@ pub fn write_vectors_batched(
     })?;
     let gt_path = dir.join("gt.json");
     let gt_bytes = serde_json::to_vec_pretty(&layout.gt)
-        .map_err(|e| Error::file(&gt_path, format!("cannot serialise ground truth: {e}")))?;
+        .map_err(|e| Error::internal_at(&gt_path, format!("cannot serialise ground truth: {e}")))?;
     tx.write(slot("gt.json"), |p| atomic::write_bytes(p, &gt_bytes))?;
 
     // Pool: generation blocks drawn in parallel (one generator per block), written in order,
@@ -256,7 +256,7 @@ pub fn write_vectors_batched(
     };
     let meta = dir.join("benchmark.json");
     let bytes = serde_json::to_vec_pretty(&bench)
-        .map_err(|e| Error::file(&meta, format!("cannot serialise: {e}")))?;
+        .map_err(|e| Error::internal_at(&meta, format!("cannot serialise: {e}")))?;
     tx.write(slot("benchmark.json"), |p| atomic::write_bytes(p, &bytes))?;
     tx.commit()?;
     Ok(bench)

@@ -71,7 +71,7 @@ pub struct WebConfig {
 impl WebConfig {
     /// Check the parameters (an error names the first one that is wrong).
     pub fn check(&self) -> Result<()> {
-        let bad = |what: &str| Err(Error::invalid(format!("web geometry: {what}")));
+        let bad = |what: &str| Err(Error::option(format!("web geometry: {what}")));
         if self.dim == 0 || self.instances == 0 || self.pool_size == 0 || self.clusters == 0 {
             return bad("needs dim, instances, pool size and clusters ≥ 1");
         }
@@ -275,7 +275,7 @@ impl WebLayout {
     fn instances(&mut self, g: &mut Xoshiro256PlusPlus) -> Result<()> {
         let cfg = self.config.clone();
         let extra = rand_distr::Poisson::new(cfg.mean_positives - 1.0 + 1e-12)
-            .map_err(|e| Error::invalid(format!("mean positives: {e}")))?;
+            .map_err(|e| Error::option(format!("mean positives: {e}")))?;
         let mut centres = Vec::with_capacity(cfg.instances);
         let mut positives: Vec<Vec<String>> = Vec::new();
         for i in 0..cfg.instances {

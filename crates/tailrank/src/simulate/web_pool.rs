@@ -34,12 +34,12 @@ impl<'a> GeneratedPool<'a> {
     pub fn new(layout: &'a WebLayout, start: u64, end: u64) -> Result<Self> {
         let n = layout.config.pool_size;
         if start > end || end > n {
-            return Err(Error::invalid(format!(
+            return Err(Error::option(format!(
                 "generated pool rows {start}..{end} outside the pool's {n} rows"
             )));
         }
         let cfg = serde_json::to_string(&layout.config)
-            .map_err(|e| Error::invalid(format!("cannot serialise the web config: {e}")))?;
+            .map_err(|e| Error::internal(format!("cannot serialise the web config: {e}")))?;
         let label = PathBuf::from(format!(
             "generated:web-pool(seed {}, N {n}, rows {start}..{end})",
             layout.config.seed
@@ -86,7 +86,7 @@ impl DescriptorSource for GeneratedPool<'_> {
         let d = self.dim();
         let n = out.len() / d;
         if !out.len().is_multiple_of(d) || start + n > self.rows() {
-            return Err(Error::file(
+            return Err(Error::internal_at(
                 &self.label,
                 format!(
                     "rows {start}..{} out of range ({} rows)",

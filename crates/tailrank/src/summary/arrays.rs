@@ -157,7 +157,7 @@ pub(super) fn write_array_runs<'a, T: Elem + 'a>(
         }
         flush(&mut buf, 0)?;
         if count != expected {
-            return Err(Error::invalid(format!(
+            return Err(Error::internal(format!(
                 "{}: internal error: {count} values for shape {shape:?}",
                 path.display()
             )));
@@ -183,7 +183,7 @@ struct NpyHeader {
 }
 
 fn parse_npy_header(path: &Path, bytes: &[u8]) -> Result<NpyHeader> {
-    let bad = |msg: &str| Error::file(path, format!("not a valid .npy file: {msg}"));
+    let bad = |msg: &str| Error::input(path, format!("not a valid .npy file: {msg}"));
     if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
         return Err(bad("missing the \\x93NUMPY magic"));
     }
@@ -261,13 +261,13 @@ pub(super) fn read_raw<T: Elem>(
     let mpath = manifest.path;
     let path = dir.join(name);
     let rec = manifest.arrays.get(name).ok_or_else(|| {
-        Error::file(
+        Error::input(
             mpath,
             format!("the manifest has no record for array {name}"),
         )
     })?;
     if !path.is_file() {
-        return Err(Error::file(
+        return Err(Error::input(
             &path,
             "array file missing from the summary folder (listed in manifest.json)",
         ));
@@ -275,7 +275,7 @@ pub(super) fn read_raw<T: Elem>(
     let bytes = std::fs::read(&path).at(&path)?;
     let actual = checksum_string(xxhash_rust::xxh3::xxh3_64(&bytes));
     if actual != rec.xxh3 {
-        return Err(Error::file(
+        return Err(Error::input(
             &path,
             format!(
                 "checksum mismatch: manifest.json records {}, the file hashes to {actual} \
@@ -286,19 +286,19 @@ pub(super) fn read_raw<T: Elem>(
     }
     let h = parse_npy_header(&path, &bytes)?;
     if h.descr != T::DESCR {
-        return Err(Error::file(
+        return Err(Error::input(
             &path,
             format!("dtype {:?}, expected {:?}", h.descr, T::DESCR),
         ));
     }
     if h.fortran {
-        return Err(Error::file(
+        return Err(Error::input(
             &path,
             "Fortran-ordered array; expected C order",
         ));
     }
     if h.shape != shape || rec.shape != shape {
-        return Err(Error::file(
+        return Err(Error::input(
             &path,
             format!(
                 "shape {:?} (manifest: {:?}) inconsistent with the expected {shape:?} \
@@ -310,7 +310,7 @@ pub(super) fn read_raw<T: Elem>(
     let n: u64 = shape.iter().product();
     let data = &bytes[h.data_start..];
     if data.len() as u64 != n * T::SIZE as u64 {
-        return Err(Error::file(
+        return Err(Error::input(
             &path,
             format!(
                 "{} data bytes, expected {} for shape {shape:?} ({})",

@@ -147,7 +147,7 @@ impl TopRows {
                     usize::try_from(s)
                 })
                 .collect::<std::result::Result<_, _>>()
-                .map_err(|_| Error::file(mpath, "top lists do not fit in memory"))?;
+                .map_err(|_| Error::input(mpath, "top lists do not fit in memory"))?;
             return Ok(TopRows::Ragged { starts, total });
         }
         // M in files written before the padding was capped at the largest subset,
@@ -157,7 +157,7 @@ impl TopRows {
             _ => top_width(m, &man.subset_sizes),
         };
         let width = usize::try_from(w)
-            .map_err(|_| Error::file(mpath, format!("top-M width {w} does not fit in memory")))?;
+            .map_err(|_| Error::input(mpath, format!("top-M width {w} does not fit in memory")))?;
         Ok(TopRows::Padded { width })
     }
 
@@ -258,7 +258,7 @@ pub(super) fn write_folder(s: &Summary, dir: &Path) -> Result<()> {
     };
     let path = dir.join(MANIFEST);
     let mut text = serde_json::to_vec_pretty(&manifest)
-        .map_err(|e| Error::file(&path, format!("cannot serialise manifest: {e}")))?;
+        .map_err(|e| Error::internal_at(&path, format!("cannot serialise manifest: {e}")))?;
     text.push(b'\n');
     crate::atomic::write_bytes(&path, &text)?;
     let sum = format!("{}\n", checksum_string(xxhash_rust::xxh3::xxh3_64(&text)));
@@ -330,7 +330,11 @@ pub(crate) fn check_no_duplicate_keys(text: &str) -> std::result::Result<(), Str
 /// Read and check a summary folder.
 pub(super) fn read_folder(dir: &Path) -> Result<(Summary, Vec<String>)> {
     if !dir.is_dir() {
-        return Err(Error::file(
+        return Err(Error::at(
+            match dir.exists() {
+                true => crate::ErrorKind::Input,
+                false => crate::ErrorKind::Io,
+            },
             dir,
             if dir.exists() {
                 "not a summary folder (expected a directory with manifest.json and .npy arrays)"
@@ -341,18 +345,18 @@ pub(super) fn read_folder(dir: &Path) -> Result<(Summary, Vec<String>)> {
     }
     let mpath = dir.join(MANIFEST);
     if !mpath.is_file() {
-        return Err(Error::file(
+        return Err(Error::input(
             &mpath,
             "missing: not a tailrank summary folder (no manifest.json)",
         ));
     }
     let bytes = std::fs::read(&mpath).at(&mpath)?;
     let text = String::from_utf8(bytes)
-        .map_err(|_| Error::file(&mpath, "malformed JSON: not valid UTF-8"))?;
+        .map_err(|_| Error::input(&mpath, "malformed JSON: not valid UTF-8"))?;
     let value: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| Error::file(&mpath, format!("malformed JSON: {e}")))?;
+        .map_err(|e| Error::input(&mpath, format!("malformed JSON: {e}")))?;
     check_no_duplicate_keys(&text).map_err(|e| {
-        Error::file(
+        Error::input(
             &mpath,
             format!("malformed manifest: {e} (a key may appear once; was the file edited?)"),
         )
@@ -360,13 +364,13 @@ pub(super) fn read_folder(dir: &Path) -> Result<(Summary, Vec<String>)> {
     match value.get("format").and_then(|v| v.as_str()) {
         Some(FORMAT_NAME) => {}
         Some(other) => {
-            return Err(Error::file(
+            return Err(Error::unsupported(
                 &mpath,
                 format!("unknown format {other:?}, expected {FORMAT_NAME:?}"),
             ))
         }
         None => {
-            return Err(Error::file(
+            return Err(Error::input(
                 &mpath,
                 format!("no \"format\" field: not a {FORMAT_NAME} manifest"),
             ))
@@ -375,9 +379,9 @@ pub(super) fn read_folder(dir: &Path) -> Result<(Summary, Vec<String>)> {
     let version = value
         .get("format_version")
         .and_then(|v| v.as_u64())
-        .ok_or_else(|| Error::file(&mpath, "missing or malformed \"format_version\""))?;
+        .ok_or_else(|| Error::input(&mpath, "missing or malformed \"format_version\""))?;
     if version > SUMMARY_FORMAT_VERSION as u64 {
-        return Err(Error::file(
+        return Err(Error::unsupported(
             &mpath,
             format!(
                 "format_version {version} is newer than this tailrank ({}) reads \
@@ -387,7 +391,7 @@ pub(super) fn read_folder(dir: &Path) -> Result<(Summary, Vec<String>)> {
         ));
     }
     if version == 0 {
-        return Err(Error::file(
+        return Err(Error::input(
             &mpath,
             "format_version 0 is not a valid version",
         ));
@@ -396,7 +400,7 @@ pub(super) fn read_folder(dir: &Path) -> Result<(Summary, Vec<String>)> {
     let cpath = dir.join(MANIFEST_CHECKSUM);
     if version >= 2 {
         if !cpath.is_file() {
-            return Err(Error::file(
+            return Err(Error::input(
                 &cpath,
                 format!(
                     "missing: a format_version {version} summary keeps the checksum of \
@@ -407,7 +411,7 @@ pub(super) fn read_folder(dir: &Path) -> Result<(Summary, Vec<String>)> {
         let recorded = std::fs::read_to_string(&cpath).at(&cpath)?;
         let actual = checksum_string(xxhash_rust::xxh3::xxh3_64(text.as_bytes()));
         if recorded.trim_end() != actual {
-            return Err(Error::file(
+            return Err(Error::input(
                 &mpath,
                 format!(
                     "checksum mismatch: the file does not hash to the checksum recorded in \
@@ -425,7 +429,7 @@ pub(super) fn read_folder(dir: &Path) -> Result<(Summary, Vec<String>)> {
         ));
     }
     let man: Manifest = serde_json::from_value(value)
-        .map_err(|e| Error::file(&mpath, format!("malformed manifest: {e}")))?;
+        .map_err(|e| Error::input(&mpath, format!("malformed manifest: {e}")))?;
     check_subsets(&man, version, &mpath)?;
 
     let q = man.query_ids.len();
@@ -433,7 +437,7 @@ pub(super) fn read_folder(dir: &Path) -> Result<(Summary, Vec<String>)> {
     let l = man.subsets.len();
     let m = man.top_m;
     if man.num_queries != q || man.num_positives != p {
-        return Err(Error::file(
+        return Err(Error::input(
             &mpath,
             format!(
                 "num_queries = {}, num_positives = {} but {q} query ids and {p} positive ids",
@@ -442,7 +446,7 @@ pub(super) fn read_folder(dir: &Path) -> Result<(Summary, Vec<String>)> {
         ));
     }
     if man.subset_sizes.len() != l {
-        return Err(Error::file(
+        return Err(Error::input(
             &mpath,
             format!("{l} subsets but {} subset sizes", man.subset_sizes.len()),
         ));
@@ -479,7 +483,7 @@ pub(super) fn read_folder(dir: &Path) -> Result<(Summary, Vec<String>)> {
         (true, true) => true,
         (false, false) => false,
         (c, _) => {
-            return Err(Error::file(
+            return Err(Error::input(
                 &mpath,
                 format!(
                     "the manifest lists {} but not {} (the tie arrays come together)",
@@ -500,7 +504,7 @@ pub(super) fn read_folder(dir: &Path) -> Result<(Summary, Vec<String>)> {
 
     let opath = dir.join(QUERY_OFFSETS);
     if offsets[0] != 0 || offsets[q] != p64 || offsets.windows(2).any(|w| w[0] > w[1]) {
-        return Err(Error::file(
+        return Err(Error::input(
             &opath,
             format!("offsets must rise from 0 to the number of positives ({p})"),
         ));
@@ -525,7 +529,7 @@ pub(super) fn read_folder(dir: &Path) -> Result<(Summary, Vec<String>)> {
                 TopRows::Ragged { starts, .. } => starts[qi * l + li],
                 TopRows::Padded { width } => {
                     if len > *width {
-                        return Err(Error::file(
+                        return Err(Error::input(
                             dir.join(TOP_LEN),
                             format!(
                                 "query {id:?}, subset {li}: length {len} exceeds the {width} \
@@ -570,7 +574,7 @@ pub(super) fn read_folder(dir: &Path) -> Result<(Summary, Vec<String>)> {
         shards_as_version_3(&mut s);
     }
     s.check()
-        .map_err(|msg| Error::file(dir, format!("inconsistent summary: {msg}")))?;
+        .map_err(|msg| Error::input(dir, format!("inconsistent summary: {msg}")))?;
     Ok((s, warnings))
 }
 
@@ -588,7 +592,7 @@ fn check_subsets(man: &Manifest, version: u64, mpath: &Path) -> Result<()> {
     let level0 = man.subsets.first().map(|s| s.range);
     for (i, sub) in man.subsets.iter().enumerate() {
         if sub.top_m.is_some() && version < 3 {
-            return Err(Error::file(
+            return Err(Error::input(
                 mpath,
                 format!(
                     "subset {i} has its own top_m, which format_version {version} does not \
@@ -599,7 +603,7 @@ fn check_subsets(man: &Manifest, version: u64, mpath: &Path) -> Result<()> {
         let HashRange { lo, hi } = sub.range;
         let as_subset = Subset::from(sub.clone());
         if !as_subset.fraction_matches_range() {
-            return Err(Error::file(
+            return Err(Error::input(
                 mpath,
                 format!(
                     "{}: fraction {} disagrees with its hash range [{lo}, {hi}), which holds \
@@ -617,7 +621,7 @@ fn check_subsets(man: &Manifest, version: u64, mpath: &Path) -> Result<()> {
             (SubsetKind::Shard, None) => false,
         };
         if misplaced {
-            return Err(Error::file(
+            return Err(Error::input(
                 mpath,
                 format!(
                     "{}: hash range [{lo}, {hi}) is not where a {} lies (levels start where \
@@ -641,7 +645,7 @@ fn check_subsets(man: &Manifest, version: u64, mpath: &Path) -> Result<()> {
             && first.fraction.to_bits() != man.fraction.to_bits()
             && !increment_ends_at_f
         {
-            return Err(Error::file(
+            return Err(Error::input(
                 mpath,
                 format!(
                     "{}: fraction {} is not the summary's fraction {} (level 0 is the whole \

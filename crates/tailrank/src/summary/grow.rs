@@ -69,7 +69,7 @@ fn restrict(s: &Summary, targets: &[Subset], role: &str) -> Result<Summary> {
                     .all(|q| q.top_scores[i].len() as u64 == s.subset_sizes[i])
         };
         let chain = tiling(s, piece.bounds(), usable).ok_or_else(|| {
-            Error::invalid(format!(
+            Error::mismatch(format!(
                 "cannot grow: subset {gi} of the grown summary ({} at fraction {}, hash range \
                  [{}, {})) needs the items of {role} in hash range [{}, {}), which is not a \
                  union of {role}'s subsets (keeping at least {m} top scores); growing is exact \
@@ -128,18 +128,18 @@ fn level0(s: &Summary) -> String {
 pub(super) fn grow(base: &Summary, part: &Summary) -> Result<(Summary, Vec<String>)> {
     for (s, role) in [(base, "the base"), (part, "the increment")] {
         s.check()
-            .map_err(|m| Error::invalid(format!("cannot grow: {role} is inconsistent: {m}")))?;
+            .map_err(|m| Error::input_msg(format!("cannot grow: {role} is inconsistent: {m}")))?;
     }
     let (b0, p0) = (base.subsets[0].range, part.subsets[0].range);
     if b0.lo != 0 {
-        return Err(Error::invalid(format!(
+        return Err(Error::mismatch(format!(
             "cannot grow: the base is itself an increment (its level 0 is hash range {}): grow \
              its own base with it first",
             level0(base)
         )));
     }
     if p0.lo == 0 {
-        return Err(Error::invalid(format!(
+        return Err(Error::mismatch(format!(
             "cannot grow: the second summary is not an increment (its level 0 starts at hash 0, \
              fraction {}): scan the increment with --fraction F --after {} (summaries of \
              disjoint pool shards are combined with merge)",
@@ -147,14 +147,14 @@ pub(super) fn grow(base: &Summary, part: &Summary) -> Result<(Summary, Vec<Strin
         )));
     }
     if part.seed != base.seed {
-        return Err(Error::invalid(format!(
+        return Err(Error::mismatch(format!(
             "cannot grow: the base has seed {} and the increment seed {}: both must be scanned \
              with the same --seed",
             base.seed, part.seed
         )));
     }
     if p0.lo != b0.hi || b0.hi == u64::MAX {
-        return Err(Error::invalid(format!(
+        return Err(Error::mismatch(format!(
             "cannot grow: the increment covers hash range {} (after ≈ {}), but the base's \
              sample at fraction {} ends at hash {}: scan the increment with --after {}",
             level0(part),
@@ -173,7 +173,7 @@ pub(super) fn grow(base: &Summary, part: &Summary) -> Result<(Summary, Vec<Strin
     b.fraction = f;
     p.fraction = f;
     let (mut out, warnings) = merge(&[b, p]).map_err(|e| {
-        Error::invalid(format!(
+        Error::mismatch(format!(
             "cannot grow: the base (part 1) and the increment (part 2) do not fit together: {e}"
         ))
     })?;
@@ -217,18 +217,18 @@ impl Summary {
     /// error names the folders.
     pub fn grow_folders(base: &Path, part: &Path, mut warn: impl FnMut(String)) -> Result<Summary> {
         let mut read = |dir: &Path| {
-            let (s, warnings) = Summary::read_with_warnings(dir)
-                .map_err(|e| Error::invalid(format!("reading summary {}: {e}", dir.display())))?;
+            let (s, warnings) = Summary::read_with_warnings(dir).map_err(|e| {
+                Error::new(e.kind(), format!("reading summary {}: {e}", dir.display()))
+            })?;
             warnings.into_iter().for_each(&mut warn);
             Ok::<_, Error>(s)
         };
         let (b, p) = (read(base)?, read(part)?);
         let (grown, warnings) = grow(&b, &p).map_err(|e| {
-            Error::invalid(format!(
-                "growing {} by {}: {e}",
-                base.display(),
-                part.display()
-            ))
+            Error::new(
+                e.kind(),
+                format!("growing {} by {}: {e}", base.display(), part.display()),
+            )
         })?;
         warnings.into_iter().for_each(warn);
         Ok(grown)

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 pub const POOL_ROLE: &str = "pool";
 
 fn mismatch(i: usize, what: &str, a: impl std::fmt::Debug, b: impl std::fmt::Debug) -> Error {
-    Error::invalid(format!(
+    Error::mismatch(format!(
         "cannot merge: part {} differs from part 1 in {what} (part 1: {a:?}, part {}: {b:?}); \
          merge only summaries of the same queries, core, model and sampling settings",
         i + 1,
@@ -117,7 +117,7 @@ fn merge_fingerprints(parts: &[Summary], warnings: &mut Vec<String>) -> Result<O
         .map(|p| p.pool_id_hashes.as_deref().unwrap_or_default())
         .collect();
     let merged = union_disjoint(&lists).map_err(|(v, j, i)| {
-        Error::invalid(format!(
+        Error::mismatch(format!(
             "cannot merge: overlapping pools: part {} ({}) and part {} ({}) both scanned a \
              pool id with xxh3 hash {v:016x} (the same pool rows in two parts, e.g. a shard \
              merged twice or re-encoded under another name); each pool item must be merged \
@@ -135,10 +135,10 @@ pub(super) fn merge(parts: &[Summary]) -> Result<(Summary, Vec<String>)> {
     let mut warnings = Vec::new();
     let first = parts
         .first()
-        .ok_or_else(|| Error::invalid("cannot merge: no summaries given"))?;
+        .ok_or_else(|| Error::option("cannot merge: no summaries given"))?;
     for (i, p) in parts.iter().enumerate() {
         p.check().map_err(|m| {
-            Error::invalid(format!("cannot merge: part {} is inconsistent: {m}", i + 1))
+            Error::input_msg(format!("cannot merge: part {} is inconsistent: {m}", i + 1))
         })?;
     }
     // Everything that must agree.
@@ -239,7 +239,7 @@ pub(super) fn merge(parts: &[Summary]) -> Result<(Summary, Vec<String>)> {
     for (i, p) in parts.iter().enumerate() {
         for r in p.inputs.iter().filter(|r| r.role == POOL_ROLE) {
             if let Some((j, path)) = seen.insert(r.digest.as_str(), (i, r.path.as_str())) {
-                return Err(Error::invalid(format!(
+                return Err(Error::mismatch(format!(
                     "cannot merge: overlapping shards: pool input {} (part {}) and {path} \
                      (part {}) have the same digest {}; each pool shard must be merged once",
                     r.path,
@@ -254,7 +254,7 @@ pub(super) fn merge(parts: &[Summary]) -> Result<(Summary, Vec<String>)> {
     let fingerprint = merge_fingerprints(parts, &mut warnings)?;
 
     let l = first.subsets.len();
-    let overflow = || Error::invalid("cannot merge: counts overflow u64");
+    let overflow = || Error::mismatch("cannot merge: counts overflow u64");
     let mut subset_sizes = vec![0u64; l];
     for p in parts {
         for (acc, s) in subset_sizes.iter_mut().zip(&p.subset_sizes) {
@@ -336,7 +336,7 @@ pub(super) fn merge(parts: &[Summary]) -> Result<(Summary, Vec<String>)> {
         (!known.is_empty()).then_some(out.subset_sizes[0])
     } else {
         if let Some(&(i, n)) = known.iter().find(|(_, n)| *n != known[0].1) {
-            return Err(Error::invalid(format!(
+            return Err(Error::mismatch(format!(
                 "cannot merge: part {} and part {} give different pool sizes N ({} vs {n}); \
                  scan every shard with the same pool size N (the size of the whole pool)",
                 known[0].0 + 1,
@@ -350,7 +350,7 @@ pub(super) fn merge(parts: &[Summary]) -> Result<(Summary, Vec<String>)> {
     // except possibly N ≥ S_0.
     if let Some(n) = out.pool_size {
         if n < out.subset_sizes[0] {
-            return Err(Error::invalid(format!(
+            return Err(Error::mismatch(format!(
                 "cannot merge: pool size N = {n} is smaller than the {} pool items of the \
                  merged shards (S_0)",
                 out.subset_sizes[0]

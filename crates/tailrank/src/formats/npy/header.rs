@@ -45,10 +45,13 @@ pub fn dtype_size(dtype: Dtype) -> usize {
 /// `path` is used in error messages.
 pub fn parse_header(path: &Path, bytes: &[u8]) -> Result<NpyHeader> {
     if bytes.is_empty() {
-        return Err(Error::file(path, "empty file (0 bytes), not an .npy array"));
+        return Err(Error::input(
+            path,
+            "empty file (0 bytes), not an .npy array",
+        ));
     }
     if bytes.len() < 10 || &bytes[..6] != MAGIC {
-        return Err(Error::file(
+        return Err(Error::input(
             path,
             "not an .npy file (missing the \\x93NUMPY magic)",
         ));
@@ -58,7 +61,7 @@ pub fn parse_header(path: &Path, bytes: &[u8]) -> Result<NpyHeader> {
         1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
         2 | 3 => {
             if bytes.len() < 12 {
-                return Err(Error::file(path, "truncated .npy header"));
+                return Err(Error::input(path, "truncated .npy header"));
             }
             (
                 u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
@@ -66,7 +69,7 @@ pub fn parse_header(path: &Path, bytes: &[u8]) -> Result<NpyHeader> {
             )
         }
         _ => {
-            return Err(Error::file(
+            return Err(Error::unsupported(
                 path,
                 format!(
                     "unsupported .npy format version {major}.{minor} (expected 1.x, 2.x or 3.x)"
@@ -76,7 +79,7 @@ pub fn parse_header(path: &Path, bytes: &[u8]) -> Result<NpyHeader> {
     };
     let end = start + hlen;
     if bytes.len() < end {
-        return Err(Error::file(
+        return Err(Error::input(
             path,
             format!(
                 "truncated .npy header: it declares {hlen} bytes but the file has only {}",
@@ -85,9 +88,9 @@ pub fn parse_header(path: &Path, bytes: &[u8]) -> Result<NpyHeader> {
         ));
     }
     let text = std::str::from_utf8(&bytes[start..end])
-        .map_err(|_| Error::file(path, ".npy header is not valid text"))?;
+        .map_err(|_| Error::input(path, ".npy header is not valid text"))?;
     let dict = parse_dict(text).map_err(|m| {
-        Error::file(
+        Error::input(
             path,
             format!("cannot parse .npy header {}: {m}", echo(text.trim())),
         )
@@ -103,7 +106,7 @@ pub fn parse_header(path: &Path, bytes: &[u8]) -> Result<NpyHeader> {
                     Value::Other(t) if t.starts_with('[') => "a structured dtype",
                     _ => "not a dtype string",
                 };
-                return Err(Error::file(
+                return Err(Error::unsupported(
                     path,
                     format!(
                         "unsupported dtype {} ({kind}): only plain '<f2' (little-endian \
@@ -117,14 +120,15 @@ pub fn parse_header(path: &Path, bytes: &[u8]) -> Result<NpyHeader> {
             _ => {}
         }
     }
-    let descr = descr.ok_or_else(|| Error::file(path, ".npy header has no 'descr'"))?;
-    let fortran = fortran.ok_or_else(|| Error::file(path, ".npy header has no 'fortran_order'"))?;
-    let shape = shape.ok_or_else(|| Error::file(path, ".npy header has no 'shape'"))?;
+    let descr = descr.ok_or_else(|| Error::input(path, ".npy header has no 'descr'"))?;
+    let fortran =
+        fortran.ok_or_else(|| Error::input(path, ".npy header has no 'fortran_order'"))?;
+    let shape = shape.ok_or_else(|| Error::input(path, ".npy header has no 'shape'"))?;
     let dtype = match descr.as_str() {
         "<f2" => Dtype::F16,
         "<f4" => Dtype::F32,
         other => {
-            return Err(Error::file(
+            return Err(Error::unsupported(
                 path,
                 format!(
                     "unsupported dtype {}: only '<f2' (little-endian float16) and '<f4' \
@@ -135,14 +139,14 @@ pub fn parse_header(path: &Path, bytes: &[u8]) -> Result<NpyHeader> {
         }
     };
     if fortran {
-        return Err(Error::file(
+        return Err(Error::unsupported(
             path,
             "array is stored in Fortran (column-major) order; save it in C order \
              (np.ascontiguousarray) so that rows are contiguous",
         ));
     }
     if shape.len() != 2 {
-        return Err(Error::file(
+        return Err(Error::input(
             path,
             format!(
                 "array has {} dimensions (shape {}); descriptors must be a 2-D rows × dim matrix",
@@ -152,7 +156,7 @@ pub fn parse_header(path: &Path, bytes: &[u8]) -> Result<NpyHeader> {
         ));
     }
     if shape[1] == 0 {
-        return Err(Error::file(path, "descriptor dimension is 0"));
+        return Err(Error::input(path, "descriptor dimension is 0"));
     }
     let h = NpyHeader {
         version: (major, minor),
@@ -162,7 +166,7 @@ pub fn parse_header(path: &Path, bytes: &[u8]) -> Result<NpyHeader> {
         data_offset: end,
     };
     if h.data_len().is_none() {
-        return Err(Error::file(
+        return Err(Error::input(
             path,
             format!("shape {} overflows", shape_text(&shape)),
         ));
