@@ -1,7 +1,8 @@
 //! `tailrank validate`: the validation study on simulated benchmarks with known truth — errors
 //! of the tail-aware estimate and of every baseline, interval coverage over seeds, convergence
 //! over sample fractions; a table on stdout and a markdown report. By default it runs the whole
-//! validation corpus (`--list` prints it) at 5% and 1%.
+//! validation corpus (`--list` prints it) at 5% and 1%; `--exam` prints instead the exam
+//! tables (one per fraction, tuning and held-out families side by side).
 
 use clap::Args;
 use std::path::PathBuf;
