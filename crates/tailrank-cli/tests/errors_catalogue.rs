@@ -765,6 +765,7 @@ fn cases() -> Vec<Case> {
         c("simulate-web-pool-huge", "a web family above 2³² − 1 pool rows", words("simulate --vectors --validate --family web-hubs-1e8 --pool-size 5000000000 -o $DIR/simw")),
         c("demo-no-queries", "the demo scaled down to 0 queries", words("demo --queries 0 -o $DIR/demo0")),
         c("validate-no-queries", "a validation study scaled down to 0 queries", words("validate --presets ilias-like --queries 0 -q -o $DIR/v0.md")),
+        c("validate-exam-not-vector-runs", "validate --exam --vector-runs with a file that is not a vector-run list", words("validate --exam --vector-runs $DIR/gt.json -q -o $DIR/exam.md")),
         // ---- resumable scans
         c("resume-partial-exists", "a partial folder left by a killed scan, no --resume", scan("--pool $DIR/pool.npy -o $DIR/killed")),
         c("resume-changed", "--resume with another seed than the killed scan", scan("--pool $DIR/pool.npy -o $DIR/killed --fraction 0.9 --chunk-rows 50 --resume --seed 9")),

@@ -158,3 +158,122 @@ fn zero_queries_and_flags_that_do_not_apply_are_refused_before_writing() {
         assert!(!d.path().join("v").exists());
     }
 }
+
+/// `validate --exam` on a tiny corpus: one table per fraction, tuning and held-out rows, and
+/// every count of a family's row equal to the one recomputed here from its runs in `--json`.
+#[test]
+fn exam_tables_match_the_runs_counted_by_hand() {
+    let d = tempfile::tempdir().unwrap();
+    let md = d.path().join("exam.md");
+    let js = d.path().join("runs.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_tailrank"))
+        .args([
+            "validate",
+            "--exam",
+            "--seeds",
+            "2",
+            "--presets",
+            "ilias-like,hubs",
+            "--queries",
+            "60",
+            "--pool-size",
+            "20000000",
+            "--bootstrap",
+            "50",
+            "-q",
+            "-o",
+        ])
+        .arg(&md)
+        .arg("--json")
+        .arg(&js)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let report = std::fs::read_to_string(&md).unwrap();
+    assert!(stdout.contains(&report), "{stdout}");
+    assert!(report.contains("At f = 0.05:") && report.contains("At f = 0.01:"));
+    // Read as plain JSON (a NaN of a run is written as null).
+    let all: serde_json::Value = serde_json::from_slice(&std::fs::read(&js).unwrap()).unwrap();
+    struct R {
+        preset: String,
+        fraction: f64,
+        truth: f64,
+        evt: f64,
+        lo: f64,
+        hi: f64,
+        verdict: String,
+    }
+    let runs: Vec<R> = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| R {
+            preset: r["preset"].as_str().unwrap().into(),
+            fraction: r["fraction"].as_f64().unwrap(),
+            truth: r["truth"].as_f64().unwrap(),
+            evt: r["evt"].as_f64().unwrap(),
+            lo: r["realized"]["lo"].as_f64().unwrap(),
+            hi: r["realized"]["hi"].as_f64().unwrap(),
+            verdict: r["verdict"].as_str().unwrap().into(),
+        })
+        .collect();
+    assert_eq!(runs.len(), 2 * 2 * 2, "2 families × 2 seeds × 2 fractions");
+    for f in [0.05, 0.01] {
+        let section = report
+            .split(&format!("At f = {f}:"))
+            .nth(1)
+            .unwrap()
+            .split("At f = ")
+            .next()
+            .unwrap();
+        for (side, family) in [("tuning", "ilias-like"), ("held out", "hubs")] {
+            let of: Vec<_> = runs
+                .iter()
+                .filter(|r| r.preset == family && (r.fraction - f).abs() < 1e-12)
+                .collect();
+            assert_eq!(of.len(), 2);
+            let covered = of
+                .iter()
+                .filter(|r| r.lo <= r.truth && r.truth <= r.hi)
+                .count();
+            let off: Vec<_> = of
+                .iter()
+                .filter(|r| (r.evt - r.truth).abs() > 0.01)
+                .collect();
+            let close: Vec<_> = of
+                .iter()
+                .filter(|r| (r.evt - r.truth).abs() < 0.005)
+                .collect();
+            let is = |r: &&&R, v: &str| r.verdict == v;
+            let count = |a: usize, b: usize| {
+                if b == 0 {
+                    "–".to_string()
+                } else {
+                    format!("{a}/{b}")
+                }
+            };
+            let mean_abs = of.iter().map(|r| (r.evt - r.truth).abs()).sum::<f64>() / 2.0;
+            let line = section
+                .lines()
+                .find(|l| l.starts_with(&format!("| {side} | {family} |")))
+                .unwrap_or_else(|| panic!("no row of {family} in\n{section}"));
+            let cols: Vec<&str> = line.split('|').map(str::trim).collect();
+            // | side | family | runs | mAP |e| | mAP e | hit@1 | Recall@k | covers | width | misses | false alarms |
+            assert_eq!(cols[3], "2", "{line}");
+            assert_eq!(cols[4], format!("{:.2}", 100.0 * mean_abs), "{line}");
+            assert_eq!(cols[8], format!("{covered}/2"), "{line}");
+            let misses = off.iter().filter(|r| is(r, "trusted")).count();
+            let alarms = close.iter().filter(|r| is(r, "doubtful")).count();
+            assert_eq!(cols[10], count(misses, off.len()), "{line}");
+            assert_eq!(cols[11], count(alarms, close.len()), "{line}");
+        }
+        assert!(
+            section.contains("**tuning (pooled)**") && section.contains("**held out (pooled)**")
+        );
+    }
+}

@@ -191,6 +191,15 @@ fn end_to_end_run_at_small_n() {
     assert!(r.truth.map_at_k > 0.05 && r.truth.map_at_k < 0.95);
     let t = r.stream.unwrap();
     assert!(t.truth_wall > 0.0 && t.truth_generation > 0.0 && t.sample_wall > 0.0);
+    // The decomposition against x = K_N/N: its parts add up to the estimate's error, and the
+    // map part is the realized identity; its immune count is the run's.
+    let d = r.decomposition.as_ref().unwrap();
+    assert!((d.total() - r.evt_error.map_at_k).abs() < 1e-9, "{d:?}");
+    assert!(d.part_map.abs() < 1e-9, "{d:?}");
+    assert_eq!(
+        (d.immune, d.immune_outranked),
+        (r.immune, r.immune_outranked)
+    );
     let e = run_families(&["nope".into()], 0..1, &opts, dir.path(), |_, _, _| {})
         .unwrap_err()
         .to_string();

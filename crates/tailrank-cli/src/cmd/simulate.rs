@@ -7,7 +7,7 @@ use clap::Args;
 use std::path::PathBuf;
 use tailrank::formats::descriptors::Dtype;
 use tailrank::report::demo::{simulation_report, vectors_report};
-use tailrank::report::validation::vector_table;
+use tailrank::report::validation::{vector_decomposition_table, vector_table};
 use tailrank::simulate::vector_validation::{StreamTiming, VectorRun, VectorRunOptions};
 use tailrank::simulate::vectors::{write_vectors, VectorConfig};
 use tailrank::simulate::web_validation::run_families;
@@ -104,6 +104,9 @@ fn validate(a: &SimulateArgs) -> anyhow::Result<()> {
         }
     }
     print!("{}", vector_table(&runs));
+    if runs.iter().any(|r| r.decomposition.is_some()) {
+        print!("\n{}", vector_decomposition_table(&runs));
+    }
     if let Some(j) = &a.json {
         tailrank::atomic::write_bytes(j, &serde_json::to_vec_pretty(&runs)?)?;
     }

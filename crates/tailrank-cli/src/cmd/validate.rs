@@ -1,11 +1,15 @@
 //! `tailrank validate`: the validation study on simulated benchmarks with known truth — errors
 //! of the tail-aware estimate and of every baseline, interval coverage over seeds, convergence
 //! over sample fractions; a table on stdout and a markdown report. By default it runs the whole
-//! validation corpus (`--list` prints it) at 5% and 1%.
+//! validation corpus (`--list` prints it) at 5% and 1%; `--exam` prints instead the exam
+//! tables (one per fraction, tuning and held-out families side by side).
 
 use clap::Args;
 use std::path::PathBuf;
 use tailrank::report::validation::{corpus_list, run_line, ValidationFiles};
+use tailrank::simulate::exam::{
+    exam_markdown, exam_tables, read_vector_runs, run_exam, ExamRecord, EXAM_FRACTIONS,
+};
 use tailrank::simulate::validation::{run_validation, ValidationOptions};
 
 #[derive(Args, Debug)]
@@ -55,6 +59,15 @@ pub struct ValidateArgs {
     /// Do not print a line per run.
     #[arg(long, short)]
     pub quiet: bool,
+    /// The exam (docs/validation.md, "The exam"): every fraction of --fractions (default
+    /// 0.05,0.01) as a main fraction, one table per fraction with the tuning and held-out
+    /// families side by side, printed and written to --out.
+    #[arg(long, conflicts_with = "fraction")]
+    pub exam: bool,
+    /// With --exam: vector-level run files (`tailrank simulate --vectors --validate --json`),
+    /// comma-separated, added as held-out rows.
+    #[arg(long, value_delimiter = ',', requires = "exam")]
+    pub vector_runs: Vec<PathBuf>,
 }
 
 pub fn run(a: ValidateArgs) -> anyhow::Result<()> {
@@ -77,6 +90,9 @@ pub fn run(a: ValidateArgs) -> anyhow::Result<()> {
         excess_centre: a.centre.enabled(),
         ..d
     };
+    if a.exam {
+        return exam(&a, &opts, files);
+    }
     let report = run_validation(&opts, |r| {
         if !a.quiet {
             eprintln!("{}", run_line(r));
@@ -89,5 +105,36 @@ pub fn run(a: ValidateArgs) -> anyhow::Result<()> {
     if let Some(j) = &a.json {
         println!("runs:   {}", j.display());
     }
+    Ok(())
+}
+
+/// `--exam`: the corpus at every exam fraction, the vector runs read first (a bad file fails
+/// before the study runs), the tables on stdout and in `--out`, the corpus runs in `--json`.
+fn exam(a: &ValidateArgs, opts: &ValidationOptions, files: ValidationFiles) -> anyhow::Result<()> {
+    let vector: Vec<_> = a
+        .vector_runs
+        .iter()
+        .map(|p| read_vector_runs(p))
+        .collect::<Result<Vec<_>, _>>()?
+        .into_iter()
+        .flatten()
+        .collect();
+    let fractions = a.fractions.clone().unwrap_or(EXAM_FRACTIONS.to_vec());
+    let runs = run_exam(opts, &fractions, |r| {
+        if !a.quiet {
+            eprintln!("{}", run_line(r));
+        }
+    })?;
+    let mut records: Vec<ExamRecord> = runs.iter().map(ExamRecord::of_run).collect();
+    records.extend(
+        vector
+            .iter()
+            .filter(|v| fractions.iter().any(|f| (f - v.fraction).abs() < 1e-12))
+            .map(ExamRecord::of_vector_run),
+    );
+    let tables = exam_markdown(&exam_tables(&records));
+    print!("{tables}");
+    files.write_exam(&tables, &runs)?;
+    println!("report: {}", a.out.display());
     Ok(())
 }

@@ -664,6 +664,39 @@ pub fn vector_table(runs: &[VectorRun]) -> String {
     s
 }
 
+/// Markdown table of the vector runs' error decompositions (points of mAP@k): per run the
+/// parts `map + count + tail + immune + centre = evt − truth` against the realized `K_N/N`, and
+/// the positives called immune that the whole pool outranks.
+pub fn vector_decomposition_table(runs: &[VectorRun]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "| family | seed | f | map | count | tail | immune | centre | total | evt − truth | immune outranked |"
+    );
+    let _ = writeln!(s, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|");
+    for r in runs {
+        let Some(d) = &r.decomposition else { continue };
+        let p = |v: f64| format!("{:+.2}", 100.0 * v);
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {}/{} |",
+            r.family,
+            r.seed,
+            r.fraction,
+            p(d.part_map),
+            p(d.part_count),
+            p(d.part_tail),
+            p(d.part_immune),
+            p(d.part_centre),
+            p(d.total()),
+            p(r.evt_error.map_at_k),
+            d.immune_outranked,
+            d.immune
+        );
+    }
+    s
+}
+
 /// The validation corpus, one line per family: name, `(held out)`, description.
 pub fn corpus_list() -> String {
     let mut s = String::new();
@@ -734,6 +767,18 @@ impl ValidationFiles {
         }
         self.outputs
             .write(self.markdown, |p| write_bytes(p, md.as_bytes()))?;
+        self.outputs.commit()
+    }
+
+    /// Write the exam (`tailrank validate --exam`): its tables `markdown` and its corpus runs.
+    pub fn write_exam(self, markdown: &str, runs: &[Run]) -> Result<()> {
+        if let Some(slot) = self.json {
+            let bytes = serde_json::to_vec_pretty(runs)
+                .map_err(|e| Error::invalid(format!("cannot serialise the runs: {e}")))?;
+            self.outputs.write(slot, |p| write_bytes(p, &bytes))?;
+        }
+        self.outputs
+            .write(self.markdown, |p| write_bytes(p, markdown.as_bytes()))?;
         self.outputs.commit()
     }
 }

@@ -36,12 +36,21 @@ pub struct CalibrationCell {
     pub band: usize,
     pub branch: Branch,
     pub positives: usize,
-    /// Median and quartiles of `log10(x̂/x)`; NaN for the immune branch (x̂ = 0).
+    /// Median and quartiles of `log10(x̂/x)`; NaN for the immune branch (x̂ = 0) and for a cell
+    /// without a finite ratio (JSON writes NaN as `null`, read back as NaN).
+    #[serde(deserialize_with = "nan_from_null")]
     pub median: f64,
+    #[serde(deserialize_with = "nan_from_null")]
     pub q25: f64,
+    #[serde(deserialize_with = "nan_from_null")]
     pub q75: f64,
     /// Share of the cell's positives that the full pool outranks (`K_N > 0`).
     pub outranked: f64,
+}
+
+/// A number that JSON may hold as `null` (serde_json's NaN): `null` → NaN.
+fn nan_from_null<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
 /// The decomposition of one run (fractions of mAP, not points).
@@ -78,6 +87,14 @@ pub fn depth_band(expected: f64) -> usize {
         .unwrap_or(DEPTH_BANDS.len())
 }
 
+/// What the decomposition needs of one positive: its true hardness `x` and `K_N`, the pool
+/// items at N that outrank it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PositiveFacts {
+    pub x: f64,
+    pub pool_above_n: u64,
+}
+
 /// Decompose the error of `hardness` (the estimate behind a prediction at `truth.pool_size`)
 /// against `truth`. Queries and positives must be in the same order in both.
 pub fn decompose(hardness: &[QueryHardness], truth: &Truth) -> Result<Decomposition> {
@@ -102,18 +119,54 @@ pub fn decompose(hardness: &[QueryHardness], truth: &Truth) -> Result<Decomposit
             )));
         }
     }
-    let n = truth.pool_size as f64;
-    let k = truth.k;
+    let facts: Vec<Vec<PositiveFacts>> = truth
+        .queries
+        .iter()
+        .map(|q| {
+            q.positives
+                .iter()
+                .map(|p| PositiveFacts {
+                    x: p.x,
+                    pool_above_n: p.pool_above_n,
+                })
+                .collect()
+        })
+        .collect();
+    decompose_facts(hardness, &facts, truth.pool_size, truth.k, truth.map_at_k)
+}
+
+/// [`decompose`] against per-positive facts (`facts[q][j]` for `hardness[q].positives[j]`),
+/// a pool of `pool_size` rows, cut `k` and realized mAP@k `truth_map`. With the realized
+/// `x = K_N/N` (a vector-level pool has no law) the map part is `ER(K_N/N) − T`, zero up to
+/// tie handling, and the count, tail and immune parts are the estimate's error.
+pub fn decompose_facts(
+    hardness: &[QueryHardness],
+    facts: &[Vec<PositiveFacts>],
+    pool_size: u64,
+    k: usize,
+    truth_map: f64,
+) -> Result<Decomposition> {
+    let aligned = hardness.len() == facts.len()
+        && hardness
+            .iter()
+            .zip(facts)
+            .all(|(h, f)| h.positives.len() == f.len());
+    if !aligned {
+        return Err(Error::invalid(
+            "decomposition: the facts do not match the hardness query by query",
+        ));
+    }
+    let n = pool_size as f64;
     // Hardness with x̂ replaced by `f(branch, x̂, x, K_N)` for every positive; S = 0, so that the
     // count law of an oracle is Binomial(N, x) (the AP maps do not use S).
     let with = |f: &dyn Fn(Branch, f64, f64, u64) -> f64| -> Vec<QueryHardness> {
         hardness
             .iter()
-            .zip(&truth.queries)
+            .zip(facts)
             .map(|(h, t)| {
                 let mut q = h.clone();
                 q.sample_size = 0;
-                for (p, pt) in q.positives.iter_mut().zip(&t.positives) {
+                for (p, pt) in q.positives.iter_mut().zip(t) {
                     p.x_hat = f(p.branch, p.x_hat, pt.x, pt.pool_above_n);
                     p.pool_above = 0;
                 }
@@ -122,7 +175,6 @@ pub fn decompose(hardness: &[QueryHardness], truth: &Truth) -> Result<Decomposit
             .collect()
     };
     let er = |h: &[QueryHardness]| mean_ap_at_k(h, n, k, MapKind::ExpectedRank);
-    let truth_map = truth.map_at_k;
     let oracle = with(&|_, _, x, _| x);
     let er_oracle = er(&oracle);
     let realized = with(&|_, _, _, kn| kn as f64 / n);
@@ -138,10 +190,10 @@ pub fn decompose(hardness: &[QueryHardness], truth: &Truth) -> Result<Decomposit
     let er_tail = er(&upto(Branch::Tail));
     let er_all = er(&upto(Branch::Immune));
 
-    let mut cells: Vec<(usize, Branch, Vec<f64>, usize)> = Vec::new();
+    let mut cells: Vec<(usize, Branch, Vec<f64>, usize, usize)> = Vec::new();
     let (mut immune, mut immune_outranked) = (0usize, 0usize);
-    for (h, t) in hardness.iter().zip(&truth.queries) {
-        for (p, pt) in h.positives.iter().zip(&t.positives) {
+    for (h, t) in hardness.iter().zip(facts) {
+        for (p, pt) in h.positives.iter().zip(t) {
             let band = depth_band(n * pt.x);
             let cell = match cells
                 .iter_mut()
@@ -149,7 +201,7 @@ pub fn decompose(hardness: &[QueryHardness], truth: &Truth) -> Result<Decomposit
             {
                 Some(i) => &mut cells[i],
                 None => {
-                    cells.push((band, p.branch, Vec::new(), 0));
+                    cells.push((band, p.branch, Vec::new(), 0, 0));
                     cells.last_mut().expect("just pushed")
                 }
             };
@@ -158,6 +210,7 @@ pub fn decompose(hardness: &[QueryHardness], truth: &Truth) -> Result<Decomposit
             }
             let out = pt.pool_above_n > 0;
             cell.3 += out as usize;
+            cell.4 += 1;
             if p.branch == Branch::Immune {
                 immune += 1;
                 immune_outranked += out as usize;
@@ -167,8 +220,7 @@ pub fn decompose(hardness: &[QueryHardness], truth: &Truth) -> Result<Decomposit
     cells.sort_by_key(|c| (c.0, c.1 as u8));
     let calibration = cells
         .into_iter()
-        .map(|(band, branch, mut v, out)| {
-            let positives = count_in(hardness, truth, band, branch);
+        .map(|(band, branch, mut v, out, positives)| {
             v.sort_by(f64::total_cmp);
             let q = |p: f64| quantile_sorted(&v, p);
             CalibrationCell {
@@ -195,16 +247,6 @@ pub fn decompose(hardness: &[QueryHardness], truth: &Truth) -> Result<Decomposit
         immune_outranked,
         calibration,
     })
-}
-
-fn count_in(hardness: &[QueryHardness], truth: &Truth, band: usize, branch: Branch) -> usize {
-    let n = truth.pool_size as f64;
-    hardness
-        .iter()
-        .zip(&truth.queries)
-        .flat_map(|(h, t)| h.positives.iter().zip(&t.positives))
-        .filter(|(p, pt)| p.branch == branch && depth_band(n * pt.x) == band)
-        .count()
 }
 
 /// Mean over runs of each decomposition entry, and the calibration cells pooled over runs
@@ -329,4 +371,27 @@ pub fn markdown(d: &Decomposition, runs: usize) -> String {
         );
     }
     m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_nan_calibration_cell_round_trips_through_json() {
+        let c = CalibrationCell {
+            band: 1,
+            branch: Branch::Immune,
+            positives: 3,
+            median: f64::NAN,
+            q25: f64::NAN,
+            q75: -0.5,
+            outranked: 0.25,
+        };
+        let json = serde_json::to_string(&c).unwrap();
+        assert!(json.contains("\"median\":null"), "{json}");
+        let back: CalibrationCell = serde_json::from_str(&json).unwrap();
+        assert!(back.median.is_nan() && back.q25.is_nan());
+        assert_eq!((back.q75, back.positives, back.outranked), (-0.5, 3, 0.25));
+    }
 }

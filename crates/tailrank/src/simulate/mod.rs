@@ -37,6 +37,7 @@ pub mod corpus;
 pub mod corpus_report;
 pub mod decompose;
 pub mod discrete;
+pub mod exam;
 pub mod families;
 pub mod files;
 pub mod hardness_law;

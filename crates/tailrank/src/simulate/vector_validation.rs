@@ -14,6 +14,7 @@
 //! an identity check of the map) and to the Binomial map (`oracle_binomial`); and the positives
 //! the estimator called immune that the full pool outranks (`K_N > 0`).
 
+use super::decompose::{decompose_facts, Decomposition, PositiveFacts};
 use super::vectors::{write_vectors, VectorConfig};
 use crate::error::{Error, Result};
 use crate::formats::open_descriptors;
@@ -217,6 +218,10 @@ pub struct VectorRun {
     /// Times of a generated (web) family's scans; None for the file-based families.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream: Option<StreamTiming>,
+    /// The estimate's error split by branch against the realized `x = K_N/N`
+    /// ([`super::decompose::decompose_facts`]; the map part is then 0 up to ties).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decomposition: Option<Decomposition>,
 }
 
 /// Times of a generated pool's two scans, in seconds: wall, CPU of the process (all threads)
@@ -342,6 +347,40 @@ fn truth_of(full: &Summary, k: usize) -> Result<(Metrics, f64, f64, RealizedCoun
     Ok((truth, er, bin, counts))
 }
 
+/// The decomposition of a prediction's `hardness` against the whole-pool counts `k_n`
+/// (`x = K_N/N` for every positive; a positive missing from `k_n` is an error).
+fn realized_decomposition(
+    hardness: &[QueryHardness],
+    k_n: &RealizedCounts,
+    n: u64,
+    k: usize,
+    truth_map: f64,
+) -> Result<Decomposition> {
+    let facts = hardness
+        .iter()
+        .map(|q| {
+            q.positives
+                .iter()
+                .map(|p| {
+                    let key = (q.query_id.clone(), p.id.clone());
+                    let kn = *k_n.get(&key).ok_or_else(|| {
+                        Error::invalid(format!(
+                            "decomposition: positive {:?} of query {:?} is not in the \
+                             whole-pool scan",
+                            p.id, q.query_id
+                        ))
+                    })?;
+                    Ok(PositiveFacts {
+                        x: kn as f64 / n as f64,
+                        pool_above_n: kn,
+                    })
+                })
+                .collect::<Result<Vec<_>>>()
+        })
+        .collect::<Result<Vec<_>>>()?;
+    decompose_facts(hardness, &facts, n, k, truth_map)
+}
+
 /// Check the fractions of a run: at least one, each in (0, 1].
 pub(crate) fn check_fractions(opts: &VectorRunOptions) -> Result<()> {
     if opts.fractions.is_empty() {
@@ -432,6 +471,9 @@ pub(crate) fn runs_from_scans(
             hit_at_1: chit,
         };
         let eas = at_sample(&p.hardness, opts.k);
+        let mut decomposition =
+            realized_decomposition(&p.hardness, &k_n, n, opts.k, truth.map_at_k)?;
+        decomposition.part_centre = p.excess_centre.map_or(0.0, |c| c.shift);
         let selected = p.baselines.level_selected.as_ref().map(|f| Metrics {
             map_at_k: f.map_at_k,
             recall_at_k: f.recall_at_k,
@@ -475,6 +517,7 @@ pub(crate) fn runs_from_scans(
             endpoint: p.trust.endpoint.clone(),
             excess_centre: p.excess_centre,
             stream: None,
+            decomposition: Some(decomposition),
         });
     }
     Ok(runs)

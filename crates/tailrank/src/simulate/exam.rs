@@ -1,0 +1,387 @@
+//! The exam tables of docs/validation.md ("The exam"): for each sample fraction one table, the
+//! tuning families and the held-out ones side by side, each family's runs scored on what issue
+//! #43 targets, with a pooled row per side.
+//!
+//! Per run: `e = m̂ − T` (mAP@k, points), the hit@1 and Recall@k errors, whether the realized
+//! interval holds `T` and its width, and the verdict. Per family (and pooled over every run of
+//! a side): mean |e|, mean e, hit@1 mean |error|, Recall@k max |error|, realized coverage
+//! `covered/with an interval` and mean width, **misses** `trusted/(runs with |e| > FLAG_MUST)`
+//! and **false alarms** `doubtful/(runs with |e| < FLAG_NOT)`.
+//!
+//! The records come from the summary-level corpus ([`Run`], held out per
+//! [`super::corpus::CorpusEntry::held_out`]) and from the vector-level runs ([`VectorRun`],
+//! all held out: issue #43 keeps the vector families out of every tuning decision).
+
+use super::corpus;
+use super::validation::{run_validation, Coverage, Run, ValidationOptions, FLAG_MUST, FLAG_NOT};
+use super::vector_validation::VectorRun;
+use crate::error::{Error, Result};
+use crate::predict::{Interval, Verdict};
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// The exam's fractions: each one is a main fraction (intervals and verdict).
+pub const EXAM_FRACTIONS: [f64; 2] = [0.05, 0.01];
+
+/// The corpus runs of the exam: the study of `opts` once per fraction of `fractions`, each
+/// as the main fraction (no sweep), so that every run carries its interval and verdict.
+pub fn run_exam(
+    opts: &ValidationOptions,
+    fractions: &[f64],
+    mut progress: impl FnMut(&Run),
+) -> Result<Vec<Run>> {
+    if fractions.is_empty() {
+        return Err(Error::invalid("the exam needs at least one fraction"));
+    }
+    let mut runs = Vec::new();
+    for &f in fractions {
+        let o = ValidationOptions {
+            fraction: f,
+            fractions: Vec::new(),
+            ..opts.clone()
+        };
+        runs.extend(run_validation(&o, &mut progress)?.runs);
+    }
+    Ok(runs)
+}
+
+/// The vector-level runs of a `tailrank simulate --vectors --validate --json` file.
+pub fn read_vector_runs(path: &Path) -> Result<Vec<VectorRun>> {
+    let bytes = std::fs::read(path).map_err(|e| Error::file(path, format!("cannot read: {e}")))?;
+    serde_json::from_slice(&bytes).map_err(|e| {
+        Error::file(
+            path,
+            format!(
+                "not a vector-run file (the --json of `tailrank simulate --vectors \
+                 --validate`): {e}"
+            ),
+        )
+    })
+}
+
+/// One run as the exam scores it (errors as fractions, not points).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExamRecord {
+    pub family: String,
+    pub held_out: bool,
+    pub fraction: f64,
+    pub truth: f64,
+    pub map_error: f64,
+    pub hit_error: f64,
+    pub recall_error: f64,
+    pub realized: Option<Interval>,
+    pub verdict: Option<Verdict>,
+}
+
+impl ExamRecord {
+    /// A summary-level corpus run (held out as its corpus entry says).
+    pub fn of_run(r: &Run) -> ExamRecord {
+        ExamRecord {
+            family: r.preset.clone(),
+            held_out: corpus::entry(&r.preset).is_ok_and(|e| e.held_out),
+            fraction: r.fraction,
+            truth: r.truth,
+            map_error: r.evt - r.truth,
+            hit_error: r.hit_at_1 - r.truth_hit_at_1,
+            recall_error: r.recall_at_k - r.truth_recall_at_k,
+            realized: r.realized,
+            verdict: r.verdict,
+        }
+    }
+
+    /// A vector-level run (always held out).
+    pub fn of_vector_run(r: &VectorRun) -> ExamRecord {
+        ExamRecord {
+            family: r.family.clone(),
+            held_out: true,
+            fraction: r.fraction,
+            truth: r.truth.map_at_k,
+            map_error: r.evt_error.map_at_k,
+            hit_error: r.evt_error.hit_at_1,
+            recall_error: r.evt_error.recall_at_k,
+            realized: r.realized,
+            verdict: r.verdict,
+        }
+    }
+}
+
+/// One family's (or one side's pooled) exam line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExamLine {
+    /// The family, or `tuning (pooled)` / `held out (pooled)`.
+    pub name: String,
+    pub held_out: bool,
+    pub runs: usize,
+    pub map_mean_abs: f64,
+    pub map_mean: f64,
+    pub hit_mean_abs: f64,
+    pub recall_max_abs: f64,
+    /// Realized interval: `(covered, with one)` and mean width (NaN without one).
+    pub covered: Coverage,
+    pub width: f64,
+    /// Trusted among runs off by more than `FLAG_MUST`; doubtful among runs under `FLAG_NOT`.
+    pub misses: Coverage,
+    pub false_alarms: Coverage,
+}
+
+/// The exam at one fraction: the family lines of each side, then the pooled line of each side.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExamTable {
+    pub fraction: f64,
+    pub tuning: Vec<ExamLine>,
+    pub held_out: Vec<ExamLine>,
+    pub tuning_pooled: Option<ExamLine>,
+    pub held_out_pooled: Option<ExamLine>,
+}
+
+fn mean(v: impl Iterator<Item = f64>) -> f64 {
+    let (s, n) = v.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
+    if n == 0 {
+        f64::NAN
+    } else {
+        s / n as f64
+    }
+}
+
+/// The line of `records` (all of one family, or all of one side).
+pub fn exam_line(name: &str, held_out: bool, records: &[&ExamRecord]) -> ExamLine {
+    let with: Vec<(Interval, f64)> = records
+        .iter()
+        .filter_map(|r| r.realized.map(|i| (i, r.truth)))
+        .filter(|(i, _)| i.lo.is_finite() && i.hi.is_finite())
+        .collect();
+    let covered = (
+        with.iter()
+            .filter(|(i, t)| i.lo <= *t && *t <= i.hi)
+            .count(),
+        with.len(),
+    );
+    let (mut misses, mut false_alarms) = ((0, 0), (0, 0));
+    for r in records {
+        let Some(v) = r.verdict else { continue };
+        let e = r.map_error.abs();
+        if e > FLAG_MUST {
+            misses.1 += 1;
+            misses.0 += usize::from(v == Verdict::Trusted);
+        } else if e < FLAG_NOT {
+            false_alarms.1 += 1;
+            false_alarms.0 += usize::from(v == Verdict::Doubtful);
+        }
+    }
+    ExamLine {
+        name: name.to_string(),
+        held_out,
+        runs: records.len(),
+        map_mean_abs: mean(records.iter().map(|r| r.map_error.abs())),
+        map_mean: mean(records.iter().map(|r| r.map_error)),
+        hit_mean_abs: mean(records.iter().map(|r| r.hit_error.abs())),
+        recall_max_abs: records
+            .iter()
+            .fold(0.0f64, |m, r| m.max(r.recall_error.abs())),
+        covered,
+        width: mean(with.iter().map(|(i, _)| i.hi - i.lo)),
+        misses,
+        false_alarms,
+    }
+}
+
+fn same_fraction(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-12 * a.abs().max(b.abs())
+}
+
+/// One table per fraction of `records` (largest first); families in their first appearance
+/// order; pooled lines over every run of a side.
+pub fn exam_tables(records: &[ExamRecord]) -> Vec<ExamTable> {
+    let mut fractions: Vec<f64> = records.iter().map(|r| r.fraction).collect();
+    fractions.sort_by(|a, b| b.total_cmp(a));
+    fractions.dedup_by(|a, b| same_fraction(*a, *b));
+    fractions
+        .into_iter()
+        .map(|f| {
+            let at: Vec<&ExamRecord> = records
+                .iter()
+                .filter(|r| same_fraction(r.fraction, f))
+                .collect();
+            let side = |held: bool| -> (Vec<ExamLine>, Option<ExamLine>) {
+                let part: Vec<&ExamRecord> =
+                    at.iter().copied().filter(|r| r.held_out == held).collect();
+                let mut names: Vec<&str> = Vec::new();
+                for r in &part {
+                    if !names.contains(&r.family.as_str()) {
+                        names.push(&r.family);
+                    }
+                }
+                let lines = names
+                    .iter()
+                    .map(|n| {
+                        let of: Vec<&ExamRecord> =
+                            part.iter().copied().filter(|r| r.family == *n).collect();
+                        exam_line(n, held, &of)
+                    })
+                    .collect();
+                let label = if held {
+                    "held out (pooled)"
+                } else {
+                    "tuning (pooled)"
+                };
+                let pooled = (!part.is_empty()).then(|| exam_line(label, held, &part));
+                (lines, pooled)
+            };
+            let (tuning, tuning_pooled) = side(false);
+            let (held_out, held_out_pooled) = side(true);
+            ExamTable {
+                fraction: f,
+                tuning,
+                held_out,
+                tuning_pooled,
+                held_out_pooled,
+            }
+        })
+        .collect()
+}
+
+/// `a/b`, or `–` when `b = 0`.
+fn count_text((a, b): Coverage) -> String {
+    if b == 0 {
+        "–".into()
+    } else {
+        format!("{a}/{b}")
+    }
+}
+
+/// The tables as markdown (points of mAP@k): per fraction the tuning block, its pooled line,
+/// the held-out block and its pooled line, one table.
+pub fn exam_markdown(tables: &[ExamTable]) -> String {
+    let mut m = String::new();
+    let pt = |v: f64| {
+        if v.is_finite() {
+            format!("{:.2}", 100.0 * v)
+        } else {
+            "n/a".into()
+        }
+    };
+    let signed = |v: f64| {
+        if v.is_finite() {
+            format!("{:+.2}", 100.0 * v)
+        } else {
+            "n/a".into()
+        }
+    };
+    for t in tables {
+        let _ = writeln!(m, "At f = {}:\n", t.fraction);
+        let _ = writeln!(
+            m,
+            "| side | family | runs | mAP mean \\|err\\| | mAP mean err | hit@1 mean \\|err\\| | \
+             Recall@k max \\|err\\| | realized covers | realized width | misses | false alarms |"
+        );
+        let _ = writeln!(m, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+        let blocks = [
+            ("tuning", &t.tuning, &t.tuning_pooled),
+            ("held out", &t.held_out, &t.held_out_pooled),
+        ];
+        for (side, lines, pooled) in blocks {
+            for l in lines.iter().chain(pooled.iter()) {
+                let name = if l.name.ends_with("(pooled)") {
+                    format!("**{}**", l.name)
+                } else {
+                    l.name.clone()
+                };
+                let _ = writeln!(
+                    m,
+                    "| {side} | {name} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                    l.runs,
+                    pt(l.map_mean_abs),
+                    signed(l.map_mean),
+                    pt(l.hit_mean_abs),
+                    pt(l.recall_max_abs),
+                    count_text(l.covered),
+                    pt(l.width),
+                    count_text(l.misses),
+                    count_text(l.false_alarms)
+                );
+            }
+        }
+        let _ = writeln!(m);
+    }
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(family: &str, held: bool, f: f64, e: f64, iv: (f64, f64), v: Verdict) -> ExamRecord {
+        ExamRecord {
+            family: family.into(),
+            held_out: held,
+            fraction: f,
+            truth: 0.40,
+            map_error: e,
+            hit_error: -2.0 * e,
+            recall_error: e / 10.0,
+            realized: Some(Interval { lo: iv.0, hi: iv.1 }),
+            verdict: Some(v),
+        }
+    }
+
+    #[test]
+    fn lines_count_coverage_misses_and_false_alarms_by_hand() {
+        use Verdict::{Doubtful as D, Trusted as T};
+        let recs = vec![
+            // a, 5%: errors +2 (trusted: a miss), −0.2 (doubtful: a false alarm), +0.7 (neither).
+            rec("a", false, 0.05, 0.02, (0.38, 0.44), T), // covers 0.40, width 6
+            rec("a", false, 0.05, -0.002, (0.41, 0.45), D), // misses, width 4
+            rec("a", false, 0.05, 0.007, (0.39, 0.41), T), // covers, width 2
+            // b, 5%: −1.5 doubtful (caught), +0.1 trusted (right).
+            rec("b", false, 0.05, -0.015, (0.30, 0.50), D),
+            rec("b", false, 0.05, 0.001, (0.40, 0.42), T),
+            // h (held out), 5% and 1%.
+            rec("h", true, 0.05, -0.03, (0.42, 0.43), T),
+            rec("h", true, 0.01, 0.004, (0.35, 0.45), D),
+        ];
+        let tables = exam_tables(&recs);
+        assert_eq!(tables.len(), 2);
+        let t5 = &tables[0];
+        assert_eq!(t5.fraction, 0.05);
+        let a = &t5.tuning[0];
+        assert_eq!((a.name.as_str(), a.runs), ("a", 3));
+        assert!((a.map_mean_abs - (0.02 + 0.002 + 0.007) / 3.0).abs() < 1e-12);
+        assert!((a.map_mean - (0.02 - 0.002 + 0.007) / 3.0).abs() < 1e-12);
+        assert!((a.hit_mean_abs - 2.0 * (0.02 + 0.002 + 0.007) / 3.0).abs() < 1e-12);
+        assert!((a.recall_max_abs - 0.002).abs() < 1e-12);
+        assert_eq!(a.covered, (2, 3));
+        assert!((a.width - 0.04).abs() < 1e-12);
+        assert_eq!(a.misses, (1, 1));
+        assert_eq!(a.false_alarms, (1, 1));
+        let b = &t5.tuning[1];
+        assert_eq!(
+            (b.covered, b.misses, b.false_alarms),
+            ((2, 2), (0, 1), (0, 1))
+        );
+        let pooled = t5.tuning_pooled.as_ref().unwrap();
+        assert_eq!(pooled.runs, 5);
+        assert_eq!(pooled.covered, (4, 5));
+        assert_eq!(pooled.misses, (1, 2));
+        assert_eq!(pooled.false_alarms, (1, 2));
+        assert!((pooled.width - (0.06 + 0.04 + 0.02 + 0.20 + 0.02) / 5.0).abs() < 1e-12);
+        let h = t5.held_out_pooled.as_ref().unwrap();
+        assert_eq!(
+            (h.runs, h.covered, h.misses, h.false_alarms),
+            (1, (0, 1), (1, 1), (0, 0))
+        );
+        let t1 = &tables[1];
+        assert!(t1.tuning.is_empty() && t1.tuning_pooled.is_none());
+        assert_eq!(t1.held_out[0].false_alarms, (1, 1));
+        let md = exam_markdown(&tables);
+        assert!(
+            md.contains("| tuning | a | 3 | 0.97 | +0.83 | 1.93 | 0.20 | 2/3 | 4.00 | 1/1 | 1/1 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| held out | **held out (pooled)** | 1 | 3.00 | -3.00 |"),
+            "{md}"
+        );
+        assert!(md.contains("At f = 0.01:"), "{md}");
+    }
+}
