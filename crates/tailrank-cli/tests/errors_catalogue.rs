@@ -403,6 +403,11 @@ open(os.path.join(d, "garbage.h5"), "wb").write(b"\x89HDF\r\n\x1a\n" + bytes(ran
     }
     base_scan("sum_part50", "shard_inc50.npy", &["--after", "0.5"]);
     base_scan("sum_part30", "shard_inc30.npy", &["--after", "0.3"]);
+    base_scan(
+        "sum_part30_h3",
+        "shard_inc30.npy",
+        &["--after", "0.3", "--drift-shards", "3"],
+    );
     base_scan("sum_b_f3", "shard_b.npy", &["--fraction", "0.3"]);
     let m = std::fs::read_to_string(dir.join("sum_empty/manifest.json")).unwrap();
     assert!(
@@ -778,7 +783,7 @@ fn cases() -> Vec<Case> {
         c("grow-not-increment", "grow by a summary that is not an increment", words("grow $DIR/sum_b_f $DIR/sum_b -o $DIR/g")),
         c("grow-base-increment", "grow of an increment", words("grow $DIR/sum_part50 $DIR/sum_part50 -o $DIR/g")),
         c("grow-wrong-after", "grow by an increment that starts elsewhere than the base's sample ends", words("grow $DIR/sum_b_f3 $DIR/sum_part50 -o $DIR/g")),
-        c("grow-not-exact", "grow from 0.3 to 1 (the grown level 0.25 is not among the base's 0.3, 0.15, …)", words("grow $DIR/sum_b_f3 $DIR/sum_part30 -o $DIR/g")),
+        c("grow-not-exact", "grow from 0.3 to 1 by an increment scanned with 3 drift shards (the base has 4)", words("grow $DIR/sum_b_f3 $DIR/sum_part30_h3 -o $DIR/g")),
         c("predict-part", "predict from an increment", words("predict --summary $DIR/sum_part50 --pool-size 1000 --bootstrap 20 --sample-noise 0")),
     ]
 }

@@ -3,9 +3,11 @@
 //! direct scan of the larger sample (every array file bitwise, the manifest equal but for the
 //! input records), on npy and HDF5 pools, with ties (pool copies of positives, and repeated
 //! pool vectors) and drift shards, by a factor of 2 and of 4, twice in a row, and from an
-//! increment scanned in two pieces and merged. Refusals: rows outside the increment, a factor
-//! whose levels the base cannot give, a summary that is not an increment, predicting from a
-//! part.
+//! increment scanned in two pieces and merged. By other factors (0.04 → 0.08 → 0.2 → 0.4,
+//! 0.25 → 0.4): the subsets a direct scan also has are bitwise its, and every subset holds
+//! what an exact scan of the rows in its hash range gives. Refusals: rows outside the
+//! increment, an increment with other drift shards, a summary that is not an increment,
+//! predicting from a part.
 
 use tailrank_test_support::cli;
 use tailrank_test_support::python as common;
@@ -70,7 +72,8 @@ h = np.array([xxhash.xxh3_64_intdigest(i.encode(), seed=SEED) for i in pool_ids]
 def t(f):
     return int(f * 2.0**64)
 RANGES = {"s10": (0, .1), "s20": (0, .2), "s25": (0, .25), "i10_20": (.1, .2),
-          "i20_40": (.2, .4), "i10_40": (.1, .4), "i25_40": (.25, .4)}
+          "i20_40": (.2, .4), "i10_40": (.1, .4), "i25_40": (.25, .4),
+          "s04": (0, .04), "i04_08": (.04, .08), "i08_20": (.08, .2)}
 for name, (a, b) in RANGES.items():
     keep = np.nonzero((h >= np.uint64(t(a))) & (h < np.uint64(t(b))))[0]
     ids = [pool_ids[j] for j in keep]
@@ -80,6 +83,19 @@ for name, (a, b) in RANGES.items():
     half = len(keep) // 2
     save_npy(name + "_a", pool[keep[:half]], ids[:half])
     save_npy(name + "_b", pool[keep[half:]], ids[half:])
+"#;
+
+/// The rows of `pool.npy` whose id hashes (Python's xxhash, seed 3) fall in `[lo, hi)` into
+/// `<name>.npy` and `<name>.ids.txt`.
+const SLICE: &str = r#"
+import sys, os
+import numpy as np, xxhash
+d, lo, hi, name = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+pool = np.load(os.path.join(d, "pool.npy"))
+ids = open(os.path.join(d, "pool.ids.txt")).read().split()
+keep = [j for j, i in enumerate(ids) if lo <= xxhash.xxh3_64_intdigest(i.encode(), seed=3) < hi]
+np.save(os.path.join(d, name + ".npy"), pool[keep])
+open(os.path.join(d, name + ".ids.txt"), "w").write("".join(ids[j] + "\n" for j in keep))
 "#;
 
 fn tailrank(dir: &Path, args: &[&str]) -> Output {
@@ -134,6 +150,49 @@ fn scan(d: &Path, pool: &[&str], fraction: &str, after: Option<&str>, shards: &s
         args.extend_from_slice(&["--after", a]);
     }
     ok(&tailrank(d, &args));
+}
+
+/// Every subset of summary folder `got` holds what an exact scan (f = 1) of the pool rows
+/// hashing into its range gives at level 0 (Python selects the rows): the same S, per-positive
+/// counts and ties, and the same top list cut to the subset's M.
+fn assert_subsets_are_direct(d: &Path, got: &str) {
+    let g = Summary::read(&d.join(got)).unwrap();
+    for (i, sub) in g.subsets.iter().enumerate() {
+        let (lo, end) = sub.range.bounds();
+        let name = format!("{got}_ref{i}");
+        common::run_python(
+            SLICE,
+            &[
+                d.to_str().unwrap(),
+                &lo.to_string(),
+                &end.to_string(),
+                &name,
+            ],
+        );
+        let npy = format!("{name}.npy");
+        scan(d, &[&npy], "1", None, "0", &name);
+        let w = Summary::read(&d.join(&name)).unwrap();
+        let what = format!("{got} subset {i} ({:?} [{lo}, {end}))", sub.kind);
+        assert_eq!(g.subset_sizes[i], w.subset_sizes[0], "{what}: size");
+        assert!(w.subset_sizes[0] > 0, "{what}: empty");
+        for (qg, qw) in g.queries.iter().zip(&w.queries) {
+            let m = sub.kept(g.top_m).min(qw.top_scores[0].len());
+            assert_eq!(qg.top_scores[i], qw.top_scores[0][..m], "{what}: {}", qg.id);
+            for (pg, pw) in qg.positives.iter().zip(&qw.positives) {
+                assert_eq!(pg.pool_above[i], pw.pool_above[0], "{what}: {}", pg.id);
+                assert_eq!(pg.pool_ties[i], pw.pool_ties[0], "{what}: {}", pg.id);
+            }
+        }
+    }
+}
+
+/// The fractions of the levels of summary folder `dir`.
+fn level_fractions(d: &Path, dir: &str) -> Vec<f64> {
+    let s = Summary::read(&d.join(dir)).unwrap();
+    s.level_indices()
+        .iter()
+        .map(|&i| s.subsets[i].fraction)
+        .collect()
 }
 
 /// Every array file of the two folders bitwise equal, and the manifests equal but for
@@ -236,6 +295,52 @@ fn grown_summaries_equal_direct_scans() {
             &["grow", "grown20", "part20_40", "-o", "grown40x2x2"],
         ));
         assert_same_summary(d, "grown40x2x2", "direct40");
+
+        // 0.04 → 0.08 → 0.2 → 0.4 (1% → 2% → 5% → 10%, scaled): the doubling equals the direct
+        // scan; the factor 2.5 keeps the levels f/2^ℓ at or above the base's 0.08 and moves the
+        // lower ones onto the base's (0.05 → 0.04, …), and the shard cut 0.05 onto a base cut.
+        scan(d, &["pool.npy"], "0.08", None, "4", "direct08");
+        scan(d, &[&p("s04")], "0.04", None, "4", "base04");
+        scan(d, &[&p("i04_08")], "0.08", Some("0.04"), "4", "part04_08");
+        scan(d, &[&p("i08_20")], "0.2", Some("0.08"), "4", "part08_20");
+        ok(&tailrank(d, &["grow", "base04", "part04_08", "-o", "g08"]));
+        assert_same_summary(d, "g08", "direct08");
+        ok(&tailrank(d, &["grow", "g08", "part08_20", "-o", "g20"]));
+        ok(&tailrank(d, &["grow", "g20", "part20_40", "-o", "g40"]));
+        assert_eq!(level_fractions(d, "g20"), [0.2, 0.1, 0.04, 0.02, 0.01]);
+        assert_eq!(level_fractions(d, "g40"), [0.4, 0.2, 0.1, 0.04, 0.02]);
+        // The grown 0.4 has the direct scan's levels 0.4, 0.2, 0.1 and its shards, bitwise.
+        let (g40, direct) = (
+            Summary::read(&d.join("g40")).unwrap(),
+            Summary::read(&d.join("direct40")).unwrap(),
+        );
+        for (i, j) in [(0, 0), (1, 1), (2, 2), (5, 5), (6, 6), (7, 7), (8, 8)] {
+            assert_eq!(g40.subsets[i], direct.subsets[j], "g40 subset {i}");
+            assert_eq!(g40.subset_sizes[i], direct.subset_sizes[j]);
+            for (qg, qw) in g40.queries.iter().zip(&direct.queries) {
+                assert_eq!(qg.top_scores[i], qw.top_scores[j], "g40 subset {i}");
+            }
+        }
+        assert_eq!(g40.pool_id_hashes, direct.pool_id_hashes);
+        if ext == "npy" {
+            assert_subsets_are_direct(d, "g20");
+            assert_subsets_are_direct(d, "g40");
+        }
+        // Predict reads the moved levels like any others.
+        ok(&tailrank(
+            d,
+            &[
+                "predict",
+                "--summary",
+                "g40",
+                "--pool-size",
+                "3000",
+                "--bootstrap",
+                "20",
+                "--sample-noise",
+                "0",
+            ],
+        ));
     }
 
     // Three drift shards (an odd H) and an increment scanned in two pieces, merged.
@@ -296,12 +401,23 @@ fn grown_summaries_equal_direct_scans() {
         ],
     );
     assert!(!d.join("bad").exists());
-    // 0.25 → 0.4: the grown levels 0.2, 0.1, … are not among the base's 0.25, 0.125, ….
+    // 0.25 → 0.4 grows (levels 0.4 then the base's 0.25, 0.125, …); an increment scanned
+    // with other drift shards has no piece for the grown shard cut 0.3.
     scan(d, &["s25.npy"], "0.25", None, "4", "base25");
     scan(d, &["i25_40.npy"], "0.4", Some("0.25"), "4", "part25_40");
+    scan(d, &["i25_40.npy"], "0.4", Some("0.25"), "3", "part25_40h3");
+    ok(&tailrank(
+        d,
+        &["grow", "base25", "part25_40", "-o", "g25_40"],
+    ));
+    assert_eq!(
+        level_fractions(d, "g25_40"),
+        [0.4, 0.25, 0.125, 0.0625, 0.03125]
+    );
+    assert_subsets_are_direct(d, "g25_40");
     fails(
-        &tailrank(d, &["grow", "base25", "part25_40", "-o", "bad"]),
-        &["cannot grow", "subset 1", "times 2, 4, 8"],
+        &tailrank(d, &["grow", "base25", "part25_40h3", "-o", "bad"]),
+        &["cannot grow", "drift shard", "--drift-shards"],
     );
     // The increment must start where the base ends, and must be an increment.
     fails(

@@ -72,3 +72,13 @@ def run_cli(cli, *args):
     r = subprocess.run([cli, *map(str, args)], capture_output=True, text=True)
     assert r.returncode == 0, f"tailrank {' '.join(map(str, args))} failed:\n{r.stderr}"
     return r.stdout
+
+
+def files_but_inputs(s):
+    """The summary's files as (manifest without ``inputs``, the other files but the checksum):
+    what a grown summary and a direct scan share."""
+    files = s.to_files()
+    man = json.loads(files.pop("manifest.json"))
+    man.pop("inputs")
+    files.pop("manifest.xxh3")
+    return man, files

@@ -5,14 +5,13 @@ an increment scanned as an iterator of blocks (parts merged); rows outside the i
 part given as a base are refused."""
 
 import io
-import json
 
 import numpy as np
 import pytest
 import xxhash
 
 import tailrank
-from conftest import run_cli
+from conftest import files_but_inputs, run_cli
 
 SEED = 3
 OPTS = dict(seed=SEED, top_m=40, model="toy", threads=2)
@@ -43,13 +42,6 @@ def test_sample_increment_equals_xxhash_and_cli(cli, tmp_path):
         tailrank.sample_ids(ids, 0.2, SEED, after=0.4)
 
 
-def _files_but_inputs(s):
-    files = s.to_files()
-    man = json.loads(files.pop("manifest.json"))
-    man.pop("inputs")
-    files.pop("manifest.xxh3")
-    return man, files
-
 
 def test_scan_after_and_grow_equal_a_direct_scan(bench):
     ids = sum(bench["shard_ids"], [])
@@ -70,14 +62,14 @@ def test_scan_after_and_grow_equal_a_direct_scan(bench):
     grown = tailrank.grow(base, part)
     ties = np.load(io.BytesIO(direct.to_files()["pos_pool_ties.npy"]))
     assert ties[:, 0].sum() > 0
-    assert _files_but_inputs(grown) == _files_but_inputs(direct)
+    assert files_but_inputs(grown) == files_but_inputs(direct)
     assert base.grow(part) == grown
 
     # The increment as an iterator of blocks: blocks of 100 rows in parts of 300, merged, grow the same.
     blocks = ((inc[0][a:a + 100], inc[1][a:a + 100]) for a in range(0, len(inc[0]), 100))
     merged = tailrank.scan(q, c, blocks, bench["gt"], fraction=0.5, after=0.25,
                            chunk_rows=300, **OPTS)
-    assert _files_but_inputs(tailrank.grow(base, merged)) == _files_but_inputs(direct)
+    assert files_but_inputs(tailrank.grow(base, merged)) == files_but_inputs(direct)
 
     # A row of the base's sample in the increment's pool: named; a part is no base.
     with pytest.raises(tailrank.TailrankError, match="outside the sample increment"):

@@ -1,14 +1,17 @@
 """Ray: a scan of 8 shards on a local cluster equals the single-process scan bit for bit, also
-when every task's worker dies once and Ray retries it; the CLI entry point; clean shutdown."""
+when every task's worker dies once and Ray retries it; the CLI entry point; clean shutdown; a
+Ray scan of a sample increment (``after=``) grows the base as the CLI's does."""
 
 import os
 import subprocess
 import sys
 import tempfile
 
+import numpy as np
 import pytest
 
 import tailrank
+from conftest import files_but_inputs, run_cli
 
 ray = pytest.importorskip("ray")
 import tailrank.ray as tray  # noqa: E402
@@ -125,3 +128,43 @@ def test_tailrank_error_pickles():
 
     e = pickle.loads(pickle.dumps(tailrank.TailrankError("x")))
     assert type(e) is tailrank.TailrankError and str(e) == "x"
+
+
+
+def test_ray_increment_grows_as_the_cli(bench, cli, cluster, tmp_path):
+    """A Ray scan of the increment [t(0.2), t(0.5)) in 8 shards grows the base at 0.2 into the
+    summary the CLI's `scan --after` and `grow` give (a factor of 2.5: moved levels); by 0.25 →
+    0.5 (a doubling) into the direct scan."""
+    seed, opts = 3, ["--seed", "3", "--top-m", "60", "--model", "toy"]
+    kw = dict(seed=seed, top_m=60, model="toy")
+    inc, inc1 = [], []
+    for k, (ids, rows) in enumerate(zip(bench["shard_ids"], bench["shards"])):
+        for lst, f, a in ((inc, 0.5, 0.2), (inc1, 0.5, 0.25)):
+            m = tailrank.sample_mask(ids, f, seed, after=a)
+            name = f"inc{a}_{k}"
+            np.save(tmp_path / f"{name}.npy", rows[m])
+            (tmp_path / f"{name}.ids.txt").write_text("".join(i + "\n" for i, x in zip(ids, m) if x))
+            lst.append(str(tmp_path / f"{name}.npy"))
+    common = ["--queries", bench["queries_path"], "--core", bench["core_path"], "--gt",
+              bench["gt_path"], *opts]
+    run_cli(cli, "scan", *common, "--fraction", 0.2, "--pool", *bench["shard_paths"],
+            "-o", tmp_path / "base")
+    run_cli(cli, "scan", *common, "--fraction", 0.5, "--after", 0.2, "--pool", *inc,
+            "-o", tmp_path / "part")
+    run_cli(cli, "grow", tmp_path / "base", tmp_path / "part", "-o", tmp_path / "grown")
+    part = tray.scan(inc, bench["queries_path"], bench["core_path"], bench["gt_path"],
+                     fraction=0.5, after=0.2, shards_per_task=2, merge_fanin=2, **kw)
+    assert part.subsets[0]["range"]["lo"] == int(0.2 * 2.0**64)
+    base = tailrank.Summary.load(tmp_path / "base")
+    grown = base.grow(part)
+    assert files_but_inputs(grown) == files_but_inputs(tailrank.Summary.load(tmp_path / "grown"))
+    levels = [s["fraction"] for s in grown.subsets if s["kind"] == "level"]
+    assert levels[:2] == [0.5, 0.25] and levels[2] == 0.1
+    # A doubling, 0.25 → 0.5: the direct scan at 0.5, bitwise.
+    part1 = tray.scan(inc1, bench["queries_path"], bench["core_path"], bench["gt_path"],
+                      fraction=0.5, after=0.25, shards_per_task=3, **kw)
+    direct = tailrank.scan(bench["queries_path"], bench["core_path"], bench["shard_paths"],
+                           bench["gt_path"], fraction=0.5, **kw)
+    quarter = tailrank.scan(bench["queries_path"], bench["core_path"], bench["shard_paths"],
+                            bench["gt_path"], fraction=0.25, **kw)
+    assert files_but_inputs(quarter.grow(part1)) == files_but_inputs(direct)

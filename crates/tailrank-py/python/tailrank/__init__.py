@@ -263,8 +263,10 @@ class Summary:
 
     def grow(self, part: "Summary") -> "Summary":
         """This summary (the sample at f_b) grown by ``part``, the scan of its increment
-        (``scan(..., fraction=f, after=f_b)``): the summary of the sample at f, equal to a direct
-        scan at f (``tailrank grow``; exact when f = 2^k f_b, refused otherwise)."""
+        (``scan(..., fraction=f, after=f_b)``): the summary of the sample at f (``tailrank grow``),
+        equal to a direct scan at f when f = 2^k f_b; for other factors the levels and shard
+        cuts below f_b move onto the base's, each subset exact over its hash range
+        (docs/summary-format.md, "Which factors")."""
         return Summary(_native.NativeSummary.grow(self._s, part._s))
 
     @staticmethod

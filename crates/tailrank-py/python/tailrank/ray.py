@@ -19,7 +19,7 @@ option) are raised at once, not retried.
 Command line::
 
     python -m tailrank.ray --queries Q.npy --core C.npy --gt gt.json --pool s0.npy s1.npy ... \\
-        -o summary_dir [--fraction F --seed S --pool-size N --shards-per-task K \\
+        -o summary_dir [--fraction F --seed S --after F_B --pool-size N --shards-per-task K \\
         --threads-per-task 1 --address auto]
 """
 
@@ -71,6 +71,7 @@ def scan(
     model: str = "",
     *,
     query_set: Optional[str] = None,
+    after: Optional[float] = None,
     min_fraction: Optional[float] = None,
     drift_shards: int = tailrank._native.SCAN_DEFAULTS["drift_shards"],
     normalize: bool = False,
@@ -91,6 +92,9 @@ def scan(
     ``shards_per_task``: :func:`default_shards_per_task` with the CPUs Ray reports for the cluster
     (``ray.cluster_resources()["CPU"]``), so that there are about as many tasks as CPUs / threads.
     Uses the running Ray instance, or starts one (``ray.init(address=address)``).
+    With ``after=f_b`` the shards hold the sample increment ``[t(f_b), t(fraction))`` and the
+    result is its part summary (merged like any parts), which ``Summary.grow`` /
+    ``tailrank grow`` turns with the base at f_b into the sample at ``fraction``.
     """
     import ray
 
@@ -115,6 +119,7 @@ def scan(
         model=model,
         threads=threads_per_task,
         query_set=query_set,
+        after=after,
         min_fraction=min_fraction,
         drift_shards=drift_shards,
         normalize=normalize,
@@ -159,6 +164,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--fraction", type=float, default=1.0,
                    help="hash-sample fraction f of the pool (default 1: exact scan)")
     p.add_argument("--seed", type=int, default=0, help="hash seed of the sample (default 0)")
+    p.add_argument("--after", type=float, default=None,
+                   help="scan the sample increment [t(after), t(f)) into a part (tailrank grow)")
     p.add_argument("--min-fraction", type=float, default=None,
                    help="smallest nesting level fraction (default: f/16)")
     p.add_argument("--pool-size", type=int, default=None,
@@ -202,6 +209,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             top_m=a.top_m,
             model=a.model,
             query_set=a.query_set,
+            after=a.after,
             min_fraction=a.min_fraction,
             drift_shards=a.drift_shards,
             normalize=a.normalize,

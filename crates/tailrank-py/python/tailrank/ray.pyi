@@ -14,6 +14,7 @@ def scan(
     model: str = ...,
     *,
     query_set: Optional[str] = ...,
+    after: Optional[float] = ...,
     min_fraction: Optional[float] = ...,
     drift_shards: int = ...,
     normalize: bool = ...,

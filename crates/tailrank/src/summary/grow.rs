@@ -6,7 +6,10 @@
 //! scan at f) is the disjoint union of `G ∩ B` and `G ∩ P`; when each of the two is an exact
 //! union of subsets of its summary (a tiling), counts and sizes add and the top-`M_G` list is
 //! the `M_G` largest of the pieces' lists (each keeping at least `M_G`, or all its items):
-//! the grown summary is then the one a direct scan at f gives. Otherwise growing refuses.
+//! every grown subset then holds what a direct scan gives over its hash range. The subsets are
+//! a direct scan's at f, with the boundaries below `t(f_b)` that the base lacks moved onto the
+//! base's ([`grown_subsets`]; none moves when `f = 2^k f_b`, and the summary is the direct
+//! scan's). When a subset has no such tiling, growing refuses.
 
 use super::merge::{merge, merge_top};
 use super::Summary;
@@ -72,10 +75,10 @@ fn restrict(s: &Summary, targets: &[Subset], role: &str) -> Result<Summary> {
             Error::mismatch(format!(
                 "cannot grow: subset {gi} of the grown summary ({} at fraction {}, hash range \
                  [{}, {})) needs the items of {role} in hash range [{}, {}), which is not a \
-                 union of {role}'s subsets (keeping at least {m} top scores); growing is exact \
-                 when the new fraction is the base's times 2, 4, 8, … (and the increment was \
-                 scanned with the base's --drift-shards and --top-m): grow by doubling, or scan \
-                 the larger sample directly",
+                 union of {role}'s subsets (keeping at least {m} top scores): scan the \
+                 increment with the base's --drift-shards and --top-m and the default \
+                 --min-fraction, from a base with levels down to f/2^(L-1) (L its number of \
+                 levels), or scan the larger sample directly",
                 match g.kind {
                     SubsetKind::Level => "level",
                     SubsetKind::Shard => "drift shard",
@@ -116,6 +119,81 @@ fn restrict(s: &Summary, targets: &[Subset], role: &str) -> Result<Summary> {
         }
     }
     out.format_version = SUMMARY_FORMAT_VERSION;
+    Ok(out)
+}
+
+/// Whether two hash boundaries are the same up to the rounding of `t(f) = ⌊f·2^64⌋` and of
+/// the shard split (relative 10^-9): such a boundary of a direct scan is kept, never moved.
+fn near(a: u64, b: u64) -> bool {
+    (a as f64 - b as f64).abs() <= 1e-9 * a.max(b) as f64
+}
+
+/// The grown summary's subsets: those of a direct scan at f with the base's L, H and M
+/// (levels `[0, t(f/2^ℓ))`, H equal shards of `[0, t(f))`), except that below `t(f_b)` a
+/// boundary the base does not hold is moved onto one it holds (docs/summary-format.md,
+/// "Which factors"): level ℓ becomes the base level nearest `f/2^ℓ` by ratio (below grown
+/// level ℓ − 1; the smaller on a tie), a shard cut the nearest base shard boundary (the lower
+/// on a tie).
+/// Boundaries at or above `t(f_b)` are the part's and stay. For `f = 2^k f_b` nothing
+/// moves: the subsets are the direct scan's.
+fn grown_subsets(base: &Summary, f: f64) -> Result<Vec<Subset>> {
+    let levels = base.level_indices();
+    let shards = base.shard_indices();
+    let min_fraction = f / (1u64 << (levels.len() - 1)) as f64;
+    let direct = subsets(f, min_fraction, shards.len(), base.top_m)?;
+    let end_b = base.subsets[0].range.hi;
+    let base_levels: Vec<&Subset> = levels.iter().map(|&i| &base.subsets[i]).collect();
+    let mut out: Vec<Subset> = Vec::with_capacity(direct.len());
+    for s in direct.iter().filter(|s| s.kind == SubsetKind::Level) {
+        let x = s.range.hi;
+        let below = out.last().map_or(u64::MAX, |p: &Subset| p.range.hi);
+        let moved = (x < end_b && !base_levels.iter().any(|b| near(b.range.hi, x)))
+            .then(|| {
+                let off = |b: &&&Subset| (b.range.hi as f64 / x as f64).ln().abs();
+                base_levels
+                    .iter()
+                    .filter(|b| b.range.hi < below)
+                    .min_by(|a, b| off(a).total_cmp(&off(b)).then(a.range.hi.cmp(&b.range.hi)))
+            })
+            .flatten();
+        out.push(moved.map_or_else(|| s.clone(), |b| (*b).clone()));
+    }
+    let direct_shards: Vec<&Subset> = direct
+        .iter()
+        .filter(|s| s.kind == SubsetKind::Shard)
+        .collect();
+    let mut base_cuts: Vec<u64> = shards.iter().map(|&i| base.subsets[i].range.hi).collect();
+    base_cuts.sort_unstable();
+    let mut cuts: Vec<u64> = direct_shards.iter().map(|s| s.range.lo).collect();
+    for i in 1..cuts.len() {
+        let c = cuts[i];
+        if c >= end_b || base_cuts.iter().any(|&b| near(b, c)) {
+            continue;
+        }
+        let nearest = base_cuts
+            .iter()
+            .copied()
+            .filter(|&b| b > cuts[i - 1])
+            .min_by_key(|&b| (b.abs_diff(c), b));
+        if let Some(b) = nearest.filter(|&b| b < end_b) {
+            cuts[i] = b;
+        }
+    }
+    for (i, s) in direct_shards.iter().enumerate() {
+        let range = HashRange {
+            lo: cuts[i],
+            hi: cuts.get(i + 1).copied().unwrap_or(s.range.hi),
+        };
+        out.push(if range == s.range {
+            (*s).clone()
+        } else {
+            Subset {
+                fraction: range.width_fraction(),
+                range,
+                ..(*s).clone()
+            }
+        });
+    }
     Ok(out)
 }
 
@@ -165,9 +243,7 @@ pub(super) fn grow(base: &Summary, part: &Summary) -> Result<(Summary, Vec<Strin
         )));
     }
     let f = part.fraction;
-    let levels = base.level_indices().len();
-    let min_fraction = f / (1u64 << (levels - 1)) as f64;
-    let grown = subsets(f, min_fraction, base.shard_indices().len(), base.top_m)?;
+    let grown = grown_subsets(base, f)?;
     let mut b = restrict(base, &grown, "the base")?;
     let mut p = restrict(part, &grown, "the increment")?;
     b.fraction = f;
@@ -194,11 +270,15 @@ impl Summary {
     /// Grow the summary `base` of the sample at `f_b` by `part`, the summary of the increment
     /// `[t(f_b), t(f))` (`scan --fraction f --after f_b`), into the summary of the sample at f:
     /// the subsets of a direct scan at f with the base's numbers of levels and drift shards and
-    /// its M (levels f, f/2, …; the shards re-sliced over `[0, t(f))`). Each grown subset's
-    /// items in the base and in the increment must be a union of subsets of that summary
-    /// (true when `f = 2^k · f_b` and the increment was scanned with the base's shards and
-    /// M); then sizes, counts and ties add and top lists merge, and the result equals a direct
-    /// scan at f except for the input records (the base's and the increment's pool files).
+    /// its M (levels f, f/2, …; the shards re-sliced over `[0, t(f))`), except that a level
+    /// or shard boundary below `t(f_b)` that the base does not hold is moved onto the base's
+    /// (the base level nearest by ratio, the nearest base shard boundary to a cut). Each
+    /// grown subset's items in the base and in the increment must be a union of subsets of
+    /// that summary (true when the increment was scanned with the base's shards and M and the
+    /// base has the levels); then sizes, counts and ties add and top lists merge: every
+    /// subset holds exactly what a direct scan gives over its hash range. When `f = 2^k · f_b`
+    /// nothing moves and the result equals a direct scan at f except for the input records
+    /// (the base's and the increment's pool files).
     /// The base and the increment must agree as merge parts do ([`Summary::merge`]), their
     /// fingerprints must be disjoint; N is the base's and the increment's (when both give one,
     /// the same), or S_0 when f = 1 and neither gives one.
