@@ -230,7 +230,7 @@ pub fn next_step(
             message: format!(
                 "More sample is not expected to help: the width went from {} points at f/2 to \
                  {} at f, so what holds it (the spread of the readings, the trend) does not \
-                 shrink with the sample.",
+                 shrink with the sample (a rough reading of two levels, docs/validation.md).",
                 points(w.width_half),
                 points(w.width)
             ),
