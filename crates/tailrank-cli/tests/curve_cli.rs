@@ -131,7 +131,7 @@ fn write_example_plots() {
         ]);
         assert!(ok, "{err}");
     }
-    let (ok, out, err) = tailrank(&["predict", "--summary", sd]);
+    let (ok, out, err) = tailrank(&["predict", "--summary", sd, "--details"]);
     assert!(ok, "{err}");
     std::fs::write(dir.join("table.txt"), out).unwrap();
 }

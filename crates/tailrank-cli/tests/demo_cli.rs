@@ -1,4 +1,5 @@
-//! `tailrank demo` runs end to end and prints the predicted and the true values.
+//! `tailrank demo` runs end to end and prints the predicted and the true values: the full
+//! table with `--details`, a headline of at most 12 lines by default.
 
 use std::process::Command;
 
@@ -17,6 +18,7 @@ fn demo_prints_predicted_and_true() {
             "0",
             "--seed",
             "3",
+            "--details",
             "--out",
         ])
         .arg(&out)
@@ -86,6 +88,7 @@ fn demo_prints_predicted_and_true() {
             "0",
             "--seed",
             "3",
+            "--details",
             "--out",
         ])
         .arg(&out)
@@ -99,4 +102,48 @@ fn demo_prints_predicted_and_true() {
             .collect::<Vec<_>>()
     };
     assert_eq!(pick(&stdout), pick(&s2));
+}
+
+#[test]
+fn demo_headline_is_short_and_carries_the_prediction() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("demo");
+    let o = Command::new(env!("CARGO_BIN_EXE_tailrank"))
+        .args([
+            "demo",
+            "--queries",
+            "150",
+            "--bootstrap",
+            "100",
+            "--sample-noise",
+            "0",
+            "--seed",
+            "3",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{stdout}");
+    assert!(stdout.lines().count() <= 12, "{stdout}");
+    let p: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("prediction.json")).unwrap()).unwrap();
+    let t = tailrank::simulate::Truth::read(&out.join("truth.json")).unwrap();
+    let pc = |v: f64| format!("{:.2}", 100.0 * v);
+    let r = &p["realized"]["map_at_k_realized_interval"];
+    for needle in [
+        format!("{}%", pc(p["map_at_k"].as_f64().unwrap())),
+        format!(
+            "[{}, {}]",
+            pc(r[0].as_f64().unwrap()),
+            pc(r[1].as_f64().unwrap())
+        ),
+        format!("hit@1 {}%", pc(p["hit_at_1"].as_f64().unwrap())),
+        format!("Recall@1000 {}%", pc(p["recall_at_k"].as_f64().unwrap())),
+        format!("known truth: mAP@1000 {}%", pc(t.map_at_k)),
+        format!("next step: {}", p["next_step"]["message"].as_str().unwrap()),
+    ] {
+        assert!(stdout.contains(&needle), "missing {needle:?} in\n{stdout}");
+    }
 }

@@ -785,6 +785,8 @@ fn cases() -> Vec<Case> {
         c("grow-wrong-after", "grow by an increment that starts elsewhere than the base's sample ends", words("grow $DIR/sum_b_f3 $DIR/sum_part50 -o $DIR/g")),
         c("grow-not-exact", "grow from 0.3 to 1 by an increment scanned with 3 drift shards (the base has 4)", words("grow $DIR/sum_b_f3 $DIR/sum_part30_h3 -o $DIR/g")),
         c("predict-part", "predict from an increment", words("predict --summary $DIR/sum_part50 --pool-size 1000 --bootstrap 20 --sample-noise 0")),
+        // ---- issue 45: the next step
+        c("predict-target-width", "predict --target-width not a positive number of points", words("predict --summary $DIR/sum_b_f --target-width 0 --bootstrap 0")),
     ]
 }
 

@@ -176,6 +176,17 @@ fn ilias_exact_and_predicted_match_the_official_logic() {
     );
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["mode"], "prediction");
+    // Without --json: the headline, at most 12 lines, with each set's estimate and next step.
+    let mut head_args = prediction_args(&ds, &feat, k, f, seed, "200");
+    head_args.retain(|a| *a != "--json");
+    let head = String::from_utf8(tailrank(&head_args).stdout).unwrap();
+    assert!(head.lines().count() <= 12, "{head}");
+    for set in r["sets"].as_array().unwrap() {
+        let p = &set["prediction"];
+        let est = format!("{:.2}%", 100.0 * p["map_at_k"].as_f64().unwrap());
+        let next = p["next_step"]["message"].as_str().unwrap();
+        assert!(head.contains(&est) && head.contains(next), "{head}");
+    }
     assert_eq!(r["sample_size"].as_u64(), reference["S"].as_u64());
     assert_eq!(r["pool_size"].as_u64(), reference["N"].as_u64());
     for set in r["sets"].as_array().unwrap() {

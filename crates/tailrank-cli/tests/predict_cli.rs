@@ -34,8 +34,20 @@ fn table_and_json_from_a_summary() {
         "200",
         "--sample-noise",
         "20",
+        "--details",
     ]);
     assert!(ok, "{err}");
+    // `--details` is the full table, byte for byte.
+    let full = predict(
+        &s,
+        &PredictOptions {
+            bootstrap: 200,
+            sample_noise: 20,
+            ..PredictOptions::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(out, tailrank::report::prediction_table(&full));
     for needle in [
         "predicted mAP@1000",
         "BCa",
@@ -84,22 +96,35 @@ fn table_and_json_from_a_summary() {
     assert_eq!(j["queries"].as_array().unwrap().len(), 30);
     assert_eq!(j["levels"].as_array().unwrap().len(), 3);
     assert!(j["drift"]["shards"].as_array().unwrap().len() == 4);
-    // The table prints the same estimate in percent with two decimals.
-    let (_, table, _) = tailrank(&[
+    // The default headline: at most 12 lines, carrying the JSON's numbers (percent, two
+    // decimals) and its next step.
+    let (ok, head, err) = tailrank(&[
         "predict",
         "--summary",
         sd,
         "--bootstrap",
         "200",
         "--sample-noise",
-        "0",
+        "20",
         "--seed",
         "4",
     ]);
-    assert!(
-        table.contains(&format!("{:.2}", 100.0 * lib.estimate)),
-        "{table}"
-    );
+    assert!(ok, "{err}");
+    assert!(head.lines().count() <= 12, "{head}");
+    let pc = |v: &serde_json::Value| format!("{:.2}", 100.0 * v.as_f64().unwrap());
+    let r = &j["realized"]["map_at_k_realized_interval"];
+    for needle in [
+        format!("{}%", pc(&j["map_at_k"])),
+        format!("[{}, {}]", pc(&r[0]), pc(&r[1])),
+        format!("{} points wide", pc(&j["realized"]["width"])),
+        format!("hit@1 {}%", pc(&j["hit_at_1"])),
+        format!("Recall@1000 {}%", pc(&j["recall_at_k"])),
+        format!("verdict: {}", j["trust"]["verdict"].as_str().unwrap()),
+        format!("next step: {}", j["next_step"]["message"].as_str().unwrap()),
+    ] {
+        assert!(head.contains(&needle), "missing {needle:?} in\n{head}");
+    }
+    assert!(!head.contains("tail report"), "{head}");
 }
 
 #[test]
@@ -153,6 +178,7 @@ fn hardness_artifact_predicts_at_any_pool_size() {
         "2000000",
         "--bootstrap",
         "50",
+        "--details",
     ]);
     assert!(ok);
     assert!(table.contains("n/a"), "{table}");
@@ -294,6 +320,19 @@ fn compare_two_summaries() {
     assert!(ok, "{err}");
     assert!(out.contains("A - B"), "{out}");
     assert!(out.contains("verdict: not separated"), "{out}");
+    assert!(out.lines().count() <= 12, "{out}");
+    let (ok, full, err) = tailrank(&[
+        "compare",
+        a,
+        a,
+        "--pool-size",
+        "1000000",
+        "--bootstrap",
+        "100",
+        "--details",
+    ]);
+    assert!(ok, "{err}");
+    assert!(full.contains("A - B from level 0"), "{full}");
     let (ok, out, err) = tailrank(&["compare", a, a, "--pool-size", "1000000", "--json"]);
     assert!(ok, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();

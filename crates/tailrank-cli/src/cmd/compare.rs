@@ -8,6 +8,7 @@ use clap::Args;
 use std::path::PathBuf;
 use tailrank::predict::compare::compare;
 use tailrank::report::compare::table;
+use tailrank::report::headline::compare_headline;
 
 #[derive(Args, Debug)]
 pub struct CompareArgs {
@@ -23,6 +24,9 @@ pub struct CompareArgs {
     /// Print the comparison as JSON (fractions) instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// Print the full table (with the margin from each level) instead of the headline.
+    #[arg(long, conflicts_with = "json")]
+    pub details: bool,
 }
 
 pub fn run(a: CompareArgs) -> anyhow::Result<()> {
@@ -35,5 +39,8 @@ pub fn run(a: CompareArgs) -> anyhow::Result<()> {
     }
     let c = compare(&sa, &sb, &opts)
         .with_context(|| format!("comparing {} with {}", a.a.display(), a.b.display()))?;
-    super::print_report(a.json, &c, table)
+    if a.details {
+        return super::print_report(false, &c, table);
+    }
+    super::print_report(a.json, &c, compare_headline)
 }

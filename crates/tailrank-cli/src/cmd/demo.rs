@@ -3,7 +3,7 @@
 
 use clap::Args;
 use std::path::PathBuf;
-use tailrank::report::demo;
+use tailrank::report::{demo, headline};
 use tailrank::simulate::files::run_demo;
 use tailrank::simulate::{SimConfig, SimulationFiles};
 
@@ -24,6 +24,9 @@ pub struct DemoArgs {
     /// Scale the benchmark down to this many queries (default: the full 1,232).
     #[arg(long)]
     pub queries: Option<usize>,
+    /// Print the full table (every baseline, the diagnostics) instead of the headline.
+    #[arg(long)]
+    pub details: bool,
 }
 
 pub fn run(a: DemoArgs) -> anyhow::Result<()> {
@@ -35,6 +38,10 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
     print!("{}", demo::demo_header(&cfg));
     let (sim, p) = run_demo(&cfg, &a.out, a.bootstrap, a.sample_noise)?;
     let files = SimulationFiles::in_dir(&a.out);
-    print!("{}", demo::demo_table(&sim.truth, &p, &files));
+    if a.details {
+        print!("{}", demo::demo_table(&sim.truth, &p, &files));
+    } else {
+        print!("{}", headline::demo_headline(&sim.truth, &p, &files));
+    }
     Ok(())
 }

@@ -15,6 +15,7 @@ use tailrank::ilias::{
 };
 use tailrank::maps::MapKind;
 use tailrank::predict::PredictOptions;
+use tailrank::report::headline::ilias_headline;
 use tailrank::report::ilias::table;
 use tailrank::scan::engine::ScanConfig;
 
@@ -49,6 +50,10 @@ pub struct IliasArgs {
     /// Print the full JSON report instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// With --fraction: print the full report (each set's prediction table, the breakdowns)
+    /// instead of the headline.
+    #[arg(long, conflicts_with = "json")]
+    pub details: bool,
     /// Model name recorded in the report.
     #[arg(long, default_value = "")]
     pub model: String,
@@ -166,6 +171,10 @@ pub fn run(a: IliasArgs) -> anyhow::Result<()> {
     drop(spinner);
     for note in notes {
         eprintln!("tailrank ilias: {note}");
+    }
+    let predicted = report.sets.iter().any(|s| s.prediction.is_some());
+    if predicted && !a.details {
+        return super::print_report(a.json, &report, ilias_headline);
     }
     super::print_report(a.json, &report, table)
 }

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use tailrank::formats::hardness_csv;
 use tailrank::hardness::{Estimator, EvtOptions};
 use tailrank::maps::MapKind;
-use tailrank::predict::{PredictInput, PredictOptions};
+use tailrank::predict::{NextStepPlan, PredictInput, PredictOptions};
+use tailrank::report::headline::prediction_headline;
 use tailrank::report::{prediction_json, prediction_table};
 
 /// Input and model options shared by `predict` and `curve`.
@@ -155,6 +156,13 @@ pub struct PredictArgs {
     /// Write the level-0 hardness artifact (CSV) here.
     #[arg(long)]
     pub hardness_out: Option<PathBuf>,
+    /// Print the full table instead of the headline.
+    #[arg(long, conflicts_with = "json")]
+    pub details: bool,
+    /// Width (in points) the interval for the realized metric should reach: the next step
+    /// names the fraction expected to reach it.
+    #[arg(long)]
+    pub target_width: Option<f64>,
 }
 
 pub fn run(a: PredictArgs) -> anyhow::Result<()> {
@@ -168,9 +176,16 @@ pub fn run(a: PredictArgs) -> anyhow::Result<()> {
         .as_deref()
         .map(|p| outputs.add_file(p))
         .transpose()?;
+    let plan = NextStepPlan {
+        target_width: a.target_width.map(|w| w / 100.0),
+        summary_path: a.model.summary.as_ref().map(|s| s.display().to_string()),
+    };
+    if let Some(w) = a.target_width.filter(|w| !(w.is_finite() && *w > 0.0)) {
+        bail!("--target-width must be a positive number of points, got {w}");
+    }
     let input = a.model.load()?;
     a.model.require_pool_size(&input)?;
-    let (p, meta) = input.predict(&opts)?;
+    let (p, meta) = input.predict_with_plan(&opts, &plan)?;
     if let Some(slot) = hardness_slot {
         outputs.write(slot, |path| {
             hardness_csv::write_hardness_csv(path, &meta, &p.hardness)
@@ -179,8 +194,10 @@ pub fn run(a: PredictArgs) -> anyhow::Result<()> {
     }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&prediction_json(&p))?);
-    } else {
+    } else if a.details {
         print!("{}", prediction_table(&p));
+    } else {
+        print!("{}", prediction_headline(&p));
     }
     Ok(())
 }

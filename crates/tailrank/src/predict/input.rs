@@ -3,7 +3,8 @@
 //! sample noise; its own estimator is used, [`predict_from_hardness`]).
 
 use super::Prediction;
-use super::{curve, curve_from_hardness, predict, predict_from_hardness, Curve, PredictOptions};
+use super::{curve, curve_from_hardness, predict_from_hardness, Curve, PredictOptions};
+use super::{predict_with_plan, NextStepPlan};
 use crate::error::Result;
 use crate::hardness::{HardnessMeta, QueryHardness};
 use crate::summary::Summary;
@@ -27,9 +28,18 @@ impl PredictInput {
     /// The prediction ([`predict`] or [`predict_from_hardness`]) and the metadata of the
     /// level-0 hardness it came from (what a hardness file of `Prediction::hardness` records).
     pub fn predict(self, opts: &PredictOptions) -> Result<(Prediction, HardnessMeta)> {
+        self.predict_with_plan(opts, &NextStepPlan::default())
+    }
+
+    /// [`PredictInput::predict`] with the next step asked for by `plan`.
+    pub fn predict_with_plan(
+        self,
+        opts: &PredictOptions,
+        plan: &NextStepPlan,
+    ) -> Result<(Prediction, HardnessMeta)> {
         match self {
             PredictInput::Summary(s) => {
-                let p = predict(&s, opts)?;
+                let p = predict_with_plan(&s, opts, plan)?;
                 let meta = super::hardness_meta(&s, &p);
                 Ok((p, meta))
             }

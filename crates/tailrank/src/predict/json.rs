@@ -85,6 +85,8 @@ pub struct PredictionJson<'a> {
     tail_report: &'a TailReport,
     warnings: &'a [String],
     queries: Vec<QueryJson<'a>>,
+    /// What to do next (`action`, `message`, `fraction`, `projected_width`, `commands`).
+    next_step: &'a super::NextStep,
 }
 
 /// The prediction options as reported: the estimator by name and with its options.
@@ -267,6 +269,7 @@ impl<'a> PredictionJson<'a> {
             map_at_k_total_interval: p.total.as_ref().map(pair),
             map_at_k_interval_meanings: INTERVAL_MEANINGS,
             excess_centre: p.excess_centre.as_ref(),
+            next_step: &p.next_step,
             realized: p.realized.as_ref().map(|r| RealizedJson {
                 map_at_k_realized_interval: pair(&r.interval),
                 width: r.width(),

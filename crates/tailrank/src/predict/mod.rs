@@ -23,6 +23,7 @@ pub mod endpoint_test;
 pub mod fit_choice;
 pub mod input;
 pub mod json;
+pub mod next_step;
 pub mod query_hardness;
 pub mod realized;
 pub mod stats;
@@ -34,6 +35,7 @@ pub use curve::{curve, curve_from_hardness, Curve, CurvePoint};
 pub use diagnostics::{Budget, Drift, LevelPrediction, ShardPrediction, TailReport};
 pub use fit_choice::{FitChoice, FitMode};
 pub use input::PredictInput;
+pub use next_step::{NextStep, NextStepPlan};
 pub use query_hardness::{
     count_hardness, estimate_query_for_metric, hardness_for, hardness_for_metric, per_query_ap,
 };
@@ -343,6 +345,9 @@ pub struct Prediction {
     pub tail: TailReport,
     /// Trust verdict ([`trust`]): paired level tests and input checks.
     pub trust: Trust,
+    /// What to do next: grow the sample, and to which fraction ([`next_step`]).
+    #[serde(default)]
+    pub next_step: NextStep,
     /// Warnings about the input that the numbers above do not show (the sample-size rule of
     /// [`check_sample_size`]); printed with the table and in the JSON report.
     #[serde(default)]
@@ -470,8 +475,24 @@ pub fn target_pool_size(
 pub(crate) use crate::numerics::mean;
 
 /// Predict mAP@k at N from a scan summary (level 0 = `subsets[0]`), with baselines,
-/// intervals, budget, drift and the tail report.
+/// intervals, budget, drift, the tail report and the next step (no target width).
 pub fn predict(s: &Summary, opts: &PredictOptions) -> Result<Prediction> {
+    predict_with_plan(s, opts, &NextStepPlan::default())
+}
+
+/// [`predict`] with the next step asked for by `plan` (a target width, the summary's folder).
+pub fn predict_with_plan(
+    s: &Summary,
+    opts: &PredictOptions,
+    plan: &NextStepPlan,
+) -> Result<Prediction> {
+    let mut p = predict_without_next_step(s, opts)?;
+    p.next_step = next_step::next_step(s, &p, opts, plan)?;
+    Ok(p)
+}
+
+/// [`predict`] without the next step (whose projection repeats this on a level).
+pub fn predict_without_next_step(s: &Summary, opts: &PredictOptions) -> Result<Prediction> {
     opts.check()?;
     check_summary(s)?;
     let sample = s.subset_sizes[0];
@@ -562,7 +583,7 @@ pub fn predict_from_hardness(
     check_sample_size(meta.sample_size)?;
     let n = target_pool_size(opts, meta.pool_size, meta.sample_size)?;
     let boot = bootstrap::QueryBootstrap::new(qs.len(), opts.bootstrap, opts.seed);
-    assemble(
+    let mut p = assemble(
         &meta.model,
         &meta.query_set,
         n,
@@ -571,7 +592,12 @@ pub fn predict_from_hardness(
         (None, boot),
         opts,
         meta.excess_move,
-    )
+    )?;
+    p.next_step.message =
+        "No projection: a hardness file has no nested levels to measure how the width scales \
+         with the sample."
+            .to_string();
+    Ok(p)
 }
 
 /// What a hardness file of `p.hardness` records: the summary's metadata, the estimator the
@@ -867,6 +893,7 @@ fn assemble(
         drift,
         tail,
         trust,
+        next_step: NextStep::default(),
         warnings,
         queries,
         options: *opts,

@@ -15,11 +15,14 @@
 //! * [`compare`]: `tailrank compare`;
 //! * [`validation`]: `tailrank validate` and `tailrank simulate --vectors --validate`;
 //! * [`demo`]: `tailrank demo` and `tailrank simulate`;
+//! * [`headline`]: the short default output of `predict`, `compare`, `ilias --fraction`
+//!   and `demo` (the tables above are their `--details`);
 //! * [`written`]: the one-line accounts of `tailrank scan` and `tailrank merge`.
 
 pub mod compare;
 pub mod demo;
 pub mod eval;
+pub mod headline;
 pub mod ilias;
 pub mod prediction;
 pub mod validation;

@@ -1,0 +1,228 @@
+//! The short default output of `predict`, `compare`, `ilias --fraction` and `demo`: a headline
+//! of at most [`MAX_LINES`] lines with the estimate, the interval for the realized metric, the
+//! verdict in plain words, the next step, hit@1 and Recall@k. `--details` prints the full
+//! tables of the sibling modules instead (docs/predict.md, "The headline").
+
+use super::{pct, thousands};
+use crate::ilias::IliasReport;
+use crate::predict::compare::Comparison;
+use crate::predict::next_step::Action;
+use crate::predict::{Prediction, Verdict};
+use crate::simulate::{SimulationFiles, Truth};
+use std::fmt::Write as _;
+
+/// The most lines a headline prints.
+pub const MAX_LINES: usize = 12;
+
+/// The last line of every headline.
+const DETAILS_HINT: &str = "(--details for the full table, --json for every number)";
+
+/// The verdict in plain words, with why in one sentence: the checks that fired (doubtful), or
+/// that every check passed (trusted), or why none ran (unchecked).
+pub fn verdict_sentence(p: &Prediction) -> String {
+    let t = &p.trust;
+    match t.verdict {
+        Verdict::Trusted => "trusted: every check on the nested levels passed (trend, in-sample \
+                             check, fit choice, endpoint test)."
+            .to_string(),
+        Verdict::Unchecked => format!("unchecked: {}.", t.reason),
+        Verdict::Doubtful => {
+            let mut fired = Vec::new();
+            if t.trend_fired() {
+                fired.push(format!(
+                    "the estimate still moves {:+.2} points per doubling of the sample",
+                    100.0 * t.trend_per_doubling
+                ));
+            }
+            if t.in_sample_fired() {
+                fired.push("the levels mispredict the known sample".to_string());
+            }
+            if let Some(d) = t.fit_choice_shift.filter(|_| t.fit_choice_fired()) {
+                fired.push(format!(
+                    "the two tail fits part by {:.2} points",
+                    100.0 * d.abs()
+                ));
+            }
+            if t.endpoint_fired() {
+                fired.push("the sample holds mass past the fitted tails' endpoints".to_string());
+            }
+            if fired.is_empty() {
+                fired.push(
+                    "the input is degenerate (a warning or a drift flag; see --details)"
+                        .to_string(),
+                );
+            }
+            format!("doubtful: {}.", fired.join("; "))
+        }
+    }
+}
+
+/// The headline lines of prediction `p`, without the closing hint: estimate, realized
+/// interval, verdict, next step (with the first doubling's commands), hit@1 and Recall@k, and
+/// a count of the warnings. At most `MAX_LINES − 1` lines.
+pub fn prediction_lines(p: &Prediction) -> Vec<String> {
+    let k = p.k;
+    let mut out = vec![format!(
+        "predicted mAP@{k} at N = {}: {}%  (model {:?}, {} queries, S = {} sampled)",
+        thousands(p.pool_size),
+        pct(p.estimate),
+        p.model,
+        thousands(p.n_queries as u64),
+        thousands(p.sample_size)
+    )];
+    out.push(match &p.realized {
+        Some(r) => format!(
+            "realized mAP@{k} of these queries at N: {:.0}% interval [{}, {}], {} points wide",
+            100.0 * p.options.confidence,
+            pct(r.interval.lo),
+            pct(r.interval.hi),
+            pct(r.width())
+        ),
+        None => {
+            format!("realized mAP@{k} of these queries at N: no interval (no pool noise source)")
+        }
+    });
+    out.push(format!("verdict: {}", verdict_sentence(p)));
+    let n = &p.next_step;
+    out.push(format!("next step: {}", n.message));
+    if n.action == Action::Grow {
+        out.extend(n.commands.iter().take(3).map(|c| format!("  {c}")));
+        if n.commands.len() > 3 {
+            out.push(format!(
+                "  ... and {} more commands for the further doublings (--json)",
+                n.commands.len() - 3
+            ));
+        }
+    }
+    out.push(format!(
+        "hit@1 {}%, Recall@{k} {}%  (predicted at N; no interval)",
+        pct(p.hit_at_1),
+        pct(p.recall_at_k)
+    ));
+    if !p.warnings.is_empty() {
+        out.push(format!(
+            "{} warning(s) about the input: see --details",
+            p.warnings.len()
+        ));
+    }
+    out
+}
+
+/// The headline of `tailrank predict`.
+pub fn prediction_headline(p: &Prediction) -> String {
+    let mut lines = prediction_lines(p);
+    lines.push(DETAILS_HINT.to_string());
+    join(&lines)
+}
+
+/// The headline of `tailrank demo`: the prediction's, the truth beside it, and the files.
+pub fn demo_headline(t: &Truth, p: &Prediction, files: &SimulationFiles) -> String {
+    let mut lines = prediction_lines(p);
+    let (recall, hit) = t.recall_and_hit();
+    let inside = p
+        .realized
+        .as_ref()
+        .is_some_and(|r| r.interval.lo <= t.map_at_k && t.map_at_k <= r.interval.hi);
+    lines.push(format!(
+        "known truth: mAP@{} {}% (error {:+.2} points, {} the interval); hit@1 {}%, Recall@{} {}%",
+        t.k,
+        pct(t.map_at_k),
+        100.0 * (p.estimate - t.map_at_k),
+        if inside { "inside" } else { "outside" },
+        pct(hit),
+        t.k,
+        pct(recall)
+    ));
+    lines.push(format!(
+        "files: {} (re-run: tailrank predict --summary {}; --details for the full table)",
+        files.prediction.display(),
+        files.summary.display()
+    ));
+    join(&lines)
+}
+
+/// The headline of `tailrank ilias --fraction`: per query set the estimate with its realized
+/// interval, the verdict, the next step, hit@1 and Recall@k (3 lines a set).
+pub fn ilias_headline(r: &IliasReport) -> String {
+    let mut lines: Vec<String> = r.warnings.iter().map(|w| format!("warning: {w}")).collect();
+    lines.push(format!(
+        "ILIAS, model {:?}: predicted mAP@{} at N = {} from S = {} sampled (f = {}, seed {})",
+        r.model,
+        r.k,
+        thousands(r.pool_size),
+        thousands(r.sample_size),
+        super::fraction(r.fraction),
+        r.seed
+    ));
+    for s in &r.sets {
+        let Some(p) = &s.prediction else { continue };
+        let interval = p.realized.as_ref().map_or("no interval".to_string(), |i| {
+            format!(
+                "these queries [{}, {}]",
+                pct(i.interval.lo),
+                pct(i.interval.hi)
+            )
+        });
+        lines.push(format!(
+            "{}: {}% ({interval}); hit@1 {}%, Recall@{} {}%",
+            s.task,
+            pct(p.estimate),
+            pct(p.hit_at_1),
+            p.k,
+            pct(p.recall_at_k)
+        ));
+        lines.push(format!("  verdict: {}", verdict_sentence(p)));
+        lines.push(format!("  next step: {}", p.next_step.message));
+    }
+    lines.push(DETAILS_HINT.to_string());
+    join(&lines)
+}
+
+/// The headline of `tailrank compare`: both estimates, the margin with its paired interval
+/// and the verdict (the per-level margins are in `--details`).
+pub fn compare_headline(c: &Comparison) -> String {
+    let mut lines = vec![format!(
+        "compare at N = {} from a sample of S = {} ({} queries, {}), mAP@{} (%)",
+        thousands(c.pool_size),
+        thousands(c.sample_size),
+        c.n_queries,
+        c.query_set,
+        c.k
+    )];
+    lines.push(format!("  A {:<30} {:>8}", c.model_a, pct(c.map_at_k_a)));
+    lines.push(format!("  B {:<30} {:>8}", c.model_b, pct(c.map_at_k_b)));
+    lines.push(format!(
+        "  A - B {:>+8.2} points, paired interval [{}, {}]; extrapolation error {}",
+        100.0 * c.difference,
+        pct(c.interval.lo),
+        pct(c.interval.hi),
+        c.extrapolation_error.map_or("n/a".to_string(), pct)
+    ));
+    lines.push(format!(
+        "verdict: {} ({})",
+        if c.separated {
+            "separated"
+        } else {
+            "not separated"
+        },
+        c.reason
+    ));
+    lines.push(if c.separated {
+        "next step: none; the margin exceeds its extrapolation error.".to_string()
+    } else {
+        "next step: `tailrank predict --summary` on each model says which fraction would \
+         narrow its interval (a larger sample shrinks the paired interval and the margin's \
+         extrapolation error)."
+            .to_string()
+    });
+    lines.push(DETAILS_HINT.to_string());
+    join(&lines)
+}
+
+fn join(lines: &[String]) -> String {
+    let mut s = String::new();
+    for l in lines {
+        let _ = writeln!(s, "{l}");
+    }
+    s
+}
