@@ -9,6 +9,7 @@ use tailrank::formats::hardness_csv;
 use tailrank::hardness::{Estimator, EvtOptions};
 use tailrank::maps::MapKind;
 use tailrank::predict::{PredictInput, PredictOptions};
+use tailrank::report::html::write_prediction_html;
 use tailrank::report::{prediction_json, prediction_table};
 
 /// Input and model options shared by `predict` and `curve`.
@@ -155,6 +156,10 @@ pub struct PredictArgs {
     /// Write the level-0 hardness artifact (CSV) here.
     #[arg(long)]
     pub hardness_out: Option<PathBuf>,
+    /// Also write the report as one self-contained HTML page here (curve, levels, checks,
+    /// per-query histogram, next step; the numbers of `--json`).
+    #[arg(long)]
+    pub html: Option<PathBuf>,
 }
 
 pub fn run(a: PredictArgs) -> anyhow::Result<()> {
@@ -168,6 +173,7 @@ pub fn run(a: PredictArgs) -> anyhow::Result<()> {
         .as_deref()
         .map(|p| outputs.add_file(p))
         .transpose()?;
+    let html_slot = a.html.as_deref().map(|p| outputs.add_file(p)).transpose()?;
     let input = a.model.load()?;
     a.model.require_pool_size(&input)?;
     let (p, meta) = input.predict(&opts)?;
@@ -175,6 +181,12 @@ pub fn run(a: PredictArgs) -> anyhow::Result<()> {
         outputs.write(slot, |path| {
             hardness_csv::write_hardness_csv(path, &meta, &p.hardness)
         })?;
+    }
+    if let Some(slot) = html_slot {
+        let doc = prediction_json(&p);
+        outputs.write(slot, |path| write_prediction_html(&doc, path))?;
+    }
+    if hardness_slot.is_some() || html_slot.is_some() {
         outputs.commit()?;
     }
     if a.json {

@@ -15,11 +15,14 @@
 //! * [`compare`]: `tailrank compare`;
 //! * [`validation`]: `tailrank validate` and `tailrank simulate --vectors --validate`;
 //! * [`demo`]: `tailrank demo` and `tailrank simulate`;
+//! * [`html`]: the HTML report of a prediction (`--html`), charts in [`html_svg`];
 //! * [`written`]: the one-line accounts of `tailrank scan` and `tailrank merge`.
 
 pub mod compare;
 pub mod demo;
 pub mod eval;
+pub mod html;
+pub mod html_svg;
 pub mod ilias;
 pub mod prediction;
 pub mod validation;
