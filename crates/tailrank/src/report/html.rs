@@ -18,14 +18,14 @@ use serde_json::Value;
 use std::fmt::Write;
 use std::path::Path;
 
-const STYLE: &str = "body{font-family:sans-serif;max-width:1100px;margin:1.5em auto;padding:0 1em;\
+const STYLE: &str = "body{font-family:sans-serif;max-width:1140px;margin:1.5em auto;padding:0 1em;\
 color:#222}h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em;border-bottom:1px solid #ccc}\
 table{border-collapse:collapse}td,th{padding:.25em .7em;border-bottom:1px solid #e4e4e4;\
 text-align:left;vertical-align:top}td.n{text-align:right;font-variant-numeric:tabular-nums}\
 .headline td:first-child{color:#555}.big{font-size:1.5em;font-weight:bold}\
 .fired{color:#b00;font-weight:bold}.passed{color:#070}.not-run{color:#777}\
 svg text{font-size:11px;fill:#333}pre{background:#f4f4f4;padding:.6em;overflow-x:auto}\
-.meta{color:#555}figure{margin:.5em 0}figcaption{color:#555;font-size:.9em;max-width:560px}\
+.meta{color:#555}figure{margin:.5em 0}figcaption{color:#555;font-size:.9em;max-width:520px}\
 .row{display:flex;flex-wrap:wrap;gap:1.5em}.row svg{width:520px;height:auto}.row h2{margin-top:.6em}\
 .trusted{color:#070}.doubtful{color:#b00}.unchecked{color:#777}";
 
