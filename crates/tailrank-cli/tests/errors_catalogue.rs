@@ -722,6 +722,7 @@ fn cases() -> Vec<Case> {
         c("out-is-input", "`--results-out` equal to the ground truth", scan("--pool $DIR/pool.npy --results-out $DIR/gt.json -o $DIR/out")),
         c("out-is-input-o", "`-o` equal to the pool id list of `sample`", words("sample --ids $DIR/pool_ids.txt --fraction 0.5 -o $DIR/pool_ids.txt")),
         c("out-in-input-folder", "`--hardness-out` equal to the input summary's `manifest.json`", words("predict --summary $DIR/sum_b_f --pool-size 1000 --bootstrap 10 --sample-noise 0 --hardness-out $DIR/sum_b_f/manifest.json")),
+        c("out-html-is-input", "`predict --html` naming the input summary's `manifest.json`", words("predict --summary $DIR/sum_b_f --pool-size 1000 --bootstrap 10 --sample-noise 0 --html $DIR/sum_b_f/manifest.json")),
         c("out-over-file", "`-o` of a scan naming an existing file", scan("--pool $DIR/pool.npy -o $DIR/res_ok.json")),
         c("out-over-folder", "`-o` naming a folder tailrank did not write", words("merge $DIR/sum_a $DIR/sum_b -o $DIR/ilias_nopos")),
         c("out-holds-input", "`-o` naming the folder that holds the inputs", words("merge $DIR/sum_a $DIR/sum_b -o $DIR")),

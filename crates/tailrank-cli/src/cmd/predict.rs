@@ -10,6 +10,8 @@ use tailrank::hardness::{Estimator, EvtOptions};
 use tailrank::maps::MapKind;
 use tailrank::predict::{NextStepPlan, PredictInput, PredictOptions};
 use tailrank::report::headline::prediction_headline;
+
+use tailrank::report::html::write_prediction_html;
 use tailrank::report::{prediction_json, prediction_table};
 
 /// Input and model options shared by `predict` and `curve`.
@@ -163,6 +165,10 @@ pub struct PredictArgs {
     /// names the fraction expected to reach it.
     #[arg(long)]
     pub target_width: Option<f64>,
+    /// Also write the report as one self-contained HTML page here (curve, levels, checks,
+    /// per-query histogram, next step; the numbers of `--json`).
+    #[arg(long)]
+    pub html: Option<PathBuf>,
 }
 
 pub fn run(a: PredictArgs) -> anyhow::Result<()> {
@@ -183,6 +189,7 @@ pub fn run(a: PredictArgs) -> anyhow::Result<()> {
     if let Some(w) = a.target_width.filter(|w| !(w.is_finite() && *w > 0.0)) {
         bail!("--target-width must be a positive number of points, got {w}");
     }
+    let html_slot = a.html.as_deref().map(|p| outputs.add_file(p)).transpose()?;
     let input = a.model.load()?;
     a.model.require_pool_size(&input)?;
     let (p, meta) = input.predict_with_plan(&opts, &plan)?;
@@ -190,6 +197,12 @@ pub fn run(a: PredictArgs) -> anyhow::Result<()> {
         outputs.write(slot, |path| {
             hardness_csv::write_hardness_csv(path, &meta, &p.hardness)
         })?;
+    }
+    if let Some(slot) = html_slot {
+        let doc = prediction_json(&p);
+        outputs.write(slot, |path| write_prediction_html(&doc, path))?;
+    }
+    if hardness_slot.is_some() || html_slot.is_some() {
         outputs.commit()?;
     }
     if a.json {

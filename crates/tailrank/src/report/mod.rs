@@ -17,12 +17,15 @@
 //! * [`demo`]: `tailrank demo` and `tailrank simulate`;
 //! * [`headline`]: the short default output of `predict`, `compare`, `ilias --fraction`
 //!   and `demo` (the tables above are their `--details`);
+//! * [`html`]: the HTML report of a prediction (`--html`), charts in [`html_svg`];
 //! * [`written`]: the one-line accounts of `tailrank scan` and `tailrank merge`.
 
 pub mod compare;
 pub mod demo;
 pub mod eval;
 pub mod headline;
+pub mod html;
+pub mod html_svg;
 pub mod ilias;
 pub mod prediction;
 pub mod validation;
