@@ -6,10 +6,7 @@
 //! The browser is `TAILRANK_CHROMIUM`, else `/usr/bin/chromium`; without either the test fails
 //! and names the setup script, unless `TAILRANK_SKIP_BROWSER=1`.
 
-#[path = "../../tailrank/tests/common/mod.rs"]
-mod common;
-#[path = "../../tailrank/tests/predict_support/mod.rs"]
-mod predict_support;
+use tailrank_test_support::predict_support;
 
 use predict_support::{synth, SynthOpts};
 use serde_json::Value;
@@ -129,7 +126,7 @@ fn predict_json_and_html(dir: &Path, html: &Path) -> Value {
     .summary
     .write(&sdir)
     .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_tailrank"))
+    let out = Command::new(tailrank_test_support::cli::bin())
         .args(["predict", "--summary", sdir.to_str().unwrap()])
         .args([
             "--bootstrap",

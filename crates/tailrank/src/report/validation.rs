@@ -774,7 +774,7 @@ impl ValidationFiles {
     pub fn write_exam(self, markdown: &str, runs: &[Run]) -> Result<()> {
         if let Some(slot) = self.json {
             let bytes = serde_json::to_vec_pretty(runs)
-                .map_err(|e| Error::invalid(format!("cannot serialise the runs: {e}")))?;
+                .map_err(|e| Error::internal(format!("cannot serialise the runs: {e}")))?;
             self.outputs.write(slot, |p| write_bytes(p, &bytes))?;
         }
         self.outputs

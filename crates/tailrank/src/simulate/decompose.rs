@@ -152,7 +152,7 @@ pub fn decompose_facts(
             .zip(facts)
             .all(|(h, f)| h.positives.len() == f.len());
     if !aligned {
-        return Err(Error::invalid(
+        return Err(Error::internal(
             "decomposition: the facts do not match the hardness query by query",
         ));
     }

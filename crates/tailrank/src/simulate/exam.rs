@@ -32,7 +32,7 @@ pub fn run_exam(
     mut progress: impl FnMut(&Run),
 ) -> Result<Vec<Run>> {
     if fractions.is_empty() {
-        return Err(Error::invalid("the exam needs at least one fraction"));
+        return Err(Error::option("the exam needs at least one fraction"));
     }
     let mut runs = Vec::new();
     for &f in fractions {
@@ -48,9 +48,9 @@ pub fn run_exam(
 
 /// The vector-level runs of a `tailrank simulate --vectors --validate --json` file.
 pub fn read_vector_runs(path: &Path) -> Result<Vec<VectorRun>> {
-    let bytes = std::fs::read(path).map_err(|e| Error::file(path, format!("cannot read: {e}")))?;
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
     serde_json::from_slice(&bytes).map_err(|e| {
-        Error::file(
+        Error::input(
             path,
             format!(
                 "not a vector-run file (the --json of `tailrank simulate --vectors \

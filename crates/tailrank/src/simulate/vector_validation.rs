@@ -364,7 +364,7 @@ fn realized_decomposition(
                 .map(|p| {
                     let key = (q.query_id.clone(), p.id.clone());
                     let kn = *k_n.get(&key).ok_or_else(|| {
-                        Error::invalid(format!(
+                        Error::internal(format!(
                             "decomposition: positive {:?} of query {:?} is not in the \
                              whole-pool scan",
                             p.id, q.query_id
