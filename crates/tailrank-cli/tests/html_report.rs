@@ -197,7 +197,14 @@ fn html_report_renders_in_chromium_with_the_json_numbers() {
     ] {
         assert!(dom.contains(&format!("id=\"check-{check}\"")), "{check}");
     }
-    assert!(dom.contains("No next step was computed"));
+    // The next step `predict` computed is on the page as in the JSON.
+    let (action, _) = element(&dom, "next-step", "data-action");
+    assert_eq!(action, j["next_step"]["action"].as_str().unwrap());
+    let message = j["next_step"]["message"].as_str().unwrap();
+    assert!(
+        dom.contains(&tailrank::report::html::escape(message)),
+        "{message}"
+    );
 
     let shot = d.path().join("report.png");
     let arg = format!("--screenshot={}", shot.display());
@@ -232,4 +239,10 @@ fn html_report_renders_the_next_step_of_the_json() {
          tailrank grow s5 part -o s10</pre>"
     ));
     assert!(!dom.contains("No next step was computed"));
+
+    // A JSON without the key (a report of an older tailrank) says so.
+    j.as_object_mut().unwrap().remove("next_step");
+    std::fs::write(&html, tailrank::report::html::prediction_html(&j)).unwrap();
+    let dom = browse(&browser, &html, "--dump-dom", &d.path().join("p3"));
+    assert!(dom.contains("No next step was computed"));
 }
