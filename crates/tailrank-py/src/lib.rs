@@ -306,7 +306,7 @@ type Columns = Vec<(&'static str, Py<PyAny>)>;
     confidence=PredictOptions::DEFAULT.confidence, seed=PredictOptions::DEFAULT.seed,
     fit_top=None, quantile=EvtOptions::DEFAULT.quantile,
     c_min=EvtOptions::DEFAULT.c_min, fit=PredictOptions::DEFAULT.fit.as_str(),
-    excess_centre=PredictOptions::DEFAULT.excess_centre))]
+    excess_centre=PredictOptions::DEFAULT.excess_centre, target_width=None, summary_path=None))]
 #[allow(clippy::too_many_arguments)]
 fn predict_native(
     py: Python<'_>,
@@ -324,6 +324,8 @@ fn predict_native(
     c_min: u64,
     fit: &str,
     excess_centre: bool,
+    target_width: Option<f64>,
+    summary_path: Option<String>,
 ) -> PyResult<(String, Columns)> {
     let s = &summary.inner;
     // Given explicitly, the tail may not be fitted on fewer scores than asked for (as the
@@ -358,7 +360,13 @@ fn predict_native(
         ..PredictOptions::named(estimator, evt, map).map_err(err)?
     };
     let p = py
-        .allow_threads(|| tailrank::predict::predict(s, &opts))
+        .allow_threads(|| {
+            let plan = tailrank::predict::NextStepPlan {
+                target_width,
+                summary_path,
+            };
+            tailrank::predict::predict_with_plan(s, &opts, &plan)
+        })
         .map_err(err)?;
     let json =
         serde_json::to_string(&tailrank::report::prediction_json(&p)).map_err(internal_err)?;

@@ -127,6 +127,28 @@ def test_predict_equals_cli_json(cli, cli_summary, estimator, map_):
     np.testing.assert_allclose(cols["x_hat"][c], cols["pool_above"][c] / want["sample_size"], rtol=1e-12)
 
 
+def test_next_step_and_target_width_equal_cli(cli, cli_summary):
+    """`target_width=` is `--target-width` (points): the report's next step, its commands naming
+    the summary's folder, equals the CLI's; a summary built in memory names SUMMARY instead."""
+    ref, path = cli_summary
+    opts = ["--k", 100, "--bootstrap", 0, "--sample-noise", 0, "--pool-size", 200000]
+    want = json.loads(run_cli(cli, "predict", "--summary", path, "--json", *opts,
+                              "--target-width", 0.5))
+    r = tailrank.predict(path, pool_size=200000, k=100, bootstrap=0, sample_noise=0,
+                         target_width=0.5)
+    _same(r.to_dict(), want)
+    step = want["next_step"]
+    grow = [c for c in step["commands"] if c.startswith("tailrank grow")]
+    assert step["action"] == "grow" and len(grow) == 1 and str(path) in grow[0]
+    mem = tailrank.predict(ref.merge(), pool_size=200000, k=100, bootstrap=0, sample_noise=0,
+                           target_width=0.5)
+    assert mem.to_dict()["map_at_k"] == want["map_at_k"]
+    mem_grow = [c for c in mem.to_dict()["next_step"]["commands"] if c.startswith("tailrank grow")]
+    assert len(mem_grow) == 1 and mem_grow[0].startswith("tailrank grow SUMMARY ")
+    with pytest.raises(tailrank.OptionError, match="target_width"):
+        tailrank.predict(ref, pool_size=200000, k=100, target_width=-1)
+
+
 def test_evaluate_equals_cli(cli, bench, tmp_path):
     pool = np.vstack(bench["shards"])
     pids = sum(bench["shard_ids"], [])

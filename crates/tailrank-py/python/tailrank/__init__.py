@@ -20,6 +20,7 @@ Results come out as numpy arrays and dicts. Scans release the GIL.
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 import warnings
@@ -241,17 +242,19 @@ class Summary:
     form, for processes of the same tailrank version; Ray ships it between workers that way).
     """
 
-    __slots__ = ("_s", "_meta")
+    __slots__ = ("_s", "_meta", "_path")
 
-    def __init__(self, native: "_native.NativeSummary"):
+    def __init__(self, native: "_native.NativeSummary", path: Optional[str] = None):
         self._s = native
         self._meta = json.loads(native.meta_json())
+        # The folder it was read from, for the next step's commands (None when built in memory).
+        self._path = path
 
     # -- io
     @staticmethod
     def load(path: PathLike) -> "Summary":
         """Read a summary folder (written by :meth:`save` or ``tailrank scan``)."""
-        return Summary(_native.NativeSummary.read(os.fspath(path)))
+        return Summary(_native.NativeSummary.read(os.fspath(path)), os.fspath(path))
 
     def save(self, path: PathLike) -> None:
         """Write the summary folder at ``path`` (replaced atomically if it exists)."""
@@ -598,6 +601,7 @@ def predict(
     fit: str = _D["fit"],
     excess_centre: bool = _D["excess_centre"],
     top_m: Optional[int] = None,
+    target_width: Optional[float] = None,
 ) -> Report:
     """Predict mAP@k at pool size N (default: the summary's N) from a summary
     (``tailrank predict --summary``; same options and defaults).
@@ -614,6 +618,9 @@ def predict(
     ``excess_centre``: move the estimate to the centre of the endpoint test's decayed excess
     (the default; ``False`` is ``predict --no-excess-centre``, the tail model's own estimate).
     ``top_m`` is the former name of ``fit_top`` (deprecated; it warns and overrides it).
+    ``target_width`` (points, as ``predict --target-width``): the realized interval's width the
+    report's ``next_step`` should reach; its commands name the summary's folder when it was
+    read from one.
     """
     if top_m is not None:
         warnings.warn("predict(top_m=...) is deprecated: use fit_top=", DeprecationWarning, 2)
@@ -635,8 +642,20 @@ def predict(
         c_min=_count(c_min, "c_min"),
         fit=fit,
         excess_centre=_flag(excess_centre, "excess_centre"),
+        target_width=_target_width(target_width),
+        summary_path=summary._path,
     )
     return Report(json.loads(text), dict(cols))
+
+
+def _target_width(points: Any) -> Optional[float]:
+    """``target_width`` in points as the fraction the library takes (``None`` stays None)."""
+    w = _real(points, "target_width", optional=True)
+    if w is None:
+        return None
+    if not (math.isfinite(w) and w > 0):
+        raise OptionError(f"target_width must be a positive number of points, got {points!r}")
+    return w / 100.0
 
 
 # ----------------------------------------------------------------------------------------------

@@ -109,6 +109,7 @@ def predict(
     fit: str = ...,
     excess_centre: bool = ...,
     top_m: Optional[int] = ...,
+    target_width: Optional[float] = ...,
 ) -> Report: ...
 def evaluate(
     results: Union[Mapping[str, Mapping[str, float]], PathLike],
