@@ -246,3 +246,115 @@ fn html_report_renders_the_next_step_of_the_json() {
     let dom = browse(&browser, &html, "--dump-dom", &d.path().join("p3"));
     assert!(dom.contains("No next step was computed"));
 }
+
+/// Run the `tailrank` binary with `args`; stdout as JSON.
+fn json_of(args: &[&str]) -> Value {
+    let out = Command::new(tailrank_test_support::cli::bin())
+        .args(args)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{args:?}: {err}");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The element `id`'s `data-json` is the JSON's `v` and its text `v` in percent.
+fn assert_shown(dom: &str, id: &str, v: &Value, signed: bool) {
+    let (json_text, shown) = element(dom, id, "data-json");
+    assert_eq!(json_text, v.to_string(), "{id}: the JSON's number");
+    let x = 100.0 * v.as_f64().unwrap();
+    let want = if signed {
+        format!("{x:+.2}")
+    } else {
+        format!("{x:.2}")
+    };
+    assert_eq!(shown, want, "{id}: shown in percent");
+}
+
+#[test]
+fn compare_and_demo_pages_render_with_the_json_numbers() {
+    let d = tempfile::tempdir().unwrap();
+    let sdir = d.path().join("summary");
+    synth(&SynthOpts {
+        queries: 30,
+        sample: 8000,
+        ..SynthOpts::default()
+    })
+    .summary
+    .write(&sdir)
+    .unwrap();
+    let s = sdir.to_str().unwrap();
+    let page = d.path().join("compare.html");
+    let c = json_of(&[
+        "compare",
+        s,
+        s,
+        "--bootstrap",
+        "200",
+        "--json",
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    let p = json_of(&[
+        "predict",
+        "--summary",
+        s,
+        "--bootstrap",
+        "200",
+        "--sample-noise",
+        "0",
+        "--json",
+    ]);
+    let demo_page = d.path().join("demo.html");
+    let demo_dir = d.path().join("demo");
+    let out = Command::new(tailrank_test_support::cli::bin())
+        .args(["demo", "--queries", "30", "--bootstrap", "200"])
+        .args(["--sample-noise", "0", "-o"])
+        .arg(&demo_dir)
+        .arg("--html")
+        .arg(&demo_page)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let Some(browser) = chromium() else { return };
+
+    let dom = browse(&browser, &page, "--dump-dom", &d.path().join("p1"));
+    assert_shown(&dom, "difference", &c["difference"], true);
+    assert_shown(&dom, "difference-lo", &c["interval"]["lo"], true);
+    assert_shown(&dom, "difference-hi", &c["interval"]["hi"], true);
+    let (separated, _) = element(&dom, "separated", "data-json");
+    assert_eq!(separated, c["separated"].to_string());
+    // Each model's section is `predict`'s page with compare's options.
+    for prefix in ["a", "b"] {
+        assert_shown(&dom, &format!("{prefix}-estimate"), &p["map_at_k"], false);
+        assert_shown(&dom, &format!("{prefix}-hit-at-1"), &p["hit_at_1"], false);
+        let (action, _) = element(&dom, &format!("{prefix}-next-step"), "data-action");
+        assert_eq!(action, p["next_step"]["action"].as_str().unwrap());
+    }
+    let shot = d.path().join("compare.png");
+    browse(
+        &browser,
+        &page,
+        &format!("--screenshot={}", shot.display()),
+        &d.path().join("p2"),
+    );
+    let (colours, ink, _) = png_variety(&shot);
+    assert!(
+        colours >= 20 && ink > 0.02,
+        "{colours} colours, ink {ink}: a blank page"
+    );
+
+    let dom = browse(&browser, &demo_page, "--dump-dom", &d.path().join("p3"));
+    let read = |name: &str| -> Value {
+        serde_json::from_slice(&std::fs::read(demo_dir.join(name)).unwrap()).unwrap()
+    };
+    let (prediction, truth) = (read("prediction.json"), read("truth.json"));
+    assert_shown(&dom, "estimate", &prediction["map_at_k"], false);
+    assert_shown(&dom, "truth-map-at-k", &truth["map_at_k"], false);
+    let error = prediction["map_at_k"].as_f64().unwrap() - truth["map_at_k"].as_f64().unwrap();
+    assert_shown(&dom, "truth-error", &Value::from(error), true);
+}

@@ -187,6 +187,26 @@ fn ilias_exact_and_predicted_match_the_official_logic() {
         let next = p["next_step"]["message"].as_str().unwrap();
         assert!(head.contains(&est) && head.contains(next), "{head}");
     }
+    // --html: one page, each set's section carrying its prediction's numbers as the JSON's.
+    let page = std::path::Path::new(&ds).with_file_name("ilias_report.html");
+    let out = predicted(&["--html", page.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    for set in r["sets"].as_array().unwrap() {
+        let task = set["task"].as_str().unwrap();
+        let p = &set["prediction"];
+        for (id, v) in [("estimate", &p["map_at_k"]), ("hit-at-1", &p["hit_at_1"])] {
+            let span = format!(
+                r#"id="{task}-{id}" data-json="{v}">{:.2}</span>"#,
+                100.0 * v.as_f64().unwrap()
+            );
+            assert!(html.contains(&span), "{span} not in the page");
+        }
+    }
     assert_eq!(r["sample_size"].as_u64(), reference["S"].as_u64());
     assert_eq!(r["pool_size"].as_u64(), reference["N"].as_u64());
     for set in r["sets"].as_array().unwrap() {

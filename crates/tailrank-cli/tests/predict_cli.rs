@@ -321,6 +321,7 @@ fn compare_two_summaries() {
     assert!(out.contains("A - B"), "{out}");
     assert!(out.contains("verdict: not separated"), "{out}");
     assert!(out.lines().count() <= 12, "{out}");
+    let head = out.clone();
     let (ok, full, err) = tailrank(&[
         "compare",
         a,
@@ -338,6 +339,37 @@ fn compare_two_summaries() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["difference"].as_f64(), Some(0.0));
     assert_eq!(v["separated"].as_bool(), Some(false));
+    // The headline's hit@1 and Recall@k are the JSON's; without the move to the centre of
+    // the excess they are predict's own for the same summary.
+    let a_line = head.lines().find(|l| l.starts_with("  A ")).unwrap();
+    let hit = v["hit_at_1_a"].as_f64().unwrap();
+    let recall = v["recall_at_k_a"].as_f64().unwrap();
+    assert!(
+        a_line.contains(&format!(
+            "hit@1 {:.2}%, Recall@1000 {:.2}%",
+            100.0 * hit,
+            100.0 * recall
+        )),
+        "{a_line} vs {v}"
+    );
+    assert_eq!(v["hit_at_1_a"], v["hit_at_1_b"]);
+    let (ok, pj, err) = tailrank(&[
+        "predict",
+        "--summary",
+        a,
+        "--pool-size",
+        "1000000",
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let p: serde_json::Value = serde_json::from_str(&pj).unwrap();
+    if p["excess_centre"].is_null() {
+        assert!(
+            (hit - p["hit_at_1"].as_f64().unwrap()).abs() < 1e-12,
+            "{hit} vs {p}"
+        );
+        assert!((recall - p["recall_at_k"].as_f64().unwrap()).abs() < 1e-12);
+    }
     let (ok, _, err) = tailrank(&["compare", a, d.path().join("missing").to_str().unwrap()]);
     assert!(!ok && err.contains("missing"), "{err}");
 }

@@ -7,8 +7,11 @@ use anyhow::Context;
 use clap::Args;
 use std::path::PathBuf;
 use tailrank::predict::compare::compare;
+use tailrank::predict::{predict_with_plan, NextStepPlan};
 use tailrank::report::compare::table;
 use tailrank::report::headline::compare_headline;
+use tailrank::report::html_pages::{compare_html, write_html};
+use tailrank::report::prediction_json;
 
 #[derive(Args, Debug)]
 pub struct CompareArgs {
@@ -27,10 +30,16 @@ pub struct CompareArgs {
     /// Print the full table (with the margin from each level) instead of the headline.
     #[arg(long, conflicts_with = "json")]
     pub details: bool,
+    /// Also write the comparison as one self-contained HTML page here: the difference with
+    /// its paired interval and verdict, and each model's prediction page.
+    #[arg(long)]
+    pub html: Option<PathBuf>,
 }
 
 pub fn run(a: CompareArgs) -> anyhow::Result<()> {
     let opts = a.est.options(a.pool_size, 0)?;
+    let mut outputs = tailrank::atomic::Transaction::new(&[a.a.as_path(), a.b.as_path()]);
+    let html_slot = a.html.as_deref().map(|p| outputs.add_file(p)).transpose()?;
     let sa = super::read_summary_for_metrics(&a.a)?;
     let sb = super::read_summary_for_metrics(&a.b)?;
     if let (Some(m), "evt") = (a.est.fit_top, a.est.estimator.as_str()) {
@@ -39,6 +48,23 @@ pub fn run(a: CompareArgs) -> anyhow::Result<()> {
     }
     let c = compare(&sa, &sb, &opts)
         .with_context(|| format!("comparing {} with {}", a.a.display(), a.b.display()))?;
+    if let Some(slot) = html_slot {
+        // Each model's prediction as `predict` gives it with these options.
+        let doc = |s, path: &std::path::Path| -> anyhow::Result<serde_json::Value> {
+            let plan = NextStepPlan {
+                target_width: None,
+                summary_path: Some(path.display().to_string()),
+            };
+            Ok(prediction_json(&predict_with_plan(s, &opts, &plan)?))
+        };
+        let page = compare_html(
+            &serde_json::to_value(&c)?,
+            &doc(&sa, &a.a)?,
+            &doc(&sb, &a.b)?,
+        );
+        outputs.write(slot, |path| write_html(&page, path))?;
+        outputs.commit()?;
+    }
     if a.details {
         return super::print_report(false, &c, table);
     }

@@ -3,7 +3,9 @@
 
 use clap::Args;
 use std::path::PathBuf;
-use tailrank::report::{demo, headline};
+use tailrank::outputs::resolve_output;
+use tailrank::report::html_pages::{demo_html, write_html};
+use tailrank::report::{demo, headline, prediction_json};
 use tailrank::simulate::files::run_demo;
 use tailrank::simulate::{SimConfig, SimulationFiles};
 
@@ -27,6 +29,10 @@ pub struct DemoArgs {
     /// Print the full table (every baseline, the diagnostics) instead of the headline.
     #[arg(long)]
     pub details: bool,
+    /// Also write the report as one self-contained HTML page here (the prediction's page and
+    /// the known truth); not inside the output folder.
+    #[arg(long)]
+    pub html: Option<PathBuf>,
 }
 
 pub fn run(a: DemoArgs) -> anyhow::Result<()> {
@@ -35,9 +41,35 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
         cfg = cfg.with_queries(q);
     }
     cfg.check()?;
+    // The page never inside the demo's own folder, which the demo replaces.
+    let mut outputs = tailrank::atomic::Transaction::new(&[]);
+    if let Some(h) = a.html.as_deref() {
+        let inside = resolve_output(h).starts_with(resolve_output(&a.out))
+            || matches!(
+                (std::path::absolute(h), std::path::absolute(&a.out)),
+                (Ok(x), Ok(y)) if x.starts_with(&y)
+            );
+        if inside {
+            return Err(tailrank::Error::output(
+                h,
+                format!(
+                    "inside the demo's output folder {}, which the demo replaces: choose a \
+                     path outside it",
+                    a.out.display()
+                ),
+            )
+            .into());
+        }
+    }
+    let html_slot = a.html.as_deref().map(|p| outputs.add_file(p)).transpose()?;
     print!("{}", demo::demo_header(&cfg));
     let (sim, p) = run_demo(&cfg, &a.out, a.bootstrap, a.sample_noise)?;
     let files = SimulationFiles::in_dir(&a.out);
+    if let Some(slot) = html_slot {
+        let page = demo_html(&prediction_json(&p), &serde_json::to_value(&sim.truth)?);
+        outputs.write(slot, |path| write_html(&page, path))?;
+        outputs.commit()?;
+    }
     if a.details {
         print!("{}", demo::demo_table(&sim.truth, &p, &files));
     } else {

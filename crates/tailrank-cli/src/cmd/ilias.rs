@@ -16,7 +16,9 @@ use tailrank::ilias::{
 use tailrank::maps::MapKind;
 use tailrank::predict::PredictOptions;
 use tailrank::report::headline::ilias_headline;
+use tailrank::report::html_pages::{ilias_html, write_html};
 use tailrank::report::ilias::table;
+use tailrank::report::prediction_json;
 use tailrank::scan::engine::ScanConfig;
 
 /// Help heading of the options that only a prediction (`--fraction` below 1) reads.
@@ -54,6 +56,10 @@ pub struct IliasArgs {
     /// instead of the headline.
     #[arg(long, conflicts_with = "json")]
     pub details: bool,
+    /// With --fraction: also write the report as one self-contained HTML page here (each
+    /// set's prediction page: curve, levels, checks, histogram, next step).
+    #[arg(long)]
+    pub html: Option<PathBuf>,
     /// Model name recorded in the report.
     #[arg(long, default_value = "")]
     pub model: String,
@@ -118,6 +124,22 @@ pub fn run(a: IliasArgs) -> anyhow::Result<()> {
     if !(a.fraction > 0.0 && a.fraction <= 1.0) {
         bail!("--fraction must be in (0, 1], got {}", a.fraction);
     }
+    if a.html.is_some() && a.fraction >= 1.0 {
+        bail!(
+            "--html writes the report of a prediction: give --fraction below 1 (an exact run \
+             has no prediction to render)"
+        );
+    }
+    // The page never over the dataset, the features or the id lists.
+    let mut inputs = vec![a.dataset_dir.as_path(), a.features.as_path()];
+    inputs.extend(a.taxonomy.as_deref());
+    inputs.extend(a.selected_ids.as_deref());
+    let mut html_out = tailrank::atomic::Transaction::new(&inputs);
+    let html_slot = a
+        .html
+        .as_deref()
+        .map(|p| html_out.add_file(p))
+        .transpose()?;
     let mut ds = IliasDataset::open(&a.dataset_dir, a.taxonomy.as_deref())?;
     ds.selected_ids = a.selected_ids.clone();
     let feats = find_features(&a.features)?;
@@ -173,6 +195,16 @@ pub fn run(a: IliasArgs) -> anyhow::Result<()> {
         eprintln!("tailrank ilias: {note}");
     }
     let predicted = report.sets.iter().any(|s| s.prediction.is_some());
+    if let Some(slot) = html_slot {
+        let sets: Vec<(String, serde_json::Value)> = report
+            .sets
+            .iter()
+            .filter_map(|s| Some((s.task.clone(), prediction_json(s.prediction.as_ref()?))))
+            .collect();
+        let page = ilias_html(&report.model, &sets, &report.warnings);
+        html_out.write(slot, |path| write_html(&page, path))?;
+        html_out.commit()?;
+    }
     if predicted && !a.details {
         return super::print_report(a.json, &report, ilias_headline);
     }

@@ -24,6 +24,8 @@ use super::diagnostics::level_predictions;
 use super::stats::Interval;
 use super::{check_sample_size, check_summary, per_query_ap, target_pool_size, PredictOptions};
 use crate::error::{Error, Result};
+use crate::hardness::QueryHardness;
+use crate::maps;
 use crate::summary::Summary;
 use serde::{Deserialize, Serialize};
 
@@ -40,6 +42,15 @@ pub struct Comparison {
     /// Predicted mAP@k at N of each model (level 0).
     pub map_at_k_a: f64,
     pub map_at_k_b: f64,
+    /// Predicted mean Recall@k and hit@1 at N of each model (level 0, the tail model's own).
+    #[serde(default)]
+    pub recall_at_k_a: f64,
+    #[serde(default)]
+    pub recall_at_k_b: f64,
+    #[serde(default)]
+    pub hit_at_1_a: f64,
+    #[serde(default)]
+    pub hit_at_1_b: f64,
     /// Δ = A − B.
     pub difference: f64,
     /// Paired query-bootstrap standard error and percentile interval of Δ (NaN without a
@@ -52,6 +63,11 @@ pub struct Comparison {
     pub extrapolation_error: Option<f64>,
     pub separated: bool,
     pub reason: String,
+}
+
+/// The mean of `metric` over the queries' hardness `h`.
+fn mean_of(h: &[QueryHardness], metric: impl Fn(&QueryHardness) -> f64) -> f64 {
+    h.iter().map(metric).sum::<f64>() / h.len() as f64
 }
 
 /// Check that `a` and `b` were scanned over the same queries, positives and pool sample.
@@ -194,6 +210,10 @@ pub fn compare(a: &Summary, b: &Summary, opts: &PredictOptions) -> Result<Compar
         n_queries: d.len(),
         map_at_k_a: mean(&ap_a),
         map_at_k_b: mean(&ap_b),
+        recall_at_k_a: mean_of(&h_a, |q| maps::recall_at_k(q, nf, opts.k)),
+        recall_at_k_b: mean_of(&h_b, |q| maps::recall_at_k(q, nf, opts.k)),
+        hit_at_1_a: mean_of(&h_a, |q| maps::hit_at_1(q, nf)),
+        hit_at_1_b: mean_of(&h_b, |q| maps::hit_at_1(q, nf)),
         difference,
         std_error,
         interval,

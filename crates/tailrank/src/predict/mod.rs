@@ -487,11 +487,11 @@ pub fn predict_with_plan(
     plan: &NextStepPlan,
 ) -> Result<Prediction> {
     let mut p = predict_without_next_step(s, opts)?;
-    p.next_step = next_step::next_step(s, &p, opts, plan)?;
+    p.next_step = next_step::next_step(s, &p, plan);
     Ok(p)
 }
 
-/// [`predict`] without the next step (whose projection repeats this on a level).
+/// [`predict`] without the next step.
 pub fn predict_without_next_step(s: &Summary, opts: &PredictOptions) -> Result<Prediction> {
     opts.check()?;
     check_summary(s)?;

@@ -2,16 +2,22 @@
 //! interval's width and the level trend would change with another doubling of the hash
 //! sample, and which fraction to grow the sample to, with the commands that do it.
 //!
-//! The width's scaling is measured, not assumed: the prediction is repeated on the summary cut
-//! to level 1 (the nested sample at f/2, [`level_summary`]), whose realized width `W_1` sits
-//! beside level 0's `W_0`. One doubling multiplies the width by `r = W_0/W_1`, so the sample
-//! at `f·2^j` is projected to `W_0·r^j`. When `r ≥ 1` the width did not shrink as the sample
-//! doubled: it is held by what the sample size does not reduce (the opinions' spread, a
-//! trend), and more sample is not the answer. The level trend's projected move
-//! `Δ_trend = b·log2(N/S_0)` (`b` per doubling) loses one doubling per doubling of the sample.
+//! The width is projected part by part from the realized interval's own parts
+//! (`predict::realized`), each scaled as what it measures scales with the sample size S:
+//!
+//! ```text
+//! noise  n = min(W, 2·z·sd_pool)           the pool-sample noise, ∝ 1/√S
+//! trend  t = min(W − n, |Δ|)               the level trend's move to N, ∝ log2(N/S)
+//! spread s = W − n − t                     the opinions' spread (and the clamps): held
+//! W(j)   = s + n·2^(−j/2) + t·max(0, L − j)/L,   L = log2(N/S_0)
+//! ```
+//!
+//! for the sample at `f·2^j`. The spread of the readings (maps, fits, the calibrated law) is
+//! what the sample size does not reduce: when it makes at least half the width, or is wider
+//! than the target by itself, more sample is not the answer (`budget_cannot_help`). Validated
+//! against the width measured at 2f in docs/validation.md, "The next step's projection".
 
-use super::{PredictOptions, Prediction};
-use crate::error::Result;
+use super::Prediction;
 use crate::summary::{Subset, SubsetKind, Summary};
 use serde::{Deserialize, Serialize};
 
@@ -52,25 +58,57 @@ pub struct NextStepPlan {
     pub summary_path: Option<String>,
 }
 
-/// The measured scaling of the realized width with one doubling of the sample.
+/// The realized width `W` at the summary's fraction split into the parts that scale
+/// differently with the sample (module docs); fractions of the metric.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct WidthScaling {
-    /// `W_0`, the width at the summary's fraction f.
+pub struct WidthParts {
+    /// `W`, the realized width at the summary's fraction f.
     pub width: f64,
-    /// `W_1`, the width from the nested sample at f/2.
-    pub width_half: f64,
+    /// `n`, the pool-sample noise `2·z·sd_pool` (capped at `W`).
+    pub noise: f64,
+    /// `t`, the trend's move `|Δ|` (capped at `W − n`).
+    pub trend: f64,
+    /// `s = W − n − t`, what the sample size does not reduce.
+    pub spread: f64,
+    /// `L = log2(N/S_0)`, the doublings from the sample to the pool.
+    pub doublings_to_pool: f64,
 }
 
-impl WidthScaling {
-    /// `r = W_0/W_1`, the factor one doubling applies to the width.
-    pub fn ratio(&self) -> f64 {
-        self.width / self.width_half
+impl WidthParts {
+    /// `W(j) = s + n·2^(−j/2) + t·max(0, L − j)/L`, the width projected after `j` doublings.
+    pub fn projected(&self, doublings: u32) -> f64 {
+        let j = f64::from(doublings);
+        let l = self.doublings_to_pool;
+        let trend = if l > 0.0 {
+            self.trend * ((l - j) / l).max(0.0)
+        } else {
+            0.0
+        };
+        self.spread + self.noise * 2f64.powf(-j / 2.0) + trend
     }
 
-    /// `W_0·r^j`, the width projected after `j` doublings.
-    pub fn projected(&self, doublings: u32) -> f64 {
-        self.width * self.ratio().powi(doublings as i32)
+    /// Whether the spread, which the sample size does not reduce, makes at least half the
+    /// width.
+    pub fn spread_dominates(&self) -> bool {
+        self.spread >= 0.5 * self.width
     }
+}
+
+/// The parts of prediction `p`'s realized width (module docs). None without a realized
+/// interval.
+pub fn width_parts(p: &Prediction) -> Option<WidthParts> {
+    let r = p.realized.as_ref()?;
+    let width = r.width();
+    let z = crate::numerics::norm_ppf(0.5 + p.options.confidence / 2.0);
+    let noise = (2.0 * z * r.pool_sd).clamp(0.0, width);
+    let trend = r.trend_shift.abs().min(width - noise);
+    Some(WidthParts {
+        width,
+        noise,
+        trend,
+        spread: (width - noise - trend).max(0.0),
+        doublings_to_pool: (p.pool_size as f64 / p.sample_size as f64).log2().max(0.0),
+    })
 }
 
 /// Summary `s` cut to its nesting level `level` (the hash sample at `f/2^level`): levels
@@ -106,35 +144,6 @@ pub fn level_summary(s: &Summary, level: usize) -> Option<Summary> {
     Some(out)
 }
 
-/// The width's scaling of prediction `p` of summary `s`: `p`'s realized width beside the one
-/// predicted (same options, same N) from `s` cut to level 1. None without a realized interval
-/// or when the cut keeps fewer than `trust::MIN_LEVELS` levels (its verdict would be
-/// unchecked, and its width not comparable).
-pub fn width_scaling(
-    s: &Summary,
-    p: &Prediction,
-    opts: &PredictOptions,
-) -> Result<Option<WidthScaling>> {
-    let Some(r0) = p.realized.as_ref() else {
-        return Ok(None);
-    };
-    let Some(half) = level_summary(s, 1) else {
-        return Ok(None);
-    };
-    if half.level_indices().len() < super::trust::MIN_LEVELS {
-        return Ok(None);
-    }
-    let o = PredictOptions {
-        pool_size: Some(p.pool_size),
-        ..*opts
-    };
-    let p1 = super::predict_without_next_step(&half, &o)?;
-    Ok(p1.realized.map(|r1| WidthScaling {
-        width: r0.width(),
-        width_half: r1.width(),
-    }))
-}
-
 /// `x` (a fraction of the metric) in points, two decimals.
 fn points(x: f64) -> String {
     format!("{:.2}", 100.0 * x)
@@ -163,10 +172,10 @@ pub fn grow_commands(s: &Summary, n: u64, from: f64, to: f64, base: &str) -> Vec
     out
 }
 
-/// Doublings from `f` to reach `target` by the scaling `w`: the smallest `j ≥ min` with
-/// `W_0·r^j ≤ target`, or the doublings to the whole pool (`f·2^j ≥ 1`, where the metric is
+/// Doublings from `f` to reach `target` by the projection `w`: the smallest `j ≥ min` with
+/// `W(j) ≤ target`, or the doublings to the whole pool (`f·2^j ≥ 1`, where the metric is
 /// exact) when none comes sooner.
-fn doublings_to(f: f64, w: &WidthScaling, target: Option<f64>, min: u32) -> u32 {
+fn doublings_to(f: f64, w: &WidthParts, target: Option<f64>, min: u32) -> u32 {
     let mut j = min;
     while f * 2f64.powi(j as i32) < 1.0 {
         if target.is_none_or(|t| w.projected(j) <= t) {
@@ -178,22 +187,14 @@ fn doublings_to(f: f64, w: &WidthScaling, target: Option<f64>, min: u32) -> u32 
 }
 
 /// The next step of prediction `p` from summary `s` (`docs/predict.md`, "The next step").
-pub fn next_step(
-    s: &Summary,
-    p: &Prediction,
-    opts: &PredictOptions,
-    plan: &NextStepPlan,
-) -> Result<NextStep> {
+pub fn next_step(s: &Summary, p: &Prediction, plan: &NextStepPlan) -> NextStep {
     let doubts = p.trust.verdict == super::Verdict::Doubtful;
-    let Some(w) = width_scaling(s, p, opts)? else {
-        return Ok(NextStep {
-            message: format!(
-                "No projection: the summary needs at least {} nesting levels and a realized \
-                 interval to measure how the width scales with the sample.",
-                super::trust::MIN_LEVELS + 1
-            ),
+    let Some(w) = width_parts(p) else {
+        return NextStep {
+            message: "No projection: without a realized interval there is no width to project."
+                .to_string(),
             ..NextStep::default()
-        });
+        };
     };
     let f = s.fraction;
     let unmet = plan.target_width.filter(|&t| w.width > t);
@@ -212,7 +213,7 @@ pub fn next_step(
         let target = plan
             .target_width
             .map_or(String::new(), |t| format!(" (target {})", points(t)));
-        return Ok(NextStep {
+        return NextStep {
             action: Action::None,
             message: format!(
                 "Nothing to do: the interval is {} points wide{target} and the verdict does not \
@@ -222,21 +223,26 @@ pub fn next_step(
             ),
             projected_width: Some(w.projected(1)),
             ..NextStep::default()
-        });
+        };
     }
-    if w.ratio() >= 1.0 || !w.ratio().is_finite() {
-        return Ok(NextStep {
+    let out_of_reach = unmet.is_some_and(|t| w.spread >= t);
+    if out_of_reach || (unmet.is_none() && w.spread_dominates()) {
+        return NextStep {
             action: Action::BudgetCannotHelp,
             message: format!(
-                "More sample is not expected to help: the width went from {} points at f/2 to \
-                 {} at f, so what holds it (the spread of the readings, the trend) does not \
-                 shrink with the sample (a rough reading of two levels, docs/validation.md).",
-                points(w.width_half),
-                points(w.width)
+                "More sample is not expected to help: {} of the {} points of the interval are \
+                 the spread of the readings (maps, fits, the calibrated law), which does not \
+                 shrink with the sample; the pool noise ({}) and the trend ({}) do, and another \
+                 doubling would make it {} points (docs/validation.md).",
+                points(w.spread),
+                points(w.width),
+                points(w.noise),
+                points(w.trend),
+                points(w.projected(1))
             ),
             projected_width: Some(w.projected(1)),
             ..NextStep::default()
-        });
+        };
     }
     let j = doublings_to(f, &w, unmet, 1);
     let to = (f * 2f64.powi(j as i32)).min(1.0);
@@ -246,41 +252,57 @@ pub fn next_step(
         None => "because the verdict doubts".to_string(),
     };
     let base = plan.summary_path.as_deref().unwrap_or("SUMMARY");
-    Ok(NextStep {
+    NextStep {
         action: Action::Grow,
         message: format!(
             "Grow the sample from {f} to {to} {why}: the interval is projected to narrow from {} \
-             to {} points (one doubling scales it by {:.2}, measured on the levels; a rough \
-             projection, docs/validation.md){trend}.",
+             to {} points (the pool noise, {} points, shrinks as 1/√S and the trend, {}, with \
+             the doublings left to N; the spread of the readings, {}, stays){trend}.",
             points(w.width),
             points(width),
-            w.ratio()
+            points(w.noise),
+            points(w.trend),
+            points(w.spread)
         ),
         fraction: Some(to),
         projected_width: Some(width),
         commands: grow_commands(s, p.pool_size, f, to, base),
-    })
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::predict::PredictOptions;
     use crate::simulate::{simulate_summary, SimConfig};
 
+    fn parts(width: f64, noise: f64, trend: f64, l: f64) -> WidthParts {
+        WidthParts {
+            width,
+            noise,
+            trend,
+            spread: width - noise - trend,
+            doublings_to_pool: l,
+        }
+    }
+
     #[test]
-    fn doublings_reach_the_target_by_the_measured_ratio() {
-        let w = WidthScaling {
-            width: 0.10,
-            width_half: 0.14,
-        };
-        // Independent: the smallest j with W_0·r^j ≤ t is ⌈ln(t/W_0)/ln r⌉.
-        let t = 0.05;
-        let j = ((t / w.width).ln() / w.ratio().ln()).ceil() as u32;
-        assert_eq!(doublings_to(0.01, &w, Some(t), 1), j);
-        assert!(w.projected(j) <= t && w.projected(j - 1) > t);
+    fn doublings_reach_the_target_by_the_projection() {
+        let w = parts(0.10, 0.06, 0.02, 4.0);
+        // Independent: W(j) = 0.02 + 0.06/√2^j + 0.02·(4 − j)/4.
+        let by_hand = |j: i32| 0.02 + 0.06 / 2f64.sqrt().powi(j) + 0.02 * f64::from(4 - j) / 4.0;
+        for j in 0..4 {
+            assert!((w.projected(j as u32) - by_hand(j)).abs() < 1e-15);
+        }
+        // Past N the trend is spent: W(6) = s + n/8.
+        assert!((w.projected(6) - (0.02 + 0.06 / 8.0)).abs() < 1e-15);
+        let t = 0.06;
+        let j = doublings_to(0.01, &w, Some(t), 1);
+        assert!(w.projected(j) <= t && w.projected(j - 1) > t, "{j}");
         // No target: one doubling. Capped at the whole pool: 0.25 → 0.5 → 1.
         assert_eq!(doublings_to(0.01, &w, None, 1), 1);
         assert_eq!(doublings_to(0.25, &w, Some(1e-9), 1), 2);
+        assert!(!w.spread_dominates() && parts(0.1, 0.02, 0.03, 4.0).spread_dominates());
     }
 
     #[test]
@@ -333,8 +355,9 @@ mod tests {
             target_width: Some(1e-4),
             summary_path: None,
         };
-        let n = next_step(&s, &p, &opts, &plan).unwrap();
-        let w = width_scaling(&s, &p, &opts).unwrap().unwrap();
+        let n = next_step(&s, &p, &plan);
+        let w = width_parts(&p).unwrap();
+        assert!((w.spread + w.noise + w.trend - w.width).abs() < 1e-12);
         match n.action {
             Action::Grow => {
                 let f = n.fraction.unwrap();
@@ -346,7 +369,7 @@ mod tests {
                 assert!(f <= 1.0 && n.commands.len() == 3 * j, "{n:?}");
                 assert!(n.commands[2].starts_with("tailrank grow SUMMARY "));
             }
-            Action::BudgetCannotHelp => assert!(w.ratio() >= 1.0),
+            Action::BudgetCannotHelp => assert!(w.spread >= 1e-4, "{w:?}"),
             Action::None => panic!("a target of 0.01 points is not met: {n:?}"),
         }
     }

@@ -178,8 +178,8 @@ pub fn ilias_headline(r: &IliasReport) -> String {
     join(&lines)
 }
 
-/// The headline of `tailrank compare`: both estimates, the margin with its paired interval
-/// and the verdict (the per-level margins are in `--details`).
+/// The headline of `tailrank compare`: both estimates with their hit@1 and Recall@k, the
+/// margin with its paired interval and the verdict (the per-level margins are in `--details`).
 pub fn compare_headline(c: &Comparison) -> String {
     let mut lines = vec![format!(
         "compare at N = {} from a sample of S = {} ({} queries, {}), mAP@{} (%)",
@@ -189,8 +189,18 @@ pub fn compare_headline(c: &Comparison) -> String {
         c.query_set,
         c.k
     )];
-    lines.push(format!("  A {:<30} {:>8}", c.model_a, pct(c.map_at_k_a)));
-    lines.push(format!("  B {:<30} {:>8}", c.model_b, pct(c.map_at_k_b)));
+    let k = c.k;
+    for (name, model, map, hit, recall) in [
+        ("A", &c.model_a, c.map_at_k_a, c.hit_at_1_a, c.recall_at_k_a),
+        ("B", &c.model_b, c.map_at_k_b, c.hit_at_1_b, c.recall_at_k_b),
+    ] {
+        lines.push(format!(
+            "  {name} {model:<30} {:>8}  (hit@1 {}%, Recall@{k} {}%; no interval)",
+            pct(map),
+            pct(hit),
+            pct(recall)
+        ));
+    }
     lines.push(format!(
         "  A - B {:>+8.2} points, paired interval [{}, {}]; extrapolation error {}",
         100.0 * c.difference,

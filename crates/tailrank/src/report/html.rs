@@ -417,15 +417,10 @@ fn warnings_section(out: &mut String, doc: &Value) {
     out.push_str("</ul>");
 }
 
-/// The HTML page of a prediction's JSON document (the value `--json` prints, optionally with a
-/// `next_step` object: `action`, `message`, `commands`).
-pub fn prediction_html(doc: &Value) -> String {
-    let mut out = String::from("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">");
-    let _ = write!(
-        out,
-        "<title>tailrank prediction: {}</title><style>{STYLE}</style></head><body>",
-        text(&doc["model"])
-    );
+/// The sections of a prediction's page, from its JSON document (the value `--json` prints,
+/// optionally with a `next_step` object: `action`, `message`, `commands`).
+pub fn prediction_body(doc: &Value) -> String {
+    let mut out = String::new();
     header(&mut out, doc);
     headline(&mut out, doc);
     out.push_str("<div class=\"row\"><div>");
@@ -438,11 +433,29 @@ pub fn prediction_html(doc: &Value) -> String {
     histogram_section(&mut out, doc);
     next_step_section(&mut out, doc);
     warnings_section(&mut out, doc);
-    out.push_str(
-        "<p class=\"meta\">Rendered from the JSON report of <code>tailrank predict --json</code>; \
-         metric values in percent with two decimals.</p></body></html>\n",
-    );
     out
+}
+
+/// One self-contained page: `title` (escaped here), the style, `body` (HTML) and the footer
+/// naming the command whose `--json` the numbers are.
+pub fn page(title: &str, body: &str, command: &str) -> String {
+    format!(
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title>\
+         <style>{STYLE}</style></head><body>{body}<p class=\"meta\">Rendered from the JSON \
+         report of <code>{}</code>; metric values in percent with two decimals.</p>\
+         </body></html>\n",
+        escape(title),
+        escape(command)
+    )
+}
+
+/// The HTML page of a prediction's JSON document (see [`prediction_body`]).
+pub fn prediction_html(doc: &Value) -> String {
+    let title = format!(
+        "tailrank prediction: {}",
+        doc["model"].as_str().unwrap_or("")
+    );
+    page(&title, &prediction_body(doc), "tailrank predict --json")
 }
 
 /// Write [`prediction_html`] of `doc` to `path` (a staging path of an output transaction).

@@ -25,6 +25,7 @@ pub mod demo;
 pub mod eval;
 pub mod headline;
 pub mod html;
+pub mod html_pages;
 pub mod html_svg;
 pub mod ilias;
 pub mod prediction;

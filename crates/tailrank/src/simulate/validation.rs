@@ -17,7 +17,8 @@ use crate::predict::calibrated::CalibratedMetrics;
 use crate::predict::endpoint_test::{EndpointTest, ExcessCentre};
 use crate::predict::realized::RealizedInterval;
 use crate::predict::{
-    per_query_ap, predict, FitChoice, FitMode, Interval, PredictOptions, Trust, Verdict,
+    per_query_ap, predict_without_next_step, FitChoice, FitMode, Interval, PredictOptions, Trust,
+    Verdict,
 };
 use serde::{Deserialize, Serialize};
 
@@ -275,7 +276,8 @@ pub fn run_one(
         trust: None,
         level_selected_fit: None,
     };
-    let p = predict(s, &popts)?;
+    // The next step is not scored: skip its extra prediction on level 1.
+    let p = predict_without_next_step(s, &popts)?;
     run.evt = p.estimate;
     let moved = (p.recall_at_k, p.hit_at_1);
     run.count = p.baselines.count;

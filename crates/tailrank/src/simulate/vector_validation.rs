@@ -24,7 +24,8 @@ use crate::metric::{evaluate_counts, evaluate_summary_for_set, MissingPolicy};
 use crate::numerics::mean;
 use crate::predict::endpoint_test::{EndpointTest, ExcessCentre};
 use crate::predict::{
-    count_hardness, per_query_ap, predict, FitMode, Interval, PredictOptions, Verdict,
+    count_hardness, per_query_ap, predict_without_next_step, FitMode, Interval, PredictOptions,
+    Verdict,
 };
 use crate::scan::engine::{scan, NoProgress, ScanConfig};
 use crate::scan::request::{PairedResults, ScanRequest};
@@ -457,7 +458,8 @@ pub(crate) fn runs_from_scans(
             fit: opts.fit,
             ..PredictOptions::default()
         };
-        let p = predict(&s, &popts)?;
+        // The next step is not scored: skip its extra prediction on level 1.
+        let p = predict_without_next_step(&s, &popts)?;
         let evt = Metrics {
             map_at_k: p.estimate,
             recall_at_k: p.recall_at_k,
