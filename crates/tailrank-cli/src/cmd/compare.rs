@@ -33,10 +33,8 @@ pub fn run(a: CompareArgs) -> anyhow::Result<()> {
     let opts = a.est.options(a.pool_size, 0)?;
     let sa = super::read_summary_for_metrics(&a.a)?;
     let sb = super::read_summary_for_metrics(&a.b)?;
-    if let (Some(m), "evt") = (a.est.fit_top, a.est.estimator.as_str()) {
-        tailrank::predict::check_top_m(&sa, &a.a, m)?;
-        tailrank::predict::check_top_m(&sb, &a.b, m)?;
-    }
+    a.est.check_fit_top(&sa, &a.a)?;
+    a.est.check_fit_top(&sb, &a.b)?;
     let c = compare(&sa, &sb, &opts)
         .with_context(|| format!("comparing {} with {}", a.a.display(), a.b.display()))?;
     if a.details {

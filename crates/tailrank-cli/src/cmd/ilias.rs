@@ -6,18 +6,18 @@
 //! baselines. See `docs/ilias.md`.
 
 use super::progress::Bar;
-use anyhow::bail;
 use clap::Args;
 use std::path::PathBuf;
 use tailrank::hardness::{Estimator, EvtOptions};
 use tailrank::ilias::{
-    dataset_warnings, find_features, run_ilias, IliasDataset, IliasOptions, SummaryOutput,
+    dataset_warnings, find_features, run_ilias, IliasDataset, IliasOptions, IliasTopCounts,
+    SummaryOutput, ILIAS_FIT_TOP_DEPRECATED,
 };
 use tailrank::maps::MapKind;
 use tailrank::predict::PredictOptions;
 use tailrank::report::headline::ilias_headline;
 use tailrank::report::ilias::table;
-use tailrank::scan::engine::ScanConfig;
+use tailrank::scan::config::ScanOptions;
 
 /// Help heading of the options that only a prediction (`--fraction` below 1) reads.
 const PREDICTION: &str = "Prediction mode (--fraction below 1)";
@@ -68,10 +68,15 @@ pub struct IliasArgs {
     /// Write the scan summaries here (one folder per query set: `<DIR>/<set>`).
     #[arg(long)]
     pub summary_out: Option<PathBuf>,
-    /// evt: number of top sample scores the tail is fitted on; the scan keeps as many per query
-    /// and subset. `--top-m` is its former name, still accepted.
-    #[arg(long, alias = "top-m", default_value_t = EvtOptions::DEFAULT.top_m)]
-    pub fit_top: usize,
+    /// M: top distractor scores the scan keeps per query and subset [default: as `tailrank
+    /// scan --top-m`].
+    #[arg(long)]
+    pub top_m: Option<usize>,
+    /// evt: number of top sample scores the tail is fitted on, at most --top-m [default: as
+    /// `tailrank predict --fit-top`, used up to M]. Without --top-m it sets M too (deprecated:
+    /// warns).
+    #[arg(long)]
+    pub fit_top: Option<usize>,
     /// Worker threads (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
@@ -112,31 +117,22 @@ pub struct IliasArgs {
 }
 
 pub fn run(a: IliasArgs) -> anyhow::Result<()> {
-    if a.k == 0 {
-        bail!("--k must be at least 1");
+    let counts = IliasTopCounts::new(a.top_m, a.fit_top)?;
+    if counts.deprecated_fit_top {
+        super::warn_all([ILIAS_FIT_TOP_DEPRECATED]);
     }
-    if !(a.fraction > 0.0 && a.fraction <= 1.0) {
-        bail!("--fraction must be in (0, 1], got {}", a.fraction);
+    let scan = ScanOptions {
+        fraction: a.fraction,
+        seed: a.seed,
+        top_m: counts.top_m,
+        threads: a.threads,
+        normalize: a.normalize,
+        model: a.model.clone(),
+        ..ScanOptions::default()
     }
-    let mut ds = IliasDataset::open(&a.dataset_dir, a.taxonomy.as_deref())?;
-    ds.selected_ids = a.selected_ids.clone();
-    let feats = find_features(&a.features)?;
-    // Before the scan (hours at full scale): what the report will lack. The report repeats
-    // these lines at its top.
-    for w in dataset_warnings(&ds) {
-        eprintln!("warning: {w}");
-    }
-    if ds.taxonomy.is_none() {
-        eprintln!("warning: the taxonomy file is given with --taxonomy FILE");
-    }
-    let mut scan = ScanConfig::new(a.fraction, a.seed);
-    scan.top_m = a.fit_top;
-    scan.threads = a.threads;
-    scan.normalize = a.normalize;
-    scan.model = a.model.clone();
-    scan.apply_tuning(|k| std::env::var(k).ok())?;
+    .config(|k| std::env::var(k).ok())?;
     let evt = EvtOptions {
-        top_m: a.fit_top,
+        top_m: counts.fit_top,
         ..EvtOptions::DEFAULT
     };
     let predict = PredictOptions {
@@ -149,11 +145,24 @@ pub fn run(a: IliasArgs) -> anyhow::Result<()> {
         fit: a.fit.mode()?,
         ..PredictOptions::named(&a.estimator, evt, &a.map)?
     };
-    let opts = IliasOptions {
-        sets: ds.chosen_sets(&a.queries),
+    let mut opts = IliasOptions {
+        sets: Vec::new(),
         scan,
         predict,
     };
+    opts.check()?;
+    let mut ds = IliasDataset::open(&a.dataset_dir, a.taxonomy.as_deref())?;
+    ds.selected_ids = a.selected_ids.clone();
+    let feats = find_features(&a.features)?;
+    // Before the scan (hours at full scale): what the report will lack. The report repeats
+    // these lines at its top.
+    for w in dataset_warnings(&ds) {
+        eprintln!("warning: {w}");
+    }
+    if ds.taxonomy.is_none() {
+        eprintln!("warning: the taxonomy file is given with --taxonomy FILE");
+    }
+    opts.sets = ds.chosen_sets(&a.queries);
     // The summaries of all sets are replaced together, never over the dataset or features.
     let out = a.summary_out.as_deref().map(|dir| {
         let mut inputs = vec![a.dataset_dir.as_path(), a.features.as_path()];
