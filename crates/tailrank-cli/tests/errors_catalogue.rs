@@ -791,6 +791,8 @@ fn cases() -> Vec<Case> {
         c("predict-part", "predict from an increment", words("predict --summary $DIR/sum_part50 --pool-size 1000 --bootstrap 20 --sample-noise 0")),
         // ---- issue 45: the next step
         c("predict-target-width", "predict --target-width not a positive number of points", words("predict --summary $DIR/sum_b_f --target-width 0 --bootstrap 0")),
+        // ---- issue 46: one name per meaning
+        c("ilias-fit-top-above-top-m", "`ilias --fit-top` above the scan's `--top-m`", words("ilias --dataset-dir $DIR/ilias_ds --features $DIR/ilias_feat --top-m 30 --fit-top 40")),
     ]
 }
 

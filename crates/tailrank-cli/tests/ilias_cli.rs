@@ -559,3 +559,64 @@ fn ilias_scan_resumes_like_scan() {
     assert_eq!(whole.stdout, resumed.stdout);
     assert!(!dir.path().join("again.partial").exists());
 }
+
+/// `--top-m` is the M the scan keeps and `--fit-top` the tail fit's number of top scores (at
+/// most M); `--fit-top` alone keeps its former meaning (M too) with a deprecation warning.
+#[test]
+fn ilias_top_m_is_the_scans_and_fit_top_the_fits() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ds, feat) = make_all(dir.path(), &["ok"]).remove(0);
+    let run = |out: &str, extra: &[&str]| {
+        let out_dir = dir.path().join(out);
+        let o = std::process::Command::new(tailrank_test_support::cli::bin())
+            .args(["ilias", "--dataset-dir", &ds, "--features", &feat])
+            .args([
+                "--fraction",
+                "0.5",
+                "--bootstrap",
+                "0",
+                "--sample-noise",
+                "0",
+            ])
+            .args(["--queries", "image", "--json", "--summary-out"])
+            .arg(&out_dir)
+            .args(extra)
+            .output()
+            .expect("run tailrank");
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        (o, out_dir, err)
+    };
+    let top_m = |d: &Path| Summary::read(&d.join("image")).unwrap().top_m;
+    let (new, new_dir, new_err) = run("new", &["--top-m", "30", "--fit-top", "30"]);
+    assert!(new.status.success(), "{new_err}");
+    assert!(!new_err.contains("deprecated"), "{new_err}");
+    assert_eq!(top_m(&new_dir), 30);
+    let (old, old_dir, old_err) = run("old", &["--fit-top", "30"]);
+    assert!(old.status.success(), "{old_err}");
+    assert!(
+        old_err.contains("warning: --fit-top without --top-m is deprecated"),
+        "{old_err}"
+    );
+    assert_eq!(top_m(&old_dir), 30);
+    assert_eq!(
+        new.stdout, old.stdout,
+        "the former meaning gives the same report"
+    );
+    // With M = 30 the default fit (4000) is used up to M: the same estimate again.
+    let (dflt, _, dflt_err) = run("dflt", &["--top-m", "30"]);
+    assert!(dflt.status.success(), "{dflt_err}");
+    let estimate = |o: &std::process::Output| {
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["sets"][0]["prediction"]["map_at_k"].as_f64().unwrap()
+    };
+    assert_eq!(estimate(&new), estimate(&dflt));
+    let (above, _, above_err) = run("above", &["--top-m", "30", "--fit-top", "31"]);
+    assert_eq!(
+        above.status.code(),
+        Some(tailrank::ErrorKind::Option.exit_code())
+    );
+    assert!(
+        above_err.contains("--fit-top 31 is above --top-m 30"),
+        "{above_err}"
+    );
+}

@@ -375,7 +375,8 @@ fn compare_two_summaries() {
 }
 
 /// `--fit-top` is the number of top sample scores the tail is fitted on; `--top-m`, its former
-/// name, still gives the same prediction, and `--help` shows only the new name.
+/// name, still gives the same prediction with a deprecation warning on stderr, and `--help`
+/// shows only the new name.
 #[test]
 fn fit_top_and_its_former_name_top_m() {
     use tailrank::hardness::{Estimator, EvtOptions};
@@ -396,6 +397,8 @@ fn fit_top_and_its_former_name_top_m() {
         ];
         let (ok, out, err) = tailrank(&[&base[..], &["--json", flag, &m]].concat());
         assert!(ok, "{flag}: {err}");
+        let warned = err.contains("warning: --top-m is deprecated here: it is now --fit-top");
+        assert_eq!(warned, flag == "--top-m", "{flag}: {err}");
         serde_json::from_str::<serde_json::Value>(&out).unwrap()
     };
     let new = run("--fit-top");

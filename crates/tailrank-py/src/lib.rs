@@ -25,7 +25,8 @@ use tailrank::maps::MapKind;
 use tailrank::metric::{evaluate_results_for, select_sets, EvalOptions, MetricName, MissingPolicy};
 use tailrank::predict::PredictOptions;
 use tailrank::protocols::{evaluate_revisited, read_revisited_gt, Protocol};
-use tailrank::scan::engine::{scan, NoProgress, ScanConfig, DEFAULT_DRIFT_SHARDS, DEFAULT_TOP_M};
+use tailrank::scan::config::ScanOptions;
+use tailrank::scan::engine::{scan, NoProgress, DEFAULT_DRIFT_SHARDS, DEFAULT_TOP_M};
 use tailrank::scan::request::ScanRequest;
 use tailrank::summary::Summary;
 
@@ -238,9 +239,20 @@ fn scan_native(
     threads: Option<usize>,
     normalize: bool,
 ) -> PyResult<NativeSummary> {
-    if top_m == 0 {
-        return Err(option_err("top_m must be at least 1"));
+    let mut cfg = ScanOptions {
+        fraction,
+        seed,
+        after,
+        min_fraction,
+        top_m,
+        drift_shards,
+        threads,
+        normalize,
+        model,
+        ..ScanOptions::default()
     }
+    .config(|k| std::env::var(k).ok())
+    .map_err(err)?;
     if pool.is_empty() {
         return Err(option_err("no pool source given"));
     }
@@ -252,18 +264,7 @@ fn scan_native(
         .map(|x| source(x.downcast::<PyDict>()?))
         .collect::<PyResult<_>>()?;
     let pool_rows: u64 = p.iter().map(|s| s.rows() as u64).sum();
-    let mut cfg = ScanConfig::new(fraction, seed);
-    cfg.after = after;
-    if let Some(m) = min_fraction {
-        cfg.min_fraction = m;
-    }
-    cfg.drift_shards = drift_shards;
-    cfg.top_m = top_m;
-    cfg.threads = threads;
-    cfg.normalize = normalize;
-    cfg.model = model;
     cfg.pool_size = request.pool_size_for(&cfg, pool_rows).map_err(err)?;
-    cfg.apply_tuning(|k| std::env::var(k).ok()).map_err(err)?;
     let scanned = py.allow_threads(|| -> tailrank::Result<(Summary, Vec<String>)> {
         let inputs = request.inputs(
             q.as_ref(),
@@ -328,21 +329,6 @@ fn predict_native(
     summary_path: Option<String>,
 ) -> PyResult<(String, Columns)> {
     let s = &summary.inner;
-    // Given explicitly, the tail may not be fitted on fewer scores than asked for (as the
-    // CLI's --fit-top); the default is used up to the summary's M.
-    if let (Some(m), "evt") = (fit_top, estimator) {
-        if m > s.top_m {
-            return Err(kind_err(
-                tailrank::ErrorKind::Mismatch,
-                format!(
-                    "fit_top = {m} scores asked for the tail fit, but the summary stores only the \
-                 top M = {} pool scores per query and subset; use at most {} (or scan again \
-                 with a larger top_m)",
-                    s.top_m, s.top_m
-                ),
-            ));
-        }
-    }
     let evt = EvtOptions {
         top_m: fit_top.unwrap_or(EvtOptions::DEFAULT.top_m),
         quantile,
@@ -359,6 +345,8 @@ fn predict_native(
         excess_centre,
         ..PredictOptions::named(estimator, evt, map).map_err(err)?
     };
+    let is_evt = matches!(opts.estimator, Estimator::Evt(_));
+    s.check_fit_top(fit_top, is_evt, None).map_err(err)?;
     let p = py
         .allow_threads(|| {
             let plan = tailrank::predict::NextStepPlan {

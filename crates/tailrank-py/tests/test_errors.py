@@ -85,7 +85,7 @@ def test_mismatch_error(bench):
                                top_m=10, seed=7)
     with pytest.raises(tailrank.MismatchError, match="seed"):
         s.merge(other_seed)
-    with pytest.raises(tailrank.MismatchError, match="fit_top = 60"):
+    with pytest.raises(tailrank.MismatchError, match="fit-top = 60"):
         tailrank.predict(s, fit_top=60, bootstrap=0, sample_noise=0)
 
 

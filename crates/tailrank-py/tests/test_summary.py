@@ -233,7 +233,7 @@ def test_arguments_are_checked_not_coerced(bench):
             tailrank.predict(s, **kw)
     with pytest.raises(tailrank.TailrankError, match="excess_centre must be True or False"):
         tailrank.predict(s, excess_centre="no")
-    with pytest.raises(tailrank.TailrankError, match="fit_top = 60 .* top M = 50"):
+    with pytest.raises(tailrank.TailrankError, match="fit-top = 60 .* top M = 50"):
         tailrank.predict(s, fit_top=60, bootstrap=0, sample_noise=0)
     assert tailrank.predict(s, fit_top=50, bootstrap=0, sample_noise=0).estimate > 0
     for kw, name in [(dict(top_m=2.9), "top_m"), (dict(seed=1.7), "seed"), (dict(threads=-1), "threads")]:

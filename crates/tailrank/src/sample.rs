@@ -22,6 +22,12 @@ pub fn check_fraction(f: f64) -> Result<f64> {
     }
 }
 
+/// Whether a scan at sampling fraction `f` is exact: `f ≥ 1`, the whole pool scanned (the one
+/// statement of "exact mode").
+pub fn is_exact_fraction(f: f64) -> bool {
+    f >= 1.0
+}
+
 /// Threshold `t(f) = ⌊f · 2^64⌋` (f64 arithmetic, truncated), saturating to `u64::MAX` at
 /// `f = 1`. An id is sampled iff its hash is `< t(f)`, except at `f = 1` where all are kept.
 pub fn threshold(f: f64) -> Result<u64> {

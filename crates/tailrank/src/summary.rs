@@ -231,10 +231,37 @@ impl Summary {
             .sum()
     }
 
+    /// Refuse an evt tail fit on more top scores than this summary keeps (`fit_top > M`: the
+    /// fit would use fewer than asked for, silently). Only a `fit_top` given explicitly is
+    /// checked (the default is used up to M), and only for the evt estimator (`evt`). `dir`,
+    /// the summary's folder, is named in the error when known.
+    pub fn check_fit_top(
+        &self,
+        fit_top: Option<usize>,
+        evt: bool,
+        dir: Option<&Path>,
+    ) -> Result<()> {
+        match fit_top {
+            Some(m) if evt && m > self.top_m => {
+                let msg = format!(
+                    "fit-top = {m} top scores asked for the tail fit, but the summary stores only \
+                     the top M = {} pool scores per query and subset; use at most {} (or scan \
+                     again with a larger M)",
+                    self.top_m, self.top_m
+                );
+                Err(match dir {
+                    Some(dir) => Error::mismatch_at(dir, msg),
+                    None => Error::mismatch(msg),
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Whether this summary covers the whole pool (exact mode: f = 1, not an increment and,
     /// when N is known, S_0 = N).
     pub fn is_exact(&self) -> bool {
-        self.fraction >= 1.0
+        crate::sample::is_exact_fraction(self.fraction)
             && self.increment_range().is_none()
             && self.pool_size.is_none_or(|n| n == self.subset_sizes[0])
     }
@@ -247,6 +274,20 @@ impl Summary {
     }
 
     fn check(&self) -> std::result::Result<(), String> {
+        self.check_subsets()?;
+        let levels = self.level_indices();
+        let mut seen = std::collections::HashSet::with_capacity(self.queries.len());
+        for q in &self.queries {
+            if !seen.insert(q.id.as_str()) {
+                return Err(format!("query id {:?} appears twice", q.id));
+            }
+            self.check_query(q, &levels)?;
+        }
+        Ok(())
+    }
+
+    /// [`Summary::check`] of the subsets, their sizes, M, N and the pool fingerprint.
+    fn check_subsets(&self) -> std::result::Result<(), String> {
         let l = self.subsets.len();
         if l == 0 {
             return Err("summary has no subsets (subset 0 must be the level-0 sample)".into());
@@ -261,7 +302,7 @@ impl Summary {
         if self.subsets[0].kind != SubsetKind::Level {
             return Err("subset 0 must be the level-0 sample (kind `level`)".into());
         }
-        if !(self.fraction.is_finite() && self.fraction > 0.0 && self.fraction <= 1.0) {
+        if crate::sample::check_fraction(self.fraction).is_err() {
             return Err(format!("fraction {} is not in (0, 1]", self.fraction));
         }
         if self.top_m == 0 {
@@ -322,144 +363,157 @@ impl Summary {
                 self.subset_sizes[i], self.subset_sizes[0]
             ));
         }
-        let mut seen = std::collections::HashSet::with_capacity(self.queries.len());
-        for q in &self.queries {
-            if !seen.insert(q.id.as_str()) {
-                return Err(format!("query id {:?} appears twice", q.id));
-            }
-            if q.positives.is_empty() {
-                return Err(format!("query {:?} has no positives", q.id));
-            }
-            if q.top_scores.len() != l {
+        Ok(())
+    }
+
+    /// [`Summary::check`] of query `q` (`levels`: [`Summary::level_indices`]).
+    fn check_query(&self, q: &QuerySummary, levels: &[usize]) -> std::result::Result<(), String> {
+        let l = self.subsets.len();
+        if q.positives.is_empty() {
+            return Err(format!("query {:?} has no positives", q.id));
+        }
+        if q.top_scores.len() != l {
+            return Err(format!(
+                "query {:?}: {} top-M lists for {} subsets",
+                q.id,
+                q.top_scores.len(),
+                l
+            ));
+        }
+        for (i, t) in q.top_scores.iter().enumerate() {
+            let kept = self.subsets[i].kept(self.top_m);
+            if t.len() as u64 > (kept as u64).min(self.subset_sizes[i]) {
                 return Err(format!(
-                    "query {:?}: {} top-M lists for {} subsets",
+                    "query {:?}, subset {i}: {} top scores, more than min(M = {kept}, S = {})",
                     q.id,
-                    q.top_scores.len(),
-                    l
+                    t.len(),
+                    self.subset_sizes[i]
                 ));
             }
-            for (i, t) in q.top_scores.iter().enumerate() {
-                let kept = self.subsets[i].kept(self.top_m);
-                if t.len() as u64 > (kept as u64).min(self.subset_sizes[i]) {
-                    return Err(format!(
-                        "query {:?}, subset {i}: {} top scores, more than min(M = {kept}, S = {})",
-                        q.id,
-                        t.len(),
-                        self.subset_sizes[i]
-                    ));
-                }
-                // One pass: `a >= b` is false when either is NaN.
-                if !(t.windows(2).all(|w| w[0] >= w[1]) && t.first().is_none_or(|x| !x.is_nan())) {
-                    return Err(format!(
-                        "query {:?}, subset {i}: top scores not in descending order (or NaN)",
-                        q.id
-                    ));
-                }
-                if t.first() == Some(&f32::INFINITY) {
-                    return Err(format!(
-                        "query {:?}, subset {i}: top score +inf is not finite",
-                        q.id
-                    ));
-                }
+            // One pass: `a >= b` is false when either is NaN.
+            if !(t.windows(2).all(|w| w[0] >= w[1]) && t.first().is_none_or(|x| !x.is_nan())) {
+                return Err(format!(
+                    "query {:?}, subset {i}: top scores not in descending order (or NaN)",
+                    q.id
+                ));
             }
-            let mut pos_ids = std::collections::HashSet::with_capacity(q.positives.len());
-            let mut prev: Option<&PositiveSummary> = None;
-            for p in &q.positives {
-                if !pos_ids.insert(p.id.as_str()) {
-                    return Err(format!(
-                        "query {:?}: positive {:?} appears twice",
-                        q.id, p.id
-                    ));
-                }
-                if !p.score.is_finite() {
-                    return Err(format!(
-                        "query {:?}, positive {:?}: score {} is not finite",
-                        q.id, p.id, p.score
-                    ));
-                }
-                if p.pool_above.len() != l {
-                    return Err(format!(
-                        "query {:?}, positive {:?}: {} pool counts for {} subsets",
-                        q.id,
-                        p.id,
-                        p.pool_above.len(),
-                        l
-                    ));
-                }
-                if self.core_size > 0 && p.core_above > self.core_size {
-                    return Err(format!(
-                        "query {:?}, positive {:?}: C_j = {} but the core holds {} items",
-                        q.id, p.id, p.core_above, self.core_size
-                    ));
-                }
-                if !p.pool_ties.is_empty() && p.pool_ties.len() != l {
-                    return Err(format!(
-                        "query {:?}, positive {:?}: {} pool tie counts for {} subsets",
-                        q.id,
-                        p.id,
-                        p.pool_ties.len(),
-                        l
-                    ));
-                }
-                if self.core_size > 0 && p.core_above + p.core_ties > self.core_size {
-                    return Err(format!(
-                        "query {:?}, positive {:?}: C_j + ties = {} but the core holds {} items",
-                        q.id,
-                        p.id,
-                        p.core_above + p.core_ties,
-                        self.core_size
-                    ));
-                }
-                if !self.ties_known && (p.core_ties > 0 || p.pool_ties.iter().any(|&t| t > 0)) {
-                    return Err(format!(
-                        "query {:?}, positive {:?}: tie counts present but ties marked unknown",
-                        q.id, p.id
-                    ));
-                }
-                for (i, (&k, &s)) in p.pool_above.iter().zip(&self.subset_sizes).enumerate() {
-                    let t = p.pool_tie(i);
-                    if k > s {
-                        return Err(format!(
-                            "query {:?}, positive {:?}: K = {k} in subset {i} exceeds its size S = {s}",
-                            q.id, p.id
-                        ));
-                    }
-                    if k.saturating_add(t) > s {
-                        return Err(format!(
-                            "query {:?}, positive {:?}: K + ties = {} in subset {i} exceeds its size S = {s}",
-                            q.id, p.id, k.saturating_add(t)
-                        ));
-                    }
-                }
-                for w in levels.windows(2) {
-                    if p.pool_tie(w[1]) > p.pool_tie(w[0]) {
-                        return Err(format!(
-                            "query {:?}, positive {:?}: level tie counts not nested (subset {} > subset {})",
-                            q.id, p.id, w[1], w[0]
-                        ));
-                    }
-                    if p.pool_above[w[1]] > p.pool_above[w[0]] {
-                        return Err(format!(
-                            "query {:?}, positive {:?}: level counts not nested (K = {} at subset {} > K = {} at subset {})",
-                            q.id, p.id, p.pool_above[w[1]], w[1], p.pool_above[w[0]], w[0]
-                        ));
-                    }
-                }
-                if let Some(pr) = prev {
-                    if p.score > pr.score {
-                        return Err(format!(
-                            "query {:?}: positives not sorted by descending score ({:?} after {:?})",
-                            q.id, p.id, pr.id
-                        ));
-                    }
-                    if p.pool_above.iter().zip(&pr.pool_above).any(|(a, b)| a < b) {
-                        return Err(format!(
-                            "query {:?}: pool counts of positive {:?} smaller than those of the better positive {:?}",
-                            q.id, p.id, pr.id
-                        ));
-                    }
-                }
-                prev = Some(p);
+            if t.first() == Some(&f32::INFINITY) {
+                return Err(format!(
+                    "query {:?}, subset {i}: top score +inf is not finite",
+                    q.id
+                ));
+            }
+        }
+        let mut pos_ids = std::collections::HashSet::with_capacity(q.positives.len());
+        let mut prev: Option<&PositiveSummary> = None;
+        for p in &q.positives {
+            if !pos_ids.insert(p.id.as_str()) {
+                return Err(format!(
+                    "query {:?}: positive {:?} appears twice",
+                    q.id, p.id
+                ));
+            }
+            self.check_positive(q, p, prev, levels)?;
+            prev = Some(p);
+        }
+        Ok(())
+    }
+
+    /// [`Summary::check`] of positive `p` of query `q`, after the better positive `prev`.
+    fn check_positive(
+        &self,
+        q: &QuerySummary,
+        p: &PositiveSummary,
+        prev: Option<&PositiveSummary>,
+        levels: &[usize],
+    ) -> std::result::Result<(), String> {
+        let l = self.subsets.len();
+        if !p.score.is_finite() {
+            return Err(format!(
+                "query {:?}, positive {:?}: score {} is not finite",
+                q.id, p.id, p.score
+            ));
+        }
+        if p.pool_above.len() != l {
+            return Err(format!(
+                "query {:?}, positive {:?}: {} pool counts for {} subsets",
+                q.id,
+                p.id,
+                p.pool_above.len(),
+                l
+            ));
+        }
+        if self.core_size > 0 && p.core_above > self.core_size {
+            return Err(format!(
+                "query {:?}, positive {:?}: C_j = {} but the core holds {} items",
+                q.id, p.id, p.core_above, self.core_size
+            ));
+        }
+        if !p.pool_ties.is_empty() && p.pool_ties.len() != l {
+            return Err(format!(
+                "query {:?}, positive {:?}: {} pool tie counts for {} subsets",
+                q.id,
+                p.id,
+                p.pool_ties.len(),
+                l
+            ));
+        }
+        if self.core_size > 0 && p.core_above + p.core_ties > self.core_size {
+            return Err(format!(
+                "query {:?}, positive {:?}: C_j + ties = {} but the core holds {} items",
+                q.id,
+                p.id,
+                p.core_above + p.core_ties,
+                self.core_size
+            ));
+        }
+        if !self.ties_known && (p.core_ties > 0 || p.pool_ties.iter().any(|&t| t > 0)) {
+            return Err(format!(
+                "query {:?}, positive {:?}: tie counts present but ties marked unknown",
+                q.id, p.id
+            ));
+        }
+        for (i, (&k, &s)) in p.pool_above.iter().zip(&self.subset_sizes).enumerate() {
+            let t = p.pool_tie(i);
+            if k > s {
+                return Err(format!(
+                    "query {:?}, positive {:?}: K = {k} in subset {i} exceeds its size S = {s}",
+                    q.id, p.id
+                ));
+            }
+            if k.saturating_add(t) > s {
+                return Err(format!(
+                    "query {:?}, positive {:?}: K + ties = {} in subset {i} exceeds its size S = {s}",
+                    q.id, p.id, k.saturating_add(t)
+                ));
+            }
+        }
+        for w in levels.windows(2) {
+            if p.pool_tie(w[1]) > p.pool_tie(w[0]) {
+                return Err(format!(
+                    "query {:?}, positive {:?}: level tie counts not nested (subset {} > subset {})",
+                    q.id, p.id, w[1], w[0]
+                ));
+            }
+            if p.pool_above[w[1]] > p.pool_above[w[0]] {
+                return Err(format!(
+                    "query {:?}, positive {:?}: level counts not nested (K = {} at subset {} > K = {} at subset {})",
+                    q.id, p.id, p.pool_above[w[1]], w[1], p.pool_above[w[0]], w[0]
+                ));
+            }
+        }
+        if let Some(pr) = prev {
+            if p.score > pr.score {
+                return Err(format!(
+                    "query {:?}: positives not sorted by descending score ({:?} after {:?})",
+                    q.id, p.id, pr.id
+                ));
+            }
+            if p.pool_above.iter().zip(&pr.pool_above).any(|(a, b)| a < b) {
+                return Err(format!(
+                    "query {:?}: pool counts of positive {:?} smaller than those of the better positive {:?}",
+                    q.id, p.id, pr.id
+                ));
             }
         }
         Ok(())

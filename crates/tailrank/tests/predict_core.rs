@@ -394,7 +394,7 @@ fn empty_and_small_samples_and_too_few_replicates() {
         .unwrap_err()
         .to_string();
     assert!(
-        e.starts_with("sums/a: top-M = 401") && e.contains("only the top M = 400"),
+        e.starts_with("sums/a: fit-top = 401") && e.contains("only the top M = 400"),
         "{e}"
     );
 }

@@ -42,10 +42,8 @@ pub fn run(a: CompareArgs) -> anyhow::Result<()> {
     let html_slot = a.html.as_deref().map(|p| outputs.add_file(p)).transpose()?;
     let sa = super::read_summary_for_metrics(&a.a)?;
     let sb = super::read_summary_for_metrics(&a.b)?;
-    if let (Some(m), "evt") = (a.est.fit_top, a.est.estimator.as_str()) {
-        tailrank::predict::check_top_m(&sa, &a.a, m)?;
-        tailrank::predict::check_top_m(&sb, &a.b, m)?;
-    }
+    a.est.check_fit_top(&sa, &a.a)?;
+    a.est.check_fit_top(&sb, &a.b)?;
     let c = compare(&sa, &sb, &opts)
         .with_context(|| format!("comparing {} with {}", a.a.display(), a.b.display()))?;
     if let Some(slot) = html_slot {

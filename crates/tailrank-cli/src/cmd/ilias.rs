@@ -6,12 +6,12 @@
 //! baselines. See `docs/ilias.md`.
 
 use super::progress::Bar;
-use anyhow::bail;
 use clap::Args;
 use std::path::PathBuf;
 use tailrank::hardness::{Estimator, EvtOptions};
 use tailrank::ilias::{
-    dataset_warnings, find_features, run_ilias, IliasDataset, IliasOptions, SummaryOutput,
+    dataset_warnings, find_features, run_ilias, IliasDataset, IliasOptions, IliasTopCounts,
+    SummaryOutput, ILIAS_FIT_TOP_DEPRECATED,
 };
 use tailrank::maps::MapKind;
 use tailrank::predict::PredictOptions;
@@ -19,7 +19,7 @@ use tailrank::report::headline::ilias_headline;
 use tailrank::report::html_pages::{ilias_html, write_html};
 use tailrank::report::ilias::table;
 use tailrank::report::prediction_json;
-use tailrank::scan::engine::ScanConfig;
+use tailrank::scan::config::ScanOptions;
 
 /// Help heading of the options that only a prediction (`--fraction` below 1) reads.
 const PREDICTION: &str = "Prediction mode (--fraction below 1)";
@@ -74,10 +74,15 @@ pub struct IliasArgs {
     /// Write the scan summaries here (one folder per query set: `<DIR>/<set>`).
     #[arg(long)]
     pub summary_out: Option<PathBuf>,
-    /// evt: number of top sample scores the tail is fitted on; the scan keeps as many per query
-    /// and subset. `--top-m` is its former name, still accepted.
-    #[arg(long, alias = "top-m", default_value_t = EvtOptions::DEFAULT.top_m)]
-    pub fit_top: usize,
+    /// M: top distractor scores the scan keeps per query and subset [default: as `tailrank
+    /// scan --top-m`].
+    #[arg(long)]
+    pub top_m: Option<usize>,
+    /// evt: number of top sample scores the tail is fitted on, at most --top-m [default: as
+    /// `tailrank predict --fit-top`, used up to M]. Without --top-m it sets M too (deprecated:
+    /// warns).
+    #[arg(long)]
+    pub fit_top: Option<usize>,
     /// Worker threads (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
@@ -118,19 +123,48 @@ pub struct IliasArgs {
 }
 
 pub fn run(a: IliasArgs) -> anyhow::Result<()> {
-    if a.k == 0 {
-        bail!("--k must be at least 1");
+    let counts = IliasTopCounts::new(a.top_m, a.fit_top)?;
+    if counts.deprecated_fit_top {
+        super::warn_all([ILIAS_FIT_TOP_DEPRECATED]);
     }
-    if !(a.fraction > 0.0 && a.fraction <= 1.0) {
-        bail!("--fraction must be in (0, 1], got {}", a.fraction);
+    let scan = ScanOptions {
+        fraction: a.fraction,
+        seed: a.seed,
+        top_m: counts.top_m,
+        threads: a.threads,
+        normalize: a.normalize,
+        model: a.model.clone(),
+        ..ScanOptions::default()
     }
-    if a.html.is_some() && a.fraction >= 1.0 {
-        bail!(
+    .config(|k| std::env::var(k).ok())?;
+    let evt = EvtOptions {
+        top_m: counts.fit_top,
+        ..EvtOptions::DEFAULT
+    };
+    let predict = PredictOptions {
+        k: a.k,
+        bootstrap: a.bootstrap,
+        sample_noise: a.sample_noise,
+        confidence: a.confidence,
+        seed: a.seed,
+        excess_centre: a.centre.enabled(),
+        fit: a.fit.mode()?,
+        ..PredictOptions::named(&a.estimator, evt, &a.map)?
+    };
+    let mut opts = IliasOptions {
+        sets: Vec::new(),
+        scan,
+        predict,
+    };
+    opts.check()?;
+    if a.html.is_some() && tailrank::sample::is_exact_fraction(a.fraction) {
+        anyhow::bail!(
             "--html writes the report of a prediction: give --fraction below 1 (an exact run \
              has no prediction to render)"
         );
     }
-    // The page never over the dataset, the features or the id lists.
+    // No output (the HTML page, the summaries) ever lands over the dataset, the features or the
+    // id lists.
     let mut inputs = vec![a.dataset_dir.as_path(), a.features.as_path()];
     inputs.extend(a.taxonomy.as_deref());
     inputs.extend(a.selected_ids.as_deref());
@@ -151,42 +185,13 @@ pub fn run(a: IliasArgs) -> anyhow::Result<()> {
     if ds.taxonomy.is_none() {
         eprintln!("warning: the taxonomy file is given with --taxonomy FILE");
     }
-    let mut scan = ScanConfig::new(a.fraction, a.seed);
-    scan.top_m = a.fit_top;
-    scan.threads = a.threads;
-    scan.normalize = a.normalize;
-    scan.model = a.model.clone();
-    scan.apply_tuning(|k| std::env::var(k).ok())?;
-    let evt = EvtOptions {
-        top_m: a.fit_top,
-        ..EvtOptions::DEFAULT
-    };
-    let predict = PredictOptions {
-        k: a.k,
-        bootstrap: a.bootstrap,
-        sample_noise: a.sample_noise,
-        confidence: a.confidence,
-        seed: a.seed,
-        excess_centre: a.centre.enabled(),
-        fit: a.fit.mode()?,
-        ..PredictOptions::named(&a.estimator, evt, &a.map)?
-    };
-    let opts = IliasOptions {
-        sets: ds.chosen_sets(&a.queries),
-        scan,
-        predict,
-    };
+    opts.sets = ds.chosen_sets(&a.queries);
     // The summaries of all sets are replaced together, never over the dataset or features.
-    let out = a.summary_out.as_deref().map(|dir| {
-        let mut inputs = vec![a.dataset_dir.as_path(), a.features.as_path()];
-        inputs.extend(a.taxonomy.as_deref());
-        inputs.extend(a.selected_ids.as_deref());
-        SummaryOutput {
-            dir,
-            inputs,
-            chunk_rows: a.chunk_rows,
-            resume: a.resume,
-        }
+    let out = a.summary_out.as_deref().map(|dir| SummaryOutput {
+        dir,
+        inputs: inputs.clone(),
+        chunk_rows: a.chunk_rows,
+        resume: a.resume,
     });
     let spinner = Bar::new(None, SPINNER);
     let (report, notes) = run_ilias(&ds, &feats, &opts, out.as_ref(), &spinner)?;

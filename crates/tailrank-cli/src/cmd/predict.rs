@@ -10,9 +10,16 @@ use tailrank::hardness::{Estimator, EvtOptions};
 use tailrank::maps::MapKind;
 use tailrank::predict::{NextStepPlan, PredictInput, PredictOptions};
 use tailrank::report::headline::prediction_headline;
+use tailrank::summary::Summary;
 
 use tailrank::report::html::write_prediction_html;
 use tailrank::report::{prediction_json, prediction_table};
+
+/// The deprecation warning of `--top-m` where it names the fit's number (`predict`, `curve`,
+/// `compare`).
+const FIT_TOP_RENAMED: &str = "--top-m is deprecated here: it is now --fit-top (the number of \
+     top sample scores the tail is fitted on; --top-m is the M a scan keeps); --top-m will be \
+     removed in the next release";
 
 /// Input and model options shared by `predict` and `curve`.
 #[derive(Args, Debug, Clone)]
@@ -61,9 +68,12 @@ pub struct EstimateArgs {
     /// evt: number of top sample scores the options' tail is fitted on (the estimate's under
     /// --fit fixed; under level-selected, the other opinion and one more candidate) (default
     /// `EvtOptions::DEFAULT.top_m`, used up to the M the summary keeps; given explicitly, at
-    /// most that M). `--top-m` is its former name, still accepted.
-    #[arg(long, alias = "top-m")]
+    /// most that M).
+    #[arg(long)]
     pub fit_top: Option<usize>,
+    /// Former name of --fit-top (deprecated: warns; removed in the next release).
+    #[arg(long = "top-m", hide = true, conflicts_with = "fit_top")]
+    pub top_m_deprecated: Option<usize>,
     /// evt: threshold quantile of the options' fitted top scores (as --fit-top).
     #[arg(long, default_value_t = EvtOptions::DEFAULT.quantile)]
     pub quantile: f64,
@@ -104,9 +114,7 @@ impl ModelArgs {
         match (&self.summary, &self.hardness) {
             (Some(s), None) => {
                 let summary = super::read_summary_for_metrics(s)?;
-                if let (Some(m), "evt") = (self.est.fit_top, self.est.estimator.as_str()) {
-                    tailrank::predict::check_top_m(&summary, s, m)?;
-                }
+                self.est.check_fit_top(&summary, s)?;
                 Ok(PredictInput::Summary(Box::new(summary)))
             }
             (None, Some(h)) => {
@@ -119,14 +127,32 @@ impl ModelArgs {
 }
 
 impl EstimateArgs {
-    /// Prediction options for pool size `pool_size` (None: the input's N).
+    /// `--fit-top`, or its former name `--top-m`.
+    fn fit_top(&self) -> Option<usize> {
+        self.fit_top.or(self.top_m_deprecated)
+    }
+
+    /// Refuse an explicit `--fit-top` above the M of `summary` (read from `dir`).
+    pub fn check_fit_top(&self, summary: &Summary, dir: &Path) -> anyhow::Result<()> {
+        let evt = matches!(
+            Estimator::named(&self.estimator, EvtOptions::DEFAULT)?,
+            Estimator::Evt(_)
+        );
+        Ok(summary.check_fit_top(self.fit_top(), evt, Some(dir))?)
+    }
+
+    /// Prediction options for pool size `pool_size` (None: the input's N); warns once when
+    /// the deprecated `--top-m` is given.
     pub fn options(
         &self,
         pool_size: Option<u64>,
         sample_noise: usize,
     ) -> anyhow::Result<PredictOptions> {
+        if self.top_m_deprecated.is_some() {
+            super::warn_all([FIT_TOP_RENAMED]);
+        }
         let evt = EvtOptions {
-            top_m: self.fit_top.unwrap_or(EvtOptions::DEFAULT.top_m),
+            top_m: self.fit_top().unwrap_or(EvtOptions::DEFAULT.top_m),
             quantile: self.quantile,
             c_min: self.c_min,
         };

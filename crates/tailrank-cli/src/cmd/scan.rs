@@ -12,7 +12,7 @@ use clap::Args;
 use std::path::PathBuf;
 use std::time::Instant;
 use tailrank::report::written::scan_written;
-use tailrank::scan::engine::{ScanConfig, DEFAULT_DRIFT_SHARDS, DEFAULT_TOP_M};
+use tailrank::scan::config::{ScanOptions, DEFAULT_DRIFT_SHARDS, DEFAULT_TOP_M};
 use tailrank::scan::job::ScanFiles;
 
 /// The progress bar of the pool rows.
@@ -124,29 +124,24 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
             args.pool.len()
         );
     }
-    if args.top_m == 0 {
-        bail!("--top-m must be at least 1");
-    }
-    if args.results_out.is_some() && args.k == 0 {
-        bail!("--k must be at least 1");
-    }
     if args.chunk_rows == 0 {
         bail!("--chunk-rows must be at least 1");
     }
-    let mut cfg = ScanConfig::new(args.fraction, args.seed);
-    cfg.after = args.after;
-    if let Some(m) = args.min_fraction {
-        cfg.min_fraction = m;
+    let cfg = ScanOptions {
+        fraction: args.fraction,
+        seed: args.seed,
+        after: args.after,
+        min_fraction: args.min_fraction,
+        top_m: args.top_m,
+        drift_shards: args.drift_shards,
+        results_k: args.results_out.as_ref().map(|_| args.k),
+        threads: args.threads,
+        normalize: args.normalize,
+        speculate: !args.no_speculate,
+        screen: !args.no_screen,
+        model: args.model.clone(),
     }
-    cfg.drift_shards = args.drift_shards;
-    cfg.top_m = args.top_m;
-    cfg.results_k = args.results_out.as_ref().map(|_| args.k);
-    cfg.threads = args.threads;
-    cfg.normalize = args.normalize;
-    cfg.speculate = !args.no_speculate;
-    cfg.screen = !args.no_screen;
-    cfg.model = args.model.clone();
-    cfg.apply_tuning(|k| std::env::var(k).ok())?;
+    .config(|k| std::env::var(k).ok())?;
     let files = ScanFiles {
         queries: args.queries,
         queries_ids: args.queries_ids,

@@ -9,7 +9,7 @@ use crate::maps::{self, MapKind};
 use crate::metric::{evaluate_counts, PositiveCounts};
 use crate::numerics::mean;
 use crate::predict::{self, PredictOptions, Prediction};
-use crate::scan::engine::{Progress, ScanConfig};
+use crate::scan::engine::{Progress, ScanConfig, DEFAULT_TOP_M};
 use crate::scan::resume::{output_failed, partial_dir_for, remove_partial, ResumeOptions};
 use crate::summary::Summary;
 use serde::{Deserialize, Serialize};
@@ -396,6 +396,45 @@ impl IliasOptions {
     }
 }
 
+/// The top counts of `tailrank ilias`: the M its scan keeps and the number of top scores its
+/// tail fit uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IliasTopCounts {
+    /// M of the scan (`--top-m`).
+    pub top_m: usize,
+    /// Top scores of the evt fit (`--fit-top`, `EvtOptions::top_m`).
+    pub fit_top: usize,
+    /// `--fit-top` was given alone, in its former meaning (M too): deprecated.
+    pub deprecated_fit_top: bool,
+}
+
+impl IliasTopCounts {
+    /// From `--top-m` and `--fit-top` as given: M as given, else [`DEFAULT_TOP_M`]; the fit's
+    /// as given (at most M), else `EvtOptions::DEFAULT.top_m`, used up to M (as `predict`).
+    /// `--fit-top` alone keeps its former meaning for one release: it sets M too.
+    pub fn new(top_m: Option<usize>, fit_top: Option<usize>) -> Result<Self> {
+        let deprecated_fit_top = top_m.is_none() && fit_top.is_some();
+        let m = top_m.or(fit_top).unwrap_or(DEFAULT_TOP_M);
+        let fit = fit_top.unwrap_or(crate::hardness::EvtOptions::DEFAULT.top_m);
+        if fit_top.is_some_and(|f| f > m) {
+            return Err(Error::option(format!(
+                "--fit-top {fit} is above --top-m {m}: the tail fit can use at most the M top \
+                 scores the scan keeps; give --fit-top at most {m} or a larger --top-m"
+            )));
+        }
+        Ok(IliasTopCounts {
+            top_m: m,
+            fit_top: fit,
+            deprecated_fit_top,
+        })
+    }
+}
+
+/// The deprecation warning of `ilias --fit-top` given without `--top-m`.
+pub const ILIAS_FIT_TOP_DEPRECATED: &str = "--fit-top without --top-m is deprecated: it sets the \
+     scan's M too, as before; give the scan's M with --top-m (--fit-top is then only the number \
+     of top scores the tail is fitted on); from the next release --fit-top alone sets only that";
+
 /// Header lines skipped in the id files, and what the dataset folder lacks for a full report: positives without scale/clutter columns
 /// (no scale/clutter rows) and a missing taxonomy (no category rows), naming the places
 /// looked in. Printed at the top of the report (and by the CLI before the scan).
@@ -511,7 +550,7 @@ pub fn report_ilias(
     opts: &IliasOptions,
     summaries: Vec<Summary>,
 ) -> Result<(IliasReport, Vec<Summary>)> {
-    let exact = opts.scan.fraction >= 1.0;
+    let exact = crate::sample::is_exact_fraction(opts.scan.fraction);
     let mut sets = Vec::new();
     for s in &summaries {
         sets.push(if exact {

@@ -130,7 +130,8 @@ fn scan_ilias_with(
         .collect();
 
     // Distractors: check the ids against the list, then scan.
-    let sample = (cfg.fraction < 1.0).then_some((cfg.fraction, cfg.seed));
+    let sample =
+        (!crate::sample::is_exact_fraction(cfg.fraction)).then_some((cfg.fraction, cfg.seed));
     let mut list = DistractorList::read(&ds.distractors_file, sample)?;
     if let Some(sel) = &ds.selected_ids {
         list.select(&mut SelectedIds::read(sel)?)?;
@@ -164,7 +165,7 @@ fn scan_ilias_with(
     let mut result = Vec::with_capacity(sets.len());
     for ((&name, set), one) in sets.iter().zip(&chosen).zip(out.sets) {
         let mut s = one.summary;
-        if cfg.fraction >= 1.0 && s.subset_sizes[0] != list.len {
+        if crate::sample::is_exact_fraction(cfg.fraction) && s.subset_sizes[0] != list.len {
             return Err(Error::mismatch_at(
                 &list.path,
                 format!(

@@ -10,6 +10,7 @@ use super::{rank_order, tied_pairs};
 use crate::error::{Error, Result};
 use crate::formats::gt::QuerySet;
 use crate::formats::results::Results;
+use crate::scan::config::check_k;
 use crate::summary::Summary;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashSet};
@@ -296,13 +297,6 @@ pub fn evaluate_counts_with(
 /// [`evaluate_counts_with`] without extra metrics.
 pub fn evaluate_counts(query: &str, pos: &[PositiveCounts], k: usize) -> QueryReport {
     evaluate_counts_with(query, pos, k, &[])
-}
-
-fn check_k(k: usize) -> Result<()> {
-    if k == 0 {
-        return Err(Error::option("k must be at least 1"));
-    }
-    Ok(())
 }
 
 /// Evaluate a results file against query sets. A query of a set missing from the results is an

@@ -212,18 +212,7 @@ pub fn summary_warnings(s: &Summary, n: u64, est: &Estimator) -> Vec<String> {
 /// Refuse an estimator M above the M stored in summary `s`, read from `dir` (the tail would be
 /// fitted on fewer scores than asked for, silently): used where M was chosen explicitly.
 pub fn check_top_m(s: &Summary, dir: &std::path::Path, top_m: usize) -> Result<()> {
-    if top_m > s.top_m {
-        return Err(Error::mismatch_at(
-            dir,
-            format!(
-            "top-M = {top_m} scores asked for the tail fit, but the summary stores only the top \
-             M = {} pool scores per query and subset; use at most {} (or scan again with a \
-             larger M)",
-            s.top_m, s.top_m
-        ),
-        ));
-    }
-    Ok(())
+    s.check_fit_top(Some(top_m), true, Some(dir))
 }
 
 impl PredictOptions {

@@ -30,6 +30,7 @@ pub mod html_svg;
 pub mod ilias;
 pub mod prediction;
 pub mod validation;
+mod validation_vectors;
 pub mod written;
 
 pub use crate::predict::json::prediction_json;

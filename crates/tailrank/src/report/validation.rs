@@ -2,6 +2,7 @@
 //! and a markdown report, errors in mAP points) and `tailrank simulate --vectors --validate`
 //! (a markdown table of the vector-level runs). error = prediction − realized truth.
 
+pub use super::validation_vectors::{vector_decomposition_table, vector_table};
 use crate::atomic::{write_bytes, Transaction};
 use crate::error::{Error, Result};
 use crate::numerics::quantile_sorted;
@@ -15,7 +16,6 @@ use crate::simulate::validation::{
     coverage_width, mean, share_text, stats_of, verdict_rates, Coverage, Run, ValidationReport,
     FLAG_MUST, FLAG_NOT,
 };
-use crate::simulate::vector_validation::{Metrics, VectorRun};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -232,65 +232,72 @@ impl ValidationReport {
             if let Some(d) = decompose::mean_of(&ds) {
                 let _ = writeln!(m, "\n{}", decompose::markdown(&d, ds.len()));
             }
-            let _ = writeln!(
-                m,
-                "\nConvergence over sample fractions (mean error / mean abs error):\n"
-            );
-            let _ = writeln!(m, "| f | S | evt | evt-binomial | count | evaluate-at-S |");
-            let _ = writeln!(m, "|---:|---:|---:|---:|---:|---:|");
-            for f in self.fractions() {
-                let rs = self.runs_at(preset, f);
-                let Some(r) = rs.first() else { continue };
-                let cell = |meth: &str| match stats_of(meth, &rs) {
-                    Some(s) => format!(
-                        "{:+.2} / {:.2}",
-                        100.0 * s.mean_error,
-                        100.0 * s.mean_abs_error
-                    ),
-                    None => "n/a".into(),
-                };
-                let _ = writeln!(
-                    m,
-                    "| {} | {} | {} | {} | {} | {} |",
-                    f,
-                    r.sample_size,
-                    cell("evt"),
-                    cell("evt-binomial"),
-                    cell("count"),
-                    cell("evaluate-at-S")
-                );
-            }
-            let _ = writeln!(m, "\nPer seed at f = {} (percent):\n", o.fraction);
-            let _ = writeln!(
-                m,
-                "| seed | truth | evt | interval (percentile) | realized interval | verdict | count | evaluate-at-S | power-law | log-linear |"
-            );
-            let _ = writeln!(m, "|---:|---:|---:|---|---|---|---:|---:|---:|---:|");
-            let opt = |v: Option<f64>| v.map_or("n/a".into(), |v| format!("{:.2}", 100.0 * v));
-            let ivs = |i: Option<Interval>| {
-                i.map_or("n/a".into(), |i| {
-                    format!("[{:.2}, {:.2}]", 100.0 * i.lo, 100.0 * i.hi)
-                })
-            };
-            for r in &runs {
-                let _ = writeln!(
-                    m,
-                    "| {} | {:.2} | {:.2} | {} | {} | {} | {:.2} | {:.2} | {} | {} |",
-                    r.seed,
-                    100.0 * r.truth,
-                    100.0 * r.evt,
-                    ivs(r.percentile),
-                    ivs(r.realized),
-                    r.verdict.map_or("n/a", |v| v.as_str()),
-                    100.0 * r.count,
-                    100.0 * r.evaluate_at_s,
-                    opt(r.power_law),
-                    opt(r.log_linear)
-                );
-            }
+            self.convergence_and_seeds_markdown(&mut m, preset, &runs);
             let _ = writeln!(m);
         }
         m
+    }
+
+    /// The part of [`ValidationReport::markdown`] for `preset` after its headline: the
+    /// convergence over sample fractions and the per-seed rows at the main fraction (`runs`).
+    fn convergence_and_seeds_markdown(&self, m: &mut String, preset: &str, runs: &[&Run]) {
+        let o = &self.options;
+        let _ = writeln!(
+            m,
+            "\nConvergence over sample fractions (mean error / mean abs error):\n"
+        );
+        let _ = writeln!(m, "| f | S | evt | evt-binomial | count | evaluate-at-S |");
+        let _ = writeln!(m, "|---:|---:|---:|---:|---:|---:|");
+        for f in self.fractions() {
+            let rs = self.runs_at(preset, f);
+            let Some(r) = rs.first() else { continue };
+            let cell = |meth: &str| match stats_of(meth, &rs) {
+                Some(s) => format!(
+                    "{:+.2} / {:.2}",
+                    100.0 * s.mean_error,
+                    100.0 * s.mean_abs_error
+                ),
+                None => "n/a".into(),
+            };
+            let _ = writeln!(
+                m,
+                "| {} | {} | {} | {} | {} | {} |",
+                f,
+                r.sample_size,
+                cell("evt"),
+                cell("evt-binomial"),
+                cell("count"),
+                cell("evaluate-at-S")
+            );
+        }
+        let _ = writeln!(m, "\nPer seed at f = {} (percent):\n", o.fraction);
+        let _ = writeln!(
+            m,
+            "| seed | truth | evt | interval (percentile) | realized interval | verdict | count | evaluate-at-S | power-law | log-linear |"
+        );
+        let _ = writeln!(m, "|---:|---:|---:|---|---|---|---:|---:|---:|---:|");
+        let opt = |v: Option<f64>| v.map_or("n/a".into(), |v| format!("{:.2}", 100.0 * v));
+        let ivs = |i: Option<Interval>| {
+            i.map_or("n/a".into(), |i| {
+                format!("[{:.2}, {:.2}]", 100.0 * i.lo, 100.0 * i.hi)
+            })
+        };
+        for r in runs {
+            let _ = writeln!(
+                m,
+                "| {} | {:.2} | {:.2} | {} | {} | {} | {:.2} | {:.2} | {} | {} |",
+                r.seed,
+                100.0 * r.truth,
+                100.0 * r.evt,
+                ivs(r.percentile),
+                ivs(r.realized),
+                r.verdict.map_or("n/a", |v| v.as_str()),
+                100.0 * r.count,
+                100.0 * r.evaluate_at_s,
+                opt(r.power_law),
+                opt(r.log_linear)
+            );
+        }
     }
 }
 
@@ -587,114 +594,6 @@ pub fn corpus_table(report: &ValidationReport) -> String {
         );
     }
     t
-}
-
-/// One metric of a [`Metrics`].
-type Pick = fn(&Metrics) -> f64;
-
-/// Markdown table of the runs: truth and predictions in percent (mAP@k, Recall@k, hit@1).
-pub fn vector_table(runs: &[VectorRun]) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "| family | seed | D | Q | N | f | metric | truth | evt | level-selected | other fit | count | eval-at-S | oracle ER | oracle Bin | immune outranked | realized interval | verdict |"
-    );
-    let _ = writeln!(
-        s,
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-    );
-    for r in runs {
-        let rows: [(&str, Pick); 3] = [
-            ("mAP@k", |m| m.map_at_k),
-            ("R@k", |m| m.recall_at_k),
-            ("hit@1", |m| m.hit_at_1),
-        ];
-        for (i, (name, get)) in rows.iter().enumerate() {
-            let (other, oer, obin, imm, realized, verdict) = if i == 0 {
-                (
-                    r.other_fit
-                        .map_or("n/a".into(), |m| format!("{:.2}", 100.0 * m)),
-                    format!("{:.2}", 100.0 * r.oracle_expected_rank),
-                    format!("{:.2}", 100.0 * r.oracle_binomial),
-                    format!("{}/{}", r.immune_outranked, r.immune),
-                    r.realized.map_or("n/a".into(), |iv| {
-                        format!(
-                            "[{:.2}, {:.2}] {}",
-                            100.0 * iv.lo,
-                            100.0 * iv.hi,
-                            if iv.contains(r.truth.map_at_k) {
-                                "covers"
-                            } else {
-                                "misses"
-                            }
-                        )
-                    }),
-                    r.verdict.map_or("n/a", |v| v.as_str()).to_string(),
-                )
-            } else {
-                Default::default()
-            };
-            let selected = r
-                .level_selected
-                .map_or("n/a".into(), |m| format!("{:.2}", 100.0 * get(&m)));
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} | {} | {} | {} | {} | {:.2} | {:.2} | {} | {} | {:.2} | {:.2} | {} | {} | {} | {} | {} |",
-                r.family,
-                r.seed,
-                r.dim,
-                r.queries,
-                r.pool_size,
-                r.fraction,
-                name,
-                100.0 * get(&r.truth),
-                100.0 * get(&r.evt),
-                selected,
-                other,
-                100.0 * get(&r.count),
-                100.0 * get(&r.evaluate_at_s),
-                oer,
-                obin,
-                imm,
-                realized,
-                verdict
-            );
-        }
-    }
-    s
-}
-
-/// Markdown table of the vector runs' error decompositions (points of mAP@k): per run the
-/// parts `map + count + tail + immune + centre = evt − truth` against the realized `K_N/N`, and
-/// the positives called immune that the whole pool outranks.
-pub fn vector_decomposition_table(runs: &[VectorRun]) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "| family | seed | f | map | count | tail | immune | centre | total | evt − truth | immune outranked |"
-    );
-    let _ = writeln!(s, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|");
-    for r in runs {
-        let Some(d) = &r.decomposition else { continue };
-        let p = |v: f64| format!("{:+.2}", 100.0 * v);
-        let _ = writeln!(
-            s,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {}/{} |",
-            r.family,
-            r.seed,
-            r.fraction,
-            p(d.part_map),
-            p(d.part_count),
-            p(d.part_tail),
-            p(d.part_immune),
-            p(d.part_centre),
-            p(d.total()),
-            p(r.evt_error.map_at_k),
-            d.immune_outranked,
-            d.immune
-        );
-    }
-    s
 }
 
 /// The validation corpus, one line per family: name, `(held out)`, description.

@@ -4,11 +4,12 @@
 //! top-k result lists ([`merge_results`]).
 
 use super::prepared::QuerySetInput;
+use crate::atomic;
 use crate::error::{Error, IoContext, Result};
 use crate::formats::descriptors::{DescriptorSource, RowRange};
 use crate::formats::gt::QuerySet;
 use crate::scan::config::ScanConfig;
-use crate::summary::query_set_digest;
+use crate::summary::{query_set_digest, InputRecord, Summary, POOL_ROLE};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -385,4 +386,201 @@ pub(super) fn merge_results(
         out.push(cand.into_iter().map(|c| (c.4.to_string(), c.0)).collect());
     }
     Ok(out)
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct ChunkRecord {
+    chunk: Chunk,
+    /// [`rows_digest`] of each part's rows, taken before the chunk was scanned; a resume
+    /// recomputes them and reuses the chunk only when they are unchanged (the parts' file
+    /// digests read only the ends of each file). Absent in records of older versions: such a
+    /// chunk is scanned again.
+    #[serde(default)]
+    rows_xxh3: Option<Vec<String>>,
+    /// xxh3 of `results.json` (when results were requested).
+    results_xxh3: Option<String>,
+    /// xxh3 of `results-I.json` of query sets `I = 1, 2, …` (scans of several sets).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    more_results_xxh3: Vec<String>,
+    /// Rows renormalised by the chunk's scan (queries, core and the chunk's pool rows).
+    renormalized_rows: u64,
+}
+
+/// A finished chunk read back from the partial folder, checked against its plan entry.
+pub(super) fn load_chunk(
+    dir: &Path,
+    chunk: &Chunk,
+    pool: &[&dyn DescriptorSource],
+    nsets: usize,
+    want_results: bool,
+) -> Result<ChunkOutput> {
+    let cdir = dir.join(&chunk.name);
+    let rpath = cdir.join("chunk.json");
+    let text = std::fs::read_to_string(&rpath).at(&rpath)?;
+    let rec: ChunkRecord = serde_json::from_str(&text)
+        .map_err(|e| Error::input(&rpath, format!("malformed chunk record: {e}")))?;
+    if rec.chunk != *chunk {
+        return Err(Error::input(
+            &rpath,
+            "the chunk record does not match the plan (different range or digest)",
+        ));
+    }
+    match &rec.rows_xxh3 {
+        None => {
+            return Err(Error::unsupported(
+                &rpath,
+                "no digest of the chunk's rows (written by an older tailrank)",
+            ))
+        }
+        Some(old) => {
+            let now = chunk_rows_digests(pool, chunk)?;
+            if let Some(i) = (0..now.len()).find(|&i| old.get(i) != Some(&now[i])) {
+                let p = &chunk.parts[i];
+                return Err(Error::mismatch_at(
+                    pool[p.pool_index].path(),
+                    format!(
+                        "rows {}..{} changed since the interrupted run scanned them \
+                         (rows digest {} then, {} now)",
+                        p.start,
+                        p.end,
+                        old.get(i).map_or("none", |s| s.as_str()),
+                        now[i]
+                    ),
+                ));
+            }
+        }
+    }
+    let mut summaries = Vec::with_capacity(nsets);
+    let mut results = Vec::with_capacity(nsets);
+    for i in 0..nsets {
+        let sdir = cdir.join(summary_dir(i));
+        let summary = Summary::read(&sdir)?;
+        if summary.pool_id_hashes.is_none() {
+            return Err(Error::unsupported(
+                &sdir,
+                "the chunk summary records no pool fingerprint (older format)",
+            ));
+        }
+        let pool: Vec<&InputRecord> = summary
+            .inputs
+            .iter()
+            .filter(|r| r.role == POOL_ROLE)
+            .collect();
+        let same_rows = pool.len() == chunk.parts.len()
+            && pool
+                .iter()
+                .zip(&chunk.parts)
+                .all(|(r, part)| r.digest == part.digest);
+        if !same_rows {
+            return Err(Error::input(
+                &sdir,
+                "the chunk summary was not made from this chunk's rows (pool digest differs)",
+            ));
+        }
+        summaries.push(summary);
+        if want_results {
+            let path = cdir.join(results_file(i));
+            let bytes = std::fs::read(&path).at(&path)?;
+            let want = if i == 0 {
+                rec.results_xxh3.as_deref()
+            } else {
+                rec.more_results_xxh3.get(i - 1).map(String::as_str)
+            };
+            if want != Some(xxh3_string(&bytes).as_str()) {
+                return Err(Error::input(
+                    &path,
+                    "checksum mismatch with chunk.json (corrupted)",
+                ));
+            }
+            let r = crate::formats::results::parse_results(&path, &bytes)?;
+            results.push(Some(
+                r.queries
+                    .into_iter()
+                    .map(|q| {
+                        let items = q.items.into_iter().map(|(id, s)| (id, s as f32)).collect();
+                        (q.query, items)
+                    })
+                    .collect(),
+            ));
+        } else {
+            results.push(None);
+        }
+    }
+    Ok(ChunkOutput {
+        summaries,
+        results,
+        renormalized_rows: rec.renormalized_rows,
+        rescanned_queries: 0,
+        speculative_floors: 0,
+        screened: (0, 0),
+    })
+}
+
+/// The summary folder of query set `i` inside a chunk folder: `summary`, then `summary-1`, ….
+fn summary_dir(i: usize) -> String {
+    if i == 0 {
+        "summary".into()
+    } else {
+        format!("summary-{i}")
+    }
+}
+
+/// The results file of query set `i` inside a chunk folder: `results.json`, then
+/// `results-1.json`, ….
+fn results_file(i: usize) -> String {
+    if i == 0 {
+        "results.json".into()
+    } else {
+        format!("results-{i}.json")
+    }
+}
+
+/// A chunk's contribution to the scan.
+pub(super) struct ChunkOutput {
+    /// One per query set.
+    pub(super) summaries: Vec<Summary>,
+    pub(super) results: Vec<Option<ResultLists>>,
+    pub(super) renormalized_rows: u64,
+    /// Queries rescanned after a failed speculative floor, and floors set (0 for a chunk
+    /// read back).
+    pub(super) rescanned_queries: u64,
+    pub(super) speculative_floors: u64,
+    /// Pairs screened and re-scored (0 for a chunk read back).
+    pub(super) screened: (u64, u64),
+}
+
+/// Write a finished chunk atomically into the partial folder, as a scratch output
+/// ([`atomic::Transaction::scratch`]): the scan holds the folder's lock and clears its
+/// leftovers, and a resume verifies every byte of a chunk (checksums, rows digests) and scans
+/// a damaged one again, so the chunk is not fsynced.
+pub(super) fn store_chunk(
+    dir: &Path,
+    chunk: &Chunk,
+    rows_xxh3: Vec<String>,
+    out: &ChunkOutput,
+) -> Result<()> {
+    atomic::write_dir_scratch(&dir.join(&chunk.name), |tmp| {
+        let mut sums = Vec::new();
+        for (i, (summary, results)) in out.summaries.iter().zip(&out.results).enumerate() {
+            summary.write(&tmp.join(summary_dir(i)))?;
+            if let Some(r) = results {
+                let path = tmp.join(results_file(i));
+                crate::formats::results::write_results(&path, r)?;
+                sums.push(xxh3_string(&std::fs::read(&path).at(&path)?));
+            }
+        }
+        let mut sums = sums.into_iter();
+        let results_xxh3 = sums.next();
+        let more_results_xxh3 = sums.collect();
+        let rec = ChunkRecord {
+            chunk: chunk.clone(),
+            rows_xxh3: Some(rows_xxh3),
+            results_xxh3,
+            more_results_xxh3,
+            renormalized_rows: out.renormalized_rows,
+        };
+        let text = serde_json::to_string_pretty(&rec)
+            .map_err(|e| Error::internal(format!("cannot serialise chunk record: {e}")))?;
+        atomic::write_bytes(&tmp.join("chunk.json"), text.as_bytes())
+    })
 }

@@ -142,6 +142,85 @@ impl Default for ScanConfig {
     }
 }
 
+/// A scan's options as the front ends take them (`tailrank scan`, `tailrank ilias`, Python
+/// `tailrank.scan`): each default stated once ([`ScanOptions::default`]), checked and turned
+/// into a [`ScanConfig`] once ([`ScanOptions::config`]). Fields as in [`ScanConfig`];
+/// `min_fraction: None` is `f/16` ([`DEFAULT_LEVELS`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScanOptions {
+    pub fraction: f64,
+    pub seed: u64,
+    pub after: Option<f64>,
+    pub min_fraction: Option<f64>,
+    pub top_m: usize,
+    pub drift_shards: usize,
+    pub results_k: Option<usize>,
+    pub threads: Option<usize>,
+    pub normalize: bool,
+    pub speculate: bool,
+    pub screen: bool,
+    pub model: String,
+}
+
+impl Default for ScanOptions {
+    /// [`ScanConfig::default`]'s values: exact mode (f = 1), seed 0, M = [`DEFAULT_TOP_M`].
+    fn default() -> Self {
+        let c = ScanConfig::default();
+        ScanOptions {
+            fraction: c.fraction,
+            seed: c.seed,
+            after: c.after,
+            min_fraction: None,
+            top_m: c.top_m,
+            drift_shards: c.drift_shards,
+            results_k: c.results_k,
+            threads: c.threads,
+            normalize: c.normalize,
+            speculate: c.speculate,
+            screen: c.screen,
+            model: c.model,
+        }
+    }
+}
+
+impl ScanOptions {
+    /// The scan's configuration: the fraction ([`check_fraction`]), M ([`check_top_m`]) and
+    /// the k of the results ([`check_k`]) checked, then the tuning knobs applied as `tuning`
+    /// gives them ([`ScanConfig::apply_tuning`]; the front ends pass the process environment).
+    /// The rest is checked by the scan.
+    pub fn config(&self, tuning: impl Fn(&str) -> Option<String>) -> Result<ScanConfig> {
+        check_fraction(self.fraction)?;
+        check_top_m(self.top_m)?;
+        if let Some(k) = self.results_k {
+            check_k(k)?;
+        }
+        let base = ScanConfig::new(self.fraction, self.seed);
+        let mut cfg = ScanConfig {
+            after: self.after,
+            min_fraction: self.min_fraction.unwrap_or(base.min_fraction),
+            top_m: self.top_m,
+            drift_shards: self.drift_shards,
+            results_k: self.results_k,
+            threads: self.threads,
+            normalize: self.normalize,
+            speculate: self.speculate,
+            screen: self.screen,
+            model: self.model.clone(),
+            ..base
+        };
+        cfg.apply_tuning(tuning)?;
+        Ok(cfg)
+    }
+}
+
+/// Check a cut-off k (of mAP@k or of the results' top-k lists): `k ≥ 1`.
+pub fn check_k(k: usize) -> Result<()> {
+    if k == 0 {
+        return Err(Error::option("k must be at least 1"));
+    }
+    Ok(())
+}
+
 /// The subsets of a scan: nesting levels `ℓ = 0, 1, …` with fraction `f/2^ℓ ≥ min_fraction`
 /// (hash ranges `[0, t(f/2^ℓ))`, level 0 always present, at most [`MAX_LEVELS`]), then
 /// `drift_shards` disjoint, adjacent, equal hash slices of `[0, t(f))` (fraction `f/H`).

@@ -73,7 +73,7 @@ impl ScanRequest {
     /// `pool_rows`, whatever the fraction: the rows given are part of the pool (their ids are
     /// distinct), so the pool holds at least that many items. Checked before the scan.
     pub fn pool_size(&self, fraction: f64, pool_rows: u64) -> Result<Option<u64>> {
-        let exact = fraction >= 1.0;
+        let exact = crate::sample::is_exact_fraction(fraction);
         match self.pool_size {
             Some(n) if n < pool_rows => Err(Error::mismatch(format!(
                 "pool size N = {n} is smaller than the {pool_rows} pool rows given to the scan \

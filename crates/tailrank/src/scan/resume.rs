@@ -45,7 +45,8 @@ use crate::atomic;
 use crate::error::{Error, IoContext, Result};
 use crate::formats::descriptors::{DescriptorSource, RowRange};
 use crate::scan::chunks::{
-    check_identity, chunk_rows_digests, identity, merge_results, read_plan, xxh3_string, Plan,
+    check_identity, chunk_rows_digests, identity, load_chunk, merge_results, read_plan,
+    store_chunk, ChunkOutput, Plan,
 };
 pub use crate::scan::chunks::{
     plan_chunks, rows_digest, Chunk, ChunkPart, ResultLists, DEFAULT_CHUNK_ROWS, PARTIAL_FORMAT,
@@ -56,7 +57,6 @@ use crate::scan::engine::{
 };
 use crate::scan::prepared::{PreparedScan, QuerySetInput};
 use crate::summary::{InputRecord, Summary, POOL_ROLE};
-use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
@@ -121,24 +121,6 @@ pub struct ResumeReport {
     pub chunk_rows_raised_from: Option<usize>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-struct ChunkRecord {
-    chunk: Chunk,
-    /// [`rows_digest`] of each part's rows, taken before the chunk was scanned; a resume
-    /// recomputes them and reuses the chunk only when they are unchanged (the parts' file
-    /// digests read only the ends of each file). Absent in records of older versions: such a
-    /// chunk is scanned again.
-    #[serde(default)]
-    rows_xxh3: Option<Vec<String>>,
-    /// xxh3 of `results.json` (when results were requested).
-    results_xxh3: Option<String>,
-    /// xxh3 of `results-I.json` of query sets `I = 1, 2, …` (scans of several sets).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    more_results_xxh3: Vec<String>,
-    /// Rows renormalised by the chunk's scan (queries, core and the chunk's pool rows).
-    renormalized_rows: u64,
-}
-
 /// Rewrite the row number of an engine error about a chunk (`"row N (id …)"`, relative to the
 /// view) into the row of the file (`N + start`). Errors of the inner source already use file
 /// rows and do not start with `row `.
@@ -182,180 +164,6 @@ pub fn output_failed(dir: &Path, e: Error) -> Error {
         let _ = remove_partial(dir);
     }
     e
-}
-
-/// A finished chunk read back from the partial folder, checked against its plan entry.
-fn load_chunk(
-    dir: &Path,
-    chunk: &Chunk,
-    pool: &[&dyn DescriptorSource],
-    nsets: usize,
-    want_results: bool,
-) -> Result<ChunkOutput> {
-    let cdir = dir.join(&chunk.name);
-    let rpath = cdir.join("chunk.json");
-    let text = std::fs::read_to_string(&rpath).at(&rpath)?;
-    let rec: ChunkRecord = serde_json::from_str(&text)
-        .map_err(|e| Error::input(&rpath, format!("malformed chunk record: {e}")))?;
-    if rec.chunk != *chunk {
-        return Err(Error::input(
-            &rpath,
-            "the chunk record does not match the plan (different range or digest)",
-        ));
-    }
-    match &rec.rows_xxh3 {
-        None => {
-            return Err(Error::unsupported(
-                &rpath,
-                "no digest of the chunk's rows (written by an older tailrank)",
-            ))
-        }
-        Some(old) => {
-            let now = chunk_rows_digests(pool, chunk)?;
-            if let Some(i) = (0..now.len()).find(|&i| old.get(i) != Some(&now[i])) {
-                let p = &chunk.parts[i];
-                return Err(Error::mismatch_at(
-                    pool[p.pool_index].path(),
-                    format!(
-                        "rows {}..{} changed since the interrupted run scanned them \
-                         (rows digest {} then, {} now)",
-                        p.start,
-                        p.end,
-                        old.get(i).map_or("none", |s| s.as_str()),
-                        now[i]
-                    ),
-                ));
-            }
-        }
-    }
-    let mut summaries = Vec::with_capacity(nsets);
-    let mut results = Vec::with_capacity(nsets);
-    for i in 0..nsets {
-        let sdir = cdir.join(summary_dir(i));
-        let summary = Summary::read(&sdir)?;
-        if summary.pool_id_hashes.is_none() {
-            return Err(Error::unsupported(
-                &sdir,
-                "the chunk summary records no pool fingerprint (older format)",
-            ));
-        }
-        let pool: Vec<&InputRecord> = summary
-            .inputs
-            .iter()
-            .filter(|r| r.role == POOL_ROLE)
-            .collect();
-        let same_rows = pool.len() == chunk.parts.len()
-            && pool
-                .iter()
-                .zip(&chunk.parts)
-                .all(|(r, part)| r.digest == part.digest);
-        if !same_rows {
-            return Err(Error::input(
-                &sdir,
-                "the chunk summary was not made from this chunk's rows (pool digest differs)",
-            ));
-        }
-        summaries.push(summary);
-        if want_results {
-            let path = cdir.join(results_file(i));
-            let bytes = std::fs::read(&path).at(&path)?;
-            let want = if i == 0 {
-                rec.results_xxh3.as_deref()
-            } else {
-                rec.more_results_xxh3.get(i - 1).map(String::as_str)
-            };
-            if want != Some(xxh3_string(&bytes).as_str()) {
-                return Err(Error::input(
-                    &path,
-                    "checksum mismatch with chunk.json (corrupted)",
-                ));
-            }
-            let r = crate::formats::results::parse_results(&path, &bytes)?;
-            results.push(Some(
-                r.queries
-                    .into_iter()
-                    .map(|q| {
-                        let items = q.items.into_iter().map(|(id, s)| (id, s as f32)).collect();
-                        (q.query, items)
-                    })
-                    .collect(),
-            ));
-        } else {
-            results.push(None);
-        }
-    }
-    Ok(ChunkOutput {
-        summaries,
-        results,
-        renormalized_rows: rec.renormalized_rows,
-        rescanned_queries: 0,
-        speculative_floors: 0,
-        screened: (0, 0),
-    })
-}
-
-/// The summary folder of query set `i` inside a chunk folder: `summary`, then `summary-1`, ….
-fn summary_dir(i: usize) -> String {
-    if i == 0 {
-        "summary".into()
-    } else {
-        format!("summary-{i}")
-    }
-}
-
-/// The results file of query set `i` inside a chunk folder: `results.json`, then
-/// `results-1.json`, ….
-fn results_file(i: usize) -> String {
-    if i == 0 {
-        "results.json".into()
-    } else {
-        format!("results-{i}.json")
-    }
-}
-
-/// A chunk's contribution to the scan.
-struct ChunkOutput {
-    /// One per query set.
-    summaries: Vec<Summary>,
-    results: Vec<Option<ResultLists>>,
-    renormalized_rows: u64,
-    /// Queries rescanned after a failed speculative floor, and floors set (0 for a chunk
-    /// read back).
-    rescanned_queries: u64,
-    speculative_floors: u64,
-    /// Pairs screened and re-scored (0 for a chunk read back).
-    screened: (u64, u64),
-}
-
-/// Write a finished chunk atomically into the partial folder, as a scratch output
-/// ([`atomic::Transaction::scratch`]): the scan holds the folder's lock and clears its
-/// leftovers, and a resume verifies every byte of a chunk (checksums, rows digests) and scans
-/// a damaged one again, so the chunk is not fsynced.
-fn store_chunk(dir: &Path, chunk: &Chunk, rows_xxh3: Vec<String>, out: &ChunkOutput) -> Result<()> {
-    atomic::write_dir_scratch(&dir.join(&chunk.name), |tmp| {
-        let mut sums = Vec::new();
-        for (i, (summary, results)) in out.summaries.iter().zip(&out.results).enumerate() {
-            summary.write(&tmp.join(summary_dir(i)))?;
-            if let Some(r) = results {
-                let path = tmp.join(results_file(i));
-                crate::formats::results::write_results(&path, r)?;
-                sums.push(xxh3_string(&std::fs::read(&path).at(&path)?));
-            }
-        }
-        let mut sums = sums.into_iter();
-        let results_xxh3 = sums.next();
-        let more_results_xxh3 = sums.collect();
-        let rec = ChunkRecord {
-            chunk: chunk.clone(),
-            rows_xxh3: Some(rows_xxh3),
-            results_xxh3,
-            more_results_xxh3,
-            renormalized_rows: out.renormalized_rows,
-        };
-        let text = serde_json::to_string_pretty(&rec)
-            .map_err(|e| Error::internal(format!("cannot serialise chunk record: {e}")))?;
-        atomic::write_bytes(&tmp.join("chunk.json"), text.as_bytes())
-    })
 }
 
 /// Scan the pool chunk by chunk with a partial folder (see the module docs). Returns the
@@ -614,6 +422,54 @@ impl MergeBatch {
     }
 }
 
+/// Scan one chunk of the pool (`pool[p.pool_index]` rows `p.start..p.end` of each part) with
+/// the prepared queries and core; errors name the row of the file.
+fn scan_chunk(
+    prepared: &PreparedScan,
+    (sets, pool, pool_digests): (&[QuerySetInput], &[&dyn DescriptorSource], &[String]),
+    chunk: &Chunk,
+    progress: &dyn Progress,
+) -> Result<ChunkOutput> {
+    let views: Vec<RowRange> = chunk
+        .parts
+        .iter()
+        .map(|p| {
+            RowRange::new(
+                pool[p.pool_index],
+                &pool_digests[p.pool_index],
+                p.start,
+                p.end,
+            )
+        })
+        .collect::<Result<_>>()?;
+    let views: Vec<&dyn DescriptorSource> =
+        views.iter().map(|v| v as &dyn DescriptorSource).collect();
+    let out = prepared.scan_pool(&views, progress).map_err(|e| {
+        // A chunk holds at most one range per file: the error's file names the part.
+        chunk
+            .parts
+            .iter()
+            .fold(e, |e, p| absolute_row(e, pool[p.pool_index], p.start))
+    })?;
+    let (mut summaries, mut results) = (Vec::new(), Vec::new());
+    for (one, s) in out.sets.into_iter().zip(sets) {
+        summaries.push(one.summary);
+        results.push(
+            one.results
+                .map(|lists| s.set.query_ids.iter().cloned().zip(lists).collect()),
+        );
+    }
+    Ok(ChunkOutput {
+        summaries,
+        results,
+        // Recorded as a whole scan of the chunk counts them: query, core and chunk rows.
+        renormalized_rows: prepared.renormalized_rows() + out.renormalized_rows,
+        rescanned_queries: out.rescanned_queries,
+        speculative_floors: out.speculative_floors,
+        screened: (out.screened_pairs, out.rescored_pairs),
+    })
+}
+
 /// The chunk loop of [`scan_sets_resumable`] (plan written, leftovers removed).
 fn scan_chunks(
     (sets, core, pool): (
@@ -641,47 +497,6 @@ fn scan_chunks(
         let p = PreparedScan::new(sets, core, &chunk_cfg)?;
         Ok(prepared.get_or_init(|| p))
     };
-    let scan_chunk =
-        |prepared: &PreparedScan, chunk: &Chunk, progress: &dyn Progress| -> Result<ChunkOutput> {
-            let views: Vec<RowRange> = chunk
-                .parts
-                .iter()
-                .map(|p| {
-                    RowRange::new(
-                        pool[p.pool_index],
-                        &pool_digests[p.pool_index],
-                        p.start,
-                        p.end,
-                    )
-                })
-                .collect::<Result<_>>()?;
-            let views: Vec<&dyn DescriptorSource> =
-                views.iter().map(|v| v as &dyn DescriptorSource).collect();
-            let out = prepared.scan_pool(&views, progress).map_err(|e| {
-                // A chunk holds at most one range per file: the error's file names the part.
-                chunk
-                    .parts
-                    .iter()
-                    .fold(e, |e, p| absolute_row(e, pool[p.pool_index], p.start))
-            })?;
-            let (mut summaries, mut results) = (Vec::new(), Vec::new());
-            for (one, s) in out.sets.into_iter().zip(sets) {
-                summaries.push(one.summary);
-                results.push(
-                    one.results
-                        .map(|lists| s.set.query_ids.iter().cloned().zip(lists).collect()),
-                );
-            }
-            Ok(ChunkOutput {
-                summaries,
-                results,
-                // Recorded as a whole scan of the chunk counts them: query, core and chunk rows.
-                renormalized_rows: prepared.renormalized_rows() + out.renormalized_rows,
-                rescanned_queries: out.rescanned_queries,
-                speculative_floors: out.speculative_floors,
-                screened: (out.screened_pairs, out.rescored_pairs),
-            })
-        };
     let mut acc: Vec<MergeBatch> = (0..sets.len()).map(|_| MergeBatch::default()).collect();
     let mut all_results: Vec<Vec<ResultLists>> = vec![Vec::new(); sets.len()];
     let mut chunk_renormalized = Vec::with_capacity(chunks.len());
@@ -711,7 +526,7 @@ fn scan_chunks(
                 // Digested before the scan: rows rewritten while it runs make the next resume
                 // scan the chunk again rather than trust it.
                 let digests = store.then(|| chunk_rows_digests(pool, chunk)).transpose()?;
-                let out = scan_chunk(prepare()?, chunk, progress)?;
+                let out = scan_chunk(prepare()?, (sets, pool, pool_digests), chunk, progress)?;
                 if let Some(digests) = digests {
                     store_chunk(dir, chunk, digests, &out)?;
                     abort_after_stored_chunk(ci);

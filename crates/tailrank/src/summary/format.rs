@@ -327,8 +327,9 @@ pub(crate) fn check_no_duplicate_keys(text: &str) -> std::result::Result<(), Str
         .map_err(|e| e.to_string())
 }
 
-/// Read and check a summary folder.
-pub(super) fn read_folder(dir: &Path) -> Result<(Summary, Vec<String>)> {
+/// Read and check the manifest of summary folder `dir`: its format, version, checksum (from
+/// version 2) and subsets. Returns it with its version and the warnings of an older version.
+fn read_manifest(dir: &Path) -> Result<(Manifest, u64, Vec<String>)> {
     if !dir.is_dir() {
         return Err(Error::at(
             match dir.exists() {
@@ -431,6 +432,13 @@ pub(super) fn read_folder(dir: &Path) -> Result<(Summary, Vec<String>)> {
     let man: Manifest = serde_json::from_value(value)
         .map_err(|e| Error::input(&mpath, format!("malformed manifest: {e}")))?;
     check_subsets(&man, version, &mpath)?;
+    Ok((man, version, warnings))
+}
+
+/// Read and check a summary folder.
+pub(super) fn read_folder(dir: &Path) -> Result<(Summary, Vec<String>)> {
+    let (man, version, warnings) = read_manifest(dir)?;
+    let mpath = dir.join(MANIFEST);
 
     let q = man.query_ids.len();
     let p = man.positive_ids.len();

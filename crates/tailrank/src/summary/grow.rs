@@ -253,7 +253,7 @@ pub(super) fn grow(base: &Summary, part: &Summary) -> Result<(Summary, Vec<Strin
             "cannot grow: the base (part 1) and the increment (part 2) do not fit together: {e}"
         ))
     })?;
-    if f >= 1.0 && out.pool_size.is_none() {
+    if crate::sample::is_exact_fraction(f) && out.pool_size.is_none() {
         // The grown sample is the whole pool, as a direct exact scan records it.
         out.pool_size = Some(out.subset_sizes[0]);
     }

@@ -143,113 +143,10 @@ pub(super) fn merge(parts: &[Summary]) -> Result<(Summary, Vec<String>)> {
     }
     // Everything that must agree.
     for (i, p) in parts.iter().enumerate().skip(1) {
-        if p.model != first.model {
-            return Err(mismatch(i, "model", &first.model, &p.model));
-        }
-        if p.query_set != first.query_set {
-            return Err(mismatch(i, "query set", &first.query_set, &p.query_set));
-        }
-        if p.fraction.to_bits() != first.fraction.to_bits() {
-            return Err(mismatch(
-                i,
-                "sampling fraction f",
-                first.fraction,
-                p.fraction,
-            ));
-        }
-        if p.seed != first.seed {
-            return Err(mismatch(i, "seed", first.seed, p.seed));
-        }
-        if p.top_m != first.top_m {
-            return Err(mismatch(i, "M (top-M size)", first.top_m, p.top_m));
-        }
-        if p.subsets != first.subsets {
-            return Err(mismatch(i, "subsets", &first.subsets, &p.subsets));
-        }
-        if p.core_size != first.core_size {
-            return Err(mismatch(i, "core size", first.core_size, p.core_size));
-        }
-        let (a, b) = (non_pool(&first.inputs), non_pool(&p.inputs));
-        if a != b {
-            return Err(mismatch(
-                i,
-                "query/core/ground-truth inputs (role, digest)",
-                a,
-                b,
-            ));
-        }
-        if p.queries.len() != first.queries.len() {
-            return Err(mismatch(
-                i,
-                "number of queries",
-                first.queries.len(),
-                p.queries.len(),
-            ));
-        }
-        for (qa, qb) in first.queries.iter().zip(&p.queries) {
-            if qa.id != qb.id {
-                return Err(mismatch(i, "query ids", &qa.id, &qb.id));
-            }
-            if qa.positives.len() != qb.positives.len() {
-                return Err(mismatch(
-                    i,
-                    &format!("number of positives of query {:?}", qa.id),
-                    qa.positives.len(),
-                    qb.positives.len(),
-                ));
-            }
-            for (pa, pb) in qa.positives.iter().zip(&qb.positives) {
-                if pa.id != pb.id {
-                    return Err(mismatch(
-                        i,
-                        &format!("positives of query {:?}", qa.id),
-                        &pa.id,
-                        &pb.id,
-                    ));
-                }
-                if pa.score.to_bits() != pb.score.to_bits() {
-                    return Err(mismatch(
-                        i,
-                        &format!("score of positive {:?} of query {:?}", pa.id, qa.id),
-                        pa.score,
-                        pb.score,
-                    ));
-                }
-                if pa.core_ties != pb.core_ties && first.ties_known && p.ties_known {
-                    return Err(mismatch(
-                        i,
-                        &format!("core ties of positive {:?} of query {:?}", pa.id, qa.id),
-                        pa.core_ties,
-                        pb.core_ties,
-                    ));
-                }
-                if pa.core_above != pb.core_above {
-                    return Err(mismatch(
-                        i,
-                        &format!("C_j of positive {:?} of query {:?}", pa.id, qa.id),
-                        pa.core_above,
-                        pb.core_above,
-                    ));
-                }
-            }
-        }
+        check_agrees(first, i, p)?;
     }
     // Pool inputs must be disjoint.
-    let mut seen: HashMap<&str, (usize, &str)> = HashMap::new();
-    for (i, p) in parts.iter().enumerate() {
-        for r in p.inputs.iter().filter(|r| r.role == POOL_ROLE) {
-            if let Some((j, path)) = seen.insert(r.digest.as_str(), (i, r.path.as_str())) {
-                return Err(Error::mismatch(format!(
-                    "cannot merge: overlapping shards: pool input {} (part {}) and {path} \
-                     (part {}) have the same digest {}; each pool shard must be merged once",
-                    r.path,
-                    i + 1,
-                    j + 1,
-                    r.digest
-                )));
-            }
-        }
-    }
+    check_pools_disjoint(parts)?;
 
     let fingerprint = merge_fingerprints(parts, &mut warnings)?;
 
@@ -324,28 +221,7 @@ pub(super) fn merge(parts: &[Summary]) -> Result<(Summary, Vec<String>)> {
         .collect();
 
     // Pool size N.
-    let shard_exact = parts
-        .iter()
-        .all(|p| p.fraction >= 1.0 && p.pool_size.is_none_or(|n| n == p.subset_sizes[0]));
-    let known: Vec<(usize, u64)> = parts
-        .iter()
-        .enumerate()
-        .filter_map(|(i, p)| p.pool_size.map(|n| (i, n)))
-        .collect();
-    out.pool_size = if parts.len() > 1 && shard_exact {
-        (!known.is_empty()).then_some(out.subset_sizes[0])
-    } else {
-        if let Some(&(i, n)) = known.iter().find(|(_, n)| *n != known[0].1) {
-            return Err(Error::mismatch(format!(
-                "cannot merge: part {} and part {} give different pool sizes N ({} vs {n}); \
-                 scan every shard with the same pool size N (the size of the whole pool)",
-                known[0].0 + 1,
-                i + 1,
-                known[0].1
-            )));
-        }
-        known.first().map(|&(_, n)| n)
-    };
+    out.pool_size = merged_pool_size(parts, out.subset_sizes[0])?;
     // The parts were checked and adding counts / merging top lists keeps every invariant
     // except possibly N ≥ S_0.
     if let Some(n) = out.pool_size {
@@ -358,6 +234,151 @@ pub(super) fn merge(parts: &[Summary]) -> Result<(Summary, Vec<String>)> {
         }
     }
     Ok((out, warnings))
+}
+
+/// [`merge`]: part `i` (`p`) agrees with the first part in everything but its pool: model,
+/// query set, sampling settings, M, subsets, core, non-pool inputs, and per query its
+/// positives with their scores, core ties and `C_j`.
+fn check_agrees(first: &Summary, i: usize, p: &Summary) -> Result<()> {
+    if p.model != first.model {
+        return Err(mismatch(i, "model", &first.model, &p.model));
+    }
+    if p.query_set != first.query_set {
+        return Err(mismatch(i, "query set", &first.query_set, &p.query_set));
+    }
+    if p.fraction.to_bits() != first.fraction.to_bits() {
+        return Err(mismatch(
+            i,
+            "sampling fraction f",
+            first.fraction,
+            p.fraction,
+        ));
+    }
+    if p.seed != first.seed {
+        return Err(mismatch(i, "seed", first.seed, p.seed));
+    }
+    if p.top_m != first.top_m {
+        return Err(mismatch(i, "M (top-M size)", first.top_m, p.top_m));
+    }
+    if p.subsets != first.subsets {
+        return Err(mismatch(i, "subsets", &first.subsets, &p.subsets));
+    }
+    if p.core_size != first.core_size {
+        return Err(mismatch(i, "core size", first.core_size, p.core_size));
+    }
+    let (a, b) = (non_pool(&first.inputs), non_pool(&p.inputs));
+    if a != b {
+        return Err(mismatch(
+            i,
+            "query/core/ground-truth inputs (role, digest)",
+            a,
+            b,
+        ));
+    }
+    if p.queries.len() != first.queries.len() {
+        return Err(mismatch(
+            i,
+            "number of queries",
+            first.queries.len(),
+            p.queries.len(),
+        ));
+    }
+    for (qa, qb) in first.queries.iter().zip(&p.queries) {
+        if qa.id != qb.id {
+            return Err(mismatch(i, "query ids", &qa.id, &qb.id));
+        }
+        if qa.positives.len() != qb.positives.len() {
+            return Err(mismatch(
+                i,
+                &format!("number of positives of query {:?}", qa.id),
+                qa.positives.len(),
+                qb.positives.len(),
+            ));
+        }
+        for (pa, pb) in qa.positives.iter().zip(&qb.positives) {
+            if pa.id != pb.id {
+                return Err(mismatch(
+                    i,
+                    &format!("positives of query {:?}", qa.id),
+                    &pa.id,
+                    &pb.id,
+                ));
+            }
+            if pa.score.to_bits() != pb.score.to_bits() {
+                return Err(mismatch(
+                    i,
+                    &format!("score of positive {:?} of query {:?}", pa.id, qa.id),
+                    pa.score,
+                    pb.score,
+                ));
+            }
+            if pa.core_ties != pb.core_ties && first.ties_known && p.ties_known {
+                return Err(mismatch(
+                    i,
+                    &format!("core ties of positive {:?} of query {:?}", pa.id, qa.id),
+                    pa.core_ties,
+                    pb.core_ties,
+                ));
+            }
+            if pa.core_above != pb.core_above {
+                return Err(mismatch(
+                    i,
+                    &format!("C_j of positive {:?} of query {:?}", pa.id, qa.id),
+                    pa.core_above,
+                    pb.core_above,
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// [`merge`]: no pool input (by digest) appears in two parts.
+fn check_pools_disjoint(parts: &[Summary]) -> Result<()> {
+    let mut seen: HashMap<&str, (usize, &str)> = HashMap::new();
+    for (i, p) in parts.iter().enumerate() {
+        for r in p.inputs.iter().filter(|r| r.role == POOL_ROLE) {
+            if let Some((j, path)) = seen.insert(r.digest.as_str(), (i, r.path.as_str())) {
+                return Err(Error::mismatch(format!(
+                    "cannot merge: overlapping shards: pool input {} (part {}) and {path} \
+                     (part {}) have the same digest {}; each pool shard must be merged once",
+                    r.path,
+                    i + 1,
+                    j + 1,
+                    r.digest
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// [`merge`]: N of the merged summary (`s0`: its S_0). Shards of an exact scan (f = 1, each
+/// with N = S_0 or none) give `s0` when any recorded N; otherwise every N recorded must agree.
+fn merged_pool_size(parts: &[Summary], s0: u64) -> Result<Option<u64>> {
+    let shard_exact = parts.iter().all(|p| {
+        crate::sample::is_exact_fraction(p.fraction)
+            && p.pool_size.is_none_or(|n| n == p.subset_sizes[0])
+    });
+    let known: Vec<(usize, u64)> = parts
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| p.pool_size.map(|n| (i, n)))
+        .collect();
+    Ok(if parts.len() > 1 && shard_exact {
+        (!known.is_empty()).then_some(s0)
+    } else {
+        if let Some(&(i, n)) = known.iter().find(|(_, n)| *n != known[0].1) {
+            return Err(Error::mismatch(format!(
+                "cannot merge: part {} and part {} give different pool sizes N ({} vs {n}); \
+                 scan every shard with the same pool size N (the size of the whole pool)",
+                known[0].0 + 1,
+                i + 1,
+                known[0].1
+            )));
+        }
+        known.first().map(|&(_, n)| n)
+    })
 }
 
 #[cfg(test)]
