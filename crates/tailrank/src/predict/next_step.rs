@@ -1,4 +1,4 @@
-//! The next step of a prediction (docs/predict.md, "The next step"): how the realized
+//! The next step of a prediction (docs/reference/predict.md, "The next step"): how the realized
 //! interval's width and the level trend would change with another doubling of the hash
 //! sample, and which fraction to grow the sample to, with the commands that do it.
 //!
@@ -141,7 +141,7 @@ fn points(x: f64) -> String {
 }
 
 /// The commands that grow the sample of summary `s` from `from` to `to` one doubling at a time
-/// (`docs/summary-format.md`, "Growing a sample"), with the summary's seed, model and N.
+/// (`docs/reference/summary-format.md`, "Growing a sample"), with the summary's seed, model and N.
 pub fn grow_commands(s: &Summary, n: u64, from: f64, to: f64, base: &str) -> Vec<String> {
     let mut out = Vec::new();
     let (mut a, mut base) = (from, base.to_string());
@@ -177,7 +177,7 @@ fn doublings_to(f: f64, w: &WidthScaling, target: Option<f64>, min: u32) -> u32 
     j
 }
 
-/// The next step of prediction `p` from summary `s` (`docs/predict.md`, "The next step").
+/// The next step of prediction `p` from summary `s` (`docs/reference/predict.md`, "The next step").
 pub fn next_step(
     s: &Summary,
     p: &Prediction,
@@ -230,7 +230,7 @@ pub fn next_step(
             message: format!(
                 "More sample is not expected to help: the width went from {} points at f/2 to \
                  {} at f, so what holds it (the spread of the readings, the trend) does not \
-                 shrink with the sample (a rough reading of two levels, docs/validation.md).",
+                 shrink with the sample (a rough reading of two levels, docs/reference/validation.md).",
                 points(w.width_half),
                 points(w.width)
             ),
@@ -251,7 +251,7 @@ pub fn next_step(
         message: format!(
             "Grow the sample from {f} to {to} {why}: the interval is projected to narrow from {} \
              to {} points (one doubling scales it by {:.2}, measured on the levels; a rough \
-             projection, docs/validation.md){trend}.",
+             projection, docs/reference/validation.md){trend}.",
             points(w.width),
             points(width),
             w.ratio()

@@ -32,7 +32,7 @@
 //!   and options, see above) and the list of chunks (`name`, and `parts`: `pool_index`,
 //!   `start`, `end`, `digest` of the [`RowRange`] view, one part per file the chunk touches);
 //! * `chunk-NNNNNN/` for every finished chunk: `summary/` (a summary folder, format of
-//!   `docs/summary-format.md`), `chunk.json` (the chunk's plan entry, the [`rows_digest`] of
+//!   `docs/reference/summary-format.md`), `chunk.json` (the chunk's plan entry, the [`rows_digest`] of
 //!   each part and the xxh3 of `results.json`) and, when top-k results are requested, `results.json` (ILIAS results JSON
 //!   of core ∪ chunk).
 //!
