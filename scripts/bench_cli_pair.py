@@ -1,7 +1,7 @@
 """Paired timing of two `tailrank scan` binaries as whole processes: interleaved rounds, medians.
 
 Usage: bench_cli_pair.py BEFORE_BIN AFTER_BIN ROUNDS WORKDIR Q D N
-(data as in bench_vs_faiss.py, written once to WORKDIR; docs/performance.md). Prints each run,
+(data as in bench_vs_faiss.py, written once to WORKDIR; docs/reference/performance.md). Prints each run,
 the medians of wall, CPU and peak RSS, the after/before ratios, and whether the two outputs are
 byte-identical.
 """

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Paired before/after benchmark of the scan engine: two `scan_bench` binaries (e.g. one built
 # from the commit before a change, one after) run in interleaved rounds on the same synthetic
-# data, and the median wall time and GFLOP/s of each are printed (docs/performance.md).
+# data, and the median wall time and GFLOP/s of each are printed (docs/reference/performance.md).
 #
 #   scripts/bench_paired.sh BEFORE_BIN AFTER_BIN ROUNDS [scan_bench synth arguments...]
 #   scripts/bench_paired.sh /tmp/before target/release/examples/scan_bench 7 synth 400 768 150000 --threads 2

@@ -9,7 +9,7 @@
 
 Run with the venv of scripts/test-python.sh (the package installed):
     target/pyenv-tailrank/bin/python scripts/bench_python.py [--pool 800000 --dim 128 ...]
-Prints a Markdown table (paste into docs/python.md). Variants are interleaved (one run of each
+Prints a Markdown table (paste into docs/reference/python.md). Variants are interleaved (one run of each
 per round, --repeat rounds) and the minimum per variant is kept, so that load from other
 processes on a shared machine hits all variants alike; the load average is printed.
 """

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Scale benchmark of the scan engine for full ILIAS (docs/performance.md, "Scale: a 100M-row
+# Scale benchmark of the scan engine for full ILIAS (docs/reference/performance.md, "Scale: a 100M-row
 # pool, and full ILIAS extrapolated").
 #
 # Scans a pool of ROWS synthetic unit vectors streamed from a seeded generator (never stored:
 # `scan_bench synth`, row i generated from (seed, i)), D = 64, Q queries, exact mode (every row
 # scanned, M = 4000, 5 levels, 4 drift shards), and prints rows/s and the peak resident memory
 # of the process (`/usr/bin/time -v`). Then measures the f32 kernel (the GEMM tile) and the
-# whole scan at D = 1024, the rates the full-ILIAS extrapolation of docs/performance.md uses.
+# whole scan at D = 1024, the rates the full-ILIAS extrapolation of docs/reference/performance.md uses.
 #
 # usage: scripts/bench_scale.sh [ROWS...]      default: 10000000 100000000
 # env:   THREADS (2), Q (300), D (64), Q1024 (2232), N1024 (500000)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmark the tailrank scan against faiss and numpy (see scripts/bench_vs_faiss.py and
-# docs/performance.md). Arguments are passed to the Python script, e.g. --pool 1000000.
+# docs/reference/performance.md). Arguments are passed to the Python script, e.g. --pool 1000000.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=target/bench-venv

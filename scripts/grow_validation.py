@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Growth validation (docs/validation.md, "Growing the sample"): on simulated vector benchmarks,
+"""Growth validation (docs/reference/validation.md, "Growing the sample"): on simulated vector benchmarks,
 grow a hash sample 1% -> 2% -> 5% -> 10% with `sample --after`, `scan --after` and `grow`, predict
 mAP@1000 at each step, and compare with the exact mAP@1000 of a whole-pool scan and with the
 prediction from a direct scan of the same sample.

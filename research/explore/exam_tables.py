@@ -1,4 +1,4 @@
-"""Per-family exam tables (docs/validation.md) from the run file of `tailrank validate --json`:
+"""Per-family exam tables (docs/reference/validation.md) from the run file of `tailrank validate --json`:
 for the runs at the headline fraction (the ones with a verdict), the mean and mean absolute
 error of the estimate, the other evt fit (the paper's under the level-selected default, the
 level-selected one under `--fit fixed`) and the level-calibrated law; the realized interval's and

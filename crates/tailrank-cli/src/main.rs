@@ -70,7 +70,7 @@ fn main() {
     }
 }
 
-/// The kind of a command's error (`docs/errors.md`): that of the library error in its chain;
+/// The kind of a command's error (`docs/reference/errors.md`): that of the library error in its chain;
 /// else I/O for an operating-system error, and an option error for the command's own checks
 /// of its arguments.
 fn error_kind(e: &anyhow::Error) -> tailrank::ErrorKind {

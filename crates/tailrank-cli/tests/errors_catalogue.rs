@@ -1,4 +1,4 @@
-//! The bad-input catalogue (`docs/errors.md`): every row of its table is a case here, run
+//! The bad-input catalogue (`docs/reference/errors.md`): every row of its table is a case here, run
 //! through the real `tailrank` binary; the exit code, the error kind it stands for
 //! (`tailrank::ErrorKind::exit_code`) and the error line (temporary folder shown
 //! as `$DIR`, process ids in temporary names and of lock holders as `PID`) must equal the
@@ -21,7 +21,7 @@ const DIM: usize = 8;
 use tailrank_test_support::cli::bin;
 
 fn doc_path() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/errors.md")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/reference/errors.md")
 }
 
 /// Unit vector `e_i` rotated a little towards `e_{(i+1) % DIM}`.
@@ -1021,7 +1021,7 @@ fn every_catalogue_row() {
         match doc.get(case.id) {
             Some((c, k, m)) if *c == code && k == kind && *m == msg => {}
             other => failures.push(format!(
-                "{}: got exit {code} ({kind}), message\n    {msg}\n  docs/errors.md has {other:?}",
+                "{}: got exit {code} ({kind}), message\n    {msg}\n  docs/reference/errors.md has {other:?}",
                 case.id
             )),
         }
@@ -1053,7 +1053,7 @@ fn every_catalogue_row() {
     let extra: Vec<&String> = doc.keys().filter(|k| !ids.contains(k.as_str())).collect();
     assert!(
         extra.is_empty(),
-        "docs/errors.md rows without a case: {extra:?}"
+        "docs/reference/errors.md rows without a case: {extra:?}"
     );
     assert!(
         failures.is_empty(),
@@ -1064,7 +1064,7 @@ fn every_catalogue_row() {
     );
 }
 
-/// The kinds table of `docs/errors.md` (`| `kind` | exit | `Python class` | meaning |` between
+/// The kinds table of `docs/reference/errors.md` (`| `kind` | exit | `Python class` | meaning |` between
 /// the kinds markers) lists every `ErrorKind` once, with its exit code; every kind a user can
 /// meet (all but `internal`) has at least one catalogue row.
 #[test]
@@ -1088,7 +1088,7 @@ fn every_kind_documented() {
         assert_eq!(
             documented.remove(kind.name()),
             Some(kind.exit_code().to_string()),
-            "docs/errors.md: kind {kind} and its exit code"
+            "docs/reference/errors.md: kind {kind} and its exit code"
         );
         assert_eq!(tailrank::ErrorKind::from_name(kind.name()), Some(kind));
     }

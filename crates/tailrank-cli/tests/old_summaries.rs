@@ -1,4 +1,4 @@
-//! Summaries written by earlier releases still predict (docs/summary-format.md, "Older
+//! Summaries written by earlier releases still predict (docs/reference/summary-format.md, "Older
 //! versions"). `tests/fixtures/summary-v1` and `summary-v2` were written by the `tailrank scan`
 //! of the commits that wrote format versions 1 and 2 (`tests/fixtures/README.md` gives the
 //! commands), from the inputs [`write_inputs`] generates. The tests scan the same inputs with

@@ -11,7 +11,7 @@ import sys, json, gzip
 import xxhash
 path, f, seed = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
 op = gzip.open if path.endswith(".gz") else open
-# The recipe of docs/formats.md: lines end at \n only (newline="\n"), CRLF endings stripped,
+# The recipe of docs/reference/formats.md: lines end at \n only (newline="\n"), CRLF endings stripped,
 # trailing empty entries dropped.
 ids = [l.rstrip("\r\n") for l in op(path, "rt", encoding="utf-8", newline="\n")]
 while ids and ids[-1] == "":

@@ -1,4 +1,4 @@
-//! The Python exceptions of the package, one per `tailrank::ErrorKind` (`docs/errors.md`), and
+//! The Python exceptions of the package, one per `tailrank::ErrorKind` (`docs/reference/errors.md`), and
 //! the conversion of library errors into them. `TailrankError` derives from `ValueError`, so
 //! code written before the kinds (`except ValueError`) still catches every tailrank error;
 //! `TailrankIOError` also derives from `OSError`.
@@ -15,7 +15,7 @@ create_exception!(
     _native,
     TailrankError,
     PyValueError,
-    "An error reported by tailrank; its subclass says the kind (docs/errors.md)."
+    "An error reported by tailrank; its subclass says the kind (docs/reference/errors.md)."
 );
 create_exception!(
     _native,

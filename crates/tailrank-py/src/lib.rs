@@ -45,7 +45,7 @@ fn scan_request(
     ScanRequest::from_ground_truth(&path, query_set, pool_size).map_err(err)
 }
 
-/// A scan summary (`docs/summary-format.md`).
+/// A scan summary (`docs/reference/summary-format.md`).
 #[pyclass(module = "tailrank._native", frozen)]
 pub struct NativeSummary {
     inner: Summary,

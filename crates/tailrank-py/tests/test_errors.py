@@ -1,5 +1,5 @@
-"""One exception class per error kind (docs/errors.md): each kind raised by a real bad input,
-the class tree, pickling, and the kinds table of docs/errors.md against the package."""
+"""One exception class per error kind (docs/reference/errors.md): each kind raised by a real bad input,
+the class tree, pickling, and the kinds table of docs/reference/errors.md against the package."""
 
 import pickle
 import re
@@ -45,7 +45,7 @@ def test_class_tree_keeps_value_error_and_os_error():
 def test_kinds_table_of_errors_md_names_the_classes():
     """Every row of the kinds table names a class of the package deriving from TailrankError,
     and every kind class has a row."""
-    doc = (ROOT / "docs" / "errors.md").read_text()
+    doc = (ROOT / "docs" / "reference" / "errors.md").read_text()
     table = doc[doc.index("<!-- kinds:start -->"):doc.index("<!-- kinds:end -->")]
     names = re.findall(r"^\| `\w+` \| \d+ \| `tailrank\.(\w+)` \|", table, re.M)
     assert sorted(names) == sorted(c.__name__ for c in KIND_CLASSES)

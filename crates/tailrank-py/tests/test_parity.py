@@ -263,7 +263,7 @@ def test_fit_top_and_its_former_name_top_m(cli, cli_summary):
 @pytest.mark.parametrize("bad", [True, False, np.bool_(True), "0.9", b"0.9", None, [0.5], 1 + 0j])
 def test_evaluate_refuses_scores_that_are_not_numbers(bad):
     # Regression (issue 44): True was read as 1.0 and "0.9" as 0.9; the CLI refuses both in a
-    # results JSON, and docs/python.md says arguments are checked, not coerced.
+    # results JSON, and docs/reference/python.md says arguments are checked, not coerced.
     gt = {"q": ["r"]}
     with pytest.raises(tailrank.TailrankError, match=r"query 'q': db id 'n': score .* is not a number"):
         tailrank.evaluate({"q": {"r": 0.5, "n": bad}}, gt, k=10)

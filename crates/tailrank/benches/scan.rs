@@ -3,7 +3,7 @@
 //! `cargo bench --bench scan` (criterion; small sizes so that it runs in about a minute on two
 //! cores). Throughput is reported in pool rows per second; the effective GEMM rate is
 //! `2 · Q · rows · D` FLOP per second. The head-to-head with faiss and numpy at ILIAS-like sizes is
-//! `scripts/bench_vs_faiss.sh` (see `docs/performance.md`).
+//! `scripts/bench_vs_faiss.sh` (see `docs/reference/performance.md`).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::hint::black_box;

@@ -1,4 +1,4 @@
-//! Validation of the next step's width projection (docs/validation.md, "The next step's
+//! Validation of the next step's width projection (docs/reference/validation.md, "The next step's
 //! projection"): for each corpus family and seed, simulate the summary at 2f with one more
 //! level and twice the drift shards, cut it to level 1 (the nested sample at f, with H shards
 //! of f/H as a scan at f has), project the realized width at 2f from the prediction at f

@@ -1,5 +1,5 @@
 //! Times the scan engine (used by `scripts/bench_vs_faiss.py` and for the memory check in
-//! `docs/performance.md`).
+//! `docs/reference/performance.md`).
 //!
 //! ```text
 //! scan_bench npy DIR [options]      DIR: queries.npy core.npy pool.npy (+ <stem>.ids.txt) gt.json

@@ -1,11 +1,11 @@
 //! One error type for the library. Every variant that concerns a file names it, so that a user
 //! with a hundred shards knows which one is wrong and what is wrong with it; every error has an
-//! [`ErrorKind`] that says what to fix (`docs/errors.md`, "Kinds of error").
+//! [`ErrorKind`] that says what to fix (`docs/reference/errors.md`, "Kinds of error").
 
 use std::path::{Path, PathBuf};
 
 /// What kind of problem an [`Error`] is, for a caller that reacts differently to each (the CLI
-/// maps it to an exit code, Python to an exception class; `docs/errors.md`). The message says
+/// maps it to an exit code, Python to an exception class; `docs/reference/errors.md`). The message says
 /// what is wrong; the kind says whose move it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ErrorKind {
@@ -41,7 +41,7 @@ impl ErrorKind {
         ErrorKind::Internal,
     ];
 
-    /// The name used in `docs/errors.md` and by the Python exception classes.
+    /// The name used in `docs/reference/errors.md` and by the Python exception classes.
     pub fn name(self) -> &'static str {
         match self {
             ErrorKind::Input => "input",

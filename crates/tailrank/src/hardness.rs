@@ -19,7 +19,7 @@
 //!   or when the top scores are tied at `u`.
 //!
 //! The hardness artifact, a CSV with one row per positive and [`HardnessMeta`] before the
-//! header, is read and written by [`crate::formats::hardness_csv`] (`docs/hardness.md`).
+//! header, is read and written by [`crate::formats::hardness_csv`] (`docs/reference/hardness.md`).
 
 use crate::error::{Error, Result};
 use crate::evt::{fit_gpd_bounded, Gpd, GpdFit};

@@ -124,7 +124,7 @@ pub fn in_sample(id: &str, f: f64, seed: u64) -> Result<bool> {
     Ok(HashRange::fraction(f)?.contains(id_hash(id, seed)))
 }
 
-/// The ids of the id list `path` (`docs/formats.md`) in `range` at `seed`, in file order, and
+/// The ids of the id list `path` (`docs/reference/formats.md`) in `range` at `seed`, in file order, and
 /// the number of ids read. The list is streamed twice (8 bytes per id are kept for the
 /// duplicate check, [`crate::formats::RowIds`], then only the sampled ids); a repeated id is
 /// an error naming it and both lines.

@@ -1,6 +1,6 @@
 //! A distractor subset given by a list of ids (`tailrank ilias --selected-ids FILE`), as the
 //! official ILIAS `search.py --selected` (mini-ILIAS) defines it, and the view of a descriptor
-//! shard restricted to the selected rows ([`SubsetSource`]). See `docs/ilias.md`.
+//! shard restricted to the selected rows ([`SubsetSource`]). See `docs/reference/ilias.md`.
 //!
 //! ## Rule
 //!

@@ -1,7 +1,7 @@
 //! The scan summary (docs/method.md §5): everything prediction and exact evaluation need from a pass over
 //! the descriptors, small enough to keep (ILIAS: ~100 MB), and mergeable across disjoint shards.
 //!
-//! On disk it is a folder readable with numpy alone (see `docs/summary-format.md`):
+//! On disk it is a folder readable with numpy alone (see `docs/reference/summary-format.md`):
 //! `manifest.json` plus `.npy` arrays, written atomically and checked on reading (format name,
 //! version, xxh3 checksums, shapes). [`Summary::merge`] adds summaries of disjoint pool shards.
 
@@ -25,7 +25,7 @@ pub const SUMMARY_FORMAT_VERSION: u32 = 3;
 /// The top scores a drift shard keeps per query: `⌈M/H⌉` (docs/method.md §5). A shard
 /// holds S/H of the S sampled items, so its top ⌈M/H⌉ reaches the pool quantile M/S that
 /// level 0's top M reaches: a shard's tail fit is level 0's fit on 1/H of the sample, which
-/// is what the random-groups pool noise `sd_h(m_h)/√H` assumes (docs/predict.md).
+/// is what the random-groups pool noise `sd_h(m_h)/√H` assumes (docs/reference/predict.md).
 pub fn shard_top_m(top_m: usize, shards: usize) -> usize {
     top_m.div_ceil(shards.max(1))
 }
@@ -104,7 +104,7 @@ pub struct PositiveSummary {
 impl PositiveSummary {
     /// `K_{j,ℓ} + T^K_{j,ℓ}`: pool items of subset ℓ scoring at or above `s_j` (ties count as
     /// above, the official placement of positives at the end of their tie block). Used as the
-    /// count of the prediction's hardness (`docs/hardness.md`).
+    /// count of the prediction's hardness (`docs/reference/hardness.md`).
     pub fn pool_at_or_above(&self, subset: usize) -> u64 {
         self.pool_above[subset] + self.pool_tie(subset)
     }
@@ -519,7 +519,7 @@ impl Summary {
         Ok(())
     }
 
-    /// Write the summary folder atomically (see `docs/summary-format.md`): `manifest.json` and
+    /// Write the summary folder atomically (see `docs/reference/summary-format.md`): `manifest.json` and
     /// the arrays `query_offsets.npy` (u64, Q+1), `pos_scores.npy` (f32, P),
     /// `pos_core_above.npy` (u64, P), `pos_pool_above.npy` (u64, P×L), `top_scores.npy`
     /// (f32, Q×L×M, padded with -inf) and `top_len.npy` (u32, Q×L). The manifest records an

@@ -386,7 +386,7 @@ fn level_selected_fit_is_the_argmin_and_reproduces_predict() {
     }
     assert!(p.realized.unwrap().interval.contains(f.map_at_k));
     // beta-mixture is a family the paper's fit misses by construction (−5 points at 5%,
-    // docs/validation.md); the levels pick a fit that is closer.
+    // docs/reference/validation.md); the levels pick a fit that is closer.
     eprintln!(
         "beta-mixture: evt {:+.4}, level-selected {:+.4} (top {}, q {})",
         p.estimate - truth,

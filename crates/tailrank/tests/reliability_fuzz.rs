@@ -437,7 +437,7 @@ proptest! {
 
     #[test]
     fn id_lists_never_panic(b in mutated(VALID_IDS.as_bytes().to_vec())) {
-        // The line rule (docs/formats.md): an accepted list has one id per `\n` line, none
+        // The line rule (docs/reference/formats.md): an accepted list has one id per `\n` line, none
         // empty and none holding a line break, so it reads the same in Python (`newline="\n"`).
         if let Ok(ids) = parse_ids(Path::new("ids.txt"), Cursor::new(b.clone())) {
             prop_assert!(ids.iter().all(|i| !i.is_empty() && !i.contains(['\r', '\n'])));

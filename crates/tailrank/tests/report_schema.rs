@@ -7,7 +7,7 @@ use serde_json::Value;
 use tailrank::predict::{predict, PredictOptions};
 use tailrank::simulate::{simulate_summary, SimConfig};
 
-/// Every key path of the report, sorted (`docs/predict.md` documents the fields).
+/// Every key path of the report, sorted (`docs/reference/predict.md` documents the fields).
 const PREDICTION_KEYS: &[&str] = &[
     "baselines.count_map_at_k",
     "baselines.evaluate_at_s_hit_at_1",

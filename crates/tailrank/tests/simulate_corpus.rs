@@ -1,4 +1,4 @@
-//! The validation corpus (docs/validation.md, "The validation corpus"): every family keeps the
+//! The validation corpus (docs/reference/validation.md, "The validation corpus"): every family keeps the
 //! simulator's guarantees (nested levels, disjoint shards, counts consistent with the top-M
 //! lists, the realized truth reproducing the exact metric), hubs are shared across queries,
 //! bursts are thinned copy by copy, the output does not depend on the thread count, the new

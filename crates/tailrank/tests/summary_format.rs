@@ -1,4 +1,4 @@
-//! The summary folder: write/read round trips, the numpy loader of `docs/summary-format.md`
+//! The summary folder: write/read round trips, the numpy loader of `docs/reference/summary-format.md`
 //! (run verbatim), folders re-written by numpy, and every refusal of the reader.
 
 use tailrank_test_support::python as common;
@@ -46,7 +46,7 @@ fn exact() -> Summary {
 
 /// The first ```python block of the format documentation.
 fn doc_loader() -> String {
-    let doc = include_str!("../../../docs/summary-format.md");
+    let doc = include_str!("../../../docs/reference/summary-format.md");
     let start = doc.find("```python\n").expect("python block") + "```python\n".len();
     let len = doc[start..].find("```").expect("end of block");
     doc[start..start + len].to_string()

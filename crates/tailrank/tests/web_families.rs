@@ -1,4 +1,4 @@
-//! The web families generated on the fly (docs/validation.md, "Web families at 10⁸") at a
+//! The web families generated on the fly (docs/reference/validation.md, "Web families at 10⁸") at a
 //! small N: rows independent of batching and threads, the streaming truth pass against a
 //! brute force over the same rows, the sample scan against a scan of the sampled rows written
 //! to a file, and one end-to-end run.

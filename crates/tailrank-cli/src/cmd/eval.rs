@@ -1,6 +1,6 @@
 //! `tailrank eval`: exact metrics of a results JSON against a ground truth (or from the counts of
 //! a whole-pool scan summary). Prints mAP in percent per query set (ILIAS style); `--json` prints
-//! the full per-query report (fractions in [0, 1]). See `docs/metrics.md`.
+//! the full per-query report (fractions in [0, 1]). See `docs/reference/metrics.md`.
 
 use anyhow::{bail, Context};
 use clap::Args;

@@ -1,6 +1,6 @@
 //! `tailrank grow BASE PART -o OUT`: grow the summary of a hash sample by the summary of its
 //! increment (`scan --fraction f --after f_b`) into the summary of the sample at f, equal to a
-//! direct scan at f (`tailrank::summary::Summary::grow`, docs/summary-format.md).
+//! direct scan at f (`tailrank::summary::Summary::grow`, docs/reference/summary-format.md).
 
 use clap::Args;
 use std::path::PathBuf;

@@ -3,7 +3,7 @@
 //! distractors once for all chosen query sets (all of them, or the hash sample with
 //! `--fraction`), and prints the ILIAS report: mAP@k for i2i and t2i, the scale, clutter and
 //! (sub)category breakdowns, and in prediction mode the predicted N mAP with its interval and
-//! baselines. See `docs/ilias.md`.
+//! baselines. See `docs/reference/ilias.md`.
 
 use super::progress::Bar;
 use clap::Args;

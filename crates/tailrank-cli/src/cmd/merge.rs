@@ -1,5 +1,5 @@
 //! `tailrank merge A B ... -o OUT`: merge scan summaries of disjoint pool shards (exact: counts
-//! and subset sizes add, top-M lists merge; see `docs/summary-format.md`).
+//! and subset sizes add, top-M lists merge; see `docs/reference/summary-format.md`).
 
 use clap::Args;
 use std::path::PathBuf;

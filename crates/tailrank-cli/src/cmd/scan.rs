@@ -1,5 +1,5 @@
 //! `tailrank scan`: one pass over query, core and pool descriptors into a scan summary
-//! (`docs/summary-format.md`), optionally with the exact top-k results JSON.
+//! (`docs/reference/summary-format.md`), optionally with the exact top-k results JSON.
 //!
 //! The query set (`--query-set`), the pool size N (`--pool-size`) and the pairing of results
 //! with query ids follow `tailrank::scan::request`; the outputs and the partial folder

@@ -59,7 +59,7 @@ pub struct ValidateArgs {
     /// Do not print a line per run.
     #[arg(long, short)]
     pub quiet: bool,
-    /// The exam (docs/validation.md, "The exam"): every fraction of --fractions (default
+    /// The exam (docs/reference/validation.md, "The exam"): every fraction of --fractions (default
     /// 0.05,0.01) as a main fraction, one table per fraction with the tuning and held-out
     /// families side by side, printed and written to --out.
     #[arg(long, conflicts_with = "fraction")]

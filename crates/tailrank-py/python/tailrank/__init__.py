@@ -43,7 +43,7 @@ from ._native import (
 # The native module registers the classes as `_native.TailrankError` etc., names no process can
 # import: pickling an instance (multiprocessing, a Ray task's error) would fail. Under the
 # package's own name they pickle and unpickle as these very classes. One class per error kind
-# (docs/errors.md); all derive from TailrankError, itself a ValueError; TailrankIOError is also
+# (docs/reference/errors.md); all derive from TailrankError, itself a ValueError; TailrankIOError is also
 # an OSError.
 for _cls in (
     TailrankError,
@@ -235,7 +235,7 @@ def _summary_from_files(files: Dict[str, bytes]) -> "Summary":
 
 
 class Summary:
-    """A scan summary (``docs/summary-format.md``): what one pass over descriptors produces.
+    """A scan summary (``docs/reference/summary-format.md``): what one pass over descriptors produces.
 
     Summaries of disjoint pool shards merge exactly (counts add, top-M lists merge); a merge
     refuses overlapping shards (the same pool input digest twice). Picklable (an exact binary
@@ -269,7 +269,7 @@ class Summary:
         (``scan(..., fraction=f, after=f_b)``): the summary of the sample at f (``tailrank grow``),
         equal to a direct scan at f when f = 2^k f_b; for other factors the levels and shard
         cuts below f_b move onto the base's, each subset exact over its hash range
-        (docs/summary-format.md, "Which factors")."""
+        (docs/reference/summary-format.md, "Which factors")."""
         return Summary(_native.NativeSummary.grow(self._s, part._s))
 
     @staticmethod

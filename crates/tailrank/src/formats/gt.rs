@@ -1,6 +1,6 @@
 //! Ground truth: the ILIAS layout (a folder with `image_query_ids.txt`, `text_query_ids.txt`,
 //! `positive_ids.txt`; an id's first path component names its instance) or a JSON object
-//! `{query_id: [positive_id, ...]}`. See `docs/metrics.md` for the formats with examples.
+//! `{query_id: [positive_id, ...]}`. See `docs/reference/metrics.md` for the formats with examples.
 //!
 //! ILIAS layout: each file is CSV with the id in the first column (other columns, e.g. the
 //! positives' scale and clutter, are ignored); blank lines are skipped; a first line whose first

@@ -1,4 +1,4 @@
-//! The hardness artifact (`docs/hardness.md`): a CSV with one row per positive of every query,
+//! The hardness artifact (`docs/reference/hardness.md`): a CSV with one row per positive of every query,
 //! `# key: value` metadata lines before the header ([`HardnessMeta`]), and a last line
 //! `# checksum: xxh3:<hex>` over every byte before it ([`CHECKSUM_PREFIX`]).
 //!
@@ -263,7 +263,7 @@ fn verify_checksum<'t>(path: &Path, text: &'t str) -> Result<&'t str> {
 }
 
 /// Read a hardness artifact written by [`write_hardness_csv`] (or by another tool following
-/// `docs/hardness.md`). Errors name the file and the line: missing metadata keys or columns
+/// `docs/reference/hardness.md`). Errors name the file and the line: missing metadata keys or columns
 /// (all named), malformed numbers, unknown branches, positives out of order (`j` must run
 /// 1, 2, … within a query), a query split into separate blocks, tail columns that are partly
 /// empty or differ between rows of one query, a newer format version. Extra columns are

@@ -207,7 +207,7 @@ pub fn find_duplicate(ids: &[String]) -> Option<(usize, usize)> {
 const DUP_BATCH: usize = 1 << 16;
 
 /// xxh3-64 (seed 0) of an id: the 8-byte key under which pool ids are compared (duplicate
-/// checks) and recorded (`pool_id_hashes.npy` of a summary, `docs/summary-format.md`).
+/// checks) and recorded (`pool_id_hashes.npy` of a summary, `docs/reference/summary-format.md`).
 /// Equal to `id_hash(id, 0)`.
 pub fn id_key(id: &str) -> u64 {
     xxhash_rust::xxh3::xxh3_64(id.as_bytes())

@@ -1,7 +1,7 @@
 //! Input and output formats: descriptors (`.npy`, ILIAS HDF5), id lists (text, `.gz`), ground
 //! truth (ILIAS layout, JSON), results files (ILIAS JSON) and the hardness artifact (CSV). See
-//! `docs/formats.md`. [`json`] is the order-preserving JSON reader behind [`gt`] and
-//! [`results`]; [`hardness_csv`] reads and writes `docs/hardness.md`'s CSV.
+//! `docs/reference/formats.md`. [`json`] is the order-preserving JSON reader behind [`gt`] and
+//! [`results`]; [`hardness_csv`] reads and writes `docs/reference/hardness.md`'s CSV.
 
 pub mod descriptors;
 pub mod gt;

@@ -1,4 +1,4 @@
-//! Results to evaluate: the ILIAS JSON `{query_id: {db_id: score}}` (see `docs/metrics.md`).
+//! Results to evaluate: the ILIAS JSON `{query_id: {db_id: score}}` (see `docs/reference/metrics.md`).
 //!
 //! Reading keeps the order of the file (queries and, within a query, db ids): the tie rule of
 //! [`crate::metric`] uses it to decide which items of a tie block that straddles the cut at `k`

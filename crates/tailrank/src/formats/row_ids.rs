@@ -1,4 +1,4 @@
-//! Row ids of a descriptor file, held as 8-byte hashes (`docs/formats.md`, "Ids in memory").
+//! Row ids of a descriptor file, held as 8-byte hashes (`docs/reference/formats.md`, "Ids in memory").
 //!
 //! One `String` per row costs about 50 bytes, 5 GB for a pool of 10⁸ rows, yet the scan only
 //! needs per row the sample hash `xxh3_64(id, seed)` (docs/method.md §4) and a key to compare
@@ -28,7 +28,7 @@ pub(crate) type ReadWhole = fn(&Path) -> Result<Vec<String>>;
 enum Names {
     /// Kept in memory (in-memory sources, small inputs).
     Memory(Vec<String>),
-    /// An id text file (`docs/formats.md`), id `i` on line `i + 1`.
+    /// An id text file (`docs/reference/formats.md`), id `i` on line `i + 1`.
     Text(PathBuf),
     /// A file whose ids are read whole by `read` (the `index` dataset of an HDF5 feature file:
     /// the reader lives with the format, so this module needs no HDF5 code).
@@ -144,7 +144,7 @@ impl RowIds {
         Self::whole(label.into(), keys, Names::Memory(ids))
     }
 
-    /// Read an id text file streaming (`docs/formats.md` rules, [`for_each_line`]), keeping one
+    /// Read an id text file streaming (`docs/reference/formats.md` rules, [`for_each_line`]), keeping one
     /// key per id; each id followed by `\n` is also fed into `digest` when given.
     pub fn read_text(
         path: &Path,

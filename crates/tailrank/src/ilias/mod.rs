@@ -1,6 +1,6 @@
 //! ILIAS end to end from its own files: layout discovery, id checks of the feature files
 //! against the id lists, one scan of both query sets, and the ILIAS report with the official
-//! breakdowns (scale, clutter, category, subcategory), exact or predicted. See `docs/ilias.md`.
+//! breakdowns (scale, clutter, category, subcategory), exact or predicted. See `docs/reference/ilias.md`.
 //!
 //! ## Layout
 //!

@@ -19,7 +19,7 @@ pub struct PositiveCounts {
 /// positives `a..=b` (1-based) share a score with `E` tied non-relevant items, so their block
 /// runs from rank `a + C + K` to `b + C + K + E`; when `E > 0` and the block holds the cut
 /// (`a + C + K ≤ k < b + C + K + E`), which of its items fall within the first k is decided by
-/// the order alone (`docs/metrics.md`, "Ties"; the counts give the lowest value, non-relevant
+/// the order alone (`docs/reference/metrics.md`, "Ties"; the counts give the lowest value, non-relevant
 /// first).
 pub fn mixed_block_at_cut_counts(pos: &[PositiveCounts], k: usize) -> bool {
     let mut a = 0;

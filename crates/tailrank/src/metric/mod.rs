@@ -25,7 +25,7 @@
 //! input order (it does for a stable sort); its default quicksort may permute ties, which makes
 //! the official number itself ill-defined for such a block — ours is the deterministic version.
 //!
-//! **From counts** (`docs/metrics.md`): positives sorted by score,
+//! **From counts** (`docs/reference/metrics.md`): positives sorted by score,
 //!
 //! ```text
 //! r_j = j + C_j + K_j + T_j
@@ -41,7 +41,7 @@
 //! with the precision at rank k. So the counts give the ranked-list value exactly for every
 //! block that ends within k, and for a straddling block the value of the order "non-relevant
 //! first" (the lowest the official code can give; its `np.argsort` default order decides it
-//! there, see `docs/metrics.md`). Summaries without tie counts (`T_j = 0`, format version 1)
+//! there, see `docs/reference/metrics.md`). Summaries without tie counts (`T_j = 0`, format version 1)
 //! resolve ties in the positive's favour.
 
 mod counts;
@@ -199,7 +199,7 @@ pub fn tied_pairs(sorted_scores: &[f64], relevant: &[bool]) -> u64 {
 /// Whether the official AP@k of a ranked list depends on the order inside a tie block: the
 /// block of equal scores that holds rank `k` (1-based) goes on past rank `k` and holds both
 /// relevant and non-relevant items, so which of them fall within the first `k` is decided by
-/// the order of the list alone (`docs/metrics.md`, "Ties").
+/// the order of the list alone (`docs/reference/metrics.md`, "Ties").
 pub fn mixed_block_at_cut(sorted_scores: &[f64], relevant: &[bool], k: usize) -> bool {
     if k == 0 || k >= sorted_scores.len() || sorted_scores[k - 1] != sorted_scores[k] {
         return false;

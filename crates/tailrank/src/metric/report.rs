@@ -358,7 +358,7 @@ pub fn evaluate_results_for(
                 "{}: set {:?}: for {} quer{} (first: {:?}) a tie block straddles the cut at k = \
                  {k} holding relevant and non-relevant items: AP@k depends on the order inside \
                  the block; the file's order is used (non-relevant first gives the scan \
-                 summary's value, docs/metrics.md)",
+                 summary's value, docs/reference/metrics.md)",
                 results.path.display(),
                 set.name,
                 order_decides.len(),
@@ -585,7 +585,7 @@ pub fn evaluate_summary_with(
         warnings.push(format!(
             "summary: for {} quer{} (first: {:?}) a tie block holds the cut at k = {k} with \
              relevant and non-relevant items: the official AP@k depends on the order inside the \
-             block; the value given is its lowest, non-relevant first (docs/metrics.md)",
+             block; the value given is its lowest, non-relevant first (docs/reference/metrics.md)",
             order_decides.len(),
             if order_decides.len() == 1 { "y" } else { "ies" },
             &order_decides[..order_decides.len().min(5)]

@@ -6,7 +6,7 @@
 //!   [`norm_ppf_chebyshev`]: the Chebyshev-fitted `erfc` (relative error < 1.2e-7) and the
 //!   quantile consistent with it, for the simulator. Every simulated benchmark's hardness and
 //!   truncated-normal scores are drawn through this approximation, so the simulated summaries
-//!   and truths (and the tables of `docs/validation.md`) are pinned to it bit for bit.
+//!   and truths (and the tables of `docs/reference/validation.md`) are pinned to it bit for bit.
 //!
 //! Both quantiles start from Acklam's rational approximation (`acklam`).
 

@@ -2,7 +2,7 @@
 //! seed of a Xoshiro256++ generator with SplitMix64, so that draws can run in parallel, in any
 //! order, with the same result. Two folding schemes ([`StreamSeeding`]) give different
 //! streams from the same triple; each is kept because the outputs drawn with it (bootstrap
-//! intervals; every simulated benchmark and `docs/validation.md`) are pinned to it.
+//! intervals; every simulated benchmark and `docs/reference/validation.md`) are pinned to it.
 
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::SeedableRng;

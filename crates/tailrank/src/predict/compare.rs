@@ -1,5 +1,5 @@
 //! Two models compared at N from summaries over the same queries and the same pool sample
-//! (`docs/predict.md`, "Comparing two models").
+//! (`docs/reference/predict.md`, "Comparing two models").
 //!
 //! With `AP_{a,q}(N)` and `AP_{b,q}(N)` the per-query predictions of models A and B at N
 //! (the options' estimator and map, each model with the fit `predict` gives it: under the

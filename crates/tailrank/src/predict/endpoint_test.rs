@@ -34,7 +34,7 @@
 //!
 //! **Centre of the excess.** Full concentration (rate 0 for the immune positives, the tail
 //! model's own reading) is the other end, and how the pooled rate spreads over the queries is
-//! not identified (`docs/predict.md`, "What no estimator can know"). Under
+//! not identified (`docs/reference/predict.md`, "What no estimator can know"). Under
 //! `PredictOptions::excess_centre` (the default) the estimate is moved to the midpoint of the
 //! two ends ([`centre_of_excess`]), which halves the worst case over that range, at the
 //! *shrunk* excess: the empirical-Bayes mean of `D` under a normal prior
@@ -352,7 +352,7 @@ pub struct ExcessCentre {
 ///
 /// Given the pooled rate, the truth lies between full concentration (the immune positives'
 /// rate 0, evt's reading) and the even spread (the hardest reading, by convexity of each
-/// positive's expected AP@k term); the sample does not say where (`docs/predict.md`, "What
+/// positive's expected AP@k term); the sample does not say where (`docs/reference/predict.md`, "What
 /// no estimator can know"), and the midpoint halves the worst case over that range.
 pub fn centre_of_excess(v: &[f64], at_zero: &[f64], at_rate: &[f64]) -> Vec<f64> {
     v.iter()

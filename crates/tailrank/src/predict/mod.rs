@@ -88,7 +88,7 @@ impl PredictOptions {
     /// the input, k = 1000, the tail-aware estimator with [`EvtOptions::DEFAULT`] as the other
     /// opinion and the level-selected fit as the estimate's ([`FitMode::LevelSelected`]), the
     /// expected-rank map (the paper's), B = 1000 query-bootstrap replicates, 50 sample-noise
-    /// replicates (2.5–4.1 s on ILIAS-sized summaries, `docs/performance.md`),
+    /// replicates (2.5–4.1 s on ILIAS-sized summaries, `docs/reference/performance.md`),
     /// confidence 0.95, seed 0, the estimate moved to the centre of the decayed excess.
     pub const DEFAULT: PredictOptions = PredictOptions {
         pool_size: None,
@@ -367,7 +367,7 @@ impl Prediction {
 
 /// Check a summary before predicting from it: a format version this tool reads (1 to
 /// [`SUMMARY_FORMAT_VERSION`]: older folders read as the current version, with the limits
-/// of `docs/summary-format.md`), at least one subset whose first is a level, at least one
+/// of `docs/reference/summary-format.md`), at least one subset whose first is a level, at least one
 /// query, every query with ≥ 1 positive, arrays consistent.
 pub fn check_summary(s: &Summary) -> Result<()> {
     if !(1..=SUMMARY_FORMAT_VERSION).contains(&s.format_version) {

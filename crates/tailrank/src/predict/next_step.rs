@@ -1,4 +1,4 @@
-//! The next step of a prediction (docs/predict.md, "The next step"): how the realized
+//! The next step of a prediction (docs/reference/predict.md, "The next step"): how the realized
 //! interval's width and the level trend would change with another doubling of the hash
 //! sample, and which fraction to grow the sample to, with the commands that do it.
 //!
@@ -15,7 +15,7 @@
 //! for the sample at `f·2^j`. The spread of the readings (maps, fits, the calibrated law) is
 //! what the sample size does not reduce: when it makes at least half the width, or is wider
 //! than the target by itself, more sample is not the answer (`budget_cannot_help`). Validated
-//! against the width measured at 2f in docs/validation.md, "The next step's projection".
+//! against the width measured at 2f in docs/reference/validation.md, "The next step's projection".
 
 use super::Prediction;
 use crate::summary::{Subset, SubsetKind, Summary};
@@ -150,7 +150,7 @@ fn points(x: f64) -> String {
 }
 
 /// The commands that grow the sample of summary `s` from `from` to `to` one doubling at a time
-/// (`docs/summary-format.md`, "Growing a sample"), with the summary's seed, model and N.
+/// (`docs/reference/summary-format.md`, "Growing a sample"), with the summary's seed, model and N.
 pub fn grow_commands(s: &Summary, n: u64, from: f64, to: f64, base: &str) -> Vec<String> {
     let mut out = Vec::new();
     let (mut a, mut base) = (from, base.to_string());
@@ -186,7 +186,7 @@ fn doublings_to(f: f64, w: &WidthParts, target: Option<f64>, min: u32) -> u32 {
     j
 }
 
-/// The next step of prediction `p` from summary `s` (`docs/predict.md`, "The next step").
+/// The next step of prediction `p` from summary `s` (`docs/reference/predict.md`, "The next step").
 pub fn next_step(s: &Summary, p: &Prediction, plan: &NextStepPlan) -> NextStep {
     let doubts = p.trust.verdict == super::Verdict::Doubtful;
     let Some(w) = width_parts(p) else {
@@ -233,7 +233,7 @@ pub fn next_step(s: &Summary, p: &Prediction, plan: &NextStepPlan) -> NextStep {
                 "More sample is not expected to help: {} of the {} points of the interval are \
                  the spread of the readings (maps, fits, the calibrated law), which does not \
                  shrink with the sample; the pool noise ({}) and the trend ({}) do, and another \
-                 doubling would make it {} points (docs/validation.md).",
+                 doubling would make it {} points (docs/reference/validation.md).",
                 points(w.spread),
                 points(w.width),
                 points(w.noise),

@@ -1,4 +1,4 @@
-//! Interval for the realized metric of *these* queries (`docs/predict.md`, "Two intervals").
+//! Interval for the realized metric of *these* queries (`docs/reference/predict.md`, "Two intervals").
 //!
 //! The query bootstrap answers "how would mAP@k at N vary over other query sets"; a user who
 //! asks "what would the full pool give for these queries" needs the estimation error only:

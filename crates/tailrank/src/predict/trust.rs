@@ -1,4 +1,4 @@
-//! Trust verdict (docs/method.md §9, `docs/predict.md`, "Trust verdict"): paired tests across
+//! Trust verdict (docs/method.md §9, `docs/reference/predict.md`, "Trust verdict"): paired tests across
 //! the nested levels that catch a tail model missing mass, without looking at any truth.
 //!
 //! Every nesting level ℓ (hash range `[0, t(f/2^ℓ))`, `S_ℓ ≈ S_0/2^ℓ`) gives, per query q,
@@ -27,7 +27,7 @@
 //!   `N/S_0`, were tried first; on the well-specified simulator their in-sample error is the
 //!   estimator's small-sample bias (−1.3 points from `S_0/16` at f = 5%, z ≈ −4, where the
 //!   error at N was −0.3), so they raised false alarms; level 1 separates the cases
-//!   (`docs/validation.md`).
+//!   (`docs/reference/validation.md`).
 //!
 //! - **fit choice**: `δ_fit = m_other − m`, the other evt fit's estimate at N minus the
 //!   estimate: the level-selected fit (`predict::fit_choice`: the fit choice whose level-1

@@ -1,7 +1,7 @@
 //! The short default output of `predict`, `compare`, `ilias --fraction` and `demo`: a headline
 //! of at most [`MAX_LINES`] lines with the estimate, the interval for the realized metric, the
 //! verdict in plain words, the next step, hit@1 and Recall@k. `--details` prints the full
-//! tables of the sibling modules instead (docs/predict.md, "The headline").
+//! tables of the sibling modules instead (docs/reference/predict.md, "The headline").
 
 use super::{pct, thousands};
 use crate::ilias::IliasReport;

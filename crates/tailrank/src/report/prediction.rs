@@ -144,7 +144,7 @@ pub fn prediction_table(p: &Prediction) -> String {
         let _ = writeln!(
             t,
             "{:<w$} {:>9}  level-calibrated law (experimental: the levels' reading with no \
-             tail model, which the realized interval spans; docs/predict.md)",
+             tail model, which the realized interval spans; docs/reference/predict.md)",
             "second opinion",
             pct(c.map_at_k)
         );
@@ -153,7 +153,7 @@ pub fn prediction_table(p: &Prediction) -> String {
     let _ = writeln!(
         t,
         "{:<w$} {:>9}  at most {} (its exact value at S: the pool holds the sample; no \
-         interval, docs/predict.md)",
+         interval, docs/reference/predict.md)",
         format!("predicted Recall@{k}"),
         pct(p.recall_at_k),
         pct(b.evaluate_at_s_recall_at_k)

@@ -63,7 +63,7 @@ pub(super) struct Plan {
 /// (from `start`); block `b` hashes to `h_b` = xxh3-64 over, for each of its rows, the id and
 /// `\n`, then the row's values as little-endian f32 (as the scan reads them); the digest is
 /// xxh3-64 over `h_0, h_1, …` (8 little-endian bytes each). Blocks are hashed in parallel.
-/// Reads every byte of the range (cost: `docs/errors.md`, resumable scans).
+/// Reads every byte of the range (cost: `docs/reference/errors.md`, resumable scans).
 pub fn rows_digest(src: &dyn DescriptorSource, start: usize, end: usize) -> Result<String> {
     use rayon::prelude::*;
     const BLOCK: usize = 4096;

@@ -210,7 +210,7 @@ pub const RELEVANT_KEY: u64 = 1 << 63;
 /// the query. Keys order equal scores, so a tie block of the results lists holds its
 /// non-relevant items (core, then pool rows) before its positives, and a block straddling the
 /// cut keeps non-relevant items first: the order the summary counts ranks in
-/// (`docs/metrics.md`, "From counts"). Pool keys are below 2⁶³.
+/// (`docs/reference/metrics.md`, "From counts"). Pool keys are below 2⁶³.
 pub fn core_result_key(row: usize, relevant: bool) -> u64 {
     row as u64 | if relevant { RELEVANT_KEY } else { 0 }
 }

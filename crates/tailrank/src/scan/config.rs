@@ -54,7 +54,7 @@ pub const MAX_LEVELS: usize = 32;
 /// At most this many drift shards.
 pub const MAX_SHARDS: usize = 256;
 /// Pool rows per GEMM block (the `n` of every `Q × n × D` product). Tuned on Zen 3 (AVX2/FMA),
-/// see `docs/performance.md`.
+/// see `docs/reference/performance.md`.
 pub const BLOCK_ROWS: usize = 512;
 
 /// Options of a scan.

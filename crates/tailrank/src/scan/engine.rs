@@ -113,7 +113,32 @@ pub struct ScanOutput {
     pub rescored_pairs: u64,
 }
 
+impl ScanInputs<'_> {
+    /// The one query set of these inputs, as [`scan_sets`] takes it.
+    pub(crate) fn query_set_input(&self) -> QuerySetInput<'_> {
+        QuerySetInput {
+            set: self.query_set,
+            queries: self.queries,
+        }
+    }
+}
+
 impl ScanOutput {
+    /// The output of a pass over one query set: its summary and results, with the pass's
+    /// counters.
+    pub(crate) fn of_one_set(mut pass: PoolScan) -> ScanOutput {
+        let one = pass.sets.pop().expect("a pass over one query set");
+        ScanOutput {
+            summary: one.summary,
+            results: one.results,
+            renormalized_rows: pass.renormalized_rows,
+            rescanned_queries: pass.rescanned_queries,
+            speculative_floors: pass.speculative_floors,
+            screened_pairs: pass.screened_pairs,
+            rescored_pairs: pass.rescored_pairs,
+        }
+    }
+
     /// What a front end reports after the scan, one line each, when it happened: the queries
     /// scanned a second time after their pilot blocks (the output is exact either way) and
     /// the rows normalised under `ScanConfig::normalize`.
@@ -164,21 +189,14 @@ where
 /// Scan: see the module documentation. One query set; [`scan_sets`] scans several in one
 /// pass.
 pub fn scan(inputs: &ScanInputs, cfg: &ScanConfig, progress: &dyn Progress) -> Result<ScanOutput> {
-    let set = QuerySetInput {
-        set: inputs.query_set,
-        queries: inputs.queries,
-    };
-    let mut out = scan_sets(&[set], inputs.core, &inputs.pool, cfg, progress)?;
-    let one = out.sets.pop().expect("one set");
-    Ok(ScanOutput {
-        summary: one.summary,
-        results: one.results,
-        renormalized_rows: out.renormalized_rows,
-        rescanned_queries: out.rescanned_queries,
-        speculative_floors: out.speculative_floors,
-        screened_pairs: out.screened_pairs,
-        rescored_pairs: out.rescored_pairs,
-    })
+    let out = scan_sets(
+        &[inputs.query_set_input()],
+        inputs.core,
+        &inputs.pool,
+        cfg,
+        progress,
+    )?;
+    Ok(ScanOutput::of_one_set(out))
 }
 
 /// Scan several query sets in one pass over `pool` (one kernel over all their queries; the

@@ -31,7 +31,7 @@ use crate::formats::descriptors::DescriptorSource;
 
 /// A screened block where more than one pair in this many needed its f32 score pauses the
 /// screen: an exact score costs about ten times what the screen saves on a pair
-/// (`docs/performance.md`), so past ~6% the all-f32 block is cheaper.
+/// (`docs/reference/performance.md`), so past ~6% the all-f32 block is cheaper.
 const MAX_RESCORED_SHARE: usize = 16;
 /// How many queries ahead the screened path prefetches reservoir tails: a screened query's
 /// few candidates take less time than one fetch (1M × 768, Q = 1000, paired: 1 ahead 0.94×

@@ -89,13 +89,7 @@ impl<'a> PreparedScan<'a> {
         let mut at = 0usize;
         for s in sets {
             let (qs, queries) = (s.set, s.queries);
-            let qrow: HashMap<String, usize> = queries
-                .ids()
-                .to_vec()?
-                .into_iter()
-                .enumerate()
-                .map(|(i, s)| (s, i))
-                .collect();
+            let qrow = row_of_id(queries)?;
             let mut missing = Vec::new();
             let mut qrows = Vec::with_capacity(qs.query_ids.len());
             for id in &qs.query_ids {
@@ -132,13 +126,7 @@ impl<'a> PreparedScan<'a> {
             None
         };
 
-        let core_rows: HashMap<String, usize> = core
-            .ids()
-            .to_vec()?
-            .into_iter()
-            .enumerate()
-            .map(|(i, s)| (s, i))
-            .collect();
+        let core_rows = row_of_id(core)?;
         let positives = score_positives(sets, core, &core_rows, &kernel, cfg.normalize)?;
         let (core_counts, off) = core_pass(core, &kernel, &positives, cfg)?;
         renormalized += off;
@@ -197,6 +185,17 @@ pub(super) fn check_dim(
 /// Every query's positives (core rows) scored with `kernel`, sorted by score descending (ties
 /// by id). The positive rows are checked (and, with `normalize`, normalised) here and again in
 /// the core pass, which is where they are counted.
+/// The row of each id of `src` (the last row, were an id repeated).
+fn row_of_id(src: &dyn DescriptorSource) -> Result<HashMap<String, usize>> {
+    Ok(src
+        .ids()
+        .to_vec()?
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| (s, i))
+        .collect())
+}
+
 fn score_positives(
     sets: &[QuerySetInput],
     core: &dyn DescriptorSource,

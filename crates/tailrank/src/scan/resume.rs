@@ -32,7 +32,7 @@
 //!   and options, see above) and the list of chunks (`name`, and `parts`: `pool_index`,
 //!   `start`, `end`, `digest` of the [`RowRange`] view, one part per file the chunk touches);
 //! * `chunk-NNNNNN/` for every finished chunk: `summary/` (a summary folder, format of
-//!   `docs/summary-format.md`), `chunk.json` (the chunk's plan entry, the [`rows_digest`] of
+//!   `docs/reference/summary-format.md`), `chunk.json` (the chunk's plan entry, the [`rows_digest`] of
 //!   each part and the xxh3 of `results.json`) and, when top-k results are requested, `results.json` (ILIAS results JSON
 //!   of core ∪ chunk).
 //!
@@ -175,25 +175,15 @@ pub fn scan_resumable(
     opts: &ResumeOptions,
     progress: &dyn Progress,
 ) -> Result<(ScanOutput, ResumeReport)> {
-    let set = QuerySetInput {
-        set: inputs.query_set,
-        queries: inputs.queries,
-    };
-    let (mut out, report) =
-        scan_sets_resumable(&[set], inputs.core, &inputs.pool, cfg, opts, progress)?;
-    let one = out.sets.pop().expect("one query set");
-    Ok((
-        ScanOutput {
-            summary: one.summary,
-            results: one.results,
-            renormalized_rows: out.renormalized_rows,
-            rescanned_queries: out.rescanned_queries,
-            speculative_floors: out.speculative_floors,
-            screened_pairs: out.screened_pairs,
-            rescored_pairs: out.rescored_pairs,
-        },
-        report,
-    ))
+    let (out, report) = scan_sets_resumable(
+        &[inputs.query_set_input()],
+        inputs.core,
+        &inputs.pool,
+        cfg,
+        opts,
+        progress,
+    )?;
+    Ok((ScanOutput::of_one_set(out), report))
 }
 
 /// [`scan_resumable`] for several query sets scanned in one pass (as

@@ -32,7 +32,7 @@
 //! The integer product runs `vpmaddwd` (16 multiply-adds per instruction, with the i32 adds
 //! beside it) in a register-tiled microkernel of 16 rows × 6 queries over packed panels (the
 //! rows quantised and packed per block, the queries once per scan): 1.3–1.6× the f32
-//! kernel's rate on Zen 3 (`docs/performance.md`). Where the CPU has AVX-512 F, BW and VNNI,
+//! kernel's rate on Zen 3 (`docs/reference/performance.md`). Where the CPU has AVX-512 F, BW and VNNI,
 //! the same panels go through `vpdpwssd` (32 multiply-adds and their sums per instruction; one
 //! 16-row panel against 12 queries, [`avx512::tile`]). Where it also has AMX-INT8 and the OS
 //! lends the tile state, four i8 tile products give the i16 ones (16 rows × 16 queries per

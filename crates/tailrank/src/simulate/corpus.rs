@@ -1,4 +1,4 @@
-//! The validation corpus (docs/validation.md, "The validation corpus"): every family that
+//! The validation corpus (docs/reference/validation.md, "The validation corpus"): every family that
 //! `tailrank validate` runs, as one list. Adding a family is adding one [`CorpusEntry`].
 //!
 //! Each entry has a name, a one-line description, a builder (seed → config) and a `held_out`
@@ -136,7 +136,7 @@ pub fn summary_config(name: &str, seed: u64) -> Result<SimConfig> {
 /// The corpus hardness law: the presets' law with the power-law body (α = 1.2) extended down
 /// to the immune block, so that no band of `log10 x` in [−14, −0.5] is empty. Shares chosen so
 /// that the count baseline errs by +0.04…+0.07 and evaluate-at-S by +0.08…+0.13 on mAP@1k at
-/// 5% of 10^8 (the paper's facts; measured per family in docs/validation.md).
+/// 5% of 10^8 (the paper's facts; measured per family in docs/reference/validation.md).
 pub fn corpus_hardness() -> HardnessLaw {
     HardnessLaw {
         immune_share: 0.10,
@@ -278,7 +278,7 @@ fn hubs(seed: u64) -> SimConfig {
     }
 }
 
-/// The spread pair of docs/predict.md ("What no estimator can know"): λ = 1 rare item per query
+/// The spread pair of docs/reference/predict.md ("What no estimator can know"): λ = 1 rare item per query
 /// at N above every positive, held by a share π of the queries. Its Bayes bound is 0.71 points
 /// of mAP@1000 at 5% (the larger of the two pools' mean |errors|, for any estimator).
 fn spread(name: &str, seed: u64, share: f64) -> SimConfig {

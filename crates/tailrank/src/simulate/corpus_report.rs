@@ -1,4 +1,4 @@
-//! The corpus overview of a validation report (docs/validation.md, "The validation corpus"):
+//! The corpus overview of a validation report (docs/reference/validation.md, "The validation corpus"):
 //! one row per family and sample fraction with the mAP@k errors of every point method, the
 //! hit@1 and Recall@k errors, the oracle map errors and the share of wrongly immune positives.
 //! The held-out family ([`super::corpus`]) is reported in its own table. The exam rows

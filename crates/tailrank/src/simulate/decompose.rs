@@ -1,4 +1,4 @@
-//! Where a prediction's error comes from, against a simulation's truth (`docs/validation.md`,
+//! Where a prediction's error comes from, against a simulation's truth (`docs/reference/validation.md`,
 //! "error decomposition"). A prediction counts as right only when its parts are.
 //!
 //! With `T` the realized mAP@k at N, `ER(h)` the expected-rank map fed hardness `h`, `x` the

@@ -1,4 +1,4 @@
-//! Discrete pool items beside a query's continuous score law (docs/validation.md, "The
+//! Discrete pool items beside a query's continuous score law (docs/reference/validation.md, "The
 //! validation corpus"): **near-duplicate bursts** (B copies of one image at one score, or
 //! jittered around it) and **hubs** (pool items that score high for many queries, shared
 //! across queries).
@@ -23,7 +23,7 @@
 //!   items in the full pool, each above every one of its positives (`s_max + δ`, δ uniform on
 //!   `above`), placed like burst copies: `rate` items per query on average however they
 //!   spread. With `share = 1` and `share < 1` at one `rate` it is the pair of pools of the
-//!   spread bound (docs/predict.md, "What no estimator can know").
+//!   spread bound (docs/reference/predict.md, "What no estimator can know").
 //! - No discrete item is bitwise equal to a positive's score (it is moved one f32 step down),
 //!   so the positives have no pool ties; copies of a burst do tie with each other.
 //!

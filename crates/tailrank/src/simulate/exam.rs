@@ -1,4 +1,4 @@
-//! The exam tables of docs/validation.md ("The exam"): for each sample fraction one table, the
+//! The exam tables of docs/reference/validation.md ("The exam"): for each sample fraction one table, the
 //! tuning families and the held-out ones side by side, each family's runs scored on what issue
 //! #43 targets, with a pooled row per side.
 //!

@@ -1,5 +1,5 @@
 //! How the per-query pool score laws are drawn ([`TailModel`]): the presets' GPD-like families
-//! and the validation corpus's families that no GPD fits (docs/validation.md, "The validation
+//! and the validation corpus's families that no GPD fits (docs/reference/validation.md, "The validation
 //! corpus").
 
 use super::law::{Component, Family, ScoreLaw};

@@ -181,18 +181,17 @@ pub fn write_vectors_batched(
         .collect::<Result<_>>()?;
     let slot = |name: &str| slots[FILES.iter().position(|f| *f == name).expect("known file")];
     let d = cfg.dim;
-    tx.write(slot("queries.npy"), |p| {
-        write_matrix(p, &layout.queries, d, cfg.dtype)
-    })?;
-    tx.write(slot("queries.ids.txt"), |p| {
-        write_id_file(p, layout.query_ids.iter().cloned())
-    })?;
-    tx.write(slot("core.npy"), |p| {
-        write_matrix(p, &layout.core, d, cfg.dtype)
-    })?;
-    tx.write(slot("core.ids.txt"), |p| {
-        write_id_file(p, layout.core_ids.iter().cloned())
-    })?;
+    for (name, rows, ids) in [
+        ("queries", &layout.queries, &layout.query_ids),
+        ("core", &layout.core, &layout.core_ids),
+    ] {
+        tx.write(slot(&format!("{name}.npy")), |p| {
+            write_matrix(p, rows, d, cfg.dtype)
+        })?;
+        tx.write(slot(&format!("{name}.ids.txt")), |p| {
+            write_id_file(p, ids.iter().cloned())
+        })?;
+    }
     let gt_path = dir.join("gt.json");
     let gt_bytes = serde_json::to_vec_pretty(&layout.gt)
         .map_err(|e| Error::internal_at(&gt_path, format!("cannot serialise ground truth: {e}")))?;

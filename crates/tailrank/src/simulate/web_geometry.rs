@@ -1,4 +1,4 @@
-//! Web-pool geometries for vector-level families at N = 10⁸ (docs/validation.md, "Web
+//! Web-pool geometries for vector-level families at N = 10⁸ (docs/reference/validation.md, "Web
 //! families at 10⁸"): the pool is never stored; row `r` is drawn from its own generator
 //! `(seed, 201, r)` ([`WebLayout::fill_rows`]), so its bits do not depend on batching, on the
 //! thread count or on which other rows are drawn.

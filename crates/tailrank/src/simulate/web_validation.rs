@@ -1,4 +1,4 @@
-//! Web families at N = 10⁸ (docs/validation.md, "Web families at 10⁸"): vector-level
+//! Web families at N = 10⁸ (docs/reference/validation.md, "Web families at 10⁸"): vector-level
 //! validation over a pool generated on the fly ([`super::web_pool`]), never stored. For a
 //! (family, seed): the layout, the exact whole-pool pass for the truth (`K_N` of every
 //! positive), then for each fraction the sample scan (only the sampled rows are generated) and
@@ -52,7 +52,7 @@ fn base(seed: u64) -> WebConfig {
     }
 }
 
-/// The web families (docs/validation.md has their parameters as a table).
+/// The web families (docs/reference/validation.md has their parameters as a table).
 pub const WEB_FAMILIES: &[WebFamily] = &[
     WebFamily {
         name: "web-clustered-1e8",

@@ -1,6 +1,6 @@
 //! The on-disk summary folder (format `tailrank-summary`, version [`SUMMARY_FORMAT_VERSION`]):
 //! `manifest.json` plus six `.npy` arrays (npy format 1.0, little-endian, C order). Readable and
-//! writable with numpy alone; the layout is documented in `docs/summary-format.md`.
+//! writable with numpy alone; the layout is documented in `docs/reference/summary-format.md`.
 //!
 //! With Q queries, P positives in total, L subsets and M = `top_m`:
 //!

@@ -1,5 +1,5 @@
 //! Growing a sample summary by a scan of its increment ([`Summary::grow`],
-//! docs/summary-format.md "Growing a sample").
+//! docs/reference/summary-format.md "Growing a sample").
 //!
 //! The base covers the hash range `B = [0, t(f_b))`, the part (a scan with `after = f_b`) the
 //! increment `P = [t(f_b), t(f))`. A subset `G` of the grown summary (the subsets of a direct
@@ -130,7 +130,7 @@ fn near(a: u64, b: u64) -> bool {
 
 /// The grown summary's subsets: those of a direct scan at f with the base's L, H and M
 /// (levels `[0, t(f/2^ℓ))`, H equal shards of `[0, t(f))`), except that below `t(f_b)` a
-/// boundary the base does not hold is moved onto one it holds (docs/summary-format.md,
+/// boundary the base does not hold is moved onto one it holds (docs/reference/summary-format.md,
 /// "Which factors"): level ℓ becomes the base level nearest `f/2^ℓ` by ratio (below grown
 /// level ℓ − 1; the smaller on a tie), a shard cut the nearest base shard boundary (the lower
 /// on a tie).

@@ -7,7 +7,7 @@
 # of a tie block gets the precision at the block's end. Where a tie block straddles the cut at
 # k, the official `np.argsort(-scores)[:k]` keeps whichever tied items its (unstable) sort puts
 # first; this reference fixes that order to "non-relevant items first, positives last" within
-# a block of equal scores (the order tailrank's counts path defines, docs/metrics.md). Scores
+# a block of equal scores (the order tailrank's counts path defines, docs/reference/metrics.md). Scores
 # are computed once per distinct vector, so bitwise-equal vectors get bitwise-equal scores.
 #
 # usage: ilias_reference.py DATASET_DIR FEATURE_DIR K FRACTION SEED [SELECTED]
