@@ -12,27 +12,24 @@
 //!
 //! Definitions follow `docs/method.md` (numbered sections, cited as `docs/method.md §n`); every module documents the formula it implements.
 
-pub mod atomic;
-pub mod error;
 pub mod evt;
-pub mod formats;
 pub mod hardness;
 pub mod ilias;
 pub mod maps;
 pub mod metric;
-pub mod numerics;
-pub mod outputs;
 pub mod plot;
 pub mod predict;
 pub mod protocols;
 pub mod report;
-pub mod sample;
 pub mod scan;
-pub mod selected;
 pub mod simulate;
 pub mod summary;
 
-pub use error::{Error, ErrorKind, Result};
+pub use tailrank_io::{atomic, error, numerics, outputs, sample, selected};
+pub use tailrank_io::{Error, ErrorKind, Result, TOOL_VERSION};
 
-/// Version of this library, recorded in every file it writes.
-pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");
+/// The formats of tailrank-io and the hardness CSV.
+pub mod formats {
+    pub use tailrank_io::formats::*;
+    pub mod hardness_csv;
+}
