@@ -12,8 +12,6 @@
 //!
 //! Definitions follow `docs/method.md` (numbered sections, cited as `docs/method.md §n`); every module documents the formula it implements.
 
-pub mod evt;
-pub mod hardness;
 pub mod ilias;
 pub mod maps;
 pub mod metric;
@@ -21,15 +19,8 @@ pub mod plot;
 pub mod predict;
 pub mod protocols;
 pub mod report;
-pub mod scan;
 pub mod simulate;
-pub mod summary;
 
 pub use tailrank_io::{atomic, error, numerics, outputs, sample, selected};
 pub use tailrank_io::{Error, ErrorKind, Result, TOOL_VERSION};
-
-/// The formats of tailrank-io and the hardness CSV.
-pub mod formats {
-    pub use tailrank_io::formats::*;
-    pub mod hardness_csv;
-}
+pub use tailrank_scan::{evt, formats, hardness, scan, summary};
