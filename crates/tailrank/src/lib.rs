@@ -14,13 +14,12 @@
 
 pub mod ilias;
 pub mod maps;
-pub mod metric;
 pub mod plot;
 pub mod predict;
-pub mod protocols;
 pub mod report;
 pub mod simulate;
 
+pub use tailrank_eval::{metric, protocols};
 pub use tailrank_io::{atomic, error, numerics, outputs, sample, selected};
 pub use tailrank_io::{Error, ErrorKind, Result, TOOL_VERSION};
 pub use tailrank_scan::{evt, formats, hardness, scan, summary};

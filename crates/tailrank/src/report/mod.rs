@@ -10,7 +10,8 @@
 //! here, one file per report:
 //!
 //! * [`prediction`]: `tailrank predict` (and each set of `tailrank ilias` in prediction mode);
-//! * [`eval`]: `tailrank eval` (query-set metrics and the revisited protocols);
+//! * `tailrank eval`'s tables (query-set metrics and the revisited protocols) are methods of
+//!   the report types, in tailrank-eval's `tables`;
 //! * [`ilias`]: `tailrank ilias`;
 //! * [`compare`]: `tailrank compare`;
 //! * [`validation`]: `tailrank validate` and `tailrank simulate --vectors --validate`;
@@ -22,7 +23,6 @@
 
 pub mod compare;
 pub mod demo;
-pub mod eval;
 pub mod headline;
 pub mod html;
 pub mod html_svg;
