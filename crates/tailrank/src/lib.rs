@@ -13,13 +13,12 @@
 //! Definitions follow `docs/method.md` (numbered sections, cited as `docs/method.md §n`); every module documents the formula it implements.
 
 pub mod ilias;
-pub mod maps;
 pub mod plot;
-pub mod predict;
 pub mod report;
 pub mod simulate;
 
 pub use tailrank_eval::{metric, protocols};
 pub use tailrank_io::{atomic, error, numerics, outputs, sample, selected};
 pub use tailrank_io::{Error, ErrorKind, Result, TOOL_VERSION};
+pub use tailrank_predict::{maps, predict};
 pub use tailrank_scan::{evt, formats, hardness, scan, summary};
