@@ -15,10 +15,11 @@
 pub mod ilias;
 pub mod plot;
 pub mod report;
-pub mod simulate;
 
 pub use tailrank_eval::{metric, protocols};
 pub use tailrank_io::{atomic, error, numerics, outputs, sample, selected};
 pub use tailrank_io::{Error, ErrorKind, Result, TOOL_VERSION};
 pub use tailrank_predict::{maps, predict};
 pub use tailrank_scan::{evt, formats, hardness, scan, summary};
+#[cfg(feature = "simulate")]
+pub use tailrank_sim::simulate;

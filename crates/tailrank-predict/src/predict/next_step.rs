@@ -265,7 +265,7 @@ pub fn next_step(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tailrank::simulate::{simulate_summary, SimConfig};
+    use tailrank_sim::simulate::{simulate_summary, SimConfig};
 
     #[test]
     fn doublings_reach_the_target_by_the_measured_ratio() {

@@ -14,7 +14,8 @@
 //!   the report types, in tailrank-eval's `tables`;
 //! * [`ilias`]: `tailrank ilias`;
 //! * [`compare`]: `tailrank compare`;
-//! * [`validation`]: `tailrank validate` and `tailrank simulate --vectors --validate`;
+//! * [`validation`] (tailrank-sim's `validation_report`): `tailrank validate` and
+//!   `tailrank simulate --vectors --validate`;
 //! * [`demo`]: `tailrank demo` and `tailrank simulate`;
 //! * [`headline`]: the short default output of `predict`, `compare`, `ilias --fraction`
 //!   and `demo` (the tables above are their `--details`);
@@ -22,13 +23,15 @@
 //! * [`written`]: the one-line accounts of `tailrank scan` and `tailrank merge`.
 
 pub mod compare;
+#[cfg(feature = "simulate")]
 pub mod demo;
 pub mod headline;
 pub mod html;
 pub mod html_svg;
 pub mod ilias;
 pub mod prediction;
-pub mod validation;
+#[cfg(feature = "simulate")]
+pub use tailrank_sim::validation_report as validation;
 pub mod written;
 
 pub use crate::predict::json::prediction_json;
