@@ -12,27 +12,14 @@
 //!
 //! Definitions follow `docs/method.md` (numbered sections, cited as `docs/method.md §n`); every module documents the formula it implements.
 
-pub mod atomic;
-pub mod error;
-pub mod evt;
-pub mod formats;
-pub mod hardness;
 pub mod ilias;
-pub mod maps;
-pub mod metric;
-pub mod numerics;
-pub mod outputs;
 pub mod plot;
-pub mod predict;
-pub mod protocols;
 pub mod report;
-pub mod sample;
-pub mod scan;
-pub mod selected;
-pub mod simulate;
-pub mod summary;
 
-pub use error::{Error, ErrorKind, Result};
-
-/// Version of this library, recorded in every file it writes.
-pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");
+pub use tailrank_eval::{metric, protocols};
+pub use tailrank_io::{atomic, error, numerics, outputs, sample, selected};
+pub use tailrank_io::{Error, ErrorKind, Result, TOOL_VERSION};
+pub use tailrank_predict::{maps, predict};
+pub use tailrank_scan::{evt, formats, hardness, scan, summary};
+#[cfg(feature = "simulate")]
+pub use tailrank_sim::simulate;

@@ -1,7 +1,12 @@
-//! The layering rules of `docs/architecture.md`: no import circle between the library's source
-//! files. A file imports another when its code (not its comments, not its `#[cfg(test)]`
-//! module) names a path into it (`use crate::a::b`, `super::b::f`, `crate::a::b::T`). The
-//! circles are the strongly connected components of that graph with more than one file.
+//! The layering rules of `docs/architecture.md`, for the library crates and their source
+//! files: a crate depends only on crates below it (its Cargo.toml), a top-level module imports
+//! only modules of its own layer or below, and no import circle joins source files.
+//!
+//! A file imports another when its code (not its comments, not its `#[cfg(test)]` module)
+//! names a path into it (`use crate::a::b`, `super::b::f`, `crate::a::b::T`). Every crate
+//! re-exports the modules of the crates below it at its root, so `crate::a` in a file of one
+//! crate names module `a` of that crate or, when it has none, of the crate below that has it.
+//! The circles are the strongly connected components of that graph with more than one file.
 //!
 //! What it does not see (a guard, not a compiler): a path through a parent's re-export
 //! (`crate::formats::open_descriptors`) counts as an import of the parent `mod.rs`, not of
@@ -52,7 +57,7 @@ fn code(text: &str) -> String {
 }
 
 /// The longest known module that `path` (`crate::…`, `super::…`, `self::…`) names from `cur`.
-fn resolve(path: &[&str], cur: &str, mods: &BTreeMap<String, String>) -> Option<String> {
+fn resolve<V>(path: &[&str], cur: &str, mods: &BTreeMap<String, V>) -> Option<String> {
     let mut base: Vec<&str> = if cur.is_empty() {
         vec![]
     } else {
@@ -193,30 +198,51 @@ fn circles(edges: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
     t.out
 }
 
-fn import_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
-    let mods = modules(src);
+/// The directory that holds the workspace's crates.
+fn crates_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The import graph between the source files of the library crates ([`CRATES`]), each file
+/// named `crate/module` (`tailrank-scan/scan::pass`; `crate/` alone for a `lib.rs`).
+fn import_graph(dir: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let per_crate: Vec<BTreeMap<String, String>> = CRATES
+        .iter()
+        .map(|c| modules(&dir.join(c).join("src")))
+        .collect();
     let mut edges = BTreeMap::new();
-    for (m, text) in &mods {
-        let deps: BTreeSet<String> = paths(&code(text))
-            .iter()
-            .filter_map(|p| {
-                let p: Vec<&str> = p.iter().map(String::as_str).collect();
-                resolve(&p, m, &mods)
-            })
-            .filter(|d| d != m)
-            .collect();
-        edges.insert(m.clone(), deps);
+    for (i, krate) in CRATES.iter().enumerate() {
+        // The modules `crate::…` can name here: this crate's, else the highest crate below.
+        let mut owner: BTreeMap<String, String> = BTreeMap::new();
+        for (c, mods) in CRATES.iter().zip(&per_crate).take(i + 1) {
+            for m in mods.keys() {
+                owner.insert(m.clone(), c.to_string());
+            }
+        }
+        for (m, text) in &per_crate[i] {
+            let deps: BTreeSet<String> = paths(&code(text))
+                .iter()
+                .filter_map(|p| {
+                    let p: Vec<&str> = p.iter().map(String::as_str).collect();
+                    resolve(&p, m, &owner).map(|d| format!("{}/{d}", owner[&d]))
+                })
+                .filter(|d| *d != format!("{krate}/{m}"))
+                .collect();
+            edges.insert(format!("{krate}/{m}"), deps);
+        }
     }
     edges
 }
 
 #[test]
 fn no_import_circle_between_source_files() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let edges = import_graph(&src);
-    // The graph is not empty: the parser sees the imports it is meant to see.
-    assert!(edges["scan::pass"].contains("scan::block"));
-    assert!(edges["formats::open"].contains("formats::npy"));
+    let edges = import_graph(&crates_dir());
+    // The graph is not empty: the parser sees the imports it is meant to see, within a crate
+    // and through the re-exports of the crates below.
+    assert!(edges["tailrank-scan/scan::pass"].contains("tailrank-scan/scan::block"));
+    assert!(edges["tailrank-io/formats::open"].contains("tailrank-io/formats::npy"));
+    assert!(edges["tailrank-scan/formats::hardness_csv"].contains("tailrank-io/atomic"));
+    assert!(edges["tailrank/report::prediction"].contains("tailrank-predict/predict"));
     let found = circles(&edges);
     assert!(
         found.is_empty(),
@@ -254,37 +280,59 @@ fn the_checker_finds_a_circle() {
     assert!(ps.contains(&vec!["crate".into(), "scan".into(), "f".into()]));
 }
 
-/// The layer of each top-level module (`docs/architecture.md`, "Dependencies"): a module may
-/// import modules of its own layer or below, never above.
-const LAYERS: &[(&str, &[&str])] = &[
-    ("foundation", &["", "error", "numerics"]),
+/// The library crates, lowest first (`docs/architecture.md`, "Crates"): each depends only on
+/// crates before it. The CLI and the Python crate sit on top of `tailrank`, the facade.
+const CRATES: &[&str] = &[
+    "tailrank-io",
+    "tailrank-scan",
+    "tailrank-eval",
+    "tailrank-predict",
+    "tailrank-sim",
+    "tailrank",
+];
+
+/// The layers, lowest first, with the crate that holds each and its top-level modules
+/// (`docs/architecture.md`, "Dependencies"): a module may import modules of its own layer or
+/// below, never above. `lib.rs` (module `""`) is the crate's root.
+const LAYERS: &[(&str, &str, &[&str])] = &[
+    ("tailrank-io", "foundation", &["", "error", "numerics"]),
     (
+        "tailrank-io",
         "formats and I/O",
         &["atomic", "outputs", "formats", "sample", "selected"],
     ),
-    ("scan and summary", &["summary", "scan"]),
-    ("evaluation", &["metric", "protocols"]),
-    ("prediction", &["evt", "hardness", "maps", "predict"]),
-    ("applications", &["ilias", "simulate"]),
-    ("presentation", &["report", "plot"]),
+    (
+        "tailrank-scan",
+        "scan, summary and hardness",
+        &["", "summary", "scan", "evt", "hardness", "formats"],
+    ),
+    (
+        "tailrank-eval",
+        "evaluation",
+        &["", "metric", "protocols", "tables"],
+    ),
+    ("tailrank-predict", "prediction", &["", "maps", "predict"]),
+    (
+        "tailrank-sim",
+        "simulation and validation",
+        &["", "simulate", "validation_report"],
+    ),
+    ("tailrank", "applications", &["", "ilias"]),
+    ("tailrank", "presentation", &["report", "plot"]),
 ];
 
-/// Imports that point up the layer order today, as `(from, to)` top-level modules: debt that
-/// the redesign (issue #46) removes. The test fails on any other upward import, and on an entry
-/// here that no longer exists, so the list only shrinks. `formats::hardness_csv` reads and
-/// writes the hardness types of the prediction layer (the GPD parameters among them); they
-/// move down a layer in the redesign.
-const KNOWN_UPWARD: &[(&str, &str)] = &[("formats", "evt"), ("formats", "hardness")];
-
-fn layer_of(module: &str) -> usize {
+/// The layer of a file named `crate/module`.
+fn layer_of(file: &str) -> usize {
+    let (krate, module) = file.split_once('/').unwrap_or(("", file));
     let top = module.split("::").next().unwrap_or("");
     LAYERS
         .iter()
-        .position(|(_, mods)| mods.contains(&top))
-        .unwrap_or_else(|| panic!("top-level module {top:?} has no layer in LAYERS"))
+        .position(|(c, _, mods)| *c == krate && mods.contains(&top))
+        .unwrap_or_else(|| panic!("top-level module {top:?} of {krate} has no layer in LAYERS"))
 }
 
-/// Every import between files of different top-level modules that points to a higher layer.
+/// Every import between files of different top-level modules that points to a higher
+/// layer, as `(from, to)` top-level modules (`crate/module`).
 fn upward_imports(edges: &BTreeMap<String, BTreeSet<String>>) -> BTreeSet<(String, String)> {
     let top = |m: &str| m.split("::").next().unwrap_or("").to_string();
     edges
@@ -297,39 +345,83 @@ fn upward_imports(edges: &BTreeMap<String, BTreeSet<String>>) -> BTreeSet<(Strin
 
 #[test]
 fn top_level_modules_follow_the_layer_order() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let edges = import_graph(&src);
-    let found = upward_imports(&edges);
-    let known: BTreeSet<(String, String)> = KNOWN_UPWARD
+    let edges = import_graph(&crates_dir());
+    let up = upward_imports(&edges);
+    assert!(
+        up.is_empty(),
+        "imports up the layer order (from, to): {up:?}; layers: {LAYERS:?}"
+    );
+}
+
+/// The workspace crates (`tailrank-…`) that `crate`'s Cargo.toml lists as dependencies (its
+/// `[dependencies]` tables, target-specific ones included; not its dev-dependencies).
+fn tailrank_dependencies(krate: &str) -> BTreeSet<String> {
+    let toml = std::fs::read_to_string(crates_dir().join(krate).join("Cargo.toml")).unwrap();
+    let mut deps = BTreeSet::new();
+    let mut in_deps = false;
+    for line in toml.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_deps = line == "[dependencies]" || line.ends_with(".dependencies]");
+            continue;
+        }
+        let name = line.split(['=', '.', ' ']).next().unwrap_or("");
+        if in_deps && (name == "tailrank" || name.starts_with("tailrank-")) {
+            deps.insert(name.to_string());
+        }
+    }
+    deps
+}
+
+#[test]
+fn crates_depend_only_on_crates_below() {
+    // The layers run through the crates in their order.
+    let crate_of_layer: Vec<usize> = LAYERS
         .iter()
-        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .map(|(c, _, _)| CRATES.iter().position(|k| k == c).unwrap())
         .collect();
-    let new: Vec<_> = found.difference(&known).collect();
-    assert!(
-        new.is_empty(),
-        "imports up the layer order (from, to): {new:?}; layers: {LAYERS:?}"
-    );
-    let gone: Vec<_> = known.difference(&found).collect();
-    assert!(
-        gone.is_empty(),
-        "KNOWN_UPWARD lists imports that no longer exist, remove them: {gone:?}"
-    );
+    assert!(crate_of_layer.windows(2).all(|w| w[0] <= w[1]));
+    for (i, krate) in CRATES.iter().enumerate() {
+        let deps = tailrank_dependencies(krate);
+        for d in &deps {
+            let at = CRATES.iter().position(|c| c == d);
+            assert!(
+                at.is_some_and(|j| j < i),
+                "{krate} depends on {d}, which is not a crate below it in {CRATES:?}"
+            );
+        }
+        if i > 0 {
+            // Each crate stands on the one below it: the order is the real one.
+            assert!(deps.contains(CRATES[i - 1]), "{krate}: {deps:?}");
+        }
+    }
+    // Every library crate of the workspace has its place.
+    for e in std::fs::read_dir(crates_dir()).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        let front_end = ["tailrank-cli", "tailrank-py", "tailrank-test-support"];
+        if p.join("src/lib.rs").exists() && !front_end.contains(&name.as_str()) {
+            assert!(CRATES.contains(&name.as_str()), "{name} is not in CRATES");
+        }
+    }
 }
 
 #[test]
 fn the_layer_check_finds_an_upward_import() {
     let mut e = BTreeMap::new();
     e.insert(
-        "scan::pass".to_string(),
-        BTreeSet::from(["predict::trust".to_string()]),
+        "tailrank-scan/scan::pass".to_string(),
+        BTreeSet::from(["tailrank-predict/predict::trust".to_string()]),
     );
     e.insert(
-        "predict".to_string(),
-        BTreeSet::from(["scan::pass".to_string()]),
+        "tailrank-predict/predict".to_string(),
+        BTreeSet::from(["tailrank-scan/scan::pass".to_string()]),
     );
     let up = upward_imports(&e);
     assert_eq!(
         up,
-        BTreeSet::from([("scan".to_string(), "predict".to_string())])
+        BTreeSet::from([(
+            "tailrank-scan/scan".to_string(),
+            "tailrank-predict/predict".to_string()
+        )])
     );
 }

@@ -8,6 +8,7 @@ use crate::ilias::IliasReport;
 use crate::predict::compare::Comparison;
 use crate::predict::next_step::Action;
 use crate::predict::{Prediction, Verdict};
+#[cfg(feature = "simulate")]
 use crate::simulate::{SimulationFiles, Truth};
 use std::fmt::Write as _;
 
@@ -116,6 +117,7 @@ pub fn prediction_headline(p: &Prediction) -> String {
 }
 
 /// The headline of `tailrank demo`: the prediction's, the truth beside it, and the files.
+#[cfg(feature = "simulate")]
 pub fn demo_headline(t: &Truth, p: &Prediction, files: &SimulationFiles) -> String {
     let mut lines = prediction_lines(p);
     let (recall, hit) = t.recall_and_hit();

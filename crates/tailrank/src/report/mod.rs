@@ -10,10 +10,12 @@
 //! here, one file per report:
 //!
 //! * [`prediction`]: `tailrank predict` (and each set of `tailrank ilias` in prediction mode);
-//! * [`eval`]: `tailrank eval` (query-set metrics and the revisited protocols);
+//! * `tailrank eval`'s tables (query-set metrics and the revisited protocols) are methods of
+//!   the report types, in tailrank-eval's `tables`;
 //! * [`ilias`]: `tailrank ilias`;
 //! * [`compare`]: `tailrank compare`;
-//! * [`validation`]: `tailrank validate` and `tailrank simulate --vectors --validate`;
+//! * [`validation`] (tailrank-sim's `validation_report`): `tailrank validate` and
+//!   `tailrank simulate --vectors --validate`;
 //! * [`demo`]: `tailrank demo` and `tailrank simulate`;
 //! * [`headline`]: the short default output of `predict`, `compare`, `ilias --fraction`
 //!   and `demo` (the tables above are their `--details`);
@@ -21,16 +23,16 @@
 //! * [`written`]: the one-line accounts of `tailrank scan` and `tailrank merge`.
 
 pub mod compare;
+#[cfg(feature = "simulate")]
 pub mod demo;
-pub mod eval;
 pub mod headline;
 pub mod html;
 pub mod html_pages;
 pub mod html_svg;
 pub mod ilias;
 pub mod prediction;
-pub mod validation;
-mod validation_vectors;
+#[cfg(feature = "simulate")]
+pub use tailrank_sim::validation_report as validation;
 pub mod written;
 
 pub use crate::predict::json::prediction_json;

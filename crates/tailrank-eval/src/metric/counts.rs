@@ -3,6 +3,7 @@
 
 use super::rank_from_counts;
 use crate::error::{Error, Result};
+use crate::hardness::QueryHardness;
 use crate::summary::Summary;
 
 /// One positive for the counts path: score, `C_j`, `K_j` and the ties `T_j = T^C_j + T^K_j`
@@ -13,6 +14,27 @@ pub struct PositiveCounts {
     pub core_above: u64,
     pub pool_above: u64,
     pub ties: u64,
+}
+
+/// The counts of the sample gallery a hardness came from, for the counts path
+/// (`pool_above` = K_j + T^K_j and `core_above` = C_j + T^C_j: items at or above `s_j`, so
+/// the ties are already in and `ties` is 0).
+pub trait SampleCounts {
+    fn sample_counts(&self) -> Vec<PositiveCounts>;
+}
+
+impl SampleCounts for QueryHardness {
+    fn sample_counts(&self) -> Vec<PositiveCounts> {
+        self.positives
+            .iter()
+            .map(|p| PositiveCounts {
+                score: p.score,
+                core_above: p.core_above,
+                pool_above: p.pool_above,
+                ties: 0,
+            })
+            .collect()
+    }
 }
 
 /// Whether the official AP@k of a query depends on the order inside a tie block, from counts:

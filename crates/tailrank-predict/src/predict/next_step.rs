@@ -274,7 +274,7 @@ pub fn next_step(s: &Summary, p: &Prediction, plan: &NextStepPlan) -> NextStep {
 mod tests {
     use super::*;
     use crate::predict::PredictOptions;
-    use crate::simulate::{simulate_summary, SimConfig};
+    use tailrank_sim::simulate::{simulate_summary, SimConfig};
 
     fn parts(width: f64, noise: f64, trend: f64, l: f64) -> WidthParts {
         WidthParts {

@@ -156,10 +156,7 @@ pub fn for_each_line(
 /// Stream an id list read as a set (a selection, the ILIAS distractor list), where a line's
 /// position means nothing: `f(line, id)` (1-based line) for each non-blank line, blank lines
 /// skipped (unlike [`for_each_line`], whose ids are row-aligned). `.gz` is accepted.
-pub(crate) fn for_each_listed_id(
-    path: &Path,
-    mut f: impl FnMut(usize, &str) -> Result<()>,
-) -> Result<()> {
+pub fn for_each_listed_id(path: &Path, mut f: impl FnMut(usize, &str) -> Result<()>) -> Result<()> {
     for_each_text_line(path, open_text(path)?, |line, mut bytes| {
         // Every trailing carriage return goes, as a set's reader always did (`id\r\r`).
         while let [rest @ .., b'\r'] = bytes {

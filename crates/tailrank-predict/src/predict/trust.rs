@@ -446,7 +446,8 @@ pub fn trust(
 }
 
 /// `1–3`, `1–2` or `1`.
-pub(crate) fn level_list(levels: &[usize]) -> String {
+#[doc(hidden)]
+pub fn level_list(levels: &[usize]) -> String {
     match (levels.first(), levels.last()) {
         (Some(a), Some(b)) if a != b => format!("{a}–{b}"),
         (Some(a), _) => a.to_string(),

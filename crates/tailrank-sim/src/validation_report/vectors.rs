@@ -1,5 +1,5 @@
 //! The markdown tables of `tailrank simulate --vectors --validate` (re-exported by
-//! [`validation`](super::validation)): the vector-level runs and their error decompositions.
+//! [`validation_report`](super)): the vector-level runs and their error decompositions.
 
 use crate::simulate::vector_validation::{Metrics, VectorRun};
 use std::fmt::Write as _;

@@ -1,11 +1,11 @@
 //! Input and output formats: descriptors (`.npy`, ILIAS HDF5), id lists (text, `.gz`), ground
 //! truth (ILIAS layout, JSON), results files (ILIAS JSON) and the hardness artifact (CSV). See
 //! `docs/reference/formats.md`. [`json`] is the order-preserving JSON reader behind [`gt`] and
-//! [`results`]; [`hardness_csv`] reads and writes `docs/reference/hardness.md`'s CSV.
+//! [`results`]. The hardness CSV (`formats::hardness_csv`, `docs/reference/hardness.md`) is read and
+//! written next to the hardness types, one crate up (tailrank-scan).
 
 pub mod descriptors;
 pub mod gt;
-pub mod hardness_csv;
 pub mod hdf5;
 pub mod ids;
 pub mod json;

@@ -172,7 +172,8 @@ fn failpoint(counter: &mut Option<usize>) {
 
 /// The `N` of `TAILRANK_FAILPOINT=kind:N` in the environment, when it names `kind` (the test
 /// hooks that abort a process where a kill would: `commit` here, `chunk` in the scan).
-pub(crate) fn test_hook_point(kind: &str) -> Option<usize> {
+#[doc(hidden)]
+pub fn test_hook_point(kind: &str) -> Option<usize> {
     let v = std::env::var("TAILRANK_FAILPOINT").ok()?;
     v.strip_prefix(kind)?.strip_prefix(':')?.parse().ok()
 }

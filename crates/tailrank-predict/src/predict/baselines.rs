@@ -18,6 +18,7 @@
 //! are clamped to [0, 1].
 
 use crate::hardness::QueryHardness;
+use crate::metric::SampleCounts;
 use crate::metric::{evaluate_counts, positive_counts, QueryReport};
 use crate::summary::Summary;
 use rayon::prelude::*;

@@ -2,7 +2,8 @@
 //! and a markdown report, errors in mAP points) and `tailrank simulate --vectors --validate`
 //! (a markdown table of the vector-level runs). error = prediction − realized truth.
 
-pub use super::validation_vectors::{vector_decomposition_table, vector_table};
+mod vectors;
+pub use vectors::{vector_decomposition_table, vector_table};
 use crate::atomic::{write_bytes, Transaction};
 use crate::error::{Error, Result};
 use crate::numerics::quantile_sorted;

@@ -49,7 +49,7 @@ pub mod names;
 mod ranking;
 mod report;
 
-pub use counts::{positive_counts, ranks, PositiveCounts};
+pub use counts::{positive_counts, ranks, PositiveCounts, SampleCounts};
 pub use names::{MetricKind, MetricName};
 pub use ranking::QueryRanking;
 pub use report::{

@@ -110,23 +110,6 @@ pub struct QueryHardness {
     pub positives: Vec<PositiveHardness>,
 }
 
-impl QueryHardness {
-    /// The counts of the sample gallery the hardness came from, for the counts path
-    /// (`pool_above` = K_j + T^K_j and `core_above` = C_j + T^C_j: items at or above `s_j`, so
-    /// the ties are already in and `ties` is 0).
-    pub fn sample_counts(&self) -> Vec<crate::metric::PositiveCounts> {
-        self.positives
-            .iter()
-            .map(|p| crate::metric::PositiveCounts {
-                score: p.score,
-                core_above: p.core_above,
-                pool_above: p.pool_above,
-                ties: 0,
-            })
-            .collect()
-    }
-}
-
 impl Default for Estimator {
     /// The tail-aware estimator with default options.
     fn default() -> Self {

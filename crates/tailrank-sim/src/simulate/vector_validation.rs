@@ -20,6 +20,7 @@ use crate::error::{Error, Result};
 use crate::formats::open_descriptors;
 use crate::hardness::{Branch, QueryHardness};
 use crate::maps::{self, MapKind};
+use crate::metric::SampleCounts;
 use crate::metric::{evaluate_counts, evaluate_summary_for_set, MissingPolicy};
 use crate::numerics::mean;
 use crate::predict::endpoint_test::{EndpointTest, ExcessCentre};
