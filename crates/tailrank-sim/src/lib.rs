@@ -1,5 +1,5 @@
 //! tailrank-sim: the simulator and the validation behind `tailrank demo`, `simulate` and
-//! `validate` (`docs/architecture.md`, `docs/validation.md`). [`simulate`] draws synthetic
+//! `validate` (`docs/architecture.md`, `docs/reference/validation.md`). [`simulate`] draws synthetic
 //! pools whose full-pool truth is known (score laws, vector corpora, web-scale families);
 //! [`validation_report`] renders and writes the validation tables that compare predictions
 //! with that truth. Research code: the Python wheel leaves it out (the facade's `simulate`

@@ -3,7 +3,6 @@
 //! (a markdown table of the vector-level runs). error = prediction − realized truth.
 
 mod vectors;
-pub use vectors::{vector_decomposition_table, vector_table};
 use crate::atomic::{write_bytes, Transaction};
 use crate::error::{Error, Result};
 use crate::numerics::quantile_sorted;
@@ -19,6 +18,7 @@ use crate::simulate::validation::{
 };
 use std::fmt::Write as _;
 use std::path::Path;
+pub use vectors::{vector_decomposition_table, vector_table};
 
 impl ValidationReport {
     /// Plain-text table (mAP in percent points of error, two decimals).
