@@ -8,6 +8,7 @@ of the help; the prose around the tables is kept. With --check, nothing is writt
 status is 1 when the file would change. crates/tailrank-cli/tests/cli_reference.rs checks that
 every flag has a row.
 """
+import os
 import re
 import subprocess
 import sys
@@ -74,11 +75,14 @@ def rewrite(doc, binary):
 
 def main():
     args = [a for a in sys.argv[1:] if a != "--check"]
-    binary = args[0] if args else str(ROOT / "target/release/tailrank")
+    target = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
+    binary = args[0] if args else str(target / "release/tailrank")
     old = DOC.read_text()
     new = rewrite(old, binary)
     if "--check" in sys.argv:
-        sys.exit(0 if new == old else 1)
+        if new != old:
+            sys.exit(f"{DOC} differs from `tailrank CMD --help`: run python3 scripts/cli_reference.py")
+        return
     DOC.write_text(new)
 
 
