@@ -116,9 +116,7 @@ struct RealizedJson {
     excess_mass_map_at_k: Option<f64>,
     /// The count reading, spanned when the last doubling left the sample unsettled.
     count_map_at_k: Option<f64>,
-    /// The half-width of the extrapolation the sample measured, and its level.
-    extrapolation_half_width: f64,
-    extrapolation_level: Option<usize>,
+    trend_shift: f64,
     /// The evaluate-at-S value when it capped the upper end (an upper bound of the metric at N).
     capped_at_evaluate_at_s: Option<f64>,
 }
@@ -283,8 +281,7 @@ impl<'a> PredictionJson<'a> {
                 level_calibrated_map_at_k: r.calibrated_estimate,
                 excess_mass_map_at_k: r.excess_mass_estimate,
                 count_map_at_k: r.count_estimate,
-                extrapolation_half_width: r.extrapolation_half_width,
-                extrapolation_level: r.extrapolation_level,
+                trend_shift: r.trend_shift,
                 capped_at_evaluate_at_s: r.ceiling,
             }),
             trust: TrustJson {

@@ -158,14 +158,6 @@ pub struct InSample {
     pub std_error: f64,
     /// `ê_N = e_ℓ · ln(N/S_0)/ln(S_0/S_ℓ)`.
     pub projected_error: f64,
-    /// `s_ℓ = ln(N/S_0)/ln(S_0/S_ℓ)`: the step to N in units of this level's step to `S_0`
-    /// (`ê_N = s_ℓ · e_ℓ`); NaN for a level no smaller than `S_0`.
-    #[serde(default = "nan")]
-    pub projection: f64,
-}
-
-fn nan() -> f64 {
-    f64::NAN
 }
 
 /// Trust verdict of a prediction.
@@ -209,14 +201,6 @@ impl Trust {
         self.in_sample_used.map(|i| &self.in_sample[i])
     }
 
-    /// The in-sample check the realized interval reads as the sample's own measure of the
-    /// extrapolation error (`predict::realized`): the verdict's, level ℓ* = 1; None without
-    /// one or with a NaN error or projection.
-    pub fn extrapolation_check(&self) -> Option<&InSample> {
-        self.used()
-            .filter(|u| u.error.is_finite() && u.projection.is_finite())
-    }
-
     /// Whether the trend test fired: `|Δ_trend| > TOLERANCE` and `|Δ_trend|/SE > Z_CRIT`.
     pub fn trend_fired(&self) -> bool {
         self.trend_projected.abs() > TOLERANCE
@@ -240,6 +224,28 @@ impl Trust {
     /// Whether the endpoint test fired: `O > P` and `z > Z_CRIT` ([`EndpointTest::exceeds`]).
     pub fn endpoint_fired(&self) -> bool {
         self.endpoint.as_ref().is_some_and(|e| e.exceeds(Z_CRIT))
+    }
+
+    /// `Δ_trend` when the trend test fired, else 0.
+    pub fn trend_shift(&self) -> f64 {
+        if self.trend_fired() {
+            self.trend_projected
+        } else {
+            0.0
+        }
+    }
+
+    /// The move of the truth relative to the estimate that the fired tests point to: the
+    /// largest in magnitude of `Δ_trend` (trend fired) and `−ê_N` (in-sample check fired;
+    /// an over-prediction in-sample puts the truth below the estimate); 0 when none fired.
+    pub fn shift(&self) -> f64 {
+        let mut best = self.trend_shift();
+        if let Some(u) = self.used().filter(|_| self.in_sample_fired()) {
+            if u.projected_error.abs() > best.abs() {
+                best = -u.projected_error;
+            }
+        }
+        best
     }
 
     /// A verdict with no statistics (the tests could not run, or were not needed).
@@ -324,7 +330,6 @@ pub fn trust(
             let d: Vec<f64> = l.at_s0.iter().zip(&exact0).map(|(a, e)| a - e).collect();
             let error = mean(&d);
             let ratio = (s0 / l.sample_size.max(1) as f64).ln();
-            let projection = if ratio > 0.0 { ln_n / ratio } else { f64::NAN };
             InSample {
                 level: l.level,
                 sample_size: l.sample_size,
@@ -335,8 +340,11 @@ pub fn trust(
                 } else {
                     f64::NAN
                 },
-                projected_error: error * projection,
-                projection,
+                projected_error: if ratio > 0.0 {
+                    error * ln_n / ratio
+                } else {
+                    f64::NAN
+                },
             }
         })
         .collect();

@@ -84,7 +84,7 @@ pub fn prediction_table(p: &Prediction) -> String {
             let _ = writeln!(
                 t,
                 "{:<w$} {:>9}  {conf} {} width {}: realized metric of these queries (pool \
-                 sd {}, other map {}{}{}{}, measured extrapolation ±{}{}{})",
+                 sd {}, other map {}{}{}{}, trend shift {:+.2}{})",
                 "  these queries at N",
                 "",
                 interval(&r.interval),
@@ -103,11 +103,7 @@ pub fn prediction_table(p: &Prediction) -> String {
                     Some(m) => format!(", count reading {} (sample unsettled)", pct(m)),
                     None => String::new(),
                 },
-                pct(r.extrapolation_half_width),
-                match r.extrapolation_level {
-                    Some(l) => format!(" from level {l}"),
-                    None => String::new(),
-                },
+                100.0 * r.trend_shift,
                 match r.ceiling {
                     Some(c) => format!(
                         "; capped at evaluate-at-S {}, which bounds the metric at N",
