@@ -15,7 +15,11 @@ pub fn hardness_for(
     subset: usize,
     opts: &PredictOptions,
 ) -> Result<Vec<QueryHardness>> {
-    hardness::estimate_summary(s, subset, &opts.estimator)
+    let mut qs = hardness::estimate_summary(s, subset, &opts.estimator)?;
+    if let Estimator::Evt(o) = &opts.estimator {
+        super::tail_routes::apply(s, subset, o, &mut qs);
+    }
+    Ok(qs)
 }
 
 /// Hardness of one query for the metric only: identical x̂ to `hardness::estimate_query`, but
@@ -63,10 +67,15 @@ pub fn hardness_for_metric(
             }
         }
     }
-    Ok(s.queries
+    let mut qs: Vec<QueryHardness> = s
+        .queries
         .par_iter()
         .map(|q| estimate_query_for_metric(q, subset, size, &opts.estimator))
-        .collect())
+        .collect();
+    if let Estimator::Evt(o) = &opts.estimator {
+        super::tail_routes::apply(s, subset, o, &mut qs);
+    }
+    Ok(qs)
 }
 
 /// Count hardness `x̂ = K_j / S` from any hardness (uses the recorded `pool_above` and
