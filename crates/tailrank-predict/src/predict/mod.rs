@@ -28,7 +28,6 @@ pub mod query_hardness;
 pub mod realized;
 pub mod stats;
 pub mod survivor_decay;
-pub mod tail_routes;
 pub mod trust;
 
 pub use baselines::{Baselines, LevelPoint};

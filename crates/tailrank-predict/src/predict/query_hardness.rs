@@ -15,11 +15,7 @@ pub fn hardness_for(
     subset: usize,
     opts: &PredictOptions,
 ) -> Result<Vec<QueryHardness>> {
-    let mut qs = hardness::estimate_summary(s, subset, &opts.estimator)?;
-    if let Estimator::Evt(o) = &opts.estimator {
-        super::tail_routes::apply(s, subset, o, &mut qs);
-    }
-    Ok(qs)
+    hardness::estimate_summary(s, subset, &opts.estimator)
 }
 
 /// Hardness of one query for the metric only: identical x̂ to `hardness::estimate_query`, but
@@ -67,15 +63,10 @@ pub fn hardness_for_metric(
             }
         }
     }
-    let mut qs: Vec<QueryHardness> = s
-        .queries
+    Ok(s.queries
         .par_iter()
         .map(|q| estimate_query_for_metric(q, subset, size, &opts.estimator))
-        .collect();
-    if let Estimator::Evt(o) = &opts.estimator {
-        super::tail_routes::apply(s, subset, o, &mut qs);
-    }
-    Ok(qs)
+        .collect())
 }
 
 /// Count hardness `x̂ = K_j / S` from any hardness (uses the recorded `pool_above` and

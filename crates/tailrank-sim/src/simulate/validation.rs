@@ -232,7 +232,6 @@ pub fn run_one(
         seed,
         fit: opts.fit,
         excess_centre: opts.excess_centre,
-        map: crate::predict::tail_routes::Routes::from_env().map(),
         ..defaults
     };
     let t = sim.truth;

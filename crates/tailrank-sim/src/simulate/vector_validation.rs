@@ -457,7 +457,6 @@ pub(crate) fn runs_from_scans(
             seed,
             excess_centre: opts.excess_centre,
             fit: opts.fit,
-            map: crate::predict::tail_routes::Routes::from_env().map(),
             ..PredictOptions::default()
         };
         // The next step is not scored: skip its extra prediction on level 1.
