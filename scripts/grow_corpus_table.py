@@ -9,7 +9,8 @@ mean realized width, how often the next-step projection from the previous step w
         | python3 scripts/grow_corpus_table.py [--families]
 
 The projection is `predict::next_step::WidthParts::projected(1)`, recomputed from the printed
-parts: `s + n/√2 + t·(L − 1)/L` with `L = log2(N/S) = log2(1/f)`.
+parts: `s + n/√2 + t·(L − 1)/L` with `L = log2(N/S) = log2(1/f)`; each row's recomputed
+projection from f must equal the example's own `projected_2f` (the script stops otherwise).
 """
 
 import csv
@@ -40,6 +41,10 @@ def main():
     for d in csv.DictReader(sys.stdin):
         key = d["family"] if by_family else ("held out" if d["held_out"] == "true" else "tuned")
         cuts = steps(d)
+        mine, rust = projected(*cuts[1][4], cuts[1][0]), float(d["projected_2f"])
+        if abs(mine - rust) > 1e-5 + 1e-4 * rust:
+            sys.exit(f"{d['family']} seed {d['seed']}: projection {mine:.5f} here, "
+                     f"{rust:.5f} in the example's projected_2f")
         for i, (f, err, w, verdict, _) in enumerate(cuts):
             a = agg[(key, f)]
             a["err"].append(abs(100 * err))
