@@ -8,7 +8,9 @@ prediction from a direct scan of the same sample.
         [--geometry clustered,burst] [--tailrank target/release/tailrank]
 
 Prints one row per (geometry, seed, fraction): error of the grown prediction, realized interval
-width, verdict, and the grown prediction minus the direct scan's. Needs numpy.
+width, verdict, the grown prediction minus the direct scan's, and whether the next step's
+projected width at 2f (`next_step.projected_width` of the previous step) was within ±30% of
+this width (the doubling steps 1% -> 2% and 5% -> 10% only). Needs numpy.
 """
 
 import argparse
@@ -43,7 +45,8 @@ def predict(tr, summary, n):
     p = json.loads(run(tr, "predict", "--summary", summary, "--pool-size", n, "--json"))
     lo, hi = p["realized"]["map_at_k_realized_interval"]
     return dict(map=100 * p["map_at_k"], lo=100 * lo, hi=100 * hi,
-                verdict=p["trust"]["verdict"])
+                verdict=p["trust"]["verdict"],
+                projected=100 * (p["next_step"].get("projected_width") or float("nan")))
 
 
 def one(tr, d, geometry, seed, n):
@@ -55,7 +58,7 @@ def one(tr, d, geometry, seed, n):
               "--pool-size", n, "--seed", seed]
     run(tr, "scan", *common, "--pool", f"{s}/pool.npy", "-o", f"{d}/full")
     truth = 100 * json.loads(run(tr, "eval", "--summary", f"{d}/full", "--json"))["sets"][0]["map_at_k"]
-    out, prev = [], None
+    out, prev, prev_projected = [], None, None
     for f in CHAIN:
         ids = f"{d}/ids{f}.txt"
         after = [] if prev is None else ["--after", prev]
@@ -69,11 +72,15 @@ def one(tr, d, geometry, seed, n):
             run(tr, "grow", f"{d}/grown{prev}", f"{d}/part{f}", "-o", f"{d}/grown{f}")
         run(tr, "scan", *common, "--pool", f"{s}/pool.npy", "--fraction", f, "-o", f"{d}/direct{f}")
         g, di = predict(tr, f"{d}/grown{f}", n), predict(tr, f"{d}/direct{f}", n)
+        doubled = prev is not None and abs(f / prev - 2) < 1e-9
+        within = (abs(prev_projected / (g["hi"] - g["lo"]) - 1) <= 0.3) if doubled else None
         out.append(dict(geometry=geometry, seed=seed, fraction=f, truth=truth,
                         error=g["map"] - truth, width=g["hi"] - g["lo"],
                         covers=g["lo"] <= truth <= g["hi"], verdict=g["verdict"],
-                        minus_direct=g["map"] - di["map"], direct_verdict=di["verdict"]))
-        prev = f
+                        minus_direct=g["map"] - di["map"], direct_verdict=di["verdict"],
+                        projected_before=prev_projected if doubled else None,
+                        projection_within_30=within))
+        prev, prev_projected = f, g["projected"]
     return out
 
 
@@ -88,14 +95,18 @@ def main():
     a = ap.parse_args()
     tr = os.path.abspath(a.tailrank)
     rows_all = []
-    print("geometry   seed  f(%)  truth  error  width  covers  verdict    grown-direct")
+    print("geometry   seed  f(%)  truth  error  width  covers  verdict    grown-direct  "
+          "projected  within30")
     for g in a.geometry.split(","):
         for seed in range(a.seeds):
             for r in one(tr, os.path.join(a.out, f"{g}-{seed}"), g, seed, a.pool_size):
                 rows_all.append(r)
                 print(f"{g:<10} {seed:>4} {100 * r['fraction']:>5g} {r['truth']:6.2f} "
                       f"{r['error']:+6.2f} {r['width']:6.2f} {str(r['covers']):>6}  "
-                      f"{r['verdict']:<10} {r['minus_direct']:+6.2f}", flush=True)
+                      f"{r['verdict']:<10} {r['minus_direct']:+6.2f}        "
+                      f"{'' if r['projected_before'] is None else format(r['projected_before'], '6.2f'):>6}"
+                      f"  {'' if r['projection_within_30'] is None else r['projection_within_30']}",
+                      flush=True)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows_all, f, indent=1)

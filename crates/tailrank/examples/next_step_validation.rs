@@ -6,7 +6,10 @@
 //! summary. Beside it, the former projection `W_f²/W_{f/2}` (the ratio of the widths at f and
 //! at the level-2 cut f/2). Prints one CSV row per run:
 //! `family,held_out,seed,f,w_f,noise,trend,spread,projected_2f,measured_2f,rel_error,within_30,
-//! ratio_projected_2f,ratio_rel_error,ratio_within_30,verdict_f,verdict_2f`.
+//! ratio_projected_2f,ratio_rel_error,ratio_within_30,verdict_f,verdict_2f`, then the cuts'
+//! width parts, errors against the truth (prediction − realized mAP@k at N) and verdicts
+//! (`h` = f/2): `w_h,n_h,t_h,s_h,err_h,verdict_h,n_2f,t_2f,s_2f,err_f,err_2f`, and the level
+//! trend's test at f, fired or not: `trend_projected_f,trend_se_f` (`Δ` and its SE).
 //!
 //! Usage: `next_step_validation [FIRST_SEED..END_SEED [F [QUERIES [FAMILIES]]]]` (defaults
 //! 0..3, 0.05, 300, every corpus family; FAMILIES comma-separated).
@@ -29,7 +32,9 @@ fn main() {
     );
     println!(
         "family,held_out,seed,f,w_f,noise,trend,spread,projected_2f,measured_2f,rel_error,\
-         within_30,ratio_projected_2f,ratio_rel_error,ratio_within_30,verdict_f,verdict_2f"
+         within_30,ratio_projected_2f,ratio_rel_error,ratio_within_30,verdict_f,verdict_2f,\
+         w_h,n_h,t_h,s_h,err_h,verdict_h,n_2f,t_2f,s_2f,err_f,err_2f,\
+         trend_projected_f,trend_se_f"
     );
     for fam in &families {
         let held_out = CORPUS.iter().any(|e| e.name == fam && e.held_out);
@@ -54,7 +59,12 @@ fn main() {
             };
             let (measured, p2) = width(0);
             let (w_f, p1) = width(1);
-            let (w_half, _) = width(2);
+            let (w_half, ph) = width(2);
+            let truth = sim.truth.map_at_k;
+            let parts = |p: &tailrank::predict::Prediction| {
+                width_parts(p).map_or([f64::NAN; 4], |w| [w.width, w.noise, w.trend, w.spread])
+            };
+            let (h, m) = (parts(&ph), parts(&p2));
             let w = width_parts(&p1).expect("a realized interval at f");
             let projected = w.projected(1);
             let ratio_projected = w_f * w_f / w_half;
@@ -62,14 +72,28 @@ fn main() {
             let ratio_rel = ratio_projected / measured - 1.0;
             println!(
                 "{fam},{held_out},{seed},{f},{w_f:.5},{:.5},{:.5},{:.5},{projected:.5},\
-                 {measured:.5},{rel:+.3},{},{ratio_projected:.5},{ratio_rel:+.3},{},{},{}",
+                 {measured:.5},{rel:+.3},{},{ratio_projected:.5},{ratio_rel:+.3},{},{},{},\
+                 {:.5},{:.5},{:.5},{:.5},{:+.5},{},{:.5},{:.5},{:.5},{:+.5},{:+.5},{:+.5},{:.5}",
                 w.noise,
                 w.trend,
                 w.spread,
                 rel.abs() <= 0.3,
                 ratio_rel.abs() <= 0.3,
                 p1.trust.verdict.as_str(),
-                p2.trust.verdict.as_str()
+                p2.trust.verdict.as_str(),
+                h[0],
+                h[1],
+                h[2],
+                h[3],
+                ph.estimate - truth,
+                ph.trust.verdict.as_str(),
+                m[1],
+                m[2],
+                m[3],
+                p1.estimate - truth,
+                p2.estimate - truth,
+                p1.trust.trend_projected,
+                p1.trust.trend_std_error
             );
         }
     }
