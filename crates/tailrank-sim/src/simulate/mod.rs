@@ -42,6 +42,7 @@ pub mod families;
 pub mod files;
 pub mod hardness_law;
 pub mod law;
+pub mod request;
 pub mod truth;
 pub mod validation;
 pub mod vector_geometry;
