@@ -92,7 +92,7 @@ impl PredictOptions {
     /// confidence 0.95, seed 0, the estimate moved to the centre of the decayed excess.
     pub const DEFAULT: PredictOptions = PredictOptions {
         pool_size: None,
-        k: 1000,
+        k: crate::metric::DEFAULT_K,
         estimator: Estimator::Evt(EvtOptions::DEFAULT),
         map: MapKind::ExpectedRank,
         fit: FitMode::LevelSelected,
