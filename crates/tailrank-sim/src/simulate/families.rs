@@ -182,46 +182,7 @@ pub(super) fn draw_law<R: Rng + ?Sized>(rng: &mut R, model: &TailModel) -> Score
             extra,
             weight_range,
             gap_range,
-        } => {
-            let e = uniform(rng, *endpoint);
-            let lo = uniform(rng, [-0.2, 0.0]);
-            let main = Family::Beta {
-                lo,
-                width: e - lo,
-                a: uniform(rng, *a),
-                b: uniform(rng, *b),
-            };
-            let parts = if *extra == 0 {
-                0
-            } else {
-                rng.random_range(1..=*extra)
-            };
-            let mut comps = Vec::with_capacity(parts + 1);
-            let mut rest = 1.0;
-            for _ in 0..parts {
-                let w = log_uniform(rng, *weight_range);
-                let ec = e + uniform(rng, *gap_range);
-                let width = uniform(rng, [0.2, 0.5]);
-                rest -= w;
-                comps.push(Component {
-                    weight: w,
-                    family: Family::Beta {
-                        lo: ec - width,
-                        width,
-                        a: uniform(rng, *a),
-                        b: uniform(rng, [1.5, 6.0]),
-                    },
-                });
-            }
-            comps.insert(
-                0,
-                Component {
-                    weight: rest,
-                    family: main,
-                },
-            );
-            ScoreLaw { components: comps }
-        }
+        } => draw_beta_mixture(rng, *a, *b, *endpoint, *extra, *weight_range, *gap_range),
         TailModel::TruncNormalMixture {
             mu,
             sd,
@@ -276,6 +237,57 @@ pub(super) fn draw_law<R: Rng + ?Sized>(rng: &mut R, model: &TailModel) -> Score
             draw_law(rng, &models[pick].model)
         }
     }
+}
+
+/// A [`TailModel::BetaMixture`] law: the main Beta on `[lo, e]` and up to `extra` narrow Betas
+/// above `e`, each of weight log-uniform on `weight_range`.
+fn draw_beta_mixture<R: Rng + ?Sized>(
+    rng: &mut R,
+    a: [f64; 2],
+    b: [f64; 2],
+    endpoint: [f64; 2],
+    extra: usize,
+    weight_range: [f64; 2],
+    gap_range: [f64; 2],
+) -> ScoreLaw {
+    let e = uniform(rng, endpoint);
+    let lo = uniform(rng, [-0.2, 0.0]);
+    let main = Family::Beta {
+        lo,
+        width: e - lo,
+        a: uniform(rng, a),
+        b: uniform(rng, b),
+    };
+    let parts = if extra == 0 {
+        0
+    } else {
+        rng.random_range(1..=extra)
+    };
+    let mut comps = Vec::with_capacity(parts + 1);
+    let mut rest = 1.0;
+    for _ in 0..parts {
+        let w = log_uniform(rng, weight_range);
+        let ec = e + uniform(rng, gap_range);
+        let width = uniform(rng, [0.2, 0.5]);
+        rest -= w;
+        comps.push(Component {
+            weight: w,
+            family: Family::Beta {
+                lo: ec - width,
+                width,
+                a: uniform(rng, a),
+                b: uniform(rng, [1.5, 6.0]),
+            },
+        });
+    }
+    comps.insert(
+        0,
+        Component {
+            weight: rest,
+            family: main,
+        },
+    );
+    ScoreLaw { components: comps }
 }
 
 /// `10^U(log10 lo, log10 hi)`.
