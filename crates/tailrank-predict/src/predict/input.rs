@@ -92,6 +92,26 @@ pub struct PredictRequest<'a> {
     pub excess_centre: bool,
 }
 
+impl PredictRequest<'static> {
+    /// [`PredictOptions::DEFAULT`] by name: the default estimator, map and fit, no explicit
+    /// pool size or fit_top.
+    pub const DEFAULT: PredictRequest<'static> = PredictRequest {
+        pool_size: None,
+        k: PredictOptions::DEFAULT.k,
+        estimator: Estimator::DEFAULT_NAME,
+        map: crate::maps::MapKind::DEFAULT_NAME,
+        fit: PredictOptions::DEFAULT.fit.as_str(),
+        bootstrap: PredictOptions::DEFAULT.bootstrap,
+        sample_noise: PredictOptions::DEFAULT.sample_noise,
+        confidence: PredictOptions::DEFAULT.confidence,
+        seed: PredictOptions::DEFAULT.seed,
+        fit_top: None,
+        quantile: EvtOptions::DEFAULT.quantile,
+        c_min: EvtOptions::DEFAULT.c_min,
+        excess_centre: PredictOptions::DEFAULT.excess_centre,
+    };
+}
+
 impl PredictRequest<'_> {
     /// The prediction options.
     pub fn options(&self) -> Result<PredictOptions> {

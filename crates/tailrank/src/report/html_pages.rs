@@ -146,6 +146,22 @@ pub fn compare_page(
     Ok(compare_html(&cmp, &doc(a)?, &doc(b)?))
 }
 
+/// `tailrank ilias --fraction … --html`: [`ilias_html`] of report `r`, one section per query
+/// set with a prediction.
+pub fn ilias_report_html(r: &crate::ilias::IliasReport) -> String {
+    let sets: Vec<(String, Value)> = r
+        .sets
+        .iter()
+        .filter_map(|s| {
+            Some((
+                s.task.clone(),
+                super::prediction_json(s.prediction.as_ref()?),
+            ))
+        })
+        .collect();
+    ilias_html(&r.model, &sets, &r.warnings)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
