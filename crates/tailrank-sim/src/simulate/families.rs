@@ -182,7 +182,20 @@ pub(super) fn draw_law<R: Rng + ?Sized>(rng: &mut R, model: &TailModel) -> Score
             extra,
             weight_range,
             gap_range,
-        } => draw_beta_mixture(rng, *a, *b, *endpoint, *extra, *weight_range, *gap_range),
+        } => {
+            let e = uniform(rng, *endpoint);
+            let lo = uniform(rng, [-0.2, 0.0]);
+            let main = Family::Beta {
+                lo,
+                width: e - lo,
+                a: uniform(rng, *a),
+                b: uniform(rng, *b),
+            };
+            let ranges = [*weight_range, *gap_range];
+            ScoreLaw {
+                components: with_upper_betas(rng, main, e, *a, *extra, ranges),
+            }
+        }
         TailModel::TruncNormalMixture {
             mu,
             sd,
@@ -239,25 +252,17 @@ pub(super) fn draw_law<R: Rng + ?Sized>(rng: &mut R, model: &TailModel) -> Score
     }
 }
 
-/// A [`TailModel::BetaMixture`] law: the main Beta on `[lo, e]` and up to `extra` narrow Betas
-/// above `e`, each of weight log-uniform on `weight_range`.
-fn draw_beta_mixture<R: Rng + ?Sized>(
+/// The components of a [`TailModel::BetaMixture`] law: `main` (ending at `e`) first, of the
+/// weight the others leave, then up to `extra` narrow Betas above `e`, each of weight
+/// log-uniform on `weight_range` and gap above `e` uniform on `gap_range`.
+fn with_upper_betas<R: Rng + ?Sized>(
     rng: &mut R,
+    main: Family,
+    e: f64,
     a: [f64; 2],
-    b: [f64; 2],
-    endpoint: [f64; 2],
     extra: usize,
-    weight_range: [f64; 2],
-    gap_range: [f64; 2],
-) -> ScoreLaw {
-    let e = uniform(rng, endpoint);
-    let lo = uniform(rng, [-0.2, 0.0]);
-    let main = Family::Beta {
-        lo,
-        width: e - lo,
-        a: uniform(rng, a),
-        b: uniform(rng, b),
-    };
+    [weight_range, gap_range]: [[f64; 2]; 2],
+) -> Vec<Component> {
     let parts = if extra == 0 {
         0
     } else {
@@ -287,7 +292,7 @@ fn draw_beta_mixture<R: Rng + ?Sized>(
             family: main,
         },
     );
-    ScoreLaw { components: comps }
+    comps
 }
 
 /// `10^U(log10 lo, log10 hi)`.
