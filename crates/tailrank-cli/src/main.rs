@@ -66,26 +66,8 @@ fn main() {
             "tailrank: error: {}",
             tailrank::error::error_line(e.chain())
         );
-        std::process::exit(error_kind(&e).exit_code());
+        std::process::exit(tailrank::error::kind_of_chain(e.chain()).exit_code());
     }
-}
-
-/// The kind of a command's error (`docs/reference/errors.md`): that of the library error in its chain;
-/// else I/O for an operating-system error, and an option error for the command's own checks
-/// of its arguments.
-fn error_kind(e: &anyhow::Error) -> tailrank::ErrorKind {
-    let chain = || e.chain();
-    chain()
-        .find_map(|c| {
-            c.downcast_ref::<tailrank::Error>()
-                .map(tailrank::Error::kind)
-        })
-        .or_else(|| {
-            chain()
-                .any(|c| c.is::<std::io::Error>())
-                .then_some(tailrank::ErrorKind::Io)
-        })
-        .unwrap_or(tailrank::ErrorKind::Option)
 }
 
 /// Let a closed output pipe end the process quietly, as for any Unix filter

@@ -1,35 +1,34 @@
 //! `tailrank demo` runs end to end and prints the predicted and the true values: the full
 //! table with `--details`, a headline of at most 12 lines by default.
 
-use std::process::Command;
+use std::ffi::OsStr;
+use std::path::Path;
+
+/// `tailrank demo` on 150 queries (seed 3, 100 bootstrap replicates, no sample noise) into
+/// `out`, with the flags `extra`: its stdout (the run must succeed).
+fn demo(out: &Path, extra: &[&str]) -> String {
+    let args = [
+        "demo",
+        "--queries",
+        "150",
+        "--bootstrap",
+        "100",
+        "--sample-noise",
+        "0",
+        "--seed",
+        "3",
+    ];
+    let out = [OsStr::new("--out"), out.as_os_str()];
+    let extra = extra.iter().map(OsStr::new);
+    let args = args.iter().map(OsStr::new).chain(extra).chain(out);
+    tailrank_test_support::cli::stdout_ok(args)
+}
 
 #[test]
 fn demo_prints_predicted_and_true() {
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("demo");
-    let o = Command::new(tailrank_test_support::cli::bin())
-        .args([
-            "demo",
-            "--queries",
-            "150",
-            "--bootstrap",
-            "100",
-            "--sample-noise",
-            "0",
-            "--seed",
-            "3",
-            "--details",
-            "--out",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        o.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let stdout = demo(&out, &["--details"]);
     for needle in [
         "TRUE mAP",
         "PREDICTED",
@@ -77,24 +76,7 @@ fn demo_prints_predicted_and_true() {
         serde_json::from_slice(&std::fs::read(out.join("prediction.json")).unwrap()).unwrap();
     assert!(p.is_object());
     // Same seed, same numbers.
-    let o2 = Command::new(tailrank_test_support::cli::bin())
-        .args([
-            "demo",
-            "--queries",
-            "150",
-            "--bootstrap",
-            "100",
-            "--sample-noise",
-            "0",
-            "--seed",
-            "3",
-            "--details",
-            "--out",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
-    let s2 = String::from_utf8_lossy(&o2.stdout);
+    let s2 = demo(&out, &["--details"]);
     let pick = |s: &str| {
         s.lines()
             .filter(|l| l.starts_with("TRUE") || l.starts_with("PREDICTED"))
@@ -108,24 +90,7 @@ fn demo_prints_predicted_and_true() {
 fn demo_headline_is_short_and_carries_the_prediction() {
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("demo");
-    let o = Command::new(env!("CARGO_BIN_EXE_tailrank"))
-        .args([
-            "demo",
-            "--queries",
-            "150",
-            "--bootstrap",
-            "100",
-            "--sample-noise",
-            "0",
-            "--seed",
-            "3",
-            "--out",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "{stdout}");
+    let stdout = demo(&out, &[]);
     assert!(stdout.lines().count() <= 12, "{stdout}");
     let p: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("prediction.json")).unwrap()).unwrap();

@@ -1,14 +1,28 @@
 //! `tailrank validate` on a small study: table, markdown report, JSON runs; bad presets fail.
 
+use std::ffi::OsStr;
+use std::path::Path;
 use std::process::Command;
+
+/// `tailrank validate ARGS -o MD --json JS`: its stdout (the run must succeed).
+fn validate(args: &[&str], md: &Path, js: &Path) -> String {
+    let out = [
+        OsStr::new("-o"),
+        md.as_os_str(),
+        OsStr::new("--json"),
+        js.as_os_str(),
+    ];
+    let args = args.iter().map(OsStr::new).chain(out);
+    tailrank_test_support::cli::stdout_ok(args)
+}
 
 #[test]
 fn validate_writes_report() {
     let d = tempfile::tempdir().unwrap();
     let md = d.path().join("report.md");
     let js = d.path().join("runs.json");
-    let o = Command::new(tailrank_test_support::cli::bin())
-        .args([
+    let stdout = validate(
+        &[
             "validate",
             "--seeds",
             "2",
@@ -23,18 +37,9 @@ fn validate_writes_report() {
             "--bootstrap",
             "50",
             "-q",
-            "-o",
-        ])
-        .arg(&md)
-        .arg("--json")
-        .arg(&js)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        o.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&o.stderr)
+        ],
+        &md,
+        &js,
     );
     assert!(stdout.contains("ilias-like") && stdout.contains("mixture-tail"));
     assert!(stdout.contains("coverage"));
@@ -166,8 +171,8 @@ fn exam_tables_match_the_runs_counted_by_hand() {
     let d = tempfile::tempdir().unwrap();
     let md = d.path().join("exam.md");
     let js = d.path().join("runs.json");
-    let o = Command::new(env!("CARGO_BIN_EXE_tailrank"))
-        .args([
+    let stdout = validate(
+        &[
             "validate",
             "--exam",
             "--seeds",
@@ -181,18 +186,9 @@ fn exam_tables_match_the_runs_counted_by_hand() {
             "--bootstrap",
             "50",
             "-q",
-            "-o",
-        ])
-        .arg(&md)
-        .arg("--json")
-        .arg(&js)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        o.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&o.stderr)
+        ],
+        &md,
+        &js,
     );
     let report = std::fs::read_to_string(&md).unwrap();
     assert!(stdout.contains(&report), "{stdout}");

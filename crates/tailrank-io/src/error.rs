@@ -127,6 +127,24 @@ pub fn error_line<'a>(
     out
 }
 
+/// The kind of an error and its causes (outermost first): that of the first library [`Error`]
+/// in the chain; else I/O for an operating-system error; else an option error (a front end's
+/// own check of its arguments).
+pub fn kind_of_chain<'a, I>(chain: I) -> ErrorKind
+where
+    I: IntoIterator<Item = &'a (dyn std::error::Error + 'static)> + Clone,
+{
+    let library = chain
+        .clone()
+        .into_iter()
+        .find_map(|c| c.downcast_ref::<Error>());
+    match library {
+        Some(e) => e.kind(),
+        None if chain.into_iter().any(|c| c.is::<std::io::Error>()) => ErrorKind::Io,
+        None => ErrorKind::Option,
+    }
+}
+
 /// Result alias used across the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 

@@ -71,6 +71,27 @@ pub fn resolve_inputs(paths: &[&Path]) -> Vec<InputPath> {
         .collect()
 }
 
+/// Refuse output `path` when it lies inside `folder` (resolved, or else as absolute paths),
+/// the output folder that `command` (named in the message) replaces.
+pub fn refuse_inside(path: &Path, folder: &Path, command: &str) -> Result<()> {
+    let inside = resolve_output(path).starts_with(resolve_output(folder))
+        || matches!(
+            (std::path::absolute(path), std::path::absolute(folder)),
+            (Ok(x), Ok(y)) if x.starts_with(&y)
+        );
+    if inside {
+        return Err(Error::output(
+            path,
+            format!(
+                "inside the {command}'s output folder {}, which the {command} replaces: \
+                 choose a path outside it",
+                folder.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// The absolute, symlink-free path `p` names (its parent resolved when `p` does not exist).
 pub fn resolve_output(p: &Path) -> PathBuf {
     if let Ok(c) = std::fs::canonicalize(p) {

@@ -329,24 +329,23 @@ fn predict_native(
     summary_path: Option<String>,
 ) -> PyResult<(String, Columns)> {
     let s = &summary.inner;
-    let evt = EvtOptions {
-        top_m: fit_top.unwrap_or(EvtOptions::DEFAULT.top_m),
-        quantile,
-        c_min,
-    };
-    let opts = PredictOptions {
+    let request = tailrank::predict::PredictRequest {
         pool_size,
         k,
+        estimator,
+        map,
+        fit,
         bootstrap,
         sample_noise,
         confidence,
         seed,
-        fit: fit.parse().map_err(err)?,
+        fit_top,
+        quantile,
+        c_min,
         excess_centre,
-        ..PredictOptions::named(estimator, evt, map).map_err(err)?
     };
-    let is_evt = matches!(opts.estimator, Estimator::Evt(_));
-    s.check_fit_top(fit_top, is_evt, None).map_err(err)?;
+    let opts = request.options().map_err(err)?;
+    request.check_fit_top(s, None).map_err(err)?;
     let p = py
         .allow_threads(|| {
             let plan = tailrank::predict::NextStepPlan {

@@ -48,3 +48,16 @@ pub fn tailrank(args: &[&str]) -> (bool, String, String) {
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+/// `tailrank ARGS` run to completion, which must succeed (else the test fails showing its
+/// stdout and stderr): its stdout.
+pub fn stdout_ok<S: AsRef<OsStr>>(args: impl IntoIterator<Item = S>) -> String {
+    let out = output(args);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}

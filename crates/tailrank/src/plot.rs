@@ -10,7 +10,7 @@
 
 use crate::atomic;
 use crate::error::{Error, Result};
-use crate::predict::Curve;
+use crate::predict::{Curve, CurvePoint};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::Path;
@@ -64,17 +64,10 @@ fn pct(x: f64) -> f64 {
     100.0 * x
 }
 
-fn draw<DB: DrawingBackend>(
-    root: DrawingArea<DB, Shift>,
-    c: &Curve,
-) -> std::result::Result<(), String> {
-    let e = |x: &dyn std::fmt::Display| x.to_string();
-    root.fill(&WHITE).map_err(|x| e(&x))?;
-    let pts = &c.points;
-    let lo = pts.first().map_or(1.0, |p| p.pool_size);
-    let hi = pts.last().map_or(10.0, |p| p.pool_size).max(lo * 1.0001);
+/// Top of the y axis in percent: 10% above the largest value drawn, within [1, 100].
+fn y_max(c: &Curve) -> f64 {
     let mut ymax: f64 = 0.0;
-    for p in pts {
+    for p in &c.points {
         for v in [
             p.estimate,
             p.hi,
@@ -90,7 +83,34 @@ fn draw<DB: DrawingBackend>(
     for l in &c.level_points {
         ymax = ymax.max(pct(l.map_at_k));
     }
-    let ymax = (ymax * 1.1).clamp(1.0, 100.0);
+    (ymax * 1.1).clamp(1.0, 100.0)
+}
+
+/// The outline of the query-bootstrap band: the upper ends left to right, then the lower ends
+/// back (the points with an interval).
+fn band(pts: &[CurvePoint]) -> Vec<(f64, f64)> {
+    pts.iter()
+        .filter(|p| p.lo.is_finite())
+        .map(|p| (p.pool_size, pct(p.hi)))
+        .chain(
+            pts.iter()
+                .rev()
+                .filter(|p| p.lo.is_finite())
+                .map(|p| (p.pool_size, pct(p.lo))),
+        )
+        .collect()
+}
+
+fn draw<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    c: &Curve,
+) -> std::result::Result<(), String> {
+    let e = |x: &dyn std::fmt::Display| x.to_string();
+    root.fill(&WHITE).map_err(|x| e(&x))?;
+    let pts = &c.points;
+    let lo = pts.first().map_or(1.0, |p| p.pool_size);
+    let hi = pts.last().map_or(10.0, |p| p.pool_size).max(lo * 1.0001);
+    let ymax = y_max(c);
     let title = format!(
         "{} ({}): predicted mAP@{} vs pool size, from S = {}",
         c.model,
@@ -116,17 +136,7 @@ fn draw<DB: DrawingBackend>(
         .draw()
         .map_err(|x| e(&x))?;
 
-    let band: Vec<(f64, f64)> = pts
-        .iter()
-        .filter(|p| p.lo.is_finite())
-        .map(|p| (p.pool_size, pct(p.hi)))
-        .chain(
-            pts.iter()
-                .rev()
-                .filter(|p| p.lo.is_finite())
-                .map(|p| (p.pool_size, pct(p.lo))),
-        )
-        .collect();
+    let band = band(pts);
     let blue = RGBColor(31, 119, 180);
     let orange = RGBColor(255, 127, 14);
     let green = RGBColor(44, 160, 44);

@@ -7,11 +7,9 @@ use anyhow::Context;
 use clap::Args;
 use std::path::PathBuf;
 use tailrank::predict::compare::compare;
-use tailrank::predict::{predict_with_plan, NextStepPlan};
 use tailrank::report::compare::table;
 use tailrank::report::headline::compare_headline;
-use tailrank::report::html_pages::{compare_html, write_html};
-use tailrank::report::prediction_json;
+use tailrank::report::html_pages::{compare_page, write_html};
 
 #[derive(Args, Debug)]
 pub struct CompareArgs {
@@ -37,29 +35,19 @@ pub struct CompareArgs {
 }
 
 pub fn run(a: CompareArgs) -> anyhow::Result<()> {
-    let opts = a.est.options(a.pool_size, 0)?;
+    let centre = tailrank::predict::PredictOptions::DEFAULT.excess_centre;
+    let request = a.est.request(a.pool_size, 0, centre);
+    let opts = a.est.options(&request)?;
     let mut outputs = tailrank::atomic::Transaction::new(&[a.a.as_path(), a.b.as_path()]);
     let html_slot = a.html.as_deref().map(|p| outputs.add_file(p)).transpose()?;
     let sa = super::read_summary_for_metrics(&a.a)?;
     let sb = super::read_summary_for_metrics(&a.b)?;
-    a.est.check_fit_top(&sa, &a.a)?;
-    a.est.check_fit_top(&sb, &a.b)?;
+    request.check_fit_top(&sa, Some(&a.a))?;
+    request.check_fit_top(&sb, Some(&a.b))?;
     let c = compare(&sa, &sb, &opts)
         .with_context(|| format!("comparing {} with {}", a.a.display(), a.b.display()))?;
     if let Some(slot) = html_slot {
-        // Each model's prediction as `predict` gives it with these options.
-        let doc = |s, path: &std::path::Path| -> anyhow::Result<serde_json::Value> {
-            let plan = NextStepPlan {
-                target_width: None,
-                summary_path: Some(path.display().to_string()),
-            };
-            Ok(prediction_json(&predict_with_plan(s, &opts, &plan)?))
-        };
-        let page = compare_html(
-            &serde_json::to_value(&c)?,
-            &doc(&sa, &a.a)?,
-            &doc(&sb, &a.b)?,
-        );
+        let page = compare_page(&c, (&sa, &a.a), (&sb, &a.b), &opts)?;
         outputs.write(slot, |path| write_html(&page, path))?;
         outputs.commit()?;
     }

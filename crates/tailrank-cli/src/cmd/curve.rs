@@ -34,11 +34,12 @@ pub fn run(a: CurveArgs) -> anyhow::Result<()> {
     tailrank::plot::PlotFormat::from_path(&a.out)?;
     let mut outputs = tailrank::atomic::Transaction::new(&a.model.input_paths());
     let slot = outputs.add_file(&a.out)?;
-    let opts = tailrank::predict::PredictOptions {
-        excess_centre: a.centre.enabled(),
-        ..a.model.options(0)?
-    };
-    let c = a.model.load()?.curve(&opts, a.from, a.to, a.per_decade)?;
+    let request = a.model.request(0, a.centre.enabled());
+    let opts = a.model.est.options(&request)?;
+    let c = a
+        .model
+        .load(&request)?
+        .curve(&opts, a.from, a.to, a.per_decade)?;
     outputs.write(slot, |p| tailrank::plot::write_curve(&c, p))?;
     outputs.commit()?;
     if a.json {

@@ -3,7 +3,7 @@
 
 use clap::Args;
 use std::path::PathBuf;
-use tailrank::outputs::resolve_output;
+use tailrank::outputs::refuse_inside;
 use tailrank::report::html_pages::{demo_html, write_html};
 use tailrank::report::{demo, headline, prediction_json};
 use tailrank::simulate::files::run_demo;
@@ -44,22 +44,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
     // The page never inside the demo's own folder, which the demo replaces.
     let mut outputs = tailrank::atomic::Transaction::new(&[]);
     if let Some(h) = a.html.as_deref() {
-        let inside = resolve_output(h).starts_with(resolve_output(&a.out))
-            || matches!(
-                (std::path::absolute(h), std::path::absolute(&a.out)),
-                (Ok(x), Ok(y)) if x.starts_with(&y)
-            );
-        if inside {
-            return Err(tailrank::Error::output(
-                h,
-                format!(
-                    "inside the demo's output folder {}, which the demo replaces: choose a \
-                     path outside it",
-                    a.out.display()
-                ),
-            )
-            .into());
-        }
+        refuse_inside(h, &a.out, "demo")?;
     }
     let html_slot = a.html.as_deref().map(|p| outputs.add_file(p)).transpose()?;
     print!("{}", demo::demo_header(&cfg));

@@ -2,16 +2,10 @@
 //! a whole-pool scan summary). Prints mAP in percent per query set (ILIAS style); `--json` prints
 //! the full per-query report (fractions in [0, 1]). See `docs/reference/metrics.md`.
 
-use anyhow::{bail, Context};
 use clap::Args;
 use std::path::PathBuf;
-use tailrank::formats::gt::load_ground_truth;
-use tailrank::formats::results::read_results;
-use tailrank::metric::{
-    evaluate_results_for, evaluate_summary_with, select_sets, set_for_summary, EvalOptions,
-    EvalReport, MetricName, MissingPolicy,
-};
-use tailrank::protocols::{evaluate_revisited, read_revisited_gt, Protocol};
+use tailrank::metric::{EvalOutcome, EvalRequest, MetricName, MissingPolicy};
+use tailrank::protocols::Protocol;
 
 #[derive(Args, Debug)]
 pub struct EvalArgs {
@@ -55,89 +49,18 @@ pub struct EvalArgs {
 }
 
 pub fn run(args: EvalArgs) -> anyhow::Result<()> {
-    let missing = MissingPolicy::zero_if(args.missing_as_zero);
-    if !args.protocols.is_empty() {
-        if args.k.is_some() || !args.metrics.is_empty() || !args.sets.is_empty() {
-            bail!(
-                "--k, --metric and --set do not apply to --protocol: the revisited protocols \
-                 give mAP over the whole ranking, one row per protocol"
-            );
-        }
-        return run_revisited(&args, missing);
-    }
-    let opts = EvalOptions {
-        k: k_of(&args),
-        missing,
-        metrics: args.metrics.clone(),
+    let request = EvalRequest {
+        results: args.results,
+        gt: args.gt,
+        summary: args.summary,
+        k: args.k,
+        metrics: args.metrics,
+        sets: args.sets,
+        missing: MissingPolicy::zero_if(args.missing_as_zero),
+        protocols: args.protocols,
     };
-    let report = build_report(&args, &opts)?;
-    super::warn_all(&report.warnings);
-    super::print_report(args.json, &report, |r| r.table(&args.metrics))
-}
-
-/// `--protocol`: revisited mAP of `--results` against a revisited `--gt`.
-fn run_revisited(args: &EvalArgs, missing: MissingPolicy) -> anyhow::Result<()> {
-    let (Some(r), Some(gt)) = (&args.results, &args.gt) else {
-        bail!("--protocol needs --results R.json and --gt (a revisited ground truth JSON)");
-    };
-    let report = evaluate_revisited(
-        &read_results(r)?,
-        &read_revisited_gt(gt)?,
-        &args.protocols,
-        missing,
-    )?;
-    super::warn_all(&report.warnings);
-    super::print_report(args.json, &report, |r| r.table())
-}
-
-/// `--k`, or the library's default cut-off.
-fn k_of(args: &EvalArgs) -> usize {
-    args.k
-        .unwrap_or(tailrank::predict::PredictOptions::DEFAULT.k)
-}
-
-/// The query sets of ground truth `gt`, warning about each header line skipped.
-fn load_gt(gt: &std::path::Path) -> anyhow::Result<Vec<tailrank::formats::QuerySet>> {
-    let sets = load_ground_truth(gt)?;
-    super::warn_all(tailrank::formats::gt::ground_truth_notes(gt)?);
-    Ok(sets)
-}
-
-fn build_report(args: &EvalArgs, opts: &EvalOptions) -> anyhow::Result<EvalReport> {
-    if k_of(args) == 0 {
-        bail!("--k: k must be at least 1");
-    }
-    match (&args.results, &args.summary) {
-        (Some(r), None) => {
-            let Some(gt) = &args.gt else {
-                bail!("--results needs --gt (the ground truth)");
-            };
-            let sets = select_sets(load_gt(gt)?, &args.sets)?;
-            let results = read_results(r)?;
-            Ok(evaluate_results_for(&sets, &results, opts)?)
-        }
-        (None, Some(s)) => {
-            let summary = super::read_summary(s)?;
-            if !args.sets.is_empty() && !args.sets.contains(&summary.query_set) {
-                return Err(tailrank::Error::mismatch_at(
-                    s,
-                    format!(
-                        "the summary is for query set {:?}, not for --set {}",
-                        summary.query_set,
-                        args.sets.join(",")
-                    ),
-                )
-                .into());
-            }
-            let sets = match &args.gt {
-                Some(gt) => select_sets(load_gt(gt)?, &args.sets)?,
-                None => Vec::new(),
-            };
-            let set = set_for_summary(&sets, &summary, s)?;
-            evaluate_summary_with(&summary, set, opts)
-                .with_context(|| format!("evaluating summary {}", s.display()))
-        }
-        (None, None) => bail!("give --results R.json --gt GT, or --summary S"),
-        (Some(_), Some(_)) => bail!("--results and --summary exclude each other"),
+    match request.evaluate(|w| super::warn_all([w]))? {
+        EvalOutcome::Sets(r) => super::print_report(args.json, &r, |r| r.table(&request.metrics)),
+        EvalOutcome::Revisited(r) => super::print_report(args.json, &r, |r| r.table()),
     }
 }

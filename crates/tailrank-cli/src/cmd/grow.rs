@@ -4,6 +4,7 @@
 
 use clap::Args;
 use std::path::PathBuf;
+use tailrank::report::written::grow_written;
 use tailrank::summary::Summary;
 
 #[derive(Args, Debug)]
@@ -26,18 +27,6 @@ pub fn run(args: GrowArgs) -> anyhow::Result<()> {
     }
     outputs.write(slot, |p| grown.write(p))?;
     outputs.commit()?;
-    let levels: Vec<String> = grown
-        .level_indices()
-        .iter()
-        .map(|&i| grown.subsets[i].fraction.to_string())
-        .collect();
-    eprintln!(
-        "tailrank grow: wrote {} (fraction {}: {} pool items; levels {}; {} drift shards)",
-        args.output.display(),
-        grown.fraction,
-        grown.subset_sizes[0],
-        levels.join(", "),
-        grown.shard_indices().len()
-    );
+    eprintln!("tailrank grow: {}", grow_written(&args.output, &grown));
     Ok(())
 }

@@ -8,17 +8,13 @@
 use super::progress::Bar;
 use clap::Args;
 use std::path::PathBuf;
-use tailrank::hardness::{Estimator, EvtOptions};
-use tailrank::ilias::{
-    dataset_warnings, find_features, run_ilias, IliasDataset, IliasOptions, IliasTopCounts,
-    SummaryOutput, ILIAS_FIT_TOP_DEPRECATED,
-};
+use tailrank::hardness::Estimator;
+use tailrank::ilias::{run_ilias, IliasRequest, SummaryOutput};
 use tailrank::maps::MapKind;
-use tailrank::predict::PredictOptions;
+use tailrank::predict::{PredictOptions, PredictRequest};
 use tailrank::report::headline::ilias_headline;
-use tailrank::report::html_pages::{ilias_html, write_html};
+use tailrank::report::html_pages::{ilias_report_html, write_html};
 use tailrank::report::ilias::table;
-use tailrank::report::prediction_json;
 use tailrank::scan::config::ScanOptions;
 
 /// Help heading of the options that only a prediction (`--fraction` below 1) reads.
@@ -123,67 +119,47 @@ pub struct IliasArgs {
 }
 
 pub fn run(a: IliasArgs) -> anyhow::Result<()> {
-    let counts = IliasTopCounts::new(a.top_m, a.fit_top)?;
-    if counts.deprecated_fit_top {
-        super::warn_all([ILIAS_FIT_TOP_DEPRECATED]);
-    }
-    let scan = ScanOptions {
-        fraction: a.fraction,
-        seed: a.seed,
-        top_m: counts.top_m,
-        threads: a.threads,
-        normalize: a.normalize,
-        model: a.model.clone(),
-        ..ScanOptions::default()
-    }
-    .config(|k| std::env::var(k).ok())?;
-    let evt = EvtOptions {
-        top_m: counts.fit_top,
-        ..EvtOptions::DEFAULT
+    let request = IliasRequest {
+        dataset_dir: &a.dataset_dir,
+        features: &a.features,
+        taxonomy: a.taxonomy.as_deref(),
+        selected_ids: a.selected_ids.as_deref(),
+        top_m: a.top_m,
+        fit_top: a.fit_top,
+        scan: ScanOptions {
+            fraction: a.fraction,
+            seed: a.seed,
+            threads: a.threads,
+            normalize: a.normalize,
+            model: a.model.clone(),
+            ..ScanOptions::default()
+        },
+        predict: PredictRequest {
+            k: a.k,
+            estimator: &a.estimator,
+            map: &a.map,
+            fit: &a.fit.fit,
+            bootstrap: a.bootstrap,
+            sample_noise: a.sample_noise,
+            confidence: a.confidence,
+            seed: a.seed,
+            excess_centre: a.centre.enabled(),
+            ..PredictRequest::DEFAULT
+        },
+        html: a.html.is_some(),
     };
-    let predict = PredictOptions {
-        k: a.k,
-        bootstrap: a.bootstrap,
-        sample_noise: a.sample_noise,
-        confidence: a.confidence,
-        seed: a.seed,
-        excess_centre: a.centre.enabled(),
-        fit: a.fit.mode()?,
-        ..PredictOptions::named(&a.estimator, evt, &a.map)?
-    };
-    let mut opts = IliasOptions {
-        sets: Vec::new(),
-        scan,
-        predict,
-    };
-    opts.check()?;
-    if a.html.is_some() && tailrank::sample::is_exact_fraction(a.fraction) {
-        anyhow::bail!(
-            "--html writes the report of a prediction: give --fraction below 1 (an exact run \
-             has no prediction to render)"
-        );
-    }
-    // No output (the HTML page, the summaries) ever lands over the dataset, the features or the
-    // id lists.
-    let mut inputs = vec![a.dataset_dir.as_path(), a.features.as_path()];
-    inputs.extend(a.taxonomy.as_deref());
-    inputs.extend(a.selected_ids.as_deref());
+    let mut opts = request.options(|k| std::env::var(k).ok(), |w| super::warn_all([w]))?;
+    let inputs = request.inputs();
     let mut html_out = tailrank::atomic::Transaction::new(&inputs);
     let html_slot = a
         .html
         .as_deref()
         .map(|p| html_out.add_file(p))
         .transpose()?;
-    let mut ds = IliasDataset::open(&a.dataset_dir, a.taxonomy.as_deref())?;
-    ds.selected_ids = a.selected_ids.clone();
-    let feats = find_features(&a.features)?;
-    // Before the scan (hours at full scale): what the report will lack. The report repeats
-    // these lines at its top.
-    for w in dataset_warnings(&ds) {
+    // Before the scan (hours at full scale): what the report will lack.
+    let (ds, feats, warnings) = request.open()?;
+    for w in warnings {
         eprintln!("warning: {w}");
-    }
-    if ds.taxonomy.is_none() {
-        eprintln!("warning: the taxonomy file is given with --taxonomy FILE");
     }
     opts.sets = ds.chosen_sets(&a.queries);
     // The summaries of all sets are replaced together, never over the dataset or features.
@@ -201,12 +177,7 @@ pub fn run(a: IliasArgs) -> anyhow::Result<()> {
     }
     let predicted = report.sets.iter().any(|s| s.prediction.is_some());
     if let Some(slot) = html_slot {
-        let sets: Vec<(String, serde_json::Value)> = report
-            .sets
-            .iter()
-            .filter_map(|s| Some((s.task.clone(), prediction_json(s.prediction.as_ref()?))))
-            .collect();
-        let page = ilias_html(&report.model, &sets, &report.warnings);
+        let page = ilias_report_html(&report);
         html_out.write(slot, |path| write_html(&page, path))?;
         html_out.commit()?;
     }

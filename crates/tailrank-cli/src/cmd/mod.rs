@@ -88,22 +88,10 @@ pub fn parse_value<T: std::str::FromStr<Err = tailrank::Error>>(s: &str) -> Resu
     s.parse().map_err(|e: tailrank::Error| e.to_string())
 }
 
-/// Read a summary folder, printing the reader's warnings (e.g. a format-1 folder whose
-/// manifest is not checksummed) on stderr.
-pub fn read_summary(path: &std::path::Path) -> tailrank::Result<tailrank::summary::Summary> {
-    let (s, warnings) = tailrank::summary::Summary::read_with_warnings(path)?;
-    warn_all(warnings);
-    Ok(s)
-}
-
-/// [`read_summary`], also warning when the summary's tie counts are unknown (a format-1
-/// folder): for commands whose numbers then resolve ties in the positive's favour.
+/// Read a summary folder for its metrics, printing the reader's warnings on stderr
+/// (`tailrank::predict::read_summary_for_metrics`).
 pub fn read_summary_for_metrics(
     path: &std::path::Path,
 ) -> tailrank::Result<tailrank::summary::Summary> {
-    let s = read_summary(path)?;
-    if let Some(w) = s.ties_unknown_warning() {
-        eprintln!("tailrank: warning: {}: {w}", path.display());
-    }
-    Ok(s)
+    tailrank::predict::read_summary_for_metrics(path, |w| warn_all([w]))
 }

@@ -8,9 +8,8 @@ use std::path::{Path, PathBuf};
 use tailrank::formats::hardness_csv;
 use tailrank::hardness::{Estimator, EvtOptions};
 use tailrank::maps::MapKind;
-use tailrank::predict::{NextStepPlan, PredictInput, PredictOptions};
+use tailrank::predict::{NextStepPlan, PredictInput, PredictOptions, PredictRequest};
 use tailrank::report::headline::prediction_headline;
-use tailrank::summary::Summary;
 
 use tailrank::report::html::write_prediction_html;
 use tailrank::report::{prediction_json, prediction_table};
@@ -83,9 +82,10 @@ pub struct EstimateArgs {
 }
 
 impl ModelArgs {
-    /// Prediction options from the arguments (`sample_noise` set by the caller).
-    pub fn options(&self, sample_noise: usize) -> anyhow::Result<PredictOptions> {
-        self.est.options(self.pool_size, sample_noise)
+    /// The library's request from the arguments (see [`EstimateArgs::request`]).
+    pub fn request(&self, sample_noise: usize, excess_centre: bool) -> PredictRequest<'_> {
+        self.est
+            .request(self.pool_size, sample_noise, excess_centre)
     }
 
     /// The input path (summary folder or hardness file).
@@ -97,75 +97,47 @@ impl ModelArgs {
             .collect()
     }
 
-    /// Without `--pool-size`, the input must record N (the error names the input).
-    pub fn require_pool_size(&self, input: &PredictInput) -> anyhow::Result<()> {
-        if self.pool_size.is_none() && input.recorded_pool_size().is_none() {
-            let path = self.input_paths().first().map(|p| p.display().to_string());
-            bail!(
-                "the pool size N is unknown: {} does not record it; give --pool-size",
-                path.unwrap_or_default()
-            );
-        }
-        Ok(())
-    }
-
-    /// Read the input (a summary is checked against an explicit `--fit-top`).
-    pub fn load(&self) -> anyhow::Result<PredictInput> {
-        match (&self.summary, &self.hardness) {
-            (Some(s), None) => {
-                let summary = super::read_summary_for_metrics(s)?;
-                self.est.check_fit_top(&summary, s)?;
-                Ok(PredictInput::Summary(Box::new(summary)))
-            }
-            (None, Some(h)) => {
-                let (meta, qs) = hardness_csv::read_hardness_csv(h)?;
-                Ok(PredictInput::Hardness(meta, qs))
-            }
-            _ => bail!("give exactly one of --summary and --hardness"),
-        }
+    /// Read the input (a summary is checked against an explicit `--fit-top`); without
+    /// `--pool-size`, it must record N.
+    pub fn load(&self, request: &PredictRequest) -> anyhow::Result<PredictInput> {
+        let (summary, hardness) = (self.summary.as_deref(), self.hardness.as_deref());
+        let input = request.load(summary, hardness, |w| super::warn_all([w]))?;
+        request.require_pool_size(&input, self.input_paths()[0])?;
+        Ok(input)
     }
 }
 
 impl EstimateArgs {
-    /// `--fit-top`, or its former name `--top-m`.
-    fn fit_top(&self) -> Option<usize> {
-        self.fit_top.or(self.top_m_deprecated)
-    }
-
-    /// Refuse an explicit `--fit-top` above the M of `summary` (read from `dir`).
-    pub fn check_fit_top(&self, summary: &Summary, dir: &Path) -> anyhow::Result<()> {
-        let evt = matches!(
-            Estimator::named(&self.estimator, EvtOptions::DEFAULT)?,
-            Estimator::Evt(_)
-        );
-        Ok(summary.check_fit_top(self.fit_top(), evt, Some(dir))?)
-    }
-
-    /// Prediction options for pool size `pool_size` (None: the input's N); warns once when
-    /// the deprecated `--top-m` is given.
-    pub fn options(
+    /// The library's request for pool size `pool_size` (None: the input's N).
+    pub fn request(
         &self,
         pool_size: Option<u64>,
         sample_noise: usize,
-    ) -> anyhow::Result<PredictOptions> {
-        if self.top_m_deprecated.is_some() {
-            super::warn_all([FIT_TOP_RENAMED]);
-        }
-        let evt = EvtOptions {
-            top_m: self.fit_top().unwrap_or(EvtOptions::DEFAULT.top_m),
-            quantile: self.quantile,
-            c_min: self.c_min,
-        };
-        Ok(PredictOptions {
+        excess_centre: bool,
+    ) -> PredictRequest<'_> {
+        PredictRequest {
             pool_size,
             k: self.k,
+            estimator: &self.estimator,
+            map: &self.map,
+            fit: &self.fit.fit,
             bootstrap: self.bootstrap,
             sample_noise,
             confidence: self.confidence,
             seed: self.seed,
-            fit: self.fit.mode()?,
-            ..PredictOptions::named(&self.estimator, evt, &self.map)?
-        })
+            fit_top: self.fit_top.or(self.top_m_deprecated),
+            quantile: self.quantile,
+            c_min: self.c_min,
+            excess_centre,
+        }
+    }
+
+    /// The prediction options of `request`; warns once when the deprecated `--top-m` is given.
+    pub fn options(&self, request: &PredictRequest) -> anyhow::Result<PredictOptions> {
+        if self.top_m_deprecated.is_some() {
+            super::warn_all([FIT_TOP_RENAMED]);
+        }
+        Ok(request.options()?)
     }
 }
 
@@ -198,10 +170,8 @@ pub struct PredictArgs {
 }
 
 pub fn run(a: PredictArgs) -> anyhow::Result<()> {
-    let opts = PredictOptions {
-        excess_centre: a.centre.enabled(),
-        ..a.model.options(a.sample_noise)?
-    };
+    let request = a.model.request(a.sample_noise, a.centre.enabled());
+    let opts = a.model.est.options(&request)?;
     let mut outputs = tailrank::atomic::Transaction::new(&a.model.input_paths());
     let hardness_slot = a
         .hardness_out
@@ -216,8 +186,7 @@ pub fn run(a: PredictArgs) -> anyhow::Result<()> {
         bail!("--target-width must be a positive number of points, got {w}");
     }
     let html_slot = a.html.as_deref().map(|p| outputs.add_file(p)).transpose()?;
-    let input = a.model.load()?;
-    a.model.require_pool_size(&input)?;
+    let input = a.model.load(&request)?;
     let (p, meta) = input.predict_with_plan(&opts, &plan)?;
     if let Some(slot) = hardness_slot {
         outputs.write(slot, |path| {

@@ -7,7 +7,6 @@
 //! follow `tailrank::scan::job` and `tailrank::scan::resume`. The rules are the library's.
 
 use super::progress::Bar;
-use anyhow::bail;
 use clap::Args;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -117,31 +116,6 @@ pub struct ScanOpts {
 pub fn run(args: ScanArgs) -> anyhow::Result<()> {
     let args = *args.opts;
     let started = Instant::now();
-    if !args.pool_ids.is_empty() && args.pool_ids.len() != args.pool.len() {
-        bail!(
-            "--pool-ids gives {} id files for {} --pool shards (give one per shard, in order)",
-            args.pool_ids.len(),
-            args.pool.len()
-        );
-    }
-    if args.chunk_rows == 0 {
-        bail!("--chunk-rows must be at least 1");
-    }
-    let cfg = ScanOptions {
-        fraction: args.fraction,
-        seed: args.seed,
-        after: args.after,
-        min_fraction: args.min_fraction,
-        top_m: args.top_m,
-        drift_shards: args.drift_shards,
-        results_k: args.results_out.as_ref().map(|_| args.k),
-        threads: args.threads,
-        normalize: args.normalize,
-        speculate: !args.no_speculate,
-        screen: !args.no_screen,
-        model: args.model.clone(),
-    }
-    .config(|k| std::env::var(k).ok())?;
     let files = ScanFiles {
         queries: args.queries,
         queries_ids: args.queries_ids,
@@ -157,6 +131,22 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
         chunk_rows: args.chunk_rows,
         resume: args.resume,
     };
+    files.check()?;
+    let cfg = ScanOptions {
+        fraction: args.fraction,
+        seed: args.seed,
+        after: args.after,
+        min_fraction: args.min_fraction,
+        top_m: args.top_m,
+        drift_shards: args.drift_shards,
+        results_k: files.results_out.as_ref().map(|_| args.k),
+        threads: args.threads,
+        normalize: args.normalize,
+        speculate: !args.no_speculate,
+        screen: !args.no_screen,
+        model: args.model,
+    }
+    .config(|k| std::env::var(k).ok())?;
     let out = files.run(cfg, |rows| Bar::new(Some(rows), BAR))?;
     for note in &out.notes {
         eprintln!("tailrank scan: {note}");

@@ -5,13 +5,13 @@
 
 use clap::Args;
 use std::path::PathBuf;
-use tailrank::formats::descriptors::Dtype;
 use tailrank::report::demo::{simulation_report, vectors_report};
 use tailrank::report::validation::{vector_decomposition_table, vector_table};
-use tailrank::simulate::vector_validation::{StreamTiming, VectorRun, VectorRunOptions};
-use tailrank::simulate::vectors::{write_vectors, VectorConfig};
+use tailrank::simulate::request::{stream_line, SimulateRequest};
+use tailrank::simulate::vector_validation::VectorRunOptions;
+use tailrank::simulate::vectors::write_vectors;
 use tailrank::simulate::web_validation::run_families;
-use tailrank::simulate::{simulate_to_dir, SimConfig, SimulationFiles};
+use tailrank::simulate::{simulate_to_dir, SimulationFiles};
 
 #[derive(Args, Debug)]
 pub struct SimulateArgs {
@@ -113,108 +113,36 @@ fn validate(a: &SimulateArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// One line of a generated family's timings: wall and CPU seconds of each scan, and rows/s
-/// per thread of CPU time for the generation and for the scan proper (CPU − generation).
-fn stream_line(r: &VectorRun, t: &StreamTiming) -> String {
-    let n = r.pool_size as f64;
-    let s = r.sample_size as f64;
-    let rate = |rows: f64, secs: f64| rows / secs.max(1e-9);
-    format!(
-        "tailrank simulate: {} seed {} f {}, {} threads: truth pass {:.1} s wall, {:.1} CPU-s \
-         (generation {:.1} CPU-s: {:.2e} rows/s per thread; scan {:.2e} rows/s per thread); \
-         sample scan {:.1} s wall, {:.1} CPU-s (generation {:.2} CPU-s for {} rows: {:.2e} \
-         rows/s per thread); predict {:.1} s wall",
-        r.family,
-        r.seed,
-        r.fraction,
-        t.threads,
-        t.truth_wall,
-        t.truth_cpu,
-        t.truth_generation,
-        rate(n, t.truth_generation),
-        rate(n, t.truth_cpu - t.truth_generation),
-        t.sample_wall,
-        t.sample_cpu,
-        t.sample_generation,
-        r.sample_size,
-        rate(s, t.sample_generation),
-        t.predict_wall,
-    )
-}
-
-/// Refuse options that the chosen mode would ignore (clap's `requires` does not see through
-/// `--preset`, which has a default).
-fn check_mode(a: &SimulateArgs) -> anyhow::Result<()> {
-    if a.validate && !a.vectors {
-        anyhow::bail!(
-            "--validate runs the vector-level families and needs --vectors; the summary-level \
-             families (--preset) are validated by `tailrank validate`"
-        );
-    }
-    let vector_only = a.dim.is_some()
-        || a.geometry.is_some()
-        || a.instances.is_some()
-        || a.extra_queries.is_some()
-        || a.dtype.is_some();
-    if !a.vectors && vector_only {
-        anyhow::bail!(
-            "--geometry, --dim, --instances, --extra-queries and --dtype apply to --vectors, \
-             not to a --preset simulation"
-        );
-    }
-    let fit_default = tailrank::predict::PredictOptions::DEFAULT.fit.as_str();
-    if !a.validate
-        && (a.fit.fit != fit_default || a.centre.excess_centre || a.centre.no_excess_centre)
-    {
-        anyhow::bail!(
-            "--fit and --(no-)excess-centre apply to --vectors --validate (a simulation writes \
-             files and predicts nothing; give them to `tailrank predict` on its summary)"
-        );
-    }
-    Ok(())
-}
-
 pub fn run(a: SimulateArgs) -> anyhow::Result<()> {
-    check_mode(&a)?;
+    let fit_default = tailrank::predict::PredictOptions::DEFAULT.fit.as_str();
+    let request = SimulateRequest {
+        preset: a.preset.clone(),
+        vectors: a.vectors,
+        validate: a.validate,
+        seed: a.seed,
+        pool_size: a.pool_size,
+        fraction: a.fraction,
+        queries: a.queries,
+        geometry: a.geometry.clone(),
+        dim: a.dim,
+        instances: a.instances,
+        extra_queries: a.extra_queries,
+        dtype: a.dtype.clone(),
+        prediction_options: a.fit.fit != fit_default
+            || a.centre.excess_centre
+            || a.centre.no_excess_centre,
+    };
+    request.check()?;
     if a.validate {
         return validate(&a);
     }
     if a.vectors {
-        let base = VectorConfig::for_geometry(
-            a.geometry
-                .as_deref()
-                .unwrap_or(VectorConfig::default().geometry.name()),
-        )?;
-        if a.fraction.is_some() || a.queries.is_some() {
-            anyhow::bail!("--fraction and --queries apply to --preset, not --vectors");
-        }
-        let cfg = VectorConfig {
-            seed: a.seed,
-            dim: a.dim.unwrap_or(base.dim),
-            instances: a.instances.unwrap_or(base.instances),
-            extra_queries: a.extra_queries.unwrap_or(base.extra_queries),
-            dtype: match a.dtype.as_deref() {
-                Some("f32") => Dtype::F32,
-                Some(_) => Dtype::F16,
-                None => base.dtype,
-            },
-            pool_size: a.pool_size.unwrap_or(base.pool_size),
-            ..base
-        };
+        let cfg = request.vector_config()?;
         let b = write_vectors(&cfg, &a.out)?;
         print!("{}", vectors_report(&cfg, &b, &a.out));
         return Ok(());
     }
-    let mut cfg = SimConfig::preset(&a.preset, a.seed)?;
-    if let Some(n) = a.pool_size {
-        cfg = cfg.with_pool_size(n);
-    }
-    if let Some(f) = a.fraction {
-        cfg.fraction = f;
-    }
-    if let Some(q) = a.queries {
-        cfg = cfg.with_queries(q);
-    }
+    let cfg = request.sim_config()?;
     let (sim, _) = simulate_to_dir(&cfg, &a.out, None)?;
     let files = SimulationFiles::in_dir(&a.out);
     print!("{}", simulation_report(&cfg, &sim, &files));

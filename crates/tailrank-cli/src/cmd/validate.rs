@@ -7,9 +7,7 @@
 use clap::Args;
 use std::path::PathBuf;
 use tailrank::report::validation::{corpus_list, run_line, ValidationFiles};
-use tailrank::simulate::exam::{
-    exam_markdown, exam_tables, read_vector_runs, run_exam, ExamRecord, EXAM_FRACTIONS,
-};
+use tailrank::simulate::exam::exam as run_exam;
 use tailrank::simulate::validation::{run_validation, ValidationOptions};
 
 #[derive(Args, Debug)]
@@ -108,31 +106,13 @@ pub fn run(a: ValidateArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `--exam`: the corpus at every exam fraction, the vector runs read first (a bad file fails
-/// before the study runs), the tables on stdout and in `--out`, the corpus runs in `--json`.
+/// `--exam`: the tables on stdout and in `--out`, the corpus runs in `--json`.
 fn exam(a: &ValidateArgs, opts: &ValidationOptions, files: ValidationFiles) -> anyhow::Result<()> {
-    let vector: Vec<_> = a
-        .vector_runs
-        .iter()
-        .map(|p| read_vector_runs(p))
-        .collect::<Result<Vec<_>, _>>()?
-        .into_iter()
-        .flatten()
-        .collect();
-    let fractions = a.fractions.clone().unwrap_or(EXAM_FRACTIONS.to_vec());
-    let runs = run_exam(opts, &fractions, |r| {
+    let (tables, runs) = run_exam(opts, a.fractions.as_deref(), &a.vector_runs, |r| {
         if !a.quiet {
             eprintln!("{}", run_line(r));
         }
     })?;
-    let mut records: Vec<ExamRecord> = runs.iter().map(ExamRecord::of_run).collect();
-    records.extend(
-        vector
-            .iter()
-            .filter(|v| fractions.iter().any(|f| (f - v.fraction).abs() < 1e-12))
-            .map(ExamRecord::of_vector_run),
-    );
-    let tables = exam_markdown(&exam_tables(&records));
     print!("{tables}");
     files.write_exam(&tables, &runs)?;
     println!("report: {}", a.out.display());

@@ -48,6 +48,7 @@ mod counts;
 pub mod names;
 mod ranking;
 mod report;
+pub mod request;
 
 pub use counts::{positive_counts, ranks, PositiveCounts, SampleCounts};
 pub use names::{MetricKind, MetricName};
@@ -57,6 +58,7 @@ pub use report::{
     evaluate_summary, evaluate_summary_for_set, evaluate_summary_with, select_sets,
     set_for_summary, EvalOptions, EvalReport, MissingPolicy, QueryReport, SetReport,
 };
+pub use request::{EvalOutcome, EvalRequest, DEFAULT_K};
 
 use std::collections::HashSet;
 

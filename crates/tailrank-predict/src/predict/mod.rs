@@ -34,7 +34,7 @@ pub use baselines::{Baselines, LevelPoint};
 pub use curve::{curve, curve_from_hardness, Curve, CurvePoint};
 pub use diagnostics::{Budget, Drift, LevelPrediction, ShardPrediction, TailReport};
 pub use fit_choice::{FitChoice, FitMode};
-pub use input::PredictInput;
+pub use input::{read_summary_for_metrics, PredictInput, PredictRequest};
 pub use next_step::{NextStep, NextStepPlan};
 pub use query_hardness::{
     count_hardness, estimate_query_for_metric, hardness_for, hardness_for_metric, per_query_ap,
@@ -92,7 +92,7 @@ impl PredictOptions {
     /// confidence 0.95, seed 0, the estimate moved to the centre of the decayed excess.
     pub const DEFAULT: PredictOptions = PredictOptions {
         pool_size: None,
-        k: 1000,
+        k: crate::metric::DEFAULT_K,
         estimator: Estimator::Evt(EvtOptions::DEFAULT),
         map: MapKind::ExpectedRank,
         fit: FitMode::LevelSelected,

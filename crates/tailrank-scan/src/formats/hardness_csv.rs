@@ -357,29 +357,6 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
         }
         let get = |name: &str| -> Option<&str> { col.get(name).map(|&i| fields[i].as_str()) };
         let field = |name: &str| get(name).unwrap_or("");
-        fn num<T: std::str::FromStr + Expected>(
-            path: &Path,
-            ln: usize,
-            name: &str,
-            v: &str,
-        ) -> Result<T> {
-            v.trim().parse::<T>().map_err(|_| {
-                Error::input(
-                    path,
-                    format!("line {ln}: column {name}: {v:?} is not {}", T::WHAT),
-                )
-            })
-        }
-        let finite = |name: &str, v: f64| -> Result<f64> {
-            if v.is_finite() {
-                Ok(v)
-            } else {
-                Err(Error::input(
-                    path,
-                    format!("line {ln}: column {name}: {v} is not finite"),
-                ))
-            }
-        };
         let qid = field("query_id").to_string();
         let j: usize = num(path, ln, "j", field("j"))?;
         let sample_size: u64 = num(path, ln, "sample_size", field("sample_size"))?;
@@ -402,45 +379,7 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
                     format!("line {ln}: query {qid} appears in two separate blocks of rows"),
                 ));
             }
-            let present = tail_vals[..4].iter().filter(|v| !v.is_empty()).count();
-            let tail = match present {
-                0 => None,
-                4 => {
-                    let u = finite("tail_u", num(path, ln, "tail_u", &tail_vals[0])?)?;
-                    let sigma = finite("tail_sigma", num(path, ln, "tail_sigma", &tail_vals[1])?)?;
-                    let xi = finite("tail_xi", num(path, ln, "tail_xi", &tail_vals[2])?)?;
-                    let n_u: usize = num(path, ln, "tail_n_u", &tail_vals[3])?;
-                    if !(sigma > 0.0) {
-                        return Err(Error::input(
-                            path,
-                            format!("line {ln}: column tail_sigma: {sigma} is not positive"),
-                        ));
-                    }
-                    let ll = if tail_vals[4].is_empty() {
-                        f64::NAN
-                    } else {
-                        num(path, ln, "tail_log_likelihood", &tail_vals[4])?
-                    };
-                    Some(QueryTail {
-                        u,
-                        n_u,
-                        fit: GpdFit {
-                            gpd: Gpd { sigma, xi },
-                            log_likelihood: ll,
-                            n: n_u,
-                        },
-                    })
-                }
-                _ => {
-                    return Err(Error::input(
-                        path,
-                        format!(
-                            "line {ln}: tail columns are partly empty (query {qid}): give all \
-                             of tail_u, tail_sigma, tail_xi, tail_n_u or none"
-                        ),
-                    ))
-                }
-            };
+            let tail = query_tail(path, ln, &qid, &tail_vals)?;
             qs.push(QueryHardness {
                 query_id: qid.clone(),
                 sample_size,
@@ -488,32 +427,7 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
                 ),
             ));
         }
-        let score: f32 = num(path, ln, "score", field("score"))?;
-        finite("score", score as f64)?;
-        let core_above: u64 = num(path, ln, "core_above", field("core_above"))?;
-        let pool_above: u64 = num(path, ln, "pool_above", field("pool_above"))?;
-        let x_hat: f64 = num(path, ln, "x_hat", field("x_hat"))?;
-        if !(0.0..=1.0).contains(&x_hat) {
-            return Err(Error::input(
-                path,
-                format!("line {ln}: column x_hat: {x_hat} is not a fraction in [0, 1]"),
-            ));
-        }
-        let b = field("branch").trim();
-        let branch = Branch::parse(b).ok_or_else(|| {
-            Error::input(
-                path,
-                format!("line {ln}: unknown branch {b:?} (expected count, tail or immune)"),
-            )
-        })?;
-        q.positives.push(PositiveHardness {
-            id: field("positive_id").to_string(),
-            score,
-            core_above,
-            pool_above,
-            x_hat,
-            branch,
-        });
+        q.positives.push(positive_row(path, ln, &field)?);
     }
     if header.is_none() {
         return Err(Error::input(
@@ -521,6 +435,129 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
             "no header line (query_id,positive_id,...)",
         ));
     }
+    let meta = hardness_meta(path, &meta_kv)?;
+    Ok((meta, qs))
+}
+
+/// Field `v` of column `name` on line `ln`, parsed.
+fn num<T: std::str::FromStr + Expected>(path: &Path, ln: usize, name: &str, v: &str) -> Result<T> {
+    v.trim().parse::<T>().map_err(|_| {
+        Error::input(
+            path,
+            format!("line {ln}: column {name}: {v:?} is not {}", T::WHAT),
+        )
+    })
+}
+
+/// `v` of column `name` on line `ln`, refused unless finite.
+fn finite(path: &Path, ln: usize, name: &str, v: f64) -> Result<f64> {
+    if v.is_finite() {
+        Ok(v)
+    } else {
+        Err(Error::input(
+            path,
+            format!("line {ln}: column {name}: {v} is not finite"),
+        ))
+    }
+}
+
+/// The tail of the query whose first row (line `ln`) holds tail columns `tail_vals` (u,
+/// sigma, xi, n_u, log-likelihood): none when the first four are empty, an error when only
+/// some are.
+fn query_tail(
+    path: &Path,
+    ln: usize,
+    qid: &str,
+    tail_vals: &[String],
+) -> Result<Option<QueryTail>> {
+    let present = tail_vals[..4].iter().filter(|v| !v.is_empty()).count();
+    match present {
+        0 => Ok(None),
+        4 => {
+            let u = finite(path, ln, "tail_u", num(path, ln, "tail_u", &tail_vals[0])?)?;
+            let sigma = finite(
+                path,
+                ln,
+                "tail_sigma",
+                num(path, ln, "tail_sigma", &tail_vals[1])?,
+            )?;
+            let xi = finite(
+                path,
+                ln,
+                "tail_xi",
+                num(path, ln, "tail_xi", &tail_vals[2])?,
+            )?;
+            let n_u: usize = num(path, ln, "tail_n_u", &tail_vals[3])?;
+            if !(sigma > 0.0) {
+                return Err(Error::input(
+                    path,
+                    format!("line {ln}: column tail_sigma: {sigma} is not positive"),
+                ));
+            }
+            let ll = if tail_vals[4].is_empty() {
+                f64::NAN
+            } else {
+                num(path, ln, "tail_log_likelihood", &tail_vals[4])?
+            };
+            Ok(Some(QueryTail {
+                u,
+                n_u,
+                fit: GpdFit {
+                    gpd: Gpd { sigma, xi },
+                    log_likelihood: ll,
+                    n: n_u,
+                },
+            }))
+        }
+        _ => Err(Error::input(
+            path,
+            format!(
+                "line {ln}: tail columns are partly empty (query {qid}): give all \
+                 of tail_u, tail_sigma, tail_xi, tail_n_u or none"
+            ),
+        )),
+    }
+}
+
+/// The positive of a row (line `ln`) whose columns `field` gives: score, counts, x̂ in
+/// [0, 1] and branch.
+fn positive_row<'a>(
+    path: &Path,
+    ln: usize,
+    field: &impl Fn(&str) -> &'a str,
+) -> Result<PositiveHardness> {
+    let score: f32 = num(path, ln, "score", field("score"))?;
+    finite(path, ln, "score", score as f64)?;
+    let core_above: u64 = num(path, ln, "core_above", field("core_above"))?;
+    let pool_above: u64 = num(path, ln, "pool_above", field("pool_above"))?;
+    let x_hat: f64 = num(path, ln, "x_hat", field("x_hat"))?;
+    if !(0.0..=1.0).contains(&x_hat) {
+        return Err(Error::input(
+            path,
+            format!("line {ln}: column x_hat: {x_hat} is not a fraction in [0, 1]"),
+        ));
+    }
+    let b = field("branch").trim();
+    let branch = Branch::parse(b).ok_or_else(|| {
+        Error::input(
+            path,
+            format!("line {ln}: unknown branch {b:?} (expected count, tail or immune)"),
+        )
+    })?;
+    Ok(PositiveHardness {
+        id: field("positive_id").to_string(),
+        score,
+        core_above,
+        pool_above,
+        x_hat,
+        branch,
+    })
+}
+
+/// The metadata of the file from its `# key: value` lines (`meta_kv`: key, value, line; the
+/// last of a repeated key counts): the required keys, the format version, the numbers and
+/// the excess move.
+fn hardness_meta(path: &Path, meta_kv: &[(String, String, usize)]) -> Result<HardnessMeta> {
     let meta_get = |k: &str| meta_kv.iter().rev().find(|(key, _, _)| key == k);
     let required = [
         "model",
@@ -653,7 +690,7 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
                 ))
             }
         };
-    let meta = HardnessMeta {
+    Ok(HardnessMeta {
         excess_move,
         model: meta_num("model")?,
         query_set: meta_num("query_set")?,
@@ -663,8 +700,7 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
         seed,
         estimator: meta_num("estimator")?,
         tool_version: meta_num("tool_version")?,
-    };
-    Ok((meta, qs))
+    })
 }
 
 /// What a numeric field of the hardness CSV must hold, said in its parse errors (a count

@@ -12,7 +12,7 @@ use super::resume::{
     output_failed, partial_dir_for, remove_partial, scan_resumable, ResumeOptions, ResumeReport,
 };
 use crate::atomic::Transaction;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::formats::descriptors::DescriptorSource;
 use crate::formats::open_descriptors;
 use crate::formats::results::write_results;
@@ -66,6 +66,21 @@ pub struct ScanFilesOutcome {
 }
 
 impl ScanFiles {
+    /// Refuse pool id files that do not pair one with each shard, and chunks of no rows.
+    pub fn check(&self) -> Result<()> {
+        if !self.pool_ids.is_empty() && self.pool_ids.len() != self.pool.len() {
+            return Err(Error::option(format!(
+                "--pool-ids gives {} id files for {} --pool shards (give one per shard, in order)",
+                self.pool_ids.len(),
+                self.pool.len()
+            )));
+        }
+        if self.chunk_rows == 0 {
+            return Err(Error::option("--chunk-rows must be at least 1"));
+        }
+        Ok(())
+    }
+
     /// Every input path: the ground truth, each descriptor file with its default id files,
     /// and the explicit id files. No output may be one of them.
     pub fn inputs(&self) -> Vec<PathBuf> {

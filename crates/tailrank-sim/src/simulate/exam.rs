@@ -46,6 +46,35 @@ pub fn run_exam(
     Ok(runs)
 }
 
+/// The whole exam: the vector-level run files read first (a bad file fails before the study
+/// runs), the corpus at every fraction of `fractions` (default [`EXAM_FRACTIONS`]), and the
+/// tables of the corpus runs with the vector runs at those fractions as held-out rows:
+/// `(markdown tables, corpus runs)`.
+pub fn exam(
+    opts: &ValidationOptions,
+    fractions: Option<&[f64]>,
+    vector_runs: &[impl AsRef<Path>],
+    progress: impl FnMut(&Run),
+) -> Result<(String, Vec<Run>)> {
+    let vector: Vec<_> = vector_runs
+        .iter()
+        .map(|p| read_vector_runs(p.as_ref()))
+        .collect::<Result<Vec<_>>>()?
+        .into_iter()
+        .flatten()
+        .collect();
+    let fractions = fractions.unwrap_or(&EXAM_FRACTIONS);
+    let runs = run_exam(opts, fractions, progress)?;
+    let mut records: Vec<ExamRecord> = runs.iter().map(ExamRecord::of_run).collect();
+    records.extend(
+        vector
+            .iter()
+            .filter(|v| fractions.iter().any(|f| (f - v.fraction).abs() < 1e-12))
+            .map(ExamRecord::of_vector_run),
+    );
+    Ok((exam_markdown(&exam_tables(&records)), runs))
+}
+
 /// The vector-level runs of a `tailrank simulate --vectors --validate --json` file.
 pub fn read_vector_runs(path: &Path) -> Result<Vec<VectorRun>> {
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;

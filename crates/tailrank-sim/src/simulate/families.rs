@@ -191,36 +191,10 @@ pub(super) fn draw_law<R: Rng + ?Sized>(rng: &mut R, model: &TailModel) -> Score
                 a: uniform(rng, *a),
                 b: uniform(rng, *b),
             };
-            let parts = if *extra == 0 {
-                0
-            } else {
-                rng.random_range(1..=*extra)
-            };
-            let mut comps = Vec::with_capacity(parts + 1);
-            let mut rest = 1.0;
-            for _ in 0..parts {
-                let w = log_uniform(rng, *weight_range);
-                let ec = e + uniform(rng, *gap_range);
-                let width = uniform(rng, [0.2, 0.5]);
-                rest -= w;
-                comps.push(Component {
-                    weight: w,
-                    family: Family::Beta {
-                        lo: ec - width,
-                        width,
-                        a: uniform(rng, *a),
-                        b: uniform(rng, [1.5, 6.0]),
-                    },
-                });
+            let ranges = [*weight_range, *gap_range];
+            ScoreLaw {
+                components: with_upper_betas(rng, main, e, *a, *extra, ranges),
             }
-            comps.insert(
-                0,
-                Component {
-                    weight: rest,
-                    family: main,
-                },
-            );
-            ScoreLaw { components: comps }
         }
         TailModel::TruncNormalMixture {
             mu,
@@ -276,6 +250,49 @@ pub(super) fn draw_law<R: Rng + ?Sized>(rng: &mut R, model: &TailModel) -> Score
             draw_law(rng, &models[pick].model)
         }
     }
+}
+
+/// The components of a [`TailModel::BetaMixture`] law: `main` (ending at `e`) first, of the
+/// weight the others leave, then up to `extra` narrow Betas above `e`, each of weight
+/// log-uniform on `weight_range` and gap above `e` uniform on `gap_range`.
+fn with_upper_betas<R: Rng + ?Sized>(
+    rng: &mut R,
+    main: Family,
+    e: f64,
+    a: [f64; 2],
+    extra: usize,
+    [weight_range, gap_range]: [[f64; 2]; 2],
+) -> Vec<Component> {
+    let parts = if extra == 0 {
+        0
+    } else {
+        rng.random_range(1..=extra)
+    };
+    let mut comps = Vec::with_capacity(parts + 1);
+    let mut rest = 1.0;
+    for _ in 0..parts {
+        let w = log_uniform(rng, weight_range);
+        let ec = e + uniform(rng, gap_range);
+        let width = uniform(rng, [0.2, 0.5]);
+        rest -= w;
+        comps.push(Component {
+            weight: w,
+            family: Family::Beta {
+                lo: ec - width,
+                width,
+                a: uniform(rng, a),
+                b: uniform(rng, [1.5, 6.0]),
+            },
+        });
+    }
+    comps.insert(
+        0,
+        Component {
+            weight: rest,
+            family: main,
+        },
+    );
+    comps
 }
 
 /// `10^U(log10 lo, log10 hi)`.

@@ -42,6 +42,7 @@ pub mod families;
 pub mod files;
 pub mod hardness_law;
 pub mod law;
+pub mod request;
 pub mod truth;
 pub mod validation;
 pub mod vector_geometry;
@@ -307,6 +308,141 @@ fn plan_queries(cfg: &SimConfig) -> (Vec<QueryPlan>, u64) {
 type QueryResult = (QuerySummary, QueryTruth, Vec<f64>);
 
 /// Simulate one query: its summary and its truth.
+/// A positive of a simulated query: its id, its f32 score and its true hardness x.
+struct Pos {
+    id: String,
+    s: f32,
+    x: f64,
+}
+
+/// The streams of a query, one per (cell, component) in that order: the cell's continuous
+/// items (`cell_sizes` less its discrete items) split over the law's components by a
+/// multinomial (sequential binomials).
+fn cell_streams(
+    rng: &mut Xoshiro256PlusPlus,
+    law: &ScoreLaw,
+    cell_sizes: &[u64],
+    items_per_cell: &[u64],
+) -> Vec<Stream> {
+    let ncomp = law.components.len();
+    let mut streams: Vec<Stream> = Vec::new();
+    for (&n_cell, &n_items) in cell_sizes.iter().zip(items_per_cell) {
+        let (mut left, mut wleft) = (n_cell - n_items, 1.0f64);
+        for (c, comp) in law.components.iter().enumerate() {
+            let n = if c + 1 == ncomp {
+                left
+            } else {
+                binomial(rng, left, (comp.weight / wleft).min(1.0))
+            };
+            left -= n;
+            wleft -= comp.weight;
+            streams.push(Stream {
+                n,
+                comp: c,
+                cum: 0.0,
+                p: Vec::new(),
+                s: Vec::new(),
+            });
+        }
+    }
+    streams
+}
+
+/// The `kept` largest scores of streams `ids` (one subset's), merged largest first; each
+/// stream draws its items lazily, only as far as the merge reaches.
+fn merge_streams(
+    rng: &mut Xoshiro256PlusPlus,
+    law: &ScoreLaw,
+    streams: &mut [Stream],
+    ids: &[usize],
+    kept: usize,
+) -> Vec<f32> {
+    let mut cursor = vec![0usize; ids.len()];
+    // Cached head score of each stream (None once exhausted).
+    let mut heads: Vec<Option<f32>> = ids
+        .iter()
+        .map(|&si| streams[si].ensure(0, rng, law).then(|| streams[si].s[0]))
+        .collect();
+    let mut top = Vec::with_capacity(kept);
+    while top.len() < kept {
+        let mut best: Option<(usize, f32)> = None;
+        for (k, h) in heads.iter().enumerate() {
+            if let Some(v) = *h {
+                if best.is_none_or(|(_, bv)| v > bv) {
+                    best = Some((k, v));
+                }
+            }
+        }
+        let Some((k, v)) = best else { break };
+        top.push(v);
+        cursor[k] += 1;
+        let si = ids[k];
+        heads[k] = streams[si]
+            .ensure(cursor[k], rng, law)
+            .then(|| streams[si].s[cursor[k]]);
+    }
+    top
+}
+
+/// The summary rows of the positives: core counts and, per subset (its cells `subset_cells`),
+/// the counts of its streams and of its discrete items above each positive.
+fn positive_summaries(
+    pos: &[Pos],
+    core_above: &[u64],
+    subset_cells: &[(usize, usize)],
+    ncomp: usize,
+    stream_counts: &[Vec<u64>],
+    items: &[discrete::Placed],
+) -> Vec<PositiveSummary> {
+    pos.iter()
+        .enumerate()
+        .map(|(j, p)| PositiveSummary {
+            core_ties: 0,
+            pool_ties: Vec::new(),
+            id: p.id.clone(),
+            score: p.s,
+            core_above: core_above[j],
+            pool_above: subset_cells
+                .iter()
+                .map(|&(a, b)| {
+                    let cont: u64 = (a * ncomp..b * ncomp).map(|si| stream_counts[si][j]).sum();
+                    let disc = items
+                        .iter()
+                        .filter(|it| it.score > p.s && it.cell.is_some_and(|c| a <= c && c < b))
+                        .count() as u64;
+                    cont + disc
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+/// Per stream, the items above each positive: its drawn items (f32 comparison, strict) plus
+/// the not-yet-drawn ones, drawn jointly over the positives.
+fn counts_above(
+    rng: &mut Xoshiro256PlusPlus,
+    law: &ScoreLaw,
+    streams: &[Stream],
+    pos: &[Pos],
+) -> Vec<Vec<u64>> {
+    let mut stream_counts: Vec<Vec<u64>> = Vec::with_capacity(streams.len());
+    for st in streams {
+        let rest = st.n - st.p.len() as u64;
+        let xc: Vec<f64> = pos
+            .iter()
+            .map(|p| law.components[st.comp].family.sf(p.s as f64))
+            .collect();
+        let undrawn = joint_counts(rng, rest, st.last_p(), &xc);
+        stream_counts.push(
+            pos.iter()
+                .zip(undrawn)
+                .map(|(p, u)| st.s.partition_point(|&v| v > p.s) as u64 + u)
+                .collect(),
+        );
+    }
+    stream_counts
+}
+
 fn simulate_query(
     cfg: &SimConfig,
     layout: &Layout,
@@ -322,11 +458,6 @@ fn simulate_query(
 
     // Positives: hardness from the copula, score by inversion, true x at the f32 score.
     let g_query: f64 = StandardNormal.sample(&mut rng);
-    struct Pos {
-        id: String,
-        s: f32,
-        x: f64,
-    }
     let mut pos: Vec<Pos> = plan
         .positives
         .iter()
@@ -367,60 +498,14 @@ fn simulate_query(
     let core_above = joint_counts(&mut rng, plan.core_nonrel, 0.0, &core_x);
 
     // Streams: one per (cell, component); component sizes a multinomial split of the cell.
-    let mut streams: Vec<Stream> = Vec::new();
-    for (&n_cell, &n_items) in layout.cell_sizes.iter().zip(&items_per_cell) {
-        let (mut left, mut wleft) = (n_cell - n_items, 1.0f64);
-        for (c, comp) in law.components.iter().enumerate() {
-            let n = if c + 1 == ncomp {
-                left
-            } else {
-                binomial(&mut rng, left, (comp.weight / wleft).min(1.0))
-            };
-            left -= n;
-            wleft -= comp.weight;
-            streams.push(Stream {
-                n,
-                comp: c,
-                cum: 0.0,
-                p: Vec::new(),
-                s: Vec::new(),
-            });
-        }
-    }
+    let mut streams = cell_streams(&mut rng, &law, &layout.cell_sizes, &items_per_cell);
 
     // Top-M of every subset: merge its streams, drawing lazily.
     let mut top_scores = Vec::with_capacity(layout.subsets.len());
     for (&(a, b), subset) in layout.subset_cells.iter().zip(&layout.subsets) {
         let kept = subset.kept(cfg.top_m);
         let ids: Vec<usize> = (a * ncomp..b * ncomp).collect();
-        let mut cursor = vec![0usize; ids.len()];
-        // Cached head score of each stream (None once exhausted).
-        let mut heads: Vec<Option<f32>> = ids
-            .iter()
-            .map(|&si| {
-                streams[si]
-                    .ensure(0, &mut rng, &law)
-                    .then(|| streams[si].s[0])
-            })
-            .collect();
-        let mut top = Vec::with_capacity(kept);
-        while top.len() < kept {
-            let mut best: Option<(usize, f32)> = None;
-            for (k, h) in heads.iter().enumerate() {
-                if let Some(v) = *h {
-                    if best.is_none_or(|(_, bv)| v > bv) {
-                        best = Some((k, v));
-                    }
-                }
-            }
-            let Some((k, v)) = best else { break };
-            top.push(v);
-            cursor[k] += 1;
-            let si = ids[k];
-            heads[k] = streams[si]
-                .ensure(cursor[k], &mut rng, &law)
-                .then(|| streams[si].s[cursor[k]]);
-        }
+        let mut top = merge_streams(&mut rng, &law, &mut streams, &ids, kept);
         if items
             .iter()
             .any(|it| it.cell.is_some_and(|c| a <= c && c < b))
@@ -440,44 +525,15 @@ fn simulate_query(
 
     // Per stream counts above each positive: drawn items (f32 comparison, strict) plus the
     // not-yet-drawn ones, jointly over the positives.
-    let mut stream_counts: Vec<Vec<u64>> = Vec::with_capacity(streams.len());
-    for st in &streams {
-        let rest = st.n - st.p.len() as u64;
-        let xc: Vec<f64> = pos
-            .iter()
-            .map(|p| law.components[st.comp].family.sf(p.s as f64))
-            .collect();
-        let undrawn = joint_counts(&mut rng, rest, st.last_p(), &xc);
-        stream_counts.push(
-            pos.iter()
-                .zip(undrawn)
-                .map(|(p, u)| st.s.partition_point(|&v| v > p.s) as u64 + u)
-                .collect(),
-        );
-    }
-    let positives: Vec<PositiveSummary> = pos
-        .iter()
-        .enumerate()
-        .map(|(j, p)| PositiveSummary {
-            core_ties: 0,
-            pool_ties: Vec::new(),
-            id: p.id.clone(),
-            score: p.s,
-            core_above: core_above[j],
-            pool_above: layout
-                .subset_cells
-                .iter()
-                .map(|&(a, b)| {
-                    let cont: u64 = (a * ncomp..b * ncomp).map(|si| stream_counts[si][j]).sum();
-                    let disc = items
-                        .iter()
-                        .filter(|it| it.score > p.s && it.cell.is_some_and(|c| a <= c && c < b))
-                        .count() as u64;
-                    cont + disc
-                })
-                .collect(),
-        })
-        .collect();
+    let stream_counts = counts_above(&mut rng, &law, &streams, &pos);
+    let positives = positive_summaries(
+        &pos,
+        &core_above,
+        &layout.subset_cells,
+        ncomp,
+        &stream_counts,
+        &items,
+    );
 
     // Truth: nested pools S < N_1 < … < N, each adding i.i.d. items from the law.
     let n_pos = pos.len();

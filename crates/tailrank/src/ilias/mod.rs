@@ -34,14 +34,16 @@
 //! `layout` finds the files (dataset folder, taxonomy, feature folder); `ids` checks the
 //! feature files' ids against the lists (the distractor list as 64-bit keys); `scan` runs the
 //! one pass over both query sets, resumable or not; `report` turns summaries into the
-//! report with its breakdowns. Everything public is re-exported here (`tailrank::ilias::…`).
+//! report with its breakdowns; `request` checks the options and opens the inputs. Everything public is re-exported here (`tailrank::ilias::…`).
 
 mod ids;
 mod layout;
 mod report;
+mod request;
 mod scan;
 
 pub use ids::*;
 pub use layout::*;
 pub use report::*;
+pub use request::*;
 pub use scan::*;

@@ -42,15 +42,17 @@ pub fn table(c: &Comparison) -> String {
         "  extrapolation error of the margin: {}",
         c.extrapolation_error.map_or("n/a".to_string(), pct)
     );
-    let _ = writeln!(
-        t,
-        "verdict: {} ({})",
-        if c.separated {
-            "separated"
-        } else {
-            "not separated"
-        },
-        c.reason
-    );
+    let _ = writeln!(t, "{}", verdict_line(c));
     t
+}
+
+/// `verdict: separated (REASON)` or `verdict: not separated (REASON)`: the last line of the
+/// table and of the headline.
+pub fn verdict_line(c: &Comparison) -> String {
+    let verdict = if c.separated {
+        "separated"
+    } else {
+        "not separated"
+    };
+    format!("verdict: {verdict} ({})", c.reason)
 }

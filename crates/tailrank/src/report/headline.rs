@@ -210,15 +210,7 @@ pub fn compare_headline(c: &Comparison) -> String {
         pct(c.interval.hi),
         c.extrapolation_error.map_or("n/a".to_string(), pct)
     ));
-    lines.push(format!(
-        "verdict: {} ({})",
-        if c.separated {
-            "separated"
-        } else {
-            "not separated"
-        },
-        c.reason
-    ));
+    lines.push(super::compare::verdict_line(c));
     lines.push(if c.separated {
         "next step: none; the margin exceeds its extrapolation error.".to_string()
     } else {

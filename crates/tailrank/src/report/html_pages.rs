@@ -125,6 +125,43 @@ pub fn write_html(html: &str, path: &Path) -> Result<()> {
     std::fs::write(path, html).at(path)
 }
 
+/// `tailrank compare --html`: [`compare_html`] of comparison `c` of summaries `a` and `b` (each
+/// with its folder), each model's page its prediction as `predict` gives it with `opts`.
+pub fn compare_page(
+    c: &crate::predict::compare::Comparison,
+    a: (&crate::summary::Summary, &Path),
+    b: (&crate::summary::Summary, &Path),
+    opts: &crate::predict::PredictOptions,
+) -> Result<String> {
+    let doc = |(s, path): (&crate::summary::Summary, &Path)| -> Result<Value> {
+        let plan = crate::predict::NextStepPlan {
+            target_width: None,
+            summary_path: Some(path.display().to_string()),
+        };
+        let p = crate::predict::predict_with_plan(s, opts, &plan)?;
+        Ok(super::prediction_json(&p))
+    };
+    let cmp = serde_json::to_value(c)
+        .map_err(|e| crate::error::Error::internal(format!("comparison JSON: {e}")))?;
+    Ok(compare_html(&cmp, &doc(a)?, &doc(b)?))
+}
+
+/// `tailrank ilias --fraction … --html`: [`ilias_html`] of report `r`, one section per query
+/// set with a prediction.
+pub fn ilias_report_html(r: &crate::ilias::IliasReport) -> String {
+    let sets: Vec<(String, Value)> = r
+        .sets
+        .iter()
+        .filter_map(|s| {
+            Some((
+                s.task.clone(),
+                super::prediction_json(s.prediction.as_ref()?),
+            ))
+        })
+        .collect();
+    ilias_html(&r.model, &sets, &r.warnings)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

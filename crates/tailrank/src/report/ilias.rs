@@ -2,7 +2,7 @@
 //! prediction mode each set's prediction table.
 
 use super::{pct, prediction_table, thousands};
-use crate::ilias::{GroupResult, IliasReport};
+use crate::ilias::{GroupResult, IliasReport, IliasSetReport};
 use std::fmt::Write;
 
 fn k_label(k: usize) -> String {
@@ -17,6 +17,42 @@ fn k_label(k: usize) -> String {
 /// prediction mode each set's prediction table (interval, baselines, diagnostics) too.
 pub fn table(r: &IliasReport) -> String {
     let kl = k_label(r.k);
+    let mut t = header(r, &kl);
+    set_rows(&mut t, r, &kl);
+    if let Some(c) = &r.combined {
+        // The task name is one character wider than the column: the count keeps its place.
+        let _ = writeln!(t, "{:<7}{:>8} {:>12}", c.task, c.n_queries, pct(c.map_at_k));
+    }
+    for s in &r.sets {
+        match s.tied_pairs {
+            Some(0) => {}
+            Some(n) => {
+                let _ = writeln!(
+                    t,
+                    "{}: {} tied positive/non-relevant pair{} (equal scores: official tie blocks, \
+                     positives at the block's end)",
+                    s.task,
+                    thousands(n),
+                    if n == 1 { "" } else { "s" }
+                );
+            }
+            None => {
+                let _ = writeln!(t, "{}: ties unknown (summary without tie counts)", s.task);
+            }
+        }
+    }
+    for s in &r.sets {
+        if let Some(p) = &s.prediction {
+            let _ = writeln!(t, "\n{} prediction:", s.task);
+            t.push_str(&prediction_table(p));
+        }
+        breakdown(&mut t, s, &kl);
+    }
+    t
+}
+
+/// The warnings (e.g. a missing taxonomy: no category rows below) and the title line.
+fn header(r: &IliasReport, kl: &str) -> String {
     let mut t = String::new();
     // Warnings first (e.g. a missing taxonomy: no category rows below).
     for w in &r.warnings {
@@ -43,6 +79,11 @@ pub fn table(r: &IliasReport) -> String {
             )
         }
     );
+    t
+}
+
+/// The column heads and one row per query set (with the prediction's columns when predicted).
+fn set_rows(t: &mut String, r: &IliasReport, kl: &str) {
     let predicted = r.sets.iter().any(|s| s.prediction.is_some());
     if predicted {
         let _ = writeln!(
@@ -105,81 +146,56 @@ pub fn table(r: &IliasReport) -> String {
             }
         }
     }
-    if let Some(c) = &r.combined {
-        // The task name is one character wider than the column: the count keeps its place.
-        let _ = writeln!(t, "{:<7}{:>8} {:>12}", c.task, c.n_queries, pct(c.map_at_k));
+}
+
+/// The breakdown of query set `s` by scale, clutter and (sub)category, if it has one.
+fn breakdown(t: &mut String, s: &IliasSetReport, kl: &str) {
+    let groups: Vec<&GroupResult> = s
+        .scale
+        .iter()
+        .chain(&s.clutter)
+        .chain(&s.categories)
+        .chain(&s.subcategories)
+        .collect();
+    if groups.is_empty() {
+        return;
     }
-    for s in &r.sets {
-        match s.tied_pairs {
-            Some(0) => {}
-            Some(n) => {
-                let _ = writeln!(
-                    t,
-                    "{}: {} tied positive/non-relevant pair{} (equal scores: official tie blocks, \
-                     positives at the block's end)",
-                    s.task,
-                    thousands(n),
-                    if n == 1 { "" } else { "s" }
-                );
-            }
-            None => {
-                let _ = writeln!(t, "{}: ties unknown (summary without tie counts)", s.task);
-            }
-        }
+    let pred = s.prediction.is_some();
+    let _ = writeln!(t, "\n{} breakdown, mAP@{kl} (%):", s.task);
+    if pred {
+        let _ = writeln!(
+            t,
+            "  {:<12} {:<40} {:>5} {:>9} {:>9} {:>9}",
+            "kind", "group", "n", "estimate", "count", "at-S"
+        );
+    } else {
+        let _ = writeln!(
+            t,
+            "  {:<12} {:<40} {:>5} {:>9}",
+            "kind", "group", "n", "mAP"
+        );
     }
-    for s in &r.sets {
-        if let Some(p) = &s.prediction {
-            let _ = writeln!(t, "\n{} prediction:", s.task);
-            t.push_str(&prediction_table(p));
-        }
-        let groups: Vec<&GroupResult> = s
-            .scale
-            .iter()
-            .chain(&s.clutter)
-            .chain(&s.categories)
-            .chain(&s.subcategories)
-            .collect();
-        if groups.is_empty() {
-            continue;
-        }
-        let pred = s.prediction.is_some();
-        let _ = writeln!(t, "\n{} breakdown, mAP@{kl} (%):", s.task);
+    for g in groups {
         if pred {
             let _ = writeln!(
                 t,
                 "  {:<12} {:<40} {:>5} {:>9} {:>9} {:>9}",
-                "kind", "group", "n", "estimate", "count", "at-S"
+                g.kind,
+                g.group,
+                g.n,
+                pct(g.map_at_k),
+                pct(g.count_map_at_k.unwrap_or(f64::NAN)),
+                pct(g.evaluate_at_s_map_at_k.unwrap_or(f64::NAN))
             );
         } else {
             let _ = writeln!(
                 t,
                 "  {:<12} {:<40} {:>5} {:>9}",
-                "kind", "group", "n", "mAP"
+                g.kind,
+                g.group,
+                g.n,
+                pct(g.map_at_k)
             );
         }
-        for g in groups {
-            if pred {
-                let _ = writeln!(
-                    t,
-                    "  {:<12} {:<40} {:>5} {:>9} {:>9} {:>9}",
-                    g.kind,
-                    g.group,
-                    g.n,
-                    pct(g.map_at_k),
-                    pct(g.count_map_at_k.unwrap_or(f64::NAN)),
-                    pct(g.evaluate_at_s_map_at_k.unwrap_or(f64::NAN))
-                );
-            } else {
-                let _ = writeln!(
-                    t,
-                    "  {:<12} {:<40} {:>5} {:>9}",
-                    g.kind,
-                    g.group,
-                    g.n,
-                    pct(g.map_at_k)
-                );
-            }
-        }
     }
-    t
 }

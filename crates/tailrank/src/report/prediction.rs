@@ -11,9 +11,27 @@ fn interval(i: &Interval) -> String {
 /// One human-readable table: the estimate with its intervals, the baselines, the budget and
 /// drift verdicts and the tail report. Metric values in percent with two decimals.
 pub fn prediction_table(p: &Prediction) -> String {
-    let conf = format!("{:.0}%", 100.0 * p.options.confidence);
-    let k = p.k;
     let mut t = String::new();
+    head_rows(&mut t, p);
+    uncertainty_rows(&mut t, p);
+    baseline_rows(&mut t, p);
+    level_rows(&mut t, p);
+    trust_rows(&mut t, p);
+    tail_rows(&mut t, p);
+    for warning in &p.warnings {
+        let _ = writeln!(t, "WARNING: {warning}");
+    }
+    t
+}
+
+/// Width of the row labels.
+const W: usize = 34;
+
+/// The model and inputs, the verdict, the estimate with its intervals and the move to the centre of the excess.
+fn head_rows(t: &mut String, p: &Prediction) {
+    let w = W;
+    let k = p.k;
+    let conf = format!("{:.0}%", 100.0 * p.options.confidence);
     let _ = writeln!(
         t,
         "model {:?}, query set {:?}: {} queries, {} positives",
@@ -42,7 +60,6 @@ pub fn prediction_table(p: &Prediction) -> String {
             _ => String::new(),
         }
     );
-    let w = 34;
     let _ = writeln!(
         t,
         "{:<w$} {}: {}",
@@ -79,6 +96,12 @@ pub fn prediction_table(p: &Prediction) -> String {
             c.excess_rate * (p.pool_size - p.sample_size) as f64
         );
     }
+}
+
+/// The realized-metric interval, the pool-sample noise and, when doubtful, the second opinion.
+fn uncertainty_rows(t: &mut String, p: &Prediction) {
+    let w = W;
+    let conf = format!("{:.0}%", 100.0 * p.options.confidence);
     match &p.realized {
         Some(r) => {
             let _ = writeln!(
@@ -149,6 +172,12 @@ pub fn prediction_table(p: &Prediction) -> String {
             pct(c.map_at_k)
         );
     }
+}
+
+/// Recall@k, hit@1 and the baselines beside the estimate.
+fn baseline_rows(t: &mut String, p: &Prediction) {
+    let w = W;
+    let k = p.k;
     let b = &p.baselines;
     let _ = writeln!(
         t,
@@ -222,6 +251,11 @@ pub fn prediction_table(p: &Prediction) -> String {
             pct(v)
         );
     }
+}
+
+/// The prediction from each nested level, the budget and the drift verdicts.
+fn level_rows(t: &mut String, p: &Prediction) {
+    let w = W;
     if !p.levels.is_empty() {
         let _ = writeln!(t, "levels (prediction at N from each nested sample)");
         for l in &p.levels {
@@ -270,6 +304,11 @@ pub fn prediction_table(p: &Prediction) -> String {
         ),
     };
     let _ = writeln!(t, "{:<w$} {drift}", "drift");
+}
+
+/// The checks of the verdict: the level trend, the in-sample predictions, the endpoint test.
+fn trust_rows(t: &mut String, p: &Prediction) {
+    let w = W;
     let tr = &p.trust;
     if tr.trend_projected.is_finite() && tr.trend_per_doubling.is_finite() {
         let _ = writeln!(
@@ -315,6 +354,11 @@ pub fn prediction_table(p: &Prediction) -> String {
             }
         );
     }
+}
+
+/// The tail report: positives by count, by tail and immune; the shape quartiles.
+fn tail_rows(t: &mut String, p: &Prediction) {
+    let w = W;
     let tr = &p.tail;
     let _ = writeln!(
         t,
@@ -336,8 +380,4 @@ pub fn prediction_table(p: &Prediction) -> String {
             let _ = writeln!(t, "{:<w$} no tail fitted", "");
         }
     }
-    for warning in &p.warnings {
-        let _ = writeln!(t, "WARNING: {warning}");
-    }
-    t
 }

@@ -1,4 +1,4 @@
-//! One-line accounts of what a command wrote (`tailrank scan`, `tailrank merge`), printed on
+//! One-line accounts of what a command wrote (`tailrank scan`, `merge`, `grow`), printed on
 //! stderr after the outputs are in place.
 
 use crate::scan::job::ScanFilesOutcome;
@@ -35,5 +35,23 @@ pub fn merge_written(parts: usize, output: &Path, merged: &Summary) -> String {
             .pool_size
             .map(|n| format!(", N = {n}"))
             .unwrap_or_default()
+    )
+}
+
+/// `tailrank grow`: the grown summary written to `output`: its fraction, pool items, level
+/// fractions and drift shards.
+pub fn grow_written(output: &Path, grown: &Summary) -> String {
+    let levels: Vec<String> = grown
+        .level_indices()
+        .iter()
+        .map(|&i| grown.subsets[i].fraction.to_string())
+        .collect();
+    format!(
+        "wrote {} (fraction {}: {} pool items; levels {}; {} drift shards)",
+        output.display(),
+        grown.fraction,
+        grown.subset_sizes[0],
+        levels.join(", "),
+        grown.shard_indices().len()
     )
 }
