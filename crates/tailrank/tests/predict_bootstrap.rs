@@ -316,3 +316,22 @@ fn drift_is_flagged_only_for_a_non_uniform_sample() {
     assert!(ok.budget.is_none());
     let _ = stats::std_dev(&[1.0, 2.0]);
 }
+
+/// The ideal bootstrap's SE of a mean, `√Σ(v − v̄)²/Q` (numpy's `std(ddof=0)/√Q`), is what
+/// the replicates' SE estimates: 4,000 replicates land within 5% of it.
+#[test]
+fn ideal_std_error_is_what_the_replicates_estimate() {
+    let v = ap_like(150, 11);
+    let ideal = QueryBootstrap::ideal_std_error(&v);
+    let q = v.len() as f64;
+    let m = v.iter().sum::<f64>() / q;
+    let by_hand = (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / q).sqrt() / q.sqrt();
+    assert!((ideal - by_hand).abs() <= 1e-15 * by_hand, "{ideal} {by_hand}");
+    let replicated = QueryBootstrap::new(v.len(), 4000, 5).std_error(&v);
+    assert!(
+        (replicated / ideal - 1.0).abs() < 0.05,
+        "replicates {replicated}, ideal {ideal}"
+    );
+    assert!(QueryBootstrap::ideal_std_error(&[]).is_nan());
+    assert_eq!(QueryBootstrap::ideal_std_error(&[0.3]), 0.0);
+}

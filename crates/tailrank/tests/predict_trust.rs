@@ -345,6 +345,43 @@ fn verdict_refuses_a_tiny_sample_and_needs_a_bootstrap() {
     assert_eq!(p.trust.verdict, Verdict::Unchecked, "{}", p.trust.reason);
 }
 
+/// The estimate is not an interval: without replicates (`bootstrap: 0`) the endpoint test's
+/// move uses the ideal bootstrap's SE, so the estimate is the one B replicates approximate.
+#[test]
+fn the_estimate_does_not_need_a_bootstrap() {
+    let o = opts();
+    let no_boot = PredictOptions {
+        bootstrap: 0,
+        sample_noise: 0,
+        ..o
+    };
+    let (p, _) = sim_predict("mixture-tail", 1, 0.05, 400, &o);
+    let (q, _) = sim_predict("mixture-tail", 1, 0.05, 400, &no_boot);
+    let (cp, cq) = (
+        p.excess_centre.unwrap(),
+        q.excess_centre.expect("the move without B"),
+    );
+    assert_eq!(cp.unmoved_map_at_k, cq.unmoved_map_at_k);
+    // z = D/SE is large here, so w = 1 − 1/z² barely feels the SE's replicate noise.
+    assert!(
+        (cp.weight - cq.weight).abs() < 0.01,
+        "{} {}",
+        cp.weight,
+        cq.weight
+    );
+    assert!(
+        (p.estimate - q.estimate).abs() < 5e-4,
+        "{} {}",
+        p.estimate,
+        q.estimate
+    );
+    assert_eq!(q.trust.verdict, Verdict::Unchecked, "{}", q.trust.reason);
+    assert!(p.trust.endpoint.unwrap().std_error > 0.0);
+    let e = q.trust.endpoint.unwrap();
+    let se = e.std_error;
+    assert!(se.is_finite() && se > 0.0, "{se}");
+}
+
 #[test]
 fn level_selected_fit_is_the_argmin_and_reproduces_predict() {
     let o = opts();

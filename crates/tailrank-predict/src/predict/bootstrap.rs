@@ -106,6 +106,17 @@ impl QueryBootstrap {
         stats::std_dev(&self.means(values))
     }
 
+    /// The standard error of the mean of `values` that B replicates estimate, without them:
+    /// the ideal bootstrap's (B → ∞) `√(Σ (v_i − v̄)²) / Q`. NaN when `values` is empty.
+    pub fn ideal_std_error(values: &[f64]) -> f64 {
+        if values.is_empty() {
+            return f64::NAN;
+        }
+        let q = values.len() as f64;
+        let m = values.iter().sum::<f64>() / q;
+        values.iter().map(|v| (v - m) * (v - m)).sum::<f64>().sqrt() / q
+    }
+
     /// Standard error, percentile and BCa intervals of the mean of `values` (`estimate` is
     /// their mean).
     pub fn summarize(&self, values: &[f64], estimate: f64, confidence: f64) -> QuerySummaryStats {

@@ -10,7 +10,8 @@
 //! ```text
 //! O_q = Σ_{ℓ ∈ LEVELS} Σ_{j immune at ℓ} 1[K_{0,j} > K_{ℓ,j}]
 //! P_q = Σ_{ℓ ∈ LEVELS} Σ_{j immune at ℓ} P(outranked | z_{ℓ,j}, ξ̂_{ℓ,q}, e_ℓ)
-//! D   = mean_q (O_q − P_q),   z = D / SE(D)   (paired query bootstrap)
+//! D   = mean_q (O_q − P_q),   z = D / SE(D)   (paired query bootstrap; with B < 2 replicates
+//!                                              the ideal bootstrap's √Σ(d_q − D)²/Q)
 //! ```
 //!
 //! The test fires when `O > P` and `z > Z_CRIT` (the verdict's, `predict::trust`): mass the model cannot have (a rare component
@@ -87,7 +88,8 @@ pub struct EndpointTest {
     pub observed: usize,
     /// `P = Σ_q P_q`: how many the endpoint law expects.
     pub predicted: f64,
-    /// Paired query-bootstrap SE of `D = mean_q (O_q − P_q)` (NaN without a bootstrap).
+    /// Paired query-bootstrap SE of `D = mean_q (O_q − P_q)` (with B < 2 replicates the ideal
+    /// bootstrap's, `QueryBootstrap::ideal_std_error`).
     pub std_error: f64,
     /// `D / SE(D)`.
     pub z: f64,
@@ -253,10 +255,12 @@ pub fn endpoint_test(
         })
         .collect();
     let d = diff.iter().sum::<f64>() / diff.len().max(1) as f64;
+    // Without replicates the ideal bootstrap's SE, so that the move (an estimate) does not
+    // depend on whether intervals were asked for.
     let std_error = if boot.replicates >= 2 {
         boot.std_error(&diff)
     } else {
-        f64::NAN
+        QueryBootstrap::ideal_std_error(&diff)
     };
     let z = z_score(d, std_error);
     let w = shrink_weight(z, std_error);
