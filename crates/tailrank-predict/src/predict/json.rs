@@ -6,7 +6,10 @@
 
 use super::calibrated::CalibratedMetrics;
 use super::endpoint_test::{EndpointTest, ExcessCentre};
-use super::{FitChoice, Interval, LevelPoint, Prediction, TailReport, Verdict};
+use super::{
+    Baselines, Budget, Drift, FitChoice, Interval, LevelPoint, LevelPrediction, PredictOptions,
+    Prediction, QueryPrediction, RealizedInterval, TailReport, Trust, Verdict,
+};
 use crate::formats::json::to_json_value;
 use crate::hardness::Estimator;
 use crate::maps::MapKind;
@@ -238,8 +241,6 @@ struct TailJson {
 impl<'a> PredictionJson<'a> {
     /// The report of `p`.
     pub fn of(p: &'a Prediction) -> Self {
-        let b = &p.baselines;
-        let t = &p.trust;
         PredictionJson {
             tool_version: crate::TOOL_VERSION,
             model: &p.model,
@@ -249,17 +250,7 @@ impl<'a> PredictionJson<'a> {
             k: p.k,
             n_queries: p.n_queries,
             n_positives: p.n_positives,
-            options: OptionsJson {
-                estimator: p.options.estimator_name(),
-                estimator_options: &p.options.estimator,
-                map: &p.options.map,
-                fit: p.options.fit.as_str(),
-                excess_centre: p.options.excess_centre,
-                bootstrap: p.options.bootstrap,
-                sample_noise: p.options.sample_noise,
-                confidence: p.options.confidence,
-                seed: p.options.seed,
-            },
+            options: OptionsJson::of(&p.options),
             map_at_k: p.estimate,
             map_at_k_std_error: p.std_error,
             map_at_k_percentile_interval: pair(&p.percentile),
@@ -270,132 +261,183 @@ impl<'a> PredictionJson<'a> {
             map_at_k_interval_meanings: INTERVAL_MEANINGS,
             excess_centre: p.excess_centre.as_ref(),
             next_step: &p.next_step,
-            realized: p.realized.as_ref().map(|r| RealizedJson {
-                map_at_k_realized_interval: pair(&r.interval),
-                width: r.width(),
-                pool_sd: r.pool_sd,
-                pool_sd_shards: r.pool_sd_shards,
-                pool_sd_replicates: r.pool_sd_replicates,
-                other_map_map_at_k: r.other_map_estimate,
-                fit_choice_map_at_k: r.fit_choice_estimate,
-                level_calibrated_map_at_k: r.calibrated_estimate,
-                excess_mass_map_at_k: r.excess_mass_estimate,
-                count_map_at_k: r.count_estimate,
-                trend_shift: r.trend_shift,
-                capped_at_evaluate_at_s: r.ceiling,
-            }),
-            trust: TrustJson {
-                verdict: t.verdict,
-                reason: &t.reason,
-                trend_per_doubling: t.trend_per_doubling,
-                trend_projected: t.trend_projected,
-                trend_std_error: t.trend_std_error,
-                trend_fired: t.trend_fired(),
-                in_sample_fired: t.in_sample_fired(),
-                in_sample_used_level: t.used().map(|u| u.level),
-                fit_choice_shift: t.fit_choice_shift,
-                fit_choice_fired: t.fit_choice_fired(),
-                endpoint: t.endpoint.as_ref(),
-                endpoint_fired: t.endpoint_fired(),
-                in_sample: t
-                    .in_sample
-                    .iter()
-                    .map(|c| InSampleJson {
-                        level: c.level,
-                        sample_size: c.sample_size,
-                        predicted_map_at_k: c.predicted,
-                        error: c.error,
-                        std_error: c.std_error,
-                        projected_error: c.projected_error,
-                    })
-                    .collect(),
-            },
+            realized: p.realized.as_ref().map(RealizedJson::of),
+            trust: TrustJson::of(&p.trust),
             recall_at_k: p.recall_at_k,
             hit_at_1: p.hit_at_1,
-            baselines: BaselinesJson {
-                evaluate_at_s_map_at_k: b.evaluate_at_s,
-                evaluate_at_s_recall_at_k: b.evaluate_at_s_recall_at_k,
-                evaluate_at_s_hit_at_1: b.evaluate_at_s_hit_at_1,
-                count_map_at_k: b.count,
-                power_law_map_at_k: b.power_law,
-                log_linear_map_at_k: b.log_linear,
-                level_calibrated: b.level_calibrated,
-                level_selected: b.level_selected.as_ref(),
-                level_points: &b.level_points,
-            },
-            levels: p
-                .levels
-                .iter()
-                .map(|l| LevelJson {
-                    level: l.level,
-                    subset: l.subset,
-                    fraction: l.fraction,
-                    sample_size: l.sample_size,
-                    map_at_k: l.estimate,
-                    map_at_k_std_error: l.std_error,
-                    evaluate_at_s_map_at_k: l.evaluate_at_s,
-                })
-                .collect(),
-            budget: p.budget.as_ref().map(|bu| BudgetJson {
-                sufficient: bu.sufficient,
-                first_sufficient_level: bu.first_sufficient_level,
-                first_sufficient_size: bu.first_sufficient_size,
-                steps: bu
-                    .steps
-                    .iter()
-                    .map(|s| BudgetStepJson {
-                        from_level: s.from_level,
-                        to_level: s.to_level,
-                        abs_diff_map_at_k: s.abs_diff,
-                        map_at_k_std_error: s.std_error,
-                        agrees: s.agrees,
-                    })
-                    .collect(),
-            }),
-            drift: p.drift.as_ref().map(|d| DriftJson {
-                flagged: d.flagged,
-                rule: "max |z| > 3",
-                max_abs_z: d.max_abs_z,
-                chi2: d.chi2,
-                dof: d.dof,
-                shards: d
-                    .shards
-                    .iter()
-                    .map(|s| ShardJson {
-                        subset: s.subset,
-                        sample_size: s.sample_size,
-                        map_at_k: s.estimate,
-                        diff_map_at_k: s.diff,
-                        diff_std_error: s.diff_std_error,
-                        z: s.z,
-                    })
-                    .collect(),
-            }),
+            baselines: BaselinesJson::of(&p.baselines),
+            levels: p.levels.iter().map(LevelJson::of).collect(),
+            budget: p.budget.as_ref().map(BudgetJson::of),
+            drift: p.drift.as_ref().map(DriftJson::of),
             tail_report: &p.tail,
             warnings: &p.warnings,
-            queries: p
-                .queries
+            queries: p.queries.iter().map(QueryJson::of).collect(),
+        }
+    }
+}
+
+impl<'a> OptionsJson<'a> {
+    fn of(o: &'a PredictOptions) -> Self {
+        OptionsJson {
+            estimator: o.estimator_name(),
+            estimator_options: &o.estimator,
+            map: &o.map,
+            fit: o.fit.as_str(),
+            excess_centre: o.excess_centre,
+            bootstrap: o.bootstrap,
+            sample_noise: o.sample_noise,
+            confidence: o.confidence,
+            seed: o.seed,
+        }
+    }
+}
+
+impl RealizedJson {
+    fn of(r: &RealizedInterval) -> Self {
+        RealizedJson {
+            map_at_k_realized_interval: pair(&r.interval),
+            width: r.width(),
+            pool_sd: r.pool_sd,
+            pool_sd_shards: r.pool_sd_shards,
+            pool_sd_replicates: r.pool_sd_replicates,
+            other_map_map_at_k: r.other_map_estimate,
+            fit_choice_map_at_k: r.fit_choice_estimate,
+            level_calibrated_map_at_k: r.calibrated_estimate,
+            excess_mass_map_at_k: r.excess_mass_estimate,
+            count_map_at_k: r.count_estimate,
+            trend_shift: r.trend_shift,
+            capped_at_evaluate_at_s: r.ceiling,
+        }
+    }
+}
+
+impl<'a> TrustJson<'a> {
+    /// The verdict with its statistics and which tests fired.
+    fn of(t: &'a Trust) -> Self {
+        TrustJson {
+            verdict: t.verdict,
+            reason: &t.reason,
+            trend_per_doubling: t.trend_per_doubling,
+            trend_projected: t.trend_projected,
+            trend_std_error: t.trend_std_error,
+            trend_fired: t.trend_fired(),
+            in_sample_fired: t.in_sample_fired(),
+            in_sample_used_level: t.used().map(|u| u.level),
+            fit_choice_shift: t.fit_choice_shift,
+            fit_choice_fired: t.fit_choice_fired(),
+            endpoint: t.endpoint.as_ref(),
+            endpoint_fired: t.endpoint_fired(),
+            in_sample: t
+                .in_sample
                 .iter()
-                .map(|q| QueryJson {
-                    query_id: &q.query_id,
-                    n_positives: q.n_positives,
-                    ap_at_k: q.ap_at_k,
-                    recall_at_k: q.recall_at_k,
-                    hit_at_1: q.hit_at_1,
-                    ap_at_k_count: q.ap_at_k_count,
-                    ap_at_k_at_sample: q.ap_at_k_at_sample,
-                    n_count: q.n_count,
-                    n_tail: q.n_tail,
-                    n_immune: q.n_immune,
-                    tail: q.tail.map(|t| TailJson {
-                        u: t.u,
-                        n_u: t.n_u,
-                        sigma: t.fit.gpd.sigma,
-                        xi: t.fit.gpd.xi,
-                        log_likelihood: t.fit.log_likelihood,
-                    }),
+                .map(|c| InSampleJson {
+                    level: c.level,
+                    sample_size: c.sample_size,
+                    predicted_map_at_k: c.predicted,
+                    error: c.error,
+                    std_error: c.std_error,
+                    projected_error: c.projected_error,
                 })
                 .collect(),
+        }
+    }
+}
+
+impl<'a> BaselinesJson<'a> {
+    fn of(b: &'a Baselines) -> Self {
+        BaselinesJson {
+            evaluate_at_s_map_at_k: b.evaluate_at_s,
+            evaluate_at_s_recall_at_k: b.evaluate_at_s_recall_at_k,
+            evaluate_at_s_hit_at_1: b.evaluate_at_s_hit_at_1,
+            count_map_at_k: b.count,
+            power_law_map_at_k: b.power_law,
+            log_linear_map_at_k: b.log_linear,
+            level_calibrated: b.level_calibrated,
+            level_selected: b.level_selected.as_ref(),
+            level_points: &b.level_points,
+        }
+    }
+}
+
+impl LevelJson {
+    fn of(l: &LevelPrediction) -> Self {
+        LevelJson {
+            level: l.level,
+            subset: l.subset,
+            fraction: l.fraction,
+            sample_size: l.sample_size,
+            map_at_k: l.estimate,
+            map_at_k_std_error: l.std_error,
+            evaluate_at_s_map_at_k: l.evaluate_at_s,
+        }
+    }
+}
+
+impl BudgetJson {
+    fn of(bu: &Budget) -> Self {
+        BudgetJson {
+            sufficient: bu.sufficient,
+            first_sufficient_level: bu.first_sufficient_level,
+            first_sufficient_size: bu.first_sufficient_size,
+            steps: bu
+                .steps
+                .iter()
+                .map(|s| BudgetStepJson {
+                    from_level: s.from_level,
+                    to_level: s.to_level,
+                    abs_diff_map_at_k: s.abs_diff,
+                    map_at_k_std_error: s.std_error,
+                    agrees: s.agrees,
+                })
+                .collect(),
+        }
+    }
+}
+
+impl DriftJson {
+    fn of(d: &Drift) -> Self {
+        DriftJson {
+            flagged: d.flagged,
+            rule: "max |z| > 3",
+            max_abs_z: d.max_abs_z,
+            chi2: d.chi2,
+            dof: d.dof,
+            shards: d
+                .shards
+                .iter()
+                .map(|s| ShardJson {
+                    subset: s.subset,
+                    sample_size: s.sample_size,
+                    map_at_k: s.estimate,
+                    diff_map_at_k: s.diff,
+                    diff_std_error: s.diff_std_error,
+                    z: s.z,
+                })
+                .collect(),
+        }
+    }
+}
+
+impl<'a> QueryJson<'a> {
+    fn of(q: &'a QueryPrediction) -> Self {
+        QueryJson {
+            query_id: &q.query_id,
+            n_positives: q.n_positives,
+            ap_at_k: q.ap_at_k,
+            recall_at_k: q.recall_at_k,
+            hit_at_1: q.hit_at_1,
+            ap_at_k_count: q.ap_at_k_count,
+            ap_at_k_at_sample: q.ap_at_k_at_sample,
+            n_count: q.n_count,
+            n_tail: q.n_tail,
+            n_immune: q.n_immune,
+            tail: q.tail.map(|t| TailJson {
+                u: t.u,
+                n_u: t.n_u,
+                sigma: t.fit.gpd.sigma,
+                xi: t.fit.gpd.xi,
+                log_likelihood: t.fit.log_likelihood,
+            }),
         }
     }
 }

@@ -9,10 +9,12 @@
 //! 2. per-query `AP@k(q; N)` through the map (`maps::ap_at_k`), `mAP@k = mean_q AP@k(q; N)`;
 //!    likewise Recall@k and hit@1;
 //! 3. baselines ([`baselines`]), query bootstrap and sample noise ([`bootstrap`]), budget, drift
-//!    and tail report ([`diagnostics`]).
+//!    and tail report ([`diagnostics`]), put together by `assemble` (`predict/assemble.rs`) in
+//!    stages: baselines, levels and verdict, estimate, intervals.
 //!
 //! Every metric value is a fraction in [0, 1].
 
+mod assemble;
 pub mod baselines;
 pub mod bootstrap;
 pub mod calibrated;
@@ -30,6 +32,7 @@ pub mod stats;
 pub mod survivor_decay;
 pub mod trust;
 
+use assemble::{assemble, SummaryParts};
 pub use baselines::{Baselines, LevelPoint};
 pub use curve::{curve, curve_from_hardness, Curve, CurvePoint};
 pub use diagnostics::{Budget, Drift, LevelPrediction, ShardPrediction, TailReport};
@@ -45,9 +48,8 @@ pub use trust::{Trust, Verdict};
 
 use crate::error::{Error, Result};
 use crate::hardness::{self, Estimator, EvtOptions, HardnessMeta, QueryHardness, QueryTail};
-use crate::maps::{self, MapKind};
+use crate::maps::MapKind;
 use crate::summary::{Summary, SUMMARY_FORMAT_VERSION};
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 /// Options of [`predict`] and [`predict_from_hardness`] (defaults: [`PredictOptions::DEFAULT`]).
@@ -615,277 +617,4 @@ pub fn for_hardness_file(meta: &HardnessMeta, opts: &PredictOptions) -> PredictO
     o.fit = FitMode::Fixed;
     o.sample_noise = 0;
     o
-}
-
-/// A summary with its level-selected fit and the other fit's estimate at N
-/// ([`fit_choice::resolve`]).
-struct SummaryParts<'a> {
-    summary: &'a Summary,
-    choice: Option<FitChoice>,
-    other_fit: Option<f64>,
-}
-
-/// The prediction from the level-0 hardness `h0`; `input` is the summary's parts (None from a
-/// hardness file) and the query bootstrap of every interval; `carried` is the centre of the
-/// excess a hardness file records (a summary's is computed from its levels); either is applied
-/// only under `opts.excess_centre`.
-#[allow(clippy::too_many_arguments)]
-fn assemble(
-    model: &str,
-    query_set: &str,
-    n: u64,
-    sample: u64,
-    h0: Vec<QueryHardness>,
-    input: (Option<SummaryParts<'_>>, bootstrap::QueryBootstrap),
-    opts: &PredictOptions,
-    carried: Option<hardness::ExcessMove>,
-) -> Result<Prediction> {
-    let (summary, boot) = input;
-    let (s, choice, other_fit) = match summary {
-        Some(p) => (Some(p.summary), p.choice, p.other_fit),
-        None => (None, None, None),
-    };
-    let nf = n as f64;
-    let k = opts.k;
-    // The tail model's own values; moved to the centre of the excess below when the endpoint
-    // test fires.
-    let ap_model = per_query_ap(&h0, nf, k, opts.map);
-    let model_estimate = mean(&ap_model);
-    let recall_hit = |h: &[QueryHardness]| -> (Vec<f64>, Vec<f64>) {
-        h.par_iter()
-            .map(|q| (maps::recall_at_k(q, nf, k), maps::hit_at_1(q, nf)))
-            .unzip()
-    };
-
-    let count_h = count_hardness(&h0);
-    let ap_count = per_query_ap(&count_h, nf, k, opts.map);
-    let at_s = baselines::reports_at_sample(&h0, k);
-    let ap_at_s: Vec<f64> = at_s.iter().map(|r| r.ap_at_k).collect();
-    let mut base = Baselines {
-        evaluate_at_s: mean(&ap_at_s),
-        evaluate_at_s_recall_at_k: mean(&at_s.iter().map(|r| r.recall_at_k).collect::<Vec<_>>()),
-        evaluate_at_s_hit_at_1: mean(&at_s.iter().map(|r| r.hit_at_1).collect::<Vec<_>>()),
-        count: mean(&ap_count),
-        power_law: None,
-        log_linear: None,
-        level_points: Vec::new(),
-        level_calibrated: None,
-        level_selected: choice,
-    };
-
-    let mut levels = Vec::new();
-    let mut budget = None;
-    let mut drift = None;
-    let mut excess_h = None;
-    // The move to the centre of the excess: the file's, or the endpoint test's below.
-    let mut centre = carried;
-    let mut warnings = sample_warnings(sample, n, k, &opts.estimator);
-    if let Some(s) = s {
-        warnings.extend(summary_warnings(s, n, &opts.estimator));
-    }
-    let mut trust = trust::with_problems(
-        Trust::without_tests(
-            Verdict::Unchecked,
-            "no nested levels (a hardness file): the paired tests need a summary".into(),
-        ),
-        &warnings,
-    );
-    if let Some(s) = s {
-        let pts = baselines::level_points(s, k);
-        base.power_law = baselines::power_law(&pts, nf);
-        base.log_linear = baselines::log_linear(&pts, nf);
-        base.level_points = pts;
-        let aps = trust::level_aps(s, &ap_model, nf, opts)?;
-        // With the evt estimator, the level hardness is the evt hardness the law needs.
-        let (evt, fitted) = match opts.estimator {
-            Estimator::Evt(o) => {
-                let mut fitted = vec![(0, &h0[..])];
-                fitted.extend(aps.iter().skip(1).map(|a| (a.subset, &a.hardness[..])));
-                (o, fitted)
-            }
-            Estimator::Count => (EvtOptions::DEFAULT, Vec::new()),
-        };
-        base.level_calibrated = calibrated::predict_calibrated(s, &evt, &fitted, nf, k)?;
-        levels = diagnostics::level_predictions_from(s, &aps, &boot, k);
-        budget = diagnostics::budget(&levels);
-        drift = diagnostics::drift(s, &boot, nf, opts)?;
-        let mut problems = warnings.clone();
-        if let Some(d) = drift.as_ref().filter(|d| d.flagged) {
-            problems.push(format!(
-                "drift flagged (max |z| = {:.1} over the hash shards): the sample may not be \
-                 uniform",
-                d.max_abs_z
-            ));
-        }
-        let endpoint = endpoint_test::endpoint_test(
-            &h0,
-            sample,
-            nf,
-            &aps.iter()
-                .map(|a| endpoint_test::LevelHardness {
-                    level: a.level,
-                    sample_size: a.sample_size,
-                    hardness: &a.hardness,
-                })
-                .collect::<Vec<_>>(),
-            &boot,
-        );
-        excess_h = endpoint
-            .as_ref()
-            .filter(|e| e.excess_rate > 0.0)
-            .map(|e| endpoint_test::with_excess_rate(&h0, e.excess_rate, nf));
-        centre = endpoint
-            .as_ref()
-            .filter(|e| e.decayed_rate > 0.0)
-            .map(|e| hardness::ExcessMove {
-                rate: e.decayed_rate,
-                weight: e.shrink_weight,
-                decay: e.hazard_decay,
-                pool_size: Some(n),
-            });
-        let others = trust::OtherTests {
-            fit_choice_shift: other_fit.map(|o| o - model_estimate),
-            endpoint,
-        };
-        trust = trust::trust(s, &aps, &boot, nf, k, others, &problems);
-    }
-    let (recall_model, hit_model) = recall_hit(&h0);
-    let excess_mass = excess_h
-        .as_ref()
-        .map(|h| mean(&per_query_ap(h, nf, k, MapKind::Binomial)));
-    // The centre of the shrunk excess (docs/method.md §9): only under the option, and no move
-    // when w = 0.
-    let (ap, recall, hit, excess_centre, moves) = match centre.filter(|_| opts.excess_centre) {
-        Some(m) => {
-            let rate = m.rate_at(nf, sample as f64);
-            let h = endpoint_test::with_excess_rate(&h0, rate, nf);
-            let ap_zero = per_query_ap(&h0, nf, k, MapKind::Binomial);
-            let ap_x = per_query_ap(&h, nf, k, MapKind::Binomial);
-            let ap = endpoint_test::centre_of_excess(&ap_model, &ap_zero, &ap_x);
-            let (recall_x, hit_x) = recall_hit(&h);
-            let centre = endpoint_test::ExcessCentre {
-                excess_rate: rate,
-                weight: m.weight,
-                hazard_decay: m.decay,
-                unmoved_map_at_k: model_estimate,
-                shift: mean(&ap) - model_estimate,
-            };
-            let moves = ap.iter().zip(&ap_model).map(|(a, m)| a - m).collect();
-            (
-                ap,
-                endpoint_test::centre_of_excess(&recall_model, &recall_model, &recall_x),
-                endpoint_test::centre_of_excess(&hit_model, &hit_model, &hit_x),
-                Some(centre),
-                moves,
-            )
-        }
-        None => (ap_model, recall_model, hit_model, None, Vec::new()),
-    };
-    let estimate = mean(&ap);
-    let qb = boot.summarize(&ap, estimate, opts.confidence);
-    // Pool-sample noise of the reported estimate: each replicate carries the fixed move.
-    let noise = s
-        .filter(|_| opts.sample_noise > 0)
-        .map(|s| bootstrap::sample_noise(s, &boot, nf, opts, &moves));
-    let other_map = match opts.map {
-        MapKind::ExpectedRank => MapKind::Binomial,
-        MapKind::Binomial => MapKind::ExpectedRank,
-    };
-    let opinions = realized::Opinions {
-        other_map: mean(&per_query_ap(&h0, nf, k, other_map)),
-        other_fit,
-        calibrated: base.level_calibrated.map(|c| c.map_at_k),
-        excess_mass,
-        count: budget
-            .as_ref()
-            .filter(|b| b.unsettled())
-            .map(|_| base.count),
-        unmoved: excess_centre.map(|c| c.unmoved_map_at_k),
-    };
-    let realized = realized::realized_interval(
-        estimate,
-        opinions,
-        base.evaluate_at_s,
-        &drift
-            .as_ref()
-            .map(|d| d.shards.iter().map(|h| h.estimate).collect::<Vec<_>>())
-            .unwrap_or_default(),
-        noise.as_ref().map(|nr| nr.sd),
-        &trust,
-        opts.confidence,
-    );
-
-    let z = crate::numerics::norm_ppf(0.5 + opts.confidence / 2.0);
-    let (sample_noise_sd, crossed, total) = match noise {
-        Some(nr) => {
-            let widen = |end: f64| ((estimate - end).powi(2) + (z * nr.sd).powi(2)).sqrt();
-            let total = Interval {
-                lo: estimate - widen(qb.percentile.lo),
-                hi: estimate + widen(qb.percentile.hi),
-            };
-            (Some(nr.sd), Some(nr.crossed), Some(total))
-        }
-        None => (None, None, None),
-    };
-
-    let queries: Vec<QueryPrediction> = h0
-        .iter()
-        .enumerate()
-        .map(|(i, q)| {
-            let (mut c, mut t, mut im) = (0, 0, 0);
-            for p in &q.positives {
-                match p.branch {
-                    hardness::Branch::Count => c += 1,
-                    hardness::Branch::Tail => t += 1,
-                    hardness::Branch::Immune => im += 1,
-                }
-            }
-            QueryPrediction {
-                query_id: q.query_id.clone(),
-                n_positives: q.positives.len(),
-                ap_at_k: ap[i],
-                recall_at_k: recall[i],
-                hit_at_1: hit[i],
-                ap_at_k_count: ap_count[i],
-                ap_at_k_at_sample: ap_at_s[i],
-                tail: q.tail,
-                n_count: c,
-                n_tail: t,
-                n_immune: im,
-            }
-        })
-        .collect();
-    let tail = diagnostics::tail_report(&h0);
-
-    Ok(Prediction {
-        model: model.to_string(),
-        query_set: query_set.to_string(),
-        pool_size: n,
-        sample_size: sample,
-        k,
-        n_queries: h0.len(),
-        n_positives: h0.iter().map(|q| q.positives.len()).sum(),
-        estimate,
-        std_error: qb.std_error,
-        percentile: qb.percentile,
-        bca: qb.bca,
-        sample_noise_sd,
-        crossed,
-        total,
-        realized,
-        excess_centre,
-        baselines: base,
-        recall_at_k: mean(&recall),
-        hit_at_1: mean(&hit),
-        levels,
-        budget,
-        drift,
-        tail,
-        trust,
-        next_step: NextStep::default(),
-        warnings,
-        queries,
-        options: *opts,
-        hardness: h0,
-    })
 }

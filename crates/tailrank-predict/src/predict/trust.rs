@@ -291,8 +291,61 @@ pub fn trust(
         return with_problems(t, problems);
     }
     let s0 = levels[0].sample_size as f64;
-    let q = levels[0].at_n.len();
     let steps = (n_pool / s0).log2().max(0.0);
+    let (trend_projected, trend_std_error) = trend(levels, boot, steps);
+    let in_sample = in_sample_checks(s, levels, boot, n_pool, k);
+    // ℓ* = 1: the shallowest step, with the most items (see the module docs).
+    let in_sample_used = (!in_sample.is_empty()).then_some(0);
+    let mut out = Trust {
+        verdict: Verdict::Trusted,
+        reason: String::new(),
+        trend_per_doubling: if steps > 0.0 {
+            trend_projected / steps
+        } else {
+            f64::NAN
+        },
+        trend_projected,
+        trend_std_error,
+        in_sample,
+        in_sample_used,
+        fit_choice_shift,
+        endpoint,
+    };
+    if !has_bootstrap(boot) {
+        out.verdict = Verdict::Unchecked;
+        out.reason = "no query bootstrap: the paired tests need its standard errors".into();
+        return with_problems(out, problems);
+    }
+    let fired = fired_tests(&out, levels[0].sample_size);
+    if fired.is_empty() {
+        out.reason = passed_reason(&out);
+    } else {
+        out.verdict = Verdict::Doubtful;
+        out.reason = fired.join("; ");
+    }
+    with_problems(out, problems)
+}
+
+/// The paired tests need a query bootstrap of at least 2 replicates for their standard errors.
+fn has_bootstrap(boot: &QueryBootstrap) -> bool {
+    boot.replicates >= 2
+}
+
+/// Paired query-bootstrap SE of the mean of the per-query differences `d` (NaN without a
+/// bootstrap).
+fn paired_std_error(boot: &QueryBootstrap, d: &[f64]) -> f64 {
+    if has_bootstrap(boot) {
+        boot.std_error(d)
+    } else {
+        f64::NAN
+    }
+}
+
+/// `(Δ_trend, SE)`: per query, the least-squares slope `b_q` of `A_{ℓ,q}(N)` on
+/// `t_ℓ = log2 S_ℓ` times the `steps = log2(N/S_0)` doublings left to N (0 when every level
+/// has one size), averaged over queries, with its paired SE.
+fn trend(levels: &[LevelAps], boot: &QueryBootstrap, steps: f64) -> (f64, f64) {
+    let q = levels[0].at_n.len();
     // Per-query slope on t_ℓ = log2 S_ℓ.
     let t: Vec<f64> = levels
         .iter()
@@ -315,16 +368,23 @@ pub fn trust(
             }
         })
         .collect();
-    let trend_projected = mean(&proj);
-    let have_boot = boot.replicates >= 2;
-    let trend_std_error = if have_boot {
-        boot.std_error(&proj)
-    } else {
-        f64::NAN
-    };
+    (mean(&proj), paired_std_error(boot, &proj))
+}
+
+/// The in-sample check of every level ℓ ≥ 1: `e_ℓ = mean_q (A_{ℓ,q}(S_0) − E_q)` against the
+/// exact AP@k `E_q` of the level-0 gallery, projected to N as
+/// `ê_N = e_ℓ · ln(N/S_0)/ln(S_0/S_ℓ)` (NaN when `S_ℓ = S_0`).
+fn in_sample_checks(
+    s: &Summary,
+    levels: &[LevelAps],
+    boot: &QueryBootstrap,
+    n_pool: f64,
+    k: usize,
+) -> Vec<InSample> {
+    let s0 = levels[0].sample_size as f64;
     let exact0 = baselines::per_query_at_subset(s, levels[0].subset, k);
     let ln_n = (n_pool / s0).ln();
-    let in_sample: Vec<InSample> = levels[1..]
+    levels[1..]
         .iter()
         .map(|l| {
             let d: Vec<f64> = l.at_s0.iter().zip(&exact0).map(|(a, e)| a - e).collect();
@@ -335,11 +395,7 @@ pub fn trust(
                 sample_size: l.sample_size,
                 predicted: mean(&l.at_s0),
                 error,
-                std_error: if have_boot {
-                    boot.std_error(&d)
-                } else {
-                    f64::NAN
-                },
+                std_error: paired_std_error(boot, &d),
                 projected_error: if ratio > 0.0 {
                     error * ln_n / ratio
                 } else {
@@ -347,61 +403,44 @@ pub fn trust(
                 },
             }
         })
-        .collect();
-    // ℓ* = 1: the shallowest step, with the most items (see the module docs).
-    let in_sample_used = (!in_sample.is_empty()).then_some(0);
-    let mut out = Trust {
-        verdict: Verdict::Trusted,
-        reason: String::new(),
-        trend_per_doubling: if steps > 0.0 {
-            trend_projected / steps
-        } else {
-            f64::NAN
-        },
-        trend_projected,
-        trend_std_error,
-        in_sample,
-        in_sample_used,
-        fit_choice_shift,
-        endpoint,
-    };
-    if !have_boot {
-        out.verdict = Verdict::Unchecked;
-        out.reason = "no query bootstrap: the paired tests need its standard errors".into();
-        return with_problems(out, problems);
-    }
+        .collect()
+}
+
+/// One sentence per test that fired on `t` ([`Trust::in_sample_fired`],
+/// [`Trust::trend_fired`], [`Trust::fit_choice_fired`], [`Trust::endpoint_fired`], in that
+/// order); `s0` is the level-0 sample size `S_0`.
+fn fired_tests(t: &Trust, s0: u64) -> Vec<String> {
     let mut fired = Vec::new();
-    if let Some(u) = out.used().filter(|_| out.in_sample_fired()) {
+    if let Some(u) = t.used().filter(|_| t.in_sample_fired()) {
         let z = stats::z_score(u.error, u.std_error);
         fired.push(format!(
             "in-sample check: level {} (S = {}) predicts the known S_0 = {} off by {:+.2} \
                  points (z = {:.1}), projected {:+.2} points at N",
             u.level,
             u.sample_size,
-            levels[0].sample_size,
+            s0,
             100.0 * u.error,
             z,
             100.0 * u.projected_error
         ));
     }
-    let zt = stats::z_score(out.trend_projected, out.trend_std_error);
-    if out.trend_fired() {
+    if t.trend_fired() {
         fired.push(format!(
             "trend: the prediction moves {:+.2} points per doubling of the sample (paired z = \
              {:.1}), {:+.2} points more by N if it goes on",
-            100.0 * out.trend_per_doubling,
-            zt,
-            100.0 * out.trend_projected
+            100.0 * t.trend_per_doubling,
+            stats::z_score(t.trend_projected, t.trend_std_error),
+            100.0 * t.trend_projected
         ));
     }
-    if let Some(d) = out.fit_choice_shift.filter(|_| out.fit_choice_fired()) {
+    if let Some(d) = t.fit_choice_shift.filter(|_| t.fit_choice_fired()) {
         fired.push(format!(
             "fit choice: the fixed and the level-selected tail fits part at N (the other one \
              {:+.2} points against this estimate); the sample does not pin the tail down",
             100.0 * d
         ));
     }
-    if let Some(e) = out.endpoint.as_ref().filter(|_| out.endpoint_fired()) {
+    if let Some(e) = t.endpoint.as_ref().filter(|_| t.endpoint_fired()) {
         fired.push(format!(
             "endpoint: level 0 outranks {} of the {} positives that levels {} call immune, \
              where the fits' own endpoint noise explains {:.1} (z = {:.1}); there is pool mass \
@@ -413,36 +452,35 @@ pub fn trust(
             e.z
         ));
     }
-    if fired.is_empty() {
-        let u = out.used();
-        out.reason = format!(
-            "level predictions flat within their paired noise (trend {:+.2} points to N, z = \
-             {:.1}){}{}{}",
-            100.0 * out.trend_projected,
-            zt,
-            u.map_or(String::new(), |u| format!(
-                "; in-sample check from level {} off by {:+.2} points (z = {:.1})",
-                u.level,
-                100.0 * u.error,
-                stats::z_score(u.error, u.std_error)
-            )),
-            out.fit_choice_shift.map_or(String::new(), |d| format!(
-                "; the other tail fit within {:+.2} points",
-                100.0 * d
-            )),
-            out.endpoint.as_ref().map_or(String::new(), |e| format!(
-                "; {} of {} immune positives of levels {} outranked at level 0, {:.1} expected",
-                e.observed,
-                e.immune,
-                level_list(&e.levels),
-                e.predicted
-            ))
-        );
-    } else {
-        out.verdict = Verdict::Doubtful;
-        out.reason = fired.join("; ");
-    }
-    with_problems(out, problems)
+    fired
+}
+
+/// The reason of a verdict on which no test fired: every statistic that ran, with its z.
+fn passed_reason(t: &Trust) -> String {
+    let u = t.used();
+    format!(
+        "level predictions flat within their paired noise (trend {:+.2} points to N, z = \
+         {:.1}){}{}{}",
+        100.0 * t.trend_projected,
+        stats::z_score(t.trend_projected, t.trend_std_error),
+        u.map_or(String::new(), |u| format!(
+            "; in-sample check from level {} off by {:+.2} points (z = {:.1})",
+            u.level,
+            100.0 * u.error,
+            stats::z_score(u.error, u.std_error)
+        )),
+        t.fit_choice_shift.map_or(String::new(), |d| format!(
+            "; the other tail fit within {:+.2} points",
+            100.0 * d
+        )),
+        t.endpoint.as_ref().map_or(String::new(), |e| format!(
+            "; {} of {} immune positives of levels {} outranked at level 0, {:.1} expected",
+            e.observed,
+            e.immune,
+            level_list(&e.levels),
+            e.predicted
+        ))
+    )
 }
 
 /// `1–3`, `1–2` or `1`.
