@@ -326,7 +326,10 @@ fn ideal_std_error_is_what_the_replicates_estimate() {
     let q = v.len() as f64;
     let m = v.iter().sum::<f64>() / q;
     let by_hand = (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / q).sqrt() / q.sqrt();
-    assert!((ideal - by_hand).abs() <= 1e-15 * by_hand, "{ideal} {by_hand}");
+    assert!(
+        (ideal - by_hand).abs() <= 1e-15 * by_hand,
+        "{ideal} {by_hand}"
+    );
     let replicated = QueryBootstrap::new(v.len(), 4000, 5).std_error(&v);
     assert!(
         (replicated / ideal - 1.0).abs() < 0.05,

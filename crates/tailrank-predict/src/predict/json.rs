@@ -6,6 +6,7 @@
 
 use super::calibrated::CalibratedMetrics;
 use super::endpoint_test::{EndpointTest, ExcessCentre};
+use super::spacing_test::SpacingTest;
 use super::{FitChoice, Interval, LevelPoint, Prediction, TailReport, Verdict};
 use crate::formats::json::to_json_value;
 use crate::hardness::Estimator;
@@ -136,6 +137,8 @@ struct TrustJson<'a> {
     fit_choice_fired: bool,
     endpoint: Option<&'a EndpointTest>,
     endpoint_fired: bool,
+    spacing: Option<&'a SpacingTest>,
+    spacing_fired: bool,
 }
 
 #[derive(Serialize)]
@@ -297,6 +300,8 @@ impl<'a> PredictionJson<'a> {
                 fit_choice_fired: t.fit_choice_fired(),
                 endpoint: t.endpoint.as_ref(),
                 endpoint_fired: t.endpoint_fired(),
+                spacing: t.spacing.as_ref(),
+                spacing_fired: t.spacing_fired(),
                 in_sample: t
                     .in_sample
                     .iter()

@@ -26,6 +26,7 @@ pub mod json;
 pub mod next_step;
 pub mod query_hardness;
 pub mod realized;
+pub mod spacing_test;
 pub mod stats;
 pub mod survivor_decay;
 pub mod trust;
@@ -746,6 +747,7 @@ fn assemble(
         let others = trust::OtherTests {
             fit_choice_shift: other_fit.map(|o| o - model_estimate),
             endpoint,
+            spacing: Some(spacing_test::spacing_test(s)),
         };
         trust = trust::trust(s, &aps, &boot, nf, k, others, &problems);
     }
