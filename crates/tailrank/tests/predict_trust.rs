@@ -382,6 +382,32 @@ fn the_estimate_does_not_need_a_bootstrap() {
     assert!(se.is_finite() && se > 0.0, "{se}");
 }
 
+/// The top-spacing test reads the spread pair's thin rare mass (about one item per query at
+/// N, so one sampled item in a few queries), which the endpoint test misses, and stays quiet
+/// on ilias-like; its z is the stated binomial one.
+#[test]
+fn top_spacing_flags_thin_rare_mass_and_passes_ilias_like() {
+    use tailrank::predict::spacing_test::ALPHA;
+    let o = opts();
+    let (p, truth) = sim_predict("spread-even", 1, 0.05, 400, &o);
+    let t = p.trust.spacing.expect("a summary gives the test");
+    let expected = ALPHA * t.tested as f64;
+    assert_eq!(t.excess, t.exceeding as f64 - expected);
+    let z = t.excess / (ALPHA * (1.0 - ALPHA) * t.tested as f64).sqrt();
+    assert!((t.z - z).abs() < 1e-12);
+    assert!(t.tested > 350, "{t:?}");
+    assert!(t.z > Z_CRIT && p.trust.spacing_fired(), "{t:?}");
+    assert_eq!(p.trust.verdict, Verdict::Doubtful);
+    assert!(p.trust.reason.contains("top spacing"), "{}", p.trust.reason);
+    assert!(
+        p.estimate - truth > 0.02,
+        "the estimate misses the rare mass"
+    );
+    let (q, _) = sim_predict("ilias-like", 1, 0.05, 400, &o);
+    let u = q.trust.spacing.unwrap();
+    assert!(u.z.abs() < Z_CRIT && !q.trust.spacing_fired(), "{u:?}");
+}
+
 #[test]
 fn level_selected_fit_is_the_argmin_and_reproduces_predict() {
     let o = opts();

@@ -303,6 +303,7 @@ impl Stage<'_> {
         let others = trust::OtherTests {
             fit_choice_shift,
             endpoint,
+            spacing: Some(spacing_test::spacing_test(s)),
         };
         let trust = trust::trust(s, aps, boot, nf, self.opts.k, others, &problems);
         Ok(LevelSection {

@@ -6,6 +6,7 @@
 
 use super::calibrated::CalibratedMetrics;
 use super::endpoint_test::{EndpointTest, ExcessCentre};
+use super::spacing_test::SpacingTest;
 use super::{
     Baselines, Budget, Drift, FitChoice, Interval, LevelPoint, LevelPrediction, PredictOptions,
     Prediction, QueryPrediction, RealizedInterval, TailReport, Trust, Verdict,
@@ -139,6 +140,8 @@ struct TrustJson<'a> {
     fit_choice_fired: bool,
     endpoint: Option<&'a EndpointTest>,
     endpoint_fired: bool,
+    spacing: Option<&'a SpacingTest>,
+    spacing_fired: bool,
 }
 
 #[derive(Serialize)]
@@ -327,6 +330,8 @@ impl<'a> TrustJson<'a> {
             fit_choice_fired: t.fit_choice_fired(),
             endpoint: t.endpoint.as_ref(),
             endpoint_fired: t.endpoint_fired(),
+            spacing: t.spacing.as_ref(),
+            spacing_fired: t.spacing_fired(),
             in_sample: t
                 .in_sample
                 .iter()

@@ -28,6 +28,7 @@ pub mod json;
 pub mod next_step;
 pub mod query_hardness;
 pub mod realized;
+pub mod spacing_test;
 pub mod stats;
 pub mod survivor_decay;
 pub mod trust;

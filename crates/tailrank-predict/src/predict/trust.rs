@@ -39,10 +39,14 @@
 //!   level 0 outranks, `O`, against the number `P` the fitted endpoints' own sampling law
 //!   expects; paired z of the per-query differences.
 //!
+//! - **top spacing** ([`super::spacing_test`]): the queries whose level-0 top spacing
+//!   `(x₁ − x₂)/(x₂ − x₅₀)` exceeds its GPD null quantile, `D`, against the `α·Q_t` the null
+//!   expects; binomial z. It reads rare mass too thin for any one query to show twice.
+//!
 //! **Verdict.** `doubtful` when either level statistic is both practically large and
 //! statistically real: `|Δ_trend| > TOLERANCE` with `|Δ_trend|/SE > Z_CRIT`, or `|ê_N| >
 //! TOLERANCE` with `|e_ℓ*|/SE(e_ℓ*) > Z_CRIT`; or when `|δ_fit| > FIT_TOLERANCE`; or when
-//! the endpoint test finds `O > P` with `z > Z_CRIT`; also `doubtful` for a degenerate input
+//! the endpoint test finds `O > P` with `z > Z_CRIT`, or the top-spacing test's `z > Z_CRIT`; also `doubtful` for a degenerate input
 //! (the sample-size warnings
 //! of `predict::sample_warnings`, drift flagged). `unchecked` when the tests cannot run (fewer
 //! than [`MIN_LEVELS`] levels, or no query bootstrap); `trusted` otherwise. The reason string
@@ -50,6 +54,7 @@
 
 use super::bootstrap::QueryBootstrap;
 use super::endpoint_test::EndpointTest;
+use super::spacing_test::{SpacingTest, ALPHA as ALPHA_SPACING};
 use super::stats;
 use super::{baselines, hardness_for_metric, mean, per_query_ap, PredictOptions};
 use crate::error::Result;
@@ -185,14 +190,18 @@ pub struct Trust {
     /// from a hardness file.
     #[serde(default)]
     pub endpoint: Option<EndpointTest>,
+    /// The top-spacing test ([`super::spacing_test`]); None from a hardness file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spacing: Option<SpacingTest>,
 }
 
-/// The verdict's tests computed outside the level vectors: the fit-choice shift `δ_fit` and
-/// the endpoint test.
+/// The verdict's tests computed outside the level vectors: the fit-choice shift `δ_fit`, the
+/// endpoint test and the top-spacing test.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct OtherTests {
     pub fit_choice_shift: Option<f64>,
     pub endpoint: Option<EndpointTest>,
+    pub spacing: Option<SpacingTest>,
 }
 
 impl Trust {
@@ -224,6 +233,11 @@ impl Trust {
     /// Whether the endpoint test fired: `O > P` and `z > Z_CRIT` ([`EndpointTest::exceeds`]).
     pub fn endpoint_fired(&self) -> bool {
         self.endpoint.as_ref().is_some_and(|e| e.exceeds(Z_CRIT))
+    }
+
+    /// Whether the top-spacing test fired: `z > Z_CRIT` ([`SpacingTest::exceeds`]).
+    pub fn spacing_fired(&self) -> bool {
+        self.spacing.as_ref().is_some_and(|t| t.exceeds(Z_CRIT))
     }
 
     /// `Δ_trend` when the trend test fired, else 0.
@@ -260,6 +274,7 @@ impl Trust {
             in_sample_used: None,
             fit_choice_shift: None,
             endpoint: None,
+            spacing: None,
         }
     }
 }
@@ -279,15 +294,17 @@ pub fn trust(
     let OtherTests {
         fit_choice_shift,
         endpoint,
+        spacing,
     } = others;
     if levels.len() < MIN_LEVELS {
-        let t = Trust::without_tests(
+        let mut t = Trust::without_tests(
             Verdict::Unchecked,
             format!(
                 "{} nesting level(s): the paired tests need at least {MIN_LEVELS}",
                 levels.len()
             ),
         );
+        t.spacing = spacing;
         return with_problems(t, problems);
     }
     let s0 = levels[0].sample_size as f64;
@@ -310,6 +327,7 @@ pub fn trust(
         in_sample_used,
         fit_choice_shift,
         endpoint,
+        spacing,
     };
     if !has_bootstrap(boot) {
         out.verdict = Verdict::Unchecked;
@@ -407,8 +425,8 @@ fn in_sample_checks(
 }
 
 /// One sentence per test that fired on `t` ([`Trust::in_sample_fired`],
-/// [`Trust::trend_fired`], [`Trust::fit_choice_fired`], [`Trust::endpoint_fired`], in that
-/// order); `s0` is the level-0 sample size `S_0`.
+/// [`Trust::trend_fired`], [`Trust::fit_choice_fired`], [`Trust::endpoint_fired`],
+/// [`Trust::spacing_fired`], in that order); `s0` is the level-0 sample size `S_0`.
 fn fired_tests(t: &Trust, s0: u64) -> Vec<String> {
     let mut fired = Vec::new();
     if let Some(u) = t.used().filter(|_| t.in_sample_fired()) {
@@ -452,6 +470,17 @@ fn fired_tests(t: &Trust, s0: u64) -> Vec<String> {
             e.z
         ));
     }
+    if let Some(sp) = t.spacing.as_ref().filter(|_| t.spacing_fired()) {
+        fired.push(format!(
+            "top spacing: {} of {} queries hold a sampled item far above the rest of their \
+             tail, where a GPD tail puts {:.1} (z = {:.1}); there is rare pool mass above the \
+             fitted tails",
+            sp.exceeding,
+            sp.tested,
+            ALPHA_SPACING * sp.tested as f64,
+            sp.z
+        ));
+    }
     fired
 }
 
@@ -460,7 +489,7 @@ fn passed_reason(t: &Trust) -> String {
     let u = t.used();
     format!(
         "level predictions flat within their paired noise (trend {:+.2} points to N, z = \
-         {:.1}){}{}{}",
+         {:.1}){}{}{}{}",
         100.0 * t.trend_projected,
         stats::z_score(t.trend_projected, t.trend_std_error),
         u.map_or(String::new(), |u| format!(
@@ -479,6 +508,13 @@ fn passed_reason(t: &Trust) -> String {
             e.immune,
             level_list(&e.levels),
             e.predicted
+        )),
+        t.spacing.as_ref().map_or(String::new(), |sp| format!(
+            "; a far top item in {} of {} queries, {:.1} expected (z = {:.1})",
+            sp.exceeding,
+            sp.tested,
+            sp.exceeding as f64 - sp.excess,
+            sp.z
         ))
     )
 }

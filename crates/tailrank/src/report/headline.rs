@@ -23,8 +23,8 @@ const DETAILS_HINT: &str = "(--details for the full table, --json for every numb
 pub fn verdict_sentence(p: &Prediction) -> String {
     let t = &p.trust;
     match t.verdict {
-        Verdict::Trusted => "trusted: every check on the nested levels passed (trend, in-sample \
-                             check, fit choice, endpoint test)."
+        Verdict::Trusted => "trusted: every check passed (trend, in-sample check, fit choice, \
+                             endpoint test, top spacing)."
             .to_string(),
         Verdict::Unchecked => format!("unchecked: {}.", t.reason),
         Verdict::Doubtful => {
@@ -46,6 +46,9 @@ pub fn verdict_sentence(p: &Prediction) -> String {
             }
             if t.endpoint_fired() {
                 fired.push("the sample holds mass past the fitted tails' endpoints".to_string());
+            }
+            if t.spacing_fired() {
+                fired.push("the sample holds rare items far above the fitted tails".to_string());
             }
             if fired.is_empty() {
                 fired.push(

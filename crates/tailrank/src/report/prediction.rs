@@ -306,7 +306,8 @@ fn level_rows(t: &mut String, p: &Prediction) {
     let _ = writeln!(t, "{:<w$} {drift}", "drift");
 }
 
-/// The checks of the verdict: the level trend, the in-sample predictions, the endpoint test.
+/// The checks of the verdict: the level trend, the in-sample predictions, the endpoint and
+/// top-spacing tests.
 fn trust_rows(t: &mut String, p: &Prediction) {
     let w = W;
     let tr = &p.trust;
@@ -349,6 +350,23 @@ fn trust_rows(t: &mut String, p: &Prediction) {
             },
             if tr.endpoint_fired() {
                 ": mass past the fitted endpoints"
+            } else {
+                ""
+            }
+        );
+    }
+    if let Some(sp) = &tr.spacing {
+        let _ = writeln!(
+            t,
+            "{:<w$} {} of {} queries with an item far above the rest of their top 50, {:.1} \
+             expected from a GPD tail (z = {:.1}){}",
+            "top spacing",
+            sp.exceeding,
+            sp.tested,
+            sp.exceeding as f64 - sp.excess,
+            sp.z,
+            if tr.spacing_fired() {
+                ": rare mass above the fitted tails"
             } else {
                 ""
             }
