@@ -13,9 +13,9 @@
 
 use super::{
     baselines, bootstrap, calibrated, count_hardness, diagnostics, endpoint_test, mean,
-    per_query_ap, realized, sample_warnings, summary_warnings, trust, Baselines, Budget, Drift,
-    FitChoice, Interval, LevelPrediction, NextStep, PredictOptions, Prediction, QueryPrediction,
-    RealizedInterval, Trust, Verdict,
+    per_query_ap, realized, sample_warnings, spacing_test, summary_warnings, trust, Baselines,
+    Budget, Drift, FitChoice, Interval, LevelPrediction, NextStep, PredictOptions, Prediction,
+    QueryPrediction, RealizedInterval, Trust, Verdict,
 };
 use crate::error::Result;
 use crate::hardness::{self, Estimator, EvtOptions, QueryHardness};
