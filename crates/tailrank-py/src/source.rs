@@ -84,141 +84,40 @@ struct ArraySource {
     digest: String,
 }
 
+/// A numpy array's checked `__array_interface__`: element type, shape and data, which covers
+/// `rows · dim` elements.
+struct ArrayView {
+    dtype: Dtype,
+    rows: usize,
+    dim: usize,
+    data: Borrowed,
+}
+
+/// The ids as given from Python, before they are split and checked.
+enum GivenIds<'a> {
+    /// One UTF-8 buffer of the ids joined by `"\n"` (the fast path).
+    Joined(&'a str),
+    /// A list of strings.
+    Listed(Vec<String>),
+}
+
 impl ArraySource {
     fn new(label: String, array: &Bound<'_, PyAny>, ids: &Bound<'_, PyAny>) -> PyResult<Self> {
-        // The address below is read as memory: only a real numpy array vouches for it (any
-        // object can carry an `__array_interface__` dict with a made-up address).
-        let ndarray = array.py().import("numpy")?.getattr("ndarray")?;
-        if !array.is_instance(&ndarray)? {
-            return Err(input_err(format!(
-                "{label}: descriptors must be a numpy.ndarray, got {}",
-                array.get_type().name()?
-            )));
-        }
-        let iface = array.getattr("__array_interface__").map_err(|_| {
-            input_err(format!(
-                "{label}: descriptors must be a numpy array (no __array_interface__)"
-            ))
-        })?;
-        let iface = iface.downcast::<PyDict>()?;
-        let get = |key: &str| -> PyResult<Bound<'_, PyAny>> {
-            iface
-                .get_item(key)?
-                .ok_or_else(|| input_err(format!("{label}: __array_interface__ has no {key:?}")))
-        };
-        let typestr: String = get("typestr")?.extract()?;
-        let dtype = match typestr.as_str() {
-            "<f4" => Dtype::F32,
-            "<f2" => Dtype::F16,
-            other => {
-                return Err(unsupported_err(format!(
-                    "{label}: descriptors must be little-endian float32 or float16, got \
-                     typestr {other:?}"
-                )))
-            }
-        };
-        let shape: Vec<usize> = get("shape")?.extract()?;
-        let &[rows, dim] = shape.as_slice() else {
-            return Err(input_err(format!(
-                "{label}: descriptors must be a 2-D array (rows x dim), got shape {shape:?}"
-            )));
-        };
-        if !get("strides")?.is_none() {
-            return Err(unsupported_err(format!(
-                "{label}: descriptors must be a C-contiguous array"
-            )));
-        }
-        if iface
-            .get_item("offset")?
-            .is_some_and(|o| o.extract::<usize>().ok() != Some(0))
-        {
-            return Err(unsupported_err(format!(
-                "{label}: array interfaces with an offset are not supported"
-            )));
-        }
-        let (addr, _readonly): (usize, bool) = get("data")?.extract().map_err(|_| {
-            input_err(format!(
-                "{label}: __array_interface__ data is not an (address, read-only) pair"
-            ))
-        })?;
-        if dim == 0 {
-            return Err(input_err(format!(
-                "{label}: descriptors of dimension 0 ({rows} rows)"
-            )));
-        }
-        let esize = match dtype {
-            Dtype::F32 => 4,
-            Dtype::F16 => 2,
-        };
-        let len = rows
-            .checked_mul(dim)
-            .and_then(|n| n.checked_mul(esize))
-            .ok_or_else(|| input_err(format!("{label}: {rows} x {dim} array is too large")))?;
-        if len > 0 && addr == 0 {
-            return Err(input_err(format!("{label}: array data pointer is null")));
-        }
-        let data = Borrowed {
-            ptr: addr as *const u8,
-            len,
-        };
-
-        // Ids: one UTF-8 buffer of the ids joined by "\n" (fast path), or a list of str.
-        let blob = ids.downcast::<PyBytes>().ok();
-        let joined: Option<&str> = match &blob {
-            Some(b) => Some(
-                std::str::from_utf8(b.as_bytes())
-                    .map_err(|e| input_err(format!("{label}: ids are not valid UTF-8: {e}")))?,
-            ),
-            None => None,
-        };
-        let listed: Option<Vec<String>> = match joined {
-            Some(_) => None,
-            None => Some(ids.extract().map_err(|e| {
-                input_err(format!("{label}: ids must be a sequence of strings ({e})"))
-            })?),
-        };
+        let ArrayView {
+            dtype,
+            rows,
+            dim,
+            data,
+        } = array_view(&label, array)?;
+        let given = given_ids(&label, ids)?;
+        let joined = matches!(given, GivenIds::Joined(_));
         let label = PathBuf::from(label);
         // Splitting the ids and the duplicate check run beside the digest, without the GIL.
-        let (ids, digest, duplicate) = array.py().allow_threads(|| match (joined, listed) {
-            (Some(text), _) => {
-                let empty = rows == 0 && text.is_empty();
-                let ((ids, duplicate), digest) = rayon::join(
-                    || {
-                        let ids: Vec<String> = if empty {
-                            Vec::new()
-                        } else {
-                            text.split('\n').map(str::to_owned).collect()
-                        };
-                        let duplicate = first_duplicate(&ids);
-                        (ids, duplicate)
-                    },
-                    || {
-                        // The id part of the digest is the buffer plus a final "\n".
-                        let mut h = xxhash_rust::xxh3::Xxh3::new();
-                        if !empty {
-                            h.update(text.as_bytes());
-                            h.update(b"\n");
-                        }
-                        hash_values(&mut h, dtype, data.bytes());
-                        h.digest()
-                    },
-                );
-                (ids, digest, duplicate)
-            }
-            (None, ids) => {
-                let ids = ids.unwrap_or_default();
-                let mut h = xxhash_rust::xxh3::Xxh3::new();
-                for id in &ids {
-                    h.update(id.as_bytes());
-                    h.update(b"\n");
-                }
-                hash_values(&mut h, dtype, data.bytes());
-                let duplicate = first_duplicate(&ids);
-                (ids, h.digest(), duplicate)
-            }
-        });
+        let (ids, digest, duplicate) = array
+            .py()
+            .allow_threads(|| ids_and_digest(given, rows, dtype, &data));
         if ids.len() != rows {
-            let how = if joined.is_some() {
+            let how = if joined {
                 " (joined by newlines: does an id contain one?)"
             } else {
                 ""
@@ -246,6 +145,155 @@ impl ArraySource {
             _owner: array.clone().unbind(),
             digest,
         })
+    }
+}
+
+/// The interface of `array`, checked (errors name `label`): a real numpy.ndarray, typestr
+/// `<f4` or `<f2`, 2-D with `dim > 0`, C-contiguous, no offset, a non-null data address
+/// unless empty, and `rows · dim · element size` bytes addressable without overflow.
+fn array_view(label: &str, array: &Bound<'_, PyAny>) -> PyResult<ArrayView> {
+    // The address below is read as memory: only a real numpy array vouches for it (any
+    // object can carry an `__array_interface__` dict with a made-up address).
+    let ndarray = array.py().import("numpy")?.getattr("ndarray")?;
+    if !array.is_instance(&ndarray)? {
+        return Err(input_err(format!(
+            "{label}: descriptors must be a numpy.ndarray, got {}",
+            array.get_type().name()?
+        )));
+    }
+    let iface = array.getattr("__array_interface__").map_err(|_| {
+        input_err(format!(
+            "{label}: descriptors must be a numpy array (no __array_interface__)"
+        ))
+    })?;
+    let iface = iface.downcast::<PyDict>()?;
+    let get = |key: &str| -> PyResult<Bound<'_, PyAny>> {
+        iface
+            .get_item(key)?
+            .ok_or_else(|| input_err(format!("{label}: __array_interface__ has no {key:?}")))
+    };
+    let typestr: String = get("typestr")?.extract()?;
+    let dtype = match typestr.as_str() {
+        "<f4" => Dtype::F32,
+        "<f2" => Dtype::F16,
+        other => {
+            return Err(unsupported_err(format!(
+                "{label}: descriptors must be little-endian float32 or float16, got \
+                 typestr {other:?}"
+            )))
+        }
+    };
+    let shape: Vec<usize> = get("shape")?.extract()?;
+    let &[rows, dim] = shape.as_slice() else {
+        return Err(input_err(format!(
+            "{label}: descriptors must be a 2-D array (rows x dim), got shape {shape:?}"
+        )));
+    };
+    if !get("strides")?.is_none() {
+        return Err(unsupported_err(format!(
+            "{label}: descriptors must be a C-contiguous array"
+        )));
+    }
+    if iface
+        .get_item("offset")?
+        .is_some_and(|o| o.extract::<usize>().ok() != Some(0))
+    {
+        return Err(unsupported_err(format!(
+            "{label}: array interfaces with an offset are not supported"
+        )));
+    }
+    let (addr, _readonly): (usize, bool) = get("data")?.extract().map_err(|_| {
+        input_err(format!(
+            "{label}: __array_interface__ data is not an (address, read-only) pair"
+        ))
+    })?;
+    if dim == 0 {
+        return Err(input_err(format!(
+            "{label}: descriptors of dimension 0 ({rows} rows)"
+        )));
+    }
+    let esize = match dtype {
+        Dtype::F32 => 4,
+        Dtype::F16 => 2,
+    };
+    let len = rows
+        .checked_mul(dim)
+        .and_then(|n| n.checked_mul(esize))
+        .ok_or_else(|| input_err(format!("{label}: {rows} x {dim} array is too large")))?;
+    if len > 0 && addr == 0 {
+        return Err(input_err(format!("{label}: array data pointer is null")));
+    }
+    Ok(ArrayView {
+        dtype,
+        rows,
+        dim,
+        data: Borrowed {
+            ptr: addr as *const u8,
+            len,
+        },
+    })
+}
+
+/// `ids` as given: a bytes object (valid UTF-8) is [`GivenIds::Joined`], anything else must
+/// extract as a sequence of strings (errors name `label`).
+fn given_ids<'a>(label: &str, ids: &'a Bound<'_, PyAny>) -> PyResult<GivenIds<'a>> {
+    match ids.downcast::<PyBytes>() {
+        Ok(b) => Ok(GivenIds::Joined(
+            std::str::from_utf8(b.as_bytes())
+                .map_err(|e| input_err(format!("{label}: ids are not valid UTF-8: {e}")))?,
+        )),
+        Err(_) => Ok(GivenIds::Listed(ids.extract().map_err(|e| {
+            input_err(format!("{label}: ids must be a sequence of strings ({e})"))
+        })?)),
+    }
+}
+
+/// The ids split out of `given` (a joined buffer is empty for no rows, else split at every
+/// `"\n"`), the xxh3 digest of every `id + "\n"` then of the values ([`hash_values`] of
+/// `data`), and the first duplicate id's rows ([`first_duplicate`]). With a joined buffer
+/// the split and duplicate check run beside the digest.
+fn ids_and_digest(
+    given: GivenIds<'_>,
+    rows: usize,
+    dtype: Dtype,
+    data: &Borrowed,
+) -> (Vec<String>, u64, Option<(usize, usize)>) {
+    match given {
+        GivenIds::Joined(text) => {
+            let empty = rows == 0 && text.is_empty();
+            let ((ids, duplicate), digest) = rayon::join(
+                || {
+                    let ids: Vec<String> = if empty {
+                        Vec::new()
+                    } else {
+                        text.split('\n').map(str::to_owned).collect()
+                    };
+                    let duplicate = first_duplicate(&ids);
+                    (ids, duplicate)
+                },
+                || {
+                    // The id part of the digest is the buffer plus a final "\n".
+                    let mut h = xxhash_rust::xxh3::Xxh3::new();
+                    if !empty {
+                        h.update(text.as_bytes());
+                        h.update(b"\n");
+                    }
+                    hash_values(&mut h, dtype, data.bytes());
+                    h.digest()
+                },
+            );
+            (ids, digest, duplicate)
+        }
+        GivenIds::Listed(ids) => {
+            let mut h = xxhash_rust::xxh3::Xxh3::new();
+            for id in &ids {
+                h.update(id.as_bytes());
+                h.update(b"\n");
+            }
+            hash_values(&mut h, dtype, data.bytes());
+            let duplicate = first_duplicate(&ids);
+            (ids, h.digest(), duplicate)
+        }
     }
 }
 

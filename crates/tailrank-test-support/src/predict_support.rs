@@ -68,11 +68,11 @@ fn in_subset(kind: SubsetKind, index: usize, shards: usize, tag: f64) -> bool {
     }
 }
 
-/// Draw a synthetic summary.
-pub fn synth(o: &SynthOpts) -> Synth {
-    let mut rng = Rng(o.seed);
-    // Full-pool mode: every pool item has a tag in [0, 1); sampled iff tag < fraction, and the
-    // sampled items' tags are rescaled to [0, 1) for their levels and shards.
+/// The sampled items' tags: in full-pool mode, every pool item has a tag in [0, 1); it is
+/// sampled iff tag < fraction, and the sampled items' tags are rescaled to [0, 1) for their
+/// levels and shards. Returns the pool tags and sampled pool items (both empty unless
+/// `full_pool`) and the sampled items' tags (`sample` uniform draws otherwise).
+fn draw_tags(o: &SynthOpts, rng: &mut Rng) -> (Vec<f64>, Vec<usize>, Vec<f64>) {
     let pool_tags: Vec<f64> = if o.full_pool {
         (0..o.pool_size.unwrap()).map(|_| rng.unif()).collect()
     } else {
@@ -86,6 +86,12 @@ pub fn synth(o: &SynthOpts) -> Synth {
     } else {
         (0..o.sample).map(|_| rng.unif()).collect()
     };
+    (pool_tags, sampled, tags)
+}
+
+/// The subsets of the summary (`levels` nested levels at fraction `f/2^l`, then `shards`
+/// shards of the level-0 range) and their `(kind, index)` for [`in_subset`], in order.
+fn synth_subsets(o: &SynthOpts) -> (Vec<Subset>, Vec<(SubsetKind, usize)>) {
     let mut subsets = Vec::new();
     let mut spec = Vec::new();
     for l in 0..o.levels {
@@ -110,6 +116,126 @@ pub fn synth(o: &SynthOpts) -> Synth {
         });
         spec.push((SubsetKind::Shard, h));
     }
+    (subsets, spec)
+}
+
+/// One synthetic query and what [`Synth`] records of it.
+struct SynthQuery {
+    summary: QuerySummary,
+    /// Level-0 sample scores (item order).
+    scores: Vec<f32>,
+    core: Vec<f32>,
+    /// Positive scores, descending.
+    pos: Vec<f32>,
+    /// With `full_pool`: per positive, the number of pool items scoring above it.
+    full_counts: Vec<u64>,
+}
+
+/// Query `qi`: scores `μ + w·x` with `x` of survival `(1 − x)^4` (`(1 − x)^6.25` in the
+/// drift shard), 20 core non-relevant items, 1–6 positives of hardness log-uniform over
+/// 6.5 decades; its counts and top-M per subset of `spec` over the sampled `tags`.
+fn synth_query(
+    o: &SynthOpts,
+    qi: usize,
+    rng: &mut Rng,
+    spec: &[(SubsetKind, usize)],
+    (pool_tags, sampled, tags): (&[f64], &[usize], &[f64]),
+) -> SynthQuery {
+    let mu = 0.1 + 0.2 * rng.unif();
+    let w = 0.4 + 0.3 * rng.unif();
+    let score = |x: f64| (mu + w * x) as f32;
+    let full: Vec<f32> = if o.full_pool {
+        pool_tags
+            .iter()
+            .map(|_| score(1.0 - rng.unif().powf(0.25)))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let scores: Vec<f32> = if o.full_pool {
+        sampled.iter().map(|&i| full[i]).collect()
+    } else {
+        tags.iter()
+            .map(|&t| {
+                let u = rng.unif();
+                let mut x = 1.0 - u.powf(0.25);
+                if let Some(h) = o.drift_shard {
+                    if in_subset(SubsetKind::Shard, h, o.shards, t) {
+                        x = 1.0 - u.powf(0.16);
+                    }
+                }
+                score(x)
+            })
+            .collect()
+    };
+    let core: Vec<f32> = (0..20)
+        .map(|_| score(1.0 - rng.unif().powf(0.25)))
+        .collect();
+    let n_pos = 1 + rng.below(6) as usize;
+    let mut pos: Vec<f32> = (0..n_pos)
+        .map(|_| {
+            let hard = 10f64.powf(-6.5 * rng.unif());
+            score(1.0 - hard.powf(0.25))
+        })
+        .collect();
+    pos.sort_by(|a, b| b.total_cmp(a));
+    let full_counts = pos
+        .iter()
+        .map(|&s| full.iter().filter(|&&v| v > s).count() as u64)
+        .collect::<Vec<u64>>();
+    let positives = pos
+        .iter()
+        .enumerate()
+        .map(|(j, &s)| PositiveSummary {
+            core_ties: 0,
+            pool_ties: Vec::new(),
+            id: format!("q{qi:03}/pos{j}"),
+            score: s,
+            core_above: core.iter().filter(|&&c| c > s).count() as u64,
+            pool_above: spec
+                .iter()
+                .map(|&(k, i)| {
+                    scores
+                        .iter()
+                        .zip(tags)
+                        .filter(|(&v, &t)| v > s && in_subset(k, i, o.shards, t))
+                        .count() as u64
+                })
+                .collect(),
+        })
+        .collect();
+    let top_scores = spec
+        .iter()
+        .map(|&(k, i)| {
+            let mut v: Vec<f32> = scores
+                .iter()
+                .zip(tags)
+                .filter(|(_, &t)| in_subset(k, i, o.shards, t))
+                .map(|(&v, _)| v)
+                .collect();
+            v.sort_by(|a, b| b.total_cmp(a));
+            v.truncate(o.top_m);
+            v
+        })
+        .collect();
+    SynthQuery {
+        summary: QuerySummary {
+            id: format!("q{qi:03}"),
+            positives,
+            top_scores,
+        },
+        scores,
+        core,
+        pos,
+        full_counts,
+    }
+}
+
+/// Draw a synthetic summary.
+pub fn synth(o: &SynthOpts) -> Synth {
+    let mut rng = Rng(o.seed);
+    let (pool_tags, sampled, tags) = draw_tags(o, &mut rng);
+    let (subsets, spec) = synth_subsets(o);
     let sizes: Vec<u64> = spec
         .iter()
         .map(|&(k, i)| {
@@ -124,92 +250,12 @@ pub fn synth(o: &SynthOpts) -> Synth {
     let mut pos_scores = Vec::new();
     let mut full_counts = Vec::new();
     for qi in 0..o.queries {
-        let mu = 0.1 + 0.2 * rng.unif();
-        let w = 0.4 + 0.3 * rng.unif();
-        let score = |x: f64| (mu + w * x) as f32;
-        let full: Vec<f32> = if o.full_pool {
-            pool_tags
-                .iter()
-                .map(|_| score(1.0 - rng.unif().powf(0.25)))
-                .collect()
-        } else {
-            Vec::new()
-        };
-        let scores: Vec<f32> = if o.full_pool {
-            sampled.iter().map(|&i| full[i]).collect()
-        } else {
-            tags.iter()
-                .map(|&t| {
-                    let u = rng.unif();
-                    let mut x = 1.0 - u.powf(0.25);
-                    if let Some(h) = o.drift_shard {
-                        if in_subset(SubsetKind::Shard, h, o.shards, t) {
-                            x = 1.0 - u.powf(0.16);
-                        }
-                    }
-                    score(x)
-                })
-                .collect()
-        };
-        let core: Vec<f32> = (0..20)
-            .map(|_| score(1.0 - rng.unif().powf(0.25)))
-            .collect();
-        let n_pos = 1 + rng.below(6) as usize;
-        let mut pos: Vec<f32> = (0..n_pos)
-            .map(|_| {
-                let hard = 10f64.powf(-6.5 * rng.unif());
-                score(1.0 - hard.powf(0.25))
-            })
-            .collect();
-        pos.sort_by(|a, b| b.total_cmp(a));
-        full_counts.push(
-            pos.iter()
-                .map(|&s| full.iter().filter(|&&v| v > s).count() as u64)
-                .collect::<Vec<u64>>(),
-        );
-        let positives = pos
-            .iter()
-            .enumerate()
-            .map(|(j, &s)| PositiveSummary {
-                core_ties: 0,
-                pool_ties: Vec::new(),
-                id: format!("q{qi:03}/pos{j}"),
-                score: s,
-                core_above: core.iter().filter(|&&c| c > s).count() as u64,
-                pool_above: spec
-                    .iter()
-                    .map(|&(k, i)| {
-                        scores
-                            .iter()
-                            .zip(&tags)
-                            .filter(|(&v, &t)| v > s && in_subset(k, i, o.shards, t))
-                            .count() as u64
-                    })
-                    .collect(),
-            })
-            .collect();
-        let top_scores = spec
-            .iter()
-            .map(|&(k, i)| {
-                let mut v: Vec<f32> = scores
-                    .iter()
-                    .zip(&tags)
-                    .filter(|(_, &t)| in_subset(k, i, o.shards, t))
-                    .map(|(&v, _)| v)
-                    .collect();
-                v.sort_by(|a, b| b.total_cmp(a));
-                v.truncate(o.top_m);
-                v
-            })
-            .collect();
-        queries.push(QuerySummary {
-            id: format!("q{qi:03}"),
-            positives,
-            top_scores,
-        });
-        sample_scores.push(scores);
-        core_nonrel.push(core);
-        pos_scores.push(pos);
+        let q = synth_query(o, qi, &mut rng, &spec, (&pool_tags, &sampled, &tags));
+        full_counts.push(q.full_counts);
+        queries.push(q.summary);
+        sample_scores.push(q.scores);
+        core_nonrel.push(q.core);
+        pos_scores.push(q.pos);
     }
     let summary = Summary {
         format_version: SUMMARY_FORMAT_VERSION,

@@ -6,7 +6,7 @@
 use super::block::{cut_blocks, Block, Progress, SampledSource};
 use super::collect::{query_summary, QueryCollector, QueryPositives, RELEVANT_KEY};
 use super::kernel::ScoreKernel;
-use super::pool::{self, PoolPlan};
+use super::pool::{self, PoolPlan, WorkerStates};
 use super::prepared::PreparedScan;
 use super::speculate;
 use super::topm::{SharedThresholds, TopKeyed, TopM};
@@ -88,6 +88,10 @@ pub fn check_pool_disjoint(pool: &[&dyn DescriptorSource]) -> Result<()> {
     })
 }
 
+/// A query's summary and, with results, its top-k over core ∪ scanned pool as sorted
+/// `(score, key)` pairs.
+type Finished = (QuerySummary, Option<Vec<(f32, u64)>>);
+
 impl PreparedScan<'_> {
     /// Scan `pool` (shards of the distractor pool, disjoint from the core and from each
     /// other) for every query of every set, on the current rayon pool.
@@ -101,38 +105,74 @@ impl PreparedScan<'_> {
         }
         check_pool_disjoint(pool)?;
         let (sampled, pool_keys) = self.sample(pool, progress)?;
-        let (d, codes, top_m_asked) = (self.d, self.codes, self.cfg.top_m);
-        let (nlev, nshard, nsub) = (codes.levels, codes.shards, codes.subsets());
-        let nq = self.positives.len();
+        let codes = self.codes;
         // S_ℓ: levels nest (deepest level ≥ ℓ), shards partition.
         let subset_sizes = codes.subset_counts(sampled.iter().flat_map(|s| &s.codes));
         let source_rows: Vec<usize> = pool.iter().map(|s| s.rows()).collect();
         let blocks = cut_blocks(&sampled, &source_rows, self.kernel.block_rows());
-
-        // Reservoirs hold at most the sampled rows: M above S_0 is clamped (same lists,
-        // memory bounded by what can be stored); the summary records the M asked for.
-        let most = usize::try_from(subset_sizes[0])
-            .unwrap_or(usize::MAX)
-            .max(1);
-        let kept: Vec<usize> = self
-            .subsets
-            .iter()
-            .map(|s| s.kept(top_m_asked).min(most))
-            .collect();
         let plan = PoolPlan {
             pool,
             sampled: &sampled,
             blocks: &blocks,
-            d,
-            nlev,
-            nshard,
-            top_m: kept,
+            d: self.d,
+            nlev: codes.levels,
+            nshard: codes.shards,
+            top_m: self.kept_top_m(subset_sizes[0]),
             results_k: self.cfg.results_k,
             normalize: self.cfg.normalize,
         };
+        let (workers, floors) = self.run_stages(&plan, &subset_sizes, progress)?;
+        let (screened_pairs, rescored_pairs) = pool::screen_counts(&workers);
+        let (parts, renormalized) = pool::by_query(workers, self.positives.len());
+        let mut merged: Vec<QueryCollector> = parts
+            .into_par_iter()
+            .zip(&self.positives)
+            .map(|(parts, p)| plan.merge(p, parts))
+            .collect();
+        let rescanned = match &floors {
+            Some(f) => self.verify_or_rescan(&plan, f, &mut merged)?,
+            None => 0,
+        };
+        let finished = self.finish_queries(merged, &plan);
+        let sets = self.set_outputs(finished, &plan, pool_keys, &subset_sizes)?;
+        Ok(PoolScan {
+            sets,
+            renormalized_rows: renormalized,
+            rescanned_queries: rescanned as u64,
+            speculative_floors: floors.as_ref().map_or(0, |f| {
+                f.iter().filter(|&&x| x > f32::NEG_INFINITY).count() as u64
+            }),
+            screened_pairs,
+            rescored_pairs,
+        })
+    }
 
-        // ---- Stages: pilots spread over the pool, then the rest, each stage starting from
-        // floors estimated on every block scanned before it.
+    /// Scores kept per query in each subset's reservoir: [`Subset::kept`](crate::summary::Subset::kept) of the M asked for,
+    /// clamped to `s0` (at least 1). Reservoirs hold at most the sampled rows: M above S_0 is
+    /// clamped (same lists, memory bounded by what can be stored); the summary records the M
+    /// asked for.
+    fn kept_top_m(&self, s0: u64) -> Vec<usize> {
+        let most = usize::try_from(s0).unwrap_or(usize::MAX).max(1);
+        self.subsets
+            .iter()
+            .map(|s| s.kept(self.cfg.top_m).min(most))
+            .collect()
+    }
+
+    /// Drive every block of `plan` through the collectors of all queries in stages: pilots
+    /// spread over the pool, then the rest ([`speculate::stages`]; one stage without
+    /// speculation), each stage starting from floors estimated on every block scanned before
+    /// it. Returns the workers' states and the highest floor applied per (query `q`, subset
+    /// `i`) at `q · subsets + i`, what the verification must check (`None`: one stage, no
+    /// floors).
+    fn run_stages(
+        &self,
+        plan: &PoolPlan,
+        subset_sizes: &[u64],
+        progress: &dyn Progress,
+    ) -> Result<(Vec<WorkerStates>, Option<Vec<f32>>)> {
+        let (codes, blocks) = (self.codes, plan.blocks);
+        let (nq, nsub) = (self.positives.len(), codes.subsets());
         let all_positives: Vec<&QueryPositives> = self.positives.iter().collect();
         let shared_thr = SharedThresholds::new(nq * nsub);
         let stages = if self.cfg.speculate {
@@ -140,7 +180,6 @@ impl PreparedScan<'_> {
         } else {
             vec![(0..blocks.len()).collect()]
         };
-        // Highest floor applied per (query, subset): what the verification must check.
         let mut floors: Option<Vec<f32>> = None;
         let mut seen = vec![0u64; nsub];
         let mut workers = Vec::new();
@@ -162,88 +201,75 @@ impl PreparedScan<'_> {
                 let Block {
                     source, start, end, ..
                 } = blocks[b];
-                &sampled[source].codes[start..end]
+                &plan.sampled[source].codes[start..end]
             }));
             seen.iter_mut().zip(stage_sizes).for_each(|(s, n)| *s += n);
-            let fresh: Vec<f32> = (0..nq)
-                .into_par_iter()
-                .map_init(Vec::new, |scratch, q| {
-                    (0..nsub)
-                        .map(|i| {
-                            let parts: Vec<&TopM> =
-                                workers.iter().map(|w| &w.states[q].tops[i]).collect();
-                            speculate::floor(
-                                &parts,
-                                seen[i],
-                                subset_sizes[i],
-                                plan.top_m[i],
-                                scratch,
-                            )
-                        })
-                        .collect::<Vec<f32>>()
-                })
-                .flatten()
-                .collect();
+            let fresh = stage_floors(&workers, nq, &seen, subset_sizes, &plan.top_m);
             floors = Some(match floors {
                 None => fresh,
                 Some(old) => old.iter().zip(&fresh).map(|(a, b)| a.max(*b)).collect(),
             });
         }
-        drop(shared_thr);
-        let (screened_pairs, rescored_pairs) = pool::screen_counts(&workers);
-        let (parts, renormalized) = pool::by_query(workers, nq);
-        let mut merged: Vec<QueryCollector> = parts
-            .into_par_iter()
-            .zip(&self.positives)
-            .map(|(parts, p)| plan.merge(p, parts))
+        Ok((workers, floors))
+    }
+
+    /// Verify the floors: a query passes when each merged reservoir `i` of `merged[q]` proves
+    /// its highest floor `floors[q · subsets + i]` harmless ([`speculate::verified`]). Each
+    /// query that fails is scanned again over all blocks, from scratch (no floors, no screen),
+    /// and its state in `merged` replaced. Returns the number of queries scanned again.
+    fn verify_or_rescan(
+        &self,
+        plan: &PoolPlan,
+        floors: &[f32],
+        merged: &mut [QueryCollector],
+    ) -> Result<usize> {
+        let (d, nsub) = (self.d, self.codes.subsets());
+        let rescan: Vec<usize> = (0..self.positives.len())
+            .filter(|&q| {
+                merged[q]
+                    .tops
+                    .iter()
+                    .enumerate()
+                    .any(|(i, t)| !speculate::verified(t, floors[q * nsub + i], plan.top_m[i]))
+            })
             .collect();
-
-        // ---- Verify the floors; rescan the queries with a floor that did not hold.
-        let mut rescan: Vec<usize> = Vec::new();
-        if let Some(f) = &floors {
-            rescan = (0..nq)
-                .filter(|&q| {
-                    merged[q]
-                        .tops
-                        .iter()
-                        .enumerate()
-                        .any(|(i, t)| !speculate::verified(t, f[q * nsub + i], plan.top_m[i]))
-                })
-                .collect();
+        if rescan.is_empty() {
+            return Ok(0);
         }
-        if !rescan.is_empty() {
-            let mut sub_q = vec![0f32; rescan.len() * d];
-            for (i, &q) in rescan.iter().enumerate() {
-                sub_q[i * d..(i + 1) * d].copy_from_slice(&self.qmat[q * d..(q + 1) * d]);
-            }
-            let bs = self.kernel.block_rows();
-            let sub_kernel = ScoreKernel::new(&sub_q, rescan.len(), d, bs, self.kernel.backend());
-            let sub_pos: Vec<&QueryPositives> =
-                rescan.iter().map(|&q| &self.positives[q]).collect();
-            let all: Vec<usize> = (0..blocks.len()).collect();
-            let fresh = SharedThresholds::new(rescan.len() * nsub);
-            let again = plan.run(
-                &sub_kernel,
-                None,
-                &sub_pos,
-                &all,
-                Vec::new(),
-                None,
-                &fresh,
-                None,
-            )?;
-            // Rows were checked (and counted) by the first pass already.
-            let (parts, _) = pool::by_query(again, rescan.len());
-            for ((&q, parts), p) in rescan.iter().zip(parts).zip(&sub_pos) {
-                merged[q] = plan.merge(p, parts);
-            }
+        let mut sub_q = vec![0f32; rescan.len() * d];
+        for (i, &q) in rescan.iter().enumerate() {
+            sub_q[i * d..(i + 1) * d].copy_from_slice(&self.qmat[q * d..(q + 1) * d]);
         }
+        let bs = self.kernel.block_rows();
+        let sub_kernel = ScoreKernel::new(&sub_q, rescan.len(), d, bs, self.kernel.backend());
+        let sub_pos: Vec<&QueryPositives> = rescan.iter().map(|&q| &self.positives[q]).collect();
+        let all: Vec<usize> = (0..plan.blocks.len()).collect();
+        let fresh = SharedThresholds::new(rescan.len() * nsub);
+        let again = plan.run(
+            &sub_kernel,
+            None,
+            &sub_pos,
+            &all,
+            Vec::new(),
+            None,
+            &fresh,
+            None,
+        )?;
+        // Rows were checked (and counted) by the first pass already.
+        let (parts, _) = pool::by_query(again, rescan.len());
+        for ((&q, parts), p) in rescan.iter().zip(parts).zip(&sub_pos) {
+            merged[q] = plan.merge(p, parts);
+        }
+        Ok(rescan.len())
+    }
 
-        // ---- Assemble the summaries (in parallel over queries).
-        type Finished = (QuerySummary, Option<Vec<(f32, u64)>>);
-        let core = &self.core_counts;
+    /// Each query's summary (its pool counts in `merged` beside the core's) and, with
+    /// results, its top-k reservoir of the core merged with the pool's, sorted; query order,
+    /// computed in parallel over queries.
+    fn finish_queries(&self, merged: Vec<QueryCollector>, plan: &PoolPlan) -> Vec<Finished> {
+        let (core, nlev, nshard) = (&self.core_counts, plan.nlev, plan.nshard);
         let query_ids: Vec<&String> = self.sets.iter().flat_map(|s| &s.set.query_ids).collect();
-        let finished: Vec<Finished> = merged
+        merged
             .into_par_iter()
             .enumerate()
             .map(|(q, mut acc)| {
@@ -257,22 +283,26 @@ impl PreparedScan<'_> {
                 let summary = query_summary(query_ids[q], p, acc, counts, nlev, nshard);
                 (summary, res.map(TopKeyed::into_sorted))
             })
-            .collect();
+            .collect()
+    }
+
+    /// One [`SetOutput`] per query set, in order: the set's queries of `finished` (query
+    /// order, sets consecutive) in a summary that records the inputs and options, and with
+    /// results the top-k lists with their keys named by id. `pool_keys` (the pool
+    /// fingerprint) goes to every set's summary.
+    fn set_outputs(
+        &self,
+        finished: Vec<Finished>,
+        plan: &PoolPlan,
+        pool_keys: Vec<u64>,
+        subset_sizes: &[u64],
+    ) -> Result<Vec<SetOutput>> {
+        let pool = plan.pool;
         let pool_records: Vec<InputRecord> = pool
             .iter()
-            .map(|src| InputRecord {
-                role: POOL_ROLE.into(),
-                path: src.path().display().to_string(),
-                digest: src.digest(),
-                rows: src.rows() as u64,
-            })
+            .map(|src| input_record(POOL_ROLE, *src))
             .collect();
-        let core_record = InputRecord {
-            role: "core".into(),
-            path: self.core.path().display().to_string(),
-            digest: self.core.digest(),
-            rows: self.core.rows() as u64,
-        };
+        let core_record = input_record("core", self.core);
         // Result keys back to ids: one read of each id file for all sets.
         let names = match self.cfg.results_k {
             Some(_) => keys_to_ids(
@@ -282,7 +312,7 @@ impl PreparedScan<'_> {
                     .flat_map(|r| r.iter().map(|&(_, key)| key)),
                 self.core,
                 pool,
-                &sampled,
+                plan.sampled,
             )?,
             None => HashMap::new(),
         };
@@ -307,16 +337,7 @@ impl PreparedScan<'_> {
                     })
                     .collect()
             });
-            let q = input.queries;
-            let mut inputs = vec![
-                InputRecord {
-                    role: "queries".into(),
-                    path: q.path().display().to_string(),
-                    digest: q.digest(),
-                    rows: q.rows() as u64,
-                },
-                core_record.clone(),
-            ];
+            let mut inputs = vec![input_record("queries", input.queries), core_record.clone()];
             inputs.extend(pool_records.iter().cloned());
             // The fingerprint is moved into the last set's summary, cloned into the others.
             let hashes = if si + 1 == self.sets.len() {
@@ -333,10 +354,10 @@ impl PreparedScan<'_> {
                     pool_size: self.cfg.pool_size,
                     fraction: self.cfg.fraction,
                     seed: self.cfg.seed,
-                    top_m: top_m_asked,
+                    top_m: self.cfg.top_m,
                     core_size: self.core.rows() as u64,
                     subsets: self.subsets.clone(),
-                    subset_sizes: subset_sizes.clone(),
+                    subset_sizes: subset_sizes.to_vec(),
                     queries,
                     inputs,
                     pool_id_hashes: hashes,
@@ -345,16 +366,7 @@ impl PreparedScan<'_> {
                 results,
             });
         }
-        Ok(PoolScan {
-            sets,
-            renormalized_rows: renormalized,
-            rescanned_queries: rescan.len() as u64,
-            speculative_floors: floors.as_ref().map_or(0, |f| {
-                f.iter().filter(|&&x| x > f32::NEG_INFINITY).count() as u64
-            }),
-            screened_pairs,
-            rescored_pairs,
-        })
+        Ok(sets)
     }
 
     /// Hash every pool id once and keep the sampled rows with their item codes; returns them
@@ -523,4 +535,38 @@ fn keys_to_ids(
         out.insert(key, id);
     }
     Ok(out)
+}
+
+/// The floors after a stage, at `q · subsets + i` for the `nq` queries: [`speculate::floor`]
+/// of query `q`'s reservoirs of subset `i` over all `workers`, of which the stages so far saw
+/// `seen[i]` items out of `subset_sizes[i]`, for a top `top_m[i]`.
+fn stage_floors(
+    workers: &[WorkerStates],
+    nq: usize,
+    seen: &[u64],
+    subset_sizes: &[u64],
+    top_m: &[usize],
+) -> Vec<f32> {
+    (0..nq)
+        .into_par_iter()
+        .map_init(Vec::new, |scratch, q| {
+            (0..seen.len())
+                .map(|i| {
+                    let parts: Vec<&TopM> = workers.iter().map(|w| &w.states[q].tops[i]).collect();
+                    speculate::floor(&parts, seen[i], subset_sizes[i], top_m[i], scratch)
+                })
+                .collect::<Vec<f32>>()
+        })
+        .flatten()
+        .collect()
+}
+
+/// The summary's record of input `src` in role `role`: its path, digest and rows.
+fn input_record(role: &str, src: &dyn DescriptorSource) -> InputRecord {
+    InputRecord {
+        role: role.into(),
+        path: src.path().display().to_string(),
+        digest: src.digest(),
+        rows: src.rows() as u64,
+    }
 }

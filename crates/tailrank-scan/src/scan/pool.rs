@@ -212,26 +212,19 @@ impl PoolPlan<'_> {
         shared: &SharedThresholds,
         progress: Option<&dyn Progress>,
     ) -> Result<Vec<WorkerStates>> {
-        let (d, nlev, nshard, nsub) = (self.d, self.nlev, self.nshard, self.nsub());
-        let bs = kernel.block_rows();
         let codes = Codes {
-            levels: nlev,
-            shards: nshard,
+            levels: self.nlev,
+            shards: self.nshard,
         };
-        // Item code → (deepest level, shard).
-        let decode: Vec<(usize, usize)> =
-            (0..codes.count() as u32).map(|c| codes.unpack(c)).collect();
-        struct PoolState {
-            buf: Buffers,
-            by_code: CodeOrder,
-            cand: Vec<f32>,
-            cand_slot: Vec<u32>,
-            q: Vec<QueryCollector>,
-            off: u64,
-            screened: Screened,
-        }
-        let screen = screen.filter(|_| floors.is_some());
-        if let Some(sc) = screen {
+        let pass = Pass {
+            plan: self,
+            kernel,
+            screen: screen.filter(|_| floors.is_some()),
+            positives,
+            shared,
+            decode: (0..codes.count() as u32).map(|c| codes.unpack(c)).collect(),
+        };
+        if let Some(sc) = pass.screen {
             assert_eq!(
                 sc.queries(),
                 positives.len(),
@@ -241,142 +234,13 @@ impl PoolPlan<'_> {
         let resume = std::sync::Mutex::new(resume);
         let init = || {
             let earlier = resume.lock().unwrap_or_else(|p| p.into_inner()).pop();
-            let (mut q, (off, screened)) = match earlier {
-                Some(w) => (w.states, (w.renormalized, w.screened)),
-                None => (
-                    positives.iter().map(|p| self.query_state(p)).collect(),
-                    (0, (0, 0)),
-                ),
-            };
-            if let Some(f) = floors {
-                for (qi, (st, p)) in q.iter_mut().zip(positives).enumerate() {
-                    for (t, &fl) in st.tops.iter_mut().zip(&f[qi * nsub..(qi + 1) * nsub]) {
-                        t.raise_threshold(fl);
-                    }
-                    st.refresh(p.lowest, nlev, nshard);
-                }
-            }
-            let mut buf = Buffers::new(kernel, d);
-            if let Some(sc) = screen {
-                // The screen's panels of 6 queries may pad further than the kernel's.
-                buf.scores.resize(buf.scores.len().max(sc.out_len()), 0.0);
-            }
-            PoolState {
-                buf,
-                by_code: CodeOrder::default(),
-                cand: vec![0.0; bs + CHUNK],
-                cand_slot: vec![0; bs + CHUNK],
-                q,
-                off,
-                screened: Screened {
-                    counts: screened,
-                    ..Screened::default()
-                },
-            }
+            pass.worker(earlier, floors)
         };
         let states = run_blocks(which.len(), init, |st, wi| {
-            let Block {
-                source: si,
-                start: a,
-                end: e,
-                covered,
-            } = self.blocks[which[wi]];
-            let (src, s) = (self.pool[si], &self.sampled[si]);
-            let key_offset = s.key_offset;
-            let rows = &s.rows[a..e];
-            let codes = &s.codes[a..e];
-            let n = rows.len();
-            gather(src, rows, d, &mut st.buf.block)?;
-            st.off += check_rows(&mut st.buf.block[..n * d], d, self.normalize, src, |i| {
-                rows[i] as usize
-            })?;
-            // Score the rows grouped by code, so that each run of scores is pre-filtered
-            // against its own cut (a nearly empty deep level then only slows its own items).
-            st.by_code.build(codes, bs);
-            let order = &st.by_code.order;
-            let key = |i: usize| key_offset + rows[i] as u64;
-            if let Some(screen) = screen.filter(|_| st.screened.wants_block()) {
-                let PoolState {
-                    buf,
-                    by_code,
-                    cand,
-                    cand_slot,
-                    q: states,
-                    screened,
-                    ..
-                } = st;
-                screen.upper_bounds(
-                    &buf.block,
-                    &by_code.order,
-                    &mut screened.scratch,
-                    &mut buf.scores,
-                );
-                screened.collect(&buf.scores, bs, by_code, states, positives, shared, self);
-                kernel
-                    .exact(&buf.block, &screened.pairs, &mut screened.exact)
-                    .expect("the screen runs with the Avx2Fma kernel only");
-                let nseg = by_code.segments.len();
-                for (q, p) in positives.iter().enumerate() {
-                    // Fetch the reservoir tails of a query ahead while this one is processed.
-                    if let Some(ahead) = states.get(q + SCREENED_PREFETCH_AHEAD) {
-                        ahead.prefetch_tails();
-                    }
-                    let qst = &mut states[q];
-                    for (si, &(cidx, ..)) in by_code.segments.iter().enumerate() {
-                        let (a, b) = screened.range(q, si, nseg);
-                        // Exact scores above the cut as it stands now.
-                        let cut = qst.table[cidx];
-                        let mut n = 0;
-                        for i in a..b {
-                            cand[n] = screened.exact[i];
-                            cand_slot[n] = screened.pairs[i].1;
-                            n += usize::from(screened.exact[i] > cut);
-                        }
-                        if n == 0 {
-                            continue;
-                        }
-                        let rows_of = &cand_slot[..n];
-                        if qst.absorb(p, decode[cidx], (nlev, nshard), &cand[..n], |i| {
-                            key(rows_of[i] as usize)
-                        }) {
-                            qst.refresh(p.lowest, nlev, nshard);
-                            qst.publish(shared, q * nsub);
-                        }
-                    }
-                }
-            } else {
-                st.buf.score_in_order(kernel, order);
-                for (q, p) in positives.iter().enumerate() {
-                    let row = &st.buf.scores[q * bs..q * bs + n];
-                    // Fetch the next query's reservoir tails while this one is processed.
-                    if let Some(next) = st.q.get(q + 1) {
-                        next.prefetch_tails();
-                    }
-                    let qst = &mut st.q[q];
-                    qst.take_shared(shared, q * nsub, p.lowest, (nlev, nshard));
-                    for &(cidx, sa, sb) in &st.by_code.segments {
-                        // Candidates of this run: scores above its cut, compacted branch-free.
-                        let (run, cut) = (&row[sa..sb], qst.table[cidx]);
-                        let n = if qst.res.is_some() {
-                            compact_above::<true>(run, cut, &mut st.cand, &mut st.cand_slot)
-                        } else {
-                            compact_above::<false>(run, cut, &mut st.cand, &mut st.cand_slot)
-                        };
-                        if n == 0 {
-                            continue;
-                        }
-                        let slots = &st.cand_slot[..n];
-                        if qst.absorb(p, decode[cidx], (nlev, nshard), &st.cand[..n], |i| {
-                            key(order[sa + slots[i] as usize] as usize)
-                        }) {
-                            qst.refresh(p.lowest, nlev, nshard);
-                            qst.publish(shared, q * nsub);
-                        }
-                    }
-                }
-            }
+            let block = self.blocks[which[wi]];
+            pass.block(st, block)?;
             if let Some(pr) = progress {
-                pr.rows_done(covered);
+                pr.rows_done(block.covered);
             }
             Ok(())
         })?;
@@ -410,6 +274,211 @@ impl PoolPlan<'_> {
             }
         }
         acc
+    }
+}
+
+/// One worker's state in a [`PoolPlan::run`]: its buffers, the block's code order, the
+/// candidate buffers (`block rows + CHUNK`), one collector per query, the rows it
+/// renormalised, and the screen's state.
+struct PassWorker {
+    buf: Buffers,
+    by_code: CodeOrder,
+    cand: Vec<f32>,
+    cand_slot: Vec<u32>,
+    q: Vec<QueryCollector>,
+    off: u64,
+    screened: Screened,
+}
+
+/// What every block of one [`PoolPlan::run`] shares: the plan, the kernel and screen (the
+/// screen only in a pass with floors), the positives and shared thresholds of its queries.
+struct Pass<'p, 'a> {
+    plan: &'p PoolPlan<'a>,
+    kernel: &'p ScoreKernel,
+    screen: Option<&'p Screen>,
+    positives: &'p [&'p QueryPositives],
+    shared: &'p SharedThresholds,
+    /// Item code → (deepest level, shard).
+    decode: Vec<(usize, usize)>,
+}
+
+impl Pass<'_, '_> {
+    /// A worker's state: continued from `earlier` (its collectors, renormalised rows and
+    /// screen counts) or fresh, with each reservoir `i` of query `q` raised to
+    /// `floors[q · subsets + i]` when there are floors.
+    fn worker(&self, earlier: Option<WorkerStates>, floors: Option<&[f32]>) -> PassWorker {
+        let plan = self.plan;
+        let (nlev, nshard, nsub) = (plan.nlev, plan.nshard, plan.nsub());
+        let bs = self.kernel.block_rows();
+        let (mut q, (off, screened)) = match earlier {
+            Some(w) => (w.states, (w.renormalized, w.screened)),
+            None => (
+                self.positives.iter().map(|p| plan.query_state(p)).collect(),
+                (0, (0, 0)),
+            ),
+        };
+        if let Some(f) = floors {
+            for (qi, (st, p)) in q.iter_mut().zip(self.positives).enumerate() {
+                for (t, &fl) in st.tops.iter_mut().zip(&f[qi * nsub..(qi + 1) * nsub]) {
+                    t.raise_threshold(fl);
+                }
+                st.refresh(p.lowest, nlev, nshard);
+            }
+        }
+        let mut buf = Buffers::new(self.kernel, plan.d);
+        if let Some(sc) = self.screen {
+            // The screen's panels of 6 queries may pad further than the kernel's.
+            buf.scores.resize(buf.scores.len().max(sc.out_len()), 0.0);
+        }
+        PassWorker {
+            buf,
+            by_code: CodeOrder::default(),
+            cand: vec![0.0; bs + CHUNK],
+            cand_slot: vec![0; bs + CHUNK],
+            q,
+            off,
+            screened: Screened {
+                counts: screened,
+                ..Screened::default()
+            },
+        }
+    }
+
+    /// Read, check and score the sampled rows of `block` and feed them to the worker's
+    /// collectors: screened when the pass has a screen and the worker does not pause it,
+    /// else with every score from the kernel. Either path gives the same state.
+    fn block(&self, st: &mut PassWorker, block: Block) -> Result<()> {
+        let plan = self.plan;
+        let Block {
+            source: si,
+            start: a,
+            end: e,
+            ..
+        } = block;
+        let (src, s) = (plan.pool[si], &plan.sampled[si]);
+        let rows = &s.rows[a..e];
+        let codes = &s.codes[a..e];
+        let (n, d) = (rows.len(), plan.d);
+        gather(src, rows, d, &mut st.buf.block)?;
+        st.off += check_rows(&mut st.buf.block[..n * d], d, plan.normalize, src, |i| {
+            rows[i] as usize
+        })?;
+        // Score the rows grouped by code, so that each run of scores is pre-filtered
+        // against its own cut (a nearly empty deep level then only slows its own items).
+        st.by_code.build(codes, self.kernel.block_rows());
+        if let Some(screen) = self.screen.filter(|_| st.screened.wants_block()) {
+            self.screened_block(screen, st, s.key_offset, rows);
+        } else {
+            self.plain_block(st, s.key_offset, rows);
+        }
+        Ok(())
+    }
+
+    /// The screened path of [`block`](Self::block) (rows in `st.buf.block`, grouped by
+    /// `st.by_code`): bound every score with `screen`, compute the exact scores of the pairs
+    /// whose bound passes the cut, and absorb those above the cut as it stands, per query
+    /// and code run. Pool row `i` of the block has key `key_offset + rows[i]`.
+    fn screened_block(&self, screen: &Screen, st: &mut PassWorker, key_offset: u64, rows: &[u32]) {
+        let (nlev, nshard, nsub) = (self.plan.nlev, self.plan.nshard, self.plan.nsub());
+        let (bs, shared, decode) = (self.kernel.block_rows(), self.shared, &self.decode);
+        let key = |i: usize| key_offset + rows[i] as u64;
+        let PassWorker {
+            buf,
+            by_code,
+            cand,
+            cand_slot,
+            q: states,
+            screened,
+            ..
+        } = st;
+        screen.upper_bounds(
+            &buf.block,
+            &by_code.order,
+            &mut screened.scratch,
+            &mut buf.scores,
+        );
+        screened.collect(
+            &buf.scores,
+            bs,
+            by_code,
+            states,
+            self.positives,
+            shared,
+            self.plan,
+        );
+        self.kernel
+            .exact(&buf.block, &screened.pairs, &mut screened.exact)
+            .expect("the screen runs with the Avx2Fma kernel only");
+        let nseg = by_code.segments.len();
+        for (q, p) in self.positives.iter().enumerate() {
+            // Fetch the reservoir tails of a query ahead while this one is processed.
+            if let Some(ahead) = states.get(q + SCREENED_PREFETCH_AHEAD) {
+                ahead.prefetch_tails();
+            }
+            let qst = &mut states[q];
+            for (si, &(cidx, ..)) in by_code.segments.iter().enumerate() {
+                let (a, b) = screened.range(q, si, nseg);
+                // Exact scores above the cut as it stands now.
+                let cut = qst.table[cidx];
+                let mut n = 0;
+                for i in a..b {
+                    cand[n] = screened.exact[i];
+                    cand_slot[n] = screened.pairs[i].1;
+                    n += usize::from(screened.exact[i] > cut);
+                }
+                if n == 0 {
+                    continue;
+                }
+                let rows_of = &cand_slot[..n];
+                if qst.absorb(p, decode[cidx], (nlev, nshard), &cand[..n], |i| {
+                    key(rows_of[i] as usize)
+                }) {
+                    qst.refresh(p.lowest, nlev, nshard);
+                    qst.publish(shared, q * nsub);
+                }
+            }
+        }
+    }
+
+    /// The plain path of [`block`](Self::block) (the `rows.len()` rows in `st.buf.block`,
+    /// grouped by `st.by_code`): score every row in code order and absorb, per query and
+    /// code run, the scores above the run's cut, compacted branch-free. Pool row `i` of the
+    /// block has key `key_offset + rows[i]`.
+    fn plain_block(&self, st: &mut PassWorker, key_offset: u64, rows: &[u32]) {
+        let (nlev, nshard, nsub) = (self.plan.nlev, self.plan.nshard, self.plan.nsub());
+        let (bs, shared, decode) = (self.kernel.block_rows(), self.shared, &self.decode);
+        let n = rows.len();
+        let key = |i: usize| key_offset + rows[i] as u64;
+        let order = &st.by_code.order;
+        st.buf.score_in_order(self.kernel, order);
+        for (q, p) in self.positives.iter().enumerate() {
+            let row = &st.buf.scores[q * bs..q * bs + n];
+            // Fetch the next query's reservoir tails while this one is processed.
+            if let Some(next) = st.q.get(q + 1) {
+                next.prefetch_tails();
+            }
+            let qst = &mut st.q[q];
+            qst.take_shared(shared, q * nsub, p.lowest, (nlev, nshard));
+            for &(cidx, sa, sb) in &st.by_code.segments {
+                // Candidates of this run: scores above its cut, compacted branch-free.
+                let (run, cut) = (&row[sa..sb], qst.table[cidx]);
+                let n = if qst.res.is_some() {
+                    compact_above::<true>(run, cut, &mut st.cand, &mut st.cand_slot)
+                } else {
+                    compact_above::<false>(run, cut, &mut st.cand, &mut st.cand_slot)
+                };
+                if n == 0 {
+                    continue;
+                }
+                let slots = &st.cand_slot[..n];
+                if qst.absorb(p, decode[cidx], (nlev, nshard), &st.cand[..n], |i| {
+                    key(order[sa + slots[i] as usize] as usize)
+                }) {
+                    qst.refresh(p.lowest, nlev, nshard);
+                    qst.publish(shared, q * nsub);
+                }
+            }
+        }
     }
 }
 

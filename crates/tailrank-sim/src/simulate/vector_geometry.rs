@@ -232,60 +232,131 @@ fn orth(mu: &[f64], mut w: Vec<f64>) -> Vec<f64> {
     w
 }
 
-impl Layout {
-    /// Build the layout of `cfg` (checked by the caller).
-    pub fn new(cfg: &VectorConfig) -> Result<Layout> {
-        let d = cfg.dim;
-        let mut g = rng(cfg.seed, 0, 0);
-        let cone = match &cfg.geometry {
+/// The cone geometry's frame (module docs): mean direction μ, weight `amp` of the semantic
+/// part, the topic directions `t_k` (orthogonal to μ), their cumulative Zipf weights and the
+/// spread of an instance around its topic.
+#[derive(Clone)]
+struct ConeFrame {
+    mu: Vec<f64>,
+    amp: f64,
+    topics: Vec<Vec<f64>>,
+    cdf: Vec<f64>,
+    instance_spread: f64,
+}
+
+impl ConeFrame {
+    /// The frame of a cone `geometry`, drawn from `g` (μ, then the topics); `None` (no draw)
+    /// for the other geometries.
+    fn draw(geometry: &Geometry, g: &mut Xoshiro256PlusPlus, d: usize) -> Option<ConeFrame> {
+        match geometry {
             Geometry::Cone {
                 amp,
                 topics,
                 instance_spread,
                 ..
             } => {
-                let mu = unit(&mut g, d);
-                let t: Vec<Vec<f64>> = (0..*topics).map(|_| orth(&mu, unit(&mut g, d))).collect();
-                Some((mu, *amp, t, zipf_cdf(*topics), *instance_spread))
+                let mu = unit(g, d);
+                let t: Vec<Vec<f64>> = (0..*topics).map(|_| orth(&mu, unit(g, d))).collect();
+                Some(ConeFrame {
+                    mu,
+                    amp: *amp,
+                    topics: t,
+                    cdf: zipf_cdf(*topics),
+                    instance_spread: *instance_spread,
+                })
             }
             _ => None,
-        };
-        // Instance centres: on the sphere, or (cone) semantic parts w_i.
-        let centres: Vec<Vec<f64>> = (0..cfg.instances)
+        }
+    }
+}
+
+/// The instance centres `c_i` (unit vectors on the sphere) or, with a cone frame, the
+/// semantic parts `w_i = orth(t_k + instance_spread·g)` of topics `k` drawn by Zipf weight.
+struct Instances {
+    d: usize,
+    centres: Vec<Vec<f64>>,
+    cone: Option<ConeFrame>,
+}
+
+/// Ids and their vectors, in the same order.
+type Labelled = (Vec<String>, Vec<Vec<f64>>);
+
+/// The special points of the pool (bursts or hubs, module docs): each point with its copy
+/// noise, its instance (bursts) or `None` (hubs), and its number of copies.
+struct SpecialPoints {
+    points: Vec<(Vec<f64>, f64)>,
+    point_instance: Vec<Option<usize>>,
+    copies: Vec<usize>,
+}
+
+impl Instances {
+    /// `n` centres of dimension `d` drawn from `g`, in instance order.
+    fn draw(n: usize, cone: Option<ConeFrame>, g: &mut Xoshiro256PlusPlus, d: usize) -> Self {
+        let centres: Vec<Vec<f64>> = (0..n)
             .map(|_| match &cone {
-                Some((mu, _, t, cdf, s)) => {
-                    let k = pick(cdf, g.random::<f64>());
-                    let e = gauss_vec(&mut g, d, *s);
-                    orth(mu, t[k].iter().zip(e).map(|(a, b)| a + b).collect())
+                Some(c) => {
+                    let k = pick(&c.cdf, g.random::<f64>());
+                    let e = gauss_vec(g, d, c.instance_spread);
+                    orth(
+                        &c.mu,
+                        c.topics[k].iter().zip(e).map(|(a, b)| a + b).collect(),
+                    )
                 }
-                None => unit(&mut g, d),
+                None => unit(g, d),
             })
             .collect();
-        // A vector at distance `spread` from instance i.
-        let near = |g: &mut Xoshiro256PlusPlus, i: usize, spread: f64| match &cone {
-            Some((mu, amp, ..)) => {
-                let e = gauss_vec(g, d, spread);
-                let w: Vec<f64> = centres[i].iter().zip(e).map(|(a, b)| a + b).collect();
-                on_cone(mu, *amp, &w)
+        Instances { d, centres, cone }
+    }
+
+    /// A vector at distance `spread` from instance `i`: `norm(c_i + spread·g)`, or on the
+    /// cone `norm(μ + amp·(w_i + spread·g))`.
+    fn near(&self, g: &mut Xoshiro256PlusPlus, i: usize, spread: f64) -> Vec<f64> {
+        match &self.cone {
+            Some(c) => {
+                let e = gauss_vec(g, self.d, spread);
+                let w: Vec<f64> = self.centres[i].iter().zip(e).map(|(a, b)| a + b).collect();
+                on_cone(&c.mu, c.amp, &w)
             }
-            None => around(g, &centres[i], spread, None),
-        };
+            None => around(g, &self.centres[i], spread, None),
+        }
+    }
+
+    /// The core: instance `i` has `1 + Poisson(mean_positives − 1)` positives
+    /// `inst{i:04}/pos{j:02}`, each at a distance log-uniform on `positive_spread`. Returns
+    /// the core ids and vectors (instance order) and each instance's positive ids.
+    fn positives(
+        &self,
+        cfg: &VectorConfig,
+        g: &mut Xoshiro256PlusPlus,
+    ) -> Result<(Labelled, Vec<Vec<String>>)> {
         let extra = rand_distr::Poisson::new(cfg.mean_positives - 1.0 + 1e-12)
             .map_err(|e| Error::option(format!("mean positives: {e}")))?;
         let (mut core_ids, mut core) = (Vec::new(), Vec::new());
         let mut inst_pos: Vec<Vec<String>> = Vec::new();
         for i in 0..cfg.instances {
-            let n = 1 + extra.sample(&mut g) as usize;
+            let n = 1 + extra.sample(g) as usize;
             let mut ids = Vec::new();
             for j in 0..n {
-                let rho = log_uniform(&mut g, cfg.positive_spread);
-                core.push(near(&mut g, i, rho));
+                let rho = log_uniform(g, cfg.positive_spread);
+                core.push(self.near(g, i, rho));
                 let id = format!("inst{i:04}/pos{j:02}");
                 core_ids.push(id.clone());
                 ids.push(id);
             }
             inst_pos.push(ids);
         }
+        Ok(((core_ids, core), inst_pos))
+    }
+
+    /// The queries: one per instance plus `extra_queries` on instances drawn uniformly,
+    /// `inst{i:04}/query{r}` at distance `query_spread` (instance order), and the ground
+    /// truth mapping each to its instance's positives `inst_pos[i]`.
+    fn queries(
+        &self,
+        cfg: &VectorConfig,
+        inst_pos: &[Vec<String>],
+        g: &mut Xoshiro256PlusPlus,
+    ) -> (Labelled, BTreeMap<String, Vec<String>>) {
         let mut per_inst = vec![1usize; cfg.instances];
         for _ in 0..cfg.extra_queries {
             per_inst[g.random_range(0..cfg.instances)] += 1;
@@ -295,11 +366,20 @@ impl Layout {
         for (i, &nq) in per_inst.iter().enumerate() {
             for r in 0..nq {
                 let id = format!("inst{i:04}/query{r}");
-                queries.push(near(&mut g, i, cfg.query_spread));
+                queries.push(self.near(g, i, cfg.query_spread));
                 gt.insert(id.clone(), inst_pos[i].clone());
                 query_ids.push(id);
             }
         }
+        ((query_ids, queries), gt)
+    }
+
+    /// How background rows are drawn: around the cone's topics, or around `clusters`
+    /// centres, a share `near_share` of them near an instance and (burst) the others drawn
+    /// from the spectrum `s_d ∝ (d+1)^(−decay)` (normalised to `Σ s_d² = dim`) that also
+    /// scales the pool noise.
+    fn background(&self, cfg: &VectorConfig, g: &mut Xoshiro256PlusPlus) -> Background {
+        let d = self.d;
         let scales = match &cfg.geometry {
             Geometry::Burst { decay, .. } => {
                 let raw: Vec<f64> = (0..d).map(|k| ((k + 1) as f64).powf(-decay)).collect();
@@ -308,12 +388,12 @@ impl Layout {
             }
             _ => None,
         };
-        let background = match cone.clone() {
-            Some((mu, amp, topics, cdf, _)) => Background::Cone {
-                mu,
-                amp,
-                topics,
-                cdf,
+        match self.cone.clone() {
+            Some(c) => Background::Cone {
+                mu: c.mu,
+                amp: c.amp,
+                topics: c.topics,
+                cdf: c.cdf,
                 spread: cfg.pool_spread,
             },
             None => {
@@ -321,12 +401,12 @@ impl Layout {
                     .map(|_| {
                         if g.random::<f64>() < cfg.near_share {
                             let i = g.random_range(0..cfg.instances);
-                            around(&mut g, &centres[i], cfg.near_spread, None)
+                            around(g, &self.centres[i], cfg.near_spread, None)
                         } else if let Some(s) = &scales {
                             // Background centres follow the spectrum too.
-                            around(&mut g, &vec![0.0; d], 1.0, Some(s))
+                            around(g, &vec![0.0; d], 1.0, Some(s))
                         } else {
-                            unit(&mut g, d)
+                            unit(g, d)
                         }
                     })
                     .collect();
@@ -336,8 +416,19 @@ impl Layout {
                     scales,
                 }
             }
-        };
-        // Special rows: burst copies or hub copies.
+        }
+    }
+
+    /// The special points: none (clustered); for each instance with probability
+    /// `burst_share`, a burst point at a distance log-uniform on `burst_offset` with
+    /// `U{burst_size}` copies (burst); `hubs` hub points `on_cone(orth(hub_spread·g))` with
+    /// `hub_copies` copies each (cone, whose `background` holds μ).
+    fn special_points(
+        &self,
+        cfg: &VectorConfig,
+        background: &Background,
+        g: &mut Xoshiro256PlusPlus,
+    ) -> SpecialPoints {
         let mut points: Vec<(Vec<f64>, f64)> = Vec::new();
         let mut point_instance = Vec::new();
         let mut copies: Vec<usize> = Vec::new();
@@ -352,8 +443,8 @@ impl Layout {
             } => {
                 for i in 0..cfg.instances {
                     if g.random::<f64>() < *burst_share {
-                        let rho = log_uniform(&mut g, *burst_offset);
-                        points.push((near(&mut g, i, rho), *copy_noise));
+                        let rho = log_uniform(g, *burst_offset);
+                        points.push((self.near(g, i, rho), *copy_noise));
                         point_instance.push(Some(i));
                         copies.push(g.random_range(*lo..=*hi));
                     }
@@ -367,35 +458,68 @@ impl Layout {
                 copy_noise,
                 ..
             } => {
-                let Background::Cone { mu, .. } = &background else {
+                let Background::Cone { mu, .. } = background else {
                     unreachable!("cone geometry has a cone background")
                 };
                 for _ in 0..*hubs {
-                    let w = orth(mu, gauss_vec(&mut g, d, *hub_spread));
+                    let w = orth(mu, gauss_vec(g, self.d, *hub_spread));
                     points.push((on_cone(mu, *amp, &w), *copy_noise));
                     point_instance.push(None);
                     copies.push(*hub_copies);
                 }
             }
         }
-        let total: u64 = copies.iter().map(|&c| c as u64).sum();
-        if total > cfg.pool_size / 2 {
-            return Err(Error::option(format!(
-                "{total} burst or hub copies do not fit in a pool of {} rows (at most half)",
-                cfg.pool_size
-            )));
+        SpecialPoints {
+            points,
+            point_instance,
+            copies,
         }
-        let mut special = BTreeMap::new();
-        for (p, &c) in copies.iter().enumerate() {
-            let mut placed = 0;
-            while placed < c {
-                let r = g.random_range(0..cfg.pool_size);
-                if let std::collections::btree_map::Entry::Vacant(e) = special.entry(r) {
-                    e.insert(p as u32);
-                    placed += 1;
-                }
+    }
+}
+
+/// Pool row → special point: `copies[p]` distinct rows of `0..pool_size` for each point `p`
+/// in turn, drawn uniformly from `g` (a row already taken is drawn again). An error when the
+/// copies exceed half the pool.
+fn place_copies(
+    copies: &[usize],
+    pool_size: u64,
+    g: &mut Xoshiro256PlusPlus,
+) -> Result<BTreeMap<u64, u32>> {
+    let total: u64 = copies.iter().map(|&c| c as u64).sum();
+    if total > pool_size / 2 {
+        return Err(Error::option(format!(
+            "{total} burst or hub copies do not fit in a pool of {pool_size} rows (at most half)"
+        )));
+    }
+    let mut special = BTreeMap::new();
+    for (p, &c) in copies.iter().enumerate() {
+        let mut placed = 0;
+        while placed < c {
+            let r = g.random_range(0..pool_size);
+            if let std::collections::btree_map::Entry::Vacant(e) = special.entry(r) {
+                e.insert(p as u32);
+                placed += 1;
             }
         }
+    }
+    Ok(special)
+}
+
+impl Layout {
+    /// Build the layout of `cfg` (checked by the caller). Every draw comes from one
+    /// generator `(seed, 0, 0)`, in this order: the cone frame, the instance centres, the
+    /// core, the queries, the background centres, the special points, their rows.
+    pub fn new(cfg: &VectorConfig) -> Result<Layout> {
+        let d = cfg.dim;
+        let mut g = rng(cfg.seed, 0, 0);
+        let cone = ConeFrame::draw(&cfg.geometry, &mut g, d);
+        let instances = Instances::draw(cfg.instances, cone, &mut g, d);
+        let ((core_ids, core), inst_pos) = instances.positives(cfg, &mut g)?;
+        let ((query_ids, queries), gt) = instances.queries(cfg, &inst_pos, &mut g);
+        let background = instances.background(cfg, &mut g);
+        // Special rows: burst copies or hub copies.
+        let specials = instances.special_points(cfg, &background, &mut g);
+        let special = place_copies(&specials.copies, cfg.pool_size, &mut g)?;
         Ok(Layout {
             query_ids,
             queries,
@@ -404,8 +528,8 @@ impl Layout {
             gt,
             background,
             special,
-            points,
-            point_instance,
+            points: specials.points,
+            point_instance: specials.point_instance,
         })
     }
 
