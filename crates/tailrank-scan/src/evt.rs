@@ -75,6 +75,17 @@ impl Gpd {
         (-z.ln_1p() / self.xi).exp().clamp(0.0, 1.0)
     }
 
+    /// The quantile at lower-tail probability `p ∈ [0, 1)`: `σ((1 − p)^(−ξ) − 1)/ξ`
+    /// (`−σ ln(1 − p)` at ξ = 0), the inverse of [`Gpd::survival`] at `1 − p` (scipy's
+    /// `genpareto.ppf(p, c=ξ, scale=σ)`).
+    pub fn quantile(&self, p: f64) -> f64 {
+        if self.xi.abs() < XI_ZERO {
+            -(1.0 - p).ln() * self.sigma
+        } else {
+            ((1.0 - p).powf(-self.xi) - 1.0) / self.xi * self.sigma
+        }
+    }
+
     /// Upper end of the support: `-σ/ξ` for ξ < 0, `+∞` for ξ ≥ 0.
     pub fn endpoint(&self) -> f64 {
         if self.xi < 0.0 && self.xi.abs() >= XI_ZERO {
@@ -436,6 +447,21 @@ fn brent_max(f: impl Fn(f64) -> f64, mut a: f64, mut b: f64, x0: f64, f0: f64) -
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `survival(quantile(p)) = 1 − p` on both sides of ξ = 0 and at ξ = 0.
+    #[test]
+    fn quantile_inverts_survival() {
+        for xi in [-0.6, -0.2, 0.0, 0.3] {
+            let g = Gpd { sigma: 0.7, xi };
+            for p in [0.0, 1e-9, 0.1, 0.5, 0.99] {
+                let y = g.quantile(p);
+                assert!(
+                    (g.survival(y) - (1.0 - p)).abs() < 1e-12,
+                    "xi {xi} p {p}: {y}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn survival_and_density_at_edges() {

@@ -26,6 +26,7 @@
 //! queries or held by a few, and the move it implies under an even spread cost bursts and
 //! heterogeneous 2–4 points (`docs/notes/2026-12-05-level0-excess-signal.md`).
 
+use crate::evt::Gpd;
 use crate::numerics::rng::{rng_for, StreamSeeding};
 use crate::summary::Summary;
 use rand::RngExt;
@@ -75,16 +76,6 @@ pub fn top_spacing(top: &[f32], n: usize) -> Option<f64> {
     (x2 > xn).then(|| (x1 - x2) / (x2 - xn))
 }
 
-/// GPD quantile at lower-tail probability `p` (unit scale): `((1−p)^{−ξ} − 1)/ξ`, `−ln(1−p)`
-/// at ξ = 0.
-fn gpd_quantile(p: f64, xi: f64) -> f64 {
-    if xi.abs() < 1e-12 {
-        -(1.0 - p).ln()
-    } else {
-        ((1.0 - p).powf(-xi) - 1.0) / xi
-    }
-}
-
 /// ξ's index on the grid: `round(clamp(ξ)/XI_STEP)`.
 fn xi_index(xi: f64) -> i32 {
     (xi.clamp(-XI_MAX, XI_MAX) / XI_STEP).round() as i32
@@ -94,7 +85,10 @@ fn xi_index(xi: f64) -> i32 {
 /// the grid point `xi_index · XI_STEP` (seeded by the grid point and `n`: the same value on
 /// every call and machine).
 pub fn spacing_quantile(xi_index: i32, n: usize) -> f64 {
-    let xi = f64::from(xi_index) * XI_STEP;
+    let gpd = Gpd {
+        sigma: 1.0,
+        xi: f64::from(xi_index) * XI_STEP,
+    };
     let mut rng = rng_for(StreamSeeding::Nested, 0x5ace, xi_index as u64, n as u64);
     let mut r: Vec<f64> = (0..DRAWS)
         .map(|_| {
@@ -110,11 +104,7 @@ pub fn spacing_quantile(xi_index: i32, n: usize) -> f64 {
                 }
                 lo = lo.min(u);
             }
-            let (x1, x2, xn) = (
-                gpd_quantile(a, xi),
-                gpd_quantile(b, xi),
-                gpd_quantile(lo, xi),
-            );
+            let (x1, x2, xn) = (gpd.quantile(a), gpd.quantile(b), gpd.quantile(lo));
             (x1 - x2) / (x2 - xn)
         })
         .collect();
