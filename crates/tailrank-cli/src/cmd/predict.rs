@@ -97,13 +97,11 @@ impl ModelArgs {
             .collect()
     }
 
-    /// Read the input (a summary is checked against an explicit `--fit-top`); without
-    /// `--pool-size`, it must record N.
+    /// Read the input (`PredictRequest::load`: a summary is checked against an explicit
+    /// `--fit-top`; without `--pool-size`, the input must record N).
     pub fn load(&self, request: &PredictRequest) -> anyhow::Result<PredictInput> {
         let (summary, hardness) = (self.summary.as_deref(), self.hardness.as_deref());
-        let input = request.load(summary, hardness, |w| super::warn_all([w]))?;
-        request.require_pool_size(&input, self.input_paths()[0])?;
-        Ok(input)
+        Ok(request.load(summary, hardness, |w| super::warn_all([w]))?)
     }
 }
 
