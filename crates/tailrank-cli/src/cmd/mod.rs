@@ -61,6 +61,19 @@ impl FitArgs {
     }
 }
 
+/// The terminal the jobs print to: the report on stdout, warnings and notes on stderr.
+pub struct Terminal;
+
+impl tailrank::jobs::Console for Terminal {
+    fn out(&mut self, text: &str) {
+        print!("{text}");
+    }
+
+    fn err(&mut self, line: &str) {
+        eprintln!("{line}");
+    }
+}
+
 /// Print each warning on stderr as `tailrank: warning: ...`.
 pub fn warn_all<W: std::fmt::Display>(warnings: impl IntoIterator<Item = W>) {
     for w in warnings {
