@@ -13,6 +13,7 @@
 //! Definitions follow `docs/method.md` (numbered sections, cited as `docs/method.md §n`); every module documents the formula it implements.
 
 pub mod ilias;
+pub mod jobs;
 pub mod plot;
 pub mod report;
 

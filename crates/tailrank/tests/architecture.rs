@@ -319,6 +319,7 @@ const LAYERS: &[(&str, &str, &[&str])] = &[
     ),
     ("tailrank", "applications", &["", "ilias"]),
     ("tailrank", "presentation", &["report", "plot"]),
+    ("tailrank", "jobs", &["jobs"]),
 ];
 
 /// The layer of a file named `crate/module`.

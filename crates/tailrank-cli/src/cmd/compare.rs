@@ -3,13 +3,10 @@
 //! margin exceeds the extrapolation error (`tailrank::predict::compare`).
 
 use super::predict::EstimateArgs;
-use anyhow::Context;
 use clap::Args;
 use std::path::PathBuf;
-use tailrank::predict::compare::compare;
-use tailrank::report::compare::table;
-use tailrank::report::headline::compare_headline;
-use tailrank::report::html_pages::{compare_page, write_html};
+use tailrank::jobs::predict::CompareJob;
+use tailrank::jobs::View;
 
 #[derive(Args, Debug)]
 pub struct CompareArgs {
@@ -36,23 +33,12 @@ pub struct CompareArgs {
 
 pub fn run(a: CompareArgs) -> anyhow::Result<()> {
     let centre = tailrank::predict::PredictOptions::DEFAULT.excess_centre;
-    let request = a.est.request(a.pool_size, 0, centre);
-    let opts = a.est.options(&request)?;
-    let mut outputs = tailrank::atomic::Transaction::new(&[a.a.as_path(), a.b.as_path()]);
-    let html_slot = a.html.as_deref().map(|p| outputs.add_file(p)).transpose()?;
-    let sa = super::read_summary_for_metrics(&a.a)?;
-    let sb = super::read_summary_for_metrics(&a.b)?;
-    request.check_fit_top(&sa, Some(&a.a))?;
-    request.check_fit_top(&sb, Some(&a.b))?;
-    let c = compare(&sa, &sb, &opts)
-        .with_context(|| format!("comparing {} with {}", a.a.display(), a.b.display()))?;
-    if let Some(slot) = html_slot {
-        let page = compare_page(&c, (&sa, &a.a), (&sb, &a.b), &opts)?;
-        outputs.write(slot, |path| write_html(&page, path))?;
-        outputs.commit()?;
-    }
-    if a.details {
-        return super::print_report(false, &c, table);
-    }
-    super::print_report(a.json, &c, compare_headline)
+    let job = CompareJob {
+        flags: a.est.flags(a.pool_size, 0, centre),
+        a: &a.a,
+        b: &a.b,
+        html: a.html.as_deref(),
+        view: View::of(a.json, a.details),
+    };
+    Ok(job.run(&mut super::Terminal)?)
 }

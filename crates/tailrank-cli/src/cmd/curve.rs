@@ -5,6 +5,7 @@
 use super::predict::ModelArgs;
 use clap::Args;
 use std::path::PathBuf;
+use tailrank::jobs::predict::CurveJob;
 
 #[derive(Args, Debug)]
 pub struct CurveArgs {
@@ -31,21 +32,14 @@ pub struct CurveArgs {
 }
 
 pub fn run(a: CurveArgs) -> anyhow::Result<()> {
-    tailrank::plot::PlotFormat::from_path(&a.out)?;
-    let mut outputs = tailrank::atomic::Transaction::new(&a.model.input_paths());
-    let slot = outputs.add_file(&a.out)?;
-    let request = a.model.request(0, a.centre.enabled());
-    let opts = a.model.est.options(&request)?;
-    let c = a
-        .model
-        .load(&request)?
-        .curve(&opts, a.from, a.to, a.per_decade)?;
-    outputs.write(slot, |p| tailrank::plot::write_curve(&c, p))?;
-    outputs.commit()?;
-    if a.json {
-        println!("{}", tailrank::formats::json::to_pretty_json(&c)?);
-    } else {
-        println!("wrote {} ({} points)", a.out.display(), c.points.len());
-    }
-    Ok(())
+    let job = CurveJob {
+        flags: a.model.flags(0, a.centre.enabled()),
+        input: a.model.input(),
+        out: &a.out,
+        from: a.from,
+        to: a.to,
+        per_decade: a.per_decade,
+        json: a.json,
+    };
+    Ok(job.run(&mut super::Terminal)?)
 }

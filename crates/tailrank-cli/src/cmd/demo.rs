@@ -3,11 +3,7 @@
 
 use clap::Args;
 use std::path::PathBuf;
-use tailrank::outputs::refuse_inside;
-use tailrank::report::html_pages::{demo_html, write_html};
-use tailrank::report::{demo, headline, prediction_json};
-use tailrank::simulate::files::run_demo;
-use tailrank::simulate::{SimConfig, SimulationFiles};
+use tailrank::jobs::simulate::DemoJob;
 
 #[derive(Args, Debug)]
 pub struct DemoArgs {
@@ -36,29 +32,14 @@ pub struct DemoArgs {
 }
 
 pub fn run(a: DemoArgs) -> anyhow::Result<()> {
-    let mut cfg = SimConfig::preset("ilias-like", a.seed)?;
-    if let Some(q) = a.queries {
-        cfg = cfg.with_queries(q);
-    }
-    cfg.check()?;
-    // The page never inside the demo's own folder, which the demo replaces.
-    let mut outputs = tailrank::atomic::Transaction::new(&[]);
-    if let Some(h) = a.html.as_deref() {
-        refuse_inside(h, &a.out, "demo")?;
-    }
-    let html_slot = a.html.as_deref().map(|p| outputs.add_file(p)).transpose()?;
-    print!("{}", demo::demo_header(&cfg));
-    let (sim, p) = run_demo(&cfg, &a.out, a.bootstrap, a.sample_noise)?;
-    let files = SimulationFiles::in_dir(&a.out);
-    if let Some(slot) = html_slot {
-        let page = demo_html(&prediction_json(&p), &serde_json::to_value(&sim.truth)?);
-        outputs.write(slot, |path| write_html(&page, path))?;
-        outputs.commit()?;
-    }
-    if a.details {
-        print!("{}", demo::demo_table(&sim.truth, &p, &files));
-    } else {
-        print!("{}", headline::demo_headline(&sim.truth, &p, &files));
-    }
-    Ok(())
+    let job = DemoJob {
+        seed: a.seed,
+        out: &a.out,
+        bootstrap: a.bootstrap,
+        sample_noise: a.sample_noise,
+        queries: a.queries,
+        details: a.details,
+        html: a.html.as_deref(),
+    };
+    Ok(job.run(&mut super::Terminal)?)
 }

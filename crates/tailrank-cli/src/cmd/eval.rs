@@ -4,7 +4,8 @@
 
 use clap::Args;
 use std::path::PathBuf;
-use tailrank::metric::{EvalOutcome, EvalRequest, MetricName, MissingPolicy};
+use tailrank::jobs::eval::EvalJob;
+use tailrank::metric::{EvalRequest, MetricName, MissingPolicy};
 use tailrank::protocols::Protocol;
 
 #[derive(Args, Debug)]
@@ -59,8 +60,9 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
         missing: MissingPolicy::zero_if(args.missing_as_zero),
         protocols: args.protocols,
     };
-    match request.evaluate(|w| super::warn_all([w]))? {
-        EvalOutcome::Sets(r) => super::print_report(args.json, &r, |r| r.table(&request.metrics)),
-        EvalOutcome::Revisited(r) => super::print_report(args.json, &r, |r| r.table()),
-    }
+    let job = EvalJob {
+        request,
+        json: args.json,
+    };
+    Ok(job.run(&mut super::Terminal)?)
 }

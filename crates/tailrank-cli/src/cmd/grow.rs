@@ -4,8 +4,7 @@
 
 use clap::Args;
 use std::path::PathBuf;
-use tailrank::report::written::grow_written;
-use tailrank::summary::Summary;
+use tailrank::jobs::scan::GrowJob;
 
 #[derive(Args, Debug)]
 pub struct GrowArgs {
@@ -19,14 +18,10 @@ pub struct GrowArgs {
 }
 
 pub fn run(args: GrowArgs) -> anyhow::Result<()> {
-    let mut outputs = tailrank::atomic::Transaction::new(&[&args.base, &args.part]);
-    let slot = outputs.add_dir(&args.output)?;
-    let grown = Summary::grow_folders(&args.base, &args.part, |w| super::warn_all([w]))?;
-    if let Some(w) = grown.ties_unknown_warning() {
-        eprintln!("tailrank grow: warning: {w}");
-    }
-    outputs.write(slot, |p| grown.write(p))?;
-    outputs.commit()?;
-    eprintln!("tailrank grow: {}", grow_written(&args.output, &grown));
-    Ok(())
+    let job = GrowJob {
+        base: &args.base,
+        part: &args.part,
+        output: &args.output,
+    };
+    Ok(job.run(&mut super::Terminal)?)
 }

@@ -9,12 +9,11 @@ use super::progress::Bar;
 use clap::Args;
 use std::path::PathBuf;
 use tailrank::hardness::Estimator;
-use tailrank::ilias::{run_ilias, IliasRequest, SummaryOutput};
+use tailrank::ilias::IliasRequest;
+use tailrank::jobs::ilias::IliasJob;
+use tailrank::jobs::View;
 use tailrank::maps::MapKind;
 use tailrank::predict::{PredictOptions, PredictRequest};
-use tailrank::report::headline::ilias_headline;
-use tailrank::report::html_pages::{ilias_report_html, write_html};
-use tailrank::report::ilias::table;
 use tailrank::scan::config::ScanOptions;
 
 /// Help heading of the options that only a prediction (`--fraction` below 1) reads.
@@ -146,43 +145,17 @@ pub fn run(a: IliasArgs) -> anyhow::Result<()> {
             excess_centre: a.centre.enabled(),
             ..PredictRequest::DEFAULT
         },
-        html: a.html.is_some(),
-    };
-    let mut opts = request.options(|k| std::env::var(k).ok(), |w| super::warn_all([w]))?;
-    let inputs = request.inputs();
-    let mut html_out = tailrank::atomic::Transaction::new(&inputs);
-    let html_slot = a
-        .html
-        .as_deref()
-        .map(|p| html_out.add_file(p))
-        .transpose()?;
-    // Before the scan (hours at full scale): what the report will lack.
-    let (ds, feats, warnings) = request.open()?;
-    for w in warnings {
-        eprintln!("warning: {w}");
-    }
-    opts.sets = ds.chosen_sets(&a.queries);
-    // The summaries of all sets are replaced together, never over the dataset or features.
-    let out = a.summary_out.as_deref().map(|dir| SummaryOutput {
-        dir,
-        inputs: inputs.clone(),
+        queries: &a.queries,
+        summary_out: a.summary_out.as_deref(),
         chunk_rows: a.chunk_rows,
         resume: a.resume,
-    });
-    let spinner = Bar::new(None, SPINNER);
-    let (report, notes) = run_ilias(&ds, &feats, &opts, out.as_ref(), &spinner)?;
-    drop(spinner);
-    for note in notes {
-        eprintln!("tailrank ilias: {note}");
-    }
-    let predicted = report.sets.iter().any(|s| s.prediction.is_some());
-    if let Some(slot) = html_slot {
-        let page = ilias_report_html(&report);
-        html_out.write(slot, |path| write_html(&page, path))?;
-        html_out.commit()?;
-    }
-    if predicted && !a.details {
-        return super::print_report(a.json, &report, ilias_headline);
-    }
-    super::print_report(a.json, &report, table)
+        html: a.html.as_deref(),
+    };
+    let job = IliasJob {
+        request,
+        view: View::of(a.json, a.details),
+    };
+    let tuning = |k: &str| std::env::var(k).ok();
+    let spinner = || Bar::new(None, SPINNER);
+    Ok(job.run(tuning, spinner, &mut super::Terminal)?)
 }

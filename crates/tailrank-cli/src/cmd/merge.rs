@@ -3,8 +3,7 @@
 
 use clap::Args;
 use std::path::PathBuf;
-use tailrank::report::written::merge_written;
-use tailrank::summary::Summary;
+use tailrank::jobs::scan::MergeJob;
 
 #[derive(Args, Debug)]
 pub struct MergeArgs {
@@ -17,13 +16,9 @@ pub struct MergeArgs {
 }
 
 pub fn run(args: MergeArgs) -> anyhow::Result<()> {
-    let inputs: Vec<&std::path::Path> = args.inputs.iter().map(|p| p.as_path()).collect();
-    let mut outputs = tailrank::atomic::Transaction::new(&inputs);
-    let slot = outputs.add_dir(&args.output)?;
-    let merged = Summary::merge_folders(&args.inputs, |w| super::warn_all([w]))?;
-    outputs.write(slot, |p| merged.write(p))?;
-    outputs.commit()?;
-    let line = merge_written(args.inputs.len(), &args.output, &merged);
-    eprintln!("tailrank merge: {line}");
-    Ok(())
+    let job = MergeJob {
+        inputs: &args.inputs,
+        output: &args.output,
+    };
+    Ok(job.run(&mut super::Terminal)?)
 }

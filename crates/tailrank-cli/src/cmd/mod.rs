@@ -1,5 +1,6 @@
-//! One file per subcommand, and the helpers they share: reading a summary with its warnings,
-//! printing a report as a table or JSON, and the progress bar.
+//! One file per subcommand, each translating its flags into a job of the library
+//! (`tailrank::jobs`), and what they share: the flags of the move to the centre and of the
+//! fit, the terminal the jobs print to, and the progress bar.
 
 pub mod compare;
 pub mod curve;
@@ -30,12 +31,15 @@ pub struct CentreArgs {
 }
 
 impl CentreArgs {
+    /// The flag given, if any (the two exclude each other).
+    pub fn given(&self) -> Option<bool> {
+        (self.excess_centre || self.no_excess_centre).then_some(self.excess_centre)
+    }
+
+    /// The flag given, else the library's default.
     pub fn enabled(&self) -> bool {
-        match (self.excess_centre, self.no_excess_centre) {
-            (true, _) => true,
-            (_, true) => false,
-            _ => tailrank::predict::PredictOptions::DEFAULT.excess_centre,
-        }
+        self.given()
+            .unwrap_or(tailrank::predict::PredictOptions::DEFAULT.excess_centre)
     }
 }
 
@@ -61,37 +65,21 @@ impl FitArgs {
     }
 }
 
-/// Print each warning on stderr as `tailrank: warning: ...`.
-pub fn warn_all<W: std::fmt::Display>(warnings: impl IntoIterator<Item = W>) {
-    for w in warnings {
-        eprintln!("tailrank: warning: {w}");
-    }
-}
+/// The terminal the jobs print to: the report on stdout, warnings and notes on stderr.
+pub struct Terminal;
 
-/// Print `report` on stdout: as pretty JSON with `json`, else the table `table` renders.
-pub fn print_report<T: serde::Serialize>(
-    json: bool,
-    report: &T,
-    table: impl FnOnce(&T) -> String,
-) -> anyhow::Result<()> {
-    if json {
-        println!("{}", tailrank::formats::json::to_pretty_json(report)?);
-    } else {
-        print!("{}", table(report));
+impl tailrank::jobs::Console for Terminal {
+    fn out(&mut self, text: &str) {
+        print!("{text}");
     }
-    Ok(())
+
+    fn err(&mut self, line: &str) {
+        eprintln!("{line}");
+    }
 }
 
 /// A clap value parser for the library's named values (`FromStr` with the library's error,
 /// whose text clap prints).
 pub fn parse_value<T: std::str::FromStr<Err = tailrank::Error>>(s: &str) -> Result<T, String> {
     s.parse().map_err(|e: tailrank::Error| e.to_string())
-}
-
-/// Read a summary folder for its metrics, printing the reader's warnings on stderr
-/// (`tailrank::predict::read_summary_for_metrics`).
-pub fn read_summary_for_metrics(
-    path: &std::path::Path,
-) -> tailrank::Result<tailrank::summary::Summary> {
-    tailrank::predict::read_summary_for_metrics(path, |w| warn_all([w]))
 }

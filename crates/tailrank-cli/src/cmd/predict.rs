@@ -2,23 +2,13 @@
 //! released hardness file (`--hardness`), with intervals, baselines, budget and drift verdicts
 //! and the tail report, as one table (or `--json`).
 
-use anyhow::bail;
 use clap::Args;
-use std::path::{Path, PathBuf};
-use tailrank::formats::hardness_csv;
+use std::path::PathBuf;
 use tailrank::hardness::{Estimator, EvtOptions};
+use tailrank::jobs::predict::{PredictFlags, PredictInputFiles, PredictJob};
+use tailrank::jobs::View;
 use tailrank::maps::MapKind;
-use tailrank::predict::{NextStepPlan, PredictInput, PredictOptions, PredictRequest};
-use tailrank::report::headline::prediction_headline;
-
-use tailrank::report::html::write_prediction_html;
-use tailrank::report::{prediction_json, prediction_table};
-
-/// The deprecation warning of `--top-m` where it names the fit's number (`predict`, `curve`,
-/// `compare`).
-const FIT_TOP_RENAMED: &str = "--top-m is deprecated here: it is now --fit-top (the number of \
-     top sample scores the tail is fitted on; --top-m is the M a scan keeps); --top-m will be \
-     removed in the next release";
+use tailrank::predict::{PredictOptions, PredictRequest};
 
 /// Input and model options shared by `predict` and `curve`.
 #[derive(Args, Debug, Clone)]
@@ -82,62 +72,47 @@ pub struct EstimateArgs {
 }
 
 impl ModelArgs {
-    /// The library's request from the arguments (see [`EstimateArgs::request`]).
-    pub fn request(&self, sample_noise: usize, excess_centre: bool) -> PredictRequest<'_> {
-        self.est
-            .request(self.pool_size, sample_noise, excess_centre)
+    /// The library's flags of the prediction (see [`EstimateArgs::flags`]).
+    pub fn flags(&self, sample_noise: usize, excess_centre: bool) -> PredictFlags<'_> {
+        self.est.flags(self.pool_size, sample_noise, excess_centre)
     }
 
-    /// The input path (summary folder or hardness file).
-    pub fn input_paths(&self) -> Vec<&Path> {
-        self.summary
-            .iter()
-            .chain(&self.hardness)
-            .map(|p| p.as_path())
-            .collect()
-    }
-
-    /// Read the input (a summary is checked against an explicit `--fit-top`); without
-    /// `--pool-size`, it must record N.
-    pub fn load(&self, request: &PredictRequest) -> anyhow::Result<PredictInput> {
-        let (summary, hardness) = (self.summary.as_deref(), self.hardness.as_deref());
-        let input = request.load(summary, hardness, |w| super::warn_all([w]))?;
-        request.require_pool_size(&input, self.input_paths()[0])?;
-        Ok(input)
+    /// The input: the summary folder or the hardness file.
+    pub fn input(&self) -> PredictInputFiles<'_> {
+        PredictInputFiles {
+            summary: self.summary.as_deref(),
+            hardness: self.hardness.as_deref(),
+        }
     }
 }
 
 impl EstimateArgs {
-    /// The library's request for pool size `pool_size` (None: the input's N).
-    pub fn request(
+    /// The library's request for pool size `pool_size` (None: the input's N), with whether the
+    /// fit's number came by its deprecated name `--top-m`.
+    pub fn flags(
         &self,
         pool_size: Option<u64>,
         sample_noise: usize,
         excess_centre: bool,
-    ) -> PredictRequest<'_> {
-        PredictRequest {
-            pool_size,
-            k: self.k,
-            estimator: &self.estimator,
-            map: &self.map,
-            fit: &self.fit.fit,
-            bootstrap: self.bootstrap,
-            sample_noise,
-            confidence: self.confidence,
-            seed: self.seed,
-            fit_top: self.fit_top.or(self.top_m_deprecated),
-            quantile: self.quantile,
-            c_min: self.c_min,
-            excess_centre,
+    ) -> PredictFlags<'_> {
+        PredictFlags {
+            request: PredictRequest {
+                pool_size,
+                k: self.k,
+                estimator: &self.estimator,
+                map: &self.map,
+                fit: &self.fit.fit,
+                bootstrap: self.bootstrap,
+                sample_noise,
+                confidence: self.confidence,
+                seed: self.seed,
+                fit_top: self.fit_top.or(self.top_m_deprecated),
+                quantile: self.quantile,
+                c_min: self.c_min,
+                excess_centre,
+            },
+            fit_top_renamed: self.top_m_deprecated.is_some(),
         }
-    }
-
-    /// The prediction options of `request`; warns once when the deprecated `--top-m` is given.
-    pub fn options(&self, request: &PredictRequest) -> anyhow::Result<PredictOptions> {
-        if self.top_m_deprecated.is_some() {
-            super::warn_all([FIT_TOP_RENAMED]);
-        }
-        Ok(request.options()?)
     }
 }
 
@@ -170,42 +145,13 @@ pub struct PredictArgs {
 }
 
 pub fn run(a: PredictArgs) -> anyhow::Result<()> {
-    let request = a.model.request(a.sample_noise, a.centre.enabled());
-    let opts = a.model.est.options(&request)?;
-    let mut outputs = tailrank::atomic::Transaction::new(&a.model.input_paths());
-    let hardness_slot = a
-        .hardness_out
-        .as_deref()
-        .map(|p| outputs.add_file(p))
-        .transpose()?;
-    let plan = NextStepPlan {
-        target_width: a.target_width.map(|w| w / 100.0),
-        summary_path: a.model.summary.as_ref().map(|s| s.display().to_string()),
+    let job = PredictJob {
+        flags: a.model.flags(a.sample_noise, a.centre.enabled()),
+        input: a.model.input(),
+        hardness_out: a.hardness_out.as_deref(),
+        html: a.html.as_deref(),
+        target_width: a.target_width,
+        view: View::of(a.json, a.details),
     };
-    if let Some(w) = a.target_width.filter(|w| !(w.is_finite() && *w > 0.0)) {
-        bail!("--target-width must be a positive number of points, got {w}");
-    }
-    let html_slot = a.html.as_deref().map(|p| outputs.add_file(p)).transpose()?;
-    let input = a.model.load(&request)?;
-    let (p, meta) = input.predict_with_plan(&opts, &plan)?;
-    if let Some(slot) = hardness_slot {
-        outputs.write(slot, |path| {
-            hardness_csv::write_hardness_csv(path, &meta, &p.hardness)
-        })?;
-    }
-    if let Some(slot) = html_slot {
-        let doc = prediction_json(&p);
-        outputs.write(slot, |path| write_prediction_html(&doc, path))?;
-    }
-    if hardness_slot.is_some() || html_slot.is_some() {
-        outputs.commit()?;
-    }
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&prediction_json(&p))?);
-    } else if a.details {
-        print!("{}", prediction_table(&p));
-    } else {
-        print!("{}", prediction_headline(&p));
-    }
-    Ok(())
+    Ok(job.run(&mut super::Terminal)?)
 }

@@ -3,7 +3,7 @@
 
 use clap::Args;
 use std::path::PathBuf;
-use tailrank::sample;
+use tailrank::jobs::scan::SampleJob;
 
 #[derive(Args, Debug)]
 pub struct SampleArgs {
@@ -26,17 +26,12 @@ pub struct SampleArgs {
 }
 
 pub fn run(a: SampleArgs) -> anyhow::Result<()> {
-    let m = sample::write_sample(&a.ids, a.fraction, a.after, a.seed, &a.out)?;
-    let range = match a.after {
-        Some(after) => format!("fraction {after} to {}", a.fraction),
-        None => format!("fraction {}", a.fraction),
+    let job = SampleJob {
+        ids: &a.ids,
+        fraction: a.fraction,
+        after: a.after,
+        seed: a.seed,
+        out: &a.out,
     };
-    println!(
-        "sampled {} of {} ids ({range}, seed {}) -> {}",
-        m.ids_kept,
-        m.ids_read,
-        a.seed,
-        a.out.display()
-    );
-    Ok(())
+    Ok(job.run(&mut super::Terminal)?)
 }

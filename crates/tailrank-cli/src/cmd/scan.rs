@@ -9,8 +9,7 @@
 use super::progress::Bar;
 use clap::Args;
 use std::path::PathBuf;
-use std::time::Instant;
-use tailrank::report::written::scan_written;
+use tailrank::jobs::scan::ScanJob;
 use tailrank::scan::config::{ScanOptions, DEFAULT_DRIFT_SHARDS, DEFAULT_TOP_M};
 use tailrank::scan::job::ScanFiles;
 
@@ -83,7 +82,7 @@ pub struct ScanOpts {
     #[arg(long)]
     pub results_out: Option<PathBuf>,
     /// k of --results-out.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = tailrank::metric::DEFAULT_K)]
     pub k: usize,
     /// Worker threads (default: all cores).
     #[arg(long)]
@@ -115,7 +114,7 @@ pub struct ScanOpts {
 
 pub fn run(args: ScanArgs) -> anyhow::Result<()> {
     let args = *args.opts;
-    let started = Instant::now();
+    let results_k = args.results_out.as_ref().map(|_| args.k);
     let files = ScanFiles {
         queries: args.queries,
         queries_ids: args.queries_ids,
@@ -131,28 +130,21 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
         chunk_rows: args.chunk_rows,
         resume: args.resume,
     };
-    files.check()?;
-    let cfg = ScanOptions {
+    let options = ScanOptions {
         fraction: args.fraction,
         seed: args.seed,
         after: args.after,
         min_fraction: args.min_fraction,
         top_m: args.top_m,
         drift_shards: args.drift_shards,
-        results_k: files.results_out.as_ref().map(|_| args.k),
+        results_k,
         threads: args.threads,
         normalize: args.normalize,
         speculate: !args.no_speculate,
         screen: !args.no_screen,
         model: args.model,
-    }
-    .config(|k| std::env::var(k).ok())?;
-    let out = files.run(cfg, |rows| Bar::new(Some(rows), BAR))?;
-    for note in &out.notes {
-        eprintln!("tailrank scan: {note}");
-    }
-    let secs = started.elapsed().as_secs_f64();
-    let line = scan_written(&out, files.pool.len(), &files.output, secs);
-    eprintln!("tailrank scan: {line}");
-    Ok(())
+    };
+    let tuning = |k: &str| std::env::var(k).ok();
+    let bar = |rows| Bar::new(Some(rows), BAR);
+    Ok(ScanJob { files, options }.run(tuning, bar, &mut super::Terminal)?)
 }

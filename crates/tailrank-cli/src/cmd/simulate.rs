@@ -5,13 +5,9 @@
 
 use clap::Args;
 use std::path::PathBuf;
-use tailrank::report::demo::{simulation_report, vectors_report};
-use tailrank::report::validation::{vector_decomposition_table, vector_table};
-use tailrank::simulate::request::{stream_line, SimulateRequest};
+use tailrank::jobs::simulate::{SimulateJob, VectorValidation};
+use tailrank::simulate::request::SimulateRequest;
 use tailrank::simulate::vector_validation::VectorRunOptions;
-use tailrank::simulate::vectors::write_vectors;
-use tailrank::simulate::web_validation::run_families;
-use tailrank::simulate::{simulate_to_dir, SimulationFiles};
 
 #[derive(Args, Debug)]
 pub struct SimulateArgs {
@@ -85,34 +81,6 @@ pub struct SimulateArgs {
     pub json: Option<PathBuf>,
 }
 
-fn validate(a: &SimulateArgs) -> anyhow::Result<()> {
-    let opts = VectorRunOptions {
-        fractions: a.fractions.clone(),
-        pool_size: a.pool_size,
-        dim: a.dim,
-        excess_centre: a.centre.enabled(),
-        fit: a.fit.mode()?,
-        ..VectorRunOptions::default()
-    };
-    let seeds = a.seed..a.seed + a.seeds;
-    let runs = run_families(&a.family, seeds, &opts, &a.out, |family, seed, secs| {
-        eprintln!("tailrank simulate: {family} seed {seed} done in {secs:.0} s");
-    })?;
-    for r in &runs {
-        if let Some(t) = &r.stream {
-            eprintln!("{}", stream_line(r, t));
-        }
-    }
-    print!("{}", vector_table(&runs));
-    if runs.iter().any(|r| r.decomposition.is_some()) {
-        print!("\n{}", vector_decomposition_table(&runs));
-    }
-    if let Some(j) = &a.json {
-        tailrank::atomic::write_bytes(j, &serde_json::to_vec_pretty(&runs)?)?;
-    }
-    Ok(())
-}
-
 pub fn run(a: SimulateArgs) -> anyhow::Result<()> {
     let fit_default = tailrank::predict::PredictOptions::DEFAULT.fit.as_str();
     let request = SimulateRequest {
@@ -128,23 +96,25 @@ pub fn run(a: SimulateArgs) -> anyhow::Result<()> {
         instances: a.instances,
         extra_queries: a.extra_queries,
         dtype: a.dtype.clone(),
-        prediction_options: a.fit.fit != fit_default
-            || a.centre.excess_centre
-            || a.centre.no_excess_centre,
+        prediction_options: a.fit.fit != fit_default || a.centre.given().is_some(),
     };
-    request.check()?;
-    if a.validate {
-        return validate(&a);
-    }
-    if a.vectors {
-        let cfg = request.vector_config()?;
-        let b = write_vectors(&cfg, &a.out)?;
-        print!("{}", vectors_report(&cfg, &b, &a.out));
-        return Ok(());
-    }
-    let cfg = request.sim_config()?;
-    let (sim, _) = simulate_to_dir(&cfg, &a.out, None)?;
-    let files = SimulationFiles::in_dir(&a.out);
-    print!("{}", simulation_report(&cfg, &sim, &files));
-    Ok(())
+    let validation = VectorValidation {
+        families: &a.family,
+        seeds: a.seed..a.seed + a.seeds,
+        options: VectorRunOptions {
+            fractions: a.fractions.clone(),
+            pool_size: a.pool_size,
+            dim: a.dim,
+            excess_centre: a.centre.enabled(),
+            fit: a.fit.mode()?,
+            ..VectorRunOptions::default()
+        },
+        json: a.json.as_deref(),
+    };
+    let job = SimulateJob {
+        request,
+        out: &a.out,
+        validation,
+    };
+    Ok(job.run(&mut super::Terminal)?)
 }

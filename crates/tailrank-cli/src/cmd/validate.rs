@@ -6,9 +6,7 @@
 
 use clap::Args;
 use std::path::PathBuf;
-use tailrank::report::validation::{corpus_list, run_line, ValidationFiles};
-use tailrank::simulate::exam::exam as run_exam;
-use tailrank::simulate::validation::{run_validation, ValidationOptions};
+use tailrank::jobs::simulate::ValidateJob;
 
 #[derive(Args, Debug)]
 pub struct ValidateArgs {
@@ -69,52 +67,25 @@ pub struct ValidateArgs {
 }
 
 pub fn run(a: ValidateArgs) -> anyhow::Result<()> {
-    if a.list {
-        print!("{}", corpus_list());
-        return Ok(());
-    }
-    let files = ValidationFiles::claim(&a.out, a.json.as_deref())?;
-    let d = ValidationOptions::default();
-    let opts = ValidationOptions {
-        presets: a.presets.clone().unwrap_or(d.presets),
-        seeds: a.seeds.unwrap_or(d.seeds),
+    let command: Vec<String> = std::env::args().collect();
+    let job = ValidateJob {
+        list: a.list,
+        presets: a.presets.as_deref(),
+        seeds: a.seeds,
         first_seed: a.first_seed,
-        fraction: a.fraction.unwrap_or(d.fraction),
-        fractions: a.fractions.clone().unwrap_or(d.fractions),
+        fraction: a.fraction,
+        fractions: a.fractions.as_deref(),
         pool_size: a.pool_size,
         queries: a.queries,
-        bootstrap: a.bootstrap.unwrap_or(d.bootstrap),
+        bootstrap: a.bootstrap,
         fit: a.fit.mode()?,
         excess_centre: a.centre.enabled(),
-        ..d
+        out: &a.out,
+        json: a.json.as_deref(),
+        quiet: a.quiet,
+        exam: a.exam,
+        vector_runs: &a.vector_runs,
+        command: command.join(" "),
     };
-    if a.exam {
-        return exam(&a, &opts, files);
-    }
-    let report = run_validation(&opts, |r| {
-        if !a.quiet {
-            eprintln!("{}", run_line(r));
-        }
-    })?;
-    print!("{}", report.table());
-    let command: Vec<String> = std::env::args().collect();
-    files.write(&report, &command.join(" "))?;
-    println!("report: {}", a.out.display());
-    if let Some(j) = &a.json {
-        println!("runs:   {}", j.display());
-    }
-    Ok(())
-}
-
-/// `--exam`: the tables on stdout and in `--out`, the corpus runs in `--json`.
-fn exam(a: &ValidateArgs, opts: &ValidationOptions, files: ValidationFiles) -> anyhow::Result<()> {
-    let (tables, runs) = run_exam(opts, a.fractions.as_deref(), &a.vector_runs, |r| {
-        if !a.quiet {
-            eprintln!("{}", run_line(r));
-        }
-    })?;
-    print!("{tables}");
-    files.write_exam(&tables, &runs)?;
-    println!("report: {}", a.out.display());
-    Ok(())
+    Ok(job.run(&mut super::Terminal)?)
 }

@@ -144,38 +144,37 @@ impl PredictRequest<'_> {
     }
 
     /// Read the input, a summary folder or a hardness file (exactly one), passing the summary
-    /// reader's warnings to `warn`; a summary is checked against an explicit `fit_top`.
+    /// reader's warnings to `warn`; a summary is checked against an explicit `fit_top`, and
+    /// without an explicit pool size the input must record N.
     pub fn load(
         &self,
         summary: Option<&Path>,
         hardness: Option<&Path>,
         mut warn: impl FnMut(String),
     ) -> Result<PredictInput> {
-        match (summary, hardness) {
+        let (input, path) = match (summary, hardness) {
             (Some(dir), None) => {
                 let s = read_summary_for_metrics(dir, &mut warn)?;
                 self.check_fit_top(&s, Some(dir))?;
-                Ok(PredictInput::Summary(Box::new(s)))
+                (PredictInput::Summary(Box::new(s)), dir)
             }
             (None, Some(h)) => {
                 let (meta, qs) = read_hardness_csv(h)?;
-                Ok(PredictInput::Hardness(meta, qs))
+                (PredictInput::Hardness(meta, qs), h)
             }
-            _ => Err(Error::option(
-                "give exactly one of --summary and --hardness",
-            )),
-        }
-    }
-
-    /// Without an explicit pool size, `input` (read from `path`) must record N.
-    pub fn require_pool_size(&self, input: &PredictInput, path: &Path) -> Result<()> {
+            _ => {
+                return Err(Error::option(
+                    "give exactly one of --summary and --hardness",
+                ))
+            }
+        };
         if self.pool_size.is_none() && input.recorded_pool_size().is_none() {
             return Err(Error::option(format!(
                 "the pool size N is unknown: {} does not record it; give --pool-size",
                 path.display()
             )));
         }
-        Ok(())
+        Ok(input)
     }
 }
 

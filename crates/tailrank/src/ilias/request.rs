@@ -27,8 +27,15 @@ pub struct IliasRequest<'a> {
     pub scan: ScanOptions,
     /// The prediction's options; its fit's number is set from the top counts.
     pub predict: PredictRequest<'a>,
-    /// An HTML page of the prediction is asked for.
-    pub html: bool,
+    /// The query sets to evaluate (`image`, `text` or `both`: [`IliasDataset::chosen_sets`]).
+    pub queries: &'a str,
+    /// Where the scan summaries are written ([`super::SummaryOutput`]: `dir`, `chunk_rows`,
+    /// `resume`), if anywhere.
+    pub summary_out: Option<&'a Path>,
+    pub chunk_rows: usize,
+    pub resume: bool,
+    /// Where the HTML page of the prediction is written, if asked for.
+    pub html: Option<&'a Path>,
 }
 
 impl IliasRequest<'_> {
@@ -58,7 +65,7 @@ impl IliasRequest<'_> {
             predict: predict.options()?,
         };
         opts.check()?;
-        if self.html && crate::sample::is_exact_fraction(self.scan.fraction) {
+        if self.html.is_some() && crate::sample::is_exact_fraction(self.scan.fraction) {
             return Err(Error::option(
                 "--html writes the report of a prediction: give --fraction below 1 (an exact \
                  run has no prediction to render)",

@@ -1,6 +1,7 @@
-//! One-line accounts of what a command wrote (`tailrank scan`, `merge`, `grow`), printed on
-//! stderr after the outputs are in place.
+//! One-line accounts of what a command wrote (`tailrank scan`, `merge`, `grow` on stderr,
+//! `sample` on stdout), printed after the outputs are in place.
 
+use crate::sample::SampleManifest;
 use crate::scan::job::ScanFilesOutcome;
 use crate::summary::{Summary, POOL_ROLE};
 use std::path::Path;
@@ -53,5 +54,21 @@ pub fn grow_written(output: &Path, grown: &Summary) -> String {
         grown.subset_sizes[0],
         levels.join(", "),
         grown.shard_indices().len()
+    )
+}
+
+/// `tailrank sample`: the ids kept of those read, the fraction (or the increment's range of
+/// fractions) and the seed, and the id list written to `out`.
+pub fn sample_written(m: &SampleManifest, out: &Path) -> String {
+    let range = match m.after {
+        Some(after) => format!("fraction {after} to {}", m.fraction),
+        None => format!("fraction {}", m.fraction),
+    };
+    format!(
+        "sampled {} of {} ids ({range}, seed {}) -> {}",
+        m.ids_kept,
+        m.ids_read,
+        m.seed,
+        out.display()
     )
 }

@@ -1,0 +1,67 @@
+//! `tailrank ilias`: ILIAS end to end from its own files ([`IliasRequest`]), from the id
+//! checks to the printed report.
+
+use super::{json_text, Console, View};
+use crate::atomic::Transaction;
+use crate::error::Result;
+use crate::ilias::{run_ilias, IliasRequest, SummaryOutput};
+use crate::report::headline::ilias_headline;
+use crate::report::html_pages::{ilias_report_html, write_html};
+use crate::scan::engine::Progress;
+
+/// `tailrank ilias` as asked for by `request`, its report printed in `view` (the headline
+/// only in prediction mode: an exact run prints its table).
+#[derive(Debug, Clone)]
+pub struct IliasJob<'a> {
+    pub request: IliasRequest<'a>,
+    pub view: View,
+}
+
+impl IliasJob<'_> {
+    /// The options checked ([`IliasRequest::options`], the scan's tuning read through
+    /// `tuning`) and the HTML page claimed before the inputs are opened; the warnings of what
+    /// the report will lack printed before the scan (`progress` made as it starts), the scan's
+    /// notes after it; then the page written and the report printed.
+    pub fn run<P: Progress>(
+        &self,
+        tuning: impl Fn(&str) -> Option<String>,
+        progress: impl FnOnce() -> P,
+        console: &mut dyn Console,
+    ) -> Result<()> {
+        let r = &self.request;
+        let mut opts = r.options(tuning, |w| console.warn(w))?;
+        let inputs = r.inputs();
+        let mut html_out = Transaction::new(&inputs);
+        let html_slot = r.html.map(|p| html_out.add_file(p)).transpose()?;
+        let (ds, feats, warnings) = r.open()?;
+        for w in warnings {
+            console.err(&format!("warning: {w}"));
+        }
+        opts.sets = ds.chosen_sets(r.queries);
+        // The summaries of all sets are replaced together, never over the dataset or features.
+        let out = r.summary_out.map(|dir| SummaryOutput {
+            dir,
+            inputs: inputs.clone(),
+            chunk_rows: r.chunk_rows,
+            resume: r.resume,
+        });
+        let bar = progress();
+        let (report, notes) = run_ilias(&ds, &feats, &opts, out.as_ref(), &bar)?;
+        drop(bar);
+        for note in notes {
+            console.err(&format!("tailrank ilias: {note}"));
+        }
+        let predicted = report.sets.iter().any(|s| s.prediction.is_some());
+        if let Some(slot) = html_slot {
+            let page = ilias_report_html(&report);
+            html_out.write(slot, |path| write_html(&page, path))?;
+            html_out.commit()?;
+        }
+        console.out(&match self.view {
+            View::Json => json_text(&report)?,
+            View::Headline if predicted => ilias_headline(&report),
+            View::Headline | View::Details => crate::report::ilias::table(&report),
+        });
+        Ok(())
+    }
+}

@@ -1,0 +1,72 @@
+//! The subcommands of a front end as jobs: each job holds what its command is asked for (the
+//! library's request types, with the defaults of the options not given resolved here, once)
+//! and runs it from its input files to its output files and the text it prints. A front end
+//! (the CLI) only translates its flags into a job and hands it a [`Console`]; every rule,
+//! check, default, output claim and choice of report is the job's.
+//!
+//! A job claims its output paths before it reads or computes anything
+//! ([`crate::atomic::Transaction`]: an output over an input, or one that cannot be written,
+//! fails before the work), writes them together once the work is done, and prints what
+//! the command prints, in the same order, through the [`Console`] as it goes (a header before
+//! a long run, warnings as they come, the report last).
+//!
+//! * `eval` in [`eval`];
+//! * `predict`, `compare` and `curve` in [`predict`];
+//! * `sample`, `scan`, `merge` and `grow` in [`scan`];
+//! * `demo`, `simulate` and `validate` in `simulate` (feature `simulate`);
+//! * `ilias` in [`ilias`].
+
+pub mod eval;
+pub mod ilias;
+pub mod predict;
+pub mod scan;
+#[cfg(feature = "simulate")]
+pub mod simulate;
+
+use crate::error::{Error, Result};
+
+/// Where a job's text goes as the job makes it: the report on standard output, warnings and
+/// notes on standard error (a terminal front end prints each as it comes).
+pub trait Console {
+    /// Text of the report, printed as given (it ends with its own newline).
+    fn out(&mut self, text: &str);
+    /// One line of standard error (without its newline).
+    fn err(&mut self, line: &str);
+    /// A warning: the line `tailrank: warning: {warning}`.
+    fn warn(&mut self, warning: &str) {
+        self.err(&format!("tailrank: warning: {warning}"));
+    }
+}
+
+/// Which form of a report is printed: the short headline (the default), the full table
+/// (`--details`) or every number as JSON (`--json`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    Headline,
+    Details,
+    Json,
+}
+
+impl View {
+    /// `--json` over `--details` over the headline (a front end refuses the two together).
+    pub fn of(json: bool, details: bool) -> View {
+        match (json, details) {
+            (true, _) => View::Json,
+            (false, true) => View::Details,
+            (false, false) => View::Headline,
+        }
+    }
+}
+
+/// `report` as tailrank prints a report's JSON ([`crate::formats::json::to_pretty_json`]),
+/// with its final newline.
+pub fn json_text<T: serde::Serialize + ?Sized>(report: &T) -> Result<String> {
+    Ok(crate::formats::json::to_pretty_json(report)? + "\n")
+}
+
+/// `value` as serde_json's pretty JSON (the layout of the files and reports that predate
+/// [`json_text`]: a prediction's `--json`, the runs of a validation).
+fn serde_pretty<T: serde::Serialize + ?Sized>(value: &T) -> Result<String> {
+    serde_json::to_string_pretty(value)
+        .map_err(|e| Error::internal(format!("cannot serialise a report as JSON: {e}")))
+}
