@@ -28,6 +28,20 @@ pub struct SourceInfo {
 }
 
 impl SourceInfo {
+    /// The rows a buffer of `values` f32 holds (`values / dim`); an error naming the source
+    /// when that is not a whole number.
+    pub fn rows_in(&self, values: usize) -> Result<usize> {
+        let dim = self.dim;
+        if !values.is_multiple_of(dim) {
+            return Err(Error::option(format!(
+                "{}: output buffer of {values} values is not a whole number of rows of dimension \
+                 {dim}",
+                self.path.display(),
+            )));
+        }
+        Ok(values / dim)
+    }
+
     /// The same path, width and element type over other rows `ids` (a view of some rows).
     pub fn with_ids(&self, ids: RowIds) -> SourceInfo {
         SourceInfo {

@@ -480,14 +480,7 @@ impl DescriptorSource for Hdf5Descriptors {
     }
     fn read_rows(&self, start: usize, out: &mut [f32]) -> Result<()> {
         let dim = self.info.dim;
-        if !out.len().is_multiple_of(dim) {
-            return Err(Error::option(format!(
-                "{}: output buffer of {} values is not a whole number of rows of dimension {dim}",
-                self.info.path.display(),
-                out.len()
-            )));
-        }
-        let n = out.len() / dim;
+        let n = self.info.rows_in(out.len())?;
         check_range(&self.info.path, start, n, self.rows())?;
         if n == 0 {
             return Ok(());

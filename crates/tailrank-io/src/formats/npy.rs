@@ -301,15 +301,7 @@ impl DescriptorSource for NpyDescriptors {
         &self.info
     }
     fn read_rows(&self, start: usize, out: &mut [f32]) -> Result<()> {
-        let dim = self.header.dim;
-        if !out.len().is_multiple_of(dim) {
-            return Err(Error::option(format!(
-                "{}: output buffer of {} values is not a whole number of rows of dimension {dim}",
-                self.info.path.display(),
-                out.len()
-            )));
-        }
-        let n = out.len() / dim;
+        let n = self.info.rows_in(out.len())?;
         let bytes = self.raw_rows(start, n)?;
         convert_le(self.header.dtype, bytes, out);
         Ok(())
