@@ -492,19 +492,16 @@ impl ValidationFiles {
 
     /// Write `report`: its markdown (headed by the `command` that ran it) and its runs.
     pub fn write(self, report: &ValidationReport, command: &str) -> Result<()> {
-        let md = report.markdown(command);
-        if let Some(slot) = self.json {
-            let bytes = serde_json::to_vec_pretty(report)
-                .map_err(|e| Error::internal(format!("cannot serialise the runs: {e}")))?;
-            self.outputs.write(slot, |p| write_bytes(p, &bytes))?;
-        }
-        self.outputs
-            .write(self.markdown, |p| write_bytes(p, md.as_bytes()))?;
-        self.outputs.commit()
+        self.write_both(&report.markdown(command), report)
     }
 
     /// Write the exam (`tailrank validate --exam`): its tables `markdown` and its corpus runs.
     pub fn write_exam(self, markdown: &str, runs: &[Run]) -> Result<()> {
+        self.write_both(markdown, runs)
+    }
+
+    /// Write `runs` as pretty JSON (when claimed) and then `markdown`, and commit both.
+    fn write_both(self, markdown: &str, runs: &(impl serde::Serialize + ?Sized)) -> Result<()> {
         if let Some(slot) = self.json {
             let bytes = serde_json::to_vec_pretty(runs)
                 .map_err(|e| Error::internal(format!("cannot serialise the runs: {e}")))?;

@@ -467,19 +467,12 @@ fn query_tail(
     match present {
         0 => Ok(None),
         4 => {
-            let u = finite(path, ln, "tail_u", num(path, ln, "tail_u", &tail_vals[0])?)?;
-            let sigma = finite(
-                path,
-                ln,
-                "tail_sigma",
-                num(path, ln, "tail_sigma", &tail_vals[1])?,
-            )?;
-            let xi = finite(
-                path,
-                ln,
-                "tail_xi",
-                num(path, ln, "tail_xi", &tail_vals[2])?,
-            )?;
+            // Tail column `i`, called `name`, as a finite number.
+            let float =
+                |i: usize, name: &str| finite(path, ln, name, num(path, ln, name, &tail_vals[i])?);
+            let u = float(0, "tail_u")?;
+            let sigma = float(1, "tail_sigma")?;
+            let xi = float(2, "tail_xi")?;
             let n_u: usize = num(path, ln, "tail_n_u", &tail_vals[3])?;
             if !(sigma > 0.0) {
                 return Err(Error::input(
