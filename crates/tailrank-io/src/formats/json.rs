@@ -203,57 +203,48 @@ impl<'a> JsonReader<'a> {
     where
         F: FnMut(&mut Self, String) -> Result<()>,
     {
-        if self.peek() != Some(b'{') {
-            let found = self.found();
-            return Err(self.error(format!("{what}; found {found}")));
-        }
-        self.pos += 1;
-        if self.peek() == Some(b'}') {
-            self.pos += 1;
-            return Ok(());
-        }
-        loop {
-            let key = self.key()?;
-            f(self, key)?;
-            match self.peek() {
-                Some(b',') => self.pos += 1,
-                Some(b'}') => {
-                    self.pos += 1;
-                    return Ok(());
-                }
-                _ => {
-                    let found = self.found();
-                    return Err(self.error(format!("expected ',' or '}}'; found {found}")));
-                }
-            }
-        }
+        self.items(b'{', b'}', what, |r| {
+            let key = r.key()?;
+            f(r, key)
+        })
     }
 
     /// Iterate over the elements of an array, calling `f(reader)` at each element.
-    pub(crate) fn array<F>(&mut self, what: &str, mut f: F) -> Result<()>
+    pub(crate) fn array<F>(&mut self, what: &str, f: F) -> Result<()>
     where
         F: FnMut(&mut Self) -> Result<()>,
     {
-        if self.peek() != Some(b'[') {
+        self.items(b'[', b']', what, f)
+    }
+
+    /// The items of a container opened by `open` and closed by `close`, separated by commas:
+    /// `item(reader)` reads each one. `what` describes the container in the message when
+    /// something else is found.
+    fn items<F>(&mut self, open: u8, close: u8, what: &str, mut item: F) -> Result<()>
+    where
+        F: FnMut(&mut Self) -> Result<()>,
+    {
+        if self.peek() != Some(open) {
             let found = self.found();
             return Err(self.error(format!("{what}; found {found}")));
         }
         self.pos += 1;
-        if self.peek() == Some(b']') {
+        if self.peek() == Some(close) {
             self.pos += 1;
             return Ok(());
         }
         loop {
-            f(self)?;
+            item(self)?;
             match self.peek() {
                 Some(b',') => self.pos += 1,
-                Some(b']') => {
+                Some(c) if c == close => {
                     self.pos += 1;
                     return Ok(());
                 }
                 _ => {
                     let found = self.found();
-                    return Err(self.error(format!("expected ',' or ']'; found {found}")));
+                    let close = close as char;
+                    return Err(self.error(format!("expected ',' or '{close}'; found {found}")));
                 }
             }
         }
@@ -557,5 +548,37 @@ mod zero_tests {
         assert_eq!(v["d"], json!(-1.5));
         assert_eq!(v["e"], json!(0));
         assert_eq!(v["b"][2]["c"].as_f64(), Some(0.0));
+    }
+
+    /// Objects and arrays read through one item loop: their keys and elements in order, and
+    /// each container's own closing bracket named when a separator is missing.
+    #[test]
+    fn objects_and_arrays_read_items_and_name_their_closing_bracket() {
+        let path = Path::new("t.json");
+        let mut r = JsonReader::new(path, br#"{"a": [1, 2], "b": []}"#).unwrap();
+        let mut seen = Vec::new();
+        r.object("an object", |r, key| {
+            r.array("an array", |r| {
+                seen.push(format!("{key}{:?}", r.scalar()?));
+                Ok(())
+            })
+        })
+        .unwrap();
+        assert_eq!(seen.len(), 2, "{seen:?}");
+        assert!(
+            seen[0].starts_with('a') && seen[1].starts_with('a'),
+            "{seen:?}"
+        );
+        let err = |text: &'static str| {
+            let mut r = JsonReader::new(path, text.as_bytes()).unwrap();
+            r.object("an object", |r, _| r.skip_value())
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(err(r#"{"a": 1 "b": 2}"#).contains("expected ',' or '}'; found"));
+        assert!(err("[1]").contains("an object; found"));
+        let mut r = JsonReader::new(path, b"[1 2]").unwrap();
+        let e = r.array("an array", |r| r.skip_value()).unwrap_err();
+        assert!(e.to_string().contains("expected ',' or ']'; found"), "{e}");
     }
 }
