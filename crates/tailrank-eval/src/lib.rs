@@ -10,6 +10,6 @@ pub mod metric;
 pub mod protocols;
 mod tables;
 
-pub use tailrank_io::{atomic, error, numerics, outputs, sample, selected};
+pub use tailrank_io::{atomic, error, numerics, outputs, sample, selected, table};
 pub use tailrank_io::{Error, ErrorKind, Result, TOOL_VERSION};
 pub use tailrank_scan::{evt, formats, hardness, scan, summary};

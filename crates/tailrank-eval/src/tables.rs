@@ -3,6 +3,7 @@
 
 use crate::metric::{EvalReport, MetricName};
 use crate::protocols::RevisitedReport;
+use crate::table::{Column, Table};
 
 impl EvalReport {
     /// Human table: one row per query set, the chosen metrics (default `map@k`) in percent with
@@ -14,32 +15,31 @@ impl EvalReport {
         } else {
             metrics.iter().map(|m| m.at(self.k)).collect()
         };
-        let name_w = self
-            .sets
-            .iter()
-            .map(|s| s.name.len())
-            .max()
-            .unwrap_or(0)
-            .max("query set".len());
-        let titles: Vec<String> = metrics.iter().map(|m| m.title()).collect();
-        let mut out = format!("{:<name_w$}  {:>7}", "query set", "queries");
-        for t in &titles {
-            out.push_str(&format!("  {:>w$}", t, w = t.len().max(7)));
-        }
-        out.push('\n');
-        for s in &self.sets {
-            out.push_str(&format!("{:<name_w$}  {:>7}", s.name, s.n_queries));
-            for (m, t) in metrics.iter().zip(&titles) {
-                let v = s
-                    .value(*m, self.k)
-                    .map_or("-".to_string(), |v| format!("{:.2}", 100.0 * v));
-                out.push_str(&format!("  {:>w$}", v, w = t.len().max(7)));
-            }
+        let mut columns = vec![
+            Column::left("query set").fit(),
+            Column::right("queries").width(7),
+        ];
+        columns.extend(metrics.iter().map(|m| {
+            let t = m.title();
+            let w = t.len().max(7);
+            Column::right(t).width(w)
+        }));
+        let rows = self.sets.iter().map(|s| {
+            let mut row = vec![s.name.clone(), s.n_queries.to_string()];
+            row.extend(metrics.iter().map(|m| {
+                s.value(*m, self.k)
+                    .map_or("-".to_string(), |v| format!("{:.2}", 100.0 * v))
+            }));
+            row
+        });
+        let mut lines = Table::new(columns).with_rows(rows).text_lines("", "  ");
+        // After the header, one line per set: a set with missing queries says so after its row.
+        for (line, s) in lines[1..].iter_mut().zip(&self.sets) {
             if s.n_missing > 0 {
-                out.push_str(&format!("  ({} missing counted as 0)", s.n_missing));
+                line.push_str(&format!("  ({} missing counted as 0)", s.n_missing));
             }
-            out.push('\n');
         }
+        let mut out: String = lines.into_iter().map(|l| l + "\n").collect();
         out.push_str("(percent)\n");
         for s in &self.sets {
             match s.tied_pairs {
@@ -63,25 +63,32 @@ impl EvalReport {
 impl RevisitedReport {
     /// Human table: one row per protocol, mAP in percent with 2 decimals.
     pub fn table(&self) -> String {
-        let mut out = format!("{:<9}  {:>7}  {:>7}\n", "protocol", "queries", "mAP");
-        for p in &self.protocols {
+        let columns = vec![
+            Column::left("protocol").width(9),
+            Column::right("queries").width(7),
+            Column::right("mAP").width(7),
+        ];
+        let rows = self.protocols.iter().map(|p| {
             let map = if p.map.is_nan() {
                 "-".to_string()
             } else {
                 format!("{:.2}", 100.0 * p.map)
             };
+            vec![
+                p.protocol.as_str().to_string(),
+                p.n_queries.to_string(),
+                map,
+            ]
+        });
+        let mut lines = Table::new(columns).with_rows(rows).text_lines("", "  ");
+        // After the header, one line per protocol: queries without results are counted after it.
+        for (line, p) in lines[1..].iter_mut().zip(&self.protocols) {
             let missing = p.queries.iter().filter(|q| q.missing).count();
-            out.push_str(&format!(
-                "{:<9}  {:>7}  {:>7}",
-                p.protocol.as_str(),
-                p.n_queries,
-                map
-            ));
             if missing > 0 {
-                out.push_str(&format!("  ({missing} without results, ranked empty)"));
+                line.push_str(&format!("  ({missing} without results, ranked empty)"));
             }
-            out.push('\n');
         }
+        let mut out: String = lines.into_iter().map(|l| l + "\n").collect();
         out.push_str("(percent; revisited AP, junk removed)\n");
         out
     }

@@ -1,8 +1,9 @@
 //! tailrank-io: the foundation and the formats every other tailrank crate stands on (lowest
-//! crate of the workspace; `docs/architecture.md`). Foundation: the one error type ([`error`])
-//! and the numerics ([`numerics`]). Formats and I/O: descriptors, ids, ground truth and results
-//! files ([`formats`]), the hash sample ([`sample`]), selected-row files ([`selected`]) and
-//! atomic, locked outputs ([`atomic`], [`outputs`]).
+//! crate of the workspace; `docs/architecture.md`). Foundation: the one error type
+//! ([`error`]), the numerics ([`numerics`]) and the one table model of the reports
+//! ([`table`]). Formats and I/O: descriptors, ids, ground truth and results files
+//! ([`formats`]), the hash sample ([`sample`]), selected-row files ([`selected`]) and atomic,
+//! locked outputs ([`atomic`], [`outputs`]).
 
 pub mod atomic;
 pub mod error;
@@ -11,6 +12,7 @@ pub mod numerics;
 pub mod outputs;
 pub mod sample;
 pub mod selected;
+pub mod table;
 
 pub use error::{Error, ErrorKind, Result};
 

@@ -16,9 +16,8 @@
 //! their 64-bit xxh3 hash; a lookup compares the strings of equal hashes, so matching is exact.
 
 use crate::error::{Error, Result};
-use crate::formats::descriptors::{DescriptorSource, Dtype};
+use crate::formats::descriptors::{DescriptorSource, SourceInfo};
 use crate::formats::ids::id_key;
-use crate::formats::row_ids::RowIds;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Copy)]
@@ -166,7 +165,8 @@ const GAP_ROWS: usize = 64;
 pub struct SubsetSource<'a> {
     inner: &'a dyn DescriptorSource,
     rows: Vec<usize>,
-    ids: RowIds,
+    /// The inner source's, over `rows`.
+    info: SourceInfo,
     digest: String,
 }
 
@@ -189,27 +189,15 @@ impl<'a> SubsetSource<'a> {
         Ok(SubsetSource {
             inner,
             rows,
-            ids,
+            info: inner.info().with_ids(ids),
             digest,
         })
     }
 }
 
 impl DescriptorSource for SubsetSource<'_> {
-    fn path(&self) -> &Path {
-        self.inner.path()
-    }
-    fn rows(&self) -> usize {
-        self.rows.len()
-    }
-    fn dim(&self) -> usize {
-        self.inner.dim()
-    }
-    fn dtype(&self) -> Dtype {
-        self.inner.dtype()
-    }
-    fn ids(&self) -> &RowIds {
-        &self.ids
+    fn info(&self) -> &SourceInfo {
+        &self.info
     }
     fn read_rows(&self, start: usize, out: &mut [f32]) -> Result<()> {
         let d = self.dim();

@@ -5,7 +5,7 @@ use crate::error::{err, input_err, option_err, unsupported_err};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 use std::path::PathBuf;
-use tailrank::formats::descriptors::{DescriptorSource, Dtype};
+use tailrank::formats::descriptors::{DescriptorSource, Dtype, SourceInfo};
 use tailrank::formats::ids::find_duplicate;
 use tailrank::formats::npy::convert_le;
 use tailrank::formats::open_descriptors;
@@ -73,11 +73,9 @@ impl Borrowed {
 /// every id, then every value's little-endian f32 bytes (float16 values widened to f32) — but
 /// computed over large blocks (streaming xxh3 does not depend on how the input is cut).
 struct ArraySource {
-    label: PathBuf,
-    /// The ids given (kept as strings: they come from Python memory anyway) with their keys.
-    ids: RowIds,
-    dim: usize,
-    dtype: Dtype,
+    /// The label, the array's width and element type, and the ids given (kept as strings:
+    /// they come from Python memory anyway) with their keys.
+    info: SourceInfo,
     data: Borrowed,
     /// Keeps `data` alive; released (with the GIL held) when the source is dropped.
     _owner: Py<PyAny>,
@@ -137,10 +135,12 @@ impl ArraySource {
         let digest = format!("xxh3:{digest:016x}");
         let ids = RowIds::from_strings(label.clone(), ids);
         Ok(ArraySource {
-            label,
-            ids,
-            dim,
-            dtype,
+            info: SourceInfo {
+                path: label,
+                dim,
+                dtype,
+                ids,
+            },
             data,
             _owner: array.clone().unbind(),
             digest,
@@ -336,36 +336,25 @@ fn first_duplicate(ids: &[String]) -> Option<(usize, usize)> {
 }
 
 impl DescriptorSource for ArraySource {
-    fn path(&self) -> &std::path::Path {
-        &self.label
-    }
-    fn rows(&self) -> usize {
-        self.ids.len()
-    }
-    fn dim(&self) -> usize {
-        self.dim
-    }
-    fn dtype(&self) -> Dtype {
-        self.dtype
-    }
-    fn ids(&self) -> &RowIds {
-        &self.ids
+    fn info(&self) -> &SourceInfo {
+        &self.info
     }
     fn read_rows(&self, start: usize, out: &mut [f32]) -> tailrank::Result<()> {
-        let esize = match self.dtype {
+        let (dim, dtype) = (self.dim(), self.dtype());
+        let esize = match dtype {
             Dtype::F32 => 4,
             Dtype::F16 => 2,
         };
         let bytes = self.data.bytes();
-        let begin = start.saturating_mul(self.dim).saturating_mul(esize);
+        let begin = start.saturating_mul(dim).saturating_mul(esize);
         let end = begin.saturating_add(out.len().saturating_mul(esize));
-        if end > bytes.len() || !out.len().is_multiple_of(self.dim) {
+        if end > bytes.len() || !out.len().is_multiple_of(dim) {
             return Err(tailrank::Error::internal_at(
-                &self.label,
+                self.path(),
                 format!("rows {start}.. out of range ({} rows)", self.rows()),
             ));
         }
-        convert_le(self.dtype, &bytes[begin..end], out);
+        convert_le(dtype, &bytes[begin..end], out);
         Ok(())
     }
     fn digest(&self) -> String {

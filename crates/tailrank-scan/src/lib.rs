@@ -12,7 +12,7 @@ pub mod hardness;
 pub mod scan;
 pub mod summary;
 
-pub use tailrank_io::{atomic, error, numerics, outputs, sample, selected};
+pub use tailrank_io::{atomic, error, numerics, outputs, sample, selected, table};
 pub use tailrank_io::{Error, ErrorKind, Result, TOOL_VERSION};
 
 /// The formats of tailrank-io and the hardness CSV.

@@ -2,20 +2,21 @@
 //! and a markdown report, errors in mAP points) and `tailrank simulate --vectors --validate`
 //! (a markdown table of the vector-level runs). error = prediction − realized truth.
 
+mod corpus;
 mod vectors;
 use crate::atomic::{write_bytes, Transaction};
 use crate::error::{Error, Result};
 use crate::numerics::quantile_sorted;
 use crate::predict::endpoint_test::EndpointTest;
-use crate::predict::{FitMode, Interval, Verdict};
-use crate::simulate::corpus_report::{
-    exam, exam_totals, exam_totals_text, overview, points_text, ErrorSummary, OverviewRow,
-};
+use crate::predict::{Interval, Verdict};
+use crate::simulate::corpus_report::{exam, exam_totals, exam_totals_text, points, signed_points};
 use crate::simulate::decompose::{self, Decomposition};
 use crate::simulate::validation::{
     coverage_width, mean, share_text, stats_of, verdict_rates, Coverage, Run, ValidationReport,
     FLAG_MUST, FLAG_NOT,
 };
+use crate::table::{Column, Table};
+pub use corpus::{corpus_markdown, corpus_table, exam_markdown};
 use std::fmt::Write as _;
 use std::path::Path;
 pub use vectors::{vector_decomposition_table, vector_table};
@@ -46,21 +47,17 @@ impl ValidationReport {
                 r0.k,
                 100.0 * truth_mean
             );
-            let _ = writeln!(
-                t,
-                "  {:<16} {:>12} {:>14} {:>13}",
-                "method", "mean err (%)", "mean |err| (%)", "max |err| (%)"
+            let headline = Table::new(vec![
+                Column::left("method").width(16),
+                Column::right("mean err (%)"),
+                Column::right("mean |err| (%)"),
+                Column::right("max |err| (%)"),
+            ]);
+            t.push_str(
+                &headline
+                    .with_rows(self.headline_rows(preset))
+                    .text("  ", " "),
             );
-            for s in self.headline(preset) {
-                let _ = writeln!(
-                    t,
-                    "  {:<16} {:>+12.2} {:>14.2} {:>13.2}",
-                    s.method,
-                    100.0 * s.mean_error,
-                    100.0 * s.mean_abs_error,
-                    100.0 * s.max_abs_error
-                );
-            }
             let (pc, bc) = self.coverage(preset);
             let _ = writeln!(
                 t,
@@ -105,32 +102,14 @@ impl ValidationReport {
                 t,
                 "  convergence over sample fractions (mean error / mean |error|, %):"
             );
-            let _ = writeln!(
-                t,
-                "  {:>8} {:>10} {:>17} {:>17} {:>17}",
-                "f", "S", "evt", "count", "evaluate-at-S"
+            let methods = ["evt", "count", "evaluate-at-S"];
+            let mut columns = vec![Column::right("f").width(8), Column::right("S").width(10)];
+            columns.extend(methods.map(|m| Column::right(m).width(17)));
+            t.push_str(
+                &Table::new(columns)
+                    .with_rows(self.convergence_rows(preset, &methods))
+                    .text("  ", " "),
             );
-            for f in self.fractions() {
-                let rs = self.runs_at(preset, f);
-                let Some(r) = rs.first() else { continue };
-                let cell = |m: &str| match stats_of(m, &rs) {
-                    Some(s) => format!(
-                        "{:+.2} / {:.2}",
-                        100.0 * s.mean_error,
-                        100.0 * s.mean_abs_error
-                    ),
-                    None => "n/a".into(),
-                };
-                let _ = writeln!(
-                    t,
-                    "  {:>8} {:>10} {:>17} {:>17} {:>17}",
-                    f,
-                    r.sample_size,
-                    cell("evt"),
-                    cell("count"),
-                    cell("evaluate-at-S")
-                );
-            }
             let _ = writeln!(t);
         }
         t
@@ -186,21 +165,13 @@ impl ValidationReport {
                 r0.k,
                 100.0 * truth_mean
             );
-            let _ = writeln!(
-                m,
-                "| method | mean error | mean abs error | max abs error |"
-            );
-            let _ = writeln!(m, "|---|---:|---:|---:|");
-            for s in self.headline(preset) {
-                let _ = writeln!(
-                    m,
-                    "| {} | {:+.2} | {:.2} | {:.2} |",
-                    s.method,
-                    100.0 * s.mean_error,
-                    100.0 * s.mean_abs_error,
-                    100.0 * s.max_abs_error
-                );
-            }
+            let headline = Table::new(vec![
+                Column::left("method"),
+                Column::right("mean error"),
+                Column::right("mean abs error"),
+                Column::right("max abs error"),
+            ]);
+            m.push_str(&headline.with_rows(self.headline_rows(preset)).markdown());
             let (pc, bc) = self.coverage(preset);
             let _ = writeln!(
                 m,
@@ -212,20 +183,19 @@ impl ValidationReport {
             for line in interval_verdict_lines(&runs) {
                 let _ = writeln!(m, "{line}\n");
             }
-            let _ = writeln!(
-                m,
-                "| metric (evt hardness, count law) | mean truth | mean error | max abs error |"
-            );
-            let _ = writeln!(m, "|---|---:|---:|---:|");
-            for (name, truth, err, max_abs) in recall_hit_stats(&runs, r0.k) {
-                let _ = writeln!(
-                    m,
-                    "| {name} | {:.2} | {:+.2} | {:.2} |",
-                    100.0 * truth,
-                    100.0 * err,
-                    100.0 * max_abs
-                );
-            }
+            let recall_hit = Table::new(vec![
+                Column::left("metric (evt hardness, count law)"),
+                Column::right("mean truth"),
+                Column::right("mean error"),
+                Column::right("max abs error"),
+            ]);
+            let rows =
+                recall_hit_stats(&runs, r0.k)
+                    .into_iter()
+                    .map(|(name, truth, err, max_abs)| {
+                        vec![name, points(truth), signed_points(err), points(max_abs)]
+                    });
+            m.push_str(&recall_hit.with_rows(rows).markdown());
             let ds: Vec<&Decomposition> = runs
                 .iter()
                 .filter_map(|r| r.decomposition.as_ref())
@@ -247,58 +217,87 @@ impl ValidationReport {
             m,
             "\nConvergence over sample fractions (mean error / mean abs error):\n"
         );
-        let _ = writeln!(m, "| f | S | evt | evt-binomial | count | evaluate-at-S |");
-        let _ = writeln!(m, "|---:|---:|---:|---:|---:|---:|");
-        for f in self.fractions() {
-            let rs = self.runs_at(preset, f);
-            let Some(r) = rs.first() else { continue };
-            let cell = |meth: &str| match stats_of(meth, &rs) {
-                Some(s) => format!(
-                    "{:+.2} / {:.2}",
-                    100.0 * s.mean_error,
-                    100.0 * s.mean_abs_error
-                ),
-                None => "n/a".into(),
-            };
-            let _ = writeln!(
-                m,
-                "| {} | {} | {} | {} | {} | {} |",
-                f,
-                r.sample_size,
-                cell("evt"),
-                cell("evt-binomial"),
-                cell("count"),
-                cell("evaluate-at-S")
-            );
-        }
-        let _ = writeln!(m, "\nPer seed at f = {} (percent):\n", o.fraction);
-        let _ = writeln!(
-            m,
-            "| seed | truth | evt | interval (percentile) | realized interval | verdict | count | evaluate-at-S | power-law | log-linear |"
+        let methods = ["evt", "evt-binomial", "count", "evaluate-at-S"];
+        let mut columns = vec![Column::right("f"), Column::right("S")];
+        columns.extend(methods.map(Column::right));
+        m.push_str(
+            &Table::new(columns)
+                .with_rows(self.convergence_rows(preset, &methods))
+                .markdown(),
         );
-        let _ = writeln!(m, "|---:|---:|---:|---|---|---|---:|---:|---:|---:|");
-        let opt = |v: Option<f64>| v.map_or("n/a".into(), |v| format!("{:.2}", 100.0 * v));
+        let _ = writeln!(m, "\nPer seed at f = {} (percent):\n", o.fraction);
+        let seeds = Table::new(vec![
+            Column::right("seed"),
+            Column::right("truth"),
+            Column::right("evt"),
+            Column::left("interval (percentile)"),
+            Column::left("realized interval"),
+            Column::left("verdict"),
+            Column::right("count"),
+            Column::right("evaluate-at-S"),
+            Column::right("power-law"),
+            Column::right("log-linear"),
+        ]);
+        let opt = |v: Option<f64>| v.map_or("n/a".into(), points);
         let ivs = |i: Option<Interval>| {
             i.map_or("n/a".into(), |i| {
                 format!("[{:.2}, {:.2}]", 100.0 * i.lo, 100.0 * i.hi)
             })
         };
-        for r in runs {
-            let _ = writeln!(
-                m,
-                "| {} | {:.2} | {:.2} | {} | {} | {} | {:.2} | {:.2} | {} | {} |",
-                r.seed,
-                100.0 * r.truth,
-                100.0 * r.evt,
+        let rows = runs.iter().map(|r| {
+            vec![
+                r.seed.to_string(),
+                points(r.truth),
+                points(r.evt),
                 ivs(r.percentile),
                 ivs(r.realized),
-                r.verdict.map_or("n/a", |v| v.as_str()),
-                100.0 * r.count,
-                100.0 * r.evaluate_at_s,
+                r.verdict.map_or("n/a", |v| v.as_str()).to_string(),
+                points(r.count),
+                points(r.evaluate_at_s),
                 opt(r.power_law),
-                opt(r.log_linear)
-            );
-        }
+                opt(r.log_linear),
+            ]
+        });
+        m.push_str(&seeds.with_rows(rows).markdown());
+    }
+
+    /// The headline rows of `preset` (one per method, main fraction): the method, its mean
+    /// error, mean |error| and max |error| in points; the text and the markdown report print
+    /// them under their own titles.
+    fn headline_rows(&self, preset: &str) -> Vec<Vec<String>> {
+        self.headline(preset)
+            .into_iter()
+            .map(|s| {
+                vec![
+                    s.method,
+                    signed_points(s.mean_error),
+                    points(s.mean_abs_error),
+                    points(s.max_abs_error),
+                ]
+            })
+            .collect()
+    }
+
+    /// The convergence rows of `preset`: per sample fraction with runs, `f`, `S` and for each
+    /// of `methods` its `mean error / mean |error|` in points (`n/a` where it did not run).
+    fn convergence_rows(&self, preset: &str, methods: &[&str]) -> Vec<Vec<String>> {
+        self.fractions()
+            .into_iter()
+            .filter_map(|f| {
+                let rs = self.runs_at(preset, f);
+                let r = rs.first()?;
+                let mut row = vec![f.to_string(), r.sample_size.to_string()];
+                row.extend(methods.iter().map(|meth| match stats_of(meth, &rs) {
+                    Some(s) => format!(
+                        "{} / {}",
+                        signed_points(s.mean_error),
+                        points(s.mean_abs_error)
+                    ),
+                    None => "n/a".into(),
+                }));
+                Some(row)
+            })
+            .collect()
     }
 }
 
@@ -431,172 +430,6 @@ fn coverage_text(c: Option<Coverage>) -> String {
     }
 }
 
-/// The overview as markdown: mAP@k errors, then hit@1 / Recall@k / oracles, for the tuned
-/// families and then for the held-out one.
-pub fn corpus_markdown(report: &ValidationReport) -> String {
-    let rows = overview(report);
-    let mut m = String::new();
-    let k = report.runs.first().map_or(0, |r| r.k);
-    let _ = writeln!(m, "## Corpus overview\n");
-    let _ = writeln!(
-        m,
-        "Errors in mAP points (percent), as mean / mean |err| / max |err| over seeds. \
-         `oracle ER` and `oracle Bin`: the expected-rank and binomial maps fed the true \
-         hardness. `immune outranked`: positives called immune that the full pool outranks.\n"
-    );
-    for (title, held) in [("Tuned families", false), ("Held-out family", true)] {
-        let part: Vec<&OverviewRow> = rows.iter().filter(|r| r.held_out == held).collect();
-        if part.is_empty() {
-            continue;
-        }
-        let _ = writeln!(m, "### {title}\n");
-        let _ = writeln!(
-            m,
-            "| family | f | seeds | true mAP@{k} | evt | evt-binomial | count | evaluate-at-S |"
-        );
-        let _ = writeln!(m, "|---|---:|---:|---:|---|---|---|---|");
-        for r in &part {
-            let _ = writeln!(
-                m,
-                "| {} | {} | {} | {:.2} | {} | {} | {} | {} |",
-                r.family,
-                r.fraction,
-                r.runs,
-                100.0 * r.truth,
-                r.evt.points(),
-                r.evt_binomial.points(),
-                r.count.points(),
-                r.evaluate_at_s.points()
-            );
-        }
-        let _ = writeln!(
-            m,
-            "\n| family | f | hit@1 | Recall@{k} | oracle ER | oracle Bin | immune outranked |"
-        );
-        let _ = writeln!(m, "|---|---:|---|---|---:|---:|---:|");
-        for r in &part {
-            let _ = writeln!(
-                m,
-                "| {} | {} | {} | {} | {:+.2} | {:+.2} | {:.1}% |",
-                r.family,
-                r.fraction,
-                r.hit_at_1.points(),
-                r.recall_at_k.points(),
-                100.0 * r.oracle_expected_rank,
-                100.0 * r.oracle_binomial,
-                100.0 * r.immune_outranked
-            );
-        }
-        let _ = writeln!(m);
-    }
-    m
-}
-
-/// The exam at the main fraction as markdown: per family the estimate and its two second
-/// opinions (mean error and mean |error|), the two intervals' coverage and mean width, the
-/// verdict's doubtful count, hit rate and false alarms; then the tuned families' totals.
-pub fn exam_markdown(report: &ValidationReport) -> String {
-    let rows = exam(report);
-    let mut m = String::new();
-    if rows.is_empty() {
-        return m;
-    }
-    let _ = writeln!(m, "## The exam at f = {}\n", report.options.fraction);
-    let _ = writeln!(
-        m,
-        "Mean error (mean |error|) in mAP points; each interval's coverage of the realized truth \
-         and mean width in points (over the runs that have one); the runs the verdict calls \
-         doubtful, its hit rate (doubtful among runs off by more than {}) and false alarms \
-         (doubtful among runs off by less than {}).\n",
-        points_text(FLAG_MUST),
-        points_text(FLAG_NOT)
-    );
-    let _ = writeln!(
-        m,
-        "| family | evt ({}) | other fit ({}) | level-calibrated | realized interval | \
-         query-bootstrap interval | doubtful | hit | false alarm |",
-        report.options.fit.as_str(),
-        match report.options.fit {
-            FitMode::LevelSelected => "the paper's",
-            FitMode::Fixed => "level-selected",
-        }
-    );
-    let _ = writeln!(m, "|---|---:|---:|---:|---|---|---:|---:|---:|");
-    let err = |e: &ErrorSummary| {
-        if e.mean.is_finite() {
-            format!("{:+.2} ({:.2})", 100.0 * e.mean, 100.0 * e.mean_abs)
-        } else {
-            "n/a".into()
-        }
-    };
-    let interval = |c: Option<(Coverage, f64)>| {
-        c.map_or("n/a".into(), |((i, n), w)| {
-            format!("{i}/{n}, {:.2}", 100.0 * w)
-        })
-    };
-    let count = |c: Coverage| {
-        if c.1 == 0 {
-            "–".to_string()
-        } else {
-            format!("{}/{}", c.0, c.1)
-        }
-    };
-    for r in &rows {
-        let _ = writeln!(
-            m,
-            "| {}{} | {} | {} | {} | {} | {} | {} | {} | {} |",
-            r.family,
-            if r.held_out { " (held out)" } else { "" },
-            err(&r.evt),
-            err(&r.other_fit),
-            err(&r.level_calibrated),
-            interval(r.realized),
-            interval(r.query_bootstrap),
-            count(r.doubtful),
-            count(r.hit),
-            count(r.false_alarm)
-        );
-    }
-    let _ = writeln!(m, "\n{}.", exam_totals_text(&exam_totals(&rows)));
-    m
-}
-
-/// The overview as a plain-text table (mean error / mean |error| in points).
-pub fn corpus_table(report: &ValidationReport) -> String {
-    let mut t = String::new();
-    let _ = writeln!(
-        t,
-        "corpus overview (mean err / mean |err|, mAP points; * = held out):"
-    );
-    let _ = writeln!(
-        t,
-        "  {:<21} {:>6} {:>7} {:>13} {:>13} {:>13} {:>13} {:>13} {:>13}",
-        "family", "f", "truth", "evt", "evt-binomial", "count", "eval-at-S", "hit@1", "Recall@k"
-    );
-    let cell = |e: &ErrorSummary| format!("{:+.2}/{:.2}", 100.0 * e.mean, 100.0 * e.mean_abs);
-    for r in overview(report) {
-        let name = if r.held_out {
-            format!("{}*", r.family)
-        } else {
-            r.family.clone()
-        };
-        let _ = writeln!(
-            t,
-            "  {:<21} {:>6} {:>7.2} {:>13} {:>13} {:>13} {:>13} {:>13} {:>13}",
-            name,
-            r.fraction,
-            100.0 * r.truth,
-            cell(&r.evt),
-            cell(&r.evt_binomial),
-            cell(&r.count),
-            cell(&r.evaluate_at_s),
-            cell(&r.hit_at_1),
-            cell(&r.recall_at_k)
-        );
-    }
-    t
-}
-
 /// The validation corpus, one line per family: name, `(held out)`, description.
 pub fn corpus_list() -> String {
     let mut s = String::new();
@@ -659,19 +492,16 @@ impl ValidationFiles {
 
     /// Write `report`: its markdown (headed by the `command` that ran it) and its runs.
     pub fn write(self, report: &ValidationReport, command: &str) -> Result<()> {
-        let md = report.markdown(command);
-        if let Some(slot) = self.json {
-            let bytes = serde_json::to_vec_pretty(report)
-                .map_err(|e| Error::internal(format!("cannot serialise the runs: {e}")))?;
-            self.outputs.write(slot, |p| write_bytes(p, &bytes))?;
-        }
-        self.outputs
-            .write(self.markdown, |p| write_bytes(p, md.as_bytes()))?;
-        self.outputs.commit()
+        self.write_both(&report.markdown(command), report)
     }
 
     /// Write the exam (`tailrank validate --exam`): its tables `markdown` and its corpus runs.
     pub fn write_exam(self, markdown: &str, runs: &[Run]) -> Result<()> {
+        self.write_both(markdown, runs)
+    }
+
+    /// Write `runs` as pretty JSON (when claimed) and then `markdown`, and commit both.
+    fn write_both(self, markdown: &str, runs: &(impl serde::Serialize + ?Sized)) -> Result<()> {
         if let Some(slot) = self.json {
             let bytes = serde_json::to_vec_pretty(runs)
                 .map_err(|e| Error::internal(format!("cannot serialise the runs: {e}")))?;

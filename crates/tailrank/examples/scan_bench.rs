@@ -13,10 +13,10 @@
 //! (2·Q·S·D / s) and the peak anonymous memory (RssAnon, sampled every 20 ms) during the scan
 //! above what the inputs held before it.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
-use tailrank::formats::descriptors::{DescriptorSource, Dtype};
+use tailrank::formats::descriptors::{DescriptorSource, Dtype, SourceInfo};
 use tailrank::formats::gt::QuerySet;
 use tailrank::formats::npy::NpyDescriptors;
 use tailrank::scan::engine::{scan, NoProgress, ScanConfig, ScanInputs};
@@ -48,10 +48,8 @@ fn rss_anon_kb() -> u64 {
 /// Pseudo-random unit vectors, row `i` generated from `(seed, i)`; optionally `base` rows
 /// mixed in (positives near queries).
 struct Synth {
-    label: PathBuf,
     ids: Vec<String>,
-    row_ids: tailrank::formats::RowIds,
-    dim: usize,
+    info: SourceInfo,
     seed: u64,
     near: Option<(Box<Synth>, usize)>,
 }
@@ -60,10 +58,13 @@ impl Synth {
     fn new(label: &str, prefix: &str, rows: usize, dim: usize, seed: u64) -> Self {
         let ids: Vec<String> = (0..rows).map(|i| format!("{prefix}{i:09}")).collect();
         Synth {
-            label: label.into(),
-            row_ids: tailrank::formats::RowIds::from_strings(label, ids.clone()),
+            info: SourceInfo {
+                path: label.into(),
+                dim,
+                dtype: Dtype::F32,
+                ids: tailrank::formats::RowIds::from_strings(label, ids.clone()),
+            },
             ids,
-            dim,
             seed,
             near: None,
         }
@@ -78,7 +79,7 @@ impl Synth {
             *v = (s >> 40) as f32 / (1u64 << 23) as f32 - 1.0;
         }
         if let Some((base, every)) = &self.near {
-            let mut b = vec![0f32; self.dim];
+            let mut b = vec![0f32; self.dim()];
             base.raw(row / every, &mut b);
             for (v, x) in out.iter_mut().zip(b) {
                 *v = 0.6 * *v + 2.0 * x;
@@ -90,23 +91,11 @@ impl Synth {
 }
 
 impl DescriptorSource for Synth {
-    fn path(&self) -> &Path {
-        &self.label
-    }
-    fn rows(&self) -> usize {
-        self.ids.len()
-    }
-    fn dim(&self) -> usize {
-        self.dim
-    }
-    fn dtype(&self) -> Dtype {
-        Dtype::F32
-    }
-    fn ids(&self) -> &tailrank::formats::RowIds {
-        &self.row_ids
+    fn info(&self) -> &SourceInfo {
+        &self.info
     }
     fn read_rows(&self, start: usize, out: &mut [f32]) -> Result<()> {
-        for (i, row) in out.chunks_exact_mut(self.dim).enumerate() {
+        for (i, row) in out.chunks_exact_mut(self.dim()).enumerate() {
             self.raw(start + i, row);
         }
         Ok(())

@@ -18,7 +18,7 @@ pub mod plot;
 pub mod report;
 
 pub use tailrank_eval::{metric, protocols};
-pub use tailrank_io::{atomic, error, numerics, outputs, sample, selected};
+pub use tailrank_io::{atomic, error, numerics, outputs, sample, selected, table};
 pub use tailrank_io::{Error, ErrorKind, Result, TOOL_VERSION};
 pub use tailrank_predict::{maps, predict};
 pub use tailrank_scan::{evt, formats, hardness, scan, summary};

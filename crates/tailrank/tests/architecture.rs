@@ -295,7 +295,11 @@ const CRATES: &[&str] = &[
 /// (`docs/architecture.md`, "Dependencies"): a module may import modules of its own layer or
 /// below, never above. `lib.rs` (module `""`) is the crate's root.
 const LAYERS: &[(&str, &str, &[&str])] = &[
-    ("tailrank-io", "foundation", &["", "error", "numerics"]),
+    (
+        "tailrank-io",
+        "foundation",
+        &["", "error", "numerics", "table"],
+    ),
     (
         "tailrank-io",
         "formats and I/O",

@@ -598,20 +598,8 @@ fn resume_rescans_chunks_whose_middle_rows_changed() {
 struct BlindDigest(InMemoryDescriptors);
 
 impl DescriptorSource for BlindDigest {
-    fn path(&self) -> &Path {
-        self.0.path()
-    }
-    fn rows(&self) -> usize {
-        self.0.rows()
-    }
-    fn dim(&self) -> usize {
-        self.0.dim()
-    }
-    fn dtype(&self) -> tailrank::formats::descriptors::Dtype {
-        self.0.dtype()
-    }
-    fn ids(&self) -> &tailrank::formats::RowIds {
-        self.0.ids()
+    fn info(&self) -> &tailrank::formats::SourceInfo {
+        self.0.info()
     }
     fn read_rows(&self, start: usize, out: &mut [f32]) -> tailrank::Result<()> {
         self.0.read_rows(start, out)

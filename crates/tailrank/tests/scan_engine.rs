@@ -329,7 +329,7 @@ fn f16_sampled_matches_numpy() {
 
 /// Same rows in a different layout: a pool split into two sources.
 fn split(pool: &InMemoryDescriptors, at: usize) -> (InMemoryDescriptors, InMemoryDescriptors) {
-    let d = pool.dim;
+    let d = pool.dim();
     let a = InMemoryDescriptors::new(
         "pool-a",
         pool.ids[..at].to_vec(),
@@ -559,7 +559,7 @@ fn err(
 #[test]
 fn errors_name_file_and_problem() {
     let (_dir, data) = small();
-    let d = data.pool.dim;
+    let d = data.pool.dim();
 
     let mut qs = data.qs.clone();
     qs.query_ids[1] = "q/missing".into();
@@ -590,8 +590,7 @@ fn errors_name_file_and_problem() {
     // Pool id colliding with a core id.
     let mut ids = data.pool.ids.clone();
     ids[7] = data.core.ids[3].clone();
-    let pool =
-        InMemoryDescriptors::new(data.pool.label.clone(), ids, d, data.pool.data.clone()).unwrap();
+    let pool = InMemoryDescriptors::new(data.pool.path(), ids, d, data.pool.data.clone()).unwrap();
     let e = err(&data, &data.queries, &data.core, &pool, false);
     assert!(
         e.starts_with("pool:") && e.contains("row 7") && e.contains(&data.core.ids[3]),
@@ -659,7 +658,7 @@ fn errors_name_file_and_problem() {
 #[test]
 fn normalize_fixes_and_counts_off_rows() {
     let (_dir, data) = small();
-    let d = data.pool.dim;
+    let d = data.pool.dim();
     let base = {
         let inputs = ScanInputs {
             query_set: &data.qs,

@@ -14,18 +14,70 @@ pub enum Dtype {
     F32,
 }
 
+/// What a descriptor source is before any of its rows is read: where the rows come from,
+/// their width and stored element type, and their ids, one per row (so the source has
+/// `ids.len()` rows). Every [`DescriptorSource`] holds one and answers its accessors from it.
+#[derive(Debug, Clone)]
+pub struct SourceInfo {
+    /// A file path, or a label for in-memory or generated data.
+    pub path: PathBuf,
+    pub dim: usize,
+    pub dtype: Dtype,
+    /// Row ids as 8-byte keys with a way to read the strings back ([`RowIds`]).
+    pub ids: RowIds,
+}
+
+impl SourceInfo {
+    /// The rows a buffer of `values` f32 holds (`values / dim`); an error naming the source
+    /// when that is not a whole number.
+    pub fn rows_in(&self, values: usize) -> Result<usize> {
+        let dim = self.dim;
+        if !values.is_multiple_of(dim) {
+            return Err(Error::option(format!(
+                "{}: output buffer of {values} values is not a whole number of rows of dimension \
+                 {dim}",
+                self.path.display(),
+            )));
+        }
+        Ok(values / dim)
+    }
+
+    /// The same path, width and element type over other rows `ids` (a view of some rows).
+    pub fn with_ids(&self, ids: RowIds) -> SourceInfo {
+        SourceInfo {
+            path: self.path.clone(),
+            dim: self.dim,
+            dtype: self.dtype,
+            ids,
+        }
+    }
+}
+
 /// A readable matrix of descriptors with row ids.
 ///
 /// Invariants: `ids().len() == rows()`, ids are unique, `dim() > 0`.
 pub trait DescriptorSource: Send + Sync {
+    /// Path, width, element type and row ids ([`SourceInfo`]).
+    fn info(&self) -> &SourceInfo;
     /// Where the descriptors come from (a file path, or a label for in-memory data).
-    fn path(&self) -> &Path;
-    fn rows(&self) -> usize;
-    fn dim(&self) -> usize;
-    fn dtype(&self) -> Dtype;
+    fn path(&self) -> &Path {
+        &self.info().path
+    }
+    /// One row per id.
+    fn rows(&self) -> usize {
+        self.info().ids.len()
+    }
+    fn dim(&self) -> usize {
+        self.info().dim
+    }
+    fn dtype(&self) -> Dtype {
+        self.info().dtype
+    }
     /// Row ids, one per row, as 8-byte keys with a way to read the strings back
     /// ([`RowIds`]).
-    fn ids(&self) -> &RowIds;
+    fn ids(&self) -> &RowIds {
+        &self.info().ids
+    }
     /// Convert rows `start .. start + out.len() / dim` to f32 into `out` (row-major).
     /// Errors name the file and the row when the data cannot be read (e.g. truncated file).
     fn read_rows(&self, start: usize, out: &mut [f32]) -> Result<()>;
@@ -61,20 +113,18 @@ pub fn blocks(rows: usize, block_rows: usize) -> impl Iterator<Item = (usize, us
     (0..rows.div_ceil(b)).map(move |i| (i * b, b.min(rows - i * b)))
 }
 
-/// Descriptors held in memory (tests, simulators, the Python binding).
+/// Descriptors held in memory as f32 (tests, simulators, the Python binding).
 ///
 /// `ids` is read-only after [`InMemoryDescriptors::new`]: the source answers
 /// [`DescriptorSource::ids`] from keys computed there, so changing an id means building a new
 /// value.
 #[derive(Debug, Clone)]
 pub struct InMemoryDescriptors {
-    pub label: PathBuf,
     pub ids: Vec<String>,
-    pub dim: usize,
     /// Row-major `ids.len() × dim`.
     pub data: Vec<f32>,
-    /// `ids` as keys (what [`DescriptorSource::ids`] returns).
-    row_ids: RowIds,
+    /// The label, `dim`, f32 and `ids` as keys.
+    info: SourceInfo,
 }
 
 impl InMemoryDescriptors {
@@ -103,11 +153,14 @@ impl InMemoryDescriptors {
         }
         let row_ids = RowIds::from_strings(label.clone(), ids.clone());
         Ok(InMemoryDescriptors {
-            label,
             ids,
-            row_ids,
-            dim,
             data,
+            info: SourceInfo {
+                path: label,
+                dim,
+                dtype: Dtype::F32,
+                ids: row_ids,
+            },
         })
     }
 
@@ -120,27 +173,16 @@ impl InMemoryDescriptors {
 }
 
 impl DescriptorSource for InMemoryDescriptors {
-    fn path(&self) -> &Path {
-        &self.label
-    }
-    fn rows(&self) -> usize {
-        self.ids.len()
-    }
-    fn dim(&self) -> usize {
-        self.dim
-    }
-    fn dtype(&self) -> Dtype {
-        Dtype::F32
-    }
-    fn ids(&self) -> &RowIds {
-        &self.row_ids
+    fn info(&self) -> &SourceInfo {
+        &self.info
     }
     fn read_rows(&self, start: usize, out: &mut [f32]) -> Result<()> {
-        let begin = start * self.dim;
+        let dim = self.dim();
+        let begin = start * dim;
         let end = begin + out.len();
-        if end > self.data.len() || !out.len().is_multiple_of(self.dim) {
+        if end > self.data.len() || !out.len().is_multiple_of(dim) {
             return Err(Error::internal_at(
-                &self.label,
+                self.path(),
                 format!("rows {start}.. out of range ({} rows)", self.rows()),
             ));
         }
@@ -170,7 +212,8 @@ pub struct RowRange<'a> {
     inner: &'a dyn DescriptorSource,
     start: usize,
     end: usize,
-    ids: RowIds,
+    /// The inner source's, over rows `start .. end`.
+    info: SourceInfo,
     digest: String,
 }
 
@@ -200,7 +243,7 @@ impl<'a> RowRange<'a> {
             inner,
             start,
             end,
-            ids: inner.ids().slice(start, end),
+            info: inner.info().with_ids(inner.ids().slice(start, end)),
             digest,
         })
     }
@@ -217,20 +260,8 @@ impl<'a> RowRange<'a> {
 }
 
 impl DescriptorSource for RowRange<'_> {
-    fn path(&self) -> &Path {
-        self.inner.path()
-    }
-    fn rows(&self) -> usize {
-        self.end - self.start
-    }
-    fn dim(&self) -> usize {
-        self.inner.dim()
-    }
-    fn dtype(&self) -> Dtype {
-        self.inner.dtype()
-    }
-    fn ids(&self) -> &RowIds {
-        &self.ids
+    fn info(&self) -> &SourceInfo {
+        &self.info
     }
     fn read_rows(&self, start: usize, out: &mut [f32]) -> Result<()> {
         let n = out.len() / self.dim().max(1);

@@ -17,7 +17,7 @@
 //! as rows and unique. A chunk that cannot be read or inflated later gives an error naming the
 //! file and the rows.
 
-use super::descriptors::{DescriptorSource, Dtype};
+use super::descriptors::{DescriptorSource, Dtype, SourceInfo};
 use super::npy::check_range;
 use super::row_ids::RowIds;
 use crate::error::{Error, IoContext, Result};
@@ -26,7 +26,7 @@ use half::slice::HalfFloatSliceExt;
 use hdf5_reader::{
     ByteOrder, Dataset, Datatype, H5Type, Hdf5File, OpenOptions, SliceInfo, SliceInfoElem,
 };
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Largest descriptor dimension accepted (corrupt metadata guard).
 pub const MAX_DIM: usize = 1 << 20;
@@ -112,14 +112,11 @@ impl H5Type for F16 {
 
 /// An ILIAS HDF5 feature file.
 pub struct Hdf5Descriptors {
-    path: PathBuf,
+    /// The file, the width and element type of `features`, and the ids (one per row).
+    info: SourceInfo,
     /// Keeps the file context alive alongside the dataset handle.
     _file: Hdf5File,
     features: Dataset,
-    rows: usize,
-    dim: usize,
-    dtype: Dtype,
-    ids: RowIds,
     chunk_rows: Option<usize>,
     digest: String,
 }
@@ -127,10 +124,10 @@ pub struct Hdf5Descriptors {
 impl std::fmt::Debug for Hdf5Descriptors {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Hdf5Descriptors")
-            .field("path", &self.path)
-            .field("rows", &self.rows)
-            .field("dim", &self.dim)
-            .field("dtype", &self.dtype)
+            .field("path", &self.info.path)
+            .field("rows", &self.rows())
+            .field("dim", &self.info.dim)
+            .field("dtype", &self.info.dtype)
             .field("chunk_rows", &self.chunk_rows)
             .finish()
     }
@@ -324,13 +321,14 @@ impl Hdf5Descriptors {
         };
 
         let mut d = Hdf5Descriptors {
-            path: path.to_path_buf(),
+            info: SourceInfo {
+                path: path.to_path_buf(),
+                dim,
+                dtype,
+                ids,
+            },
             _file: file,
             features,
-            rows,
-            dim,
-            dtype,
-            ids,
             chunk_rows,
             digest: String::new(),
         };
@@ -356,18 +354,18 @@ impl Hdf5Descriptors {
     fn compute_digest(&self, file_len: u64) -> Result<String> {
         let mut h = xxhash_rust::xxh3::Xxh3::new();
         h.update(b"hdf5-features\n");
-        h.update(&(self.rows as u64).to_le_bytes());
-        h.update(&(self.dim as u64).to_le_bytes());
-        h.update(format!("{:?}", self.dtype).as_bytes());
+        h.update(&(self.rows() as u64).to_le_bytes());
+        h.update(&(self.info.dim as u64).to_le_bytes());
+        h.update(format!("{:?}", self.info.dtype).as_bytes());
         h.update(&file_len.to_le_bytes());
-        self.ids.feed_digest(&mut h)?;
-        let row_bytes = self.dim * 4;
-        let n = ((1usize << 20) / row_bytes).max(1).min(self.rows);
-        let mut buf = vec![0.0f32; n * self.dim];
+        self.info.ids.feed_digest(&mut h)?;
+        let row_bytes = self.info.dim * 4;
+        let n = ((1usize << 20) / row_bytes).max(1).min(self.rows());
+        let mut buf = vec![0.0f32; n * self.info.dim];
         if n > 0 {
             self.read_rows(0, &mut buf)?;
             buf.iter().for_each(|v| h.update(&v.to_le_bytes()));
-            self.read_rows(self.rows - n, &mut buf)?;
+            self.read_rows(self.rows() - n, &mut buf)?;
             buf.iter().for_each(|v| h.update(&v.to_le_bytes()));
         }
         Ok(format!("xxh3:{:016x}", h.digest()))
@@ -477,32 +475,13 @@ fn read_index(path: &Path, index: &Dataset) -> Result<Vec<String>> {
 }
 
 impl DescriptorSource for Hdf5Descriptors {
-    fn path(&self) -> &Path {
-        &self.path
-    }
-    fn rows(&self) -> usize {
-        self.rows
-    }
-    fn dim(&self) -> usize {
-        self.dim
-    }
-    fn dtype(&self) -> Dtype {
-        self.dtype
-    }
-    fn ids(&self) -> &RowIds {
-        &self.ids
+    fn info(&self) -> &SourceInfo {
+        &self.info
     }
     fn read_rows(&self, start: usize, out: &mut [f32]) -> Result<()> {
-        let dim = self.dim;
-        if !out.len().is_multiple_of(dim) {
-            return Err(Error::option(format!(
-                "{}: output buffer of {} values is not a whole number of rows of dimension {dim}",
-                self.path.display(),
-                out.len()
-            )));
-        }
-        let n = out.len() / dim;
-        check_range(&self.path, start, n, self.rows)?;
+        let dim = self.info.dim;
+        let n = self.info.rows_in(out.len())?;
+        check_range(&self.info.path, start, n, self.rows())?;
         if n == 0 {
             return Ok(());
         }
@@ -522,7 +501,7 @@ impl DescriptorSource for Hdf5Descriptors {
         };
         let fail = |e: hdf5_reader::error::Error| {
             Error::input(
-                &self.path,
+                &self.info.path,
                 format!(
                     "cannot read rows {start}..{} of dataset 'features': {e} (truncated or corrupt file?)",
                     start + n
@@ -531,7 +510,7 @@ impl DescriptorSource for Hdf5Descriptors {
         };
         let bad_len = |got: usize| {
             Error::input(
-                &self.path,
+                &self.info.path,
                 format!(
                     "rows {start}..{}: got {got} values instead of {}",
                     start + n,
@@ -539,9 +518,9 @@ impl DescriptorSource for Hdf5Descriptors {
                 ),
             )
         };
-        match self.dtype {
+        match self.info.dtype {
             Dtype::F32 => {
-                let a = guarded(&self.path, "cannot read rows", || {
+                let a = guarded(&self.info.path, "cannot read rows", || {
                     self.features.read_slice::<f32>(&sel).map_err(fail)
                 })?;
                 match a.as_slice() {
@@ -556,7 +535,7 @@ impl DescriptorSource for Hdf5Descriptors {
                 }
             }
             Dtype::F16 => {
-                let a = guarded(&self.path, "cannot read rows", || {
+                let a = guarded(&self.info.path, "cannot read rows", || {
                     self.features.read_slice::<F16>(&sel).map_err(fail)
                 })?;
                 if a.len() != out.len() {

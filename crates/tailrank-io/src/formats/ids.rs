@@ -200,8 +200,28 @@ pub fn find_duplicate(ids: &[String]) -> Option<(usize, usize)> {
     find_duplicate_across(&[ids]).map(|((_, a), (_, b))| (a, b))
 }
 
-/// Distinct repeated hash values examined per pass of [`find_duplicate_across`].
-const DUP_BATCH: usize = 1 << 16;
+/// Distinct repeated hash values examined per batch ([`repeated_keys`]) by
+/// [`find_duplicate_across`] and `row_ids::find_duplicate_rows`.
+pub(crate) const DUP_BATCH: usize = 1 << 16;
+
+/// The next batch of repeated values of the ascending `sorted`: from index `*from` on, up to
+/// [`DUP_BATCH`] distinct values that occur at least twice, ascending; `*from` moves past the
+/// last value looked at (past every copy of a value taken), so that the next call continues.
+pub(crate) fn repeated_keys(sorted: &[u64], from: &mut usize) -> Vec<u64> {
+    let mut cand = Vec::new();
+    while *from + 1 < sorted.len() && cand.len() < DUP_BATCH {
+        let h = sorted[*from];
+        if h == sorted[*from + 1] {
+            cand.push(h);
+            while *from < sorted.len() && sorted[*from] == h {
+                *from += 1;
+            }
+        } else {
+            *from += 1;
+        }
+    }
+    cand
+}
 
 /// xxh3-64 (seed 0) of an id: the 8-byte key under which pool ids are compared (duplicate
 /// checks) and recorded (`pool_id_hashes.npy` of a summary, `docs/reference/summary-format.md`).
@@ -238,19 +258,7 @@ pub fn find_duplicate_across(lists: &[&[String]]) -> Option<((usize, usize), (us
     hashes.par_sort_unstable();
     let mut from = 0usize; // index into `hashes` where the next batch starts looking
     loop {
-        // The next batch of distinct hash values that occur at least twice.
-        let mut cand: Vec<u64> = Vec::new();
-        while from + 1 < hashes.len() && cand.len() < DUP_BATCH {
-            if hashes[from] == hashes[from + 1] {
-                let h = hashes[from];
-                cand.push(h);
-                while from < hashes.len() && hashes[from] == h {
-                    from += 1;
-                }
-            } else {
-                from += 1;
-            }
-        }
+        let cand = repeated_keys(&hashes, &mut from);
         if cand.is_empty() {
             return None;
         }

@@ -47,6 +47,16 @@ pub fn to_json_value<T: serde::Serialize>(v: &T) -> Value {
 /// the serialised type.
 struct PositiveZeros(PrettyFormatter<'static>);
 
+/// Formatter methods of [`PositiveZeros`] that only hand the writer (and their arguments) to
+/// the wrapped [`PrettyFormatter`]: its layout, unchanged.
+macro_rules! pretty_layout {
+    ($($name:ident($($arg:ident: $ty:ty),*);)*) => {$(
+        fn $name<W: ?Sized + Write>(&mut self, w: &mut W $(, $arg: $ty)*) -> std::io::Result<()> {
+            self.0.$name(w $(, $arg)*)
+        }
+    )*};
+}
+
 impl Formatter for PositiveZeros {
     fn write_f64<W: ?Sized + Write>(&mut self, w: &mut W, v: f64) -> std::io::Result<()> {
         self.0.write_f64(w, if v == 0.0 { 0.0 } else { v })
@@ -54,40 +64,16 @@ impl Formatter for PositiveZeros {
     fn write_f32<W: ?Sized + Write>(&mut self, w: &mut W, v: f32) -> std::io::Result<()> {
         self.0.write_f32(w, if v == 0.0 { 0.0 } else { v })
     }
-    fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.0.begin_array(w)
-    }
-    fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.0.end_array(w)
-    }
-    fn begin_array_value<W: ?Sized + Write>(
-        &mut self,
-        w: &mut W,
-        first: bool,
-    ) -> std::io::Result<()> {
-        self.0.begin_array_value(w, first)
-    }
-    fn end_array_value<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.0.end_array_value(w)
-    }
-    fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.0.begin_object(w)
-    }
-    fn end_object<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.0.end_object(w)
-    }
-    fn begin_object_key<W: ?Sized + Write>(
-        &mut self,
-        w: &mut W,
-        first: bool,
-    ) -> std::io::Result<()> {
-        self.0.begin_object_key(w, first)
-    }
-    fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.0.begin_object_value(w)
-    }
-    fn end_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.0.end_object_value(w)
+    pretty_layout! {
+        begin_array();
+        end_array();
+        begin_array_value(first: bool);
+        end_array_value();
+        begin_object();
+        end_object();
+        begin_object_key(first: bool);
+        begin_object_value();
+        end_object_value();
     }
 }
 
@@ -217,57 +203,48 @@ impl<'a> JsonReader<'a> {
     where
         F: FnMut(&mut Self, String) -> Result<()>,
     {
-        if self.peek() != Some(b'{') {
-            let found = self.found();
-            return Err(self.error(format!("{what}; found {found}")));
-        }
-        self.pos += 1;
-        if self.peek() == Some(b'}') {
-            self.pos += 1;
-            return Ok(());
-        }
-        loop {
-            let key = self.key()?;
-            f(self, key)?;
-            match self.peek() {
-                Some(b',') => self.pos += 1,
-                Some(b'}') => {
-                    self.pos += 1;
-                    return Ok(());
-                }
-                _ => {
-                    let found = self.found();
-                    return Err(self.error(format!("expected ',' or '}}'; found {found}")));
-                }
-            }
-        }
+        self.items(b'{', b'}', what, |r| {
+            let key = r.key()?;
+            f(r, key)
+        })
     }
 
     /// Iterate over the elements of an array, calling `f(reader)` at each element.
-    pub(crate) fn array<F>(&mut self, what: &str, mut f: F) -> Result<()>
+    pub(crate) fn array<F>(&mut self, what: &str, f: F) -> Result<()>
     where
         F: FnMut(&mut Self) -> Result<()>,
     {
-        if self.peek() != Some(b'[') {
+        self.items(b'[', b']', what, f)
+    }
+
+    /// The items of a container opened by `open` and closed by `close`, separated by commas:
+    /// `item(reader)` reads each one. `what` describes the container in the message when
+    /// something else is found.
+    fn items<F>(&mut self, open: u8, close: u8, what: &str, mut item: F) -> Result<()>
+    where
+        F: FnMut(&mut Self) -> Result<()>,
+    {
+        if self.peek() != Some(open) {
             let found = self.found();
             return Err(self.error(format!("{what}; found {found}")));
         }
         self.pos += 1;
-        if self.peek() == Some(b']') {
+        if self.peek() == Some(close) {
             self.pos += 1;
             return Ok(());
         }
         loop {
-            f(self)?;
+            item(self)?;
             match self.peek() {
                 Some(b',') => self.pos += 1,
-                Some(b']') => {
+                Some(c) if c == close => {
                     self.pos += 1;
                     return Ok(());
                 }
                 _ => {
                     let found = self.found();
-                    return Err(self.error(format!("expected ',' or ']'; found {found}")));
+                    let close = close as char;
+                    return Err(self.error(format!("expected ',' or '{close}'; found {found}")));
                 }
             }
         }
@@ -571,5 +548,37 @@ mod zero_tests {
         assert_eq!(v["d"], json!(-1.5));
         assert_eq!(v["e"], json!(0));
         assert_eq!(v["b"][2]["c"].as_f64(), Some(0.0));
+    }
+
+    /// Objects and arrays read through one item loop: their keys and elements in order, and
+    /// each container's own closing bracket named when a separator is missing.
+    #[test]
+    fn objects_and_arrays_read_items_and_name_their_closing_bracket() {
+        let path = Path::new("t.json");
+        let mut r = JsonReader::new(path, br#"{"a": [1, 2], "b": []}"#).unwrap();
+        let mut seen = Vec::new();
+        r.object("an object", |r, key| {
+            r.array("an array", |r| {
+                seen.push(format!("{key}{:?}", r.scalar()?));
+                Ok(())
+            })
+        })
+        .unwrap();
+        assert_eq!(seen.len(), 2, "{seen:?}");
+        assert!(
+            seen[0].starts_with('a') && seen[1].starts_with('a'),
+            "{seen:?}"
+        );
+        let err = |text: &'static str| {
+            let mut r = JsonReader::new(path, text.as_bytes()).unwrap();
+            r.object("an object", |r, _| r.skip_value())
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(err(r#"{"a": 1 "b": 2}"#).contains("expected ',' or '}'; found"));
+        assert!(err("[1]").contains("an object; found"));
+        let mut r = JsonReader::new(path, b"[1 2]").unwrap();
+        let e = r.array("an array", |r| r.skip_value()).unwrap_err();
+        assert!(e.to_string().contains("expected ',' or ']'; found"), "{e}");
     }
 }

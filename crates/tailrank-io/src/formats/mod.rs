@@ -14,7 +14,7 @@ pub mod open;
 pub mod results;
 pub mod row_ids;
 
-pub use descriptors::{blocks, read_all, DescriptorSource, Dtype, InMemoryDescriptors};
+pub use descriptors::{blocks, read_all, DescriptorSource, Dtype, InMemoryDescriptors, SourceInfo};
 pub use gt::{load_ground_truth, QuerySet};
 pub use hdf5::Hdf5Descriptors;
 pub use ids::{check_unique, read_ids, write_ids};

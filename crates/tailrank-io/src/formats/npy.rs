@@ -14,7 +14,7 @@
 
 mod header;
 
-use super::descriptors::{DescriptorSource, Dtype};
+use super::descriptors::{DescriptorSource, Dtype, SourceInfo};
 use super::row_ids::RowIds;
 use crate::atomic;
 use crate::error::{Error, IoContext, Result};
@@ -39,7 +39,8 @@ pub fn sibling_id_candidates(path: &Path) -> Vec<PathBuf> {
 
 /// A memory-mapped `.npy` matrix with row ids.
 pub struct NpyDescriptors {
-    path: PathBuf,
+    /// The file, the header's dim and dtype, and the ids.
+    info: SourceInfo,
     ids_path: PathBuf,
     header: NpyHeader,
     /// The open file behind `map`: its length is checked before every read, so that a file
@@ -48,14 +49,13 @@ pub struct NpyDescriptors {
     /// File length at open (header + data).
     len: u64,
     map: Mmap,
-    ids: RowIds,
     digest: String,
 }
 
 impl std::fmt::Debug for NpyDescriptors {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("NpyDescriptors")
-            .field("path", &self.path)
+            .field("path", &self.info.path)
             .field("ids_path", &self.ids_path)
             .field("header", &self.header)
             .finish()
@@ -168,13 +168,17 @@ impl NpyDescriptors {
         hash_ends(&mut h, &map[header.data_offset..]);
         let digest = format!("xxh3:{:016x}", h.digest());
         Ok(NpyDescriptors {
-            path: path.to_path_buf(),
+            info: SourceInfo {
+                path: path.to_path_buf(),
+                dim: header.dim,
+                dtype: header.dtype,
+                ids,
+            },
             ids_path,
             header,
             file,
             len: len as u64,
             map,
-            ids,
             digest,
         })
     }
@@ -192,11 +196,11 @@ impl NpyDescriptors {
     /// The raw little-endian data bytes of rows `start .. start + n`. Fails, naming the file
     /// and the rows, when the file has become shorter since it was opened.
     pub fn raw_rows(&self, start: usize, n: usize) -> Result<&[u8]> {
-        check_range(&self.path, start, n, self.header.rows)?;
-        let now = self.file.metadata().at(&self.path)?.len();
+        check_range(&self.info.path, start, n, self.header.rows)?;
+        let now = self.file.metadata().at(&self.info.path)?.len();
         if now < self.len {
             return Err(Error::input(
-                &self.path,
+                &self.info.path,
                 format!(
                     "the file was truncated while it was being read: it is now {now} bytes, \
                      {} when opened (reading rows {start}..{})",
@@ -293,31 +297,11 @@ pub fn convert_le(dtype: Dtype, bytes: &[u8], out: &mut [f32]) {
 }
 
 impl DescriptorSource for NpyDescriptors {
-    fn path(&self) -> &Path {
-        &self.path
-    }
-    fn rows(&self) -> usize {
-        self.header.rows
-    }
-    fn dim(&self) -> usize {
-        self.header.dim
-    }
-    fn dtype(&self) -> Dtype {
-        self.header.dtype
-    }
-    fn ids(&self) -> &RowIds {
-        &self.ids
+    fn info(&self) -> &SourceInfo {
+        &self.info
     }
     fn read_rows(&self, start: usize, out: &mut [f32]) -> Result<()> {
-        let dim = self.header.dim;
-        if !out.len().is_multiple_of(dim) {
-            return Err(Error::option(format!(
-                "{}: output buffer of {} values is not a whole number of rows of dimension {dim}",
-                self.path.display(),
-                out.len()
-            )));
-        }
-        let n = out.len() / dim;
+        let n = self.info.rows_in(out.len())?;
         let bytes = self.raw_rows(start, n)?;
         convert_le(self.header.dtype, bytes, out);
         Ok(())

@@ -13,7 +13,7 @@
 //! an error naming it, never a silent mismatch. Keys are compared, never trusted alone: two
 //! different ids with one key are reported as a hash collision ([`find_duplicate_rows`]).
 
-use super::ids::{for_each_line, id_hash, id_key, open_text};
+use super::ids::{for_each_line, id_hash, id_key, open_text, repeated_keys};
 use crate::error::{Error, Result};
 use rayon::prelude::*;
 use std::borrow::Cow;
@@ -346,9 +346,6 @@ impl RowIds {
     }
 }
 
-/// Distinct repeated keys examined by [`find_duplicate_rows`].
-const DUP_BATCH: usize = 1 << 16;
-
 /// A repeated id: `((list a, row a), (list b, row b), id)` ([`find_duplicate_rows`]).
 pub type Repeat = ((usize, usize), (usize, usize), String);
 
@@ -370,19 +367,7 @@ pub fn find_duplicate_rows(lists: &[&RowIds]) -> Result<Option<Repeat>> {
         hashes.extend_from_slice(l.keys());
     }
     hashes.par_sort_unstable();
-    let mut cand: Vec<u64> = Vec::new();
-    let mut i = 0usize;
-    while i + 1 < hashes.len() && cand.len() < DUP_BATCH {
-        if hashes[i] == hashes[i + 1] {
-            let h = hashes[i];
-            cand.push(h);
-            while i < hashes.len() && hashes[i] == h {
-                i += 1;
-            }
-        } else {
-            i += 1;
-        }
-    }
+    let cand = repeated_keys(&hashes, &mut 0);
     drop(hashes);
     if cand.is_empty() {
         return Ok(None);

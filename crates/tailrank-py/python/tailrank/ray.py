@@ -197,26 +197,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     import ray
 
     ray.init(address=a.address, num_cpus=a.num_cpus, include_dashboard=False)
+    # Every option that is not an input, the output or a setting of the local Ray instance is
+    # a keyword of scan() under its argparse name.
+    not_scan = {"queries", "core", "gt", "pool", "output", "address", "num_cpus"}
+    options = {k: v for k, v in vars(a).items() if k not in not_scan}
     try:
-        s = scan(
-            a.pool,
-            a.queries,
-            a.core,
-            a.gt,
-            fraction=a.fraction,
-            seed=a.seed,
-            pool_size=a.pool_size,
-            top_m=a.top_m,
-            model=a.model,
-            query_set=a.query_set,
-            after=a.after,
-            min_fraction=a.min_fraction,
-            drift_shards=a.drift_shards,
-            normalize=a.normalize,
-            shards_per_task=a.shards_per_task,
-            threads_per_task=a.threads_per_task,
-            merge_fanin=a.merge_fanin,
-        )
+        s = scan(a.pool, a.queries, a.core, a.gt, **options)
         s.save(a.output)
     except TailrankError as e:
         print(f"tailrank.ray: error: {e}", file=sys.stderr)

@@ -325,18 +325,11 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
         let fields = split_csv(line).map_err(|e| Error::input(path, format!("line {ln}: {e}")))?;
         let Some(hdr) = &header else {
             let names: Vec<String> = fields.iter().map(|f| f.trim().to_string()).collect();
-            let missing: Vec<&str> = HARDNESS_COLUMNS[..13]
-                .iter()
-                .copied()
-                .filter(|c| !names.iter().any(|n| n == c))
-                .collect();
-            if !missing.is_empty() {
+            let has = |c: &str| names.iter().any(|n| n == c);
+            if let Some(missing) = missing_names(&HARDNESS_COLUMNS[..13], has) {
                 return Err(Error::input(
                     path,
-                    format!(
-                        "line {ln}: header lacks the column(s) {}",
-                        missing.join(", ")
-                    ),
+                    format!("line {ln}: header lacks the column(s) {missing}"),
                 ));
             }
             for (i, n) in names.iter().enumerate() {
@@ -474,19 +467,12 @@ fn query_tail(
     match present {
         0 => Ok(None),
         4 => {
-            let u = finite(path, ln, "tail_u", num(path, ln, "tail_u", &tail_vals[0])?)?;
-            let sigma = finite(
-                path,
-                ln,
-                "tail_sigma",
-                num(path, ln, "tail_sigma", &tail_vals[1])?,
-            )?;
-            let xi = finite(
-                path,
-                ln,
-                "tail_xi",
-                num(path, ln, "tail_xi", &tail_vals[2])?,
-            )?;
+            // Tail column `i`, called `name`, as a finite number.
+            let float =
+                |i: usize, name: &str| finite(path, ln, name, num(path, ln, name, &tail_vals[i])?);
+            let u = float(0, "tail_u")?;
+            let sigma = float(1, "tail_sigma")?;
+            let xi = float(2, "tail_xi")?;
             let n_u: usize = num(path, ln, "tail_n_u", &tail_vals[3])?;
             if !(sigma > 0.0) {
                 return Err(Error::input(
@@ -554,6 +540,13 @@ fn positive_row<'a>(
     })
 }
 
+/// The names of `wanted` that `has` does not find, in order and joined by `, `; None when it
+/// finds them all.
+fn missing_names(wanted: &[&str], has: impl Fn(&str) -> bool) -> Option<String> {
+    let missing: Vec<&str> = wanted.iter().copied().filter(|w| !has(w)).collect();
+    (!missing.is_empty()).then(|| missing.join(", "))
+}
+
 /// The metadata of the file from its `# key: value` lines (`meta_kv`: key, value, line; the
 /// last of a repeated key counts): the required keys, the format version, the numbers and
 /// the excess move.
@@ -568,18 +561,10 @@ fn hardness_meta(path: &Path, meta_kv: &[(String, String, usize)]) -> Result<Har
         "estimator",
         "tool_version",
     ];
-    let missing: Vec<&str> = required
-        .iter()
-        .copied()
-        .filter(|k| meta_get(k).is_none())
-        .collect();
-    if !missing.is_empty() {
+    if let Some(missing) = missing_names(&required, |k| meta_get(k).is_some()) {
         return Err(Error::input(
             path,
-            format!(
-                "metadata lacks the key(s) {} (lines '# key: value' before the header)",
-                missing.join(", ")
-            ),
+            format!("metadata lacks the key(s) {missing} (lines '# key: value' before the header)"),
         ));
     }
     let meta_num = |k: &str| -> Result<String> {

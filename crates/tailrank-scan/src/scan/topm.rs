@@ -324,8 +324,12 @@ impl TopKeyed {
 mod tests {
     use super::*;
 
-    fn desc(a: &f32, b: &f32) -> Ordering {
-        b.total_cmp(a)
+    /// The reference: the `m` largest of `vals`, descending, by a full sort.
+    fn top_by_sort(vals: &[f32], m: usize) -> Vec<f32> {
+        let mut want = vals.to_vec();
+        want.sort_unstable_by(|a, b| b.total_cmp(a));
+        want.truncate(m);
+        want
     }
 
     fn lcg(state: &mut u64) -> f32 {
@@ -366,10 +370,7 @@ mod tests {
             for &v in &vals {
                 t.push(v);
             }
-            let mut want = vals.clone();
-            want.sort_unstable_by(desc);
-            want.truncate(m);
-            assert_eq!(t.into_sorted(), want, "m = {m}");
+            assert_eq!(t.into_sorted(), top_by_sort(&vals, m), "m = {m}");
         }
     }
 
@@ -466,10 +467,7 @@ mod tests {
             for w in &parts {
                 merged.merge(w);
             }
-            let mut want = vals.clone();
-            want.sort_unstable_by(desc);
-            want.truncate(m);
-            assert_eq!(merged.into_sorted(), want, "m = {m}");
+            assert_eq!(merged.into_sorted(), top_by_sort(&vals, m), "m = {m}");
         }
     }
 

@@ -40,38 +40,23 @@ pub(super) trait Elem: Copy {
     }
 }
 
-impl Elem for u64 {
-    const DESCR: &'static str = "<u8";
-    const SIZE: usize = 8;
-    fn put_le(self, out: &mut [u8]) {
-        out.copy_from_slice(&self.to_le_bytes());
-    }
-    fn get(b: &[u8]) -> Self {
-        u64::from_le_bytes(b.try_into().expect("8 bytes"))
-    }
+/// `Elem` for primitive `$t` with numpy dtype `$descr`: its `to_le_bytes` / `from_le_bytes`.
+macro_rules! elem {
+    ($($t:ty => $descr:literal),*) => {$(
+        impl Elem for $t {
+            const DESCR: &'static str = $descr;
+            const SIZE: usize = std::mem::size_of::<$t>();
+            fn put_le(self, out: &mut [u8]) {
+                out.copy_from_slice(&self.to_le_bytes());
+            }
+            fn get(b: &[u8]) -> Self {
+                <$t>::from_le_bytes(b.try_into().expect("SIZE bytes"))
+            }
+        }
+    )*};
 }
 
-impl Elem for u32 {
-    const DESCR: &'static str = "<u4";
-    const SIZE: usize = 4;
-    fn put_le(self, out: &mut [u8]) {
-        out.copy_from_slice(&self.to_le_bytes());
-    }
-    fn get(b: &[u8]) -> Self {
-        u32::from_le_bytes(b.try_into().expect("4 bytes"))
-    }
-}
-
-impl Elem for f32 {
-    const DESCR: &'static str = "<f4";
-    const SIZE: usize = 4;
-    fn put_le(self, out: &mut [u8]) {
-        out.copy_from_slice(&self.to_le_bytes());
-    }
-    fn get(b: &[u8]) -> Self {
-        f32::from_le_bytes(b.try_into().expect("4 bytes"))
-    }
-}
+elem!(u64 => "<u8", u32 => "<u4", f32 => "<f4");
 
 /// The xxh3 checksum string of a byte stream, as stored in the manifest.
 pub(super) fn checksum_string(h: u64) -> String {

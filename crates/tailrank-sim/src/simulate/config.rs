@@ -60,7 +60,7 @@ impl SimConfig {
     /// The ILIAS-like benchmark every summary family starts from: 1,232 queries over 1,000
     /// instances, ~4,700 positives, N = 10^8, f = 5%, M = 4000, levels f … f/16, 4 drift
     /// shards, k = 1000; GPD-like per-query tails ([`TailModel::Families`]) and the preset
-    /// hardness law (power-law body on log10 x ∈ [−8.3, −3], immune block [−14, −10]).
+    /// hardness law ([`HardnessLaw::PRESET`]).
     pub fn ilias_like(name: &str, seed: u64) -> SimConfig {
         SimConfig {
             preset: name.to_string(),
@@ -80,16 +80,7 @@ impl SimConfig {
                 kumaraswamy_a: [1.2, 2.0],
                 endpoint: [0.45, 0.75],
             },
-            hardness: HardnessLaw {
-                immune_share: 0.23,
-                immune_log10: [-14.0, -10.0],
-                hopeless_share: 0.485,
-                hopeless_log10: [-3.0, -0.5],
-                alpha: 1.2,
-                log10_range: [-8.3, -3.0],
-                instance_corr: 0.45,
-                query_corr: 0.25,
-            },
+            hardness: HardnessLaw::PRESET,
             core_hardness: 10.0,
             truth_pool_sizes: vec![10_000_000, 20_000_000, 50_000_000],
             bursts: None,

@@ -140,13 +140,9 @@ pub fn summary_config(name: &str, seed: u64) -> Result<SimConfig> {
 pub fn corpus_hardness() -> HardnessLaw {
     HardnessLaw {
         immune_share: 0.10,
-        immune_log10: [-14.0, -10.0],
         hopeless_share: 0.30,
-        hopeless_log10: [-3.0, -0.5],
-        alpha: 1.2,
         log10_range: [-10.0, -3.0],
-        instance_corr: 0.45,
-        query_corr: 0.25,
+        ..HardnessLaw::PRESET
     }
 }
 

@@ -43,10 +43,10 @@ impl ErrorSummary {
     /// `mean / mean|·| / max|·|` in points (percent), two decimals.
     pub fn points(&self) -> String {
         format!(
-            "{:+.2} / {:.2} / {:.2}",
-            100.0 * self.mean,
-            100.0 * self.mean_abs,
-            100.0 * self.max_abs
+            "{} / {} / {}",
+            signed_points(self.mean),
+            points(self.mean_abs),
+            points(self.max_abs)
         )
     }
 }
@@ -218,6 +218,16 @@ pub fn exam_totals(rows: &[ExamRow]) -> ExamTotals {
             realized: add(t.realized, r.realized.map_or((0, 0), |c| c.0)),
         },
     )
+}
+
+/// A fraction in points (percent), two decimals: `12.34`.
+pub fn points(v: f64) -> String {
+    format!("{:.2}", 100.0 * v)
+}
+
+/// A fraction in points with its sign, two decimals: `+1.23`, `-0.40`.
+pub fn signed_points(v: f64) -> String {
+    format!("{:+.2}", 100.0 * v)
 }
 
 /// `1 point`, `0.5 points`: an error threshold (a fraction of mAP) in mAP points.

@@ -22,6 +22,7 @@ use crate::error::{Error, Result};
 use crate::hardness::{Branch, QueryHardness};
 use crate::maps::{mean_ap_at_k, MapKind};
 use crate::numerics::quantile_sorted;
+use crate::table::{Column, Table};
 use serde::{Deserialize, Serialize};
 
 /// Upper ends of the depth bands of `N·x` (the last band is open).
@@ -315,8 +316,7 @@ pub fn markdown(d: &Decomposition, runs: usize) -> String {
         m,
         "Error decomposition (mean over {runs} runs, mAP points):\n"
     );
-    let _ = writeln!(m, "| oracle / part | error |");
-    let _ = writeln!(m, "|---|---:|");
+    let mut parts = Table::new(vec![Column::left("oracle / part"), Column::right("error")]);
     for (name, v) in [
         (
             "oracle: expected-rank fed the true x",
@@ -334,8 +334,9 @@ pub fn markdown(d: &Decomposition, runs: usize) -> String {
         ("evt part: move to the centre of the excess", d.part_centre),
         ("evt total (sum of the parts)", d.total()),
     ] {
-        let _ = writeln!(m, "| {name} | {} |", pt(v));
+        parts.push(vec![name.to_string(), pt(v)]);
     }
+    m.push_str(&parts.markdown());
     let _ = writeln!(
         m,
         "\nPositives called immune: {}; the full pool outranks {} of them ({:.1}%).\n",
@@ -348,28 +349,32 @@ pub fn markdown(d: &Decomposition, runs: usize) -> String {
         "Hardness calibration, log10(x̂/x) by depth band of N·x and branch \
          (median [q25, q75], averaged over runs; outranked = share with K_N > 0):\n"
     );
-    let _ = writeln!(m, "| N·x | branch | positives | median | IQR | outranked |");
-    let _ = writeln!(m, "|---|---|---:|---:|---|---:|");
-    for c in &d.calibration {
-        let num = |v: f64| {
-            if v.is_nan() {
-                "n/a".to_string()
-            } else {
-                format!("{v:+.2}")
-            }
-        };
-        let _ = writeln!(
-            m,
-            "| {} | {:?} | {} | {} | [{}, {}] | {:.1}% |",
-            DEPTH_BAND_LABELS[c.band],
-            c.branch,
-            c.positives,
+    let calibration = Table::new(vec![
+        Column::left("N·x"),
+        Column::left("branch"),
+        Column::right("positives"),
+        Column::right("median"),
+        Column::left("IQR"),
+        Column::right("outranked"),
+    ]);
+    let num = |v: f64| {
+        if v.is_nan() {
+            "n/a".to_string()
+        } else {
+            format!("{v:+.2}")
+        }
+    };
+    let rows = d.calibration.iter().map(|c| {
+        vec![
+            DEPTH_BAND_LABELS[c.band].to_string(),
+            format!("{:?}", c.branch),
+            c.positives.to_string(),
             num(c.median),
-            num(c.q25),
-            num(c.q75),
-            100.0 * c.outranked
-        );
-    }
+            format!("[{}, {}]", num(c.q25), num(c.q75)),
+            format!("{:.1}%", 100.0 * c.outranked),
+        ]
+    });
+    m.push_str(&calibration.with_rows(rows).markdown());
     m
 }
 

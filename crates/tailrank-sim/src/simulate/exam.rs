@@ -17,6 +17,7 @@ use super::validation::{run_validation, Coverage, Run, ValidationOptions, FLAG_M
 use super::vector_validation::VectorRun;
 use crate::error::{Error, Result};
 use crate::predict::{Interval, Verdict};
+use crate::table::{Column, Table};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -299,12 +300,22 @@ pub fn exam_markdown(tables: &[ExamTable]) -> String {
     };
     for t in tables {
         let _ = writeln!(m, "At f = {}:\n", t.fraction);
-        let _ = writeln!(
-            m,
-            "| side | family | runs | mAP mean \\|err\\| | mAP mean err | hit@1 mean \\|err\\| | \
-             Recall@k max \\|err\\| | realized covers | realized width | misses | false alarms |"
+        let mut columns = vec![Column::left("side"), Column::left("family")];
+        columns.extend(
+            [
+                "runs",
+                "mAP mean |err|",
+                "mAP mean err",
+                "hit@1 mean |err|",
+                "Recall@k max |err|",
+                "realized covers",
+                "realized width",
+                "misses",
+                "false alarms",
+            ]
+            .map(Column::right),
         );
-        let _ = writeln!(m, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+        let mut table = Table::new(columns);
         let blocks = [
             ("tuning", &t.tuning, &t.tuning_pooled),
             ("held out", &t.held_out, &t.held_out_pooled),
@@ -316,10 +327,10 @@ pub fn exam_markdown(tables: &[ExamTable]) -> String {
                 } else {
                     l.name.clone()
                 };
-                let _ = writeln!(
-                    m,
-                    "| {side} | {name} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-                    l.runs,
+                table.push(vec![
+                    side.to_string(),
+                    name,
+                    l.runs.to_string(),
                     pt(l.map_mean_abs),
                     signed(l.map_mean),
                     pt(l.hit_mean_abs),
@@ -327,11 +338,11 @@ pub fn exam_markdown(tables: &[ExamTable]) -> String {
                     count_text(l.covered),
                     pt(l.width),
                     count_text(l.misses),
-                    count_text(l.false_alarms)
-                );
+                    count_text(l.false_alarms),
+                ]);
             }
         }
-        let _ = writeln!(m);
+        let _ = writeln!(m, "{}", table.markdown());
     }
     m
 }

@@ -26,6 +26,21 @@ pub struct HardnessLaw {
 }
 
 impl HardnessLaw {
+    /// The presets' law (`ilias-like`, `mixture-tail`): 23% of the positives near-immune
+    /// (`log10 x` in [−14, −10]), 48.5% hopeless ([−3, −0.5]), the rest a power-law body with
+    /// α = 1.2 on [−8.3, −3], so that the band [−10, −8.3] is empty; instance and query shares
+    /// of the latent variance 0.45 and 0.25.
+    pub const PRESET: HardnessLaw = HardnessLaw {
+        immune_share: 0.23,
+        immune_log10: [-14.0, -10.0],
+        hopeless_share: 0.485,
+        hopeless_log10: [-3.0, -0.5],
+        alpha: 1.2,
+        log10_range: [-8.3, -3.0],
+        instance_corr: 0.45,
+        query_corr: 0.25,
+    };
+
     /// Quantile of `z = log10 x` at `u ∈ (0, 1)`.
     pub fn log10_quantile(&self, u: f64) -> f64 {
         let u = u.clamp(1e-15, 1.0 - 1e-15);

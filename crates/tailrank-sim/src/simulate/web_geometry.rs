@@ -411,29 +411,25 @@ fn gauss(g: &mut Xoshiro256PlusPlus) -> f32 {
 mod tests {
     use super::*;
 
-    pub(crate) fn small(cone: bool) -> WebConfig {
+    /// The web families' shared configuration (its spreads and Zipf exponent), small, with
+    /// bursts, hubs and a decaying spectrum, on a cone or the sphere.
+    fn small(cone: bool) -> WebConfig {
         WebConfig {
-            seed: 5,
             dim: 32,
             pool_size: 40_000,
             instances: 20,
             extra_queries: 3,
             mean_positives: 3.0,
-            positive_spread: [0.2, 1.2],
-            query_spread: 0.4,
-            instance_spread: 0.6,
             cone_amp: if cone { 0.6 } else { 0.0 },
             decay: 0.5,
             clusters: 300,
-            zipf: 1.0,
-            cluster_spread: [0.5, 1.0],
             burst_share: 0.5,
             burst_size: [1.0, 2000.0],
             burst_offset: [0.3, 1.0],
             hubs: 5,
             hub_copies: [1.0, 100.0],
-            hub_spread: 0.2,
             copy_noise: 0.03,
+            ..crate::simulate::web_validation::base(5)
         }
     }
 

@@ -7,13 +7,13 @@
 use super::vectors::pool_id;
 use super::web_geometry::WebLayout;
 use crate::error::{Error, Result};
-use crate::formats::descriptors::{DescriptorSource, Dtype, InMemoryDescriptors};
+use crate::formats::descriptors::{DescriptorSource, Dtype, InMemoryDescriptors, SourceInfo};
 use crate::formats::gt::QuerySet;
 use crate::formats::row_ids::RowIds;
 use crate::scan::engine::{with_threads, NoProgress, ScanConfig};
 use crate::scan::prepared::{PreparedScan, QuerySetInput};
 use crate::summary::Summary;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Rows `start .. end` of a web pool, generated on every read (row `r` has id
@@ -22,9 +22,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub struct GeneratedPool<'a> {
     layout: &'a WebLayout,
     start: u64,
-    end: u64,
-    label: PathBuf,
-    ids: RowIds,
+    /// The label, the layout's dim, f32, and the generated ids of rows `start .. end`.
+    info: SourceInfo,
     digest: String,
     nanos: AtomicU64,
 }
@@ -52,9 +51,12 @@ impl<'a> GeneratedPool<'a> {
         Ok(GeneratedPool {
             layout,
             start,
-            end,
-            label,
-            ids,
+            info: SourceInfo {
+                path: label,
+                dim: layout.config.dim,
+                dtype: Dtype::F32,
+                ids,
+            },
             digest,
             nanos: AtomicU64::new(0),
         })
@@ -67,27 +69,15 @@ impl<'a> GeneratedPool<'a> {
 }
 
 impl DescriptorSource for GeneratedPool<'_> {
-    fn path(&self) -> &Path {
-        &self.label
-    }
-    fn rows(&self) -> usize {
-        (self.end - self.start) as usize
-    }
-    fn dim(&self) -> usize {
-        self.layout.config.dim
-    }
-    fn dtype(&self) -> Dtype {
-        Dtype::F32
-    }
-    fn ids(&self) -> &RowIds {
-        &self.ids
+    fn info(&self) -> &SourceInfo {
+        &self.info
     }
     fn read_rows(&self, start: usize, out: &mut [f32]) -> Result<()> {
         let d = self.dim();
         let n = out.len() / d;
         if !out.len().is_multiple_of(d) || start + n > self.rows() {
             return Err(Error::internal_at(
-                &self.label,
+                self.path(),
                 format!(
                     "rows {start}..{} out of range ({} rows)",
                     start + n,

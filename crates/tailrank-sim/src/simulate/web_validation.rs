@@ -26,7 +26,7 @@ pub const WEB_POOL: u64 = 100_000_000;
 
 /// What the web families share: 230 instances + 20 extra queries = 250 queries, D = 64,
 /// N = [`WEB_POOL`], 100,000 Zipf(1) clusters, no bursts, no hubs.
-fn base(seed: u64) -> WebConfig {
+pub(crate) fn base(seed: u64) -> WebConfig {
     WebConfig {
         seed,
         dim: 64,
@@ -77,7 +77,6 @@ pub const WEB_FAMILIES: &[WebFamily] = &[
             cone_amp: 0.6,
             clusters: 20_000,
             zipf: 1.1,
-            positive_spread: [0.2, 1.2],
             cluster_spread: [0.6, 1.1],
             burst_share: 0.15,
             burst_size: [1.0, 1000.0],

@@ -1,22 +1,38 @@
 //! The markdown tables of `tailrank simulate --vectors --validate` (re-exported by
 //! [`validation_report`](super)): the vector-level runs and their error decompositions.
 
+use crate::simulate::corpus_report::{points, signed_points};
 use crate::simulate::vector_validation::{Metrics, VectorRun};
-use std::fmt::Write as _;
+use crate::table::{Column, Table};
 
 /// One metric of a [`Metrics`].
 type Pick = fn(&Metrics) -> f64;
 
 /// Markdown table of the runs: truth and predictions in percent (mAP@k, Recall@k, hit@1).
 pub fn vector_table(runs: &[VectorRun]) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "| family | seed | D | Q | N | f | metric | truth | evt | level-selected | other fit | count | eval-at-S | oracle ER | oracle Bin | immune outranked | realized interval | verdict |"
-    );
-    let _ = writeln!(
-        s,
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    let mut t = Table::new(
+        [
+            "family",
+            "seed",
+            "D",
+            "Q",
+            "N",
+            "f",
+            "metric",
+            "truth",
+            "evt",
+            "level-selected",
+            "other fit",
+            "count",
+            "eval-at-S",
+            "oracle ER",
+            "oracle Bin",
+            "immune outranked",
+            "realized interval",
+            "verdict",
+        ]
+        .map(Column::left)
+        .to_vec(),
     );
     for r in runs {
         let rows: [(&str, Pick); 3] = [
@@ -27,10 +43,9 @@ pub fn vector_table(runs: &[VectorRun]) -> String {
         for (i, (name, get)) in rows.iter().enumerate() {
             let (other, oer, obin, imm, realized, verdict) = if i == 0 {
                 (
-                    r.other_fit
-                        .map_or("n/a".into(), |m| format!("{:.2}", 100.0 * m)),
-                    format!("{:.2}", 100.0 * r.oracle_expected_rank),
-                    format!("{:.2}", 100.0 * r.oracle_binomial),
+                    r.other_fit.map_or("n/a".into(), points),
+                    points(r.oracle_expected_rank),
+                    points(r.oracle_binomial),
                     format!("{}/{}", r.immune_outranked, r.immune),
                     r.realized.map_or("n/a".into(), |iv| {
                         format!(
@@ -49,65 +64,65 @@ pub fn vector_table(runs: &[VectorRun]) -> String {
             } else {
                 Default::default()
             };
-            let selected = r
-                .level_selected
-                .map_or("n/a".into(), |m| format!("{:.2}", 100.0 * get(&m)));
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} | {} | {} | {} | {} | {:.2} | {:.2} | {} | {} | {:.2} | {:.2} | {} | {} | {} | {} | {} |",
-                r.family,
-                r.seed,
-                r.dim,
-                r.queries,
-                r.pool_size,
-                r.fraction,
-                name,
-                100.0 * get(&r.truth),
-                100.0 * get(&r.evt),
+            let selected = r.level_selected.map_or("n/a".into(), |m| points(get(&m)));
+            t.push(vec![
+                r.family.clone(),
+                r.seed.to_string(),
+                r.dim.to_string(),
+                r.queries.to_string(),
+                r.pool_size.to_string(),
+                r.fraction.to_string(),
+                name.to_string(),
+                points(get(&r.truth)),
+                points(get(&r.evt)),
                 selected,
                 other,
-                100.0 * get(&r.count),
-                100.0 * get(&r.evaluate_at_s),
+                points(get(&r.count)),
+                points(get(&r.evaluate_at_s)),
                 oer,
                 obin,
                 imm,
                 realized,
-                verdict
-            );
+                verdict,
+            ]);
         }
     }
-    s
+    t.markdown()
 }
 
 /// Markdown table of the vector runs' error decompositions (points of mAP@k): per run the
 /// parts `map + count + tail + immune + centre = evt − truth` against the realized `K_N/N`, and
 /// the positives called immune that the whole pool outranks.
 pub fn vector_decomposition_table(runs: &[VectorRun]) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "| family | seed | f | map | count | tail | immune | centre | total | evt − truth | immune outranked |"
+    let mut columns = ["family", "seed", "f"].map(Column::left).to_vec();
+    columns.extend(
+        [
+            "map",
+            "count",
+            "tail",
+            "immune",
+            "centre",
+            "total",
+            "evt − truth",
+        ]
+        .map(Column::right),
     );
-    let _ = writeln!(s, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|");
-    for r in runs {
-        let Some(d) = &r.decomposition else { continue };
-        let p = |v: f64| format!("{:+.2}", 100.0 * v);
-        let _ = writeln!(
-            s,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {}/{} |",
-            r.family,
-            r.seed,
-            r.fraction,
-            p(d.part_map),
-            p(d.part_count),
-            p(d.part_tail),
-            p(d.part_immune),
-            p(d.part_centre),
-            p(d.total()),
-            p(r.evt_error.map_at_k),
-            d.immune_outranked,
-            d.immune
-        );
-    }
-    s
+    columns.push(Column::left("immune outranked"));
+    let rows = runs.iter().filter_map(|r| {
+        let d = r.decomposition.as_ref()?;
+        Some(vec![
+            r.family.clone(),
+            r.seed.to_string(),
+            r.fraction.to_string(),
+            signed_points(d.part_map),
+            signed_points(d.part_count),
+            signed_points(d.part_tail),
+            signed_points(d.part_immune),
+            signed_points(d.part_centre),
+            signed_points(d.total()),
+            signed_points(r.evt_error.map_at_k),
+            format!("{}/{}", d.immune_outranked, d.immune),
+        ])
+    });
+    Table::new(columns).with_rows(rows).markdown()
 }

@@ -3,6 +3,7 @@
 
 use super::{pct, prediction_table, thousands};
 use crate::ilias::{GroupResult, IliasReport, IliasSetReport};
+use crate::table::{Column, Table};
 use std::fmt::Write;
 
 fn k_label(k: usize) -> String {
@@ -85,67 +86,50 @@ fn header(r: &IliasReport, kl: &str) -> String {
 /// The column heads and one row per query set (with the prediction's columns when predicted).
 fn set_rows(t: &mut String, r: &IliasReport, kl: &str) {
     let predicted = r.sets.iter().any(|s| s.prediction.is_some());
+    let mut columns = vec![
+        Column::left("task").width(6),
+        Column::right("queries").width(8),
+        Column::right(format!("mAP@{kl} (%)")).width(12),
+    ];
     if predicted {
-        let _ = writeln!(
-            t,
-            "{:<6} {:>8} {:>12}  {:<26} {:<26} {:>9} {:>9}  verdict",
-            "task",
-            "queries",
-            format!("mAP@{kl} (%)"),
-            "interval (other query sets)",
-            "interval (these queries)",
-            "count",
-            "at-S"
-        );
-    } else {
-        let _ = writeln!(
-            t,
-            "{:<6} {:>8} {:>12}",
-            "task",
-            "queries",
-            format!("mAP@{kl} (%)")
-        );
+        columns.extend([
+            Column::left("interval (other query sets)")
+                .width(26)
+                .after("  "),
+            Column::left("interval (these queries)").width(26),
+            Column::right("count").width(9),
+            Column::right("at-S").width(9),
+            Column::left("verdict").width(0).after("  "),
+        ]);
     }
-    for s in &r.sets {
-        match &s.prediction {
-            Some(p) => {
-                let conf = 100.0 * p.options.confidence;
-                let (iv, what) = match &p.total {
-                    Some(i) => (i, "total"),
-                    None => (&p.percentile, "pct"),
-                };
-                let realized = match &p.realized {
-                    Some(r) => format!(
-                        "{conf:.0}% [{}, {}]",
-                        pct(r.interval.lo),
-                        pct(r.interval.hi)
-                    ),
-                    None => "n/a".into(),
-                };
-                let _ = writeln!(
-                    t,
-                    "{:<6} {:>8} {:>12}  {:<26} {:<26} {:>9} {:>9}  {}",
-                    s.task,
-                    s.n_queries,
-                    pct(s.map_at_k),
-                    format!("{conf:.0}% {what} [{}, {}]", pct(iv.lo), pct(iv.hi)),
-                    realized,
-                    pct(p.baselines.count),
-                    pct(p.baselines.evaluate_at_s),
-                    p.trust.verdict.as_str()
-                );
-            }
-            None => {
-                let _ = writeln!(
-                    t,
-                    "{:<6} {:>8} {:>12}",
-                    s.task,
-                    s.n_queries,
-                    pct(s.map_at_k)
-                );
-            }
+    let rows = r.sets.iter().map(|s| {
+        let mut row = vec![s.task.clone(), s.n_queries.to_string(), pct(s.map_at_k)];
+        // A set without a prediction fills the first three columns only.
+        if let Some(p) = &s.prediction {
+            let conf = 100.0 * p.options.confidence;
+            let (iv, what) = match &p.total {
+                Some(i) => (i, "total"),
+                None => (&p.percentile, "pct"),
+            };
+            let realized = match &p.realized {
+                Some(r) => format!(
+                    "{conf:.0}% [{}, {}]",
+                    pct(r.interval.lo),
+                    pct(r.interval.hi)
+                ),
+                None => "n/a".into(),
+            };
+            row.extend([
+                format!("{conf:.0}% {what} [{}, {}]", pct(iv.lo), pct(iv.hi)),
+                realized,
+                pct(p.baselines.count),
+                pct(p.baselines.evaluate_at_s),
+                p.trust.verdict.as_str().to_string(),
+            ]);
         }
-    }
+        row
+    });
+    t.push_str(&Table::new(columns).with_rows(rows).text("", " "));
 }
 
 /// The breakdown of query set `s` by scale, clutter and (sub)category, if it has one.
@@ -162,40 +146,31 @@ fn breakdown(t: &mut String, s: &IliasSetReport, kl: &str) {
     }
     let pred = s.prediction.is_some();
     let _ = writeln!(t, "\n{} breakdown, mAP@{kl} (%):", s.task);
-    if pred {
-        let _ = writeln!(
-            t,
-            "  {:<12} {:<40} {:>5} {:>9} {:>9} {:>9}",
-            "kind", "group", "n", "estimate", "count", "at-S"
-        );
+    let mut columns = vec![
+        Column::left("kind").width(12),
+        Column::left("group").width(40),
+        Column::right("n").width(5),
+    ];
+    let values: &[&str] = if pred {
+        &["estimate", "count", "at-S"]
     } else {
-        let _ = writeln!(
-            t,
-            "  {:<12} {:<40} {:>5} {:>9}",
-            "kind", "group", "n", "mAP"
-        );
-    }
-    for g in groups {
+        &["mAP"]
+    };
+    columns.extend(values.iter().map(|v| Column::right(*v).width(9)));
+    let rows = groups.into_iter().map(|g| {
+        let mut row = vec![
+            g.kind.clone(),
+            g.group.clone(),
+            g.n.to_string(),
+            pct(g.map_at_k),
+        ];
         if pred {
-            let _ = writeln!(
-                t,
-                "  {:<12} {:<40} {:>5} {:>9} {:>9} {:>9}",
-                g.kind,
-                g.group,
-                g.n,
-                pct(g.map_at_k),
+            row.extend([
                 pct(g.count_map_at_k.unwrap_or(f64::NAN)),
-                pct(g.evaluate_at_s_map_at_k.unwrap_or(f64::NAN))
-            );
-        } else {
-            let _ = writeln!(
-                t,
-                "  {:<12} {:<40} {:>5} {:>9}",
-                g.kind,
-                g.group,
-                g.n,
-                pct(g.map_at_k)
-            );
+                pct(g.evaluate_at_s_map_at_k.unwrap_or(f64::NAN)),
+            ]);
         }
-    }
+        row
+    });
+    t.push_str(&Table::new(columns).with_rows(rows).text("  ", " "));
 }

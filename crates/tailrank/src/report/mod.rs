@@ -6,8 +6,9 @@
 //! The JSON schema of each report is a serde type: the report structs of the modules that
 //! compute them (`metric::EvalReport`, `ilias::IliasReport`, `predict::compare::Comparison`,
 //! ...) derive `Serialize`, and a [`Prediction`](crate::predict::Prediction) is written through
-//! the schema types of `predict::json` ([`prediction_json`]). The renderers of the tables sit
-//! here, one file per report:
+//! the schema types of `predict::json` ([`prediction_json`]). A table of rows and columns is a
+//! [`Table`](crate::table::Table), rendered as aligned text or markdown. The renderers of the
+//! tables sit here, one file per report:
 //!
 //! * [`prediction`]: `tailrank predict` (and each set of `tailrank ilias` in prediction mode);
 //! * `tailrank eval`'s tables (query-set metrics and the revisited protocols) are methods of
