@@ -72,7 +72,7 @@ pub use hardness_law::HardnessLaw;
 pub use law::{Component, Family, ScoreLaw};
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{Rng, RngExt};
-use rand_distr::{Binomial, Distribution, Exp1, Poisson, StandardNormal};
+use rand_distr::{Distribution, Poisson, StandardNormal};
 use rayon::prelude::*;
 pub use truth::{CurvePoint, LevelTruth, PositiveTruth, QueryTruth, Simulation, Truth};
 
