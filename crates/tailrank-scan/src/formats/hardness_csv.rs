@@ -12,17 +12,20 @@
 use crate::atomic;
 use crate::error::{Error, IoContext, Result};
 use crate::evt::{Gpd, GpdFit};
-use crate::hardness::{
-    Branch, ExcessMove, HardnessMeta, PositiveHardness, QueryHardness, QueryTail,
-};
+use crate::hardness::{Branch, HardnessMeta, PositiveHardness, QueryHardness, QueryTail};
 use std::path::Path;
+
+mod meta;
+use meta::hardness_meta;
 
 /// Version of the hardness CSV layout; readers refuse newer ones.
 /// Version 2 added the optional `excess_rate` and `excess_weight` keys (an older reader would
 /// ignore them and predict an unmoved estimate, so it must refuse the file), and later the
 /// optional `excess_decay` and `excess_pool_size` (the decay and the N the rate is for, which
 /// carry the rate to another N; absent, the rate is constant, as it was when written).
-pub const HARDNESS_FORMAT_VERSION: u32 = 2;
+/// Version 3 added the optional `hit_tail_scale` and `hit_immune_scale` keys ([`HitScales`]:
+/// an older reader would ignore them and predict the uncalibrated hit@1).
+pub const HARDNESS_FORMAT_VERSION: u32 = 3;
 
 /// Columns of the hardness CSV, in the order written. All but `tail_log_likelihood` are
 /// required when reading.
@@ -108,8 +111,8 @@ fn check_text(path: &Path, what: &str, s: &str) -> Result<()> {
 /// Write the hardness artifact (atomically): `# key: value` metadata lines (`format`,
 /// `format_version`, `model`, `query_set`, `pool_size` (`unknown` when None), `sample_size`,
 /// `fraction`, `seed`, `estimator`, `tool_version`, and `excess_rate`, `excess_weight`,
-/// `excess_decay`, `excess_pool_size` when the meta carries an [`ExcessMove`]), then a header
-/// with
+/// `excess_decay`, `excess_pool_size` when the meta carries an [`ExcessMove`], and
+/// `hit_tail_scale`, `hit_immune_scale` when it carries [`HitScales`]), then a header with
 /// [`HARDNESS_COLUMNS`] and one row per positive (`j` 1-based, in score order). The tail
 /// columns repeat the query's tail on every row and are empty when the query has none. A query
 /// without positives gets one row with `j = 0` and empty positive columns. Floats are written
@@ -156,6 +159,10 @@ pub fn write_hardness_csv(path: &Path, meta: &HardnessMeta, qs: &[QueryHardness]
             if let Some(n) = m.pool_size {
                 head.push_str(&format!("# excess_pool_size: {n}\n"));
             }
+        }
+        if let Some(h) = &meta.hit_scales {
+            head.push_str(&format!("# hit_tail_scale: {}\n", h.tail));
+            head.push_str(&format!("# hit_immune_scale: {}\n", h.immune));
         }
         head.push_str(&HARDNESS_COLUMNS.join(","));
         head.push('\n');
@@ -554,158 +561,9 @@ fn positive_row<'a>(
     })
 }
 
-/// The metadata of the file from its `# key: value` lines (`meta_kv`: key, value, line; the
-/// last of a repeated key counts): the required keys, the format version, the numbers and
-/// the excess move.
-fn hardness_meta(path: &Path, meta_kv: &[(String, String, usize)]) -> Result<HardnessMeta> {
-    let meta_get = |k: &str| meta_kv.iter().rev().find(|(key, _, _)| key == k);
-    let required = [
-        "model",
-        "query_set",
-        "sample_size",
-        "fraction",
-        "seed",
-        "estimator",
-        "tool_version",
-    ];
-    let missing: Vec<&str> = required
-        .iter()
-        .copied()
-        .filter(|k| meta_get(k).is_none())
-        .collect();
-    if !missing.is_empty() {
-        return Err(Error::input(
-            path,
-            format!(
-                "metadata lacks the key(s) {} (lines '# key: value' before the header)",
-                missing.join(", ")
-            ),
-        ));
-    }
-    let meta_num = |k: &str| -> Result<String> {
-        let (_, v, _) = meta_get(k).expect("checked");
-        Ok(v.clone())
-    };
-    let parse_meta = |k: &str| -> Result<(String, usize)> {
-        let (_, v, ln) = meta_get(k).expect("checked");
-        Ok((v.clone(), *ln))
-    };
-    if let Some((_, v, ln)) = meta_get("format_version") {
-        let ver: u32 = v.parse().map_err(|_| {
-            Error::input(
-                path,
-                format!("line {ln}: format_version {v:?} is not a number"),
-            )
-        })?;
-        if ver > HARDNESS_FORMAT_VERSION {
-            return Err(Error::unsupported(
-                path,
-                format!(
-                    "line {ln}: format_version {ver} is newer than this tool reads \
-                     ({HARDNESS_FORMAT_VERSION})"
-                ),
-            ));
-        }
-    }
-    let bad = |k: &str, v: &str, ln: usize, what: &str| {
-        Error::input(
-            path,
-            format!("line {ln}: metadata {k}: {v:?} is not {what}"),
-        )
-    };
-    let (v, ln) = parse_meta("sample_size")?;
-    let sample_size: u64 = v
-        .parse()
-        .map_err(|_| bad("sample_size", &v, ln, u64::WHAT))?;
-    let (v, ln) = parse_meta("fraction")?;
-    let fraction: f64 = v.parse().map_err(|_| bad("fraction", &v, ln, f64::WHAT))?;
-    let (v, ln) = parse_meta("seed")?;
-    let seed: u64 = v.parse().map_err(|_| bad("seed", &v, ln, u64::WHAT))?;
-    let pool_size = match meta_get("pool_size") {
-        None => None,
-        Some((_, v, _)) if v.is_empty() || v == "unknown" => None,
-        Some((_, v, ln)) => Some(
-            v.parse::<u64>()
-                .map_err(|_| bad("pool_size", v, *ln, u64::WHAT))?,
-        ),
-    };
-    let excess_move =
-        match (meta_get("excess_rate"), meta_get("excess_weight")) {
-            (None, None) => match meta_get("excess_decay").or(meta_get("excess_pool_size")) {
-                None => None,
-                Some((k, _, ln)) => {
-                    return Err(Error::input(
-                        path,
-                        format!("line {ln}: metadata {k} without excess_rate and excess_weight"),
-                    ))
-                }
-            },
-            (Some((_, r, ln)), Some((_, w, lw))) => {
-                let rate: f64 = r
-                    .parse()
-                    .ok()
-                    .filter(|x: &f64| x.is_finite() && *x > 0.0)
-                    .ok_or_else(|| bad("excess_rate", r, *ln, "a positive number"))?;
-                let weight: f64 = w
-                    .parse()
-                    .ok()
-                    .filter(|x: &f64| *x > 0.0 && *x <= 1.0)
-                    .ok_or_else(|| bad("excess_weight", w, *lw, "a number in (0, 1]"))?;
-                let decay = match meta_get("excess_decay") {
-                    None => 0.0,
-                    Some((_, d, ld)) => d
-                        .parse()
-                        .ok()
-                        .filter(|x: &f64| x.is_finite() && *x >= 0.0)
-                        .ok_or_else(|| bad("excess_decay", d, *ld, "a number ≥ 0"))?,
-                };
-                let pool_size =
-                    match meta_get("excess_pool_size") {
-                        None if decay > 0.0 => return Err(Error::input(
-                            path,
-                            "metadata excess_decay > 0 without excess_pool_size (the N its rate \
-                         is for)",
-                        )),
-                        None => None,
-                        Some((_, v, lv)) => {
-                            Some(v.parse::<u64>().ok().filter(|n| *n > 0).ok_or_else(|| {
-                                bad("excess_pool_size", v, *lv, "a positive integer")
-                            })?)
-                        }
-                    };
-                Some(ExcessMove {
-                    rate,
-                    weight,
-                    decay,
-                    pool_size,
-                })
-            }
-            (Some((k, _, ln)), None) | (None, Some((k, _, ln))) => {
-                return Err(Error::input(
-                    path,
-                    format!(
-                        "line {ln}: metadata {k} without its pair (excess_rate and excess_weight \
-                     come together)"
-                    ),
-                ))
-            }
-        };
-    Ok(HardnessMeta {
-        excess_move,
-        model: meta_num("model")?,
-        query_set: meta_num("query_set")?,
-        pool_size,
-        sample_size,
-        fraction,
-        seed,
-        estimator: meta_num("estimator")?,
-        tool_version: meta_num("tool_version")?,
-    })
-}
-
 /// What a numeric field of the hardness CSV must hold, said in its parse errors (a count
 /// given as `-1` is "not a non-negative integer", not merely "not a valid number").
-trait Expected {
+pub(super) trait Expected {
     const WHAT: &'static str;
 }
 

@@ -1,0 +1,200 @@
+//! The metadata lines of the hardness artifact (`docs/reference/hardness.md`, "Metadata"):
+//! the required keys, the format version, and the optional excess move and hit@1 scales.
+
+use super::{Expected, HARDNESS_FORMAT_VERSION};
+use crate::error::{Error, Result};
+use crate::hardness::{ExcessMove, HardnessMeta, HitScales};
+use std::path::Path;
+
+/// The metadata of the file from its `# key: value` lines (`meta_kv`: key, value, line; the
+/// last of a repeated key counts): the required keys, the format version, the numbers and
+/// the excess move.
+pub(super) fn hardness_meta(
+    path: &Path,
+    meta_kv: &[(String, String, usize)],
+) -> Result<HardnessMeta> {
+    let meta_get = |k: &str| meta_kv.iter().rev().find(|(key, _, _)| key == k);
+    let required = [
+        "model",
+        "query_set",
+        "sample_size",
+        "fraction",
+        "seed",
+        "estimator",
+        "tool_version",
+    ];
+    let missing: Vec<&str> = required
+        .iter()
+        .copied()
+        .filter(|k| meta_get(k).is_none())
+        .collect();
+    if !missing.is_empty() {
+        return Err(Error::input(
+            path,
+            format!(
+                "metadata lacks the key(s) {} (lines '# key: value' before the header)",
+                missing.join(", ")
+            ),
+        ));
+    }
+    let meta_num = |k: &str| -> Result<String> {
+        let (_, v, _) = meta_get(k).expect("checked");
+        Ok(v.clone())
+    };
+    let parse_meta = |k: &str| -> Result<(String, usize)> {
+        let (_, v, ln) = meta_get(k).expect("checked");
+        Ok((v.clone(), *ln))
+    };
+    if let Some((_, v, ln)) = meta_get("format_version") {
+        let ver: u32 = v.parse().map_err(|_| {
+            Error::input(
+                path,
+                format!("line {ln}: format_version {v:?} is not a number"),
+            )
+        })?;
+        if ver > HARDNESS_FORMAT_VERSION {
+            return Err(Error::unsupported(
+                path,
+                format!(
+                    "line {ln}: format_version {ver} is newer than this tool reads \
+                     ({HARDNESS_FORMAT_VERSION})"
+                ),
+            ));
+        }
+    }
+    let bad = |k: &str, v: &str, ln: usize, what: &str| {
+        Error::input(
+            path,
+            format!("line {ln}: metadata {k}: {v:?} is not {what}"),
+        )
+    };
+    let (v, ln) = parse_meta("sample_size")?;
+    let sample_size: u64 = v
+        .parse()
+        .map_err(|_| bad("sample_size", &v, ln, u64::WHAT))?;
+    let (v, ln) = parse_meta("fraction")?;
+    let fraction: f64 = v.parse().map_err(|_| bad("fraction", &v, ln, f64::WHAT))?;
+    let (v, ln) = parse_meta("seed")?;
+    let seed: u64 = v.parse().map_err(|_| bad("seed", &v, ln, u64::WHAT))?;
+    let pool_size = match meta_get("pool_size") {
+        None => None,
+        Some((_, v, _)) if v.is_empty() || v == "unknown" => None,
+        Some((_, v, ln)) => Some(
+            v.parse::<u64>()
+                .map_err(|_| bad("pool_size", v, *ln, u64::WHAT))?,
+        ),
+    };
+    let excess_move =
+        match (meta_get("excess_rate"), meta_get("excess_weight")) {
+            (None, None) => match meta_get("excess_decay").or(meta_get("excess_pool_size")) {
+                None => None,
+                Some((k, _, ln)) => {
+                    return Err(Error::input(
+                        path,
+                        format!("line {ln}: metadata {k} without excess_rate and excess_weight"),
+                    ))
+                }
+            },
+            (Some((_, r, ln)), Some((_, w, lw))) => {
+                let rate: f64 = r
+                    .parse()
+                    .ok()
+                    .filter(|x: &f64| x.is_finite() && *x > 0.0)
+                    .ok_or_else(|| bad("excess_rate", r, *ln, "a positive number"))?;
+                let weight: f64 = w
+                    .parse()
+                    .ok()
+                    .filter(|x: &f64| *x > 0.0 && *x <= 1.0)
+                    .ok_or_else(|| bad("excess_weight", w, *lw, "a number in (0, 1]"))?;
+                let decay = match meta_get("excess_decay") {
+                    None => 0.0,
+                    Some((_, d, ld)) => d
+                        .parse()
+                        .ok()
+                        .filter(|x: &f64| x.is_finite() && *x >= 0.0)
+                        .ok_or_else(|| bad("excess_decay", d, *ld, "a number ≥ 0"))?,
+                };
+                let pool_size =
+                    match meta_get("excess_pool_size") {
+                        None if decay > 0.0 => return Err(Error::input(
+                            path,
+                            "metadata excess_decay > 0 without excess_pool_size (the N its rate \
+                         is for)",
+                        )),
+                        None => None,
+                        Some((_, v, lv)) => {
+                            Some(v.parse::<u64>().ok().filter(|n| *n > 0).ok_or_else(|| {
+                                bad("excess_pool_size", v, *lv, "a positive integer")
+                            })?)
+                        }
+                    };
+                Some(ExcessMove {
+                    rate,
+                    weight,
+                    decay,
+                    pool_size,
+                })
+            }
+            (Some((k, _, ln)), None) | (None, Some((k, _, ln))) => {
+                return Err(Error::input(
+                    path,
+                    format!(
+                        "line {ln}: metadata {k} without its pair (excess_rate and excess_weight \
+                     come together)"
+                    ),
+                ))
+            }
+        };
+    let hit_scales = hit_scales(path, meta_kv)?;
+    Ok(HardnessMeta {
+        excess_move,
+        hit_scales,
+        model: meta_num("model")?,
+        query_set: meta_num("query_set")?,
+        pool_size,
+        sample_size,
+        fraction,
+        seed,
+        estimator: meta_num("estimator")?,
+        tool_version: meta_num("tool_version")?,
+    })
+}
+
+/// The hit@1 scales of the file's `hit_tail_scale` and `hit_immune_scale` lines (`meta_kv` as
+/// for [`hardness_meta`]): None without them, an error when one comes alone or out of range
+/// (the tail scale positive, the immune one in [0, 1]).
+fn hit_scales(path: &Path, meta_kv: &[(String, String, usize)]) -> Result<Option<HitScales>> {
+    let meta_get = |k: &str| meta_kv.iter().rev().find(|(key, _, _)| key == k);
+    let bad = |k: &str, v: &str, ln: usize, what: &str| {
+        Error::input(
+            path,
+            format!("line {ln}: metadata {k}: {v:?} is not {what}"),
+        )
+    };
+    Ok(
+        match (meta_get("hit_tail_scale"), meta_get("hit_immune_scale")) {
+            (None, None) => None,
+            (Some((_, t, lt)), Some((_, i, li))) => Some(HitScales {
+                tail: t
+                    .parse()
+                    .ok()
+                    .filter(|x: &f64| x.is_finite() && *x > 0.0)
+                    .ok_or_else(|| bad("hit_tail_scale", t, *lt, "a positive number"))?,
+                immune: i
+                    .parse()
+                    .ok()
+                    .filter(|x: &f64| (0.0..=1.0).contains(x))
+                    .ok_or_else(|| bad("hit_immune_scale", i, *li, "a number in [0, 1]"))?,
+            }),
+            (Some((k, _, ln)), None) | (None, Some((k, _, ln))) => {
+                return Err(Error::input(
+                    path,
+                    format!(
+                        "line {ln}: metadata {k} without its pair (hit_tail_scale and \
+                     hit_immune_scale come together)"
+                    ),
+                ))
+            }
+        },
+    )
+}
