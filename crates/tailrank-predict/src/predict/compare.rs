@@ -17,7 +17,8 @@
 //!   not separated, with the reason.
 //!
 //! The per-query values are the tail model's own: `predict`'s move to the centre of the
-//! endpoint test's excess (`predict::endpoint_test::centre_of_excess`) is not applied here.
+//! endpoint test's excess (`predict::endpoint_test::centre_of_excess`) is not applied here,
+//! and hit@1 is the count law's, not calibrated on the levels (`predict::hit_calibration`).
 
 use super::bootstrap::QueryBootstrap;
 use super::diagnostics::level_predictions;
