@@ -231,7 +231,9 @@ pub fn calibrate(
                 exposure,
                 hit,
             } => {
-                immune.push((laws[n_u].clone(), *xi, *z, *exposure));
+                // The rates once: the bisection then only exponentiates.
+                let rates: Vec<f64> = laws[n_u].rates(*xi, *z).map(|l| l * exposure).collect();
+                immune.push(rates);
                 immune_hits += usize::from(*hit);
             }
         }
@@ -246,10 +248,18 @@ pub fn calibrate(
             TAIL_SCALE_MAX,
         )
     };
+    // `1 − P(outranked)` of the endpoint law at exposure `c·e_ℓ`: the mean over the finite
+    // replicates, 1 without one (`EndpointLaw::outranked_probability`).
     let immune_expected = |c: f64| -> f64 {
         immune
             .par_iter()
-            .map(|(law, xi, z, e)| 1.0 - law.outranked_probability(*xi, *z, c * e))
+            .map(|r| {
+                if r.is_empty() {
+                    1.0
+                } else {
+                    r.iter().map(|l| (-c * l).exp()).sum::<f64>() / r.len() as f64
+                }
+            })
             .sum()
     };
     let immune_scale = if immune.is_empty() {
