@@ -63,8 +63,8 @@ pub const TAIL_SCALE_MAX: f64 = 1e3;
 pub const IMMUNE_SCALE_MIN: f64 = 1e-6;
 
 /// Bisection steps on `ln c` (the bracket of the tail scale shrinks to a ratio of
-/// `e^{ln(1e9)/2^60}`, far below any effect on hit@1).
-pub const BISECTIONS: usize = 60;
+/// `e^{ln(1e9)/2^44} ≈ 1 + 1.2e-12`, far below any effect on hit@1).
+pub const BISECTIONS: usize = 44;
 
 /// The scales and the level cases they came from.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -116,8 +116,11 @@ fn none_above(rate: f64, trials: f64) -> f64 {
     .cdf(0)
 }
 
-/// The endpoint laws for every distinct `n_u` of the immune cases (shared per process).
-fn laws(cases: &[Case]) -> BTreeMap<usize, Arc<EndpointLaw>> {
+/// The endpoint laws for every distinct `n_u` of the immune cases (shared per process), built
+/// in parallel; when there is one, also those of the level-0 immune top positives `h0` will
+/// read at N (a fit with a stray `n_u`, from ties at the threshold, would otherwise build its
+/// table alone later).
+fn laws(cases: &[Case], h0: &[QueryHardness]) -> BTreeMap<usize, Arc<EndpointLaw>> {
     let mut sizes: Vec<usize> = cases
         .iter()
         .filter_map(|c| match c {
@@ -125,6 +128,13 @@ fn laws(cases: &[Case]) -> BTreeMap<usize, Arc<EndpointLaw>> {
             Case::Tail { .. } => None,
         })
         .collect();
+    if !sizes.is_empty() {
+        sizes.extend(h0.iter().filter_map(|q| {
+            let p = q.positives.first()?;
+            let t = q.tail.as_ref()?;
+            (p.branch == Branch::Immune && t.fit.gpd.xi < 0.0).then_some(t.n_u)
+        }));
+    }
     sizes.sort_unstable();
     sizes.dedup();
     sizes
@@ -216,7 +226,7 @@ pub fn calibrate(
     if cases.is_empty() {
         return None;
     }
-    let laws = laws(&cases);
+    let laws = laws(&cases, h0);
     let (mut tail, mut tail_hits, mut immune, mut immune_hits) = (Vec::new(), 0, Vec::new(), 0);
     for c in &cases {
         match c {
@@ -231,9 +241,16 @@ pub fn calibrate(
                 exposure,
                 hit,
             } => {
-                // The rates once: the bisection then only exponentiates.
-                let rates: Vec<f64> = laws[n_u].rates(*xi, *z).map(|l| l * exposure).collect();
-                immune.push(rates);
+                // The rates once, the replicates whose analogue is past the endpoint (rate 0)
+                // only counted: the bisection then exponentiates the others alone.
+                let (mut kept, mut rates) = (0usize, Vec::new());
+                for l in laws[n_u].rates(*xi, *z) {
+                    kept += 1;
+                    if l > 0.0 {
+                        rates.push(l * exposure);
+                    }
+                }
+                immune.push((kept, rates));
                 immune_hits += usize::from(*hit);
             }
         }
@@ -253,11 +270,12 @@ pub fn calibrate(
     let immune_expected = |c: f64| -> f64 {
         immune
             .par_iter()
-            .map(|r| {
-                if r.is_empty() {
+            .map(|(kept, r)| {
+                if *kept == 0 {
                     1.0
                 } else {
-                    r.iter().map(|l| (-c * l).exp()).sum::<f64>() / r.len() as f64
+                    let beaten: f64 = r.iter().map(|l| 1.0 - (-c * l).exp()).sum();
+                    1.0 - beaten / *kept as f64
                 }
             })
             .sum()
