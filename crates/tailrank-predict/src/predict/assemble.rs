@@ -300,14 +300,7 @@ impl Stage<'_> {
                 d.max_abs_z
             ));
         }
-        let level_hardness: Vec<endpoint_test::LevelHardness<'_>> = aps
-            .iter()
-            .map(|a| endpoint_test::LevelHardness {
-                level: a.level,
-                sample_size: a.sample_size,
-                hardness: &a.hardness,
-            })
-            .collect();
+        let level_hardness = endpoint_test::level_hardness(aps);
         let endpoint = endpoint_test::endpoint_test(h0, self.sample, nf, &level_hardness, boot);
         let hit_calibration = hit_calibration::calibrate(h0, self.sample, nf, &level_hardness);
         let excess_h = endpoint
