@@ -300,7 +300,7 @@ impl Stage<'_> {
                 d.max_abs_z
             ));
         }
-        let level_hardness = endpoint_test::level_hardness(aps);
+        let level_hardness = trust::level_hardness(aps);
         let endpoint = endpoint_test::endpoint_test(h0, self.sample, nf, &level_hardness, boot);
         let hit_calibration = hit_calibration::calibrate(h0, self.sample, nf, &level_hardness);
         let excess_h = endpoint

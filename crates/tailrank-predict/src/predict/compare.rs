@@ -22,10 +22,10 @@
 
 use super::bootstrap::QueryBootstrap;
 use super::diagnostics::level_predictions_from;
+use super::hit_calibration;
 use super::stats::Interval;
-use super::trust::{level_aps, LevelAps};
+use super::trust::{level_aps, level_hardness, LevelAps};
 use super::{check_sample_size, check_summary, per_query_ap, target_pool_size, PredictOptions};
-use super::{endpoint_test, hit_calibration};
 use crate::error::{Error, Result};
 use crate::hardness::QueryHardness;
 use crate::maps;
@@ -77,7 +77,7 @@ fn mean_of(h: &[QueryHardness], metric: impl Fn(&QueryHardness) -> f64) -> f64 {
 /// Mean hit@1 at N of the level-0 hardness `h` (sample `s0`), calibrated on the levels `aps`
 /// (`hit_calibration`), as `predict` gives it before any move to the centre of the excess.
 fn calibrated_hit(h: &[QueryHardness], s0: u64, nf: f64, aps: &[LevelAps]) -> f64 {
-    let levels = endpoint_test::level_hardness(aps);
+    let levels = level_hardness(aps);
     let scales = hit_calibration::calibrate(h, s0, nf, &levels).map(|c| c.scales);
     mean_of(h, |q| hit_calibration::hit_at_1(q, nf, scales.as_ref()))
 }

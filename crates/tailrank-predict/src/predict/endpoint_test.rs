@@ -152,18 +152,6 @@ pub struct LevelHardness<'a> {
     pub hardness: &'a [QueryHardness],
 }
 
-/// The levels of a prediction (`trust::level_aps`) as the test and the hit@1 calibration
-/// read them.
-pub fn level_hardness(aps: &[super::trust::LevelAps]) -> Vec<LevelHardness<'_>> {
-    aps.iter()
-        .map(|a| LevelHardness {
-            level: a.level,
-            sample_size: a.sample_size,
-            hardness: &a.hardness,
-        })
-        .collect()
-}
-
 /// One immune positive of one level: its query, `n_u`, `ξ̂`, relative excess `z`, exposure and
 /// whether level 0 outranks it.
 struct Case {
