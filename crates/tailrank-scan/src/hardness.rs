@@ -439,6 +439,21 @@ pub struct HardnessMeta {
     /// hardness file lacks); a prediction from the file re-applies it.
     #[serde(default)]
     pub excess_move: Option<ExcessMove>,
+    /// The scales of hit@1 calibrated on the nested levels, when the prediction this hardness
+    /// came from had levels to learn them on; a prediction from the file re-applies them.
+    #[serde(default)]
+    pub hit_scales: Option<HitScales>,
+}
+
+/// The scales of hit@1 calibrated on the nested levels (docs/method.md §7, "hit@1 calibrated
+/// on the levels"): a level-0 top positive in the tail branch keeps no pool item above it at
+/// N with probability `(1 − tail·x̂)^(N−S)`, an immune one with the endpoint law's rates
+/// times `immune`. `tail = 1`, `immune = 0` are the count law's own readings.
+/// Invariants: `tail > 0` and finite, `0 ≤ immune ≤ 1`.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq)]
+pub struct HitScales {
+    pub tail: f64,
+    pub immune: f64,
 }
 
 /// The centre of the excess as a hardness file carries it (docs/method.md §9): every level-0
@@ -486,6 +501,7 @@ impl HardnessMeta {
             estimator: est.label(),
             tool_version: crate::TOOL_VERSION.to_string(),
             excess_move: None,
+            hit_scales: None,
         }
     }
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 use tailrank::evt::{Gpd, GpdFit};
 use tailrank::formats::hardness_csv::{read_hardness_csv, write_hardness_csv, HARDNESS_COLUMNS};
 use tailrank::hardness::{
-    Branch, ExcessMove, HardnessMeta, PositiveHardness, QueryHardness, QueryTail,
+    Branch, ExcessMove, HardnessMeta, HitScales, PositiveHardness, QueryHardness, QueryTail,
 };
 
 fn meta() -> HardnessMeta {
@@ -21,6 +21,7 @@ fn meta() -> HardnessMeta {
         estimator: "evt(top_m=4000,quantile=0.95,c_min=5)".into(),
         tool_version: tailrank::TOOL_VERSION.into(),
         excess_move: None,
+        hit_scales: None,
     }
 }
 
@@ -114,6 +115,21 @@ fn round_trip_is_exact_and_python_reads_it() {
     });
     write_hardness_csv(&p, &m3, &queries()).unwrap();
     assert_eq!(read_hardness_csv(&p).unwrap().0, m3);
+
+    // So do the hit@1 scales calibrated on the levels (format version 3).
+    let mut m4 = m3.clone();
+    m4.hit_scales = Some(HitScales {
+        tail: 0.123_456_789_012_3,
+        immune: 0.045_678_901_234,
+    });
+    write_hardness_csv(&p, &m4, &queries()).unwrap();
+    let text = std::fs::read_to_string(&p).unwrap();
+    assert!(text.contains("# format_version: 3\n"), "{text}");
+    assert!(
+        text.contains("# hit_tail_scale: 0.1234567890123\n"),
+        "{text}"
+    );
+    assert_eq!(read_hardness_csv(&p).unwrap().0, m4);
 
     // Python's csv module reads the same table after skipping the '#' lines.
     let code = r#"
@@ -255,6 +271,22 @@ fn malformed_files_give_clear_errors() {
         &format!("{}{COLS}", HEAD.replace("seed: 1", "seed: one")),
     );
     assert!(e.contains("seed") && e.contains("one"), "{e}");
+    // The hit@1 scales come in a pair, the tail scale positive, the immune one in [0, 1].
+    for (keys, want) in [
+        ("# hit_tail_scale: 0.2\n", "without its pair"),
+        ("# hit_immune_scale: 0.2\n", "without its pair"),
+        (
+            "# hit_tail_scale: 0\n# hit_immune_scale: 0.2\n",
+            "hit_tail_scale",
+        ),
+        (
+            "# hit_tail_scale: 0.2\n# hit_immune_scale: 1.5\n",
+            "hit_immune_scale",
+        ),
+    ] {
+        let e = err(dir, &format!("{HEAD}{keys}{COLS}"));
+        assert!(e.contains(want), "{keys}: {e}");
+    }
     let e = err(dir, &format!("# format_version: 9\n{HEAD}{COLS}"));
     assert!(e.contains("newer"), "{e}");
     // The centre of the excess: both keys or neither, each in its range; the decay needs the

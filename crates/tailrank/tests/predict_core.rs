@@ -191,6 +191,7 @@ fn hardness_artifact_round_trip_gives_the_same_prediction() {
     // own estimate.
     let plain = HardnessMeta {
         excess_move: None,
+        hit_scales: None,
         ..meta.clone()
     };
     let default = PredictOptions {

@@ -435,7 +435,10 @@ fn level_selected_fit_is_the_argmin_and_reproduces_predict() {
     let (q, _) = sim_predict("beta-mixture", 1, 0.05, 300, &chosen);
     assert!((q.estimate - f.map_at_k).abs() < 1e-12);
     assert!((q.recall_at_k - f.recall_at_k).abs() < 1e-12);
-    assert!((q.hit_at_1 - f.hit_at_1).abs() < 1e-12);
+    // The fit's own hit@1 is the count law's; `predict` reports it calibrated on the levels
+    // and keeps the count law's value beside it.
+    let cal = q.hit_calibration.expect("levels calibrate hit@1");
+    assert!((cal.uncalibrated_hit_at_1 - f.hit_at_1).abs() < 1e-12);
     let u = q.trust.used().unwrap();
     assert!((u.error - c.in_sample_error).abs() < 1e-12);
     assert!((u.std_error - f.in_sample_std_error).abs() < 1e-12);
@@ -681,7 +684,11 @@ fn endpoint_test_counts_the_stated_events() {
                 );
                 assert!((c.shift - (moved - c.unmoved_map_at_k)).abs() < 1e-12);
                 let recall = |q: &QueryHardness| tailrank::maps::recall_at_k(q, n, o.k);
-                let hit = |q: &QueryHardness| tailrank::maps::hit_at_1(q, n);
+                // hit@1 under the scales calibrated on the levels, moved the same way.
+                let scales = p.hit_scales;
+                let hit = |q: &QueryHardness| {
+                    tailrank::predict::hit_calibration::hit_at_1(q, n, scales.as_ref())
+                };
                 let half =
                     |f: &dyn Fn(&QueryHardness) -> f64| 0.5 * (mean_of(&h0, f) + mean_of(&hw, f));
                 assert!((p.recall_at_k - half(&recall)).abs() < 1e-12);

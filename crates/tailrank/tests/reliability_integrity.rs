@@ -21,6 +21,7 @@ fn artifact() -> (HardnessMeta, Vec<QueryHardness>) {
         estimator: "evt(top_m=4000,quantile=0.95,c_min=5)".into(),
         tool_version: "0.1.0".into(),
         excess_move: None,
+        hit_scales: None,
     };
     let p = |id: &str, s: f32, c: u64, k: u64, x: f64, b: Branch| PositiveHardness {
         id: id.into(),

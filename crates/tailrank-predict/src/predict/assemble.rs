@@ -12,13 +12,13 @@
 //! 6. the per-query rows and the tail report.
 
 use super::{
-    baselines, bootstrap, calibrated, count_hardness, diagnostics, endpoint_test, mean,
-    per_query_ap, realized, sample_warnings, spacing_test, summary_warnings, trust, Baselines,
-    Budget, Drift, FitChoice, Interval, LevelPrediction, NextStep, PredictOptions, Prediction,
-    QueryPrediction, RealizedInterval, Trust, Verdict,
+    baselines, bootstrap, calibrated, count_hardness, diagnostics, endpoint_test, hit_calibration,
+    mean, per_query_ap, realized, sample_warnings, spacing_test, summary_warnings, trust,
+    Baselines, Budget, Drift, FitChoice, Interval, LevelPrediction, NextStep, PredictOptions,
+    Prediction, QueryPrediction, RealizedInterval, Trust, Verdict,
 };
 use crate::error::Result;
-use crate::hardness::{self, Estimator, EvtOptions, QueryHardness};
+use crate::hardness::{self, Estimator, EvtOptions, HitScales, QueryHardness};
 use crate::maps::{self, MapKind};
 use crate::summary::Summary;
 use rayon::prelude::*;
@@ -29,6 +29,14 @@ pub(super) struct SummaryParts<'a> {
     pub(super) summary: &'a Summary,
     pub(super) choice: Option<FitChoice>,
     pub(super) other_fit: Option<f64>,
+}
+
+/// What a hardness file carries from the prediction it came from (a summary's are computed
+/// from its levels): the move to the centre of the excess and the hit@1 scales.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Carried {
+    pub(super) excess_move: Option<hardness::ExcessMove>,
+    pub(super) hit_scales: Option<HitScales>,
 }
 
 /// What every stage reads: the level-0 hardness, the pool size N (also as `nf`), the level-0
@@ -62,6 +70,10 @@ struct LevelSection {
     /// The move to the centre of the excess: the endpoint test's at its decayed rate, or the
     /// one a hardness file carries.
     centre: Option<hardness::ExcessMove>,
+    /// hit@1 calibrated on the levels (None without levels).
+    hit_calibration: Option<hit_calibration::HitCalibration>,
+    /// The hit@1 scales applied: the calibration's, or the ones a hardness file carries.
+    hit_scales: Option<HitScales>,
     trust: Trust,
 }
 
@@ -87,9 +99,9 @@ struct IntervalSection {
 }
 
 /// The prediction from the level-0 hardness `h0`; `input` is the summary's parts (None from a
-/// hardness file) and the query bootstrap of every interval; `carried` is the centre of the
-/// excess a hardness file records (a summary's is computed from its levels); either is applied
-/// only under `opts.excess_centre`.
+/// hardness file) and the query bootstrap of every interval; `carried` is what a hardness file
+/// records (a summary's is computed from its levels): the centre of the excess, applied only
+/// under `opts.excess_centre`, and the hit@1 scales.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn assemble(
     model: &str,
@@ -99,7 +111,7 @@ pub(super) fn assemble(
     h0: Vec<QueryHardness>,
     input: (Option<SummaryParts<'_>>, bootstrap::QueryBootstrap),
     opts: &PredictOptions,
-    carried: Option<hardness::ExcessMove>,
+    carried: Carried,
 ) -> Result<Prediction> {
     let (summary, boot) = input;
     let (s, choice, other_fit) = match summary {
@@ -135,7 +147,7 @@ pub(super) fn assemble(
         }
         None => LevelSection::without_levels(carried, &warnings),
     };
-    let es = st.estimate(ls.centre, ap_model, model_estimate);
+    let es = st.estimate(ls.centre, ls.hit_scales.as_ref(), ap_model, model_estimate);
     let is = st.intervals(s, &es, &bs.base, &ls, other_fit);
     let queries = st.queries(&es, &bs);
     let tail = diagnostics::tail_report(&h0);
@@ -160,6 +172,8 @@ pub(super) fn assemble(
         baselines: bs.base,
         recall_at_k: mean(&es.recall),
         hit_at_1: mean(&es.hit),
+        hit_calibration: ls.hit_calibration,
+        hit_scales: ls.hit_scales,
         levels: ls.levels,
         budget: ls.budget,
         drift: ls.drift,
@@ -173,23 +187,36 @@ pub(super) fn assemble(
     })
 }
 
-/// Per-query Recall@k and hit@1 at N of hardness `h`.
-fn recall_hit(h: &[QueryHardness], nf: f64, k: usize) -> (Vec<f64>, Vec<f64>) {
+/// Per-query Recall@k and hit@1 at N of hardness `h`, hit@1 under the calibrated readings
+/// when `scales` are given ([`hit_calibration::hit_at_1`]).
+fn recall_hit(
+    h: &[QueryHardness],
+    nf: f64,
+    k: usize,
+    scales: Option<&HitScales>,
+) -> (Vec<f64>, Vec<f64>) {
     h.par_iter()
-        .map(|q| (maps::recall_at_k(q, nf, k), maps::hit_at_1(q, nf)))
+        .map(|q| {
+            (
+                maps::recall_at_k(q, nf, k),
+                hit_calibration::hit_at_1(q, nf, scales),
+            )
+        })
         .unzip()
 }
 
 impl LevelSection {
-    /// From a hardness file: no levels, the move the file carries, and no paired tests (the
-    /// verdict is unchecked, or doubtful on the input warnings).
-    fn without_levels(carried: Option<hardness::ExcessMove>, warnings: &[String]) -> Self {
+    /// From a hardness file: no levels, the move and hit@1 scales the file carries, and no
+    /// paired tests (the verdict is unchecked, or doubtful on the input warnings).
+    fn without_levels(carried: Carried, warnings: &[String]) -> Self {
         LevelSection {
             levels: Vec::new(),
             budget: None,
             drift: None,
             excess_h: None,
-            centre: carried,
+            centre: carried.excess_move,
+            hit_calibration: None,
+            hit_scales: carried.hit_scales,
             trust: trust::with_problems(
                 Trust::without_tests(
                     Verdict::Unchecked,
@@ -273,19 +300,9 @@ impl Stage<'_> {
                 d.max_abs_z
             ));
         }
-        let endpoint = endpoint_test::endpoint_test(
-            h0,
-            self.sample,
-            nf,
-            &aps.iter()
-                .map(|a| endpoint_test::LevelHardness {
-                    level: a.level,
-                    sample_size: a.sample_size,
-                    hardness: &a.hardness,
-                })
-                .collect::<Vec<_>>(),
-            boot,
-        );
+        let level_hardness = trust::level_hardness(aps);
+        let endpoint = endpoint_test::endpoint_test(h0, self.sample, nf, &level_hardness, boot);
+        let hit_calibration = hit_calibration::calibrate(h0, self.sample, nf, &level_hardness);
         let excess_h = endpoint
             .as_ref()
             .filter(|e| e.excess_rate > 0.0)
@@ -312,21 +329,25 @@ impl Stage<'_> {
             drift,
             excess_h,
             centre,
+            hit_scales: hit_calibration.map(|c| c.scales),
+            hit_calibration,
             trust,
         })
     }
 
-    /// The reported values: the tail model's own (`ap_model`, mean `model_estimate`), or,
-    /// under `opts.excess_centre` with a move `centre`, their centre of the shrunk excess at
-    /// the move's rate (docs/method.md §9; no move when w = 0).
+    /// The reported values: the tail model's own (`ap_model`, mean `model_estimate`; hit@1
+    /// under the `hit_scales` when given, docs/method.md §7), or, under `opts.excess_centre`
+    /// with a move `centre`, their centre of the shrunk excess at the move's rate
+    /// (docs/method.md §9; no move when w = 0).
     fn estimate(
         &self,
         centre: Option<hardness::ExcessMove>,
+        hit_scales: Option<&HitScales>,
         ap_model: Vec<f64>,
         model_estimate: f64,
     ) -> EstimateSection {
         let (h0, nf, k) = (self.h0, self.nf, self.opts.k);
-        let (recall_model, hit_model) = recall_hit(h0, nf, k);
+        let (recall_model, hit_model) = recall_hit(h0, nf, k, hit_scales);
         let Some(m) = centre.filter(|_| self.opts.excess_centre) else {
             return EstimateSection {
                 ap: ap_model,
@@ -341,7 +362,7 @@ impl Stage<'_> {
         let ap_zero = per_query_ap(h0, nf, k, MapKind::Binomial);
         let ap_x = per_query_ap(&h, nf, k, MapKind::Binomial);
         let ap = endpoint_test::centre_of_excess(&ap_model, &ap_zero, &ap_x);
-        let (recall_x, hit_x) = recall_hit(&h, nf, k);
+        let (recall_x, hit_x) = recall_hit(&h, nf, k, hit_scales);
         let excess_centre = endpoint_test::ExcessCentre {
             excess_rate: rate,
             weight: m.weight,

@@ -18,10 +18,13 @@
 //!
 //! The per-query values are the tail model's own: `predict`'s move to the centre of the
 //! endpoint test's excess (`predict::endpoint_test::centre_of_excess`) is not applied here.
+//! hit@1 is calibrated on each model's levels as `predict` does (`predict::hit_calibration`).
 
 use super::bootstrap::QueryBootstrap;
-use super::diagnostics::level_predictions;
+use super::diagnostics::level_predictions_from;
+use super::hit_calibration;
 use super::stats::Interval;
+use super::trust::{level_aps, level_hardness, LevelAps};
 use super::{check_sample_size, check_summary, per_query_ap, target_pool_size, PredictOptions};
 use crate::error::{Error, Result};
 use crate::hardness::QueryHardness;
@@ -42,7 +45,8 @@ pub struct Comparison {
     /// Predicted mAP@k at N of each model (level 0).
     pub map_at_k_a: f64,
     pub map_at_k_b: f64,
-    /// Predicted mean Recall@k and hit@1 at N of each model (level 0, the tail model's own).
+    /// Predicted mean Recall@k and hit@1 at N of each model (level 0, the tail model's own;
+    /// hit@1 calibrated on the model's levels, as `predict` reports it before any move).
     #[serde(default)]
     pub recall_at_k_a: f64,
     #[serde(default)]
@@ -68,6 +72,14 @@ pub struct Comparison {
 /// The mean of `metric` over the queries' hardness `h`.
 fn mean_of(h: &[QueryHardness], metric: impl Fn(&QueryHardness) -> f64) -> f64 {
     h.iter().map(metric).sum::<f64>() / h.len() as f64
+}
+
+/// Mean hit@1 at N of the level-0 hardness `h` (sample `s0`), calibrated on the levels `aps`
+/// (`hit_calibration`), as `predict` gives it before any move to the centre of the excess.
+fn calibrated_hit(h: &[QueryHardness], s0: u64, nf: f64, aps: &[LevelAps]) -> f64 {
+    let levels = level_hardness(aps);
+    let scales = hit_calibration::calibrate(h, s0, nf, &levels).map(|c| c.scales);
+    mean_of(h, |q| hit_calibration::hit_at_1(q, nf, scales.as_ref()))
 }
 
 /// Check that `a` and `b` were scanned over the same queries, positives and pool sample.
@@ -150,8 +162,12 @@ pub fn compare(a: &Summary, b: &Summary, opts: &PredictOptions) -> Result<Compar
     } else {
         (f64::NAN, Interval::undefined())
     };
-    let la = level_predictions(a, &ap_a, &boot, nf, &opts_a)?;
-    let lb = level_predictions(b, &ap_b, &boot, nf, &opts_b)?;
+    let (aps_a, aps_b) = (
+        level_aps(a, &ap_a, nf, &opts_a)?,
+        level_aps(b, &ap_b, nf, &opts_b)?,
+    );
+    let la = level_predictions_from(a, &aps_a, &boot, opts.k);
+    let lb = level_predictions_from(b, &aps_b, &boot, opts.k);
     let level_differences: Vec<(u64, f64)> = la
         .iter()
         .zip(&lb)
@@ -212,8 +228,8 @@ pub fn compare(a: &Summary, b: &Summary, opts: &PredictOptions) -> Result<Compar
         map_at_k_b: mean(&ap_b),
         recall_at_k_a: mean_of(&h_a, |q| maps::recall_at_k(q, nf, opts.k)),
         recall_at_k_b: mean_of(&h_b, |q| maps::recall_at_k(q, nf, opts.k)),
-        hit_at_1_a: mean_of(&h_a, |q| maps::hit_at_1(q, nf)),
-        hit_at_1_b: mean_of(&h_b, |q| maps::hit_at_1(q, nf)),
+        hit_at_1_a: calibrated_hit(&h_a, sample, nf, &aps_a),
+        hit_at_1_b: calibrated_hit(&h_b, sample, nf, &aps_b),
         difference,
         std_error,
         interval,

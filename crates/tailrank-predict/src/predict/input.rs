@@ -15,7 +15,8 @@ use std::path::Path;
 #[derive(Debug, Clone)]
 pub enum PredictInput {
     Summary(Box<Summary>),
-    Hardness(HardnessMeta, Vec<QueryHardness>),
+    /// The metadata boxed, as the summary is: both variants stay a pointer wide.
+    Hardness(Box<HardnessMeta>, Vec<QueryHardness>),
 }
 
 impl PredictInput {
@@ -47,7 +48,7 @@ impl PredictInput {
             }
             PredictInput::Hardness(meta, qs) => {
                 let p = predict_from_hardness(&meta, &qs, opts)?;
-                Ok((p, meta))
+                Ok((p, *meta))
             }
         }
     }
@@ -160,7 +161,7 @@ impl PredictRequest<'_> {
             }
             (None, Some(h)) => {
                 let (meta, qs) = read_hardness_csv(h)?;
-                (PredictInput::Hardness(meta, qs), h)
+                (PredictInput::Hardness(Box::new(meta), qs), h)
             }
             _ => {
                 return Err(Error::option(

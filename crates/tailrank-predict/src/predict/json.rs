@@ -6,13 +6,14 @@
 
 use super::calibrated::CalibratedMetrics;
 use super::endpoint_test::{EndpointTest, ExcessCentre};
+use super::hit_calibration::HitCalibration;
 use super::spacing_test::SpacingTest;
 use super::{
     Baselines, Budget, Drift, FitChoice, Interval, LevelPoint, LevelPrediction, PredictOptions,
     Prediction, QueryPrediction, RealizedInterval, TailReport, Trust, Verdict,
 };
 use crate::formats::json::to_json_value;
-use crate::hardness::Estimator;
+use crate::hardness::{Estimator, HitScales};
 use crate::maps::MapKind;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
@@ -82,6 +83,13 @@ pub struct PredictionJson<'a> {
     trust: TrustJson<'a>,
     recall_at_k: f64,
     hit_at_1: f64,
+    /// hit@1's calibration on the nested levels (`scales`: `tail`, `immune`; the level cases
+    /// `tail_cases`, `tail_hits`, `immune_cases`, `immune_hits`; `uncalibrated_hit_at_1`);
+    /// null without levels.
+    hit_calibration: Option<&'a HitCalibration>,
+    /// The hit@1 scales applied (the calibration's, or a hardness file's); null: the count
+    /// law's own hit@1.
+    hit_scales: Option<&'a HitScales>,
     baselines: BaselinesJson<'a>,
     levels: Vec<LevelJson>,
     budget: Option<BudgetJson>,
@@ -268,6 +276,8 @@ impl<'a> PredictionJson<'a> {
             trust: TrustJson::of(&p.trust),
             recall_at_k: p.recall_at_k,
             hit_at_1: p.hit_at_1,
+            hit_calibration: p.hit_calibration.as_ref(),
+            hit_scales: p.hit_scales.as_ref(),
             baselines: BaselinesJson::of(&p.baselines),
             levels: p.levels.iter().map(LevelJson::of).collect(),
             budget: p.budget.as_ref().map(BudgetJson::of),

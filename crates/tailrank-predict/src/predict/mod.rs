@@ -23,6 +23,7 @@ pub mod curve;
 pub mod diagnostics;
 pub mod endpoint_test;
 pub mod fit_choice;
+pub mod hit_calibration;
 pub mod input;
 pub mod json;
 pub mod next_step;
@@ -33,7 +34,7 @@ pub mod stats;
 pub mod survivor_decay;
 pub mod trust;
 
-use assemble::{assemble, SummaryParts};
+use assemble::{assemble, Carried, SummaryParts};
 pub use baselines::{Baselines, LevelPoint};
 pub use curve::{curve, curve_from_hardness, Curve, CurvePoint};
 pub use diagnostics::{Budget, Drift, LevelPrediction, ShardPrediction, TailReport};
@@ -326,8 +327,17 @@ pub struct Prediction {
     pub baselines: Baselines,
     /// Mean predicted Recall@k at N.
     pub recall_at_k: f64,
-    /// Mean predicted hit@1 at N.
+    /// Mean predicted hit@1 at N (calibrated on the levels when `hit_scales` is given,
+    /// docs/method.md §7).
     pub hit_at_1: f64,
+    /// hit@1's calibration on the nested levels: the scales and the level cases behind them
+    /// (None without levels, e.g. from a hardness file).
+    #[serde(default)]
+    pub hit_calibration: Option<hit_calibration::HitCalibration>,
+    /// The hit@1 scales applied: the calibration's, or those a hardness file carries (None:
+    /// the count law's own hit@1).
+    #[serde(default)]
+    pub hit_scales: Option<hardness::HitScales>,
     /// Prediction at each nesting level (level 0 first); empty from a hardness file.
     pub levels: Vec<LevelPrediction>,
     /// Sufficient-budget verdict; None with fewer than 2 levels.
@@ -508,7 +518,7 @@ pub fn predict_without_next_step(s: &Summary, opts: &PredictOptions) -> Result<P
         h0,
         (Some(parts), boot),
         &fit.opts,
-        None,
+        Carried::default(),
     )?;
     // Asked for the level-selected fit, evt resolved none: the summary has too few levels.
     let fell_back = opts.fit == FitMode::LevelSelected
@@ -583,7 +593,10 @@ pub fn predict_from_hardness(
         qs.to_vec(),
         (None, boot),
         opts,
-        meta.excess_move,
+        Carried {
+            excess_move: meta.excess_move,
+            hit_scales: meta.hit_scales,
+        },
     )?;
     p.next_step.message =
         "No projection: a hardness file has no nested levels to measure how the width scales \
@@ -603,6 +616,7 @@ pub fn hardness_meta(s: &Summary, p: &Prediction) -> HardnessMeta {
         decay: c.hazard_decay,
         pool_size: Some(p.pool_size),
     });
+    meta.hit_scales = p.hit_scales;
     meta
 }
 

@@ -128,6 +128,17 @@ pub fn level_aps(
     Ok(out)
 }
 
+/// The levels `aps` as the endpoint test and the hit@1 calibration read them.
+pub fn level_hardness(aps: &[LevelAps]) -> Vec<super::endpoint_test::LevelHardness<'_>> {
+    aps.iter()
+        .map(|a| super::endpoint_test::LevelHardness {
+            level: a.level,
+            sample_size: a.sample_size,
+            hardness: &a.hardness,
+        })
+        .collect()
+}
+
 /// The trust verdict's values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

@@ -23,7 +23,9 @@ use meta::hardness_meta;
 /// ignore them and predict an unmoved estimate, so it must refuse the file), and later the
 /// optional `excess_decay` and `excess_pool_size` (the decay and the N the rate is for, which
 /// carry the rate to another N; absent, the rate is constant, as it was when written).
-pub const HARDNESS_FORMAT_VERSION: u32 = 2;
+/// Version 3 added the optional `hit_tail_scale` and `hit_immune_scale` keys ([`HitScales`]:
+/// an older reader would ignore them and predict the uncalibrated hit@1).
+pub const HARDNESS_FORMAT_VERSION: u32 = 3;
 
 /// Columns of the hardness CSV, in the order written. All but `tail_log_likelihood` are
 /// required when reading.
@@ -109,8 +111,8 @@ fn check_text(path: &Path, what: &str, s: &str) -> Result<()> {
 /// Write the hardness artifact (atomically): `# key: value` metadata lines (`format`,
 /// `format_version`, `model`, `query_set`, `pool_size` (`unknown` when None), `sample_size`,
 /// `fraction`, `seed`, `estimator`, `tool_version`, and `excess_rate`, `excess_weight`,
-/// `excess_decay`, `excess_pool_size` when the meta carries an [`ExcessMove`]), then a header
-/// with
+/// `excess_decay`, `excess_pool_size` when the meta carries an [`ExcessMove`], and
+/// `hit_tail_scale`, `hit_immune_scale` when it carries [`HitScales`]), then a header with
 /// [`HARDNESS_COLUMNS`] and one row per positive (`j` 1-based, in score order). The tail
 /// columns repeat the query's tail on every row and are empty when the query has none. A query
 /// without positives gets one row with `j = 0` and empty positive columns. Floats are written
@@ -157,6 +159,10 @@ pub fn write_hardness_csv(path: &Path, meta: &HardnessMeta, qs: &[QueryHardness]
             if let Some(n) = m.pool_size {
                 head.push_str(&format!("# excess_pool_size: {n}\n"));
             }
+        }
+        if let Some(h) = &meta.hit_scales {
+            head.push_str(&format!("# hit_tail_scale: {}\n", h.tail));
+            head.push_str(&format!("# hit_immune_scale: {}\n", h.immune));
         }
         head.push_str(&HARDNESS_COLUMNS.join(","));
         head.push('\n');
@@ -550,7 +556,7 @@ fn missing_names(wanted: &[&str], has: impl Fn(&str) -> bool) -> Option<String> 
 
 /// What a numeric field of the hardness CSV must hold, said in its parse errors (a count
 /// given as `-1` is "not a non-negative integer", not merely "not a valid number").
-trait Expected {
+pub(super) trait Expected {
     const WHAT: &'static str;
 }
 

@@ -12,7 +12,7 @@
 use super::decompose::{decompose, Decomposition};
 use super::{simulate_summary, SimConfig, Truth};
 use crate::error::{Error, Result};
-use crate::maps::{self, MapKind};
+use crate::maps::MapKind;
 use crate::predict::calibrated::CalibratedMetrics;
 use crate::predict::endpoint_test::{EndpointTest, ExcessCentre};
 use crate::predict::realized::RealizedInterval;
@@ -279,7 +279,6 @@ pub fn run_one(
     // The next step is not scored: skip its extra prediction on level 1.
     let p = predict_without_next_step(s, &popts)?;
     run.evt = p.estimate;
-    let moved = (p.recall_at_k, p.hit_at_1);
     run.count = p.baselines.count;
     run.evaluate_at_s = p.baselines.evaluate_at_s;
     run.power_law = p.baselines.power_law;
@@ -306,22 +305,9 @@ pub fn run_one(
     let hardness = p.hardness;
     run.evt_binomial = mean(&per_query_ap(&hardness, nf, k, MapKind::Binomial));
     (run.truth_recall_at_k, run.truth_hit_at_1) = t.recall_and_hit();
-    run.recall_at_k = mean(
-        &hardness
-            .iter()
-            .map(|q| maps::recall_at_k(q, nf, k))
-            .collect::<Vec<_>>(),
-    );
-    run.hit_at_1 = mean(
-        &hardness
-            .iter()
-            .map(|q| maps::hit_at_1(q, nf))
-            .collect::<Vec<_>>(),
-    );
-    if run.excess_centre.is_some() {
-        // The prediction's own (moved) values.
-        (run.recall_at_k, run.hit_at_1) = moved;
-    }
+    // The prediction's own values (moved to the centre of the excess when it moved; hit@1
+    // calibrated on the levels).
+    (run.recall_at_k, run.hit_at_1) = (p.recall_at_k, p.hit_at_1);
     let mut d = decompose(&hardness, &t)?;
     d.part_centre = run.excess_centre.map_or(0.0, |c| c.shift);
     run.decomposition = Some(d);

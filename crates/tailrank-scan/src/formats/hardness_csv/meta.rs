@@ -4,7 +4,7 @@
 
 use super::{missing_names, Expected, HARDNESS_FORMAT_VERSION};
 use crate::error::{Error, Result};
-use crate::hardness::{ExcessMove, HardnessMeta};
+use crate::hardness::{ExcessMove, HardnessMeta, HitScales};
 use std::path::Path;
 
 /// The metadata of the file from its `# key: value` lines (`meta_kv`: key, value, line; the
@@ -138,8 +138,10 @@ pub(super) fn hardness_meta(
                 ))
             }
         };
+    let hit_scales = hit_scales(path, meta_kv)?;
     Ok(HardnessMeta {
         excess_move,
+        hit_scales,
         model: meta_num("model")?,
         query_set: meta_num("query_set")?,
         pool_size,
@@ -149,4 +151,43 @@ pub(super) fn hardness_meta(
         estimator: meta_num("estimator")?,
         tool_version: meta_num("tool_version")?,
     })
+}
+
+/// The hit@1 scales of the file's `hit_tail_scale` and `hit_immune_scale` lines (`meta_kv` as
+/// for [`hardness_meta`]): None without them, an error when one comes alone or out of range
+/// (the tail scale positive, the immune one in [0, 1]).
+fn hit_scales(path: &Path, meta_kv: &[(String, String, usize)]) -> Result<Option<HitScales>> {
+    let meta_get = |k: &str| meta_kv.iter().rev().find(|(key, _, _)| key == k);
+    let bad = |k: &str, v: &str, ln: usize, what: &str| {
+        Error::input(
+            path,
+            format!("line {ln}: metadata {k}: {v:?} is not {what}"),
+        )
+    };
+    Ok(
+        match (meta_get("hit_tail_scale"), meta_get("hit_immune_scale")) {
+            (None, None) => None,
+            (Some((_, t, lt)), Some((_, i, li))) => Some(HitScales {
+                tail: t
+                    .parse()
+                    .ok()
+                    .filter(|x: &f64| x.is_finite() && *x > 0.0)
+                    .ok_or_else(|| bad("hit_tail_scale", t, *lt, "a positive number"))?,
+                immune: i
+                    .parse()
+                    .ok()
+                    .filter(|x: &f64| (0.0..=1.0).contains(x))
+                    .ok_or_else(|| bad("hit_immune_scale", i, *li, "a number in [0, 1]"))?,
+            }),
+            (Some((k, _, ln)), None) | (None, Some((k, _, ln))) => {
+                return Err(Error::input(
+                    path,
+                    format!(
+                        "line {ln}: metadata {k} without its pair (hit_tail_scale and \
+                     hit_immune_scale come together)"
+                    ),
+                ))
+            }
+        },
+    )
 }
