@@ -1,4 +1,4 @@
-"""Exploration (docs/notes/2026-12-estimator-log.md, "What the sample cannot tell: the spread of a rare component"):
+"""Exploration (docs/notes/2026-12-estimator-log.md, "What no estimator can know: the spread of a rare component"):
 a Bayes-risk lower bound on the error of ANY estimator of the realized mAP@1000 when a rare
 component's total rate is known but its spread over the queries is not.
 

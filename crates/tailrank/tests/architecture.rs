@@ -280,7 +280,7 @@ fn the_checker_finds_a_circle() {
     assert!(ps.contains(&vec!["crate".into(), "scan".into(), "f".into()]));
 }
 
-/// The library crates, lowest first (`docs/architecture.md`, "Crates"): each depends only on
+/// The library crates, lowest first (the table that opens `docs/architecture.md`): each depends only on
 /// crates before it. The CLI and the Python crate sit on top of `tailrank`, the facade.
 const CRATES: &[&str] = &[
     "tailrank-io",

@@ -1,0 +1,218 @@
+//! Every citation of a document in the repository points at something that exists: a
+//! `docs/….md` path names a file, and a quoted title after it (`docs/method.md, "Title"` or
+//! `docs/method.md section "Title"`, the form the code and the docs use) names one of that
+//! file's headings or bold paragraph labels (`**Title.**`), compared case-insensitively as a
+//! substring. A title may run over lines of a doc comment (`//!`, `///`, `#`).
+//!
+//! Scanned: every `.md`, `.rs`, `.py`, `.pyi`, `.sh` and `.toml` file of the repository except
+//! build outputs, the dated lab notes (`docs/notes/`) and `CHANGELOG.md`, which record what
+//! was true when they were written, and this file, whose examples are not citations. Cited
+//! files may be notes.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The files whose citations are checked, relative to the root.
+fn citing_files(root: &Path) -> Vec<PathBuf> {
+    let skip_dir = |name: &str| {
+        name.starts_with('.')
+            || name.starts_with("target")
+            || name.starts_with("pyenv")
+            || name == "node_modules"
+    };
+    let mut stack = vec![root.to_path_buf()];
+    let mut out = Vec::new();
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            if p.is_dir() {
+                if !skip_dir(&name) && !p.ends_with("docs/notes") {
+                    stack.push(p);
+                }
+            } else if name != "CHANGELOG.md"
+                && name != "docs_links.rs"
+                && ["md", "rs", "py", "pyi", "sh", "toml"]
+                    .iter()
+                    .any(|x| p.extension().is_some_and(|e| e == *x))
+            {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A citation found in a file: the cited path, the quoted title if any, the line.
+#[derive(Debug, PartialEq)]
+struct Citation {
+    path: String,
+    title: Option<String>,
+    line: usize,
+}
+
+/// The citations of `text`: each `docs/NAME.md` (path characters `[A-Za-z0-9_./-]`), and the
+/// title when the path is followed by `,` or ` section`, then blanks and comment markers, then
+/// `"…"`. Comment markers and runs of blanks inside the title become one space.
+fn citations(text: &str) -> Vec<Citation> {
+    let b = text.as_bytes();
+    let is_path = |c: u8| c.is_ascii_alphanumeric() || b"_./-".contains(&c);
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(off) = text[from..].find("docs/") {
+        let start = from + off;
+        from = start + 5;
+        if start > 0 && is_path(b[start - 1]) {
+            continue; // part of a longer path, e.g. `research/docs/`
+        }
+        let mut end = start;
+        while end < b.len() && is_path(b[end]) {
+            end += 1;
+        }
+        let mut path = &text[start..end];
+        path = path.trim_end_matches('.');
+        if !path.ends_with(".md") {
+            continue;
+        }
+        let line = text[..start].matches('\n').count() + 1;
+        let mut rest = &text[start + path.len()..];
+        rest = rest.strip_prefix('`').unwrap_or(rest);
+        let after_sep = rest
+            .strip_prefix(',')
+            .or_else(|| rest.strip_prefix(" section"));
+        let title = after_sep.and_then(|r| {
+            let r = skip_blanks_and_markers(r);
+            let r = r.strip_prefix('"')?;
+            let close = r.find('"')?;
+            let raw = &r[..close];
+            let words: Vec<&str> = raw
+                .split_whitespace()
+                .filter(|w| !matches!(*w, "//!" | "///" | "//" | "#"))
+                .collect();
+            Some(words.join(" "))
+        });
+        out.push(Citation {
+            path: path.to_string(),
+            title,
+            line,
+        });
+    }
+    out
+}
+
+fn skip_blanks_and_markers(mut r: &str) -> &str {
+    loop {
+        let t = r.trim_start();
+        let t = ["//!", "///", "//", "#"]
+            .iter()
+            .find_map(|m| t.strip_prefix(m))
+            .unwrap_or(t);
+        if t.len() == r.len() {
+            return r;
+        }
+        r = t;
+    }
+}
+
+/// The headings and bold labels of a markdown text, lower-cased, without backticks and
+/// without a trailing `.` or `:`.
+fn anchors(text: &str) -> Vec<String> {
+    let clean = |s: &str| {
+        s.replace(['`', '*'], "")
+            .trim()
+            .trim_end_matches(['.', ':'])
+            .to_lowercase()
+    };
+    let mut out: Vec<String> = text
+        .lines()
+        .filter(|l| l.starts_with('#'))
+        .map(|l| clean(l.trim_start_matches('#')))
+        .collect();
+    let mut rest = text;
+    while let Some(i) = rest.find("**") {
+        let after = &rest[i + 2..];
+        let Some(j) = after.find("**") else { break };
+        out.push(clean(&after[..j]));
+        rest = &after[j + 2..];
+    }
+    out
+}
+
+fn title_found(title: &str, anchors: &[String]) -> bool {
+    let t = title.to_lowercase();
+    anchors.iter().any(|a| a.starts_with(&t) || a.contains(&t))
+}
+
+#[test]
+fn every_cited_document_and_section_exists() {
+    let root = repo_root();
+    let mut cache: HashMap<String, Option<Vec<String>>> = HashMap::new();
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    for file in citing_files(&root) {
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        for c in citations(&text) {
+            checked += 1;
+            let anchors = cache.entry(c.path.clone()).or_insert_with(|| {
+                std::fs::read_to_string(root.join(&c.path))
+                    .ok()
+                    .map(|t| anchors(&t))
+            });
+            let shown = file.strip_prefix(&root).unwrap_or(&file).display();
+            match (anchors, &c.title) {
+                (None, _) => broken.push(format!("{shown}:{}: no file {}", c.line, c.path)),
+                (Some(a), Some(t)) if !title_found(t, a) => broken.push(format!(
+                    "{shown}:{}: {} has no heading or label {t:?}",
+                    c.line, c.path
+                )),
+                _ => {}
+            }
+        }
+    }
+    assert!(
+        checked > 100,
+        "only {checked} citations found: the scan is broken"
+    );
+    assert!(
+        broken.is_empty(),
+        "broken citations:\n{}",
+        broken.join("\n")
+    );
+}
+
+#[test]
+fn citations_are_read_with_their_titles_across_comment_lines() {
+    let text = "see `docs/method.md`, \"Sufficient\n/// budget\" and docs/reference/cli.md.\n\
+                # docs/reference/predict.md section \"Diagnostics\"\nresearch/docs/x.md";
+    assert_eq!(
+        citations(text),
+        vec![
+            Citation {
+                path: "docs/method.md".into(),
+                title: Some("Sufficient budget".into()),
+                line: 1
+            },
+            Citation {
+                path: "docs/reference/cli.md".into(),
+                title: None,
+                line: 2
+            },
+            Citation {
+                path: "docs/reference/predict.md".into(),
+                title: Some("Diagnostics".into()),
+                line: 3
+            },
+        ]
+    );
+    let a = anchors("# Top\n## The `next` step\ntext **Which factors.** more\n");
+    assert_eq!(a, vec!["top", "the next step", "which factors"]);
+    assert!(title_found("Which factors", &a));
+    assert!(!title_found("Crates", &a));
+}
