@@ -2,7 +2,8 @@
 //! `docs/….md` path names a file, and a quoted title after it (`docs/method.md, "Title"` or
 //! `docs/method.md section "Title"`, the form the code and the docs use) names one of that
 //! file's headings or bold paragraph labels (`**Title.**`), compared case-insensitively as a
-//! substring. A title may run over lines of a doc comment (`//!`, `///`, `#`).
+//! substring, and a section number (`docs/method.md §N`) names a heading `N. …`. A title may
+//! run over lines of a doc comment (`//!`, `///`, `#`).
 //!
 //! Scanned: every `.md`, `.rs`, `.py`, `.pyi`, `.sh` and `.toml` file of the repository except
 //! build outputs, the dated lab notes (`docs/notes/`) and `CHANGELOG.md`, which record what
@@ -48,11 +49,13 @@ fn citing_files(root: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// A citation found in a file: the cited path, the quoted title if any, the line.
+/// A citation found in a file: the cited path, the quoted title or the section number
+/// (`§N`) if any, the line.
 #[derive(Debug, PartialEq)]
 struct Citation {
     path: String,
     title: Option<String>,
+    section: Option<u32>,
     line: usize,
 }
 
@@ -82,6 +85,10 @@ fn citations(text: &str) -> Vec<Citation> {
         let line = text[..start].matches('\n').count() + 1;
         let mut rest = &text[start + path.len()..];
         rest = rest.strip_prefix('`').unwrap_or(rest);
+        let section = rest.strip_prefix(" §").and_then(|r| {
+            let digits: String = r.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse().ok()
+        });
         let after_sep = rest
             .strip_prefix(',')
             .or_else(|| rest.strip_prefix(" section"));
@@ -99,6 +106,7 @@ fn citations(text: &str) -> Vec<Citation> {
         out.push(Citation {
             path: path.to_string(),
             title,
+            section,
             line,
         });
     }
@@ -172,6 +180,17 @@ fn every_cited_document_and_section_exists() {
                     "{shown}:{}: {} has no heading or label {t:?}",
                     c.line, c.path
                 )),
+                (Some(a), None)
+                    if c.section
+                        .is_some_and(|n| !a.iter().any(|h| h.starts_with(&format!("{n}. ")))) =>
+                {
+                    broken.push(format!(
+                        "{shown}:{}: {} has no section {}",
+                        c.line,
+                        c.path,
+                        c.section.unwrap()
+                    ))
+                }
                 _ => {}
             }
         }
@@ -190,24 +209,34 @@ fn every_cited_document_and_section_exists() {
 #[test]
 fn citations_are_read_with_their_titles_across_comment_lines() {
     let text = "see `docs/method.md`, \"Sufficient\n/// budget\" and docs/reference/cli.md.\n\
-                # docs/reference/predict.md section \"Diagnostics\"\nresearch/docs/x.md";
+                # docs/reference/predict.md section \"Diagnostics\"\nresearch/docs/x.md\n\
+                docs/method.md §12";
     assert_eq!(
         citations(text),
         vec![
             Citation {
                 path: "docs/method.md".into(),
                 title: Some("Sufficient budget".into()),
+                section: None,
                 line: 1
             },
             Citation {
                 path: "docs/reference/cli.md".into(),
                 title: None,
+                section: None,
                 line: 2
             },
             Citation {
                 path: "docs/reference/predict.md".into(),
                 title: Some("Diagnostics".into()),
+                section: None,
                 line: 3
+            },
+            Citation {
+                path: "docs/method.md".into(),
+                title: None,
+                section: Some(12),
+                line: 5
             },
         ]
     );
