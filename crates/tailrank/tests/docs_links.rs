@@ -3,7 +3,8 @@
 //! `docs/method.md section "Title"`, the form the code and the docs use) names one of that
 //! file's headings or bold paragraph labels (`**Title.**`), compared case-insensitively as a
 //! substring, and a section number (`docs/method.md §N`) names a heading `N. …`. A title may
-//! run over lines of a doc comment (`//!`, `///`, `#`).
+//! run over lines of a doc comment (`//!`, `///`, `#`). Relative markdown links
+//! (`[text](path)`) must lead to an existing file.
 //!
 //! Scanned: every `.md`, `.rs`, `.py`, `.pyi`, `.sh` and `.toml` file of the repository except
 //! build outputs, the dated lab notes (`docs/notes/`) and `CHANGELOG.md`, which record what
@@ -206,6 +207,47 @@ fn every_cited_document_and_section_exists() {
     );
 }
 
+/// The targets of the relative links `[text](target)` of a markdown text, without `#anchor`
+/// (web, mail and in-page links skipped).
+fn relative_links(text: &str) -> Vec<&str> {
+    text.match_indices("](")
+        .filter_map(|(i, _)| {
+            let rest = &text[i + 2..];
+            let target = &rest[..rest.find(')')?];
+            let target = target.split('#').next().unwrap_or("");
+            let web = ["http:", "https:", "mailto:"]
+                .iter()
+                .any(|p| target.starts_with(p));
+            (!target.is_empty() && !web && !target.contains(char::is_whitespace)).then_some(target)
+        })
+        .collect()
+}
+
+#[test]
+fn every_relative_markdown_link_exists() {
+    let root = repo_root();
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    for file in citing_files(&root)
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+    {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for target in relative_links(&text) {
+            checked += 1;
+            if !file.parent().unwrap().join(target).exists() {
+                let shown = file.strip_prefix(&root).unwrap_or(&file).display();
+                broken.push(format!("{shown}: link to {target} leads nowhere"));
+            }
+        }
+    }
+    assert!(
+        checked > 20,
+        "only {checked} links found: the scan is broken"
+    );
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+}
+
 #[test]
 fn citations_are_read_with_their_titles_across_comment_lines() {
     let text = "see `docs/method.md`, \"Sufficient\n/// budget\" and docs/reference/cli.md.\n\
@@ -244,4 +286,8 @@ fn citations_are_read_with_their_titles_across_comment_lines() {
     assert_eq!(a, vec!["top", "the next step", "which factors"]);
     assert!(title_found("Which factors", &a));
     assert!(!title_found("Crates", &a));
+    assert_eq!(
+        relative_links("[a](guide/x.md#top) [b](https://x.org) [c](#here) [d](../LICENSE)"),
+        vec!["guide/x.md", "../LICENSE"]
+    );
 }
