@@ -5,14 +5,13 @@
 //! (sub)category breakdowns, and in prediction mode the predicted N mAP with its interval and
 //! baselines. See `docs/reference/ilias.md`.
 
+use super::predict::{MethodArgs, SampleNoiseArgs};
 use super::progress::Bar;
+use super::scan::{PoolSampleArgs, ScanRunArgs};
 use clap::Args;
 use std::path::PathBuf;
-use tailrank::hardness::Estimator;
 use tailrank::ilias::IliasRequest;
 use tailrank::jobs::ilias::IliasJob;
-use tailrank::jobs::View;
-use tailrank::maps::MapKind;
 use tailrank::predict::{PredictOptions, PredictRequest};
 use tailrank::scan::config::ScanOptions;
 
@@ -35,26 +34,15 @@ pub struct IliasArgs {
     /// Query sets to evaluate.
     #[arg(long, default_value = "both", value_parser = ["image", "text", "both"])]
     pub queries: String,
-    /// Sample fraction of the distractors (prediction mode); 1 = exact, scan everything.
-    #[arg(long, default_value_t = 1.0)]
-    pub fraction: f64,
-    /// Hash seed of the sample.
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
+    /// The hash sample of the distractors (prediction mode below 1).
+    #[command(flatten)]
+    pub sample: PoolSampleArgs,
     /// Cut-off k of mAP@k.
     #[arg(long, default_value_t = PredictOptions::DEFAULT.k)]
     pub k: usize,
-    /// Print the full JSON report instead of the table.
-    #[arg(long)]
-    pub json: bool,
-    /// With --fraction: print the full report (each set's prediction table, the breakdowns)
-    /// instead of the headline.
-    #[arg(long, conflicts_with = "json")]
-    pub details: bool,
-    /// With --fraction: also write the report as one self-contained HTML page here (each
-    /// set's prediction page: curve, levels, checks, histogram, next step).
-    #[arg(long)]
-    pub html: Option<PathBuf>,
+    /// The report's table, JSON or HTML page (with --fraction: each set's prediction).
+    #[command(flatten)]
+    pub view: super::ViewArgs,
     /// Model name recorded in the report.
     #[arg(long, default_value = "")]
     pub model: String,
@@ -78,12 +66,8 @@ pub struct IliasArgs {
     /// warns).
     #[arg(long)]
     pub fit_top: Option<usize>,
-    /// Worker threads (default: all cores).
-    #[arg(long)]
-    pub threads: Option<usize>,
-    /// L2-normalise descriptors that are not unit-norm instead of refusing them.
-    #[arg(long)]
-    pub normalize: bool,
+    #[command(flatten)]
+    pub run: ScanRunArgs,
     /// Continue an interrupted scan from its partial folder `SUMMARY_OUT.partial/` (finished
     /// chunks are reused after checking that inputs and options are unchanged), as
     /// `tailrank scan --resume` does. With `--summary-out`, every scan keeps that folder while
@@ -94,21 +78,10 @@ pub struct IliasArgs {
     /// each chunk is saved in `SUMMARY_OUT.partial/` as soon as it is scanned.
     #[arg(long, default_value_t = tailrank::scan::resume::DEFAULT_CHUNK_ROWS)]
     pub chunk_rows: usize,
-    /// Hardness estimator.
-    #[arg(long, help_heading = PREDICTION, default_value = Estimator::DEFAULT_NAME, value_parser = Estimator::NAMES)]
-    pub estimator: String,
-    /// Hardness-to-metric map.
-    #[arg(long, help_heading = PREDICTION, default_value = MapKind::DEFAULT_NAME, value_parser = MapKind::NAMES)]
-    pub map: String,
-    /// Query-bootstrap replicates (0 = no intervals).
-    #[arg(long, help_heading = PREDICTION, default_value_t = PredictOptions::DEFAULT.bootstrap)]
-    pub bootstrap: usize,
-    /// Sample-noise replicates (0 = off).
-    #[arg(long, help_heading = PREDICTION, default_value_t = PredictOptions::DEFAULT.sample_noise)]
-    pub sample_noise: usize,
-    /// Confidence level of the intervals.
-    #[arg(long, help_heading = PREDICTION, default_value_t = PredictOptions::DEFAULT.confidence)]
-    pub confidence: f64,
+    #[command(flatten, next_help_heading = PREDICTION)]
+    pub method: MethodArgs,
+    #[command(flatten, next_help_heading = PREDICTION)]
+    pub noise: SampleNoiseArgs,
     /// Prediction mode: whether each set's estimate moves to the centre of the excess (as
     /// `predict`).
     #[command(flatten, next_help_heading = PREDICTION)]
@@ -125,35 +98,30 @@ pub fn run(a: IliasArgs) -> anyhow::Result<()> {
         selected_ids: a.selected_ids.as_deref(),
         top_m: a.top_m,
         fit_top: a.fit_top,
-        scan: ScanOptions {
-            fraction: a.fraction,
-            seed: a.seed,
-            threads: a.threads,
-            normalize: a.normalize,
-            model: a.model.clone(),
-            ..ScanOptions::default()
-        },
-        predict: PredictRequest {
+        scan: a.sample.options(
+            a.run,
+            ScanOptions {
+                model: a.model.clone(),
+                ..ScanOptions::default()
+            },
+        ),
+        predict: a.method.apply(PredictRequest {
             k: a.k,
-            estimator: &a.estimator,
-            map: &a.map,
             fit: &a.fit.fit,
-            bootstrap: a.bootstrap,
-            sample_noise: a.sample_noise,
-            confidence: a.confidence,
-            seed: a.seed,
+            sample_noise: a.noise.sample_noise,
+            seed: a.sample.seed,
             excess_centre: a.centre.enabled(),
             ..PredictRequest::DEFAULT
-        },
+        }),
         queries: &a.queries,
         summary_out: a.summary_out.as_deref(),
         chunk_rows: a.chunk_rows,
         resume: a.resume,
-        html: a.html.as_deref(),
+        html: a.view.html.as_deref(),
     };
     let job = IliasJob {
         request,
-        view: View::of(a.json, a.details),
+        view: a.view.view(),
     };
     let tuning = |k: &str| std::env::var(k).ok();
     let spinner = || Bar::new(None, SPINNER);

@@ -16,6 +16,8 @@ pub mod scan;
 pub mod simulate;
 pub mod validate;
 
+use tailrank::jobs::View;
+
 /// Whether the estimate moves to the centre of the endpoint test's excess (docs/method.md
 /// §9): the library's default (`PredictOptions::DEFAULT.excess_centre`) unless a flag says.
 #[derive(clap::Args, Debug, Clone, Copy)]
@@ -62,6 +64,29 @@ pub struct FitArgs {
 impl FitArgs {
     pub fn mode(&self) -> anyhow::Result<tailrank::predict::FitMode> {
         Ok(self.fit.parse()?)
+    }
+}
+
+/// How a report is printed (the headline, the full table or JSON: [`View`]) and whether it is
+/// also written as an HTML page; shared by `predict`, `compare` and `ilias`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ViewArgs {
+    /// Print the full JSON report instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Print the full report (every table of a prediction, with its levels and checks) instead
+    /// of the headline.
+    #[arg(long, conflicts_with = "json")]
+    pub details: bool,
+    /// Also write the report as one self-contained HTML page here (each prediction's page:
+    /// curve, levels, checks, per-query histogram, next step).
+    #[arg(long)]
+    pub html: Option<std::path::PathBuf>,
+}
+
+impl ViewArgs {
+    pub fn view(&self) -> View {
+        View::of(self.json, self.details)
     }
 }
 

@@ -6,7 +6,6 @@ use clap::Args;
 use std::path::PathBuf;
 use tailrank::hardness::{Estimator, EvtOptions};
 use tailrank::jobs::predict::{PredictFlags, PredictInputFiles, PredictJob};
-use tailrank::jobs::View;
 use tailrank::maps::MapKind;
 use tailrank::predict::{PredictOptions, PredictRequest};
 
@@ -23,32 +22,22 @@ pub struct ModelArgs {
     /// Hardness CSV artifact (instead of a summary).
     #[arg(long)]
     pub hardness: Option<PathBuf>,
-    /// Pool size N to predict for (default: the N recorded in the input).
-    #[arg(long)]
-    pub pool_size: Option<u64>,
     #[command(flatten)]
     pub est: EstimateArgs,
 }
 
-/// Estimator, map and interval options shared by `predict`, `curve` and `compare`.
+/// The pool size, estimator, map, interval and fit options shared by `predict`, `curve` and
+/// `compare`.
 #[derive(Args, Debug, Clone)]
 pub struct EstimateArgs {
+    /// Pool size N to predict at (default: the N recorded in the input).
+    #[arg(long)]
+    pub pool_size: Option<u64>,
     /// Cut-off k of mAP@k.
     #[arg(long, default_value_t = PredictOptions::DEFAULT.k)]
     pub k: usize,
-    /// Hardness estimator: evt (tail-aware) or count (from a hardness file, the file's estimator
-    /// is used and this and the evt options are ignored).
-    #[arg(long, default_value = Estimator::DEFAULT_NAME, value_parser = Estimator::NAMES)]
-    pub estimator: String,
-    /// Hardness-to-metric map.
-    #[arg(long, default_value = MapKind::DEFAULT_NAME, value_parser = MapKind::NAMES)]
-    pub map: String,
-    /// Query-bootstrap replicates (0 = no intervals).
-    #[arg(long, default_value_t = PredictOptions::DEFAULT.bootstrap)]
-    pub bootstrap: usize,
-    /// Confidence level of the intervals.
-    #[arg(long, default_value_t = PredictOptions::DEFAULT.confidence)]
-    pub confidence: f64,
+    #[command(flatten)]
+    pub method: MethodArgs,
     /// Seed of the bootstrap draws.
     #[arg(long, default_value_t = PredictOptions::DEFAULT.seed)]
     pub seed: u64,
@@ -71,10 +60,50 @@ pub struct EstimateArgs {
     pub c_min: u64,
 }
 
+/// The hardness estimator, the map and the query-bootstrap intervals: the prediction options
+/// that `ilias` shares with `predict`, `curve` and `compare`.
+#[derive(Args, Debug, Clone)]
+pub struct MethodArgs {
+    /// Hardness estimator: evt (tail-aware) or count (from a hardness file, the file's estimator
+    /// is used and this and the evt options are ignored).
+    #[arg(long, default_value = Estimator::DEFAULT_NAME, value_parser = Estimator::NAMES)]
+    pub estimator: String,
+    /// Hardness-to-metric map.
+    #[arg(long, default_value = MapKind::DEFAULT_NAME, value_parser = MapKind::NAMES)]
+    pub map: String,
+    /// Query-bootstrap replicates (0 = no intervals).
+    #[arg(long, default_value_t = PredictOptions::DEFAULT.bootstrap)]
+    pub bootstrap: usize,
+    /// Confidence level of the intervals.
+    #[arg(long, default_value_t = PredictOptions::DEFAULT.confidence)]
+    pub confidence: f64,
+}
+
+impl MethodArgs {
+    /// `request` with these options in place of its own.
+    pub fn apply<'a>(&'a self, request: PredictRequest<'a>) -> PredictRequest<'a> {
+        PredictRequest {
+            estimator: &self.estimator,
+            map: &self.map,
+            bootstrap: self.bootstrap,
+            confidence: self.confidence,
+            ..request
+        }
+    }
+}
+
+/// Sample-noise replicates, shared by `predict` and `ilias`.
+#[derive(Args, Debug, Clone, Copy)]
+pub struct SampleNoiseArgs {
+    /// Sample-noise replicates (Poisson reweighting of the sample; 0 = off; summary only).
+    #[arg(long, default_value_t = PredictOptions::DEFAULT.sample_noise)]
+    pub sample_noise: usize,
+}
+
 impl ModelArgs {
     /// The library's flags of the prediction (see [`EstimateArgs::flags`]).
     pub fn flags(&self, sample_noise: usize, excess_centre: bool) -> PredictFlags<'_> {
-        self.est.flags(self.pool_size, sample_noise, excess_centre)
+        self.est.flags(sample_noise, excess_centre)
     }
 
     /// The input: the summary folder or the hardness file.
@@ -87,30 +116,22 @@ impl ModelArgs {
 }
 
 impl EstimateArgs {
-    /// The library's request for pool size `pool_size` (None: the input's N), with whether the
-    /// fit's number came by its deprecated name `--top-m`.
-    pub fn flags(
-        &self,
-        pool_size: Option<u64>,
-        sample_noise: usize,
-        excess_centre: bool,
-    ) -> PredictFlags<'_> {
+    /// The library's request, with whether the fit's number came by its deprecated name
+    /// `--top-m`.
+    pub fn flags(&self, sample_noise: usize, excess_centre: bool) -> PredictFlags<'_> {
         PredictFlags {
-            request: PredictRequest {
-                pool_size,
+            request: self.method.apply(PredictRequest {
+                pool_size: self.pool_size,
                 k: self.k,
-                estimator: &self.estimator,
-                map: &self.map,
                 fit: &self.fit.fit,
-                bootstrap: self.bootstrap,
                 sample_noise,
-                confidence: self.confidence,
                 seed: self.seed,
                 fit_top: self.fit_top.or(self.top_m_deprecated),
                 quantile: self.quantile,
                 c_min: self.c_min,
                 excess_centre,
-            },
+                ..PredictRequest::DEFAULT
+            }),
             fit_top_renamed: self.top_m_deprecated.is_some(),
         }
     }
@@ -122,36 +143,27 @@ pub struct PredictArgs {
     pub model: ModelArgs,
     #[command(flatten)]
     pub centre: super::CentreArgs,
-    /// Sample-noise replicates (Poisson reweighting of the sample; 0 = off; summary only).
-    #[arg(long, default_value_t = PredictOptions::DEFAULT.sample_noise)]
-    pub sample_noise: usize,
-    /// Print the full JSON report instead of the table.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub noise: SampleNoiseArgs,
+    #[command(flatten)]
+    pub view: super::ViewArgs,
     /// Write the level-0 hardness artifact (CSV) here.
     #[arg(long)]
     pub hardness_out: Option<PathBuf>,
-    /// Print the full table instead of the headline.
-    #[arg(long, conflicts_with = "json")]
-    pub details: bool,
     /// Width (in points) the interval for the realized metric should reach: the next step
     /// names the fraction expected to reach it.
     #[arg(long)]
     pub target_width: Option<f64>,
-    /// Also write the report as one self-contained HTML page here (curve, levels, checks,
-    /// per-query histogram, next step; the numbers of `--json`).
-    #[arg(long)]
-    pub html: Option<PathBuf>,
 }
 
 pub fn run(a: PredictArgs) -> anyhow::Result<()> {
     let job = PredictJob {
-        flags: a.model.flags(a.sample_noise, a.centre.enabled()),
+        flags: a.model.flags(a.noise.sample_noise, a.centre.enabled()),
         input: a.model.input(),
         hardness_out: a.hardness_out.as_deref(),
-        html: a.html.as_deref(),
+        html: a.view.html.as_deref(),
         target_width: a.target_width,
-        view: View::of(a.json, a.details),
+        view: a.view.view(),
     };
     Ok(job.run(&mut super::Terminal)?)
 }

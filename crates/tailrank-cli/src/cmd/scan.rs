@@ -53,16 +53,12 @@ pub struct ScanOpts {
     /// Id files of the pool .npy shards, one per --pool, in the same order.
     #[arg(long, num_args = 1..)]
     pub pool_ids: Vec<PathBuf>,
-    /// Level-0 sampling fraction f of the pool (1 = exact: everything scanned).
-    #[arg(long, default_value_t = 1.0)]
-    pub fraction: f64,
+    #[command(flatten)]
+    pub sample: PoolSampleArgs,
     /// Scan only the sample increment t(AFTER) <= hash < t(f) into a part summary, for
     /// `tailrank grow` (every pool row must lie in it; `tailrank sample --after` lists them).
     #[arg(long)]
     pub after: Option<f64>,
-    /// Hash seed of the sample.
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
     /// Smallest nesting level fraction (levels f, f/2, ... down to it; default f/16).
     #[arg(long)]
     pub min_fraction: Option<f64>,
@@ -84,12 +80,8 @@ pub struct ScanOpts {
     /// k of --results-out.
     #[arg(long, default_value_t = tailrank::metric::DEFAULT_K)]
     pub k: usize,
-    /// Worker threads (default: all cores).
-    #[arg(long)]
-    pub threads: Option<usize>,
-    /// L2-normalise rows that are not unit-norm instead of refusing them.
-    #[arg(long)]
-    pub normalize: bool,
+    #[command(flatten)]
+    pub run: ScanRunArgs,
     /// Do not start the top-M lists from pilot floors (pilot stages of one block in 64 and
     /// one in 16 scanned first). The floors are verified, so the output is the same; this only
     /// turns the speed-up off. The integer screen runs only in stages that start from floors,
@@ -112,6 +104,41 @@ pub struct ScanOpts {
     pub chunk_rows: usize,
 }
 
+/// The hash sample of the pool, shared by `scan` and `ilias`.
+#[derive(Args, Debug, Clone, Copy)]
+pub struct PoolSampleArgs {
+    /// Level-0 sampling fraction f of the pool (1 = exact: everything scanned).
+    #[arg(long, default_value_t = 1.0)]
+    pub fraction: f64,
+    /// Hash seed of the sample.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+/// How a scan runs on its rows, shared by `scan` and `ilias`.
+#[derive(Args, Debug, Clone, Copy)]
+pub struct ScanRunArgs {
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// L2-normalise descriptors that are not unit-norm instead of refusing them.
+    #[arg(long)]
+    pub normalize: bool,
+}
+
+impl PoolSampleArgs {
+    /// The scan options `options` with this sample and `run`'s threads and normalisation.
+    pub fn options(&self, run: ScanRunArgs, options: ScanOptions) -> ScanOptions {
+        ScanOptions {
+            fraction: self.fraction,
+            seed: self.seed,
+            threads: run.threads,
+            normalize: run.normalize,
+            ..options
+        }
+    }
+}
+
 pub fn run(args: ScanArgs) -> anyhow::Result<()> {
     let args = *args.opts;
     let results_k = args.results_out.as_ref().map(|_| args.k);
@@ -130,20 +157,20 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
         chunk_rows: args.chunk_rows,
         resume: args.resume,
     };
-    let options = ScanOptions {
-        fraction: args.fraction,
-        seed: args.seed,
-        after: args.after,
-        min_fraction: args.min_fraction,
-        top_m: args.top_m,
-        drift_shards: args.drift_shards,
-        results_k,
-        threads: args.threads,
-        normalize: args.normalize,
-        speculate: !args.no_speculate,
-        screen: !args.no_screen,
-        model: args.model,
-    };
+    let options = args.sample.options(
+        args.run,
+        ScanOptions {
+            after: args.after,
+            min_fraction: args.min_fraction,
+            top_m: args.top_m,
+            drift_shards: args.drift_shards,
+            results_k,
+            speculate: !args.no_speculate,
+            screen: !args.no_screen,
+            model: args.model,
+            ..ScanOptions::default()
+        },
+    );
     let tuning = |k: &str| std::env::var(k).ok();
     let bar = |rows| Bar::new(Some(rows), BAR);
     Ok(ScanJob { files, options }.run(tuning, bar, &mut super::Terminal)?)

@@ -13,6 +13,7 @@
 //! JSON: `{query_id: [positive_id, ...]}` gives one set named `queries`, in file order.
 
 use crate::error::{Error, IoContext, Result};
+use crate::formats::csv::{split_fields, Padding};
 use crate::formats::json::JsonReader;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -241,49 +242,10 @@ fn instance_of<'a>(path: &Path, line: usize, id: &'a str) -> Result<&'a str> {
     Ok(inst)
 }
 
-/// Split a CSV line into fields (RFC 4180 quotes; `""` inside quotes is a quote).
+/// Split a CSV line into trimmed fields ([`split_fields`] with [`Padding::Trim`]).
 pub fn split_csv(path: &Path, line_no: usize, line: &str) -> Result<Vec<String>> {
-    let mut fields = Vec::new();
-    let mut cur = String::new();
-    let mut chars = line.chars().peekable();
-    let mut in_quotes = false;
-    let mut was_quoted = false;
-    while let Some(c) = chars.next() {
-        if in_quotes {
-            if c == '"' {
-                if chars.peek() == Some(&'"') {
-                    cur.push('"');
-                    chars.next();
-                } else {
-                    in_quotes = false;
-                }
-            } else {
-                cur.push(c);
-            }
-        } else if c == ',' {
-            fields.push(std::mem::take(&mut cur));
-            was_quoted = false;
-        } else if c == '"' && cur.trim().is_empty() && !was_quoted {
-            cur.clear();
-            in_quotes = true;
-            was_quoted = true;
-        } else if was_quoted && !c.is_whitespace() {
-            return Err(Error::input(
-                path,
-                format!("line {line_no}: malformed CSV: text after a closing quote"),
-            ));
-        } else {
-            cur.push(c);
-        }
-    }
-    if in_quotes {
-        return Err(Error::input(
-            path,
-            format!("line {line_no}: malformed CSV: unterminated quote"),
-        ));
-    }
-    fields.push(cur);
-    Ok(fields.into_iter().map(|f| f.trim().to_string()).collect())
+    split_fields(line, Padding::Trim)
+        .map_err(|e| Error::input(path, format!("line {line_no}: malformed CSV: {e}")))
 }
 
 /// Words that mark a header's first field.

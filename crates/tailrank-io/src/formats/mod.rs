@@ -4,6 +4,7 @@
 //! [`results`]. The hardness CSV (`formats::hardness_csv`, `docs/reference/hardness.md`) is read and
 //! written next to the hardness types, one crate up (tailrank-scan).
 
+pub mod csv;
 pub mod descriptors;
 pub mod gt;
 pub mod hdf5;

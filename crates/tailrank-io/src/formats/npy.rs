@@ -259,14 +259,9 @@ pub fn convert_le(dtype: Dtype, bytes: &[u8], out: &mut [f32]) {
     match dtype {
         Dtype::F32 => {
             debug_assert_eq!(bytes.len(), out.len() * 4);
-            #[cfg(target_endian = "little")]
-            {
-                // SAFETY: every bit pattern is a valid f32; alignment is handled by align_to.
-                let (pre, mid, post) = unsafe { bytes.align_to::<f32>() };
-                if pre.is_empty() && post.is_empty() {
-                    out.copy_from_slice(mid);
-                    return;
-                }
+            if let Some(stored) = in_place::<f32>(bytes) {
+                out.copy_from_slice(stored);
+                return;
             }
             for (o, c) in out.iter_mut().zip(bytes.chunks_exact(4)) {
                 *o = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
@@ -274,14 +269,9 @@ pub fn convert_le(dtype: Dtype, bytes: &[u8], out: &mut [f32]) {
         }
         Dtype::F16 => {
             debug_assert_eq!(bytes.len(), out.len() * 2);
-            #[cfg(target_endian = "little")]
-            {
-                // SAFETY: every bit pattern is a valid f16; alignment is handled by align_to.
-                let (pre, mid, post) = unsafe { bytes.align_to::<f16>() };
-                if pre.is_empty() && post.is_empty() {
-                    mid.convert_to_f32_slice(out);
-                    return;
-                }
+            if let Some(stored) = in_place::<f16>(bytes) {
+                stored.convert_to_f32_slice(out);
+                return;
             }
             // Unaligned (or big-endian host): decode through an aligned scratch buffer.
             let mut tmp = [f16::ZERO; 1024];
@@ -294,6 +284,23 @@ pub fn convert_le(dtype: Dtype, bytes: &[u8], out: &mut [f32]) {
             }
         }
     }
+}
+
+/// The stored element types: every bit pattern is a value.
+trait AnyBitPattern: Copy {}
+impl AnyBitPattern for f32 {}
+impl AnyBitPattern for f16 {}
+
+/// Little-endian `T`s read in place: `bytes` as a slice of `T`, when the host is little-endian
+/// and `bytes` is aligned for `T` and a whole number of them; None otherwise (decode instead).
+fn in_place<T: AnyBitPattern>(bytes: &[u8]) -> Option<&[T]> {
+    if cfg!(target_endian = "big") {
+        return None;
+    }
+    // SAFETY: every bit pattern is a valid `T` (`AnyBitPattern`); alignment is handled by
+    // align_to, and only a slice with nothing before or after it is returned.
+    let (pre, mid, post) = unsafe { bytes.align_to::<T>() };
+    (pre.is_empty() && post.is_empty()).then_some(mid)
 }
 
 impl DescriptorSource for NpyDescriptors {

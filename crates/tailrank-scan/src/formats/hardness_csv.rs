@@ -12,6 +12,7 @@
 use crate::atomic;
 use crate::error::{Error, IoContext, Result};
 use crate::evt::{Gpd, GpdFit};
+use crate::formats::csv::{split_fields, Padding};
 use crate::hardness::{Branch, HardnessMeta, PositiveHardness, QueryHardness, QueryTail};
 use std::path::Path;
 
@@ -56,46 +57,6 @@ fn csv_field(s: &str) -> String {
     } else {
         s.to_string()
     }
-}
-
-fn split_csv(line: &str) -> std::result::Result<Vec<String>, String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut chars = line.chars().peekable();
-    let mut quoted = false;
-    let mut at_start = true;
-    while let Some(c) = chars.next() {
-        if quoted {
-            if c == '"' {
-                if chars.peek() == Some(&'"') {
-                    chars.next();
-                    cur.push('"');
-                } else {
-                    quoted = false;
-                    match chars.peek() {
-                        None | Some(',') => {}
-                        Some(_) => return Err("text after a closing quote".into()),
-                    }
-                }
-            } else {
-                cur.push(c);
-            }
-        } else if c == ',' {
-            out.push(std::mem::take(&mut cur));
-            at_start = true;
-            continue;
-        } else if c == '"' && at_start {
-            quoted = true;
-        } else {
-            cur.push(c);
-        }
-        at_start = false;
-    }
-    if quoted {
-        return Err("unterminated quote".into());
-    }
-    out.push(cur);
-    Ok(out)
 }
 
 fn check_text(path: &Path, what: &str, s: &str) -> Result<()> {
@@ -329,7 +290,8 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
             }
             continue;
         }
-        let fields = split_csv(line).map_err(|e| Error::input(path, format!("line {ln}: {e}")))?;
+        let fields = split_fields(line, Padding::Keep)
+            .map_err(|e| Error::input(path, format!("line {ln}: {e}")))?;
         let Some(hdr) = &header else {
             let names: Vec<String> = fields.iter().map(|f| f.trim().to_string()).collect();
             let has = |c: &str| names.iter().any(|n| n == c);

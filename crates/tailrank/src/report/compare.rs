@@ -1,18 +1,12 @@
 //! The comparison of two models (`tailrank compare`).
 
+use super::{pct, pct_opt};
 use crate::predict::compare::Comparison;
 use std::fmt::Write as _;
 
 /// The comparison as a table (percent, two decimals).
 pub fn table(c: &Comparison) -> String {
     let mut t = String::new();
-    let pct = |v: f64| {
-        if v.is_finite() {
-            format!("{:.2}", 100.0 * v)
-        } else {
-            "n/a".to_string()
-        }
-    };
     let _ = writeln!(
         t,
         "compare at N = {} from a sample of S = {} ({} queries, {}), mAP@{} (%)",
@@ -40,7 +34,7 @@ pub fn table(c: &Comparison) -> String {
     let _ = writeln!(
         t,
         "  extrapolation error of the margin: {}",
-        c.extrapolation_error.map_or("n/a".to_string(), pct)
+        pct_opt(c.extrapolation_error)
     );
     let _ = writeln!(t, "{}", verdict_line(c));
     t

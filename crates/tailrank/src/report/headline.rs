@@ -3,7 +3,7 @@
 //! verdict in plain words, the next step, hit@1 and Recall@k. `--details` prints the full
 //! tables of the sibling modules instead (docs/reference/predict.md, "The headline").
 
-use super::{pct, thousands};
+use super::{pct, pct_opt, thousands};
 use crate::ilias::IliasReport;
 use crate::predict::compare::Comparison;
 use crate::predict::next_step::Action;
@@ -211,7 +211,7 @@ pub fn compare_headline(c: &Comparison) -> String {
         100.0 * c.difference,
         pct(c.interval.lo),
         pct(c.interval.hi),
-        c.extrapolation_error.map_or("n/a".to_string(), pct)
+        pct_opt(c.extrapolation_error)
     ));
     lines.push(super::compare::verdict_line(c));
     lines.push(if c.separated {

@@ -48,6 +48,7 @@ pub fn pct(x: f64) -> String {
     }
 }
 
+/// [`pct`] of a value that may be missing (`n/a`).
 pub fn pct_opt(x: Option<f64>) -> String {
     x.map_or_else(|| "n/a".to_string(), pct)
 }
