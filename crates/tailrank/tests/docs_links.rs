@@ -1,15 +1,15 @@
 //! Every citation of a document in the repository points at something that exists: a
-//! `docs/….md` path names a file, and a quoted title after it (`docs/method.md, "Title"` or
+//! `docs/….md` path (or a `docs/…/` folder) names a file (folder), and a quoted title after it (`docs/method.md, "Title"` or
 //! `docs/method.md section "Title"`, the form the code and the docs use) names one of that
 //! file's headings or bold paragraph labels (`**Title.**`), compared case-insensitively as a
 //! substring, and a section number (`docs/method.md §N`) names a heading `N. …`. A title may
 //! run over lines of a doc comment (`//!`, `///`, `#`). Relative markdown links
 //! (`[text](path)`) must lead to an existing file.
 //!
-//! Scanned: every `.md`, `.rs`, `.py`, `.pyi`, `.sh` and `.toml` file of the repository except
-//! build outputs, the dated lab notes (`docs/notes/`) and `CHANGELOG.md`, which record what
-//! was true when they were written, and this file, whose examples are not citations. Cited
-//! files may be notes.
+//! Scanned: every `.md`, `.rs`, `.py`, `.pyi`, `.sh` and `.toml` file of the repository outside
+//! build outputs and hidden folders, except this file, whose examples are not citations. The
+//! dated lab notes (`docs/notes/`) and `CHANGELOG.md` record what was true when they were
+//! written: their cited files must exist, their quoted titles are not checked.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -18,7 +18,7 @@ fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// The files whose citations are checked, relative to the root.
+/// The files whose citations are checked.
 fn citing_files(root: &Path) -> Vec<PathBuf> {
     let skip_dir = |name: &str| {
         name.starts_with('.')
@@ -33,11 +33,10 @@ fn citing_files(root: &Path) -> Vec<PathBuf> {
             let p = e.unwrap().path();
             let name = p.file_name().unwrap().to_string_lossy().into_owned();
             if p.is_dir() {
-                if !skip_dir(&name) && !p.ends_with("docs/notes") {
+                if !skip_dir(&name) {
                     stack.push(p);
                 }
-            } else if name != "CHANGELOG.md"
-                && name != "docs_links.rs"
+            } else if name != "docs_links.rs"
                 && ["md", "rs", "py", "pyi", "sh", "toml"]
                     .iter()
                     .any(|x| p.extension().is_some_and(|e| e == *x))
@@ -48,6 +47,12 @@ fn citing_files(root: &Path) -> Vec<PathBuf> {
     }
     out.sort();
     out
+}
+
+/// Whether `file` is a dated record (a lab note or the CHANGELOG), whose section titles may
+/// have changed since it was written.
+fn is_record(file: &Path) -> bool {
+    file.ends_with("CHANGELOG.md") || file.parent().is_some_and(|d| d.ends_with("docs/notes"))
 }
 
 /// A citation found in a file: the cited path, the quoted title or the section number
@@ -80,7 +85,7 @@ fn citations(text: &str) -> Vec<Citation> {
         }
         let mut path = &text[start..end];
         path = path.trim_end_matches('.');
-        if !path.ends_with(".md") {
+        if !path.ends_with(".md") && !path.ends_with('/') {
             continue;
         }
         let line = text[..start].matches('\n').count() + 1;
@@ -167,8 +172,16 @@ fn every_cited_document_and_section_exists() {
         let Ok(text) = std::fs::read_to_string(&file) else {
             continue;
         };
+        let record = is_record(&file);
         for c in citations(&text) {
             checked += 1;
+            if c.path.ends_with('/') {
+                if !root.join(&c.path).is_dir() {
+                    let shown = file.strip_prefix(&root).unwrap_or(&file).display();
+                    broken.push(format!("{shown}:{}: no folder {}", c.line, c.path));
+                }
+                continue;
+            }
             let anchors = cache.entry(c.path.clone()).or_insert_with(|| {
                 std::fs::read_to_string(root.join(&c.path))
                     .ok()
@@ -177,6 +190,7 @@ fn every_cited_document_and_section_exists() {
             let shown = file.strip_prefix(&root).unwrap_or(&file).display();
             match (anchors, &c.title) {
                 (None, _) => broken.push(format!("{shown}:{}: no file {}", c.line, c.path)),
+                _ if record => {}
                 (Some(a), Some(t)) if !title_found(t, a) => broken.push(format!(
                     "{shown}:{}: {} has no heading or label {t:?}",
                     c.line, c.path
@@ -281,6 +295,10 @@ fn citations_are_read_with_their_titles_across_comment_lines() {
                 line: 5
             },
         ]
+    );
+    assert_eq!(citations("in docs/guide/, and")[0].path, "docs/guide/");
+    assert!(
+        is_record(Path::new("docs/notes/2026-12-05-x.md")) && !is_record(Path::new("README.md"))
     );
     let a = anchors("# Top\n## The `next` step\ntext **Which factors.** more\n");
     assert_eq!(a, vec!["top", "the next step", "which factors"]);
