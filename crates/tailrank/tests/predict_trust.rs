@@ -80,6 +80,18 @@ fn realized_interval_holds_the_estimate_and_is_reproducible() {
     let fit = r
         .fit_choice_estimate
         .expect("evt on a summary has a level-selected fit");
+    // The reach towards the other fit stops at the level-1 check's bound, projected to N:
+    // (|e_1| + z·se_1)·ln(N/S_0)/ln(S_0/S_1).
+    let u = p.trust.used().expect("level 1's in-sample check");
+    let (n, s0, s1) = (
+        p.pool_size as f64,
+        p.sample_size as f64,
+        u.sample_size as f64,
+    );
+    let reach = (u.error.abs() + z * u.std_error) * (n / s0).ln() / (s0 / s1).ln();
+    assert!((r.fit_choice_reach.expect("a bootstrap SE") - reach).abs() < 1e-12);
+    let tail = p.excess_centre.map_or(p.estimate, |c| c.unmoved_map_at_k);
+    let fit = tail + (fit - tail).clamp(-reach, reach);
     let low = [r.excess_mass_estimate, r.calibrated_estimate]
         .into_iter()
         .flatten()

@@ -117,6 +117,7 @@ const PREDICTION_KEYS: &[&str] = &[
     "realized.count_map_at_k",
     "realized.excess_mass_map_at_k",
     "realized.fit_choice_map_at_k",
+    "realized.fit_choice_reach",
     "realized.level_calibrated_map_at_k",
     "realized.map_at_k_realized_interval[]",
     "realized.other_map_map_at_k",

@@ -405,6 +405,9 @@ impl Stage<'_> {
         let opinions = realized::Opinions {
             other_map: mean(&per_query_ap(self.h0, nf, opts.k, other_map)),
             other_fit,
+            other_fit_reach: ls.trust.used().and_then(|u| {
+                realized::fit_choice_reach(u, nf, self.sample as f64, opts.confidence)
+            }),
             calibrated: base.level_calibrated.map(|c| c.map_at_k),
             excess_mass: ls
                 .excess_h

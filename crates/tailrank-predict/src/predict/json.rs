@@ -124,6 +124,8 @@ struct RealizedJson {
     pool_sd_replicates: Option<f64>,
     other_map_map_at_k: f64,
     fit_choice_map_at_k: Option<f64>,
+    /// `r_fit`, the cap on the reach towards the other fit (null: not capped).
+    fit_choice_reach: Option<f64>,
     level_calibrated_map_at_k: Option<f64>,
     excess_mass_map_at_k: Option<f64>,
     /// The count reading, spanned when the last doubling left the sample unsettled.
@@ -315,6 +317,7 @@ impl RealizedJson {
             pool_sd_replicates: r.pool_sd_replicates,
             other_map_map_at_k: r.other_map_estimate,
             fit_choice_map_at_k: r.fit_choice_estimate,
+            fit_choice_reach: r.fit_choice_reach,
             level_calibrated_map_at_k: r.calibrated_estimate,
             excess_mass_map_at_k: r.excess_mass_estimate,
             count_map_at_k: r.count_estimate,
