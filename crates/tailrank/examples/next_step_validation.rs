@@ -39,12 +39,10 @@ fn main() {
     for fam in &families {
         let held_out = CORPUS.iter().any(|e| e.name == fam && e.held_out);
         for seed in seeds.clone() {
-            let mut cfg = summary_config(fam, seed)
+            let cfg = summary_config(fam, seed)
                 .expect("family")
-                .with_queries(queries);
-            cfg.fraction = 2.0 * f;
-            cfg.levels += 1;
-            cfg.shards *= 2;
+                .with_queries(queries)
+                .doubled_from(f);
             let sim = simulate_summary(&cfg).expect("simulate");
             let opts = PredictOptions {
                 k: cfg.k,

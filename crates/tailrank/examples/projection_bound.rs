@@ -33,38 +33,15 @@ use tailrank::numerics::{norm_cdf, rng_for, StreamSeeding};
 use tailrank::predict::next_step::{level_summary, width_parts, WidthParts};
 use tailrank::predict::{predict_without_next_step, PredictOptions};
 use tailrank::simulate::corpus::{summary_config, CORPUS};
-use tailrank::simulate::{joint_counts, renyi_step, simulate_summary, ScoreLaw, Simulation};
+use tailrank::simulate::order_stream::OrderStream;
+use tailrank::simulate::{joint_counts, simulate_summary, ScoreLaw, Simulation};
 use tailrank::summary::{QuerySummary, Summary};
-
-/// The lazily drawn top of `n` i.i.d. items of one law component, highest score first.
-struct Stream {
-    n: u64,
-    comp: usize,
-    cum: f64,
-    p: Vec<f64>,
-    s: Vec<f32>,
-}
-
-impl Stream {
-    fn head<R: rand::Rng>(&mut self, i: usize, rng: &mut R, law: &ScoreLaw) -> Option<f32> {
-        while self.p.len() <= i {
-            let drawn = self.p.len() as u64;
-            if drawn >= self.n {
-                return None;
-            }
-            let p = renyi_step(rng, &mut self.cum, self.n - drawn);
-            self.p.push(p);
-            self.s.push(law.components[self.comp].family.isf(p) as f32);
-        }
-        Some(self.s[i])
-    }
-}
 
 /// The top `kept` scores of `streams` and `extra` (any order), merged largest first.
 fn merged_top<R: rand::Rng>(
     rng: &mut R,
     law: &ScoreLaw,
-    streams: &mut [Stream],
+    streams: &mut [OrderStream],
     extra: &[f32],
     kept: usize,
 ) -> Vec<f32> {
@@ -73,7 +50,7 @@ fn merged_top<R: rand::Rng>(
     while top.len() < kept {
         let mut best: Option<(usize, f32)> = None;
         for (k, st) in streams.iter_mut().enumerate() {
-            if let Some(v) = st.head(cursor[k], rng, law) {
+            if let Some(v) = st.score(cursor[k], rng, law) {
                 if best.is_none_or(|(_, b)| v > b) {
                     best = Some((k, v));
                 }
@@ -114,7 +91,7 @@ fn redraw_query<R: rand::Rng>(sim: &Simulation, qi: usize, rng: &mut R) -> (Quer
         // Continuous items: a multinomial split of the shard over the law's components.
         let (mut left, mut wleft) = (s.subset_sizes[si] - items.len() as u64, 1.0f64);
         let ncomp = law.components.len();
-        let mut streams: Vec<Stream> = law
+        let mut streams: Vec<OrderStream> = law
             .components
             .iter()
             .enumerate()
@@ -126,13 +103,7 @@ fn redraw_query<R: rand::Rng>(sim: &Simulation, qi: usize, rng: &mut R) -> (Quer
                 };
                 left -= n;
                 wleft -= comp.weight;
-                Stream {
-                    n,
-                    comp: c,
-                    cum: 0.0,
-                    p: Vec::new(),
-                    s: Vec::new(),
-                }
+                OrderStream::new(n, c)
             })
             .collect();
         let kept = s.subsets[si].kept(s.top_m);
@@ -144,16 +115,15 @@ fn redraw_query<R: rand::Rng>(sim: &Simulation, qi: usize, rng: &mut R) -> (Quer
             let xs: Vec<f64> = order
                 .iter()
                 .map(|&j| {
-                    law.components[st.comp]
+                    law.components[st.component()]
                         .family
                         .sf(f64::from(q.positives[j].score))
                 })
                 .collect();
-            let last = st.p.last().copied().unwrap_or(0.0);
-            let undrawn = joint_counts(rng, st.n - st.p.len() as u64, last, &xs);
+            let undrawn = joint_counts(rng, st.undrawn(), st.last_p(), &xs);
             for (&j, u) in order.iter().zip(undrawn) {
                 let sj = q.positives[j].score;
-                above[j] += st.s.partition_point(|&v| v > sj) as u64 + u;
+                above[j] += st.drawn_scores().partition_point(|&v| v > sj) as u64 + u;
             }
         }
         for (j, p) in q.positives.iter_mut().enumerate() {
@@ -243,12 +213,10 @@ fn main() {
     for fam in &families {
         let held_out = CORPUS.iter().any(|e| e.name == fam && e.held_out);
         for seed in seeds.clone() {
-            let mut cfg = summary_config(fam, seed)
+            let cfg = summary_config(fam, seed)
                 .expect("family")
-                .with_queries(queries);
-            cfg.fraction = 2.0 * f;
-            cfg.levels += 1;
-            cfg.shards *= 2;
+                .with_queries(queries)
+                .doubled_from(f);
             let sim = simulate_summary(&cfg).expect("simulate");
             let opts = PredictOptions {
                 k: cfg.k,

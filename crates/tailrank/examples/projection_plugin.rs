@@ -97,10 +97,10 @@ fn main() {
     println!("family,held_out,seed,projected,plugin,measured");
     for e in CORPUS.iter() {
         for seed in a.parse::<u64>().unwrap()..b.parse().unwrap() {
-            let mut cfg = summary_config(e.name, seed).unwrap().with_queries(300);
-            cfg.fraction = 2.0 * f;
-            cfg.levels += 1;
-            cfg.shards *= 2;
+            let cfg = summary_config(e.name, seed)
+                .unwrap()
+                .with_queries(300)
+                .doubled_from(f);
             let sim = simulate_summary(&cfg).unwrap();
             let opts = PredictOptions {
                 k: cfg.k,

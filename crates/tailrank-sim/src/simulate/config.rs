@@ -98,6 +98,17 @@ impl SimConfig {
         self
     }
 
+    /// The sample at `2f` that nests the sample at `f`: fraction `2f`, one more level and twice
+    /// the drift shards, so that its level-1 cut (`predict::next_step::level_summary`) is the
+    /// sample at `f` with the shards a scan at `f` has. What the next step's projection is
+    /// checked on (docs/reference/validation.md, "The next step's projection").
+    pub fn doubled_from(mut self, f: f64) -> Self {
+        self.fraction = 2.0 * f;
+        self.levels += 1;
+        self.shards *= 2;
+        self
+    }
+
     /// Simulate a pool of `pool_size` items instead; the truth curve keeps only the pool sizes
     /// below it.
     pub fn with_pool_size(mut self, pool_size: u64) -> Self {

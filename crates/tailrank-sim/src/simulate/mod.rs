@@ -43,6 +43,7 @@ pub mod families;
 pub mod files;
 pub mod hardness_law;
 pub mod law;
+pub mod order_stream;
 pub mod request;
 pub mod truth;
 pub mod validation;
@@ -70,8 +71,9 @@ pub use families::{TailModel, WeightedModel};
 pub use files::{simulate_to_dir, SimulationFiles};
 pub use hardness_law::HardnessLaw;
 pub use law::{Component, Family, ScoreLaw};
+use order_stream::OrderStream;
 use rand::rngs::Xoshiro256PlusPlus;
-use rand::{Rng, RngExt};
+use rand::RngExt;
 use rand_distr::{Distribution, Poisson, StandardNormal};
 use rayon::prelude::*;
 pub use truth::{CurvePoint, LevelTruth, PositiveTruth, QueryTruth, Simulation, Truth};
@@ -166,37 +168,6 @@ impl Layout {
     }
 }
 
-/// Lazily drawn order statistics of `n` i.i.d. items of one mixture component in one cell,
-/// highest score first (Rényi representation on the exceedance scale).
-struct Stream {
-    n: u64,
-    comp: usize,
-    /// `−ln(1 − p)` of the last drawn item.
-    cum: f64,
-    p: Vec<f64>,
-    s: Vec<f32>,
-}
-
-impl Stream {
-    /// Make item `i` available; false when the stream holds fewer than `i + 1` items.
-    fn ensure<R: Rng + ?Sized>(&mut self, i: usize, rng: &mut R, law: &ScoreLaw) -> bool {
-        while self.p.len() <= i {
-            let drawn = self.p.len() as u64;
-            if drawn >= self.n {
-                return false;
-            }
-            let p = renyi_step(rng, &mut self.cum, self.n - drawn);
-            self.p.push(p);
-            self.s.push(law.components[self.comp].family.isf(p) as f32);
-        }
-        true
-    }
-
-    fn last_p(&self) -> f64 {
-        self.p.last().copied().unwrap_or(0.0)
-    }
-}
-
 /// Per-query plan fixed by the global structure.
 struct QueryPlan {
     id: String,
@@ -273,9 +244,9 @@ fn cell_streams(
     law: &ScoreLaw,
     cell_sizes: &[u64],
     items_per_cell: &[u64],
-) -> Vec<Stream> {
+) -> Vec<OrderStream> {
     let ncomp = law.components.len();
-    let mut streams: Vec<Stream> = Vec::new();
+    let mut streams: Vec<OrderStream> = Vec::new();
     for (&n_cell, &n_items) in cell_sizes.iter().zip(items_per_cell) {
         let (mut left, mut wleft) = (n_cell - n_items, 1.0f64);
         for (c, comp) in law.components.iter().enumerate() {
@@ -286,13 +257,7 @@ fn cell_streams(
             };
             left -= n;
             wleft -= comp.weight;
-            streams.push(Stream {
-                n,
-                comp: c,
-                cum: 0.0,
-                p: Vec::new(),
-                s: Vec::new(),
-            });
+            streams.push(OrderStream::new(n, c));
         }
     }
     streams
@@ -303,7 +268,7 @@ fn cell_streams(
 fn merge_streams(
     rng: &mut Xoshiro256PlusPlus,
     law: &ScoreLaw,
-    streams: &mut [Stream],
+    streams: &mut [OrderStream],
     ids: &[usize],
     kept: usize,
 ) -> Vec<f32> {
@@ -311,7 +276,7 @@ fn merge_streams(
     // Cached head score of each stream (None once exhausted).
     let mut heads: Vec<Option<f32>> = ids
         .iter()
-        .map(|&si| streams[si].ensure(0, rng, law).then(|| streams[si].s[0]))
+        .map(|&si| streams[si].score(0, rng, law))
         .collect();
     let mut top = Vec::with_capacity(kept);
     while top.len() < kept {
@@ -327,9 +292,7 @@ fn merge_streams(
         top.push(v);
         cursor[k] += 1;
         let si = ids[k];
-        heads[k] = streams[si]
-            .ensure(cursor[k], rng, law)
-            .then(|| streams[si].s[cursor[k]]);
+        heads[k] = streams[si].score(cursor[k], rng, law);
     }
     top
 }
@@ -372,21 +335,21 @@ fn positive_summaries(
 fn counts_above(
     rng: &mut Xoshiro256PlusPlus,
     law: &ScoreLaw,
-    streams: &[Stream],
+    streams: &[OrderStream],
     pos: &[Pos],
 ) -> Vec<Vec<u64>> {
     let mut stream_counts: Vec<Vec<u64>> = Vec::with_capacity(streams.len());
     for st in streams {
-        let rest = st.n - st.p.len() as u64;
+        let rest = st.undrawn();
         let xc: Vec<f64> = pos
             .iter()
-            .map(|p| law.components[st.comp].family.sf(p.s as f64))
+            .map(|p| law.components[st.component()].family.sf(p.s as f64))
             .collect();
         let undrawn = joint_counts(rng, rest, st.last_p(), &xc);
         stream_counts.push(
             pos.iter()
                 .zip(undrawn)
-                .map(|(p, u)| st.s.partition_point(|&v| v > p.s) as u64 + u)
+                .map(|(p, u)| st.drawn_scores().partition_point(|&v| v > p.s) as u64 + u)
                 .collect(),
         );
     }
