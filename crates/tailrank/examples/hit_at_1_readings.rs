@@ -18,6 +18,8 @@
 //!
 //! Usage: `hit_at_1_readings FIRST_SEED..END_SEED F [FAMILIES [QUERIES]]` (FAMILIES
 //! comma-separated, default every corpus family; QUERIES default: the family's own size).
+#[path = "support/args.rs"]
+mod args;
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -154,17 +156,10 @@ fn branch(q: &QueryHardness) -> &'static str {
 }
 
 fn main() {
-    let arg = |i: usize| std::env::args().nth(i);
-    let seeds = arg(1).unwrap_or_else(|| "0..1".into());
-    let (first, end) = seeds.split_once("..").expect("SEEDS as FIRST..END");
-    let seeds: std::ops::Range<u64> =
-        first.parse().expect("FIRST_SEED")..end.parse().expect("END_SEED");
-    let f: f64 = arg(2).map_or(0.05, |s| s.parse().expect("F"));
-    let families: Vec<String> = arg(3).map_or_else(
-        || CORPUS.iter().map(|e| e.name.to_string()).collect(),
-        |s| s.split(',').map(str::to_string).collect(),
-    );
-    let queries: Option<usize> = arg(4).map(|s| s.parse().expect("QUERIES"));
+    let seeds = args::seeds(1, "0..1");
+    let f: f64 = args::arg(2).map_or(0.05, |s| s.parse().expect("F"));
+    let families = args::families(3);
+    let queries: Option<usize> = args::arg(4).map(|s| s.parse().expect("QUERIES"));
     let cols = |sfx: &str| {
         SCALES
             .iter()

@@ -13,23 +13,18 @@
 //!
 //! Usage: `next_step_validation [FIRST_SEED..END_SEED [F [QUERIES [FAMILIES]]]]` (defaults
 //! 0..3, 0.05, 300, every corpus family; FAMILIES comma-separated).
+#[path = "support/args.rs"]
+mod args;
 use tailrank::predict::next_step::{level_summary, width_parts};
 use tailrank::predict::{predict_without_next_step, PredictOptions};
 use tailrank::simulate::corpus::{summary_config, CORPUS};
 use tailrank::simulate::simulate_summary;
 
 fn main() {
-    let arg = |i: usize| std::env::args().nth(i);
-    let seeds = arg(1).unwrap_or_else(|| "0..3".into());
-    let (first, end) = seeds.split_once("..").expect("SEEDS as FIRST..END");
-    let seeds: std::ops::Range<u64> =
-        first.parse().expect("FIRST_SEED")..end.parse().expect("END_SEED");
-    let f: f64 = arg(2).map_or(0.05, |s| s.parse().expect("F"));
-    let queries: usize = arg(3).map_or(300, |s| s.parse().expect("QUERIES"));
-    let families: Vec<String> = arg(4).map_or_else(
-        || CORPUS.iter().map(|e| e.name.to_string()).collect(),
-        |s| s.split(',').map(str::to_string).collect(),
-    );
+    let seeds = args::seeds(1, "0..3");
+    let f: f64 = args::arg(2).map_or(0.05, |s| s.parse().expect("F"));
+    let queries: usize = args::arg(3).map_or(300, |s| s.parse().expect("QUERIES"));
+    let families = args::families(4);
     println!(
         "family,held_out,seed,f,w_f,noise,trend,spread,projected_2f,measured_2f,rel_error,\
          within_30,ratio_projected_2f,ratio_rel_error,ratio_within_30,verdict_f,verdict_2f,\

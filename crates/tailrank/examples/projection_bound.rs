@@ -28,6 +28,8 @@
 //!
 //! Usage: `projection_bound [FIRST_SEED..END_SEED [F [QUERIES [REDRAWS [FAMILIES]]]]]`
 //! (defaults 6..9, 0.05, 300, 8, every corpus family).
+#[path = "support/args.rs"]
+mod args;
 use rayon::prelude::*;
 use tailrank::numerics::{norm_cdf, rng_for, StreamSeeding};
 use tailrank::predict::next_step::{level_summary, width_parts, WidthParts};
@@ -194,18 +196,11 @@ fn lognormal_window_share(widths: &[f64]) -> f64 {
 }
 
 fn main() {
-    let arg = |i: usize| std::env::args().nth(i);
-    let seeds = arg(1).unwrap_or_else(|| "6..9".into());
-    let (first, end) = seeds.split_once("..").expect("SEEDS as FIRST..END");
-    let seeds: std::ops::Range<u64> =
-        first.parse().expect("FIRST_SEED")..end.parse().expect("END_SEED");
-    let f: f64 = arg(2).map_or(0.05, |s| s.parse().expect("F"));
-    let queries: usize = arg(3).map_or(300, |s| s.parse().expect("QUERIES"));
-    let redraws: u64 = arg(4).map_or(8, |s| s.parse().expect("REDRAWS"));
-    let families: Vec<String> = arg(5).map_or_else(
-        || CORPUS.iter().map(|e| e.name.to_string()).collect(),
-        |s| s.split(',').map(str::to_string).collect(),
-    );
+    let seeds = args::seeds(1, "6..9");
+    let f: f64 = args::arg(2).map_or(0.05, |s| s.parse().expect("F"));
+    let queries: usize = args::arg(3).map_or(300, |s| s.parse().expect("QUERIES"));
+    let redraws: u64 = args::arg(4).map_or(8, |s| s.parse().expect("REDRAWS"));
+    let families = args::families(5);
     println!(
         "family,held_out,seed,f,w_f,n_f,t_f,s_f,w_h,n_h,t_h,s_h,L,projected_2f,measured_2f,\
          redraws,bound_empirical,bound_lognormal,adopted_hit,increment_count_ratio"

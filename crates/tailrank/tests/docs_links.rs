@@ -159,7 +159,7 @@ fn anchors(text: &str) -> Vec<String> {
 
 fn title_found(title: &str, anchors: &[String]) -> bool {
     let t = title.to_lowercase();
-    anchors.iter().any(|a| a.starts_with(&t) || a.contains(&t))
+    anchors.iter().any(|a| a.contains(&t))
 }
 
 #[test]
