@@ -6,7 +6,7 @@ draw), the stand-in's spread with the adopted noise and trend, and their geometr
 the adopted projection. Tuned and held-out families apart, and the median |ratio − 1|.
 
     cargo run --release -p tailrank --example projection_law -- 0..6 0.05 300 > tune05.csv
-    python3 scripts/projection_law_table.py tune05.csv [--families RULE]
+    python3 research/explore/projection_law_table.py tune05.csv [--families RULE]
 
 `--families RULE` prints one row per family instead: projected/measured − 1 of each run.
 """
