@@ -5,10 +5,11 @@
 //! `2 · Q · rows · D` FLOP per second. The head-to-head with faiss and numpy at ILIAS-like sizes is
 //! `scripts/bench_vs_faiss.sh` (see `docs/reference/performance.md`).
 
+#[path = "../examples/support/paired.rs"]
+mod paired;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::hint::black_box;
 use tailrank::formats::descriptors::InMemoryDescriptors;
-use tailrank::formats::gt::QuerySet;
 use tailrank::scan::engine::{scan, NoProgress, ScanConfig, ScanInputs};
 
 /// `rows × dim` pseudo-random unit vectors (xorshift, seeded), ids `prefix{i}`.
@@ -48,13 +49,7 @@ fn bench_scan(c: &mut Criterion) {
             }
         }
     }
-    let qs = QuerySet {
-        name: "bench".into(),
-        query_ids: queries.ids.clone(),
-        positives: (0..nq)
-            .map(|q| vec![core.ids[2 * q].clone(), core.ids[2 * q + 1].clone()])
-            .collect(),
-    };
+    let qs = paired::paired_query_set("bench", &queries.ids, &core.ids);
     let pool = unit_rows("pool/", n, d, 3);
     let inputs = ScanInputs {
         query_set: &qs,

@@ -15,10 +15,10 @@
 //! 0..3, 0.05, 300, every corpus family; FAMILIES comma-separated).
 #[path = "support/args.rs"]
 mod args;
+#[path = "support/runs.rs"]
+mod runs;
 use tailrank::predict::next_step::{level_summary, width_parts};
-use tailrank::predict::{predict_without_next_step, PredictOptions};
-use tailrank::simulate::corpus::{summary_config, CORPUS};
-use tailrank::simulate::simulate_summary;
+use tailrank::predict::predict_without_next_step;
 
 fn main() {
     let seeds = args::seeds(1, "0..3");
@@ -31,63 +31,51 @@ fn main() {
          w_h,n_h,t_h,s_h,err_h,verdict_h,n_2f,t_2f,s_2f,err_f,err_2f,\
          trend_projected_f,trend_se_f"
     );
-    for fam in &families {
-        let held_out = CORPUS.iter().any(|e| e.name == fam && e.held_out);
-        for seed in seeds.clone() {
-            let cfg = summary_config(fam, seed)
-                .expect("family")
-                .with_queries(queries)
-                .doubled_from(f);
-            let sim = simulate_summary(&cfg).expect("simulate");
-            let opts = PredictOptions {
-                k: cfg.k,
-                seed,
-                pool_size: Some(sim.truth.pool_size),
-                ..PredictOptions::default()
-            };
-            let width = |level: usize| {
-                let s = level_summary(&sim.summary, level).expect("level");
-                let p = predict_without_next_step(&s, &opts).expect("predict");
-                (p.realized.map_or(f64::NAN, |r| r.width()), p)
-            };
-            let (measured, p2) = width(0);
-            let (w_f, p1) = width(1);
-            let (w_half, ph) = width(2);
-            let truth = sim.truth.map_at_k;
-            let parts = |p: &tailrank::predict::Prediction| {
-                width_parts(p).map_or([f64::NAN; 4], |w| [w.width, w.noise, w.trend, w.spread])
-            };
-            let (h, m) = (parts(&ph), parts(&p2));
-            let w = width_parts(&p1).expect("a realized interval at f");
-            let projected = w.projected(1);
-            let ratio_projected = w_f * w_f / w_half;
-            let rel = projected / measured - 1.0;
-            let ratio_rel = ratio_projected / measured - 1.0;
-            println!(
-                "{fam},{held_out},{seed},{f},{w_f:.5},{:.5},{:.5},{:.5},{projected:.5},\
+    for run in runs::doubled_runs(&families, seeds, queries, f) {
+        let (fam, held_out, seed, sim, opts) =
+            (run.family, run.held_out, run.seed, run.sim, run.opts);
+        let width = |level: usize| {
+            let s = level_summary(&sim.summary, level).expect("level");
+            let p = predict_without_next_step(&s, &opts).expect("predict");
+            (p.realized.map_or(f64::NAN, |r| r.width()), p)
+        };
+        let (measured, p2) = width(0);
+        let (w_f, p1) = width(1);
+        let (w_half, ph) = width(2);
+        let truth = sim.truth.map_at_k;
+        let parts = |p: &tailrank::predict::Prediction| {
+            width_parts(p).map_or([f64::NAN; 4], |w| [w.width, w.noise, w.trend, w.spread])
+        };
+        let (h, m) = (parts(&ph), parts(&p2));
+        let w = width_parts(&p1).expect("a realized interval at f");
+        let projected = w.projected(1);
+        let ratio_projected = w_f * w_f / w_half;
+        let rel = projected / measured - 1.0;
+        let ratio_rel = ratio_projected / measured - 1.0;
+        println!(
+            "{fam},{held_out},{seed},{f},{w_f:.5},{:.5},{:.5},{:.5},{projected:.5},\
                  {measured:.5},{rel:+.3},{},{ratio_projected:.5},{ratio_rel:+.3},{},{},{},\
                  {:.5},{:.5},{:.5},{:.5},{:+.5},{},{:.5},{:.5},{:.5},{:+.5},{:+.5},{:+.5},{:.5}",
-                w.noise,
-                w.trend,
-                w.spread,
-                rel.abs() <= 0.3,
-                ratio_rel.abs() <= 0.3,
-                p1.trust.verdict.as_str(),
-                p2.trust.verdict.as_str(),
-                h[0],
-                h[1],
-                h[2],
-                h[3],
-                ph.estimate - truth,
-                ph.trust.verdict.as_str(),
-                m[1],
-                m[2],
-                m[3],
-                p1.estimate - truth,
-                p2.estimate - truth,
-                p1.trust.trend_projected,
-                p1.trust.trend_std_error
-            );
-        }
+            w.noise,
+            w.trend,
+            w.spread,
+            rel.abs() <= 0.3,
+            ratio_rel.abs() <= 0.3,
+            p1.trust.verdict.as_str(),
+            p2.trust.verdict.as_str(),
+            h[0],
+            h[1],
+            h[2],
+            h[3],
+            ph.estimate - truth,
+            ph.trust.verdict.as_str(),
+            m[1],
+            m[2],
+            m[3],
+            p1.estimate - truth,
+            p2.estimate - truth,
+            p1.trust.trend_projected,
+            p1.trust.trend_std_error
+        );
     }
 }

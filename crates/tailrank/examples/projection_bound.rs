@@ -30,13 +30,14 @@
 //! (defaults 6..9, 0.05, 300, 8, every corpus family).
 #[path = "support/args.rs"]
 mod args;
+#[path = "support/runs.rs"]
+mod runs;
 use rayon::prelude::*;
 use tailrank::numerics::{norm_cdf, rng_for, StreamSeeding};
 use tailrank::predict::next_step::{level_summary, width_parts, WidthParts};
-use tailrank::predict::{predict_without_next_step, PredictOptions};
-use tailrank::simulate::corpus::{summary_config, CORPUS};
+use tailrank::predict::predict_without_next_step;
 use tailrank::simulate::order_stream::OrderStream;
-use tailrank::simulate::{joint_counts, simulate_summary, ScoreLaw, Simulation};
+use tailrank::simulate::{joint_counts, ScoreLaw, Simulation};
 use tailrank::summary::{QuerySummary, Summary};
 
 /// The top `kept` scores of `streams` and `extra` (any order), merged largest first.
@@ -205,67 +206,55 @@ fn main() {
         "family,held_out,seed,f,w_f,n_f,t_f,s_f,w_h,n_h,t_h,s_h,L,projected_2f,measured_2f,\
          redraws,bound_empirical,bound_lognormal,adopted_hit,increment_count_ratio"
     );
-    for fam in &families {
-        let held_out = CORPUS.iter().any(|e| e.name == fam && e.held_out);
-        for seed in seeds.clone() {
-            let cfg = summary_config(fam, seed)
-                .expect("family")
-                .with_queries(queries)
-                .doubled_from(f);
-            let sim = simulate_summary(&cfg).expect("simulate");
-            let opts = PredictOptions {
-                k: cfg.k,
-                seed,
-                pool_size: Some(sim.truth.pool_size),
-                ..PredictOptions::default()
-            };
-            let width = |s: &Summary| {
-                let p = predict_without_next_step(s, &opts).expect("predict");
-                p.realized.map_or(f64::NAN, |r| r.width())
-            };
-            let parts = |level: usize| -> WidthParts {
-                let s = level_summary(&sim.summary, level).expect("level");
-                let p = predict_without_next_step(&s, &opts).expect("predict");
-                width_parts(&p).expect("a realized interval")
-            };
-            let (pf, ph) = (parts(1), parts(2));
-            let projected = pf.projected(1);
-            let mut widths = vec![width(&sim.summary)];
-            let base_count = increment_count(&sim.summary) as f64;
-            let mut counts = 0.0;
-            for r in 0..redraws {
-                let (s, c) = redrawn(&sim, seed, r);
-                assert!(
-                    level_summary(&s, 1) == level_summary(&sim.summary, 1),
-                    "f part kept"
-                );
-                counts += c as f64;
-                widths.push(width(&s));
-            }
-            let hit = widths
-                .iter()
-                .filter(|&&w| (projected / w - 1.0).abs() <= 0.3)
-                .count() as f64
-                / widths.len() as f64;
-            let list: Vec<String> = widths.iter().map(|w| format!("{w:.5}")).collect();
-            println!(
-                "{fam},{held_out},{seed},{f},{:.5},{:.5},{:.5},{:.5},{:.5},{:.5},{:.5},{:.5},\
-                 {:.3},{projected:.5},{:.5},{},{:.3},{:.3},{hit:.3},{:.4}",
-                pf.width,
-                pf.noise,
-                pf.trend,
-                pf.spread,
-                ph.width,
-                ph.noise,
-                ph.trend,
-                ph.spread,
-                pf.doublings_to_pool,
-                widths[0],
-                list.join(";"),
-                best_window_share(&widths),
-                lognormal_window_share(&widths),
-                counts / redraws.max(1) as f64 / base_count,
+    for run in runs::doubled_runs(&families, seeds, queries, f) {
+        let (fam, held_out, seed, sim, opts) =
+            (run.family, run.held_out, run.seed, run.sim, run.opts);
+        let width = |s: &Summary| {
+            let p = predict_without_next_step(s, &opts).expect("predict");
+            p.realized.map_or(f64::NAN, |r| r.width())
+        };
+        let parts = |level: usize| -> WidthParts {
+            let s = level_summary(&sim.summary, level).expect("level");
+            let p = predict_without_next_step(&s, &opts).expect("predict");
+            width_parts(&p).expect("a realized interval")
+        };
+        let (pf, ph) = (parts(1), parts(2));
+        let projected = pf.projected(1);
+        let mut widths = vec![width(&sim.summary)];
+        let base_count = increment_count(&sim.summary) as f64;
+        let mut counts = 0.0;
+        for r in 0..redraws {
+            let (s, c) = redrawn(&sim, seed, r);
+            assert!(
+                level_summary(&s, 1) == level_summary(&sim.summary, 1),
+                "f part kept"
             );
+            counts += c as f64;
+            widths.push(width(&s));
         }
+        let hit = widths
+            .iter()
+            .filter(|&&w| (projected / w - 1.0).abs() <= 0.3)
+            .count() as f64
+            / widths.len() as f64;
+        let list: Vec<String> = widths.iter().map(|w| format!("{w:.5}")).collect();
+        println!(
+            "{fam},{held_out},{seed},{f},{:.5},{:.5},{:.5},{:.5},{:.5},{:.5},{:.5},{:.5},\
+                 {:.3},{projected:.5},{:.5},{},{:.3},{:.3},{hit:.3},{:.4}",
+            pf.width,
+            pf.noise,
+            pf.trend,
+            pf.spread,
+            ph.width,
+            ph.noise,
+            ph.trend,
+            ph.spread,
+            pf.doublings_to_pool,
+            widths[0],
+            list.join(";"),
+            best_window_share(&widths),
+            lognormal_window_share(&widths),
+            counts / redraws.max(1) as f64 / base_count,
+        );
     }
 }

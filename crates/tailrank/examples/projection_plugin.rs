@@ -14,12 +14,13 @@
 //! projection `WidthParts::projected(1)`, the plug-in's width, the width at 2f).
 //!
 //! Usage: `projection_plugin FIRST_SEED..END_SEED F` (every corpus family, 300 queries).
+#[path = "support/runs.rs"]
+mod runs;
 use rand::RngExt;
 use tailrank::numerics::{rng_for, StreamSeeding};
 use tailrank::predict::next_step::{level_summary, width_parts};
-use tailrank::predict::{predict_without_next_step, PredictOptions};
-use tailrank::simulate::corpus::{summary_config, CORPUS};
-use tailrank::simulate::simulate_summary;
+use tailrank::predict::predict_without_next_step;
+use tailrank::simulate::corpus::CORPUS;
 use tailrank::summary::Summary;
 
 /// A jittered copy of descending list `l`: item `i` uniform on `(s_{i+1}, s_{i−1})`.
@@ -95,35 +96,25 @@ fn main() {
     let (a, b) = seeds.split_once("..").unwrap();
     let f: f64 = arg(2).unwrap().parse().unwrap();
     println!("family,held_out,seed,projected,plugin,measured");
-    for e in CORPUS.iter() {
-        for seed in a.parse::<u64>().unwrap()..b.parse().unwrap() {
-            let cfg = summary_config(e.name, seed)
+    let families: Vec<String> = CORPUS.iter().map(|e| e.name.to_string()).collect();
+    let seeds = a.parse::<u64>().unwrap()..b.parse().unwrap();
+    for run in runs::doubled_runs(&families, seeds, 300, f) {
+        let (seed, sim, opts) = (run.seed, run.sim, run.opts);
+        let w = |s: &Summary| {
+            predict_without_next_step(s, &opts)
                 .unwrap()
-                .with_queries(300)
-                .doubled_from(f);
-            let sim = simulate_summary(&cfg).unwrap();
-            let opts = PredictOptions {
-                k: cfg.k,
-                seed,
-                pool_size: Some(sim.truth.pool_size),
-                ..PredictOptions::default()
-            };
-            let w = |s: &Summary| {
-                predict_without_next_step(s, &opts)
-                    .unwrap()
-                    .realized
-                    .map_or(f64::NAN, |r| r.width())
-            };
-            let pf =
-                predict_without_next_step(&level_summary(&sim.summary, 1).unwrap(), &opts).unwrap();
-            let proj = width_parts(&pf).unwrap().projected(1);
-            println!(
-                "{},{},{seed},{proj:.5},{:.5},{:.5}",
-                e.name,
-                e.held_out,
-                w(&plugin(&sim.summary, seed)),
-                w(&sim.summary)
-            );
-        }
+                .realized
+                .map_or(f64::NAN, |r| r.width())
+        };
+        let pf =
+            predict_without_next_step(&level_summary(&sim.summary, 1).unwrap(), &opts).unwrap();
+        let proj = width_parts(&pf).unwrap().projected(1);
+        println!(
+            "{},{},{seed},{proj:.5},{:.5},{:.5}",
+            run.family,
+            run.held_out,
+            w(&plugin(&sim.summary, seed)),
+            w(&sim.summary)
+        );
     }
 }

@@ -13,6 +13,8 @@
 //! (2·Q·S·D / s) and the peak anonymous memory (RssAnon, sampled every 20 ms) during the scan
 //! above what the inputs held before it.
 
+#[path = "support/paired.rs"]
+mod paired;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
@@ -157,13 +159,7 @@ fn main() -> Result<()> {
             let queries = Synth::new("synth-queries", "q/", nq, d, 1);
             let mut core = Synth::new("synth-core", "core/", 2 * nq, d, 2);
             core.near = Some((Box::new(Synth::new("", "", nq, d, 1)), 2));
-            let qs = QuerySet {
-                name: "queries".into(),
-                query_ids: queries.ids.clone(),
-                positives: (0..nq)
-                    .map(|q| vec![core.ids[2 * q].clone(), core.ids[2 * q + 1].clone()])
-                    .collect(),
-            };
+            let qs = paired::paired_query_set("queries", &queries.ids, &core.ids);
             let pool = Synth::new("synth-pool", "pool/", n, d, 3);
             (Box::new(queries), Box::new(core), Box::new(pool), qs)
         }

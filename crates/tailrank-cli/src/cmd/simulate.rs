@@ -6,7 +6,7 @@
 use clap::Args;
 use std::path::PathBuf;
 use tailrank::jobs::simulate::{SimulateJob, VectorValidation};
-use tailrank::simulate::request::SimulateRequest;
+use tailrank::simulate::request::{SimulateRequest, VectorOptions};
 use tailrank::simulate::vector_validation::VectorRunOptions;
 
 #[derive(Args, Debug)]
@@ -91,11 +91,13 @@ pub fn run(a: SimulateArgs) -> anyhow::Result<()> {
         pool_size: a.pool_size,
         fraction: a.fraction,
         queries: a.queries,
-        geometry: a.geometry.clone(),
-        dim: a.dim,
-        instances: a.instances,
-        extra_queries: a.extra_queries,
-        dtype: a.dtype.clone(),
+        vector: VectorOptions {
+            geometry: a.geometry.clone(),
+            dim: a.dim,
+            instances: a.instances,
+            extra_queries: a.extra_queries,
+            dtype: a.dtype.clone(),
+        },
         prediction_options: a.fit.fit != fit_default || a.centre.given().is_some(),
     };
     let validation = VectorValidation {

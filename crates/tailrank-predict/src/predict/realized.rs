@@ -294,30 +294,17 @@ mod tests {
         t.trend_projected = 0.4;
         t.trend_std_error = 0.01;
         assert!(t.trend_fired());
-        let r = realized_interval(
-            0.8,
-            opinions(0.82, Some(0.78)),
-            f64::NAN,
-            &[0.79, 0.81],
-            None,
-            &t,
-            0.95,
-        )
-        .unwrap();
+        // The interval of `estimate` spanning the other map's and the other fit's estimates.
+        let spanning = |estimate, other_map, other_fit, shards: &[f64], t: &Trust| {
+            let ops = opinions(other_map, Some(other_fit));
+            realized_interval(estimate, ops, f64::NAN, shards, None, t, 0.95).unwrap()
+        };
+        let r = spanning(0.8, 0.82, 0.78, &[0.79, 0.81], &t);
         assert_eq!(r.interval.hi, 1.0);
         let h = crate::numerics::norm_ppf(0.975) * r.pool_sd;
         assert!((r.interval.lo - (0.78 - h)).abs() < 1e-12);
         t.trend_projected = -0.9;
-        let r = realized_interval(
-            0.3,
-            opinions(0.31, Some(0.32)),
-            f64::NAN,
-            &[0.29, 0.31],
-            None,
-            &t,
-            0.95,
-        )
-        .unwrap();
+        let r = spanning(0.3, 0.31, 0.32, &[0.29, 0.31], &t);
         assert_eq!(r.interval.lo, 0.0);
         assert!((r.interval.hi - (0.32 + h)).abs() < 1e-12);
         assert_eq!(r.fit_choice_estimate, Some(0.32));

@@ -23,15 +23,34 @@ pub struct SimulateRequest {
     /// Presets: the level-0 sampling fraction and the number of queries.
     pub fraction: Option<f64>,
     pub queries: Option<usize>,
-    /// Vectors: geometry, dimension, instances, extra queries, element type (`f16`, `f32`).
+    /// The options of `vectors` alone.
+    pub vector: VectorOptions,
+    /// Whether a prediction option (the fit, the move to the centre) was given: only the
+    /// validation predicts.
+    pub prediction_options: bool,
+}
+
+/// The options that only a vector benchmark (`--vectors`) reads (None: the geometry's
+/// default).
+#[derive(Debug, Clone, Default)]
+pub struct VectorOptions {
     pub geometry: Option<String>,
     pub dim: Option<usize>,
     pub instances: Option<usize>,
     pub extra_queries: Option<usize>,
+    /// Element type of the .npy files (`f16`, `f32`).
     pub dtype: Option<String>,
-    /// Whether a prediction option (the fit, the move to the centre) was given: only the
-    /// validation predicts.
-    pub prediction_options: bool,
+}
+
+impl VectorOptions {
+    /// Whether any option is given.
+    fn any(&self) -> bool {
+        self.geometry.is_some()
+            || self.dim.is_some()
+            || self.instances.is_some()
+            || self.extra_queries.is_some()
+            || self.dtype.is_some()
+    }
 }
 
 impl SimulateRequest {
@@ -43,12 +62,7 @@ impl SimulateRequest {
                  summary-level families (--preset) are validated by `tailrank validate`",
             ));
         }
-        let vector_only = self.dim.is_some()
-            || self.geometry.is_some()
-            || self.instances.is_some()
-            || self.extra_queries.is_some()
-            || self.dtype.is_some();
-        if !self.vectors && vector_only {
+        if !self.vectors && self.vector.any() {
             return Err(Error::option(
                 "--geometry, --dim, --instances, --extra-queries and --dtype apply to \
                  --vectors, not to a --preset simulation",
@@ -66,8 +80,9 @@ impl SimulateRequest {
 
     /// The vector benchmark: the geometry's defaults with the options given.
     pub fn vector_config(&self) -> Result<VectorConfig> {
+        let v = &self.vector;
         let base = VectorConfig::for_geometry(
-            self.geometry
+            v.geometry
                 .as_deref()
                 .unwrap_or(VectorConfig::default().geometry.name()),
         )?;
@@ -78,10 +93,10 @@ impl SimulateRequest {
         }
         Ok(VectorConfig {
             seed: self.seed,
-            dim: self.dim.unwrap_or(base.dim),
-            instances: self.instances.unwrap_or(base.instances),
-            extra_queries: self.extra_queries.unwrap_or(base.extra_queries),
-            dtype: match self.dtype.as_deref() {
+            dim: v.dim.unwrap_or(base.dim),
+            instances: v.instances.unwrap_or(base.instances),
+            extra_queries: v.extra_queries.unwrap_or(base.extra_queries),
+            dtype: match v.dtype.as_deref() {
                 Some("f32") => Dtype::F32,
                 Some(_) => Dtype::F16,
                 None => base.dtype,
