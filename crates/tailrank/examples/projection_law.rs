@@ -27,14 +27,14 @@
 //! (defaults 300 queries, every corpus family, 2 draws, `law`).
 #[path = "support/args.rs"]
 mod args;
+#[path = "support/runs.rs"]
+mod runs;
 use rand::RngExt;
 use tailrank::hardness::{fit_query_tail, Estimator, EvtOptions};
 use tailrank::numerics::{rng_for, StreamSeeding};
 use tailrank::predict::next_step::{level_summary, width_parts, WidthParts};
+use tailrank::predict::predict_without_next_step;
 use tailrank::predict::stats::poisson;
-use tailrank::predict::{predict_without_next_step, PredictOptions};
-use tailrank::simulate::corpus::{summary_config, CORPUS};
-use tailrank::simulate::simulate_summary;
 use tailrank::summary::Summary;
 
 /// One score uniform within the spacing below item `i` of descending list `l`.
@@ -180,58 +180,51 @@ fn main() {
         head += &format!(",w_{d},n_{d},t_{d},s_{d}");
     }
     println!("{head}");
-    for fam in &families {
-        let held_out = CORPUS.iter().any(|e| e.name == fam && e.held_out);
-        for seed in seeds.clone() {
-            let cfg = summary_config(fam, seed)
-                .expect("family")
-                .with_queries(queries)
-                .doubled_from(f);
-            let sim = simulate_summary(&cfg).expect("simulate");
-            let opts = PredictOptions {
-                k: cfg.k,
-                seed,
-                pool_size: Some(sim.truth.pool_size),
-                ..PredictOptions::default()
-            };
-            let evt = match opts.estimator {
-                Estimator::Evt(o) => o,
-                Estimator::Count => EvtOptions::DEFAULT,
-            };
-            let parts = |s: &Summary| -> Option<WidthParts> {
-                width_parts(&predict_without_next_step(s, &opts).expect("predict"))
-            };
-            let fmt = |w: Option<WidthParts>| {
-                w.map_or("NaN,NaN,NaN,NaN".to_string(), |w| {
-                    format!(
-                        "{:.5},{:.5},{:.5},{:.5}",
-                        w.width, w.noise, w.trend, w.spread
-                    )
-                })
-            };
-            let clock = std::time::Instant::now();
-            let pf = parts(&level_summary(&sim.summary, 1).expect("level 1"))
-                .expect("a realized interval at f");
-            let predict_s = clock.elapsed().as_secs_f64();
-            let p2 = parts(&sim.summary);
-            let mut row = format!(
-                "{fam},{held_out},{seed},{f},{},{:.5},{:.5},",
-                fmt(Some(pf)),
-                pf.projected(1),
-                p2.map_or(f64::NAN, |w| w.width)
-            );
-            row += fmt(p2).split_once(',').expect("four fields").1;
-            let clock = std::time::Instant::now();
-            for d in 0..draws {
-                row += ",";
-                row += &fmt(parts(&stand_in(&sim.summary, &evt, d, mixed)));
-            }
-            eprintln!(
-                "{fam} seed {seed}: prediction at f {predict_s:.2} s, {draws} stand-in draws \
-                 {:.2} s",
-                clock.elapsed().as_secs_f64()
-            );
-            println!("{row}");
+    for run in runs::doubled_runs(&families, seeds, queries, f) {
+        let runs::Run {
+            family: fam,
+            held_out,
+            seed,
+            sim,
+            opts,
+        } = run;
+        let evt = match opts.estimator {
+            Estimator::Evt(o) => o,
+            Estimator::Count => EvtOptions::DEFAULT,
+        };
+        let parts = |s: &Summary| -> Option<WidthParts> {
+            width_parts(&predict_without_next_step(s, &opts).expect("predict"))
+        };
+        let fmt = |w: Option<WidthParts>| {
+            w.map_or("NaN,NaN,NaN,NaN".to_string(), |w| {
+                format!(
+                    "{:.5},{:.5},{:.5},{:.5}",
+                    w.width, w.noise, w.trend, w.spread
+                )
+            })
+        };
+        let clock = std::time::Instant::now();
+        let pf = parts(&level_summary(&sim.summary, 1).expect("level 1"))
+            .expect("a realized interval at f");
+        let predict_s = clock.elapsed().as_secs_f64();
+        let p2 = parts(&sim.summary);
+        let mut row = format!(
+            "{fam},{held_out},{seed},{f},{},{:.5},{:.5},",
+            fmt(Some(pf)),
+            pf.projected(1),
+            p2.map_or(f64::NAN, |w| w.width)
+        );
+        row += fmt(p2).split_once(',').expect("four fields").1;
+        let clock = std::time::Instant::now();
+        for d in 0..draws {
+            row += ",";
+            row += &fmt(parts(&stand_in(&sim.summary, &evt, d, mixed)));
         }
+        eprintln!(
+            "{fam} seed {seed}: prediction at f {predict_s:.2} s, {draws} stand-in draws \
+                 {:.2} s",
+            clock.elapsed().as_secs_f64()
+        );
+        println!("{row}");
     }
 }
