@@ -64,7 +64,7 @@ def of_corpus_run(r, conf):
         count_baseline=r["count"],
         readings=dict(
             other_map=rp["other_map_estimate"],
-            fit=rp.get("fit_choice_estimate"),
+            fit=spanned_fit(rp, r["evt"], ec),
             cal=rp.get("calibrated_estimate"),
             excess=rp.get("excess_mass_estimate"),
             count=rp.get("count_estimate"),
@@ -78,6 +78,18 @@ def of_corpus_run(r, conf):
         selection_reach=selection_reach(r, conf),
         check_reach=selection_reach(r, conf, with_error=True),
     )
+
+
+def spanned_fit(rp, est, ec):
+    """`m_fit'`, the other fit's reading as the interval spans it: capped at the recorded
+    reach `r_fit` (`fit_choice_reach`, files of builds with the cap) around the tail model's
+    own value; the raw `m_fit` in files without it."""
+    f = rp.get("fit_choice_estimate")
+    r = rp.get("fit_choice_reach")
+    if not finite(f) or not finite(r):
+        return f
+    tail = ec["unmoved_map_at_k"] if ec else est
+    return tail + max(-r, min(r, f - tail))
 
 
 def selection_reach(r, conf, with_error=False):
