@@ -29,7 +29,7 @@ use tailrank::hardness::{estimate_summary, Branch, Estimator, EvtOptions, QueryH
 use tailrank::maps;
 use tailrank::numerics::{rng_for, StreamSeeding};
 use tailrank::predict::{predict_without_next_step, PredictOptions};
-use tailrank::simulate::corpus::{summary_config, CORPUS};
+use tailrank::simulate::corpus::{self, summary_config};
 use tailrank::simulate::simulate_summary;
 
 /// Parametric-bootstrap refits per query.
@@ -176,7 +176,7 @@ fn main() {
     }
     println!(",level_calibrated_hit,fit_top,quantile");
     for fam in &families {
-        let held_out = CORPUS.iter().any(|e| e.name == fam && e.held_out);
+        let held_out = corpus::entry(fam).expect("family").held_out;
         for seed in seeds.clone() {
             let mut cfg = summary_config(fam, seed).expect("family");
             cfg.fraction = f;

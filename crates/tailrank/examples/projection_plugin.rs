@@ -13,14 +13,16 @@
 //! Prints one CSV row per run: `family,held_out,seed,projected,plugin,measured` (the adopted
 //! projection `WidthParts::projected(1)`, the plug-in's width, the width at 2f).
 //!
-//! Usage: `projection_plugin FIRST_SEED..END_SEED F` (every corpus family, 300 queries).
+//! Usage: `projection_plugin FIRST_SEED..END_SEED F [FAMILIES]` (default every corpus family;
+//! 300 queries).
+#[path = "support/args.rs"]
+mod args;
 #[path = "support/runs.rs"]
 mod runs;
 use rand::RngExt;
 use tailrank::numerics::{rng_for, StreamSeeding};
 use tailrank::predict::next_step::{level_summary, width_parts};
 use tailrank::predict::predict_without_next_step;
-use tailrank::simulate::corpus::CORPUS;
 use tailrank::summary::Summary;
 
 /// A jittered copy of descending list `l`: item `i` uniform on `(s_{i+1}, s_{i−1})`.
@@ -91,13 +93,10 @@ fn plugin(s: &Summary, seed: u64) -> Summary {
 }
 
 fn main() {
-    let arg = |i: usize| std::env::args().nth(i);
-    let seeds = arg(1).unwrap();
-    let (a, b) = seeds.split_once("..").unwrap();
-    let f: f64 = arg(2).unwrap().parse().unwrap();
+    let seeds = args::seeds(1, "0..3");
+    let f: f64 = args::arg(2).expect("F").parse().expect("F");
+    let families = args::families(3);
     println!("family,held_out,seed,projected,plugin,measured");
-    let families: Vec<String> = CORPUS.iter().map(|e| e.name.to_string()).collect();
-    let seeds = a.parse::<u64>().unwrap()..b.parse().unwrap();
     for run in runs::doubled_runs(&families, seeds, 300, f) {
         let (seed, sim, opts) = (run.seed, run.sim, run.opts);
         let w = |s: &Summary| {

@@ -5,7 +5,7 @@
 
 use std::ops::Range;
 use tailrank::predict::PredictOptions;
-use tailrank::simulate::corpus::{summary_config, CORPUS};
+use tailrank::simulate::corpus::{self, summary_config};
 use tailrank::simulate::{simulate_summary, Simulation};
 
 /// One family and seed: the simulation at 2f and the options to predict from it.
@@ -27,7 +27,7 @@ pub fn doubled_runs(
     f: f64,
 ) -> impl Iterator<Item = Run<'_>> {
     families.iter().flat_map(move |family| {
-        let held_out = CORPUS.iter().any(|e| e.name == family && e.held_out);
+        let held_out = corpus::entry(family).expect("family").held_out;
         seeds.clone().map(move |seed| {
             let cfg = summary_config(family, seed)
                 .expect("family")
