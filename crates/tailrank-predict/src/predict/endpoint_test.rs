@@ -42,13 +42,13 @@
 //! centred at 0 whose variance is estimated by moments, `D·w` with
 //!
 //! ```text
-//! w = max(0, 1 − 1/z²)        (0 when O ≤ P or without a finite SE)
+//! w = 1 − 1/z²  if z > Z_CRIT,  else 0        (0 when O ≤ P or without a finite SE)
 //! ```
 //!
-//! and `r_w` the rate that accounts for `P + w·(O − P)`. A noisy excess moves the estimate
-//! little, a clear one almost fully, and the estimate is continuous in the data (no jump at
-//! the verdict's `Z_CRIT`). The rate of the move is not `r_w` itself but `r_γ`, the rate the
-//! same shrunk count leaves the level-0 immune positives once the hazard is allowed to fall
+//! that is, only once the endpoint test fires (`z > Z_CRIT`, the verdict's level), and `r_w`
+//! the rate that accounts for `P + w·(O − P)`. An excess the test does not call real leaves
+//! the estimate where the tail model puts it; a clear one moves it almost fully. The rate of
+//! the move is not `r_w` itself but `r_γ`, the rate the same shrunk count leaves the level-0 immune positives once the hazard is allowed to fall
 //! with the exposure ([`survivor_decay`]): `r_γ = r_w` for an even spread (`γ̂ = 0`), far
 //! smaller for an excess concentrated on few positives (bursts, hubs, real vector geometry),
 //! where the move at `r_w` cost up to 14 points.
@@ -65,7 +65,7 @@
 //! gives the per-level counts that were measured before this choice.
 
 use super::bootstrap::QueryBootstrap;
-use super::stats::z_score;
+use super::stats::{z_score, Z_CRIT};
 use super::survivor_decay::{self, excess_rate, DecayCase};
 use crate::evt::endpoint_law::EndpointLaw;
 use crate::hardness::{Branch, QueryHardness};
@@ -96,7 +96,7 @@ pub struct EndpointTest {
     /// `r`: the excess rate per unsampled pool item (module docs); 0 when `O ≤ P`.
     #[serde(default)]
     pub excess_rate: f64,
-    /// `w = max(0, 1 − 1/z²)`: the share of the excess `O − P` the centre is built on.
+    /// `w = 1 − 1/z²` past the gate `z > Z_CRIT`, else 0: the share of the excess `O − P` the centre is built on.
     #[serde(default)]
     pub shrink_weight: f64,
     /// `r_w`: the rate that accounts for `P + w·(O − P)` (0 when `w = 0`).
@@ -301,11 +301,11 @@ pub fn endpoint_test(
     })
 }
 
-/// `w = max(0, 1 − 1/z²)` for `z = D/SE > 0` with a finite SE, else 0 (module docs): the
+/// `w = 1 − 1/z²` for `z = D/SE > Z_CRIT` with a finite SE, else 0 (module docs): the
 /// factor of the empirical-Bayes mean `D·w` of the excess under a prior `N(0, τ²)` with
-/// `τ² = max(0, D² − SE²)`. (`z > 0` is `O > P`.)
+/// `τ² = max(0, D² − SE²)`, once the endpoint test fires.
 pub fn shrink_weight(z: f64, std_error: f64) -> f64 {
-    if std_error.is_finite() && z.is_finite() && z > 1.0 {
+    if std_error.is_finite() && z.is_finite() && z > Z_CRIT {
         1.0 - 1.0 / (z * z)
     } else {
         0.0
@@ -370,15 +370,18 @@ pub fn centre_of_excess(v: &[f64], at_zero: &[f64], at_rate: &[f64]) -> Vec<f64>
 mod tests {
     use super::*;
 
-    /// No excess, or one within a standard error, gives no weight; a clear one almost all.
+    /// No excess, or one the endpoint test does not call real (`z ≤ Z_CRIT`), gives no
+    /// weight; past the gate the empirical-Bayes factor, almost all for a clear one.
     #[test]
     fn shrink_weight_follows_the_signal_to_noise() {
         assert_eq!(shrink_weight(-2.0, 1.0), 0.0);
         assert_eq!(shrink_weight(f64::NAN, f64::NAN), 0.0);
         assert_eq!(shrink_weight(0.8, 1.0), 0.0);
-        assert_eq!(shrink_weight(1.0, 1.0), 0.0);
-        assert!((shrink_weight(2.0, 1.0) - 0.75).abs() < 1e-15);
+        assert_eq!(shrink_weight(2.0, 1.0), 0.0);
+        assert_eq!(shrink_weight(Z_CRIT, 1.0), 0.0);
+        assert!((shrink_weight(4.0, 1.0) - 15.0 / 16.0).abs() < 1e-15);
         assert!(shrink_weight(10.0, 1.0) > 0.98);
+        assert_eq!(shrink_weight(10.0, f64::INFINITY), 0.0);
     }
 
     /// Each value moves by half the step from the rate-0 reading to the rate-r one.

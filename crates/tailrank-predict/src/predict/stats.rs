@@ -146,6 +146,11 @@ pub fn poisson<R: rand::Rng + ?Sized>(rng: &mut R, lambda: f64) -> u64 {
     }
 }
 
+/// A paired statistic farther than this many standard errors from 0 is real, not noise: the
+/// level of every check of the verdict (`predict::trust`) and the gate of the excess-centre
+/// move (`predict::endpoint_test`).
+pub const Z_CRIT: f64 = 3.0;
+
 /// `x / se`, the z-score of a statistic `x` with standard error `se`: 0 when both are 0, +∞
 /// when only `se` is 0 (or NaN: a statistic without an SE is never "within noise").
 pub fn z_score(x: f64, se: f64) -> f64 {

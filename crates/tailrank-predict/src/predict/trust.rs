@@ -73,8 +73,7 @@ pub const TOLERANCE: f64 = 0.005;
 /// point (`docs/notes/2026-12-estimator-log.md`, "The level-selected fit").
 pub const FIT_TOLERANCE: f64 = 0.01;
 
-/// A paired statistic farther than this many standard errors from 0 is real, not noise.
-pub const Z_CRIT: f64 = 3.0;
+pub use super::stats::Z_CRIT;
 
 /// Fewest nesting levels for the trend and in-sample tests (a slope over two points has no
 /// check of its own).
