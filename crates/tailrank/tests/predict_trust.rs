@@ -97,8 +97,8 @@ fn realized_interval_holds_the_estimate_and_is_reproducible() {
         .flatten()
         .fold(p.estimate.min(r.other_map_estimate).min(fit), f64::min);
     let lo_want = (low - z * r.pool_sd - (-r.trend_shift).max(0.0)).max(0.0);
-    // The shift is the trend's alone when a level-selected fit answers the in-sample check.
-    assert_eq!(r.trend_shift, p.trust.trend_shift());
+    // No shift with a level-selected fit: m_fit' and m_cal read the levels.
+    assert_eq!(r.trend_shift, 0.0);
     assert!(
         (r.interval.lo - lo_want).abs() < 1e-9,
         "{} vs {lo_want}",
@@ -111,7 +111,7 @@ fn realized_interval_holds_the_estimate_and_is_reproducible() {
 
 /// The sampled items are pool items, so the exact values at S bound mAP@k, Recall@k and hit@1
 /// at N from above (the simulator's truth included), and the realized interval's upper end
-/// stops there: on mixture-tail at 1% its opinions reach past it.
+/// never passes them: on the curve near the sample size its readings reach past it.
 #[test]
 fn the_sample_values_bound_the_metrics_at_n() {
     let o = PredictOptions {
@@ -128,9 +128,11 @@ fn the_sample_values_bound_the_metrics_at_n() {
     let r = p.realized.expect("a realized interval");
     let at_s = p.baselines.evaluate_at_s;
     assert!(truth <= at_s, "{truth} vs {at_s}");
-    assert_eq!(r.ceiling, Some(at_s), "{r:?}");
-    assert_eq!(r.interval.hi, at_s.max(p.estimate));
-    assert!(r.interval.contains(truth));
+    assert!(r.interval.hi <= at_s.max(p.estimate), "{r:?} vs {at_s}");
+    if let Some(c) = r.ceiling {
+        assert_eq!((c, r.interval.hi), (at_s, at_s.max(p.estimate)));
+    }
+    assert!(r.interval.contains(truth), "{r:?} vs {truth}");
     // Recall@k and hit@1 have the same ceiling: their exact values at S. hit@1 at S is the
     // share of queries whose top positive no sampled or core item reaches (ties count as
     // above), counted here from the summary.
@@ -311,9 +313,12 @@ fn verdict_flags_mixture_tail_and_passes_ilias_like() {
         assert_eq!(centre.unmoved_map_at_k, t.estimate);
         assert!((p.estimate - truth).abs() < t.estimate - truth);
         assert_eq!(p.trust.verdict, Verdict::Doubtful, "{}", p.trust.reason);
-        // The interval reaches towards the truth by the projected move.
+        // The levels see the tail model fail (the trend points down, to the truth); the
+        // interval covers the truth through the other readings, without the trend's reach.
+        assert!(p.trust.trend_fired() && p.trust.trend_projected < 0.0);
         let r = p.realized.unwrap();
-        assert!(r.trend_shift < 0.0 && r.interval.lo < p.estimate + r.trend_shift);
+        assert_eq!(r.trend_shift, 0.0);
+        assert!(r.interval.contains(truth), "{r:?} vs {truth}");
         let (p, truth) = sim_predict("ilias-like", seed, 0.05, 400, &o);
         eprintln!(
             "ilias-like seed {seed}: err {:+.4}, {:?}: {}",

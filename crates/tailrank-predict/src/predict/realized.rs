@@ -69,15 +69,18 @@
 //!   the budget check's own threshold (one SE) also fires on a third of the ILIAS-size runs
 //!   at 1%, whose errors are no larger than the others', and would widen them by up to 8
 //!   points (`docs/notes/2026-12-estimator-log.md`, "An unsettled sample spans the count reading");
-//! - the level tests: when the trust check finds a real trend across the nested levels, the
-//!   prediction is still moving with the sample, and the interval reaches, on the side the
-//!   truth moves to, by the projected move `Δ = Δ_trend` to N. A real in-sample error is
-//!   answered by `m_fit`, which is chosen by that same check; without a level-selected fit
-//!   (the count estimator) the interval reaches by `−ê_N` instead when that is larger in
-//!   magnitude (`trust::Trust::shift`). *Choice:* the linear projection `ê_N` of a ratio-2
-//!   error over the 20× step to N gave widths of 12–37 points on the bursts and
-//!   heterogeneous families for no more coverage than the span to `m_fit`
-//!   (`docs/notes/2026-12-estimator-log.md`, "The level-selected fit").
+//! - the level tests: with a level-selected fit, the nested levels are read by `m_fit'`
+//!   (the fit the in-sample check chose, its reach bounded by that check) and by `m_cal`
+//!   (the law the levels calibrate); the trend test's linear projection `Δ_trend` of the
+//!   level predictions to N is a third reading of the same levels and is not spanned
+//!   (`Δ = 0`). Without a level-selected fit (the count estimator) the interval reaches, on
+//!   the side the fired tests point to, by `Δ = Trust::shift()`: the projected trend, or
+//!   `−ê_N` of the in-sample check when that is larger. *Choice:* on the exam (ILIAS size,
+//!   seeds 0–5) the trend fired on about 40% of the runs and pointed away from the truth
+//!   in most; without its reach the tuning families' mean width fell from 6.5–7.0 to 4.5
+//!   points at 5% and from 8.4–9.8 to 6.4–7.4 at 1%, and one run of 96 lost its coverage
+//!   (mixture-tail, by 0.14 points; `docs/notes/2026-12-06-excess-gate-and-trend.md`).
+//!   The trend test still makes the verdict doubt.
 //!
 //! **The sample's ceiling.** The sampled items are items of the pool, so the full pool holds
 //! every item that outranks a positive in the sample gallery, and more: no positive ranks
@@ -88,7 +91,7 @@
 //!
 //! ```text
 //! h  = z · sd_pool                              z = Φ⁻¹((1 + c)/2)
-//! Δ  = Δ_trend when the trend test fired, else 0 (with m_fit; else Trust::shift())
+//! Δ  = 0 with a level-selected fit m_fit; else Trust::shift()
 //! m_fit' = m_tail + clamp(m_fit − m_tail, −r_fit, r_fit)
 //! M  = {m̂, m_ER, m_Bin, m_fit', m_cal} ∪ {m_excess if r > 0} ∪ {m_count if the sample is unsettled}
 //! lo = max(0, min(M) − h − max(−Δ, 0))
@@ -124,7 +127,8 @@ pub struct RealizedInterval {
     pub pool_sd_replicates: Option<f64>,
     /// The estimate through the other map (binomial for expected-rank and back).
     pub other_map_estimate: f64,
-    /// `Δ`: the projected move used (0 when no level test fired).
+    /// `Δ`: the projected move used (0 when no level test fired, and whenever there is a
+    /// level-selected fit).
     pub trend_shift: f64,
     /// `m_fit`: the level-selected fit's estimate, when there is one.
     #[serde(default)]
@@ -222,8 +226,10 @@ pub fn realized_interval(
         Some(r) => tail_value + (f - tail_value).clamp(-r, r),
         None => f,
     });
+    // With a level-selected fit the levels are read by m_fit' and m_cal; the trend's
+    // extrapolation is not spanned (module docs, "the level tests").
     let trend_shift = if fit_choice.is_some() {
-        trust.trend_shift()
+        0.0
     } else {
         trust.shift()
     };
@@ -286,28 +292,33 @@ mod tests {
         }
     }
 
-    /// A trend that projects past the metric's range is cut at [0, 1]; the span of the maps and
-    /// of the level-selected fit, and the pool noise, set the other end.
+    /// Without a level-selected fit (the count estimator), a trend that projects past the
+    /// metric's range is cut at [0, 1]; the span of the maps and the pool noise set the other
+    /// end. With one, the trend is not spanned: the readings and the pool noise set both ends.
     #[test]
     fn ends_stay_in_the_unit_interval() {
         let mut t = Trust::without_tests(Verdict::Doubtful, String::new());
         t.trend_projected = 0.4;
         t.trend_std_error = 0.01;
         assert!(t.trend_fired());
-        // The interval of `estimate` spanning the other map's and the other fit's estimates.
+        // The interval of `estimate` spanning the other map's (and the other fit's) estimates.
         let spanning = |estimate, other_map, other_fit, shards: &[f64], t: &Trust| {
-            let ops = opinions(other_map, Some(other_fit));
+            let ops = opinions(other_map, other_fit);
             realized_interval(estimate, ops, f64::NAN, shards, None, t, 0.95).unwrap()
         };
-        let r = spanning(0.8, 0.82, 0.78, &[0.79, 0.81], &t);
-        assert_eq!(r.interval.hi, 1.0);
+        let r = spanning(0.8, 0.78, None, &[0.79, 0.81], &t);
+        assert_eq!((r.interval.hi, r.trend_shift), (1.0, 0.4));
         let h = crate::numerics::norm_ppf(0.975) * r.pool_sd;
         assert!((r.interval.lo - (0.78 - h)).abs() < 1e-12);
+        let r = spanning(0.8, 0.82, Some(0.78), &[0.79, 0.81], &t);
+        assert_eq!(r.trend_shift, 0.0);
+        assert!((r.interval.hi - (0.82 + h)).abs() < 1e-12);
+        assert!((r.interval.lo - (0.78 - h)).abs() < 1e-12);
         t.trend_projected = -0.9;
-        let r = spanning(0.3, 0.31, 0.32, &[0.29, 0.31], &t);
+        let r = spanning(0.3, 0.32, None, &[0.29, 0.31], &t);
         assert_eq!(r.interval.lo, 0.0);
         assert!((r.interval.hi - (0.32 + h)).abs() < 1e-12);
-        assert_eq!(r.fit_choice_estimate, Some(0.32));
+        assert_eq!(r.fit_choice_estimate, None);
     }
 
     /// The reach towards the other fit stops at `r_fit` from the tail model's own value, on
