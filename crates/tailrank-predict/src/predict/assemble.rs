@@ -301,7 +301,7 @@ impl Stage<'_> {
             ));
         }
         let level_hardness = trust::level_hardness(aps);
-        let endpoint = endpoint_test::endpoint_test(h0, self.sample, nf, &level_hardness, boot);
+        let endpoint = endpoint_test::endpoint_test(h0, self.sample, nf, &level_hardness);
         let hit_calibration = hit_calibration::calibrate(h0, self.sample, nf, &level_hardness);
         let excess_h = endpoint
             .as_ref()

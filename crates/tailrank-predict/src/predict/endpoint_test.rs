@@ -10,8 +10,8 @@
 //! ```text
 //! O_q = Σ_{ℓ ∈ LEVELS} Σ_{j immune at ℓ} 1[K_{0,j} > K_{ℓ,j}]
 //! P_q = Σ_{ℓ ∈ LEVELS} Σ_{j immune at ℓ} P(outranked | z_{ℓ,j}, ξ̂_{ℓ,q}, e_ℓ)
-//! D   = mean_q (O_q − P_q),   z = D / SE(D)   (paired query bootstrap; with B < 2 replicates
-//!                                              the ideal bootstrap's √Σ(d_q − D)²/Q)
+//! D   = mean_q (O_q − P_q),   z = D / SE(D)   (SE: the ideal paired query bootstrap's,
+//!                                              √Σ(d_q − D)²/Q, with d_q = O_q − P_q)
 //! ```
 //!
 //! The test fires when `O > P` and `z > Z_CRIT` (the verdict's, `predict::trust`): mass the model cannot have (a rare component
@@ -88,8 +88,8 @@ pub struct EndpointTest {
     pub observed: usize,
     /// `P = Σ_q P_q`: how many the endpoint law expects.
     pub predicted: f64,
-    /// Paired query-bootstrap SE of `D = mean_q (O_q − P_q)` (with B < 2 replicates the ideal
-    /// bootstrap's, `QueryBootstrap::ideal_std_error`).
+    /// The ideal paired query bootstrap's SE of `D = mean_q (O_q − P_q)`
+    /// (`QueryBootstrap::ideal_std_error`, whatever the replicate count).
     pub std_error: f64,
     /// `D / SE(D)`.
     pub z: f64,
@@ -132,7 +132,7 @@ pub struct LevelExcess {
 impl EndpointTest {
     /// Whether the observed count exceeds the expected one beyond `z_crit` paired SEs:
     /// `O > P` and `z > z_crit` (the verdict uses its `Z_CRIT`); never without a finite SE
-    /// (no query bootstrap).
+    /// (no query).
     pub fn exceeds(&self, z_crit: f64) -> bool {
         self.std_error.is_finite() && self.observed as f64 > self.predicted && self.z > z_crit
     }
@@ -174,7 +174,6 @@ pub fn endpoint_test(
     s0: u64,
     pool_size: f64,
     levels: &[LevelHardness<'_>],
-    boot: &QueryBootstrap,
 ) -> Option<EndpointTest> {
     let s0 = s0 as f64;
     let used: Vec<&LevelHardness<'_>> = levels
@@ -255,13 +254,9 @@ pub fn endpoint_test(
         })
         .collect();
     let d = diff.iter().sum::<f64>() / diff.len().max(1) as f64;
-    // Without replicates the ideal bootstrap's SE, so that the move (an estimate) does not
-    // depend on whether intervals were asked for.
-    let std_error = if boot.replicates >= 2 {
-        boot.std_error(&diff)
-    } else {
-        QueryBootstrap::ideal_std_error(&diff)
-    };
+    // The ideal bootstrap's SE (the limit of the paired query bootstrap), so that the move
+    // (an estimate) and its gate depend neither on the replicate count nor on the draws.
+    let std_error = QueryBootstrap::ideal_std_error(&diff);
     let z = z_score(d, std_error);
     let w = shrink_weight(z, std_error);
     let decay_cases: Vec<DecayCase> = (law.iter().zip(&cases))
