@@ -211,7 +211,8 @@ def rules(dirs):
     post-edge: an edge fit takes ξ at the median of its profile likelihood over [−1, 0] (flat
     prior; σ re-profiled), the fit's own uncertainty in place of the boundary;
     eb-xi: every fit's ξ̂ shrunk to the run's mean, prior N(μ, τ²) with τ² by moments, SE² =
-    (1 + ξ̂)²/n_u; ct-tail: the tail x̂ scaled by the run's hit@1 tail scale c_t (§7)."""
+    (1 + ξ̂)²/n_u; ct-tail: the tail x̂ scaled by the run's hit@1 tail scale c_t (§7);
+    post-all (with $POST_ALL set): post-edge's ξ for every fit, interior ones included."""
     out = []
     for fam, ff, d, f, recs, js in runs(dirs):
         sd = f'{d}/{f}'
@@ -236,6 +237,9 @@ def rules(dirs):
             alt['eb-xi'] = (xe, _sigma_at(y, xe))
             if xi0 == 0:
                 alt['post-edge'] = _posterior_median_xi(y)
+                alt['post-all'] = alt['post-edge']
+            elif os.environ.get('POST_ALL'):
+                alt['post-all'] = _posterior_median_xi(y)
             for r in ps:
                 if r['br'] not in ('tail', 'immune'):
                     continue
@@ -253,7 +257,7 @@ def rules(dirs):
 
 TUNING = ['ilias-like', 'mixture-tail', 'ilias-continuous', 'beta-mixture', 'truncnormal-mixture',
           'kumaraswamy', 'bursts', 'heterogeneous']
-RULES = ['count-edge', 'post-edge', 'eb-xi', 'ct-tail']
+RULES = ['count-edge', 'post-edge', 'eb-xi', 'ct-tail', 'post-all']
 
 
 def exam(args):
