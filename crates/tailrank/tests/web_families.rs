@@ -20,11 +20,15 @@ use tailrank::simulate::web_validation::{family_config, run_families, web_family
 const N: u64 = 200_000;
 
 fn layout(name: &str) -> WebLayout {
+    layout_seed(name, 3)
+}
+
+fn layout_seed(name: &str, seed: u64) -> WebLayout {
     let opts = VectorRunOptions {
         pool_size: Some(N),
         ..VectorRunOptions::default()
     };
-    let cfg = family_config(web_family(name).unwrap(), 3, &opts);
+    let cfg = family_config(web_family(name).unwrap(), seed, &opts);
     WebLayout::new(&cfg).unwrap()
 }
 
@@ -86,7 +90,7 @@ fn truth_counts_equal_a_brute_force_over_the_same_rows() {
     for f in WEB_FAMILIES {
         let l = layout(f.name);
         let inputs = WebInputs::new(&l).unwrap();
-        let truth = truth_scan(&l, &inputs, Some(2)).unwrap().summary;
+        let truth = truth_scan(&l, &inputs, Some(2), 1).unwrap().summary;
         let d = l.config.dim;
         let mut rows = vec![0f32; N as usize * d];
         l.fill_rows(0, &mut rows);
@@ -207,4 +211,52 @@ fn end_to_end_run_at_small_n() {
         e.contains("web-hubs-1e8") && e.contains("vectors-cone"),
         "{e}"
     );
+}
+
+/// `keep_summaries` writes the whole-pool truth summary (with its top scores) and each
+/// fraction's sample summary into the work folder: the sample summary is the one the run
+/// predicted from (a prediction from it gives the run's estimate), and the kept truth summary
+/// has the counts of the plain truth pass. Without the option nothing is written there.
+#[test]
+fn kept_summaries_reproduce_the_run() {
+    use tailrank::predict::{predict_without_next_step, PredictOptions};
+    use tailrank::simulate::vector_validation::VERDICT_BOOTSTRAP;
+    use tailrank::summary::Summary;
+    let mut opts = VectorRunOptions {
+        fractions: vec![0.05],
+        pool_size: Some(N),
+        ..VectorRunOptions::default()
+    };
+    let names = vec!["web-clustered-1e8".to_string()];
+    let plain = tempfile::tempdir().unwrap();
+    let runs = run_families(&names, 0..1, &opts, plain.path(), |_, _, _| {}).unwrap();
+    assert_eq!(std::fs::read_dir(plain.path()).unwrap().count(), 0);
+    opts.keep_summaries = true;
+    let dir = tempfile::tempdir().unwrap();
+    let kept = run_families(&names, 0..1, &opts, dir.path(), |_, _, _| {}).unwrap();
+    assert_eq!(kept[0].evt, runs[0].evt);
+    // (NaN cells: compare as JSON)
+    let json = |r: &tailrank::simulate::vector_validation::VectorRun| {
+        serde_json::to_string(&r.decomposition).unwrap()
+    };
+    assert_eq!(json(&kept[0]), json(&runs[0]));
+    let run_dir = dir.path().join("web-clustered-1e8-s0");
+    let sample = Summary::read(&run_dir.join("f0.05")).unwrap();
+    let popts = PredictOptions {
+        k: opts.k,
+        bootstrap: VERDICT_BOOTSTRAP,
+        sample_noise: 0,
+        ..PredictOptions::default()
+    };
+    let p = predict_without_next_step(&sample, &popts).unwrap();
+    assert_eq!(p.estimate, runs[0].evt.map_at_k);
+    let full = Summary::read(&run_dir.join("full")).unwrap();
+    let l = layout_seed("web-clustered-1e8", 0);
+    let inputs = WebInputs::new(&l).unwrap();
+    let plain_truth = truth_scan(&l, &inputs, Some(2), 1).unwrap().summary;
+    assert_eq!(full.subset_sizes, plain_truth.subset_sizes);
+    for (a, b) in full.queries.iter().zip(&plain_truth.queries) {
+        assert_eq!(a.positives, b.positives);
+    }
+    assert!(full.top_m >= 1000);
 }

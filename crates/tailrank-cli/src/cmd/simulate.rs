@@ -76,6 +76,11 @@ pub struct SimulateArgs {
     /// Validation: which evt fit gives the estimate (as `predict`).
     #[command(flatten)]
     pub fit: super::FitArgs,
+    /// Validation, web families: keep the whole-pool truth summary (top 1,000 scores per query)
+    /// and each fraction's sample summary in --out (`<family>-s<seed>/full`, `.../f<f>`), for
+    /// rerunning `tailrank predict` on them.
+    #[arg(long, requires = "validate")]
+    pub keep_summaries: bool,
     /// Validation: also write the runs as JSON here.
     #[arg(long, requires = "validate")]
     pub json: Option<PathBuf>,
@@ -109,6 +114,7 @@ pub fn run(a: SimulateArgs) -> anyhow::Result<()> {
             dim: a.dim,
             excess_centre: a.centre.enabled(),
             fit: a.fit.mode()?,
+            keep_summaries: a.keep_summaries,
             ..VectorRunOptions::default()
         },
         json: a.json.as_deref(),

@@ -126,7 +126,15 @@ pub struct VectorRunOptions {
     /// `PredictOptions::fit` of every prediction.
     #[serde(default)]
     pub fit: FitMode,
+    /// Web families: keep each run's summaries in the work folder (`<family>-s<seed>/full`, the
+    /// whole-pool truth scan with its top [`KEEP_TRUTH_TOP`] scores, and `f<f>` per fraction)
+    /// so that predictions can be rerun on them without regenerating the pool.
+    #[serde(default)]
+    pub keep_summaries: bool,
 }
+
+/// Top scores per query that a kept whole-pool truth summary holds.
+pub const KEEP_TRUTH_TOP: usize = 1000;
 
 impl Default for VectorRunOptions {
     fn default() -> Self {
@@ -138,6 +146,7 @@ impl Default for VectorRunOptions {
             threads: None,
             excess_centre: PredictOptions::DEFAULT.excess_centre,
             fit: PredictOptions::DEFAULT.fit,
+            keep_summaries: false,
         }
     }
 }

@@ -227,15 +227,19 @@ pub const TRUTH_CHUNK_ROWS: u64 = 1 << 24;
 
 /// The exact whole-pool pass for the truth: f = 1, one level, no drift shards, M = 1 (the
 /// truth needs the counts `K_N` and ties only), chunks of [`TRUTH_CHUNK_ROWS`], no fingerprint.
+///
+/// `top_m` > 1 keeps that many top scores per query (a kept truth summary; the counts are the
+/// same).
 pub fn truth_scan(
     layout: &WebLayout,
     inputs: &WebInputs,
     threads: Option<usize>,
+    top_m: usize,
 ) -> Result<GeneratedScan> {
     let mut cfg = ScanConfig::new(1.0, 0);
     cfg.min_fraction = 1.0;
     cfg.drift_shards = 0;
-    cfg.top_m = 1;
+    cfg.top_m = top_m.max(1);
     cfg.threads = threads;
     cfg.normalize = true;
     cfg.model = "simulated".into();

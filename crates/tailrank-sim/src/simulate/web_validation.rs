@@ -6,7 +6,7 @@
 
 use super::vector_validation::{
     check_fractions, family_or_list, run_family, runs_from_scans, PoolShape, StreamTiming,
-    VectorFamily, VectorRun, VectorRunOptions, VECTOR_FAMILIES,
+    VectorFamily, VectorRun, VectorRunOptions, KEEP_TRUTH_TOP, VECTOR_FAMILIES,
 };
 use super::web_geometry::{WebConfig, WebLayout};
 use super::web_pool::{sample_scan, truth_scan, WebInputs};
@@ -104,17 +104,27 @@ pub fn family_config(family: &WebFamily, seed: u64, opts: &VectorRunOptions) -> 
 }
 
 /// Run `family` at `seed`: truth pass, then each fraction's sample scan (hash seed = `seed`)
-/// and prediction; one record per fraction, with the scans' times ([`StreamTiming`]).
+/// and prediction; one record per fraction, with the scans' times ([`StreamTiming`]). With
+/// [`VectorRunOptions::keep_summaries`] the summaries are written under `work`.
 pub fn run_web_family(
     family: &WebFamily,
     seed: u64,
     opts: &VectorRunOptions,
+    work: &Path,
 ) -> Result<Vec<VectorRun>> {
     check_fractions(opts)?;
     let cfg = family_config(family, seed, opts);
     let layout = WebLayout::new(&cfg)?;
     let inputs = WebInputs::new(&layout)?;
-    let truth = truth_scan(&layout, &inputs, opts.threads)?;
+    let keep = opts
+        .keep_summaries
+        .then(|| work.join(format!("{}-s{seed}", family.name)));
+    let top = if keep.is_some() { KEEP_TRUTH_TOP } else { 1 };
+    let truth = truth_scan(&layout, &inputs, opts.threads, top)?;
+    if let Some(dir) = &keep {
+        std::fs::create_dir_all(dir).map_err(|e| crate::error::Error::io(dir, e))?;
+        truth.summary.write(&dir.join("full"))?;
+    }
     let shape = PoolShape {
         family: family.name,
         seed,
@@ -126,6 +136,9 @@ pub fn run_web_family(
     let t = std::time::Instant::now();
     let mut runs = runs_from_scans(&shape, &truth.summary, opts, |f| {
         let s = sample_scan(&layout, &inputs, f, seed, opts.threads)?;
+        if let Some(dir) = &keep {
+            s.summary.write(&dir.join(format!("f{f}")))?;
+        }
         samples.push((s.wall_secs, s.cpu_secs, s.generation_secs));
         Ok(s.summary)
     })?;
@@ -185,7 +198,7 @@ pub fn run_families(
                     f.name
                 }
                 Either::Web(f) => {
-                    runs.extend(run_web_family(f, seed, opts)?);
+                    runs.extend(run_web_family(f, seed, opts, work)?);
                     f.name
                 }
             };
