@@ -539,7 +539,7 @@ fn level_selected_fit_is_the_argmin_and_reproduces_predict() {
 /// endpoint) and not on ilias-like. The excess rate solves its stated equation, and the
 /// realized interval spans the reading it gives (the binomial map of the hardness with every
 /// level-0 immune positive at that rate), which is harder than the estimate. When the excess
-/// is more than a standard error (`w = 1 − 1/z² > 0`), the estimate, Recall@k and hit@1 are
+/// is real (`z > Z_CRIT`, `w = 1 − 1/z²`), the estimate, Recall@k and hit@1 are
 /// the centre of the shrunk excess (halfway between the count law at rate 0 and at the
 /// survivor-decayed rate of `P + w·(O − P)`, which is the constant rate `r_w` when the decay
 /// is 0 and below it otherwise), and the interval still spans the tail model's own.
@@ -576,12 +576,14 @@ fn endpoint_test_counts_the_stated_events() {
         let (mut immune, mut observed, mut predicted) = (0, 0, 0.0);
         let mut law_cases = Vec::new();
         let mut per_level = Vec::new();
+        // d_q = O_q − P_q, summed over the levels.
+        let mut diff = vec![0.0; h0.len()];
         for &sub in &subsets[1..=3] {
             let before = (immune, observed, predicted, law_cases.len());
             let hl = hardness_for(&s, sub, &o).unwrap();
             let exposure =
                 (s.subset_sizes[0] - s.subset_sizes[sub]) as f64 / s.subset_sizes[sub] as f64;
-            for (q0, ql) in h0.iter().zip(&hl) {
+            for ((q0, ql), d) in h0.iter().zip(&hl).zip(&mut diff) {
                 for (p0, pl) in q0.positives.iter().zip(&ql.positives) {
                     if pl.branch != Branch::Immune {
                         continue;
@@ -590,10 +592,12 @@ fn endpoint_test_counts_the_stated_events() {
                     let end = t.u - t.fit.gpd.sigma / t.fit.gpd.xi;
                     let z = (f64::from(pl.score) - end) / (end - t.u);
                     immune += 1;
-                    observed += usize::from(p0.pool_above > pl.pool_above);
+                    let outranked = usize::from(p0.pool_above > pl.pool_above);
+                    observed += outranked;
                     let law = laws.entry(t.n_u).or_insert_with(|| EndpointLaw::new(t.n_u));
                     let pi = law.outranked_probability(t.fit.gpd.xi, z, exposure);
                     predicted += pi;
+                    *d += outranked as f64 - pi;
                     law_cases.push((pi, (s.subset_sizes[0] - s.subset_sizes[sub]) as f64));
                 }
             }
@@ -624,7 +628,16 @@ fn endpoint_test_counts_the_stated_events() {
             }
         }
         assert!((e.predicted - predicted).abs() < 1e-9 * predicted.max(1.0));
-        assert!(e.std_error > 0.0);
+        // SE: the ideal paired bootstrap's, √Σ(d_q − D)²/Q.
+        let q = diff.len() as f64;
+        let dm = diff.iter().sum::<f64>() / q;
+        let se = diff.iter().map(|d| (d - dm) * (d - dm)).sum::<f64>().sqrt() / q;
+        assert!(
+            (e.std_error - se).abs() < 1e-12 * se && se > 0.0,
+            "{} vs {se}",
+            e.std_error
+        );
+        assert!((e.z - dm / se).abs() < 1e-9 * e.z.abs().max(1.0), "{e:?}");
         assert_eq!(e.exceeds(tailrank::predict::trust::Z_CRIT), fires, "{e:?}");
         assert_eq!(p.trust.endpoint_fired(), fires);
         if fires {
@@ -660,10 +673,14 @@ fn endpoint_test_counts_the_stated_events() {
             assert!((got - want).abs() < 1e-12, "{got} vs {want}");
             assert!(got < p.estimate, "{got} vs {}", p.estimate);
             assert!(realized.interval.contains(got), "{realized:?}");
-            // The centre of the shrunk excess: w = max(0, 1 − 1/z²), r_w accounts for
+            // The centre of the shrunk excess: w = 1 − 1/z² past z > Z_CRIT, else 0; r_w accounts for
             // P + w·(O − P), and every per-query value moves halfway from the count law at
             // rate 0 to the count law at rate r_w (`endpoint_test::centre_of_excess`).
-            let w = (1.0 - 1.0 / (e.z * e.z)).max(0.0);
+            let w = if e.z > tailrank::predict::trust::Z_CRIT {
+                1.0 - 1.0 / (e.z * e.z)
+            } else {
+                0.0
+            };
             assert!((e.shrink_weight - w).abs() < 1e-12, "{e:?}");
             if fires {
                 assert!(w > 1.0 - 1.0 / 9.0, "a fired test keeps most of its excess");
