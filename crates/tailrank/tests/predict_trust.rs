@@ -46,6 +46,17 @@ fn mean_of(h: &[QueryHardness], f: &dyn Fn(&QueryHardness) -> f64) -> f64 {
     h.iter().map(f).sum::<f64>() / h.len() as f64
 }
 
+/// `Δ_trend` when the trend test fired and the level-calibrated law lies on its side of the
+/// estimate, else 0: the realized interval's reach with a level-selected fit.
+fn trend_on_cal_side(p: &tailrank::predict::Prediction) -> f64 {
+    let cal = p.realized.as_ref().and_then(|r| r.calibrated_estimate);
+    let d = p.trust.trend_shift();
+    match cal {
+        Some(c) if (c - p.estimate) * d > 0.0 => d,
+        _ => 0.0,
+    }
+}
+
 fn sd(v: &[f64]) -> f64 {
     let m = v.iter().sum::<f64>() / v.len() as f64;
     (v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (v.len() - 1) as f64).sqrt()
@@ -97,8 +108,8 @@ fn realized_interval_holds_the_estimate_and_is_reproducible() {
         .flatten()
         .fold(p.estimate.min(r.other_map_estimate).min(fit), f64::min);
     let lo_want = (low - z * r.pool_sd - (-r.trend_shift).max(0.0)).max(0.0);
-    // No shift with a level-selected fit: m_fit' and m_cal read the levels.
-    assert_eq!(r.trend_shift, 0.0);
+    // With a level-selected fit, the trend only on the level-calibrated law's side.
+    assert_eq!(r.trend_shift, trend_on_cal_side(&p));
     assert!(
         (r.interval.lo - lo_want).abs() < 1e-9,
         "{} vs {lo_want}",
@@ -317,7 +328,7 @@ fn verdict_flags_mixture_tail_and_passes_ilias_like() {
         // interval covers the truth through the other readings, without the trend's reach.
         assert!(p.trust.trend_fired() && p.trust.trend_projected < 0.0);
         let r = p.realized.unwrap();
-        assert_eq!(r.trend_shift, 0.0);
+        assert_eq!(r.trend_shift, trend_on_cal_side(&p));
         assert!(r.interval.contains(truth), "{r:?} vs {truth}");
         let (p, truth) = sim_predict("ilias-like", seed, 0.05, 400, &o);
         eprintln!(
