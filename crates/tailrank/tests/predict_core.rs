@@ -154,10 +154,20 @@ print(json.dumps([float(np.clip(np.exp(a + b * np.log(n)), 0, 1)), float(np.clip
     assert!(p.baselines.evaluate_at_s >= p.estimate);
 }
 
+/// A summary whose levels find a real excess past the fitted endpoints (the endpoint test
+/// fires, so the estimate moves to the centre of the excess), concentrated on few positives
+/// (`γ̂ > 0`): the simulator's hubs family, 300 queries, 5%.
+fn summary_with_a_move() -> tailrank::summary::Summary {
+    let mut cfg = tailrank::simulate::SimConfig::preset("hubs", 1)
+        .unwrap()
+        .with_queries(300);
+    cfg.fraction = 0.05;
+    tailrank::simulate::simulate_summary(&cfg).unwrap().summary
+}
+
 #[test]
 fn hardness_artifact_round_trip_gives_the_same_prediction() {
-    let sy = synth(&SynthOpts::default());
-    let s = &sy.summary;
+    let s = &summary_with_a_move();
     let opts = PredictOptions {
         bootstrap: 300,
         sample_noise: 0,
@@ -214,7 +224,7 @@ fn hardness_artifact_round_trip_gives_the_same_prediction() {
         &meta,
         &qs,
         &PredictOptions {
-            pool_size: Some(4_000_000),
+            pool_size: Some(4 * p.pool_size),
             ..opts
         },
     )
@@ -520,8 +530,7 @@ fn level_calibrated_law_tracks_the_full_pool_truth() {
 /// estimate at both N.
 #[test]
 fn the_move_follows_the_pool_size() {
-    let sy = synth(&SynthOpts::default());
-    let s = &sy.summary;
+    let s = &summary_with_a_move();
     let opts = PredictOptions {
         bootstrap: 300,
         sample_noise: 0,
