@@ -3,7 +3,7 @@
 
 use tailrank_test_support::predict_support;
 
-use predict_support::{synth, SynthOpts};
+use predict_support::{summary_with_a_move, synth, SynthOpts};
 use std::path::Path;
 use tailrank::predict::{predict, PredictOptions};
 
@@ -185,13 +185,13 @@ fn hardness_artifact_predicts_at_any_pool_size() {
 }
 
 /// By default (and with `--excess-centre`) the estimate moves to the centre of the endpoint
-/// test's excess (this synthetic summary has one); with `--no-excess-centre` it is the tail
+/// test's excess (this simulated summary has one); with `--no-excess-centre` it is the tail
 /// model's. A hardness file carries the move, applied unless `--no-excess-centre` is given.
 #[test]
 fn excess_centre_is_the_default_and_travels_with_the_hardness_file() {
     let d = tempfile::tempdir().unwrap();
     let sdir = d.path().join("summary");
-    let s = synth(&SynthOpts::default()).summary;
+    let s = summary_with_a_move();
     s.write(&sdir).unwrap();
     let h = d.path().join("hardness.csv");
     let sd = sdir.to_str().unwrap();

@@ -231,6 +231,20 @@ fn synth_query(
     }
 }
 
+/// A summary whose levels find a real excess past the fitted endpoints (the endpoint test
+/// fires, so the estimate moves to the centre of the excess), concentrated on few positives
+/// (`γ̂ > 0`): the simulator's hubs family, seed 1, 300 queries, 5%. The summaries of
+/// [`synth`] hold no real excess (their endpoint `z` is noise) and do not move.
+pub fn summary_with_a_move() -> Summary {
+    let mut cfg = tailrank::simulate::SimConfig::preset("hubs", 1)
+        .expect("a corpus family")
+        .with_queries(300);
+    cfg.fraction = 0.05;
+    tailrank::simulate::simulate_summary(&cfg)
+        .expect("the simulator")
+        .summary
+}
+
 /// Draw a synthetic summary.
 pub fn synth(o: &SynthOpts) -> Synth {
     let mut rng = Rng(o.seed);

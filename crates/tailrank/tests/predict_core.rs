@@ -4,7 +4,7 @@
 use tailrank_test_support::predict_support;
 use tailrank_test_support::python as common;
 
-use predict_support::{synth, SynthOpts};
+use predict_support::{summary_with_a_move, synth, SynthOpts};
 use serde_json::json;
 use tailrank::formats::hardness_csv::{read_hardness_csv, write_hardness_csv};
 use tailrank::hardness::{Estimator, HardnessMeta};
@@ -152,17 +152,6 @@ print(json.dumps([float(np.clip(np.exp(a + b * np.log(n)), 0, 1)), float(np.clip
     );
     // Sanity of the ordering the paper reports: the sample is optimistic.
     assert!(p.baselines.evaluate_at_s >= p.estimate);
-}
-
-/// A summary whose levels find a real excess past the fitted endpoints (the endpoint test
-/// fires, so the estimate moves to the centre of the excess), concentrated on few positives
-/// (`γ̂ > 0`): the simulator's hubs family, 300 queries, 5%.
-fn summary_with_a_move() -> tailrank::summary::Summary {
-    let mut cfg = tailrank::simulate::SimConfig::preset("hubs", 1)
-        .unwrap()
-        .with_queries(300);
-    cfg.fraction = 0.05;
-    tailrank::simulate::simulate_summary(&cfg).unwrap().summary
 }
 
 #[test]
