@@ -325,7 +325,7 @@ fn verdict_flags_mixture_tail_and_passes_ilias_like() {
         assert!((p.estimate - truth).abs() < t.estimate - truth);
         assert_eq!(p.trust.verdict, Verdict::Doubtful, "{}", p.trust.reason);
         // The levels see the tail model fail (the trend points down, to the truth); the
-        // interval covers the truth through the other readings, without the trend's reach.
+        // interval reaches by it only on the level-calibrated law's side, and covers the truth.
         assert!(p.trust.trend_fired() && p.trust.trend_projected < 0.0);
         let r = p.realized.unwrap();
         assert_eq!(r.trend_shift, trend_on_cal_side(&p));

@@ -48,8 +48,9 @@
 //! that is, only once the endpoint test fires (`z > Z_CRIT`, the verdict's level), and `r_w`
 //! the rate that accounts for `P + w·(O − P)`. An excess the test does not call real leaves
 //! the estimate where the tail model puts it; a clear one moves it almost fully. The rate of
-//! the move is not `r_w` itself but `r_γ`, the rate the same shrunk count leaves the level-0 immune positives once the hazard is allowed to fall
-//! with the exposure ([`survivor_decay`]): `r_γ = r_w` for an even spread (`γ̂ = 0`), far
+//! the move is not `r_w` itself but `r_γ`, the rate the same shrunk count leaves the level-0
+//! immune positives once the hazard is allowed to fall with the exposure
+//! ([`survivor_decay`]): `r_γ = r_w` for an even spread (`γ̂ = 0`), far
 //! smaller for an excess concentrated on few positives (bursts, hubs, real vector geometry),
 //! where the move at `r_w` cost up to 14 points.
 //!
@@ -96,7 +97,8 @@ pub struct EndpointTest {
     /// `r`: the excess rate per unsampled pool item (module docs); 0 when `O ≤ P`.
     #[serde(default)]
     pub excess_rate: f64,
-    /// `w = 1 − 1/z²` past the gate `z > Z_CRIT`, else 0: the share of the excess `O − P` the centre is built on.
+    /// `w = 1 − 1/z²` past the gate `z > Z_CRIT`, else 0: the share of the excess `O − P` the
+    /// centre is built on.
     #[serde(default)]
     pub shrink_weight: f64,
     /// `r_w`: the rate that accounts for `P + w·(O − P)` (0 when `w = 0`).

@@ -237,17 +237,15 @@ pub fn realized_interval(
     let calibrated = calibrated.filter(|v| v.is_finite());
     // With a level-selected fit, the trend only where the level-calibrated law agrees on its
     // side (module docs, "the level tests").
-    let trend_shift = match (fit_choice, calibrated) {
-        (Some(_), Some(cal)) => {
-            let d = trust.trend_shift();
-            if (cal - estimate) * d > 0.0 {
-                d
-            } else {
-                0.0
-            }
+    let trend_shift = if fit_choice.is_some() {
+        let d = trust.trend_shift();
+        if calibrated.is_some_and(|c| (c - estimate) * d > 0.0) {
+            d
+        } else {
+            0.0
         }
-        (Some(_), None) => 0.0,
-        (None, _) => trust.shift(),
+    } else {
+        trust.shift()
     };
     let z = crate::numerics::norm_ppf(0.5 + confidence / 2.0);
     let h = z * pool_sd;
