@@ -62,10 +62,8 @@ fn main() {
         Command::Ilias(a) => cmd::ilias::run(a),
     };
     if let Err(e) = result {
-        eprintln!(
-            "tailrank: error: {}",
-            tailrank::error::error_line(e.chain())
-        );
+        let line = tailrank::error::error_line(e.chain());
+        eprintln!("tailrank: error: {line}");
         std::process::exit(tailrank::error::kind_of_chain(e.chain()).exit_code());
     }
 }

@@ -62,14 +62,9 @@ pub struct SimulateArgs {
     /// Validation: number of seeds (from --seed).
     #[arg(long, default_value_t = 1, requires = "validate")]
     pub seeds: u64,
-    /// Validation: comma-separated sample fractions.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "0.05,0.01",
-        requires = "validate"
-    )]
-    pub fractions: Vec<f64>,
+    /// Validation: comma-separated sample fractions (default: the exam's, 0.05,0.01).
+    #[arg(long, value_delimiter = ',', requires = "validate")]
+    pub fractions: Option<Vec<f64>>,
     /// Validation: whether the predictions move to the centre of the excess (as `predict`).
     #[command(flatten)]
     pub centre: super::CentreArgs,
@@ -105,17 +100,18 @@ pub fn run(a: SimulateArgs) -> anyhow::Result<()> {
         },
         prediction_options: a.fit.fit != fit_default || a.centre.given().is_some(),
     };
+    let defaults = VectorRunOptions::default();
     let validation = VectorValidation {
         families: &a.family,
         seeds: a.seed..a.seed + a.seeds,
         options: VectorRunOptions {
-            fractions: a.fractions.clone(),
+            fractions: a.fractions.clone().unwrap_or(defaults.fractions),
             pool_size: a.pool_size,
             dim: a.dim,
             excess_centre: a.centre.enabled(),
             fit: a.fit.mode()?,
             keep_summaries: a.keep_summaries,
-            ..VectorRunOptions::default()
+            ..defaults
         },
         json: a.json.as_deref(),
     };

@@ -112,6 +112,7 @@ pub fn family_or_list(name: &str, more: &[&str]) -> Result<&'static VectorFamily
 /// Options of a vector validation run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct VectorRunOptions {
+    /// Sampling fractions, each a run (default [`EXAM_FRACTIONS`](super::exam::EXAM_FRACTIONS)).
     pub fractions: Vec<f64>,
     /// Cut k of mAP@k and Recall@k.
     pub k: usize,
@@ -139,7 +140,7 @@ pub const KEEP_TRUTH_TOP: usize = 1000;
 impl Default for VectorRunOptions {
     fn default() -> Self {
         VectorRunOptions {
-            fractions: vec![0.05, 0.01],
+            fractions: super::exam::EXAM_FRACTIONS.to_vec(),
             k: 1000,
             pool_size: None,
             dim: None,
