@@ -9,7 +9,10 @@
 //! ratio_projected_2f,ratio_rel_error,ratio_within_30,verdict_f,verdict_2f`, then the cuts'
 //! width parts, errors against the truth (prediction − realized mAP@k at N) and verdicts
 //! (`h` = f/2): `w_h,n_h,t_h,s_h,err_h,verdict_h,n_2f,t_2f,s_2f,err_f,err_2f`, and the level
-//! trend's test at f, fired or not: `trend_projected_f,trend_se_f` (`Δ` and its SE).
+//! trend's test at f, fired or not: `trend_projected_f,trend_se_f` (`Δ` and its SE), and where
+//! the level-calibrated law lies at f and 2f: `cal_minus_est_f,cal_minus_est_2f` (`m_cal − m̂`,
+//! NaN without the law) and `fit_choice_f` (whether a level-selected fit gave the estimate, the
+//! case where the trend counts only on `m_cal`'s side).
 //!
 //! Usage: `next_step_validation [FIRST_SEED..END_SEED [F [QUERIES [FAMILIES]]]]` (defaults
 //! 0..3, 0.05, 300, every corpus family; FAMILIES comma-separated).
@@ -20,6 +23,12 @@ mod runs;
 use tailrank::predict::next_step::{level_summary, width_parts};
 use tailrank::predict::predict_without_next_step;
 
+/// `m_cal − m̂` of prediction `p`, NaN without the level-calibrated law.
+fn cal_minus_est(p: &tailrank::predict::Prediction) -> f64 {
+    let cal = p.realized.and_then(|r| r.calibrated_estimate);
+    cal.map_or(f64::NAN, |c| c - p.estimate)
+}
+
 fn main() {
     let seeds = args::seeds(1, "0..3");
     let f: f64 = args::arg(2).map_or(0.05, |s| s.parse().expect("F"));
@@ -29,7 +38,7 @@ fn main() {
         "family,held_out,seed,f,w_f,noise,trend,spread,projected_2f,measured_2f,rel_error,\
          within_30,ratio_projected_2f,ratio_rel_error,ratio_within_30,verdict_f,verdict_2f,\
          w_h,n_h,t_h,s_h,err_h,verdict_h,n_2f,t_2f,s_2f,err_f,err_2f,\
-         trend_projected_f,trend_se_f"
+         trend_projected_f,trend_se_f,cal_minus_est_f,cal_minus_est_2f,fit_choice_f"
     );
     for run in runs::doubled_runs(&families, seeds, queries, f) {
         let (fam, held_out, seed, sim, opts) =
@@ -55,7 +64,7 @@ fn main() {
         println!(
             "{fam},{held_out},{seed},{f},{w_f:.5},{:.5},{:.5},{:.5},{projected:.5},\
                  {measured:.5},{rel:+.3},{},{ratio_projected:.5},{ratio_rel:+.3},{},{},{},\
-                 {:.5},{:.5},{:.5},{:.5},{:+.5},{},{:.5},{:.5},{:.5},{:+.5},{:+.5},{:+.5},{:.5}",
+                 {:.5},{:.5},{:.5},{:.5},{:+.5},{},{:.5},{:.5},{:.5},{:+.5},{:+.5},{:+.5},{:.5},{:+.5},{:+.5},{}",
             w.noise,
             w.trend,
             w.spread,
@@ -75,7 +84,10 @@ fn main() {
             p1.estimate - truth,
             p2.estimate - truth,
             p1.trust.trend_projected,
-            p1.trust.trend_std_error
+            p1.trust.trend_std_error,
+            cal_minus_est(&p1),
+            cal_minus_est(&p2),
+            p1.realized.is_some_and(|r| r.fit_choice_estimate.is_some()),
         );
     }
 }
