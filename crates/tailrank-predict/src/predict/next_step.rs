@@ -31,7 +31,8 @@ pub enum Action {
     None,
     /// Grow the sample to `fraction` (`tailrank sample/scan --after`, `tailrank grow`).
     Grow,
-    /// The width did not shrink as the sample doubled: more sample is not expected to help.
+    /// The spread of the readings, which the sample size does not reduce, makes at least half
+    /// the width or is wider than the target by itself: more sample is not expected to help.
     BudgetCannotHelp,
 }
 
@@ -252,9 +253,21 @@ pub fn next_step(s: &Summary, p: &Prediction, plan: &NextStepPlan) -> NextStep {
         None => "because the verdict doubts".to_string(),
     };
     let base = plan.summary_path.as_deref().unwrap_or("SUMMARY");
-    NextStep {
-        action: Action::Grow,
-        message: format!(
+    let message = if to >= 1.0 {
+        // Only the whole pool, where the metric is exact, has no width left.
+        let reason = match unmet {
+            Some(_) => format!(
+                "the interval, {} points wide, is projected to stay wider than that at every \
+                 smaller fraction (the spread of the readings, {} points, does not shrink with \
+                 the sample)",
+                points(w.width),
+                points(w.spread)
+            ),
+            None => "the next doubling is the whole pool".to_string(),
+        };
+        format!("Scan the whole pool {why}: {reason}; at f = 1 the metric is exact{trend}.")
+    } else {
+        format!(
             "Grow the sample from {f} to {to} {why}: the interval is projected to narrow from {} \
              to {} points (the pool noise, {} points, shrinks as 1/√S and the trend, {}, with \
              the doublings left to N; the spread of the readings, {}, stays){trend}.",
@@ -263,7 +276,11 @@ pub fn next_step(s: &Summary, p: &Prediction, plan: &NextStepPlan) -> NextStep {
             points(w.noise),
             points(w.trend),
             points(w.spread)
-        ),
+        )
+    };
+    NextStep {
+        action: Action::Grow,
+        message,
         fraction: Some(to),
         projected_width: Some(width),
         commands: grow_commands(s, p.pool_size, f, to, base),
@@ -372,5 +389,39 @@ mod tests {
             Action::BudgetCannotHelp => assert!(w.spread >= 1e-4, "{w:?}"),
             Action::None => panic!("a target of 0.01 points is not met: {n:?}"),
         }
+    }
+
+    /// A target that only the whole pool meets: the step says so, with no projected width
+    /// of a sample (the metric is exact at f = 1) and the commands up to f = 1.
+    #[test]
+    fn a_target_met_only_by_the_whole_pool_says_so() {
+        let cfg = SimConfig::preset("ilias-like", 0).unwrap().with_queries(40);
+        let s = simulate_summary(&cfg).unwrap().summary;
+        let mut p =
+            super::super::predict_without_next_step(&s, &PredictOptions::default()).unwrap();
+        // All of a 30-point width is pool noise: W(j) = 0.3·2^(−j/2) stays above 0.01
+        // until 2^(j/2) ≥ 30 (j ≥ 10), past f·2^j = 1 at j = 5.
+        let r = p.realized.as_mut().unwrap();
+        r.interval = super::super::stats::Interval { lo: 0.2, hi: 0.5 };
+        r.pool_sd = 1.0;
+        r.trend_shift = 0.0;
+        let w = width_parts(&p).unwrap();
+        assert_eq!((w.noise, w.trend, w.spread), (w.width, 0.0, 0.0));
+        let plan = NextStepPlan {
+            target_width: Some(0.01),
+            summary_path: None,
+        };
+        let n = next_step(&s, &p, &plan);
+        assert_eq!(n.action, Action::Grow);
+        assert_eq!((n.fraction, n.projected_width), (Some(1.0), Some(0.0)));
+        assert!(
+            n.message
+                .starts_with("Scan the whole pool to reach the target width of 1.00 points")
+                && n.message.contains("at f = 1 the metric is exact"),
+            "{}",
+            n.message
+        );
+        assert_eq!(n.commands.len(), 3 * 5);
+        assert!(n.commands[14].ends_with("-o summary_1"), "{:?}", n.commands);
     }
 }

@@ -51,7 +51,7 @@ pub fn demo_table(t: &Truth, p: &Prediction, files: &SimulationFiles) -> String 
     let covered = p.percentile.lo <= t.map_at_k && t.map_at_k <= p.percentile.hi;
     let _ = writeln!(
         s,
-        "{:<34} {:>9} {:>+10.2}   {:.0}% interval [{}, {}] {} the truth",
+        "{:<34} {:>9} {:>+10.2}   {:.0}% interval over query sets [{}, {}] {} the truth",
         format!(
             "PREDICTED ({}{}, {})",
             p.options.estimator_name(),
