@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# A mini-ILIAS run on synthetic data (README, "ILIAS in one command"): writes a small folder in
-# the ILIAS layout (id lists, taxonomy.json and the extractor's HDF5 features, by
-# crates/tailrank/tests/data/ilias_synth.py: 14 instances, 700 distractors), a selection of
+# A mini-ILIAS run on synthetic data (its output: docs/reference/ilias.md, "Quick start"):
+# writes a small folder in the ILIAS layout (id lists, taxonomy.json and the extractor's HDF5
+# features, by crates/tailrank/tests/data/ilias_synth.py: 14 instances, 700 distractors), a selection of
 # half the distractors in the official mini-ILIAS form (the key after the shard name, as in
 # mini_ilias_yfcc100m_ids.txt), then runs `tailrank ilias --selected-ids` on it.
 #

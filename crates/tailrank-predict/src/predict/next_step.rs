@@ -199,13 +199,15 @@ pub fn next_step(s: &Summary, p: &Prediction, plan: &NextStepPlan) -> NextStep {
     };
     let f = s.fraction;
     let unmet = plan.target_width.filter(|&t| w.width > t);
-    let trend = if p.trust.trend_fired() {
+    // The trend's move left after one more doubling, `δ·log2(N/2S)`, within the metric's
+    // range [0, 1] around the estimate (the line extrapolates without bound).
+    let doublings_left = (p.pool_size as f64 / (2.0 * p.sample_size as f64)).log2();
+    let trend = if p.trust.trend_fired() && doublings_left > 0.0 {
+        let shift =
+            (p.trust.trend_per_doubling * doublings_left).clamp(-p.estimate, 1.0 - p.estimate);
         format!(
             "; the level trend would still move it by {} points",
-            points(
-                p.trust.trend_per_doubling
-                    * ((p.pool_size as f64 / (2.0 * p.sample_size as f64)).log2())
-            )
+            points(shift)
         )
     } else {
         String::new()
@@ -265,7 +267,7 @@ pub fn next_step(s: &Summary, p: &Prediction, plan: &NextStepPlan) -> NextStep {
             ),
             None => "the next doubling is the whole pool".to_string(),
         };
-        format!("Scan the whole pool {why}: {reason}; at f = 1 the metric is exact{trend}.")
+        format!("Scan the whole pool {why}: {reason}; at f = 1 the metric is exact.")
     } else {
         format!(
             "Grow the sample from {f} to {to} {why}: the interval is projected to narrow from {} \
