@@ -393,6 +393,23 @@ mod tests {
         }
     }
 
+    /// The trend's remaining move is a line in log2(N/S) without bound; the message keeps it
+    /// within the metric's range around the estimate.
+    #[test]
+    fn the_trend_clause_stays_within_the_metric() {
+        let cfg = SimConfig::preset("ilias-like", 0).unwrap().with_queries(40);
+        let s = simulate_summary(&cfg).unwrap().summary;
+        let mut p =
+            super::super::predict_without_next_step(&s, &PredictOptions::default()).unwrap();
+        p.trust.verdict = super::super::Verdict::Trusted;
+        (p.trust.trend_projected, p.trust.trend_std_error) = (-0.9, 0.01);
+        p.trust.trend_per_doubling = -5.0;
+        assert!(p.trust.trend_fired());
+        let n = next_step(&s, &p, &NextStepPlan::default());
+        let by = format!("move it by {} points", points(-p.estimate));
+        assert!(n.message.contains(&by), "{} (expected {by})", n.message);
+    }
+
     /// A target that only the whole pool meets: the step says so, with no projected width
     /// of a sample (the metric is exact at f = 1) and the commands up to f = 1.
     #[test]
@@ -423,6 +440,7 @@ mod tests {
             "{}",
             n.message
         );
+        assert!(!n.message.contains("level trend"), "{}", n.message);
         assert_eq!(n.commands.len(), 3 * 5);
         assert!(n.commands[14].ends_with("-o summary_1"), "{:?}", n.commands);
     }
