@@ -22,8 +22,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// The exam's fractions: each one is a main fraction (intervals and verdict).
-pub const EXAM_FRACTIONS: [f64; 2] = [0.05, 0.01];
+pub use super::vector_validation::EXAM_FRACTIONS;
 
 /// The corpus runs of the exam: the study of `opts` once per fraction of `fractions`, each
 /// as the main fraction (no sweep), so that every run carries its interval and verdict.

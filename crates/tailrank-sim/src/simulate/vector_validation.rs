@@ -109,10 +109,14 @@ pub fn family_or_list(name: &str, more: &[&str]) -> Result<&'static VectorFamily
         })
 }
 
+/// The exam's fractions, and a vector validation run's by default: each one is a main fraction
+/// (intervals and verdict).
+pub const EXAM_FRACTIONS: [f64; 2] = [0.05, 0.01];
+
 /// Options of a vector validation run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct VectorRunOptions {
-    /// Sampling fractions, each a run (default [`EXAM_FRACTIONS`](super::exam::EXAM_FRACTIONS)).
+    /// Sampling fractions, each a run (default [`EXAM_FRACTIONS`]).
     pub fractions: Vec<f64>,
     /// Cut k of mAP@k and Recall@k.
     pub k: usize,
@@ -140,7 +144,7 @@ pub const KEEP_TRUTH_TOP: usize = 1000;
 impl Default for VectorRunOptions {
     fn default() -> Self {
         VectorRunOptions {
-            fractions: super::exam::EXAM_FRACTIONS.to_vec(),
+            fractions: EXAM_FRACTIONS.to_vec(),
             k: 1000,
             pool_size: None,
             dim: None,
