@@ -199,9 +199,9 @@ pub fn next_step(s: &Summary, p: &Prediction, plan: &NextStepPlan) -> NextStep {
     };
     let f = s.fraction;
     let unmet = plan.target_width.filter(|&t| w.width > t);
-    // The trend's move left after one more doubling, `δ·log2(N/2S)`, within the metric's
-    // range [0, 1] around the estimate (the line extrapolates without bound).
-    let doublings_left = (p.pool_size as f64 / (2.0 * p.sample_size as f64)).log2();
+    // The trend's move left after one more doubling, `δ·(L − 1)`, within the metric's range
+    // [0, 1] around the estimate (the line extrapolates without bound).
+    let doublings_left = w.doublings_to_pool - 1.0;
     let trend = if p.trust.trend_fired() && doublings_left > 0.0 {
         let shift =
             (p.trust.trend_per_doubling * doublings_left).clamp(-p.estimate, 1.0 - p.estimate);
@@ -249,13 +249,12 @@ pub fn next_step(s: &Summary, p: &Prediction, plan: &NextStepPlan) -> NextStep {
     }
     let j = doublings_to(f, &w, unmet, 1);
     let to = (f * 2f64.powi(j as i32)).min(1.0);
-    let width = if to >= 1.0 { 0.0 } else { w.projected(j) };
     let why = match unmet {
         Some(t) => format!("to reach the target width of {} points", points(t)),
         None => "because the verdict doubts".to_string(),
     };
     let base = plan.summary_path.as_deref().unwrap_or("SUMMARY");
-    let message = if to >= 1.0 {
+    let (width, message) = if to >= 1.0 {
         // Only the whole pool, where the metric is exact, has no width left.
         let reason = match unmet {
             Some(_) => format!(
@@ -267,9 +266,11 @@ pub fn next_step(s: &Summary, p: &Prediction, plan: &NextStepPlan) -> NextStep {
             ),
             None => "the next doubling is the whole pool".to_string(),
         };
-        format!("Scan the whole pool {why}: {reason}; at f = 1 the metric is exact.")
+        let message = format!("Scan the whole pool {why}: {reason}; at f = 1 the metric is exact.");
+        (0.0, message)
     } else {
-        format!(
+        let width = w.projected(j);
+        let message = format!(
             "Grow the sample from {f} to {to} {why}: the interval is projected to narrow from {} \
              to {} points (the pool noise, {} points, shrinks as 1/√S and the trend, {}, with \
              the doublings left to N; the spread of the readings, {}, stays){trend}.",
@@ -278,7 +279,8 @@ pub fn next_step(s: &Summary, p: &Prediction, plan: &NextStepPlan) -> NextStep {
             points(w.noise),
             points(w.trend),
             points(w.spread)
-        )
+        );
+        (width, message)
     };
     NextStep {
         action: Action::Grow,
@@ -393,14 +395,19 @@ mod tests {
         }
     }
 
+    /// A 40-query ilias-like summary at 5% and its prediction with the default options.
+    fn small_prediction() -> (Summary, Prediction) {
+        let cfg = SimConfig::preset("ilias-like", 0).unwrap().with_queries(40);
+        let s = simulate_summary(&cfg).unwrap().summary;
+        let p = super::super::predict_without_next_step(&s, &PredictOptions::default()).unwrap();
+        (s, p)
+    }
+
     /// The trend's remaining move is a line in log2(N/S) without bound; the message keeps it
     /// within the metric's range around the estimate.
     #[test]
     fn the_trend_clause_stays_within_the_metric() {
-        let cfg = SimConfig::preset("ilias-like", 0).unwrap().with_queries(40);
-        let s = simulate_summary(&cfg).unwrap().summary;
-        let mut p =
-            super::super::predict_without_next_step(&s, &PredictOptions::default()).unwrap();
+        let (s, mut p) = small_prediction();
         p.trust.verdict = super::super::Verdict::Trusted;
         (p.trust.trend_projected, p.trust.trend_std_error) = (-0.9, 0.01);
         p.trust.trend_per_doubling = -5.0;
@@ -414,10 +421,7 @@ mod tests {
     /// of a sample (the metric is exact at f = 1) and the commands up to f = 1.
     #[test]
     fn a_target_met_only_by_the_whole_pool_says_so() {
-        let cfg = SimConfig::preset("ilias-like", 0).unwrap().with_queries(40);
-        let s = simulate_summary(&cfg).unwrap().summary;
-        let mut p =
-            super::super::predict_without_next_step(&s, &PredictOptions::default()).unwrap();
+        let (s, mut p) = small_prediction();
         // All of a 30-point width is pool noise: W(j) = 0.3·2^(−j/2) stays above 0.01
         // until 2^(j/2) ≥ 30 (j ≥ 10), past f·2^j = 1 at j = 5.
         let r = p.realized.as_mut().unwrap();
