@@ -17,8 +17,8 @@ use crate::predict::calibrated::CalibratedMetrics;
 use crate::predict::endpoint_test::{EndpointTest, ExcessCentre};
 use crate::predict::realized::RealizedInterval;
 use crate::predict::{
-    per_query_ap, predict_without_next_step, FitChoice, FitMode, Interval, PredictOptions, Trust,
-    Verdict,
+    per_query_ap, predict_without_next_step, FitChoice, FitMode, Interval, LevelPrediction,
+    PredictOptions, Trust, Verdict,
 };
 use serde::{Deserialize, Serialize};
 
@@ -150,6 +150,10 @@ pub struct Run {
     /// the paired SE of its `e_1` (main fraction only).
     #[serde(default)]
     pub level_selected_fit: Option<FitChoice>,
+    /// The prediction at N from each nesting level (main fraction only), so that a check on
+    /// the levels can be scored on the run file without re-running the study.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub levels: Vec<LevelPrediction>,
 }
 
 /// Error statistics of one method over seeds.
@@ -275,6 +279,7 @@ pub fn run_one(
         endpoint_fired: None,
         trust: None,
         level_selected_fit: None,
+        levels: Vec::new(),
     };
     // The next step is not scored: skip its extra prediction on level 1.
     let p = predict_without_next_step(s, &popts)?;
@@ -301,6 +306,7 @@ pub fn run_one(
         run.endpoint = p.trust.endpoint.clone();
         run.trust = Some(p.trust);
         run.level_selected_fit = p.baselines.level_selected;
+        run.levels = p.levels;
     }
     let hardness = p.hardness;
     run.evt_binomial = mean(&per_query_ap(&hardness, nf, k, MapKind::Binomial));

@@ -24,9 +24,10 @@ use crate::metric::SampleCounts;
 use crate::metric::{evaluate_counts, evaluate_summary_for_set, MissingPolicy};
 use crate::numerics::mean;
 use crate::predict::endpoint_test::{EndpointTest, ExcessCentre};
+use crate::predict::realized::RealizedInterval;
 use crate::predict::{
-    count_hardness, per_query_ap, predict_without_next_step, FitMode, Interval, PredictOptions,
-    Verdict,
+    count_hardness, per_query_ap, predict_without_next_step, FitMode, Interval, LevelPrediction,
+    PredictOptions, Trust, Verdict,
 };
 use crate::scan::engine::{scan, NoProgress, ScanConfig};
 use crate::scan::request::{PairedResults, ScanRequest};
@@ -224,6 +225,15 @@ pub struct VectorRun {
     pub realized: Option<Interval>,
     #[serde(default)]
     pub verdict: Option<Verdict>,
+    /// The interval's parts, every statistic of the verdict and the prediction at N from each
+    /// nesting level, so that another interval or verdict rule can be scored on the run file
+    /// without re-running the study.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub realized_parts: Option<RealizedInterval>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trust: Option<Trust>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub levels: Vec<LevelPrediction>,
     /// The trust verdict's endpoint test (`predict::endpoint_test`), when it ran.
     #[serde(default)]
     pub endpoint: Option<EndpointTest>,
@@ -533,6 +543,9 @@ pub(crate) fn runs_from_scans(
             verdict: Some(p.trust.verdict),
             endpoint: p.trust.endpoint.clone(),
             excess_centre: p.excess_centre,
+            realized_parts: p.realized,
+            trust: Some(p.trust.clone()),
+            levels: p.levels.clone(),
             stream: None,
             decomposition: Some(decomposition),
         });
