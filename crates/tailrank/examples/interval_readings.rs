@@ -1,5 +1,5 @@
 //! The realized interval's readings at three nested cuts of one sample, for scoring other
-//! interval and verdict rules offline (docs/notes/2026-12-07-interval-readings.md): each
+//! interval and verdict rules offline (docs/notes/2026-12-06-level-readings.md): each
 //! corpus family and seed is simulated at 2f as `next_step_validation` does, and the
 //! prediction at the cuts 2f, f and f/2 (`level_summary` 0, 1, 2) is written as one JSON
 //! line per run:

@@ -297,6 +297,38 @@ fn trust_statistics_are_the_stated_identities() {
     assert_eq!(t.used().unwrap().level, 1);
 }
 
+/// The falling-estimate test reads the levels' predictions at N: `r_ℓ = m_ℓ − m_0` for
+/// levels 1 and 2, firing when both are ≥ 0 (docs/method.md §9). Kumaraswamy at 1% (300
+/// queries): seed 0 has level 0 below levels 1 and 2, seed 1 above both.
+#[test]
+fn the_falling_estimate_test_reads_the_levels() {
+    let o = PredictOptions {
+        bootstrap: 200,
+        ..PredictOptions::default()
+    };
+    for (seed, fires) in [(0, true), (1, false)] {
+        let (p, _) = sim_predict("kumaraswamy", seed, 0.01, 300, &o);
+        let t = &p.trust;
+        let r = t.level_rises.expect("three levels or more");
+        for (l, rise) in r.iter().enumerate() {
+            let want = p.levels[l + 1].estimate - p.levels[0].estimate;
+            assert!(
+                (rise - want).abs() < 1e-12,
+                "level {}: {rise} vs {want}",
+                l + 1
+            );
+        }
+        assert_eq!(t.falling_fired(), r[0] >= 0.0 && r[1] >= 0.0);
+        assert_eq!(t.falling_fired(), fires, "seed {seed}: {r:?}");
+        if fires {
+            assert_eq!(t.verdict, Verdict::Doubtful);
+            assert!(t.reason.contains("falling estimate"), "{}", t.reason);
+        } else {
+            assert!(!t.reason.contains("falling estimate"), "{}", t.reason);
+        }
+    }
+}
+
 #[test]
 fn verdict_flags_mixture_tail_and_passes_ilias_like() {
     let o = opts();

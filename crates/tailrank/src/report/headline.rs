@@ -24,7 +24,7 @@ pub fn verdict_sentence(p: &Prediction) -> String {
     let t = &p.trust;
     match t.verdict {
         Verdict::Trusted => "trusted: every check passed (trend, in-sample check, fit choice, \
-                             endpoint test, top spacing)."
+                             falling estimate, endpoint test, top spacing)."
             .to_string(),
         Verdict::Unchecked => format!("unchecked: {}.", t.reason),
         Verdict::Doubtful => {
@@ -43,6 +43,12 @@ pub fn verdict_sentence(p: &Prediction) -> String {
                     "the two tail fits part by {:.2} points",
                     100.0 * d.abs()
                 ));
+            }
+            if t.falling_fired() {
+                fired.push(
+                    "the estimate fell with each of the last two doublings of the sample"
+                        .to_string(),
+                );
             }
             if t.endpoint_fired() {
                 fired.push("the sample holds mass past the fitted tails' endpoints".to_string());

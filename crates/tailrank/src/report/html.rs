@@ -280,6 +280,19 @@ fn trust_checks(t: &Value) -> Vec<Check> {
             100.0 * FIT_TOLERANCE
         ),
     });
+    let rises = &t["level_rises"];
+    checks.push(Check {
+        id: "check-falling",
+        name: "falling estimate",
+        fired: rises.is_array().then(|| t["falling_fired"] == true),
+        sentence: format!(
+            "Levels 1 and 2 (a half and a quarter of the sample) predict {} and {} points \
+             against level 0 at N; it fires when both lie at or above it, the estimate having \
+             fallen with each of the last two doublings.",
+            points(&rises[0]),
+            points(&rises[1])
+        ),
+    });
     let e = &t["endpoint"];
     checks.push(Check {
         id: "check-endpoint",

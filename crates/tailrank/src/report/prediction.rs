@@ -333,6 +333,20 @@ fn trust_rows(t: &mut String, p: &Prediction) {
             if tr.used() == Some(c) { " (used)" } else { "" }
         );
     }
+    if let Some(r) = tr.level_rises {
+        let _ = writeln!(
+            t,
+            "{:<w$} levels 1 and 2 read {:+.2} and {:+.2} points against level 0 at N{}",
+            "falling estimate",
+            100.0 * r[0],
+            100.0 * r[1],
+            if tr.falling_fired() {
+                ": the estimate fell with each of the last two doublings"
+            } else {
+                ""
+            }
+        );
+    }
     if let Some(e) = &tr.endpoint {
         let _ = writeln!(
             t,
