@@ -22,7 +22,7 @@ def parts(r):
     p = r["realized_parts"]
     est = r["evt"]
     ec = r.get("excess_centre") or {}
-    unmoved = ec.get("unmoved") if isinstance(ec, dict) else None
+    unmoved = ec.get("unmoved_map_at_k") if isinstance(ec, dict) else None
     tail = unmoved if unmoved is not None else est
     fc, reach = p["fit_choice_estimate"], p["fit_choice_reach"]
     fit = None

@@ -7,16 +7,21 @@
 //!
 //! ```text
 //! noise  n = min(W, 2·z·sd_pool)           the pool-sample noise, ∝ 1/√S
-//! trend  t = min(W − n, |Δ|)               the level trend's move to N, ∝ log2(N/S)
+//! trend  t = min(W − n, |Δ|)               the level trend's reach, Δ = Δ_trend·w(z)·v
 //! spread s = W − n − t                     the opinions' spread (and the clamps): held
-//! W(j)   = s + n·2^(−j/2) + t·max(0, L − j)/L,   L = log2(N/S_0)
+//! W(j)   = s + n·2^(−j/2) + t_j·max(0, L − j)/L,   L = log2(N/S_0)
+//! t_j    = |Δ_trend|·w(z·2^(j/2))·v
 //! ```
 //!
-//! for the sample at `f·2^j`. The spread of the readings (maps, fits, the calibrated law) is
+//! for the sample at `f·2^j`: the trend's move left to N shrinks with the doublings left, and
+//! its weight `w` (`predict::realized`) rises as its paired z grows with √S for a trend that
+//! holds still; the side weight `v` is kept (with the count estimator, `t_j = |Δ|`, whose
+//! switch does not move). The spread of the readings (maps, fits, the calibrated law) is
 //! what the sample size does not reduce: when it makes at least half the width, or is wider
 //! than the target by itself, more sample is not the answer (`budget_cannot_help`). Validated
 //! against the width measured at 2f in docs/reference/validation.md, "The next step's projection".
 
+use super::realized::{trend_reach, TrendReach};
 use super::Prediction;
 use crate::summary::{Subset, SubsetKind, Summary};
 use serde::{Deserialize, Serialize};
@@ -73,15 +78,23 @@ pub struct WidthParts {
     pub spread: f64,
     /// `L = log2(N/S_0)`, the doublings from the sample to the pool.
     pub doublings_to_pool: f64,
+    /// The level trend as the interval weighs it (`realized::TrendReach`); None with the
+    /// count estimator, whose reach `t` is switched and held.
+    pub trend_reach: Option<TrendReach>,
 }
 
 impl WidthParts {
-    /// `W(j) = s + n·2^(−j/2) + t·max(0, L − j)/L`, the width projected after `j` doublings.
+    /// `W(j) = s + n·2^(−j/2) + t_j·max(0, L − j)/L`, the width projected after `j`
+    /// doublings (module docs).
     pub fn projected(&self, doublings: u32) -> f64 {
         let j = f64::from(doublings);
         let l = self.doublings_to_pool;
+        let t_j = match self.trend_reach {
+            Some(r) => r.weighted(2f64.powf(j / 2.0)).abs(),
+            None => self.trend,
+        };
         let trend = if l > 0.0 {
-            self.trend * ((l - j) / l).max(0.0)
+            t_j * ((l - j) / l).max(0.0)
         } else {
             0.0
         };
@@ -109,6 +122,9 @@ pub fn width_parts(p: &Prediction) -> Option<WidthParts> {
         trend,
         spread: (width - noise - trend).max(0.0),
         doublings_to_pool: (p.pool_size as f64 / p.sample_size as f64).log2().max(0.0),
+        trend_reach: r
+            .fit_choice_estimate
+            .map(|_| trend_reach(&p.trust, r.calibrated_estimate, p.estimate)),
     })
 }
 
@@ -304,7 +320,35 @@ mod tests {
             trend,
             spread: width - noise - trend,
             doublings_to_pool: l,
+            trend_reach: None,
         }
+    }
+
+    /// The weighted trend's part grows with the paired z a doubling brings (`z·√2`) and
+    /// shrinks with the doublings left: `t_j = |Δ|·w(z·2^(j/2))·v`.
+    #[test]
+    fn the_trend_part_follows_its_weight() {
+        // z = 2.5: w = 0.25 now, w(2.5·√2) = 0.5178 after one doubling, 1 after three.
+        let reach = TrendReach {
+            delta: -0.04,
+            z: 2.5,
+            side: 0.5,
+        };
+        let w = WidthParts {
+            trend_reach: Some(reach),
+            ..parts(0.10, 0.06, 0.005, 4.0)
+        };
+        let by_hand = |j: i32| {
+            let weight = ((2.5 * 2f64.sqrt().powi(j) - 2.0) / 2.0).clamp(0.0, 1.0);
+            0.035 + 0.06 / 2f64.sqrt().powi(j) + 0.04 * weight * 0.5 * f64::from(4 - j) / 4.0
+        };
+        for j in 0..4 {
+            assert!(
+                (w.projected(j as u32) - by_hand(j)).abs() < 1e-15,
+                "j = {j}"
+            );
+        }
+        assert!((reach.weighted(1.0) - (-0.04 * 0.25 * 0.5)).abs() < 1e-15);
     }
 
     #[test]
