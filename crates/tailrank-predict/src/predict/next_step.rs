@@ -9,14 +9,15 @@
 //! noise  n = min(W, 2·z·sd_pool)           the pool-sample noise, ∝ 1/√S
 //! trend  t = min(W − n, |Δ|)               the level trend's reach, Δ = Δ_trend·w(z)·v
 //! spread s = W − n − t                     the opinions' spread (and the clamps): held
-//! W(j)   = s + n·2^(−j/2) + t_j·max(0, L − j)/L,   L = log2(N/S_0)
+//! W(j)   = s + n·2^(−j/2) + min(t_j·max(0, L − j)/L, W − n),   L = log2(N/S_0)
 //! t_j    = |Δ_trend|·w(z·2^(j/2))·v
 //! ```
 //!
 //! for the sample at `f·2^j`: the trend's move left to N shrinks with the doublings left, and
 //! its weight `w` (`predict::realized`) rises as its paired z grows with √S for a trend that
 //! holds still; the side weight `v` is kept (with the count estimator, `t_j = |Δ|`, whose
-//! switch does not move). The spread of the readings (maps, fits, the calibrated law) is
+//! switch does not move). The trend's part never exceeds the room it had at f, `W − n`: past
+//! it the interval already reached the end of the metric's range. The spread of the readings (maps, fits, the calibrated law) is
 //! what the sample size does not reduce: when it makes at least half the width, or is wider
 //! than the target by itself, more sample is not the answer (`budget_cannot_help`). Validated
 //! against the width measured at 2f in docs/reference/validation.md, "The next step's projection".
@@ -84,8 +85,8 @@ pub struct WidthParts {
 }
 
 impl WidthParts {
-    /// `W(j) = s + n·2^(−j/2) + t_j·max(0, L − j)/L`, the width projected after `j`
-    /// doublings (module docs).
+    /// `W(j) = s + n·2^(−j/2) + min(t_j·max(0, L − j)/L, W − n)`, the width projected
+    /// after `j` doublings (module docs).
     pub fn projected(&self, doublings: u32) -> f64 {
         let j = f64::from(doublings);
         let l = self.doublings_to_pool;
@@ -94,7 +95,7 @@ impl WidthParts {
             None => self.trend,
         };
         let trend = if l > 0.0 {
-            t_j * ((l - j) / l).max(0.0)
+            (t_j * ((l - j) / l).max(0.0)).min(self.width - self.noise)
         } else {
             0.0
         };
