@@ -234,20 +234,15 @@ impl TrendReach {
 /// level-calibrated law's value.
 pub fn trend_reach(trust: &Trust, calibrated: Option<f64>, estimate: f64) -> TrendReach {
     let d = trust.trend_projected;
-    let delta = if d.abs() > super::trust::TOLERANCE {
-        d
-    } else {
-        0.0
-    };
-    if delta == 0.0 {
+    if d.abs() <= super::trust::TOLERANCE {
         return TrendReach {
-            delta,
+            delta: 0.0,
             z: 0.0,
             side: 0.0,
         };
     }
     TrendReach {
-        delta,
+        delta: d,
         z: stats::z_score(d, trust.trend_std_error).abs(),
         side: calibrated
             .filter(|c| c.is_finite())
