@@ -13,7 +13,7 @@
 
 use super::{
     baselines, bootstrap, calibrated, count_hardness, diagnostics, endpoint_test, hit_calibration,
-    mean, per_query_ap, realized, sample_warnings, spacing_test, summary_warnings, trust,
+    mean, per_query_ap, reach, realized, sample_warnings, spacing_test, summary_warnings, trust,
     Baselines, Budget, Drift, FitChoice, Interval, LevelPrediction, NextStep, PredictOptions,
     Prediction, QueryPrediction, RealizedInterval, Trust, Verdict,
 };
@@ -380,6 +380,31 @@ impl Stage<'_> {
         }
     }
 
+    /// `m_above = m_tail + Bin(h0 with r_a added to every positive) − Bin(h0)`: the reading of
+    /// rare items above the top positive (`predict::realized`), when the top-spacing test's z
+    /// passes `reach::Z_WEIGHT_NONE` and its rate `r_a` is positive; `m_tail` the tail
+    /// model's own value.
+    fn spacing_above_reading(
+        &self,
+        ls: &LevelSection,
+        es: &EstimateSection,
+        estimate: f64,
+    ) -> Option<f64> {
+        let rate = ls
+            .trust
+            .spacing
+            .filter(|sp| sp.z > reach::Z_WEIGHT_NONE)
+            .map(|sp| sp.rate_above(self.sample as f64))
+            .filter(|r| *r > 0.0)?;
+        let (nf, k) = (self.nf, self.opts.k);
+        let tail = es.excess_centre.map_or(estimate, |c| c.unmoved_map_at_k);
+        let moved = spacing_test::with_rate_above(self.h0, rate, nf);
+        Some(
+            tail + mean(&per_query_ap(&moved, nf, k, MapKind::Binomial))
+                - mean(&per_query_ap(self.h0, nf, k, MapKind::Binomial)),
+        )
+    }
+
     /// The estimate's intervals: the query bootstrap's, the sample noise's (a summary's, when
     /// asked for) with the total interval `est ∓ √((est − end)² + (z·sd)²)`, and the realized
     /// interval spanning the other opinions (`other_fit`: the other evt fit's estimate at N).
@@ -418,6 +443,7 @@ impl Stage<'_> {
                 .as_ref()
                 .filter(|b| b.unsettled())
                 .map(|_| base.count),
+            spacing_above: self.spacing_above_reading(ls, es, estimate),
             unmoved: es.excess_centre.map(|c| c.unmoved_map_at_k),
         };
         let realized = realized::realized_interval(

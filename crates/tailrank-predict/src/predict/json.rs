@@ -130,6 +130,10 @@ struct RealizedJson {
     excess_mass_map_at_k: Option<f64>,
     /// The count reading, spanned when the last doubling left the sample unsettled.
     count_map_at_k: Option<f64>,
+    /// The reading of rare items above the top positive, in full, and the weight `w(z)` of
+    /// the reach towards it (spanned: the tail model's value moved by that share of it).
+    spacing_above_map_at_k: Option<f64>,
+    spacing_above_weight: Option<f64>,
     trend_shift: f64,
     /// The evaluate-at-S value when it capped the upper end (an upper bound of the metric at N).
     capped_at_evaluate_at_s: Option<f64>,
@@ -323,6 +327,8 @@ impl RealizedJson {
             level_calibrated_map_at_k: r.calibrated_estimate,
             excess_mass_map_at_k: r.excess_mass_estimate,
             count_map_at_k: r.count_estimate,
+            spacing_above_map_at_k: r.spacing_above.map(|a| a.estimate),
+            spacing_above_weight: r.spacing_above.map(|a| super::reach::z_weight(a.z)),
             trend_shift: r.trend_shift,
             capped_at_evaluate_at_s: r.ceiling,
         }

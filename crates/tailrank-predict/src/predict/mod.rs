@@ -28,6 +28,7 @@ pub mod input;
 pub mod json;
 pub mod next_step;
 pub mod query_hardness;
+pub mod reach;
 pub mod realized;
 pub mod spacing_test;
 pub mod stats;

@@ -9,20 +9,23 @@
 //! noise  n = min(W, 2·z·sd_pool)           the pool-sample noise, ∝ 1/√S
 //! trend  t = min(W − n, |Δ|)               the level trend's reach, Δ = Δ_trend·w(z)·v
 //! spread s = W − n − t                     the opinions' spread (and the clamps): held
-//! W(j)   = s + n·2^(−j/2) + min(t_j·max(0, L − j)/L, W − n),   L = log2(N/S_0)
+//! W(j)   = s_j + n·2^(−j/2) + min(t_j·max(0, L − j)/L, W − n),   L = log2(N/S_0)
 //! t_j    = |Δ_trend|·w(z·2^(j/2))·v
+//! s_j    = s − e(1) + e(2^(j/2))              e(c): how far m_above at weight w(z_spacing·c)
+//!                                            lowers the end below the other readings
 //! ```
 //!
 //! for the sample at `f·2^j`: the trend's move left to N shrinks with the doublings left, and
 //! its weight `w` (`predict::realized`) rises as its paired z grows with √S for a trend that
-//! holds still; the side weight `v` is kept (with the count estimator, `t_j = |Δ|`, whose
+//! holds still, and so does the top-spacing test's z that weighs the reach towards the rare
+//! items above the top positive (`reach::AboveReach`); the side weight `v` is kept (with the count estimator, `t_j = |Δ|`, whose
 //! switch does not move). The trend's part never exceeds the room it had at f, `W − n`: past
 //! it the interval already reached the end of the metric's range. The spread of the readings (maps, fits, the calibrated law) is
 //! what the sample size does not reduce: when it makes at least half the width, or is wider
 //! than the target by itself, more sample is not the answer (`budget_cannot_help`). Validated
 //! against the width measured at 2f in docs/reference/validation.md, "The next step's projection".
 
-use super::realized::{trend_reach, TrendReach};
+use super::reach::{trend_reach, AboveReach, TrendReach};
 use super::Prediction;
 use crate::summary::{Subset, SubsetKind, Summary};
 use serde::{Deserialize, Serialize};
@@ -79,16 +82,24 @@ pub struct WidthParts {
     pub spread: f64,
     /// `L = log2(N/S_0)`, the doublings from the sample to the pool.
     pub doublings_to_pool: f64,
-    /// The level trend as the interval weighs it (`realized::TrendReach`); None with the
+    /// The level trend as the interval weighs it (`reach::TrendReach`); None with the
     /// count estimator, whose reach `t` is switched and held.
     pub trend_reach: Option<TrendReach>,
+    /// The reach towards the reading of rare items above the top positive
+    /// (`reach::AboveReach`), part of the spread, when the interval has one.
+    pub above_reach: Option<AboveReach>,
 }
 
 impl WidthParts {
-    /// `W(j) = s + n·2^(−j/2) + min(t_j·max(0, L − j)/L, W − n)`, the width projected
-    /// after `j` doublings (module docs).
+    /// `W(j) = s_j + n·2^(−j/2) + min(t_j·max(0, L − j)/L, W − n)`, the width projected
+    /// after `j` doublings, `s_j = s − e(1) + e(2^(j/2))` with `e` the extension of the reach
+    /// towards the rare items above the top positive (module docs).
     pub fn projected(&self, doublings: u32) -> f64 {
         let j = f64::from(doublings);
+        let spread = match self.above_reach {
+            Some(a) => (self.spread - a.extension(1.0) + a.extension(2f64.powf(j / 2.0))).max(0.0),
+            None => self.spread,
+        };
         let l = self.doublings_to_pool;
         let t_j = match self.trend_reach {
             Some(r) => r.weighted(2f64.powf(j / 2.0)).abs(),
@@ -99,7 +110,7 @@ impl WidthParts {
         } else {
             0.0
         };
-        self.spread + self.noise * 2f64.powf(-j / 2.0) + trend
+        spread + self.noise * 2f64.powf(-j / 2.0) + trend
     }
 
     /// Whether the spread, which the sample size does not reduce, makes at least half the
@@ -126,6 +137,7 @@ pub fn width_parts(p: &Prediction) -> Option<WidthParts> {
         trend_reach: r
             .fit_choice_estimate
             .map(|_| trend_reach(&p.trust, r.calibrated_estimate, p.estimate)),
+        above_reach: r.spacing_above,
     })
 }
 
@@ -311,6 +323,7 @@ pub fn next_step(s: &Summary, p: &Prediction, plan: &NextStepPlan) -> NextStep {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::predict::reach::z_weight;
     use crate::predict::PredictOptions;
     use tailrank_sim::simulate::{simulate_summary, SimConfig};
 
@@ -322,7 +335,32 @@ mod tests {
             spread: width - noise - trend,
             doublings_to_pool: l,
             trend_reach: None,
+            above_reach: None,
         }
+    }
+
+    /// The reach towards the rare items above the top positive grows with the z a doubling
+    /// brings: at z = 2.5 (w = 0.25) a reading 4 points below the other readings lowers the
+    /// end by 1 point now and by 4·w(2.5·√2) = 2.07 points after one doubling.
+    #[test]
+    fn the_reach_above_the_top_positive_follows_its_weight() {
+        let a = AboveReach {
+            estimate: 0.36,
+            tail: 0.40,
+            z: 2.5,
+            low_others: 0.40,
+        };
+        let mut w = parts(0.05, 0.02, 0.0, 4.0);
+        w.above_reach = Some(a);
+        assert!((a.extension(1.0) - 0.01).abs() < 1e-12);
+        let e1 = 0.04 * z_weight(2.5 * 2f64.sqrt());
+        let want = 0.03 - 0.01 + e1 + 0.02 / 2f64.sqrt();
+        assert!(
+            (w.projected(1) - want).abs() < 1e-12,
+            "{} {want}",
+            w.projected(1)
+        );
+        assert!((w.projected(0) - 0.05).abs() < 1e-12);
     }
 
     /// The weighted trend's part grows with the paired z a doubling brings (`z·√2`) and

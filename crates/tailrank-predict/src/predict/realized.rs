@@ -59,6 +59,15 @@
 //!   (the test's excess rate `r`) is the hardest reading of that excess; the interval spans
 //!   its value `m_excess` (the binomial map of the hardness with every immune positive at
 //!   rate `r`). With `O ≤ P`, `r = 0` and there is nothing to span;
+//! - rare items above the top positive: when the top-spacing test (`predict::spacing_test`)
+//!   fires (`z > Z_CRIT`), its exceeding queries whose top sampled item outranks their top
+//!   positive read a rate `r_a` of rare items per unsampled pool item and query
+//!   (`SpacingTest::rate_above`); the interval spans `m_above`, the tail model's value moved
+//!   by what that rate, added to every positive, does to the binomial map. It is the reading
+//!   of thin rare mass that sits above whole queries (the spread pair), which leaves each
+//!   query one sampled item at most and so escapes the endpoint test. *Choice:* only the
+//!   queries whose top item outranks their top positive count, so that near copies below it
+//!   (bursts) do not (`docs/notes/2026-12-06-readings-revisited.md`);
 //! - the unsettled sample: when the last doubling of the sample (level 1 → 0) moved the
 //!   prediction by more than `trust::Z_CRIT` of its query SEs
 //!   (`predict::diagnostics::Budget::unsettled`), no tail fit has settled at this sample
@@ -108,6 +117,7 @@
 //!      Trust::shift()
 //! m_fit' = m_tail + clamp(m_fit − m_tail, −r_fit, r_fit)
 //! M  = {m̂, m_ER, m_Bin, m_fit', m_cal} ∪ {m_excess if r > 0} ∪ {m_count if the sample is unsettled}
+//!      ∪ {m_above if the top-spacing test fires and r_a > 0}
 //! lo = max(0, min(M) − h − max(−Δ, 0))
 //! hi = min(1, max(m̂, m_S), max(M) + h + max(Δ, 0))
 //! ```
@@ -123,6 +133,7 @@
 //! trust verdict is the place to look for that. None when neither pool-noise
 //! source is available (no shards and no sample noise).
 
+use super::reach::{trend_reach, AboveReach};
 use super::stats::{self, Interval};
 use super::trust::{InSample, Trust};
 use serde::{Deserialize, Serialize};
@@ -160,6 +171,10 @@ pub struct RealizedInterval {
     /// `m_count`: the count reading, when the last doubling left the sample unsettled.
     #[serde(default)]
     pub count_estimate: Option<f64>,
+    /// The reach towards `m_above`, the reading of rare items above the top positive, when
+    /// the top-spacing test's z passes `Z_WEIGHT_NONE` and its rate `r_a` is positive.
+    #[serde(default)]
+    pub spacing_above: Option<AboveReach>,
     /// `m_S`, the evaluate-at-S value when it cut the upper end (module docs); None when the
     /// end lies below it.
     #[serde(default)]
@@ -171,7 +186,8 @@ pub struct RealizedInterval {
 /// `other_fit_reach` the cap `r_fit` on the reach towards it ([`fit_choice_reach`]),
 /// `calibrated` the level-calibrated law's (`m_cal`), `excess_mass` the excess-mass reading
 /// (`m_excess`, None when `r = 0`), `count` the count reading (`m_count`, None unless the
-/// last doubling left the sample unsettled, `Budget::unsettled`).
+/// last doubling left the sample unsettled, `Budget::unsettled`), `spacing_above` the reading
+/// of rare items above the top positive (`m_above`, None unless the top-spacing test fires).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Opinions {
     pub other_map: f64,
@@ -180,6 +196,7 @@ pub struct Opinions {
     pub calibrated: Option<f64>,
     pub excess_mass: Option<f64>,
     pub count: Option<f64>,
+    pub spacing_above: Option<f64>,
     /// The tail model's own estimate when the estimate was moved to the centre of the excess
     /// (`predict::endpoint_test::centre_of_excess`), so that the interval keeps spanning it.
     pub unmoved: Option<f64>,
@@ -188,65 +205,6 @@ pub struct Opinions {
 impl RealizedInterval {
     pub fn width(&self) -> f64 {
         self.interval.hi - self.interval.lo
-    }
-}
-
-/// The paired z below which the trend does not count towards the interval, and above which
-/// it counts in full (`w(z)`, module docs).
-pub const TREND_Z_NONE: f64 = 2.0;
-pub const TREND_Z_FULL: f64 = 4.0;
-
-/// How far (`m_cal − m̂` on the trend's side, a fraction of the metric) the level-calibrated
-/// law must lie from the estimate for the trend to count in full on that side (`v(x)`);
-/// half a point.
-pub const SIDE_RAMP: f64 = 0.005;
-
-/// `w(z) = clamp((|z| − TREND_Z_NONE)/(TREND_Z_FULL − TREND_Z_NONE), 0, 1)`.
-pub fn trend_weight(z: f64) -> f64 {
-    ((z.abs() - TREND_Z_NONE) / (TREND_Z_FULL - TREND_Z_NONE)).clamp(0.0, 1.0)
-}
-
-/// `v(x) = clamp(1/2 + x/(2·SIDE_RAMP), 0, 1)`, `x = (m_cal − m̂)·sign(Δ_trend)`.
-pub fn side_weight(x: f64) -> f64 {
-    (0.5 + x / (2.0 * SIDE_RAMP)).clamp(0.0, 1.0)
-}
-
-/// The level trend as the interval reads it with a level-selected fit: the projected move
-/// `Δ_trend`, its paired `|z|`, and the side weight `v` of the level-calibrated law (0
-/// without the law). `Δ = 0` when `|Δ_trend| ≤ trust::TOLERANCE`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct TrendReach {
-    pub delta: f64,
-    pub z: f64,
-    pub side: f64,
-}
-
-impl TrendReach {
-    /// `Δ·w(z·z_scale)·v`: the interval's trend shift (`z_scale = 1`), or after `j` more
-    /// doublings of the sample when the statistic holds still (`z_scale = 2^(j/2)`; the move
-    /// left to N is scaled by the caller).
-    pub fn weighted(&self, z_scale: f64) -> f64 {
-        self.delta * trend_weight(self.z * z_scale) * self.side
-    }
-}
-
-/// The [`TrendReach`] of `trust`'s level trend around `estimate`, `calibrated` the
-/// level-calibrated law's value.
-pub fn trend_reach(trust: &Trust, calibrated: Option<f64>, estimate: f64) -> TrendReach {
-    let d = trust.trend_projected;
-    if d.abs() <= super::trust::TOLERANCE {
-        return TrendReach {
-            delta: 0.0,
-            z: 0.0,
-            side: 0.0,
-        };
-    }
-    TrendReach {
-        delta: d,
-        z: stats::z_score(d, trust.trend_std_error).abs(),
-        side: calibrated
-            .filter(|c| c.is_finite())
-            .map_or(0.0, |c| side_weight((c - estimate) * d.signum())),
     }
 }
 
@@ -290,6 +248,7 @@ pub fn realized_interval(
         calibrated,
         excess_mass,
         count,
+        spacing_above,
         unmoved,
     } = opinions;
     let fit_choice_reach = other_fit_reach.filter(|r| r.is_finite() && fit_choice.is_some());
@@ -311,7 +270,7 @@ pub fn realized_interval(
     let h = z * pool_sd;
     let excess_mass = excess_mass.filter(|v| v.is_finite());
     let count = count.filter(|v| v.is_finite());
-    // M: the estimate and every finite opinion.
+    // M: the estimate and every finite opinion, then the reach towards m_above.
     let (lo, hi) = [
         Some(other_map),
         fit_spanned,
@@ -324,6 +283,17 @@ pub fn realized_interval(
     .flatten()
     .filter(|v| v.is_finite())
     .fold((estimate, estimate), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let spacing_above = spacing_above
+        .filter(|v| v.is_finite())
+        .zip(trust.spacing.map(|sp| sp.z))
+        .map(|(m, z)| AboveReach {
+            estimate: m,
+            tail: tail_value,
+            z,
+            low_others: lo,
+        });
+    let lo = spacing_above.map_or(lo, |a| lo.min(a.spanned(1.0)));
+    let hi = spacing_above.map_or(hi, |a| hi.max(a.spanned(1.0)));
     let hi = (hi + h + trend_shift.max(0.0)).min(1.0);
     let cut = Some(ceiling)
         .filter(|c| c.is_finite())
@@ -344,6 +314,7 @@ pub fn realized_interval(
         calibrated_estimate: calibrated,
         excess_mass_estimate: excess_mass,
         count_estimate: count,
+        spacing_above,
         ceiling: cut.map(|_| ceiling),
     })
 }
@@ -361,6 +332,7 @@ mod tests {
             calibrated: None,
             excess_mass: None,
             count: None,
+            spacing_above: None,
             unmoved: None,
         }
     }
@@ -420,8 +392,9 @@ mod tests {
     /// a trend within `TOLERANCE` does not count.
     #[test]
     fn the_trend_counts_by_its_weights() {
+        use crate::predict::reach::{side_weight, z_weight};
         assert_eq!(
-            (trend_weight(2.0), trend_weight(-3.0), trend_weight(4.5)),
+            (z_weight(2.0), z_weight(-3.0), z_weight(4.5)),
             (0.0, 0.5, 1.0)
         );
         assert_eq!(
@@ -525,6 +498,7 @@ mod tests {
             calibrated: Some(0.50),
             excess_mass: None,
             count: None,
+            spacing_above: None,
             unmoved: None,
         };
         for verdict in [Verdict::Trusted, Verdict::Doubtful] {
@@ -552,6 +526,7 @@ mod tests {
             calibrated: Some(0.50),
             excess_mass: Some(0.33),
             count: None,
+            spacing_above: None,
             unmoved: None,
         };
         let trusted = Trust::without_tests(Verdict::Trusted, String::new());
@@ -567,6 +542,33 @@ mod tests {
             realized_interval(0.40, none, f64::NAN, &[0.40, 0.40], None, &trusted, 0.95).unwrap();
         assert_eq!((r.interval.lo, r.interval.hi), (0.40, 0.50));
         assert_eq!(r.excess_mass_estimate, None);
+        // The reading of rare items above the top positive is spanned the same way, ...
+        let above = Opinions {
+            spacing_above: Some(0.30),
+            ..none
+        };
+        // ... weighted by the top-spacing test's z: in full from z = 4, not at all up to 2.
+        for (z, lo) in [(5.0, 0.30), (3.0, 0.35), (1.0, 0.40)] {
+            let mut t = trusted.clone();
+            t.spacing = Some(crate::predict::spacing_test::SpacingTest {
+                tested: 100,
+                exceeding: 10,
+                excess: 9.0,
+                z,
+                tested_above: 10,
+                exceeding_above: 10,
+            });
+            let r =
+                realized_interval(0.40, above, f64::NAN, &[0.40, 0.40], None, &t, 0.95).unwrap();
+            assert!(
+                (r.interval.lo - lo).abs() < 1e-12,
+                "z {z}: {:?}",
+                r.interval
+            );
+            let a = r.spacing_above.unwrap();
+            assert_eq!((a.estimate, a.low_others), (0.30, 0.40));
+            assert!((a.extension(1.0) - (0.40 - lo)).abs() < 1e-12);
+        }
     }
 
     /// The upper end stops at the evaluate-at-S value, the hard bound of the metric at N, and

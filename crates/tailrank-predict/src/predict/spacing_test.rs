@@ -22,11 +22,17 @@
 //! The verdict doubts when `z > Z_CRIT` (`predict::trust`). The test needs no nested level
 //! and no bootstrap, and it sees rare mass spread thinly over many queries, which leaves each
 //! query one sampled item at most and so escapes the endpoint test's per-positive count. It
-//! is a diagnostic only: the excess does not say whether the rare mass is spread over the
-//! queries or held by a few, and the move it implies under an even spread cost bursts and
+//! does not move the estimate: the excess does not say whether the rare mass is spread over
+//! the queries or held by a few, and the move it implies under an even spread cost bursts and
 //! heterogeneous 2–4 points (`docs/notes/2026-12-05-level0-excess-signal.md`).
+//!
+//! **Above the top positive.** The exceeding queries whose top item `x₁` also outranks their
+//! top positive, `D_a` of `Q_a`, read a rate of rare items that sit above whole queries
+//! ([`SpacingTest::rate_above`]); the realized interval reaches towards the metric at that
+//! rate (`predict::realized`, docs/method.md §9).
 
 use crate::evt::Gpd;
+use crate::hardness::QueryHardness;
 use crate::numerics::rng::{rng_for, StreamSeeding};
 use crate::summary::Summary;
 use rand::RngExt;
@@ -36,6 +42,10 @@ use std::collections::BTreeMap;
 
 /// α: the per-query level of the test.
 pub const ALPHA: f64 = 0.01;
+/// `P`: the share of the rare items above a query's top positive that make its test exceed.
+/// *Choice:* one half, the power measured for the spread pair's items at 5%
+/// (`docs/notes/2026-12-05-spacing-reading.md`).
+pub const POWER_ABOVE: f64 = 0.5;
 /// `n`: the exceedances each query's test reads (the paper's fit: top 1000 at its 95%
 /// quantile), whatever fit the estimate chose.
 pub const SPACING_N: usize = 50;
@@ -56,12 +66,32 @@ pub struct SpacingTest {
     pub excess: f64,
     /// `E / √(α(1−α)·Q_t)` (0 when nothing is tested).
     pub z: f64,
+    /// `Q_a`: the tested queries whose top sampled item `x₁` outranks their top positive.
+    #[serde(default)]
+    pub tested_above: usize,
+    /// `D_a`: how many of those exceed.
+    #[serde(default)]
+    pub exceeding_above: usize,
 }
 
 impl SpacingTest {
     /// Whether the verdict's test fires: `z > z_crit`.
     pub fn exceeds(&self, z_crit: f64) -> bool {
         self.z > z_crit
+    }
+
+    /// `r_a = max(0, D_a − α·Q_a)/(P·Q_t·S)`: the rate, per unsampled pool item and query, of
+    /// rare items above the top positive that the exceeding queries read (`sample` = S), over
+    /// the test's power `P` = [`POWER_ABOVE`]. The null count `α·Q_a` is approximate: a large
+    /// spacing makes a high `x₁` more likely. 0 when nothing is tested.
+    pub fn rate_above(&self, sample: f64) -> f64 {
+        let excess = (self.exceeding_above as f64 - ALPHA * self.tested_above as f64).max(0.0);
+        let denominator = POWER_ABOVE * self.tested as f64 * sample;
+        if denominator > 0.0 {
+            excess / denominator
+        } else {
+            0.0
+        }
     }
 }
 
@@ -123,24 +153,27 @@ fn tail_xi(top: &[f32]) -> Option<f64> {
 
 /// The pooled test over the level-0 top lists of summary `s` (module docs).
 pub fn spacing_test(s: &Summary) -> SpacingTest {
-    let per_query: Vec<(i32, f64)> = s
+    // Per tested query: ξ's grid index, R_q, and whether x₁ outranks the top positive.
+    let per_query: Vec<(i32, f64, bool)> = s
         .queries
         .par_iter()
         .filter_map(|q| {
             let top = q.top_scores.first()?;
             let xi = tail_xi(top)?;
-            Some((xi_index(xi), top_spacing(top, SPACING_N)?))
+            let above = q.positives.first().is_some_and(|p| top[0] > p.score);
+            Some((xi_index(xi), top_spacing(top, SPACING_N)?, above))
         })
         .collect();
-    let mut grid: Vec<i32> = per_query.iter().map(|&(i, _)| i).collect();
+    let mut grid: Vec<i32> = per_query.iter().map(|&(i, _, _)| i).collect();
     grid.sort_unstable();
     grid.dedup();
     let quantiles: BTreeMap<i32, f64> = grid
         .par_iter()
         .map(|&i| (i, spacing_quantile(i, SPACING_N)))
         .collect();
+    let exceeds = |&(i, r, _): &(i32, f64, bool)| r > quantiles[&i];
     let tested = per_query.len();
-    let exceeding = per_query.iter().filter(|(i, r)| *r > quantiles[i]).count();
+    let exceeding = per_query.iter().filter(|q| exceeds(q)).count();
     let t = tested as f64;
     let excess = exceeding as f64 - ALPHA * t;
     let se = (ALPHA * (1.0 - ALPHA) * t).sqrt();
@@ -149,7 +182,23 @@ pub fn spacing_test(s: &Summary) -> SpacingTest {
         exceeding,
         excess,
         z: if se > 0.0 { excess / se } else { 0.0 },
+        tested_above: per_query.iter().filter(|q| q.2).count(),
+        exceeding_above: per_query.iter().filter(|q| q.2 && exceeds(q)).count(),
     }
+}
+
+/// The level-0 hardness with the rate `r_a` of rare items above the top positive added to
+/// every positive: `x̂ + r_a·(N − S)/N`, so that the binomial map's `Bin(N, x̂)` gains the mean
+/// `(N − S)·r_a` of unsampled rare items above it ([`SpacingTest::rate_above`]).
+pub fn with_rate_above(h0: &[QueryHardness], rate: f64, n_pool: f64) -> Vec<QueryHardness> {
+    let mut h = h0.to_vec();
+    for q in &mut h {
+        let x = rate * (1.0 - q.sample_size as f64 / n_pool).max(0.0);
+        for p in &mut q.positives {
+            p.x_hat += x;
+        }
+    }
+    h
 }
 
 #[cfg(test)]
@@ -175,6 +224,51 @@ mod tests {
         let r = spacing_quantile(0, 3);
         assert!((r - 198.0).abs() / 198.0 < 0.15, "{r}");
         assert_eq!(r, spacing_quantile(0, 3), "seeded");
+    }
+
+    /// `r_a = max(0, D_a − α·Q_a)/(P·Q_t·S)`: by hand, and 0 below the null count or with
+    /// nothing tested.
+    #[test]
+    fn rate_above_counts_the_excess_over_the_null_and_the_power() {
+        let sp = |tested, tested_above, exceeding_above| SpacingTest {
+            tested,
+            exceeding: exceeding_above,
+            excess: 0.0,
+            z: 0.0,
+            tested_above,
+            exceeding_above,
+        };
+        let r = sp(1000, 200, 12).rate_above(1e6);
+        assert!(
+            (r - (12.0 - 2.0) / (POWER_ABOVE * 1000.0 * 1e6)).abs() < 1e-20,
+            "{r}"
+        );
+        assert_eq!(sp(1000, 200, 1).rate_above(1e6), 0.0);
+        assert_eq!(sp(0, 0, 0).rate_above(1e6), 0.0);
+    }
+
+    /// Every positive gains `r·(N − S)/N`; a query whose sample is the pool gains nothing.
+    #[test]
+    fn the_rate_above_reaches_every_positive() {
+        use crate::hardness::{Branch, PositiveHardness};
+        let positive = |x_hat, branch| PositiveHardness {
+            id: String::new(),
+            score: 0.5,
+            core_above: 0,
+            pool_above: 0,
+            x_hat,
+            branch,
+        };
+        let query = |sample_size| QueryHardness {
+            query_id: String::new(),
+            sample_size,
+            tail: None,
+            positives: vec![positive(1e-6, Branch::Tail), positive(0.0, Branch::Immune)],
+        };
+        let h = with_rate_above(&[query(250), query(1000)], 1e-3, 1000.0);
+        let x: Vec<f64> = h[0].positives.iter().map(|p| p.x_hat).collect();
+        assert!((x[0] - (1e-6 + 0.75e-3)).abs() < 1e-15 && (x[1] - 0.75e-3).abs() < 1e-15);
+        assert!(h[1].positives.iter().all(|p| p.x_hat <= 1e-6));
     }
 
     /// For ξ < 0 the GPD is bounded and its top spacing shrinks: `r_α` falls with ξ.

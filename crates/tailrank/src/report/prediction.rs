@@ -107,7 +107,7 @@ fn uncertainty_rows(t: &mut String, p: &Prediction) {
             let _ = writeln!(
                 t,
                 "{:<w$} {:>9}  {conf} {} width {}: realized metric of these queries (pool \
-                 sd {}, other map {}{}{}{}, trend shift {:+.2}{})",
+                 sd {}, other map {}{}{}{}{}, trend shift {:+.2}{})",
                 "  these queries at N",
                 "",
                 interval(&r.interval),
@@ -124,6 +124,14 @@ fn uncertainty_rows(t: &mut String, p: &Prediction) {
                 },
                 match r.count_estimate {
                     Some(m) => format!(", count reading {} (sample unsettled)", pct(m)),
+                    None => String::new(),
+                },
+                match r.spacing_above {
+                    Some(a) => format!(
+                        ", rare items above the top positives {} (weight {:.2})",
+                        pct(a.estimate),
+                        crate::predict::reach::z_weight(a.z)
+                    ),
                     None => String::new(),
                 },
                 100.0 * r.trend_shift,
