@@ -383,12 +383,13 @@ impl Stage<'_> {
     /// `m_above = m_tail + Bin(h0 with r_a added to every positive) − Bin(h0)`: the reading of
     /// rare items above the top positive (`predict::realized`), when the top-spacing test's z
     /// passes `reach::Z_WEIGHT_NONE` and its rate `r_a` is positive; `m_tail` the tail
-    /// model's own value.
+    /// model's own value, `binomial` gives `Bin(h0)`.
     fn spacing_above_reading(
         &self,
         ls: &LevelSection,
         es: &EstimateSection,
         estimate: f64,
+        binomial: impl FnOnce() -> f64,
     ) -> Option<f64> {
         let rate = ls
             .trust
@@ -399,10 +400,7 @@ impl Stage<'_> {
         let (nf, k) = (self.nf, self.opts.k);
         let tail = es.excess_centre.map_or(estimate, |c| c.unmoved_map_at_k);
         let moved = spacing_test::with_rate_above(self.h0, rate, nf);
-        Some(
-            tail + mean(&per_query_ap(&moved, nf, k, MapKind::Binomial))
-                - mean(&per_query_ap(self.h0, nf, k, MapKind::Binomial)),
-        )
+        Some(tail + mean(&per_query_ap(&moved, nf, k, MapKind::Binomial)) - binomial())
     }
 
     /// The estimate's intervals: the query bootstrap's, the sample noise's (a summary's, when
@@ -427,8 +425,14 @@ impl Stage<'_> {
             MapKind::ExpectedRank => MapKind::Binomial,
             MapKind::Binomial => MapKind::ExpectedRank,
         };
+        let other_map_value = mean(&per_query_ap(self.h0, nf, opts.k, other_map));
+        // Bin(h0), the binomial map of the level-0 hardness: the other map's value by default.
+        let binomial = || match other_map {
+            MapKind::Binomial => other_map_value,
+            MapKind::ExpectedRank => mean(&per_query_ap(self.h0, nf, opts.k, MapKind::Binomial)),
+        };
         let opinions = realized::Opinions {
-            other_map: mean(&per_query_ap(self.h0, nf, opts.k, other_map)),
+            other_map: other_map_value,
             other_fit,
             other_fit_reach: ls.trust.used().and_then(|u| {
                 realized::fit_choice_reach(u, nf, self.sample as f64, opts.confidence)
@@ -443,7 +447,7 @@ impl Stage<'_> {
                 .as_ref()
                 .filter(|b| b.unsettled())
                 .map(|_| base.count),
-            spacing_above: self.spacing_above_reading(ls, es, estimate),
+            spacing_above: self.spacing_above_reading(ls, es, estimate, binomial),
             unmoved: es.excess_centre.map(|c| c.unmoved_map_at_k),
         };
         let realized = realized::realized_interval(

@@ -328,7 +328,7 @@ impl RealizedJson {
             excess_mass_map_at_k: r.excess_mass_estimate,
             count_map_at_k: r.count_estimate,
             spacing_above_map_at_k: r.spacing_above.map(|a| a.estimate),
-            spacing_above_weight: r.spacing_above.map(|a| super::reach::z_weight(a.z)),
+            spacing_above_weight: r.spacing_above.map(|a| a.weight()),
             trend_shift: r.trend_shift,
             capped_at_evaluate_at_s: r.ceiling,
         }

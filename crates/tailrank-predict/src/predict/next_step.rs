@@ -16,11 +16,12 @@
 //! ```
 //!
 //! for the sample at `f·2^j`: the trend's move left to N shrinks with the doublings left, and
-//! its weight `w` (`predict::realized`) rises as its paired z grows with √S for a trend that
+//! its weight `w` (`predict::reach`) rises as its paired z grows with √S for a trend that
 //! holds still, and so does the top-spacing test's z that weighs the reach towards the rare
-//! items above the top positive (`reach::AboveReach`); the side weight `v` is kept (with the count estimator, `t_j = |Δ|`, whose
-//! switch does not move). The trend's part never exceeds the room it had at f, `W − n`: past
-//! it the interval already reached the end of the metric's range. The spread of the readings (maps, fits, the calibrated law) is
+//! items above the top positive (`reach::AboveReach`); the side weight `v` is kept (with the
+//! count estimator, `t_j = |Δ|`, whose switch does not move). The trend's part never exceeds
+//! the room it had at f, `W − n`: past it the interval already reached the end of the
+//! metric's range. The spread of the readings (maps, fits, the calibrated law) is
 //! what the sample size does not reduce: when it makes at least half the width, or is wider
 //! than the target by itself, more sample is not the answer (`budget_cannot_help`). Validated
 //! against the width measured at 2f in docs/reference/validation.md, "The next step's projection".

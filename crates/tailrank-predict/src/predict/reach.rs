@@ -64,6 +64,11 @@ pub struct AboveReach {
 }
 
 impl AboveReach {
+    /// `w(z)`: the share of the way from `m_tail` to `m_above` the interval reaches.
+    pub fn weight(&self) -> f64 {
+        z_weight(self.z)
+    }
+
     /// `m_tail + w(z·z_scale)·(m_above − m_tail)`: the value spanned (`z_scale = 1`), or after
     /// `j` more doublings (`z_scale = 2^(j/2)`: the test's z grows as √S for a fixed rate).
     pub fn spanned(&self, z_scale: f64) -> f64 {

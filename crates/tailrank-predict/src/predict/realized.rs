@@ -59,11 +59,12 @@
 //!   (the test's excess rate `r`) is the hardest reading of that excess; the interval spans
 //!   its value `m_excess` (the binomial map of the hardness with every immune positive at
 //!   rate `r`). With `O ≤ P`, `r = 0` and there is nothing to span;
-//! - rare items above the top positive: when the top-spacing test (`predict::spacing_test`)
-//!   fires (`z > Z_CRIT`), its exceeding queries whose top sampled item outranks their top
-//!   positive read a rate `r_a` of rare items per unsampled pool item and query
-//!   (`SpacingTest::rate_above`); the interval spans `m_above`, the tail model's value moved
-//!   by what that rate, added to every positive, does to the binomial map. It is the reading
+//! - rare items above the top positive: the top-spacing test's (`predict::spacing_test`)
+//!   exceeding queries whose top sampled item outranks their top positive read a rate `r_a`
+//!   of rare items per unsampled pool item and query (`SpacingTest::rate_above`); `m_above`
+//!   is the tail model's value moved by what that rate, added to every positive, does to the
+//!   binomial map, and the interval reaches `w(z)` of the way to it, `w` the trend's weight
+//!   below on the test's z (`predict::reach::AboveReach`; nothing up to z = 2). It is the reading
 //!   of thin rare mass that sits above whole queries (the spread pair), which leaves each
 //!   query one sampled item at most and so escapes the endpoint test. *Choice:* only the
 //!   queries whose top item outranks their top positive count, so that near copies below it
@@ -117,7 +118,7 @@
 //!      Trust::shift()
 //! m_fit' = m_tail + clamp(m_fit − m_tail, −r_fit, r_fit)
 //! M  = {m̂, m_ER, m_Bin, m_fit', m_cal} ∪ {m_excess if r > 0} ∪ {m_count if the sample is unsettled}
-//!      ∪ {m_above if the top-spacing test fires and r_a > 0}
+//!      ∪ {m_tail + w(z_spacing)·(m_above − m_tail) if r_a > 0}
 //! lo = max(0, min(M) − h − max(−Δ, 0))
 //! hi = min(1, max(m̂, m_S), max(M) + h + max(Δ, 0))
 //! ```
@@ -187,7 +188,8 @@ pub struct RealizedInterval {
 /// `calibrated` the level-calibrated law's (`m_cal`), `excess_mass` the excess-mass reading
 /// (`m_excess`, None when `r = 0`), `count` the count reading (`m_count`, None unless the
 /// last doubling left the sample unsettled, `Budget::unsettled`), `spacing_above` the reading
-/// of rare items above the top positive (`m_above`, None unless the top-spacing test fires).
+/// of rare items above the top positive (`m_above`, None up to a top-spacing z of 2 or
+/// with `r_a = 0`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Opinions {
     pub other_map: f64,

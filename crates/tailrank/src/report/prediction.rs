@@ -130,7 +130,7 @@ fn uncertainty_rows(t: &mut String, p: &Prediction) {
                     Some(a) => format!(
                         ", rare items above the top positives {} (weight {:.2})",
                         pct(a.estimate),
-                        crate::predict::reach::z_weight(a.z)
+                        a.weight()
                     ),
                     None => String::new(),
                 },
