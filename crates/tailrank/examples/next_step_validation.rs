@@ -12,7 +12,9 @@
 //! trend's test at f, fired or not: `trend_projected_f,trend_se_f` (`Δ` and its SE), and where
 //! the level-calibrated law lies at f and 2f: `cal_minus_est_f,cal_minus_est_2f` (`m_cal − m̂`,
 //! NaN without the law) and `fit_choice_f` (whether a level-selected fit gave the estimate, the
-//! case where the trend counts only on `m_cal`'s side).
+//! case where the trend counts only on `m_cal`'s side), and the reach towards the rare items
+//! above the top positive at f (NaN without it): `above_z_f,above_estimate_f,above_tail_f,
+//! above_low_others_f` (`predict::reach::AboveReach`).
 //!
 //! Usage: `next_step_validation [FIRST_SEED..END_SEED [F [QUERIES [FAMILIES]]]]` (defaults
 //! 0..3, 0.05, 300, every corpus family; FAMILIES comma-separated).
@@ -38,7 +40,8 @@ fn main() {
         "family,held_out,seed,f,w_f,noise,trend,spread,projected_2f,measured_2f,rel_error,\
          within_30,ratio_projected_2f,ratio_rel_error,ratio_within_30,verdict_f,verdict_2f,\
          w_h,n_h,t_h,s_h,err_h,verdict_h,n_2f,t_2f,s_2f,err_f,err_2f,\
-         trend_projected_f,trend_se_f,cal_minus_est_f,cal_minus_est_2f,fit_choice_f"
+         trend_projected_f,trend_se_f,cal_minus_est_f,cal_minus_est_2f,fit_choice_f,\
+         above_z_f,above_estimate_f,above_tail_f,above_low_others_f"
     );
     for run in runs::doubled_runs(&families, seeds, queries, f) {
         let (fam, held_out, seed, sim, opts) =
@@ -58,13 +61,14 @@ fn main() {
         let (h, m) = (parts(&ph), parts(&p2));
         let w = width_parts(&p1).expect("a realized interval at f");
         let projected = w.projected(1);
+        let above = w.above_reach;
         let ratio_projected = w_f * w_f / w_half;
         let rel = projected / measured - 1.0;
         let ratio_rel = ratio_projected / measured - 1.0;
         println!(
             "{fam},{held_out},{seed},{f},{w_f:.5},{:.5},{:.5},{:.5},{projected:.5},\
                  {measured:.5},{rel:+.3},{},{ratio_projected:.5},{ratio_rel:+.3},{},{},{},\
-                 {:.5},{:.5},{:.5},{:.5},{:+.5},{},{:.5},{:.5},{:.5},{:+.5},{:+.5},{:+.5},{:.5},{:+.5},{:+.5},{}",
+                 {:.5},{:.5},{:.5},{:.5},{:+.5},{},{:.5},{:.5},{:.5},{:+.5},{:+.5},{:+.5},{:.5},{:+.5},{:+.5},{},{:.4},{:.6},{:.6},{:.6}",
             w.noise,
             w.trend,
             w.spread,
@@ -88,6 +92,10 @@ fn main() {
             cal_minus_est(&p1),
             cal_minus_est(&p2),
             p1.realized.is_some_and(|r| r.fit_choice_estimate.is_some()),
+            above.map_or(f64::NAN, |a| a.z),
+            above.map_or(f64::NAN, |a| a.estimate),
+            above.map_or(f64::NAN, |a| a.tail),
+            above.map_or(f64::NAN, |a| a.low_others),
         );
     }
 }
