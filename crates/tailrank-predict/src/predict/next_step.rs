@@ -97,13 +97,15 @@ impl WidthParts {
     /// towards the rare items above the top positive (module docs).
     pub fn projected(&self, doublings: u32) -> f64 {
         let j = f64::from(doublings);
+        // How much larger a test's z is after j doublings, for a statistic that holds still.
+        let z_scale = 2f64.powf(j / 2.0);
         let spread = match self.above_reach {
-            Some(a) => (self.spread - a.extension(1.0) + a.extension(2f64.powf(j / 2.0))).max(0.0),
+            Some(a) => (self.spread - a.extension(1.0) + a.extension(z_scale)).max(0.0),
             None => self.spread,
         };
         let l = self.doublings_to_pool;
         let t_j = match self.trend_reach {
-            Some(r) => r.weighted(2f64.powf(j / 2.0)).abs(),
+            Some(r) => r.weighted(z_scale).abs(),
             None => self.trend,
         };
         let trend = if l > 0.0 {
