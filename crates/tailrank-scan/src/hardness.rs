@@ -443,6 +443,11 @@ pub struct HardnessMeta {
     /// came from had levels to learn them on; a prediction from the file re-applies them.
     #[serde(default)]
     pub hit_scales: Option<HitScales>,
+    /// The move of the estimate to the centre of the rare items above the top positive that
+    /// the top-spacing test reads, when the prediction this hardness came from made one (it
+    /// needs the sample's top lists); a prediction from the file re-applies it.
+    #[serde(default)]
+    pub spacing_move: Option<SpacingMove>,
 }
 
 /// The scales of hit@1 calibrated on the nested levels (docs/method.md §7, "hit@1 calibrated
@@ -488,6 +493,17 @@ impl ExcessMove {
     }
 }
 
+/// The centre of the rare items above the top positive as a hardness file carries it
+/// (docs/method.md §9): the hardness with `rate` (`r_a`, per unsampled pool item) added to
+/// every positive is one end of the move, the hardness as written the other, and the estimate
+/// moves `weight/2` of the way (`weight` = `w_move(z)` of the top-spacing test's z).
+/// Invariants: `rate > 0` and finite, `0 < weight ≤ 1`.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq)]
+pub struct SpacingMove {
+    pub rate: f64,
+    pub weight: f64,
+}
+
 impl HardnessMeta {
     /// Metadata for hardness estimated from `subset` of `s` with `est`.
     pub fn from_summary(s: &Summary, subset: usize, est: &Estimator) -> HardnessMeta {
@@ -502,6 +518,7 @@ impl HardnessMeta {
             tool_version: crate::TOOL_VERSION.to_string(),
             excess_move: None,
             hit_scales: None,
+            spacing_move: None,
         }
     }
 }

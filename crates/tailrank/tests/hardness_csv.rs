@@ -8,6 +8,7 @@ use tailrank::evt::{Gpd, GpdFit};
 use tailrank::formats::hardness_csv::{read_hardness_csv, write_hardness_csv, HARDNESS_COLUMNS};
 use tailrank::hardness::{
     Branch, ExcessMove, HardnessMeta, HitScales, PositiveHardness, QueryHardness, QueryTail,
+    SpacingMove,
 };
 
 fn meta() -> HardnessMeta {
@@ -22,6 +23,7 @@ fn meta() -> HardnessMeta {
         tool_version: tailrank::TOOL_VERSION.into(),
         excess_move: None,
         hit_scales: None,
+        spacing_move: None,
     }
 }
 
@@ -124,12 +126,26 @@ fn round_trip_is_exact_and_python_reads_it() {
     });
     write_hardness_csv(&p, &m4, &queries()).unwrap();
     let text = std::fs::read_to_string(&p).unwrap();
-    assert!(text.contains("# format_version: 3\n"), "{text}");
+    assert!(text.contains("# format_version: 4\n"), "{text}");
     assert!(
         text.contains("# hit_tail_scale: 0.1234567890123\n"),
         "{text}"
     );
     assert_eq!(read_hardness_csv(&p).unwrap().0, m4);
+
+    // And the move to the centre of the rare items above the top positive (version 4).
+    let mut m5 = m4.clone();
+    m5.spacing_move = Some(SpacingMove {
+        rate: 7.135_852_289_191_417e-9,
+        weight: 0.618_033_988_749,
+    });
+    write_hardness_csv(&p, &m5, &queries()).unwrap();
+    let text = std::fs::read_to_string(&p).unwrap();
+    assert!(
+        text.contains("# spacing_weight: 0.618033988749\n"),
+        "{text}"
+    );
+    assert_eq!(read_hardness_csv(&p).unwrap().0, m5);
 
     // Python's csv module reads the same table after skipping the '#' lines.
     let code = r#"
@@ -282,6 +298,17 @@ fn malformed_files_give_clear_errors() {
         (
             "# hit_tail_scale: 0.2\n# hit_immune_scale: 1.5\n",
             "hit_immune_scale",
+        ),
+        // So does the spacing move, its rate positive, its weight in (0, 1].
+        ("# spacing_rate: 1e-8\n", "without its pair"),
+        ("# spacing_weight: 0.5\n", "without its pair"),
+        (
+            "# spacing_rate: -1\n# spacing_weight: 0.5\n",
+            "spacing_rate",
+        ),
+        (
+            "# spacing_rate: 1e-8\n# spacing_weight: 0\n",
+            "spacing_weight",
         ),
     ] {
         let e = err(dir, &format!("{HEAD}{keys}{COLS}"));

@@ -191,6 +191,7 @@ fn hardness_artifact_round_trip_gives_the_same_prediction() {
     let plain = HardnessMeta {
         excess_move: None,
         hit_scales: None,
+        spacing_move: None,
         ..meta.clone()
     };
     let default = PredictOptions {

@@ -22,6 +22,7 @@ fn artifact() -> (HardnessMeta, Vec<QueryHardness>) {
         tool_version: "0.1.0".into(),
         excess_move: None,
         hit_scales: None,
+        spacing_move: None,
     };
     let p = |id: &str, s: f32, c: u64, k: u64, x: f64, b: Branch| PositiveHardness {
         id: id.into(),

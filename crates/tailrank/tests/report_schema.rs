@@ -130,6 +130,7 @@ const PREDICTION_KEYS: &[&str] = &[
     "realized.width",
     "recall_at_k",
     "sample_size",
+    "spacing_centre",
     "tail_report.by_count",
     "tail_report.by_tail",
     "tail_report.immune",
@@ -245,6 +246,32 @@ fn prediction_json_keys_are_pinned() {
             "excess_centre.shift",
             "excess_centre.unmoved_map_at_k",
             "excess_centre.weight"
+        ]
+    );
+    // A move to the centre of the rare items above the top positive reports it under
+    // `spacing_centre`.
+    p.spacing_centre = Some(tailrank::predict::spacing_test::SpacingCentre {
+        rate_above: 1e-8,
+        z_above: Some(4.0),
+        weight: 0.5,
+        unmoved_map_at_k: 0.4,
+        shift: -0.01,
+    });
+    let mut moved = Vec::new();
+    key_paths(&tailrank::report::prediction_json(&p), "", &mut moved);
+    let centre: Vec<&str> = moved
+        .iter()
+        .map(String::as_str)
+        .filter(|k| k.starts_with("spacing_centre"))
+        .collect();
+    assert_eq!(
+        centre,
+        [
+            "spacing_centre.rate_above",
+            "spacing_centre.shift",
+            "spacing_centre.unmoved_map_at_k",
+            "spacing_centre.weight",
+            "spacing_centre.z_above"
         ]
     );
     let text = serde_json::to_string_pretty(&json).unwrap();

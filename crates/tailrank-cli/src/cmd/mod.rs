@@ -18,16 +18,18 @@ pub mod validate;
 
 use tailrank::jobs::View;
 
-/// Whether the estimate moves to the centre of the endpoint test's excess (docs/method.md
-/// §9): the library's default (`PredictOptions::DEFAULT.excess_centre`) unless a flag says.
+/// Whether the estimate moves to the centre of the endpoint test's excess and to the centre
+/// of the rare items above the top positive (docs/method.md §9): the library's default
+/// (`PredictOptions::DEFAULT.excess_centre`) unless a flag says.
 #[derive(clap::Args, Debug, Clone, Copy)]
 pub struct CentreArgs {
     /// Keep the tail model's own estimate (the paper's): no move to the centre of the
-    /// endpoint test's survivor-decayed excess (docs/notes/2026-12-estimator-log.md, "Survivor decay").
+    /// endpoint test's survivor-decayed excess nor of the rare items above the top positive
+    /// that the top-spacing test reads (docs/method.md §9).
     #[arg(long)]
     pub no_excess_centre: bool,
-    /// Move the estimate to the centre of the decayed excess (the default; kept for scripts
-    /// that name it).
+    /// Move the estimate to the centres of the decayed excess and of the rare items above
+    /// (the default; kept for scripts that name it).
     #[arg(long, conflicts_with = "no_excess_centre")]
     pub excess_centre: bool,
 }

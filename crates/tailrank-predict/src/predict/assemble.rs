@@ -5,8 +5,9 @@
 //! 2. baselines ([`Baselines`]): count, evaluate-at-S and, from a summary, the level fits;
 //! 3. levels, budget, drift, the endpoint test and the trust verdict ([`LevelSection`]; from
 //!    a hardness file only the move it carries and an unchecked verdict);
-//! 4. the estimate ([`EstimateSection`]): the tail model's values, or their move to the
-//!    centre of the shrunk excess (docs/method.md §9);
+//! 4. the estimate ([`EstimateSection`]): the tail model's values, or their moves to the
+//!    centre of the shrunk excess and to the centre of the rare items above the top positive
+//!    (docs/method.md §9);
 //! 5. intervals ([`IntervalSection`]): query bootstrap, sample noise and the realized
 //!    interval around the reported estimate;
 //! 6. the per-query rows and the tail report.
@@ -32,10 +33,12 @@ pub(super) struct SummaryParts<'a> {
 }
 
 /// What a hardness file carries from the prediction it came from (a summary's are computed
-/// from its levels): the move to the centre of the excess and the hit@1 scales.
+/// from its levels): the moves to the centre of the excess and of the rare items above the
+/// top positive, and the hit@1 scales.
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct Carried {
     pub(super) excess_move: Option<hardness::ExcessMove>,
+    pub(super) spacing_move: Option<hardness::SpacingMove>,
     pub(super) hit_scales: Option<HitScales>,
 }
 
@@ -70,6 +73,12 @@ struct LevelSection {
     /// The move to the centre of the excess: the endpoint test's at its decayed rate, or the
     /// one a hardness file carries.
     centre: Option<hardness::ExcessMove>,
+    /// The move to the centre of the rare items above the top positive: the top-spacing
+    /// test's, or the one a hardness file carries.
+    spacing_move: Option<hardness::SpacingMove>,
+    /// `r_a` of the reading of rare items above the top positive that the realized interval
+    /// reaches towards: the top-spacing test's past `reach::Z_WEIGHT_NONE` (None without it).
+    rate_above: Option<f64>,
     /// hit@1 calibrated on the levels (None without levels).
     hit_calibration: Option<hit_calibration::HitCalibration>,
     /// The hit@1 scales applied: the calibration's, or the ones a hardness file carries.
@@ -84,6 +93,13 @@ struct EstimateSection {
     hit: Vec<f64>,
     /// The move, when the estimate was moved to the centre of the excess.
     excess_centre: Option<endpoint_test::ExcessCentre>,
+    /// The move, when the estimate was moved to the centre of the rare items above.
+    spacing_centre: Option<spacing_test::SpacingCentre>,
+    /// `m_above = m_tail + mean_q d_q`, the reading of rare items above the top positive
+    /// (`spacing_test::rate_above_effect`) at `LevelSection::rate_above`.
+    spacing_reading: Option<f64>,
+    /// `m_tail`, the tail model's own mAP@k.
+    model_estimate: f64,
     /// Per-query move of AP@k `δ_q` (empty: no move), carried by every sample-noise replicate.
     moves: Vec<f64>,
 }
@@ -147,7 +163,7 @@ pub(super) fn assemble(
         }
         None => LevelSection::without_levels(carried, &warnings),
     };
-    let es = st.estimate(ls.centre, ls.hit_scales.as_ref(), ap_model, model_estimate);
+    let es = st.estimate(&ls, ap_model, model_estimate);
     let is = st.intervals(s, &es, &bs.base, &ls, other_fit);
     let queries = st.queries(&es, &bs);
     let tail = diagnostics::tail_report(&h0);
@@ -169,6 +185,7 @@ pub(super) fn assemble(
         total: is.total,
         realized: is.realized,
         excess_centre: es.excess_centre,
+        spacing_centre: es.spacing_centre,
         baselines: bs.base,
         recall_at_k: mean(&es.recall),
         hit_at_1: mean(&es.hit),
@@ -215,6 +232,8 @@ impl LevelSection {
             drift: None,
             excess_h: None,
             centre: carried.excess_move,
+            spacing_move: carried.spacing_move,
+            rate_above: None,
             hit_calibration: None,
             hit_scales: carried.hit_scales,
             trust: trust::with_problems(
@@ -317,10 +336,12 @@ impl Stage<'_> {
                     decay: e.hazard_decay,
                     pool_size: Some(n),
                 });
+        let spacing = spacing_test::spacing_test(s);
+        let sample = self.sample as f64;
         let others = trust::OtherTests {
             fit_choice_shift,
             endpoint,
-            spacing: Some(spacing_test::spacing_test(s)),
+            spacing: Some(spacing),
         };
         let trust = trust::trust(s, aps, boot, nf, self.opts.k, others, &problems);
         Ok(LevelSection {
@@ -329,6 +350,9 @@ impl Stage<'_> {
             drift,
             excess_h,
             centre,
+            spacing_move: spacing_test::spacing_move(&spacing, sample),
+            rate_above: Some(spacing.rate_above(sample))
+                .filter(|r| spacing.z > reach::Z_WEIGHT_NONE && *r > 0.0),
             hit_scales: hit_calibration.map(|c| c.scales),
             hit_calibration,
             trust,
@@ -336,71 +360,76 @@ impl Stage<'_> {
     }
 
     /// The reported values: the tail model's own (`ap_model`, mean `model_estimate`; hit@1
-    /// under the `hit_scales` when given, docs/method.md §7), or, under `opts.excess_centre`
-    /// with a move `centre`, their centre of the shrunk excess at the move's rate
-    /// (docs/method.md §9; no move when w = 0).
+    /// under the level section's hit@1 scales when given, docs/method.md §7), or, under
+    /// `opts.excess_centre`, moved to the centre of the shrunk excess at its move's rate and
+    /// then AP@k to the centre of the rare items above the top positive (docs/method.md §9;
+    /// no move when its weight is 0); with the reading `m_above` of those rare items.
     fn estimate(
         &self,
-        centre: Option<hardness::ExcessMove>,
-        hit_scales: Option<&HitScales>,
+        ls: &LevelSection,
         ap_model: Vec<f64>,
         model_estimate: f64,
     ) -> EstimateSection {
         let (h0, nf, k) = (self.h0, self.nf, self.opts.k);
+        let hit_scales = ls.hit_scales.as_ref();
         let (recall_model, hit_model) = recall_hit(h0, nf, k, hit_scales);
-        let Some(m) = centre.filter(|_| self.opts.excess_centre) else {
-            return EstimateSection {
-                ap: ap_model,
-                recall: recall_model,
-                hit: hit_model,
-                excess_centre: None,
-                moves: Vec::new(),
-            };
+        let moving = self.opts.excess_centre;
+        let spacing_move = ls.spacing_move.filter(|_| moving);
+        // Bin(h0), per query: one end of both moves and of the reading.
+        let centre = ls.centre.filter(|_| moving);
+        let needs_zero = ls.rate_above.is_some() || spacing_move.is_some() || centre.is_some();
+        let at_zero = needs_zero.then(|| per_query_ap(h0, nf, k, MapKind::Binomial));
+        let unmoved = ap_model.clone();
+        let mut es = EstimateSection {
+            ap: ap_model,
+            recall: recall_model,
+            hit: hit_model,
+            excess_centre: None,
+            spacing_centre: None,
+            spacing_reading: None,
+            model_estimate,
+            moves: Vec::new(),
         };
-        let rate = m.rate_at(nf, self.sample as f64);
-        let h = endpoint_test::with_excess_rate(h0, rate, nf);
-        let ap_zero = per_query_ap(h0, nf, k, MapKind::Binomial);
-        let ap_x = per_query_ap(&h, nf, k, MapKind::Binomial);
-        let ap = endpoint_test::centre_of_excess(&ap_model, &ap_zero, &ap_x);
-        let (recall_x, hit_x) = recall_hit(&h, nf, k, hit_scales);
-        let excess_centre = endpoint_test::ExcessCentre {
-            excess_rate: rate,
-            weight: m.weight,
-            hazard_decay: m.decay,
-            unmoved_map_at_k: model_estimate,
-            shift: mean(&ap) - model_estimate,
-        };
-        let moves = ap.iter().zip(&ap_model).map(|(a, m)| a - m).collect();
-        EstimateSection {
-            ap,
-            recall: endpoint_test::centre_of_excess(&recall_model, &recall_model, &recall_x),
-            hit: endpoint_test::centre_of_excess(&hit_model, &hit_model, &hit_x),
-            excess_centre: Some(excess_centre),
-            moves,
+        if let (Some(m), Some(at_zero)) = (centre, &at_zero) {
+            let rate = m.rate_at(nf, self.sample as f64);
+            let h = endpoint_test::with_excess_rate(h0, rate, nf);
+            let ap_x = per_query_ap(&h, nf, k, MapKind::Binomial);
+            es.ap = endpoint_test::centre_of_excess(&es.ap, at_zero, &ap_x);
+            let (recall_x, hit_x) = recall_hit(&h, nf, k, hit_scales);
+            es.recall = endpoint_test::centre_of_excess(&es.recall, &es.recall, &recall_x);
+            es.hit = endpoint_test::centre_of_excess(&es.hit, &es.hit, &hit_x);
+            es.excess_centre = Some(endpoint_test::ExcessCentre {
+                excess_rate: rate,
+                weight: m.weight,
+                hazard_decay: m.decay,
+                unmoved_map_at_k: model_estimate,
+                shift: mean(&es.ap) - model_estimate,
+            });
         }
-    }
-
-    /// `m_above = m_tail + Bin(h0 with r_a added to every positive) − Bin(h0)`: the reading of
-    /// rare items above the top positive (`predict::realized`), when the top-spacing test's z
-    /// passes `reach::Z_WEIGHT_NONE` and its rate `r_a` is positive; `m_tail` the tail
-    /// model's own value, `binomial` gives `Bin(h0)`.
-    fn spacing_above_reading(
-        &self,
-        ls: &LevelSection,
-        es: &EstimateSection,
-        estimate: f64,
-        binomial: impl FnOnce() -> f64,
-    ) -> Option<f64> {
-        let rate = ls
-            .trust
-            .spacing
-            .filter(|sp| sp.z > reach::Z_WEIGHT_NONE)
-            .map(|sp| sp.rate_above(self.sample as f64))
-            .filter(|r| *r > 0.0)?;
-        let (nf, k) = (self.nf, self.opts.k);
-        let tail = es.excess_centre.map_or(estimate, |c| c.unmoved_map_at_k);
-        let moved = spacing_test::with_rate_above(self.h0, rate, nf);
-        Some(tail + mean(&per_query_ap(&moved, nf, k, MapKind::Binomial)) - binomial())
+        let effect = |rate: f64| {
+            spacing_test::rate_above_effect(h0, rate, nf, k, at_zero.as_deref().unwrap_or(&[]))
+        };
+        let reading = ls.rate_above.map(|r| (r, effect(r)));
+        es.spacing_reading = reading.as_ref().map(|(_, d)| model_estimate + mean(d));
+        if let Some(m) = spacing_move {
+            let d = match &reading {
+                Some((r, d)) if *r == m.rate => d.clone(),
+                _ => effect(m.rate),
+            };
+            let before = mean(&es.ap);
+            es.ap = spacing_test::centre_of_spacing(&es.ap, &d, m.weight);
+            es.spacing_centre = Some(spacing_test::SpacingCentre {
+                rate_above: m.rate,
+                z_above: ls.trust.spacing.map(|sp| sp.z_above()),
+                weight: m.weight,
+                unmoved_map_at_k: model_estimate,
+                shift: mean(&es.ap) - before,
+            });
+        }
+        if es.excess_centre.is_some() || es.spacing_centre.is_some() {
+            es.moves = es.ap.iter().zip(&unmoved).map(|(a, m)| a - m).collect();
+        }
+        es
     }
 
     /// The estimate's intervals: the query bootstrap's, the sample noise's (a summary's, when
@@ -426,11 +455,6 @@ impl Stage<'_> {
             MapKind::Binomial => MapKind::ExpectedRank,
         };
         let other_map_value = mean(&per_query_ap(self.h0, nf, opts.k, other_map));
-        // Bin(h0), the binomial map of the level-0 hardness: the other map's value by default.
-        let binomial = || match other_map {
-            MapKind::Binomial => other_map_value,
-            MapKind::ExpectedRank => mean(&per_query_ap(self.h0, nf, opts.k, MapKind::Binomial)),
-        };
         let opinions = realized::Opinions {
             other_map: other_map_value,
             other_fit,
@@ -447,8 +471,9 @@ impl Stage<'_> {
                 .as_ref()
                 .filter(|b| b.unsettled())
                 .map(|_| base.count),
-            spacing_above: self.spacing_above_reading(ls, es, estimate, binomial),
-            unmoved: es.excess_centre.map(|c| c.unmoved_map_at_k),
+            spacing_above: es.spacing_reading,
+            unmoved: (es.excess_centre.is_some() || es.spacing_centre.is_some())
+                .then_some(es.model_estimate),
         };
         let realized = realized::realized_interval(
             estimate,

@@ -9,14 +9,16 @@
 //! that holds the sample (`predict::realized`). Under `PredictOptions::excess_centre`
 //! (the default) every N above the sample carries `predict`'s move to the centre of the
 //! endpoint test's decayed excess, its rate carried to that N by the survivor decay
-//! (`hardness::ExcessMove::rate_at`), so the curve at the pool's N is `predict`'s estimate.
+//! (`hardness::ExcessMove::rate_at`), and then `predict`'s move to the centre of the rare
+//! items above the top positive at the same rate per unsampled item
+//! (`predict::spacing_test`), so the curve at the pool's N is `predict`'s estimate.
 
 use super::baselines::{self, LevelPoint};
 use super::bootstrap::QueryBootstrap;
 use super::stats;
-use super::{check_summary, count_hardness, mean, per_query_ap, PredictOptions};
+use super::{check_summary, count_hardness, mean, per_query_ap, spacing_test, PredictOptions};
 use crate::error::{Error, Result};
-use crate::hardness::{ExcessMove, HardnessMeta, QueryHardness};
+use crate::hardness::{ExcessMove, HardnessMeta, QueryHardness, SpacingMove};
 use crate::maps;
 use crate::summary::Summary;
 use serde::{Deserialize, Serialize};
@@ -55,6 +57,9 @@ pub struct Curve {
     /// The move to the centre of the excess along the curve (None: the tail model's own).
     #[serde(default)]
     pub excess_centre: Option<ExcessMove>,
+    /// The move to the centre of the rare items above the top positive along the curve.
+    #[serde(default)]
+    pub spacing_centre: Option<SpacingMove>,
 }
 
 /// The most points a curve may have (each is a prediction over every query): a larger grid
@@ -89,7 +94,7 @@ fn build(
     shards: &[Vec<QueryHardness>],
     opts: &PredictOptions,
     g: &[f64],
-    centre: Option<ExcessMove>,
+    (centre, spacing): (Option<ExcessMove>, Option<SpacingMove>),
 ) -> Curve {
     let z = crate::numerics::norm_ppf(0.5 + opts.confidence / 2.0);
     let other = match opts.map {
@@ -105,11 +110,19 @@ fn build(
         .map(|&n| {
             let mut ap = per_query_ap(h0, n, opts.k, opts.map);
             let rate = centre.map_or(0.0, |m| m.rate_at(n, sample_size as f64));
+            let at_zero = if rate > 0.0 || spacing.is_some() {
+                per_query_ap(h0, n, opts.k, maps::MapKind::Binomial)
+            } else {
+                Vec::new()
+            };
             if rate > 0.0 {
                 let moved = super::endpoint_test::with_excess_rate(h0, rate, n);
-                let at_zero = per_query_ap(h0, n, opts.k, maps::MapKind::Binomial);
                 let at_rate = per_query_ap(&moved, n, opts.k, maps::MapKind::Binomial);
                 ap = super::endpoint_test::centre_of_excess(&ap, &at_zero, &at_rate);
+            }
+            if let Some(m) = spacing {
+                let d = spacing_test::rate_above_effect(h0, m.rate, n, opts.k, &at_zero);
+                ap = spacing_test::centre_of_spacing(&ap, &d, m.weight);
             }
             let (lo, hi) = if boot.replicates > 0 {
                 let mut reps = boot.means(&ap);
@@ -160,6 +173,7 @@ fn build(
         points,
         level_points,
         excess_centre: centre,
+        spacing_centre: spacing,
     }
 }
 
@@ -186,7 +200,7 @@ pub fn curve(
         .collect::<Result<Vec<_>>>()?;
     // The move needs the endpoint test of a prediction; its decayed hazard does not depend on
     // N, so any N above the sample serves as the reference.
-    let centre = if opts.excess_centre {
+    let moves = if opts.excess_centre {
         let s0 = s.subset_sizes[0];
         let n = opts.pool_size.or(s.pool_size).unwrap_or(0).max(2 * s0);
         let p = super::predict(
@@ -197,14 +211,15 @@ pub fn curve(
                 ..*opts
             },
         )?;
-        p.excess_centre.map(|c| ExcessMove {
+        let excess = p.excess_centre.map(|c| ExcessMove {
             rate: c.excess_rate,
             weight: c.weight,
             decay: c.hazard_decay,
             pool_size: Some(p.pool_size),
-        })
+        });
+        (excess, p.spacing_centre.map(|c| c.carried()))
     } else {
-        None
+        (None, None)
     };
     Ok(build(
         &s.model,
@@ -216,7 +231,7 @@ pub fn curve(
         &shards,
         opts,
         &g,
-        centre,
+        moves,
     ))
 }
 
@@ -248,6 +263,9 @@ pub fn curve_from_hardness(
         &[],
         opts,
         &g,
-        meta.excess_move.filter(|_| opts.excess_centre),
+        (
+            meta.excess_move.filter(|_| opts.excess_centre),
+            meta.spacing_move.filter(|_| opts.excess_centre),
+        ),
     ))
 }

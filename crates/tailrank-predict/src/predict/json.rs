@@ -7,6 +7,7 @@
 use super::calibrated::CalibratedMetrics;
 use super::endpoint_test::{EndpointTest, ExcessCentre};
 use super::hit_calibration::HitCalibration;
+use super::spacing_test::SpacingCentre;
 use super::spacing_test::SpacingTest;
 use super::{
     Baselines, Budget, Drift, FitChoice, Interval, LevelPoint, LevelPrediction, PredictOptions,
@@ -80,6 +81,10 @@ pub struct PredictionJson<'a> {
     /// `weight`: `w`, `unmoved_map_at_k`: the tail model's own estimate, `shift`); null when
     /// the estimate is the tail model's own (`w = 0`).
     excess_centre: Option<&'a ExcessCentre>,
+    /// The move of mAP@k to the centre of the rare items above the top positive
+    /// (`rate_above`: `r_a`, `weight`: `w_move(z)`, `unmoved_map_at_k`: the tail model's own
+    /// estimate, `shift`); null when the top-spacing test made none.
+    spacing_centre: Option<&'a SpacingCentre>,
     trust: TrustJson<'a>,
     recall_at_k: f64,
     hit_at_1: f64,
@@ -279,6 +284,7 @@ impl<'a> PredictionJson<'a> {
             map_at_k_total_interval: p.total.as_ref().map(pair),
             map_at_k_interval_meanings: INTERVAL_MEANINGS,
             excess_centre: p.excess_centre.as_ref(),
+            spacing_centre: p.spacing_centre.as_ref(),
             next_step: &p.next_step,
             realized: p.realized.as_ref().map(RealizedJson::of),
             trust: TrustJson::of(&p.trust),

@@ -83,7 +83,9 @@ pub struct PredictOptions {
     /// excess at its survivor-decayed rate (docs/method.md §9). On by default: a diffuse
     /// excess (a rare component above the main tail) moves it, a concentrated one (bursts,
     /// hubs, real vector geometry) decays and barely does (`docs/notes/2026-12-estimator-log.md`, "Survivor
-    /// decay"). Off, the estimate is the tail model's own (the paper's).
+    /// decay"). Also moves mAP@k to the centre of the rare items above the top positive that
+    /// the top-spacing test reads (`spacing_test::SpacingCentre`, from z = 3). Off, the
+    /// estimate is the tail model's own (the paper's).
     #[serde(default)]
     pub excess_centre: bool,
 }
@@ -325,6 +327,10 @@ pub struct Prediction {
     /// (docs/method.md §9); the estimate, Recall@k, hit@1 and the per-query values are then
     /// the moved ones, and the tail model's own mAP@k is here.
     pub excess_centre: Option<endpoint_test::ExcessCentre>,
+    /// The move of mAP@k to the centre of the rare items above the top positive, when the
+    /// top-spacing test made one (docs/method.md §9; under `PredictOptions::excess_centre`).
+    #[serde(default)]
+    pub spacing_centre: Option<spacing_test::SpacingCentre>,
     pub baselines: Baselines,
     /// Mean predicted Recall@k at N.
     pub recall_at_k: f64,
@@ -364,10 +370,13 @@ pub struct Prediction {
 
 impl Prediction {
     /// mAP@k at N of the tail model the estimate rests on, before any move to the centre of
-    /// the excess.
+    /// the excess or of the rare items above the top positive.
     pub fn model_estimate(&self) -> f64 {
-        self.excess_centre
-            .map_or(self.estimate, |c| c.unmoved_map_at_k)
+        match (self.excess_centre, self.spacing_centre) {
+            (Some(c), _) => c.unmoved_map_at_k,
+            (None, Some(c)) => c.unmoved_map_at_k,
+            (None, None) => self.estimate,
+        }
     }
 
     /// mAP@k at N of the evt fit that is not the estimate's (the options' own under the
@@ -596,6 +605,7 @@ pub fn predict_from_hardness(
         opts,
         Carried {
             excess_move: meta.excess_move,
+            spacing_move: meta.spacing_move,
             hit_scales: meta.hit_scales,
         },
     )?;
@@ -617,6 +627,7 @@ pub fn hardness_meta(s: &Summary, p: &Prediction) -> HardnessMeta {
         decay: c.hazard_decay,
         pool_size: Some(p.pool_size),
     });
+    meta.spacing_move = p.spacing_centre.map(|c| c.carried());
     meta.hit_scales = p.hit_scales;
     meta
 }

@@ -30,9 +30,18 @@
 //! top positive, `D_a` of `Q_a`, read a rate of rare items that sit above whole queries
 //! ([`SpacingTest::rate_above`]); the realized interval reaches towards the metric at that
 //! rate (`predict::realized`, docs/method.md §9).
+//!
+//! **The centre of the rare items above.** Where the count `D_a` behind that rate is clearly
+//! more than the null puts there (its exact binomial tail as a z, [`SpacingTest::z_above`],
+//! past [`Z_MOVE_NONE`]), the estimate moves `½·w_move(z_a)` of the way to that reading
+//! ([`SpacingCentre`]): the rate says how many rare items there are, not how they are spread
+//! over the queries, and the truth lies between the tail model's value (all of them on a few
+//! queries) and the reading (spread evenly, the hardest case); the midpoint halves the worst
+//! case over that range, as the centre of the endpoint test's excess does.
 
 use crate::evt::Gpd;
-use crate::hardness::QueryHardness;
+use crate::hardness::{QueryHardness, SpacingMove};
+use crate::maps::MapKind;
 use crate::numerics::rng::{rng_for, StreamSeeding};
 use crate::summary::Summary;
 use rand::RngExt;
@@ -49,6 +58,11 @@ pub const POWER_ABOVE: f64 = 0.5;
 /// `n`: the exceedances each query's test reads (the paper's fit: top 1000 at its 95%
 /// quantile), whatever fit the estimate chose.
 pub const SPACING_N: usize = 50;
+/// The z of the count above the top positive from which its reading moves the estimate
+/// (`w_move(z_a)` > 0): the endpoint test's gate for its own move.
+pub const Z_MOVE_NONE: f64 = 3.0;
+/// The z from which the estimate moves the whole half way (`w_move(z)` = 1).
+pub const Z_MOVE_FULL: f64 = 5.0;
 /// Monte Carlo draws behind each quantile `r_α(ξ, n)`.
 const DRAWS: usize = 20_000;
 /// The ξ grid: `[−0.8, 0.8]` in steps of 0.05 (a fitted ξ̂ is clamped to it and rounded).
@@ -80,6 +94,20 @@ impl SpacingTest {
         self.z > z_crit
     }
 
+    /// `z_a = Φ⁻¹(1 − p)`, `p = P(Bin(Q_a, α) ≥ D_a) = I_α(D_a, Q_a − D_a + 1)`: the exact
+    /// upper tail of the count above the top positive under the null, as a z (0 when
+    /// `D_a = 0`; `p` floored at 1e-15, z ≈ 7.9). The pooled z's normal approximation does
+    /// not hold for the few queries (often 1 to 5) that count there: one exceeding query
+    /// among ten gives a z of 2.9 where the exact tail, p = 0.096, gives 1.3.
+    pub fn z_above(&self) -> f64 {
+        let (d, q) = (self.exceeding_above as f64, self.tested_above as f64);
+        if self.exceeding_above == 0 {
+            return 0.0;
+        }
+        let p = crate::numerics::beta::inc_beta(ALPHA, d, q - d + 1.0).max(1e-15);
+        -crate::numerics::norm_ppf(p)
+    }
+
     /// `r_a = max(0, D_a − α·Q_a)/(P·Q_t·S)`: the rate, per unsampled pool item and query, of
     /// rare items above the top positive that the exceeding queries read (`sample` = S), over
     /// the test's power `P` = [`POWER_ABOVE`]. The null count `α·Q_a` is approximate: a large
@@ -93,6 +121,68 @@ impl SpacingTest {
             0.0
         }
     }
+}
+
+/// The estimate moved to the centre of the rare items above the top positive (module docs),
+/// when `w_move(z) > 0`: what the move was built on and the tail model's own estimate beside it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SpacingCentre {
+    /// `r_a`, the rate of rare items above the top positive per unsampled pool item
+    /// ([`SpacingTest::rate_above`]).
+    pub rate_above: f64,
+    /// `z_a`, the above count's own z ([`SpacingTest::z_above`]); None from a hardness
+    /// file, which carries the weight only.
+    pub z_above: Option<f64>,
+    /// `w_move(z_a)`.
+    pub weight: f64,
+    /// The tail model's own mAP@k (before this move and the centre of the excess).
+    pub unmoved_map_at_k: f64,
+    /// The move of mAP@k: `mean_q ½·w_move·(a_q(r_a) − a_q(0))`.
+    pub shift: f64,
+}
+
+impl SpacingCentre {
+    /// What a hardness file carries of it.
+    pub fn carried(&self) -> SpacingMove {
+        SpacingMove {
+            rate: self.rate_above,
+            weight: self.weight,
+        }
+    }
+}
+
+/// `w_move(z) = clamp((z − Z_MOVE_NONE)/(Z_MOVE_FULL − Z_MOVE_NONE), 0, 1)`.
+pub fn move_weight(z: f64) -> f64 {
+    ((z - Z_MOVE_NONE) / (Z_MOVE_FULL - Z_MOVE_NONE)).clamp(0.0, 1.0)
+}
+
+/// The move the test makes: `r_a` and `w_move(z_a)` when both are positive (`sample` = S).
+pub fn spacing_move(sp: &SpacingTest, sample: f64) -> Option<SpacingMove> {
+    let (rate, weight) = (sp.rate_above(sample), move_weight(sp.z_above()));
+    (rate > 0.0 && weight > 0.0).then_some(SpacingMove { rate, weight })
+}
+
+/// `d_q = a_q(r_a) − a_q(0)`: per query, the binomial map's AP@k at N of `h0` with the rate
+/// `r_a` added to every positive ([`with_rate_above`]) less that of `h0` (`at_zero`).
+pub fn rate_above_effect(
+    h0: &[QueryHardness],
+    rate: f64,
+    n_pool: f64,
+    k: usize,
+    at_zero: &[f64],
+) -> Vec<f64> {
+    let moved = with_rate_above(h0, rate, n_pool);
+    let at_rate = super::per_query_ap(&moved, n_pool, k, MapKind::Binomial);
+    at_rate.iter().zip(at_zero).map(|(a, z)| a - z).collect()
+}
+
+/// The centre of the rare items above, per query: `v_q + ½·w·d_q` (`effect` = `d_q` of
+/// [`rate_above_effect`]).
+pub fn centre_of_spacing(v: &[f64], effect: &[f64], weight: f64) -> Vec<f64> {
+    v.iter()
+        .zip(effect)
+        .map(|(v, d)| v + 0.5 * weight * d)
+        .collect()
 }
 
 /// `R = (x₁ − x₂)/(x₂ − x_n)` of the `n` largest of `top` (descending); None when fewer than 3
@@ -269,6 +359,48 @@ mod tests {
         let x: Vec<f64> = h[0].positives.iter().map(|p| p.x_hat).collect();
         assert!((x[0] - (1e-6 + 0.75e-3)).abs() < 1e-15 && (x[1] - 0.75e-3).abs() < 1e-15);
         assert!(h[1].positives.iter().all(|p| p.x_hat <= 1e-6));
+    }
+
+    /// `w_move` is 0 up to z = 3, ½ at 4 and 1 from 5; the centre moves `½·w·d_q`.
+    #[test]
+    fn the_move_weight_and_the_centre() {
+        let w: Vec<f64> = [-6.0, 3.0, 4.0, 5.0, 9.0].map(move_weight).to_vec();
+        assert_eq!(w, [0.0, 0.0, 0.5, 1.0, 1.0]);
+        let c = centre_of_spacing(&[0.5, 0.3], &[-0.2, 0.0], 0.5);
+        assert!((c[0] - 0.45).abs() < 1e-15 && c[1] == 0.3, "{c:?}");
+    }
+
+    /// `z_a` against scipy: `norm.isf(binom.sf(D_a − 1, Q_a, 0.01))`; the move follows it,
+    /// not the pooled z.
+    #[test]
+    fn the_above_count_is_tested_exactly() {
+        let sp = |z, tested_above, exceeding_above| SpacingTest {
+            tested: 1000,
+            exceeding: 30,
+            excess: 20.0,
+            z,
+            tested_above,
+            exceeding_above,
+        };
+        for (q, d, want) in [
+            (10, 1, 1.3069318733044222),
+            (100, 3, 1.4093002514755026),
+            (100, 5, 2.7033402736902863),
+            (40, 4, 3.2006430497377454),
+            (100, 12, 6.120843574700819),
+        ] {
+            let z = sp(6.0, q, d).z_above();
+            assert!((z - want).abs() < 1e-6, "{q} {d}: {z} vs {want}");
+        }
+        assert_eq!(sp(6.0, 100, 0).z_above(), 0.0);
+        assert_eq!(
+            spacing_move(&sp(6.0, 10, 1), 1e6),
+            None,
+            "one query among ten"
+        );
+        assert_eq!(spacing_move(&sp(9.0, 100, 0), 1e6), None, "no count above");
+        let m = spacing_move(&sp(2.0, 100, 12), 1e6).unwrap();
+        assert_eq!((m.rate, m.weight), (sp(2.0, 100, 12).rate_above(1e6), 1.0));
     }
 
     /// For ξ < 0 the GPD is bounded and its top spacing shrinks: `r_α` falls with ξ.

@@ -26,7 +26,11 @@ use meta::hardness_meta;
 /// carry the rate to another N; absent, the rate is constant, as it was when written).
 /// Version 3 added the optional `hit_tail_scale` and `hit_immune_scale` keys ([`HitScales`]:
 /// an older reader would ignore them and predict the uncalibrated hit@1).
-pub const HARDNESS_FORMAT_VERSION: u32 = 3;
+/// Version 4 added the optional `spacing_rate` and `spacing_weight` keys ([`SpacingMove`]: an
+/// older reader would ignore them and predict the estimate without that move).
+///
+/// [`SpacingMove`]: crate::hardness::SpacingMove
+pub const HARDNESS_FORMAT_VERSION: u32 = 4;
 
 /// Columns of the hardness CSV, in the order written. All but `tail_log_likelihood` are
 /// required when reading.
@@ -124,6 +128,10 @@ pub fn write_hardness_csv(path: &Path, meta: &HardnessMeta, qs: &[QueryHardness]
         if let Some(h) = &meta.hit_scales {
             head.push_str(&format!("# hit_tail_scale: {}\n", h.tail));
             head.push_str(&format!("# hit_immune_scale: {}\n", h.immune));
+        }
+        if let Some(m) = &meta.spacing_move {
+            head.push_str(&format!("# spacing_rate: {}\n", m.rate));
+            head.push_str(&format!("# spacing_weight: {}\n", m.weight));
         }
         head.push_str(&HARDNESS_COLUMNS.join(","));
         head.push('\n');

@@ -4,7 +4,7 @@
 
 use super::{missing_names, Expected, HARDNESS_FORMAT_VERSION};
 use crate::error::{Error, Result};
-use crate::hardness::{ExcessMove, HardnessMeta, HitScales};
+use crate::hardness::{ExcessMove, HardnessMeta, HitScales, SpacingMove};
 use std::path::Path;
 
 /// The metadata of the file from its `# key: value` lines (`meta_kv`: key, value, line; the
@@ -139,9 +139,11 @@ pub(super) fn hardness_meta(
             }
         };
     let hit_scales = hit_scales(path, meta_kv)?;
+    let spacing_move = spacing_move(path, meta_kv)?;
     Ok(HardnessMeta {
         excess_move,
         hit_scales,
+        spacing_move,
         model: meta_num("model")?,
         query_set: meta_num("query_set")?,
         pool_size,
@@ -153,41 +155,79 @@ pub(super) fn hardness_meta(
     })
 }
 
-/// The hit@1 scales of the file's `hit_tail_scale` and `hit_immune_scale` lines (`meta_kv` as
-/// for [`hardness_meta`]): None without them, an error when one comes alone or out of range
-/// (the tail scale positive, the immune one in [0, 1]).
-fn hit_scales(path: &Path, meta_kv: &[(String, String, usize)]) -> Result<Option<HitScales>> {
-    let meta_get = |k: &str| meta_kv.iter().rev().find(|(key, _, _)| key == k);
-    let bad = |k: &str, v: &str, ln: usize, what: &str| {
+/// The values of the metadata pair `a`, `b` with their line numbers: None when both are
+/// absent, an error naming the file when one comes without the other.
+fn meta_pair<'m>(
+    path: &Path,
+    meta_kv: &'m [(String, String, usize)],
+    a: &str,
+    b: &str,
+) -> Result<Option<[(&'m str, usize); 2]>> {
+    let get = |k: &str| meta_kv.iter().rev().find(|(key, _, _)| key == k);
+    match (get(a), get(b)) {
+        (None, None) => Ok(None),
+        (Some((_, va, la)), Some((_, vb, lb))) => Ok(Some([(va, *la), (vb, *lb)])),
+        (Some((k, _, ln)), None) | (None, Some((k, _, ln))) => Err(Error::input(
+            path,
+            format!("line {ln}: metadata {k} without its pair ({a} and {b} come together)"),
+        )),
+    }
+}
+
+/// Metadata value `v` of key `k` (line `ln`) as a number that `valid` accepts, or an error
+/// saying it is not `what`.
+fn meta_number(
+    path: &Path,
+    (k, (v, ln)): (&str, (&str, usize)),
+    valid: impl Fn(f64) -> bool,
+    what: &str,
+) -> Result<f64> {
+    v.parse().ok().filter(|x: &f64| valid(*x)).ok_or_else(|| {
         Error::input(
             path,
             format!("line {ln}: metadata {k}: {v:?} is not {what}"),
         )
+    })
+}
+
+/// The `hit_tail_scale` and `hit_immune_scale` pair ([`HitScales`]), None when both are absent.
+fn hit_scales(path: &Path, meta_kv: &[(String, String, usize)]) -> Result<Option<HitScales>> {
+    let Some([t, i]) = meta_pair(path, meta_kv, "hit_tail_scale", "hit_immune_scale")? else {
+        return Ok(None);
     };
-    Ok(
-        match (meta_get("hit_tail_scale"), meta_get("hit_immune_scale")) {
-            (None, None) => None,
-            (Some((_, t, lt)), Some((_, i, li))) => Some(HitScales {
-                tail: t
-                    .parse()
-                    .ok()
-                    .filter(|x: &f64| x.is_finite() && *x > 0.0)
-                    .ok_or_else(|| bad("hit_tail_scale", t, *lt, "a positive number"))?,
-                immune: i
-                    .parse()
-                    .ok()
-                    .filter(|x: &f64| (0.0..=1.0).contains(x))
-                    .ok_or_else(|| bad("hit_immune_scale", i, *li, "a number in [0, 1]"))?,
-            }),
-            (Some((k, _, ln)), None) | (None, Some((k, _, ln))) => {
-                return Err(Error::input(
-                    path,
-                    format!(
-                        "line {ln}: metadata {k} without its pair (hit_tail_scale and \
-                     hit_immune_scale come together)"
-                    ),
-                ))
-            }
-        },
-    )
+    Ok(Some(HitScales {
+        tail: meta_number(
+            path,
+            ("hit_tail_scale", t),
+            |x| x.is_finite() && x > 0.0,
+            "a positive number",
+        )?,
+        immune: meta_number(
+            path,
+            ("hit_immune_scale", i),
+            |x| (0.0..=1.0).contains(&x),
+            "a number in [0, 1]",
+        )?,
+    }))
+}
+
+/// The `spacing_rate` and `spacing_weight` pair ([`SpacingMove`]), None when both are absent.
+fn spacing_move(path: &Path, meta_kv: &[(String, String, usize)]) -> Result<Option<SpacingMove>> {
+    let Some([r, w]) = meta_pair(path, meta_kv, "spacing_rate", "spacing_weight")? else {
+        return Ok(None);
+    };
+    Ok(Some(SpacingMove {
+        rate: meta_number(
+            path,
+            ("spacing_rate", r),
+            |x| x.is_finite() && x > 0.0,
+            "a positive number",
+        )?,
+        weight: meta_number(
+            path,
+            ("spacing_weight", w),
+            |x| x > 0.0 && x <= 1.0,
+            "a number in (0, 1]",
+        )?,
+    }))
 }
