@@ -77,13 +77,14 @@ impl ValidationReport {
                 let _ = writeln!(
                     t,
                     "  evt error parts (points): map {:+.2}, count {:+.2}, tail {:+.2}, \
-                     immune {:+.2}, centre {:+.2}; binomial oracle {:+.2}; immune outranked \
-                     {}/{}",
+                     immune {:+.2}, centre {:+.2}, spacing {:+.2}; binomial oracle {:+.2}; \
+                     immune outranked {}/{}",
                     100.0 * d.part_map,
                     100.0 * d.part_count,
                     100.0 * d.part_tail,
                     100.0 * d.part_immune,
                     100.0 * d.part_centre,
+                    100.0 * d.part_spacing,
                     100.0 * d.oracle_binomial,
                     d.immune_outranked,
                     d.immune

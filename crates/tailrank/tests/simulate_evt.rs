@@ -45,7 +45,8 @@ fn error_decomposition_and_count_law_on_ilias_like() {
     };
     let (r, _) = run_one("ilias-like", 23, 0.05, &opts, false).unwrap();
     let d = r.decomposition.as_ref().unwrap();
-    let sum = d.part_map + d.part_count + d.part_tail + d.part_immune + d.part_centre;
+    let sum =
+        d.part_map + d.part_count + d.part_tail + d.part_immune + d.part_centre + d.part_spacing;
     assert!((sum - d.total()).abs() < 1e-15);
     assert!(
         (sum - (r.evt - r.truth)).abs() < 1e-12,

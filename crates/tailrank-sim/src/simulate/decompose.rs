@@ -11,7 +11,8 @@
 //!   order count → tail → immune: `ER(x) − T` (map) + `ER(x̂ on count, x elsewhere) − ER(x)`
 //!   (count) + `ER(x̂ on count and tail) − ER(x̂ on count)` (tail) + `ER(x̂) − ER(x̂ on count and
 //!   tail)` (immune) `= ER(x̂) − T` exactly; when the prediction moved its estimate to the
-//!   centre of the excess (docs/method.md §9), the move is a fifth part (`part_centre`, set by
+//!   centre of the excess or to the centre of the rare items above the top positive
+//!   (docs/method.md §9), each move is one more part (`part_centre`, `part_spacing`, set by
 //!   the caller), so the parts sum to the reported estimate's error;
 //! - **calibration**: `log10(x̂/x)` by depth band of `N·x` and by branch (median and
 //!   interquartile range), and the share of positives called immune that the full pool
@@ -67,6 +68,10 @@ pub struct Decomposition {
     /// The move of the estimate to the centre of the excess (0 without one).
     #[serde(default)]
     pub part_centre: f64,
+    /// The move of the estimate to the centre of the rare items above the top positive (0
+    /// without one).
+    #[serde(default)]
+    pub part_spacing: f64,
     /// Positives called immune, and how many of them the full pool outranks.
     pub immune: usize,
     pub immune_outranked: usize,
@@ -76,7 +81,12 @@ pub struct Decomposition {
 impl Decomposition {
     /// The sum of the parts: the reported estimate's error `m̂ − T`.
     pub fn total(&self) -> f64 {
-        self.part_map + self.part_count + self.part_tail + self.part_immune + self.part_centre
+        self.part_map
+            + self.part_count
+            + self.part_tail
+            + self.part_immune
+            + self.part_centre
+            + self.part_spacing
     }
 }
 
@@ -244,6 +254,7 @@ pub fn decompose_facts(
         part_tail: er_tail - er_count,
         part_immune: er_all - er_tail,
         part_centre: 0.0,
+        part_spacing: 0.0,
         immune,
         immune_outranked,
         calibration,
@@ -297,6 +308,7 @@ pub fn mean_of(ds: &[&Decomposition]) -> Option<Decomposition> {
         part_tail: m(&|d| d.part_tail),
         part_immune: m(&|d| d.part_immune),
         part_centre: m(&|d| d.part_centre),
+        part_spacing: m(&|d| d.part_spacing),
         immune: ds.iter().map(|d| d.immune).sum(),
         immune_outranked: ds.iter().map(|d| d.immune_outranked).sum(),
         calibration: if ds.len() == 1 {
@@ -332,6 +344,10 @@ pub fn markdown(d: &Decomposition, runs: usize) -> String {
         ("evt part: tail-branch hardness", d.part_tail),
         ("evt part: positives called immune", d.part_immune),
         ("evt part: move to the centre of the excess", d.part_centre),
+        (
+            "evt part: move towards the rare items above the top positive",
+            d.part_spacing,
+        ),
         ("evt total (sum of the parts)", d.total()),
     ] {
         parts.push(vec![name.to_string(), pt(v)]);

@@ -16,6 +16,7 @@ use crate::maps::MapKind;
 use crate::predict::calibrated::CalibratedMetrics;
 use crate::predict::endpoint_test::{EndpointTest, ExcessCentre};
 use crate::predict::realized::RealizedInterval;
+use crate::predict::spacing_test::SpacingCentre;
 use crate::predict::{
     per_query_ap, predict_without_next_step, FitChoice, FitMode, Interval, LevelPrediction,
     PredictOptions, Trust, Verdict,
@@ -127,6 +128,10 @@ pub struct Run {
     /// is positive (every fraction); `evt`, `recall_at_k` and `hit_at_1` are then the moved values.
     #[serde(default)]
     pub excess_centre: Option<ExcessCentre>,
+    /// The estimate's move to the centre of the rare items above the top positive, when it
+    /// made one (every fraction); `evt` is then the moved value.
+    #[serde(default)]
+    pub spacing_centre: Option<SpacingCentre>,
     /// Trust verdict of the prediction (`predict::trust`; main fraction only), and which of
     /// its tests fired.
     #[serde(default)]
@@ -271,6 +276,7 @@ pub fn run_one(
         realized: None,
         realized_parts: None,
         excess_centre: None,
+        spacing_centre: None,
         verdict: None,
         trend_fired: None,
         in_sample_fired: None,
@@ -292,6 +298,7 @@ pub fn run_one(
     run.level_selected = p.baselines.level_selected.as_ref().map(metrics_of);
     run.other_fit = p.other_fit_estimate();
     run.excess_centre = p.excess_centre;
+    run.spacing_centre = p.spacing_centre;
     if main {
         run.percentile = Some(p.percentile);
         run.bca = Some(p.bca);
@@ -316,6 +323,7 @@ pub fn run_one(
     (run.recall_at_k, run.hit_at_1) = (p.recall_at_k, p.hit_at_1);
     let mut d = decompose(&hardness, &t)?;
     d.part_centre = run.excess_centre.map_or(0.0, |c| c.shift);
+    d.part_spacing = run.spacing_centre.map_or(0.0, |c| c.shift);
     run.decomposition = Some(d);
     Ok((run, t))
 }

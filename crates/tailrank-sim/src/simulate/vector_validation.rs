@@ -25,6 +25,7 @@ use crate::metric::{evaluate_counts, evaluate_summary_for_set, MissingPolicy};
 use crate::numerics::mean;
 use crate::predict::endpoint_test::{EndpointTest, ExcessCentre};
 use crate::predict::realized::RealizedInterval;
+use crate::predict::spacing_test::SpacingCentre;
 use crate::predict::{
     count_hardness, per_query_ap, predict_without_next_step, FitMode, Interval, LevelPrediction,
     PredictOptions, Trust, Verdict,
@@ -241,6 +242,10 @@ pub struct VectorRun {
     /// model's own mAP@k), when `predict` made one.
     #[serde(default)]
     pub excess_centre: Option<ExcessCentre>,
+    /// The estimate's move to the centre of the rare items above the top positive, when it
+    /// made one.
+    #[serde(default)]
+    pub spacing_centre: Option<SpacingCentre>,
     /// Times of a generated (web) family's scans; None for the file-based families.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream: Option<StreamTiming>,
@@ -501,6 +506,7 @@ pub(crate) fn runs_from_scans(
         let mut decomposition =
             realized_decomposition(&p.hardness, &k_n, n, opts.k, truth.map_at_k)?;
         decomposition.part_centre = p.excess_centre.map_or(0.0, |c| c.shift);
+        decomposition.part_spacing = p.spacing_centre.map_or(0.0, |c| c.shift);
         let selected = p.baselines.level_selected.as_ref().map(|f| Metrics {
             map_at_k: f.map_at_k,
             recall_at_k: f.recall_at_k,
@@ -543,6 +549,7 @@ pub(crate) fn runs_from_scans(
             verdict: Some(p.trust.verdict),
             endpoint: p.trust.endpoint.clone(),
             excess_centre: p.excess_centre,
+            spacing_centre: p.spacing_centre,
             realized_parts: p.realized,
             trust: Some(p.trust.clone()),
             levels: p.levels.clone(),

@@ -102,6 +102,7 @@ pub fn vector_decomposition_table(runs: &[VectorRun]) -> String {
             "tail",
             "immune",
             "centre",
+            "spacing",
             "total",
             "evt − truth",
         ]
@@ -119,6 +120,7 @@ pub fn vector_decomposition_table(runs: &[VectorRun]) -> String {
             signed_points(d.part_tail),
             signed_points(d.part_immune),
             signed_points(d.part_centre),
+            signed_points(d.part_spacing),
             signed_points(d.total()),
             signed_points(r.evt_error.map_at_k),
             format!("{}/{}", d.immune_outranked, d.immune),
