@@ -1,5 +1,5 @@
 //! Exploration of the reading of rare items above the top positive as a move of the estimate
-//! (docs/notes/2026-12-06-above-reading.md): for each corpus family and seed, the prediction
+//! (docs/notes/2026-12-06-spacing-centre.md): for each corpus family and seed, the prediction
 //! at f (level 1 of the run simulated at 2f, the runs of `next_step_validation`), one CSV row:
 //! `family,held_out,seed,f,truth,estimate,verdict,z,tested,exceeding,tested_above,
 //! exceeding_above,m_tail,m_above,lo,hi` (NaN where the realized interval holds no reach).
@@ -13,10 +13,7 @@ use tailrank::predict::next_step::level_summary;
 use tailrank::predict::predict_without_next_step;
 
 fn main() {
-    let seeds = args::seeds(1, "0..3");
-    let f: f64 = args::arg(2).map_or(0.05, |s| s.parse().expect("F"));
-    let queries: usize = args::arg(3).map_or(300, |s| s.parse().expect("QUERIES"));
-    let families = args::families(4);
+    let (seeds, f, queries, families) = args::study();
     println!(
         "family,held_out,seed,f,truth,estimate,verdict,z,tested,exceeding,tested_above,\
          exceeding_above,m_tail,m_above,lo,hi"

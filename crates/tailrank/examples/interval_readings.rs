@@ -22,10 +22,7 @@ use tailrank::predict::next_step::level_summary;
 use tailrank::predict::predict_without_next_step;
 
 fn main() {
-    let seeds = args::seeds(1, "0..3");
-    let f: f64 = args::arg(2).map_or(0.05, |s| s.parse().expect("F"));
-    let queries: usize = args::arg(3).map_or(300, |s| s.parse().expect("QUERIES"));
-    let families = args::families(4);
+    let (seeds, f, queries, families) = args::study();
     for run in runs::doubled_runs(&families, seeds, queries, f) {
         let cut = |level: usize| -> Value {
             let Some(s) = level_summary(&run.sim.summary, level) else {

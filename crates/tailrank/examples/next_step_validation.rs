@@ -32,10 +32,7 @@ fn cal_minus_est(p: &tailrank::predict::Prediction) -> f64 {
 }
 
 fn main() {
-    let seeds = args::seeds(1, "0..3");
-    let f: f64 = args::arg(2).map_or(0.05, |s| s.parse().expect("F"));
-    let queries: usize = args::arg(3).map_or(300, |s| s.parse().expect("QUERIES"));
-    let families = args::families(4);
+    let (seeds, f, queries, families) = args::study();
     println!(
         "family,held_out,seed,f,w_f,noise,trend,spread,projected_2f,measured_2f,rel_error,\
          within_30,ratio_projected_2f,ratio_rel_error,ratio_within_30,verdict_f,verdict_2f,\

@@ -168,10 +168,7 @@ fn stand_in(s: &Summary, evt: &EvtOptions, draw: u64, mixed: bool) -> Summary {
 }
 
 fn main() {
-    let seeds = args::seeds(1, "0..3");
-    let f: f64 = args::arg(2).map_or(0.05, |s| s.parse().expect("F"));
-    let queries: usize = args::arg(3).map_or(300, |s| s.parse().expect("QUERIES"));
-    let families = args::families(4);
+    let (seeds, f, queries, families) = args::study();
     let draws: u64 = args::arg(5).map_or(2, |s| s.parse().expect("DRAWS"));
     let mixed = args::arg(6).is_some_and(|s| s == "mixed");
     let mut head =

@@ -1,4 +1,4 @@
-//! Exploration of the top-spacing test's calibration (docs/notes/2026-12-06-spacing-controls.md):
+//! Exploration of the top-spacing test's calibration (docs/notes/2026-12-06-spacing-centre.md):
 //! for each corpus family and seed, simulated at 2f as `next_step_validation` does, the level-0
 //! top lists of the cuts at 2f, f and f/2 (levels 0, 1, 2), one CSV row per tested query:
 //! `family,held_out,seed,f,level,query,xi,above,x1,…,x8,x50` — ξ̂ of the test's GPD fit (the 50
@@ -16,10 +16,7 @@ use tailrank::predict::next_step::level_summary;
 const N: usize = 50;
 
 fn main() {
-    let seeds = args::seeds(1, "0..3");
-    let f: f64 = args::arg(2).map_or(0.05, |s| s.parse().expect("F"));
-    let queries: usize = args::arg(3).map_or(300, |s| s.parse().expect("QUERIES"));
-    let families = args::families(4);
+    let (seeds, f, queries, families) = args::study();
     println!("family,held_out,seed,f,level,query,xi,above,x1,x2,x3,x4,x5,x6,x7,x8,x50");
     for run in runs::doubled_runs(&families, seeds, queries, f) {
         for level in 0..3 {

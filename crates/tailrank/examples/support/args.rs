@@ -23,3 +23,16 @@ pub fn families(i: usize) -> Vec<String> {
         |s| s.split(',').map(str::to_string).collect(),
     )
 }
+
+/// The positional arguments of a corpus study, `[FIRST_SEED..END_SEED [F [QUERIES
+/// [FAMILIES]]]]`: the seeds, f, the queries and the families (defaults 0..3, 0.05, 300 and
+/// every corpus family; the examples with other arguments do not use it).
+#[allow(dead_code)]
+pub fn study() -> (std::ops::Range<u64>, f64, usize, Vec<String>) {
+    (
+        seeds(1, "0..3"),
+        arg(2).map_or(0.05, |s| s.parse().expect("F")),
+        arg(3).map_or(300, |s| s.parse().expect("QUERIES")),
+        families(4),
+    )
+}
