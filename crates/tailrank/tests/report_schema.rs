@@ -223,6 +223,13 @@ fn prediction_json_keys_are_pinned() {
     paths.sort();
     paths.dedup();
     assert_eq!(paths, PREDICTION_KEYS);
+    // The key paths of `p`'s report under `prefix`.
+    let keys_under = |p: &tailrank::predict::Prediction, prefix: &str| {
+        let mut all = Vec::new();
+        key_paths(&tailrank::report::prediction_json(p), "", &mut all);
+        all.retain(|k| k.starts_with(prefix));
+        all
+    };
     // A moved estimate (a positive shrink weight) reports its move under `excess_centre`.
     p.excess_centre = Some(tailrank::predict::endpoint_test::ExcessCentre {
         excess_rate: 1e-8,
@@ -231,15 +238,8 @@ fn prediction_json_keys_are_pinned() {
         unmoved_map_at_k: 0.4,
         shift: -0.02,
     });
-    let mut moved = Vec::new();
-    key_paths(&tailrank::report::prediction_json(&p), "", &mut moved);
-    let centre: Vec<&str> = moved
-        .iter()
-        .map(String::as_str)
-        .filter(|k| k.starts_with("excess_centre"))
-        .collect();
     assert_eq!(
-        centre,
+        keys_under(&p, "excess_centre"),
         [
             "excess_centre.excess_rate",
             "excess_centre.hazard_decay",
@@ -257,15 +257,8 @@ fn prediction_json_keys_are_pinned() {
         unmoved_map_at_k: 0.4,
         shift: -0.01,
     });
-    let mut moved = Vec::new();
-    key_paths(&tailrank::report::prediction_json(&p), "", &mut moved);
-    let centre: Vec<&str> = moved
-        .iter()
-        .map(String::as_str)
-        .filter(|k| k.starts_with("spacing_centre"))
-        .collect();
     assert_eq!(
-        centre,
+        keys_under(&p, "spacing_centre"),
         [
             "spacing_centre.rate_above",
             "spacing_centre.shift",

@@ -100,6 +100,9 @@ struct EstimateSection {
     spacing_reading: Option<f64>,
     /// `m_tail`, the tail model's own mAP@k.
     model_estimate: f64,
+    /// `mean_q Bin(h0)_q`, when a move or the reading needed it (the binomial map's value,
+    /// which the interval reads as the other map's by default).
+    binomial: Option<f64>,
     /// Per-query move of AP@k `δ_q` (empty: no move), carried by every sample-noise replicate.
     moves: Vec<f64>,
 }
@@ -388,6 +391,7 @@ impl Stage<'_> {
             spacing_centre: None,
             spacing_reading: None,
             model_estimate,
+            binomial: at_zero.as_deref().map(mean),
             moves: Vec::new(),
         };
         if let (Some(m), Some(at_zero)) = (centre, &at_zero) {
@@ -406,18 +410,18 @@ impl Stage<'_> {
                 shift: mean(&es.ap) - model_estimate,
             });
         }
-        let effect = |rate: f64| {
-            spacing_test::rate_above_effect(h0, rate, nf, k, at_zero.as_deref().unwrap_or(&[]))
-        };
-        let reading = ls.rate_above.map(|r| (r, effect(r)));
-        es.spacing_reading = reading.as_ref().map(|(_, d)| model_estimate + mean(d));
-        if let Some(m) = spacing_move {
-            let d = match &reading {
-                Some((r, d)) if *r == m.rate => d.clone(),
-                _ => effect(m.rate),
-            };
+        // d_q at r_a: the reading's and the move's rate are the same one (the test's), or the
+        // move's alone (a hardness file has no reading).
+        let rate = ls.rate_above.or(spacing_move.map(|m| m.rate));
+        let effect = rate.map(|r| {
+            spacing_test::rate_above_effect(h0, r, nf, k, at_zero.as_deref().unwrap_or(&[]))
+        });
+        if let (Some(_), Some(d)) = (ls.rate_above, &effect) {
+            es.spacing_reading = Some(model_estimate + mean(d));
+        }
+        if let (Some(m), Some(d)) = (spacing_move, &effect) {
             let before = mean(&es.ap);
-            es.ap = spacing_test::centre_of_spacing(&es.ap, &d, m.weight);
+            es.ap = spacing_test::centre_of_spacing(&es.ap, d, m.weight);
             es.spacing_centre = Some(spacing_test::SpacingCentre {
                 rate_above: m.rate,
                 z_above: ls.trust.spacing.map(|sp| sp.z_above()),
@@ -454,7 +458,10 @@ impl Stage<'_> {
             MapKind::ExpectedRank => MapKind::Binomial,
             MapKind::Binomial => MapKind::ExpectedRank,
         };
-        let other_map_value = mean(&per_query_ap(self.h0, nf, opts.k, other_map));
+        let other_map_value = match (other_map, es.binomial) {
+            (MapKind::Binomial, Some(v)) => v,
+            _ => mean(&per_query_ap(self.h0, nf, opts.k, other_map)),
+        };
         let opinions = realized::Opinions {
             other_map: other_map_value,
             other_fit,

@@ -78,8 +78,15 @@ pub(super) fn hardness_meta(
         ),
     };
     let excess_move =
-        match (meta_get("excess_rate"), meta_get("excess_weight")) {
-            (None, None) => match meta_get("excess_decay").or(meta_get("excess_pool_size")) {
+        match number_pair(
+            path,
+            meta_kv,
+            [
+                ("excess_rate", is_positive, "a positive number"),
+                ("excess_weight", is_weight, "a number in (0, 1]"),
+            ],
+        )? {
+            None => match meta_get("excess_decay").or(meta_get("excess_pool_size")) {
                 None => None,
                 Some((k, _, ln)) => {
                     return Err(Error::input(
@@ -88,17 +95,7 @@ pub(super) fn hardness_meta(
                     ))
                 }
             },
-            (Some((_, r, ln)), Some((_, w, lw))) => {
-                let rate: f64 = r
-                    .parse()
-                    .ok()
-                    .filter(|x: &f64| x.is_finite() && *x > 0.0)
-                    .ok_or_else(|| bad("excess_rate", r, *ln, "a positive number"))?;
-                let weight: f64 = w
-                    .parse()
-                    .ok()
-                    .filter(|x: &f64| *x > 0.0 && *x <= 1.0)
-                    .ok_or_else(|| bad("excess_weight", w, *lw, "a number in (0, 1]"))?;
+            Some([rate, weight]) => {
                 let decay = match meta_get("excess_decay") {
                     None => 0.0,
                     Some((_, d, ld)) => d
@@ -128,15 +125,6 @@ pub(super) fn hardness_meta(
                     pool_size,
                 })
             }
-            (Some((k, _, ln)), None) | (None, Some((k, _, ln))) => {
-                return Err(Error::input(
-                    path,
-                    format!(
-                        "line {ln}: metadata {k} without its pair (excess_rate and excess_weight \
-                     come together)"
-                    ),
-                ))
-            }
         };
     let hit_scales = hit_scales(path, meta_kv)?;
     let spacing_move = spacing_move(path, meta_kv)?;
@@ -155,79 +143,71 @@ pub(super) fn hardness_meta(
     })
 }
 
-/// The values of the metadata pair `a`, `b` with their line numbers: None when both are
-/// absent, an error naming the file when one comes without the other.
-fn meta_pair<'m>(
-    path: &Path,
-    meta_kv: &'m [(String, String, usize)],
-    a: &str,
-    b: &str,
-) -> Result<Option<[(&'m str, usize); 2]>> {
-    let get = |k: &str| meta_kv.iter().rev().find(|(key, _, _)| key == k);
-    match (get(a), get(b)) {
-        (None, None) => Ok(None),
-        (Some((_, va, la)), Some((_, vb, lb))) => Ok(Some([(va, *la), (vb, *lb)])),
-        (Some((k, _, ln)), None) | (None, Some((k, _, ln))) => Err(Error::input(
-            path,
-            format!("line {ln}: metadata {k} without its pair ({a} and {b} come together)"),
-        )),
-    }
+/// A finite number above 0.
+fn is_positive(x: f64) -> bool {
+    x.is_finite() && x > 0.0
 }
 
-/// Metadata value `v` of key `k` (line `ln`) as a number that `valid` accepts, or an error
-/// saying it is not `what`.
-fn meta_number(
+/// A number in [0, 1].
+fn is_unit(x: f64) -> bool {
+    (0.0..=1.0).contains(&x)
+}
+
+/// A number in (0, 1].
+fn is_weight(x: f64) -> bool {
+    x > 0.0 && x <= 1.0
+}
+
+/// One metadata number: its key, which values are valid, and what a valid one is (for the
+/// error).
+type NumberKey<'k> = (&'k str, fn(f64) -> bool, &'k str);
+
+/// The two numbers of a metadata pair, each `(key, valid, what)`: None when both keys are
+/// absent; an error naming the file when one comes without the other, or when a value is not
+/// a number that `valid` accepts (it is not `what`).
+fn number_pair(
     path: &Path,
-    (k, (v, ln)): (&str, (&str, usize)),
-    valid: impl Fn(f64) -> bool,
-    what: &str,
-) -> Result<f64> {
-    v.parse().ok().filter(|x: &f64| valid(*x)).ok_or_else(|| {
-        Error::input(
-            path,
-            format!("line {ln}: metadata {k}: {v:?} is not {what}"),
-        )
-    })
+    meta_kv: &[(String, String, usize)],
+    keys: [NumberKey<'_>; 2],
+) -> Result<Option<[f64; 2]>> {
+    let get = |k: &str| meta_kv.iter().rev().find(|(key, _, _)| key == k);
+    let [(a, _, _), (b, _, _)] = keys;
+    let found = match (get(a), get(b)) {
+        (None, None) => return Ok(None),
+        (Some(x), Some(y)) => [x, y],
+        (Some((k, _, ln)), None) | (None, Some((k, _, ln))) => {
+            return Err(Error::input(
+                path,
+                format!("line {ln}: metadata {k} without its pair ({a} and {b} come together)"),
+            ))
+        }
+    };
+    let mut out = [0.0; 2];
+    for (o, ((k, valid, what), (_, v, ln))) in out.iter_mut().zip(keys.into_iter().zip(found)) {
+        *o = v.parse().ok().filter(|x: &f64| valid(*x)).ok_or_else(|| {
+            Error::input(
+                path,
+                format!("line {ln}: metadata {k}: {v:?} is not {what}"),
+            )
+        })?;
+    }
+    Ok(Some(out))
 }
 
 /// The `hit_tail_scale` and `hit_immune_scale` pair ([`HitScales`]), None when both are absent.
 fn hit_scales(path: &Path, meta_kv: &[(String, String, usize)]) -> Result<Option<HitScales>> {
-    let Some([t, i]) = meta_pair(path, meta_kv, "hit_tail_scale", "hit_immune_scale")? else {
-        return Ok(None);
-    };
-    Ok(Some(HitScales {
-        tail: meta_number(
-            path,
-            ("hit_tail_scale", t),
-            |x| x.is_finite() && x > 0.0,
-            "a positive number",
-        )?,
-        immune: meta_number(
-            path,
-            ("hit_immune_scale", i),
-            |x| (0.0..=1.0).contains(&x),
-            "a number in [0, 1]",
-        )?,
-    }))
+    let keys: [NumberKey; 2] = [
+        ("hit_tail_scale", is_positive, "a positive number"),
+        ("hit_immune_scale", is_unit, "a number in [0, 1]"),
+    ];
+    Ok(number_pair(path, meta_kv, keys)?.map(|[tail, immune]| HitScales { tail, immune }))
 }
 
 /// The `spacing_rate` and `spacing_weight` pair ([`SpacingMove`]), None when both are absent.
 fn spacing_move(path: &Path, meta_kv: &[(String, String, usize)]) -> Result<Option<SpacingMove>> {
-    let Some([r, w]) = meta_pair(path, meta_kv, "spacing_rate", "spacing_weight")? else {
-        return Ok(None);
-    };
-    Ok(Some(SpacingMove {
-        rate: meta_number(
-            path,
-            ("spacing_rate", r),
-            |x| x.is_finite() && x > 0.0,
-            "a positive number",
-        )?,
-        weight: meta_number(
-            path,
-            ("spacing_weight", w),
-            |x| x > 0.0 && x <= 1.0,
-            "a number in (0, 1]",
-        )?,
-    }))
+    let keys: [NumberKey; 2] = [
+        ("spacing_rate", is_positive, "a positive number"),
+        ("spacing_weight", is_weight, "a number in (0, 1]"),
+    ];
+    Ok(number_pair(path, meta_kv, keys)?.map(|[rate, weight]| SpacingMove { rate, weight }))
 }
