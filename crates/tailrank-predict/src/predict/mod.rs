@@ -47,7 +47,7 @@ pub use query_hardness::{
 };
 pub use realized::RealizedInterval;
 pub use stats::Interval;
-pub use trust::{Trust, Verdict};
+pub use trust::{Check, Trust, Verdict};
 
 use crate::error::{Error, Result};
 use crate::hardness::{self, Estimator, EvtOptions, HardnessMeta, QueryHardness, QueryTail};

@@ -219,6 +219,41 @@ pub struct Trust {
     pub level_rises: Option<[f64; 2]>,
 }
 
+/// The verdict's tests, by name, in the order the reason names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Check {
+    InSample,
+    Trend,
+    FitChoice,
+    Falling,
+    Endpoint,
+    Spacing,
+}
+
+impl Check {
+    /// Every test, in the reason's order.
+    pub const ALL: [Check; 6] = [
+        Check::InSample,
+        Check::Trend,
+        Check::FitChoice,
+        Check::Falling,
+        Check::Endpoint,
+        Check::Spacing,
+    ];
+
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Check::InSample => "in-sample check",
+            Check::Trend => "trend",
+            Check::FitChoice => "fit choice",
+            Check::Falling => "falling estimate",
+            Check::Endpoint => "endpoint",
+            Check::Spacing => "top spacing",
+        }
+    }
+}
+
 /// The verdict's tests computed outside the level vectors: the fit-choice shift `δ_fit`, the
 /// endpoint test and the top-spacing test.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -268,6 +303,23 @@ impl Trust {
     /// Whether the top-spacing test fired: `z > Z_CRIT` ([`SpacingTest::exceeds`]).
     pub fn spacing_fired(&self) -> bool {
         self.spacing.as_ref().is_some_and(|t| t.exceeds(Z_CRIT))
+    }
+
+    /// Whether test `c` fired (its `*_fired` method).
+    pub fn fired(&self, c: Check) -> bool {
+        match c {
+            Check::InSample => self.in_sample_fired(),
+            Check::Trend => self.trend_fired(),
+            Check::FitChoice => self.fit_choice_fired(),
+            Check::Falling => self.falling_fired(),
+            Check::Endpoint => self.endpoint_fired(),
+            Check::Spacing => self.spacing_fired(),
+        }
+    }
+
+    /// The tests that fired, in [`Check::ALL`]'s order.
+    pub fn fired_checks(&self) -> Vec<Check> {
+        Check::ALL.into_iter().filter(|&c| self.fired(c)).collect()
     }
 
     /// `Δ_trend` when the trend test fired, else 0.
