@@ -271,5 +271,43 @@ fn exam_tables_match_the_runs_counted_by_hand() {
         assert!(
             section.contains("**tuning (pooled)**") && section.contains("**held out (pooled)**")
         );
+        // The verdict's tests: each test's firings on the far and the close runs of a side,
+        // recounted from the runs' own `*_fired` fields.
+        for (test, field) in [
+            ("trend", "trend_fired"),
+            ("in-sample check", "in_sample_fired"),
+            ("fit choice", "fit_choice_fired"),
+            ("endpoint", "endpoint_fired"),
+        ] {
+            let line = section
+                .lines()
+                .find(|l| l.starts_with(&format!("| {test} |")))
+                .unwrap_or_else(|| panic!("no row of the test {test} in\n{section}"));
+            let cols: Vec<&str> = line.split('|').map(str::trim).collect();
+            for (side, family, at) in [("tuning", "ilias-like", 2), ("held out", "hubs", 5)] {
+                let of: Vec<&serde_json::Value> = all
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|r| {
+                        r["preset"] == family && (r["fraction"].as_f64().unwrap() - f).abs() < 1e-12
+                    })
+                    .collect();
+                let err = |r: &serde_json::Value| {
+                    (r["evt"].as_f64().unwrap() - r["truth"].as_f64().unwrap()).abs()
+                };
+                let tally = |keep: &dyn Fn(f64) -> bool| {
+                    let runs: Vec<_> = of.iter().filter(|r| keep(err(r))).collect();
+                    let fired = runs.iter().filter(|r| r[field] == true).count();
+                    if runs.is_empty() {
+                        "–".to_string()
+                    } else {
+                        format!("{fired}/{}", runs.len())
+                    }
+                };
+                assert_eq!(cols[at], tally(&|e| e > 0.01), "{side}: {line}");
+                assert_eq!(cols[at + 1], tally(&|e| e < 0.005), "{side}: {line}");
+            }
+        }
     }
 }

@@ -6,17 +6,19 @@
 //! interval holds `T` and its width, and the verdict. Per family (and pooled over every run of
 //! a side): mean |e|, mean e, hit@1 mean |error|, Recall@k max |error|, realized coverage
 //! `covered/with an interval` and mean width, **misses** `trusted/(runs with |e| > FLAG_MUST)`
-//! and **false alarms** `doubtful/(runs with |e| < FLAG_NOT)`.
+//! and **false alarms** `doubtful/(runs with |e| < FLAG_NOT)`. Below each table, the verdict's
+//! tests judged one by one ([`super::exam_checks`]).
 //!
 //! The records come from the summary-level corpus ([`Run`], held out per
 //! [`super::corpus::CorpusEntry::held_out`]) and from the vector-level runs ([`VectorRun`],
 //! all held out: issue #43 keeps the vector families out of every tuning decision).
 
 use super::corpus;
+use super::exam_checks::{check_lines, checks_markdown, CheckLine, CheckedRun};
 use super::validation::{run_validation, Coverage, Run, ValidationOptions, FLAG_MUST, FLAG_NOT};
 use super::vector_validation::VectorRun;
 use crate::error::{Error, Result};
-use crate::predict::{Interval, Verdict};
+use crate::predict::{Check, Interval, Trust, Verdict};
 use crate::table::{Column, Table};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
@@ -101,6 +103,9 @@ pub struct ExamRecord {
     pub recall_error: f64,
     pub realized: Option<Interval>,
     pub verdict: Option<Verdict>,
+    /// The verdict's tests that fired (None when the verdict's statistics are not recorded).
+    #[serde(default)]
+    pub checks: Option<Vec<Check>>,
 }
 
 impl ExamRecord {
@@ -116,6 +121,7 @@ impl ExamRecord {
             recall_error: r.recall_at_k - r.truth_recall_at_k,
             realized: r.realized,
             verdict: r.verdict,
+            checks: r.trust.as_ref().map(Trust::fired_checks),
         }
     }
 
@@ -131,6 +137,7 @@ impl ExamRecord {
             recall_error: r.evt_error.recall_at_k,
             realized: r.realized,
             verdict: r.verdict,
+            checks: r.trust.as_ref().map(Trust::fired_checks),
         }
     }
 }
@@ -162,6 +169,8 @@ pub struct ExamTable {
     pub held_out: Vec<ExamLine>,
     pub tuning_pooled: Option<ExamLine>,
     pub held_out_pooled: Option<ExamLine>,
+    /// The verdict's tests, one line each ([`super::exam_checks`]).
+    pub checks: Vec<CheckLine>,
 }
 
 fn mean(v: impl Iterator<Item = f64>) -> f64 {
@@ -265,7 +274,25 @@ pub fn exam_tables(records: &[ExamRecord]) -> Vec<ExamTable> {
                 held_out,
                 tuning_pooled,
                 held_out_pooled,
+                checks: check_lines(&checked(&at)),
             }
+        })
+        .collect()
+}
+
+/// The records whose verdict's tests ran and are recorded (not `unchecked`), as the tests'
+/// table reads them.
+fn checked<'a>(records: &[&'a ExamRecord]) -> Vec<CheckedRun<'a>> {
+    records
+        .iter()
+        .filter_map(|r| {
+            let verdict = r.verdict.filter(|v| *v != Verdict::Unchecked)?;
+            Some(CheckedRun {
+                held_out: r.held_out,
+                map_error: r.map_error,
+                verdict,
+                fired: r.checks.as_deref()?,
+            })
         })
         .collect()
 }
@@ -342,6 +369,14 @@ pub fn exam_markdown(tables: &[ExamTable]) -> String {
             }
         }
         let _ = writeln!(m, "{}", table.markdown());
+        let checks = checks_markdown(&t.checks);
+        if !checks.is_empty() {
+            let _ = writeln!(
+                m,
+                "The verdict's tests at f = {} (runs off by more than 1 point / under 0.5):\n\n{checks}",
+                t.fraction
+            );
+        }
     }
     m
 }
@@ -361,6 +396,7 @@ mod tests {
             recall_error: e / 10.0,
             realized: Some(Interval { lo: iv.0, hi: iv.1 }),
             verdict: Some(v),
+            checks: None,
         }
     }
 

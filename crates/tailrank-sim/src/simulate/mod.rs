@@ -39,6 +39,7 @@ pub mod decompose;
 pub mod discrete;
 pub mod draws;
 pub mod exam;
+pub mod exam_checks;
 pub mod families;
 pub mod files;
 pub mod hardness_law;
