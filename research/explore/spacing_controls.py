@@ -33,10 +33,19 @@ def exceedances(path):
     return d
 
 
-for path in sys.argv[1:]:
+def main(paths):
+    for path in paths:
+        report(path)
+
+
+def report(path):
     d = exceedances(path)
     cols = [f"e{k}" for k in range(1, K + 1)] + ["above", "above_e1"]
     t = d.groupby(["family", "f"])[cols].mean() * 100
     t["queries"] = d.groupby(["family", "f"]).size()
     print(path)
     print(t.round(2).to_string())
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
