@@ -2,12 +2,17 @@
 --json` (every run keeps its verdict's statistics, `trust`, and its error decomposition) and
 prints, per fraction and side (tuning / held out):
 - each test of the verdict judged as a diagnostic: fires on runs off by more than 1 point
-  (hits) and on runs under 0.5 point (false alarms), as the exam's tests table counts them;
+  (hits) and on runs under 0.5 point (false alarms), the first two columns of the exam's
+  tests table;
 - the parts of the close runs: how many have a tail or immune part over 1 point, which cancel;
 - other verdict rules: without the fit-choice test, with its tolerance at 1.5 or 2 points,
-  without the falling-estimate test, and the realized width alone (doubt when wider than W).
-The firing rules restate predict::trust's (Z_CRIT = 3, FIT_TOLERANCE = 1 point); the script
-checks that they rebuild every recorded verdict.
+  without the falling-estimate test, with the trend's gate at z = 2, and the realized width
+  alone (doubt when wider than W).
+The fit-choice, falling-estimate and top-spacing rules are restated from predict::trust
+(Z_CRIT = 3, FIT_TOLERANCE = 1 point, both level rises >= 0); the in-sample, trend and
+endpoint tests are read from the runs' own booleans (except for the trend-gate variant), so
+the check that the rules rebuild every recorded verdict tests the restated three and the
+union. Runs whose verdict is `unchecked` are left out, as the exam's tests table leaves them.
 Usage: python3 verdict_parts.py exam-runs.json ..."""
 import json
 import statistics
@@ -21,13 +26,18 @@ def held_out(r):
     return r["preset"] in HELD_OUT or r["preset"].startswith("web")
 
 
-def fired(r, fit_tolerance=0.01):
+def fired(r, fit_tolerance=0.01, trend_z=None):
     t = r["trust"]
     rises = t.get("level_rises")
     shift = t.get("fit_choice_shift")
+    trend = r["trend_fired"]
+    if trend_z is not None:
+        se, move = t["trend_std_error"], t["trend_projected"]
+        # Rust's z is +inf when the SE is 0 or NaN (written as null); a NaN move never fires.
+        trend = move is not None and abs(move) > 0.005 and (not se or abs(move / se) > trend_z)
     return {
         "in-sample check": r["in_sample_fired"],
-        "trend": r["trend_fired"],
+        "trend": trend,
         "fit choice": shift is not None and abs(shift) > fit_tolerance,
         "falling estimate": bool(rises) and rises[0] >= 0 and rises[1] >= 0,
         "endpoint": r["endpoint_fired"],
@@ -56,17 +66,20 @@ RULES = {
     "fit choice at 1.5 points": lambda r: any(fired(r, 0.015).values()),
     "fit choice at 2 points": lambda r: any(fired(r, 0.02).values()),
     "no falling estimate": lambda r: any(v for k, v in fired(r).items() if k != "falling estimate"),
+    "trend gate at z = 2": lambda r: any(fired(r, trend_z=2.0).values()),
     **{f"width > {w}": (lambda w: lambda r: width(r) > w)(w) for w in (3, 4, 5, 6, 8)},
 }
 
 
 def main(paths):
-    runs = [r for p in paths for r in json.load(open(p))]
+    runs = [r for p in paths for r in json.load(open(p)) if r.get("verdict") not in (None, "unchecked")]
     wrong = [r for r in runs if any(fired(r).values()) != (r["verdict"] != "trusted")]
     print(f"{len(runs)} runs; verdicts the rules do not rebuild: {len(wrong)}")
     for f in sorted({r["fraction"] for r in runs}, reverse=True):
         for side in (False, True):
             sel = [r for r in runs if r["fraction"] == f and held_out(r) == side]
+            if not sel:
+                continue
             far = [r for r in sel if error(r) > 1]
             close = [r for r in sel if error(r) < 0.5]
             print(f"\nf = {f}, {'held out' if side else 'tuning'}: {len(far)} far, {len(close)} close")

@@ -223,11 +223,17 @@ pub struct Trust {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Check {
+    /// [`Trust::in_sample_fired`].
     InSample,
+    /// [`Trust::trend_fired`].
     Trend,
+    /// [`Trust::fit_choice_fired`].
     FitChoice,
+    /// The falling estimate, [`Trust::falling_fired`].
     Falling,
+    /// [`Trust::endpoint_fired`].
     Endpoint,
+    /// The top spacing, [`Trust::spacing_fired`].
     Spacing,
 }
 
@@ -315,6 +321,13 @@ impl Trust {
             Check::Endpoint => self.endpoint_fired(),
             Check::Spacing => self.spacing_fired(),
         }
+    }
+
+    /// Whether the paired tests ran: at least [`MIN_LEVELS`] levels (the level rises are
+    /// recorded) and a query bootstrap (the trend's SE is a number). When they did not, the
+    /// verdict is `unchecked`, or `doubtful` from an input problem alone.
+    pub fn tests_ran(&self) -> bool {
+        self.level_rises.is_some() && !self.trend_std_error.is_nan()
     }
 
     /// The tests that fired, in [`Check::ALL`]'s order.

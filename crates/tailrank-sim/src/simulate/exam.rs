@@ -14,7 +14,7 @@
 //! all held out: issue #43 keeps the vector families out of every tuning decision).
 
 use super::corpus;
-use super::exam_checks::{check_lines, checks_markdown, CheckLine, CheckedRun};
+use super::exam_checks::{check_lines, checks_markdown, count_text, CheckLine, CheckedRun};
 use super::validation::{run_validation, Coverage, Run, ValidationOptions, FLAG_MUST, FLAG_NOT};
 use super::vector_validation::VectorRun;
 use crate::error::{Error, Result};
@@ -103,9 +103,14 @@ pub struct ExamRecord {
     pub recall_error: f64,
     pub realized: Option<Interval>,
     pub verdict: Option<Verdict>,
-    /// The verdict's tests that fired (None when the verdict's statistics are not recorded).
+    /// The verdict's tests that fired; None when they did not run or are not recorded.
     #[serde(default)]
     pub checks: Option<Vec<Check>>,
+}
+
+/// The tests of a run's verdict that fired, when they ran ([`Trust::tests_ran`]).
+fn fired_checks(trust: Option<&Trust>) -> Option<Vec<Check>> {
+    trust.filter(|t| t.tests_ran()).map(Trust::fired_checks)
 }
 
 impl ExamRecord {
@@ -121,7 +126,7 @@ impl ExamRecord {
             recall_error: r.recall_at_k - r.truth_recall_at_k,
             realized: r.realized,
             verdict: r.verdict,
-            checks: r.trust.as_ref().map(Trust::fired_checks),
+            checks: fired_checks(r.trust.as_ref()),
         }
     }
 
@@ -137,7 +142,7 @@ impl ExamRecord {
             recall_error: r.evt_error.recall_at_k,
             realized: r.realized,
             verdict: r.verdict,
-            checks: r.trust.as_ref().map(Trust::fired_checks),
+            checks: fired_checks(r.trust.as_ref()),
         }
     }
 }
@@ -170,6 +175,7 @@ pub struct ExamTable {
     pub tuning_pooled: Option<ExamLine>,
     pub held_out_pooled: Option<ExamLine>,
     /// The verdict's tests, one line each ([`super::exam_checks`]).
+    #[serde(default)]
     pub checks: Vec<CheckLine>,
 }
 
@@ -280,8 +286,7 @@ pub fn exam_tables(records: &[ExamRecord]) -> Vec<ExamTable> {
         .collect()
 }
 
-/// The records whose verdict's tests ran and are recorded (not `unchecked`), as the tests'
-/// table reads them.
+/// The records whose verdict's tests ran and are recorded, as the tests' table reads them.
 fn checked<'a>(records: &[&'a ExamRecord]) -> Vec<CheckedRun<'a>> {
     records
         .iter()
@@ -295,15 +300,6 @@ fn checked<'a>(records: &[&'a ExamRecord]) -> Vec<CheckedRun<'a>> {
             })
         })
         .collect()
-}
-
-/// `a/b`, or `–` when `b = 0`.
-fn count_text((a, b): Coverage) -> String {
-    if b == 0 {
-        "–".into()
-    } else {
-        format!("{a}/{b}")
-    }
 }
 
 /// The tables as markdown (points of mAP@k): per fraction the tuning block, its pooled line,
@@ -373,8 +369,10 @@ pub fn exam_markdown(tables: &[ExamTable]) -> String {
         if !checks.is_empty() {
             let _ = writeln!(
                 m,
-                "The verdict's tests at f = {} (runs off by more than 1 point / under 0.5):\n\n{checks}",
-                t.fraction
+                "The verdict's tests at f = {} (runs off by more than {} point / under {}):\n\n{checks}",
+                t.fraction,
+                100.0 * FLAG_MUST,
+                100.0 * FLAG_NOT
             );
         }
     }
@@ -398,6 +396,34 @@ mod tests {
             verdict: Some(v),
             checks: None,
         }
+    }
+
+    /// A verdict whose paired tests did not run (an input problem made it `doubtful`) has no
+    /// tests to count; one whose tests ran lists those that fired, and its table leaves out
+    /// the runs without tests.
+    #[test]
+    fn only_runs_whose_tests_ran_enter_the_tests_table() {
+        let mut no_tests = Trust::without_tests(Verdict::Doubtful, "drift".into());
+        assert_eq!(fired_checks(Some(&no_tests)), None);
+        assert_eq!(fired_checks(None), None);
+        no_tests.trend_projected = 0.03;
+        no_tests.trend_std_error = 0.005;
+        no_tests.level_rises = Some([0.01, 0.02]);
+        assert!(no_tests.tests_ran());
+        assert_eq!(
+            fired_checks(Some(&no_tests)),
+            Some(vec![Check::Trend, Check::Falling])
+        );
+        let mut far = rec("a", false, 0.05, 0.02, (0.3, 0.5), Verdict::Doubtful);
+        far.checks = Some(vec![Check::Trend]);
+        let untested = rec("a", false, 0.05, 0.03, (0.3, 0.5), Verdict::Doubtful);
+        let mut unchecked = far.clone();
+        unchecked.verdict = Some(Verdict::Unchecked);
+        let t = &exam_tables(&[far, untested, unchecked])[0];
+        let trend = t.checks.iter().find(|l| l.check == Some(Check::Trend));
+        assert_eq!(trend.unwrap().tuning.on_far, (1, 1));
+        // The exam's own misses count every run with a verdict: an unchecked one is no miss.
+        assert_eq!(t.tuning_pooled.as_ref().unwrap().misses, (0, 3));
     }
 
     #[test]

@@ -1,15 +1,17 @@
 //! The exam's table of the verdict's tests (docs/reference/validation.md, "The exam"): each
 //! test judged as a diagnostic, by its hit and false-alarm rates.
 //!
-//! Over the runs of one side at one fraction whose verdict ran (`checks` recorded), with
+//! Over the runs of one side at one fraction whose tests ran (`Trust::tests_ran`), with
 //! `e = m̂ − T` the run's mAP@k error:
 //!
 //! - **far runs** `|e| > FLAG_MUST`: the test's hits `#{fired}/#{far}`;
 //! - **close runs** `|e| < FLAG_NOT`: its false alarms `#{fired}/#{close}`, and of those the
-//!   runs it alone doubted (no other test fired), which dropping it would turn trusted.
+//!   runs where it was the only test that fired (without it they would be trusted, unless
+//!   the input itself was flagged).
 //!
-//! The last line is the verdict itself (any test, or a degenerate input): its far-run
-//! share is `1 − misses`, its close-run share the exam's false alarms.
+//! The last line is the verdict itself (any test, or a flagged input) over the same runs: when
+//! every run's tests ran, as in the exam, its far-run share is `1 − misses` and its close-run
+//! share the exam's false alarms.
 
 use super::validation::{Coverage, FLAG_MUST, FLAG_NOT};
 use crate::predict::{Check, Verdict};
@@ -46,7 +48,7 @@ pub struct CheckLine {
     pub held_out: CheckCounts,
 }
 
-/// The counts of `check` (None: the verdict) over `records` (one side, one fraction).
+/// The counts of `check` (None: the verdict) over `runs` (one side, one fraction).
 fn counts(check: Option<Check>, runs: &[&CheckedRun]) -> CheckCounts {
     let mut c = CheckCounts::default();
     for r in runs {
@@ -85,8 +87,8 @@ pub fn check_lines(runs: &[CheckedRun]) -> Vec<CheckLine> {
         .collect()
 }
 
-/// `a/b`, or `–` when `b = 0`.
-fn ratio((a, b): Coverage) -> String {
+/// `a/b`, or `–` when `b = 0` (the exam's counts).
+pub(super) fn count_text((a, b): Coverage) -> String {
     if b == 0 {
         "–".into()
     } else {
@@ -101,12 +103,13 @@ pub fn checks_markdown(lines: &[CheckLine]) -> String {
         return String::new();
     }
     let mut columns = vec![Column::left("test")];
+    let (far, close) = (100.0 * FLAG_MUST, 100.0 * FLAG_NOT);
     for side in ["tuning", "held out"] {
         columns.extend(
             [
-                format!("{side}: fires, off > 1"),
-                format!("{side}: fires, off < 0.5"),
-                format!("{side}: alone, off < 0.5"),
+                format!("{side}: fires, off > {far}"),
+                format!("{side}: fires, off < {close}"),
+                format!("{side}: alone, off < {close}"),
             ]
             .map(Column::right),
         );
@@ -123,7 +126,7 @@ pub fn checks_markdown(lines: &[CheckLine]) -> String {
             } else {
                 c.alone_on_close.to_string()
             };
-            row.extend([ratio(c.on_far), ratio(c.on_close), alone]);
+            row.extend([count_text(c.on_far), count_text(c.on_close), alone]);
         }
         table.push(row);
     }
