@@ -112,3 +112,29 @@ fn demo_headline_is_short_and_carries_the_prediction() {
         assert!(stdout.contains(&needle), "missing {needle:?} in\n{stdout}");
     }
 }
+
+/// The headline's re-run command carries the demo's non-default options (here
+/// `--bootstrap 100 --sample-noise 0 --seed 3`): run as printed, `predict` gives the same
+/// estimate and the same realized interval.
+#[test]
+fn the_printed_rerun_command_reproduces_the_prediction() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("demo");
+    let stdout = demo(&out, &[]);
+    let files = stdout.lines().find(|l| l.starts_with("files: ")).unwrap();
+    let command = files
+        .split("(re-run: tailrank ")
+        .nth(1)
+        .and_then(|c| c.split(';').next())
+        .unwrap_or_else(|| panic!("no re-run command in {files:?}"));
+    assert!(
+        command.contains("--sample-noise 0") && command.contains("--seed 3"),
+        "{command}"
+    );
+    let rerun = tailrank_test_support::cli::stdout_ok(command.split_whitespace());
+    let line = |s: &str, start: &str| s.lines().find(|l| l.starts_with(start)).map(String::from);
+    for start in ["predicted mAP@", "realized mAP@"] {
+        assert!(line(&stdout, start).is_some(), "{stdout}");
+        assert_eq!(line(&rerun, start), line(&stdout, start));
+    }
+}

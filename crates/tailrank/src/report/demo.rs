@@ -118,8 +118,8 @@ pub fn demo_table(t: &Truth, p: &Prediction, files: &SimulationFiles) -> String 
     let _ = writeln!(s, "  prediction  {}", files.prediction.display());
     let _ = writeln!(
         s,
-        "re-run the prediction with: tailrank predict --summary {}",
-        files.summary.display()
+        "re-run the prediction with: {}",
+        super::rerun_command(p, &files.summary)
     );
     s
 }

@@ -145,9 +145,9 @@ pub fn demo_headline(t: &Truth, p: &Prediction, files: &SimulationFiles) -> Stri
         pct(recall)
     ));
     lines.push(format!(
-        "files: {} (re-run: tailrank predict --summary {}; --details for the full table)",
+        "files: {} (re-run: {}; --details for the full table)",
         files.prediction.display(),
-        files.summary.display()
+        super::rerun_command(p, &files.summary)
     ));
     join(&lines)
 }

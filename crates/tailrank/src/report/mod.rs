@@ -76,6 +76,24 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
+/// The `tailrank predict` command that reproduces prediction `p` from `summary`: the flags of
+/// the options that differ from `predict`'s defaults (`--bootstrap`, `--sample-noise`,
+/// `--seed`), so that the re-run gives the same interval.
+pub fn rerun_command(p: &crate::predict::Prediction, summary: &std::path::Path) -> String {
+    let (o, d) = (&p.options, &crate::predict::PredictOptions::DEFAULT);
+    let mut c = format!("tailrank predict --summary {}", summary.display());
+    if o.bootstrap != d.bootstrap {
+        c.push_str(&format!(" --bootstrap {}", o.bootstrap));
+    }
+    if o.sample_noise != d.sample_noise {
+        c.push_str(&format!(" --sample-noise {}", o.sample_noise));
+    }
+    if o.seed != d.seed {
+        c.push_str(&format!(" --seed {}", o.seed));
+    }
+    c
+}
+
 pub fn share(a: usize, total: usize) -> String {
     if total == 0 {
         "n/a".into()
