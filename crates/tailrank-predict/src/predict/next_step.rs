@@ -219,8 +219,30 @@ fn doublings_to(f: f64, w: &WidthParts, target: Option<f64>, min: u32) -> u32 {
     j
 }
 
+/// The step of a summary scanned at f = 1, whatever the verdict (the input warnings say why it
+/// doubts): the whole pool (`S_0 = N`) has its metric exactly; a part of it (one shard) needs
+/// its other shards merged, not a bigger sample.
+fn exact_scan_step(s: &Summary, n_pool: u64) -> NextStep {
+    let s0 = s.subset_sizes.first().copied().unwrap_or(0);
+    let message = if s0 >= n_pool {
+        "Nothing to do: the summary is the whole pool (f = 1), whose metric is exact; \
+         `tailrank eval --summary` reports it."
+    } else {
+        "Merge the other shards (`tailrank merge`): the summary was scanned at f = 1 but holds \
+         part of the pool, and the merged scan gives the exact metric."
+    };
+    NextStep {
+        message: message.to_string(),
+        projected_width: (s0 >= n_pool).then_some(0.0),
+        ..NextStep::default()
+    }
+}
+
 /// The next step of prediction `p` from summary `s` (`docs/reference/predict.md`, "The next step").
 pub fn next_step(s: &Summary, p: &Prediction, plan: &NextStepPlan) -> NextStep {
+    if s.fraction >= 1.0 {
+        return exact_scan_step(s, p.pool_size);
+    }
     let doubts = p.trust.verdict == super::Verdict::Doubtful;
     let Some(w) = width_parts(p) else {
         return NextStep {
@@ -533,5 +555,31 @@ mod tests {
         assert!(!n.message.contains("level trend"), "{}", n.message);
         assert_eq!(n.commands.len(), 3 * 5);
         assert!(n.commands[14].ends_with("-o summary_1"), "{:?}", n.commands);
+    }
+
+    /// A summary scanned at f = 1 needs no more sample: the whole pool says its metric is
+    /// exact, a part of it (one shard) says to merge the others.
+    #[test]
+    fn an_exact_scan_needs_no_growing() {
+        let (mut s, mut p) = small_prediction();
+        s.fraction = 1.0;
+        p.trust.verdict = super::super::Verdict::Doubtful;
+        p.pool_size = s.subset_sizes[0];
+        let n = next_step(&s, &p, &NextStepPlan::default());
+        assert_eq!((n.action, n.projected_width), (Action::None, Some(0.0)));
+        assert!(
+            n.message.contains("`tailrank eval --summary`"),
+            "{}",
+            n.message
+        );
+        assert!(n.commands.is_empty());
+        p.pool_size = 2 * s.subset_sizes[0];
+        let n = next_step(&s, &p, &NextStepPlan::default());
+        assert_eq!((n.action, n.projected_width), (Action::None, None));
+        assert!(
+            n.message.starts_with("Merge the other shards"),
+            "{}",
+            n.message
+        );
     }
 }
