@@ -339,3 +339,51 @@ fn exam_tables_match_the_runs_counted_by_hand() {
     }
     assert!(compared > 0, "every cell of the tests' tables was empty");
 }
+
+/// Without a query bootstrap every verdict is `unchecked`: its tests did not run, so the exam
+/// counts no miss and no false alarm (`–`, not `0/n`) and prints no tests' table.
+#[test]
+fn unchecked_verdicts_are_neither_misses_nor_false_alarms() {
+    let d = tempfile::tempdir().unwrap();
+    let (md, js) = (d.path().join("exam.md"), d.path().join("runs.json"));
+    validate(
+        &[
+            "validate",
+            "--exam",
+            "--seeds",
+            "2",
+            "--presets",
+            "ilias-like",
+            "--queries",
+            "40",
+            "--pool-size",
+            "20000000",
+            "--bootstrap",
+            "0",
+            "-q",
+        ],
+        &md,
+        &js,
+    );
+    let report = std::fs::read_to_string(&md).unwrap();
+    let all: serde_json::Value = serde_json::from_slice(&std::fs::read(&js).unwrap()).unwrap();
+    assert!(all
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["verdict"] == "unchecked"));
+    // Some run is far (> 1 point) or close (< 0.5): its row would count it were it scored.
+    assert!(all.as_array().unwrap().iter().any(|r| {
+        let e = (r["evt"].as_f64().unwrap() - r["truth"].as_f64().unwrap()).abs();
+        !(0.005..=0.01).contains(&e)
+    }));
+    let rows: Vec<&str> = report
+        .lines()
+        .filter(|l| l.starts_with("| tuning |"))
+        .collect();
+    assert_eq!(rows.len(), 4, "{report}");
+    for row in rows {
+        assert!(row.ends_with("| – | – |"), "{row}");
+    }
+    assert!(!report.contains("The verdict's tests"), "{report}");
+}

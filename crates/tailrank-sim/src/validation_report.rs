@@ -8,12 +8,12 @@ use crate::atomic::{write_bytes, Transaction};
 use crate::error::{Error, Result};
 use crate::numerics::quantile_sorted;
 use crate::predict::endpoint_test::EndpointTest;
-use crate::predict::{Interval, Verdict};
+use crate::predict::Interval;
 use crate::simulate::corpus_report::{exam, exam_totals, exam_totals_text, points, signed_points};
 use crate::simulate::decompose::{self, Decomposition};
 use crate::simulate::validation::{
-    coverage_width, mean, share_text, stats_of, verdict_rates, Coverage, Run, ValidationReport,
-    FLAG_MUST, FLAG_NOT,
+    coverage_width, doubted, mean, share_text, stats_of, verdict_rates, Coverage, Run,
+    ValidationReport, FLAG_MUST, FLAG_NOT,
 };
 use crate::table::{Column, Table};
 pub use corpus::{corpus_markdown, corpus_table, exam_markdown};
@@ -340,7 +340,7 @@ fn interval_verdict_lines(runs: &[&Run]) -> Vec<String> {
             coverage_text(Some(c))
         }
     };
-    let (hit, fa) = verdict_rates(runs, |r| r.verdict.map(|v| v == Verdict::Doubtful));
+    let (hit, fa) = verdict_rates(runs, doubted);
     vec![
         format!(
             "query-bootstrap interval (over other query sets): {}",

@@ -9,7 +9,8 @@
 
 use super::corpus;
 use super::validation::{
-    coverage_width, share_text, verdict_rates, Coverage, Run, ValidationReport, FLAG_MUST, FLAG_NOT,
+    coverage_width, doubted, share_text, verdict_rates, Coverage, Run, ValidationReport, FLAG_MUST,
+    FLAG_NOT,
 };
 use crate::predict::Verdict;
 use serde::{Deserialize, Serialize};
@@ -185,7 +186,7 @@ fn exam_row(family: &str, runs: &[&Run]) -> ExamRow {
         .fold((0, 0), |(d, n), v| {
             (d + usize::from(v == Verdict::Doubtful), n + 1)
         });
-    let (hit, false_alarm) = verdict_rates(runs, |r| r.verdict.map(|v| v == Verdict::Doubtful));
+    let (hit, false_alarm) = verdict_rates(runs, doubted);
     ExamRow {
         family: family.to_string(),
         held_out: corpus::entry(family).is_ok_and(|e| e.held_out),

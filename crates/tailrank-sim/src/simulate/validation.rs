@@ -483,6 +483,14 @@ pub fn coverage_width(
     Some((c, mean(&w)))
 }
 
+/// Whether the verdict of `r` doubts; None without a verdict or with `unchecked` (its tests
+/// did not run: it neither trusts nor doubts).
+pub fn doubted(r: &Run) -> Option<bool> {
+    r.verdict
+        .filter(|v| *v != Verdict::Unchecked)
+        .map(|v| v == Verdict::Doubtful)
+}
+
 /// The verdict's `(hit, false alarm)` counts over `runs` with a verdict: `(flagged, total)`
 /// among runs with `|evt − truth| > FLAG_MUST`, and among runs with `|evt − truth| < FLAG_NOT`;
 /// `flag` says whether a run counts as flagged.
