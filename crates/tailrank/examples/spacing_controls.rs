@@ -12,8 +12,7 @@ mod args;
 #[allow(dead_code)] // the runs' prediction options are not needed here
 mod runs;
 use tailrank::predict::next_step::level_summary;
-
-const N: usize = 50;
+use tailrank::predict::spacing_test::{self, SPACING_N as N};
 
 fn main() {
     let (seeds, f, queries, families) = args::study();
@@ -26,14 +25,7 @@ fn main() {
                 let Some(top) = q.top_scores.first() else {
                     continue;
                 };
-                let Some(&u) = top.get(N) else {
-                    continue;
-                };
-                let y: Vec<f64> = top[..N]
-                    .iter()
-                    .map(|&x| f64::from(x) - f64::from(u))
-                    .collect();
-                let Some(fit) = tailrank::evt::fit_gpd_bounded(&y) else {
+                let Some(xi) = spacing_test::tail_xi(top) else {
                     continue;
                 };
                 let above = q.positives.first().is_some_and(|p| top[0] > p.score);
@@ -47,7 +39,7 @@ fn main() {
                     run.family,
                     run.held_out,
                     run.seed,
-                    fit.gpd.xi,
+                    xi,
                     u8::from(above),
                     xs.join(",")
                 );

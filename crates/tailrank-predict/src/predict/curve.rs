@@ -211,13 +211,7 @@ pub fn curve(
                 ..*opts
             },
         )?;
-        let excess = p.excess_centre.map(|c| ExcessMove {
-            rate: c.excess_rate,
-            weight: c.weight,
-            decay: c.hazard_decay,
-            pool_size: Some(p.pool_size),
-        });
-        (excess, p.spacing_centre.map(|c| c.carried()))
+        p.carried_moves()
     } else {
         (None, None)
     };

@@ -7,8 +7,7 @@
 use super::calibrated::CalibratedMetrics;
 use super::endpoint_test::{EndpointTest, ExcessCentre};
 use super::hit_calibration::HitCalibration;
-use super::spacing_test::SpacingCentre;
-use super::spacing_test::SpacingTest;
+use super::spacing_test::{SpacingCentre, SpacingTest};
 use super::{
     Baselines, Budget, Drift, FitChoice, Interval, LevelPoint, LevelPrediction, PredictOptions,
     Prediction, QueryPrediction, RealizedInterval, TailReport, Trust, Verdict,

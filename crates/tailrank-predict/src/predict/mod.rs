@@ -185,6 +185,13 @@ pub fn sample_warnings(sample: u64, n: u64, k: usize, est: &Estimator) -> Vec<St
     )]
 }
 
+/// For a summary scanned at f = 1: whether it holds the whole pool of `n` items (`S_0 ≥ n`,
+/// its metrics exact) or only part of it (one shard of an exact scan); None below f = 1.
+pub fn exact_scan(s: &Summary, n: u64) -> Option<bool> {
+    let s0 = s.subset_sizes.first().copied().unwrap_or(0);
+    (s.fraction >= 1.0).then_some(s0 >= n)
+}
+
 /// Warnings about what summary `s` is, for a prediction at pool size `n` with estimator
 /// `est`: a summary scanned at f = 1 is no hash sample (with `S_0 < n` it is a part of the
 /// pool, such as one shard of an exact scan; with `S_0 = n` its metrics are known exactly),
@@ -192,14 +199,14 @@ pub fn sample_warnings(sample: u64, n: u64, k: usize, est: &Estimator) -> Vec<St
 pub fn summary_warnings(s: &Summary, n: u64, est: &Estimator) -> Vec<String> {
     let mut out = Vec::new();
     let s0 = s.subset_sizes.first().copied().unwrap_or(0);
-    if s.fraction >= 1.0 && s0 < n {
+    if exact_scan(s, n) == Some(false) {
         out.push(format!(
             "the summary was scanned at f = 1 but holds S = {s0} of N = {n} pool items: it is a \
              part of the pool (one shard of an exact scan?), not a hash sample, so nothing says \
              it is a uniform one; merge the shards (`tailrank merge`) for the exact metrics, or \
              scan with a sampling fraction below 1 (`--fraction`, Python `fraction=`) for a prediction"
         ));
-    } else if s.fraction >= 1.0 {
+    } else if exact_scan(s, n) == Some(true) {
         out.push(format!(
             "the summary is an exact scan (f = 1, S = N = {n}): its metrics are known exactly \
              (`tailrank eval --summary`); this prediction is the model's reading of them"
@@ -377,6 +384,19 @@ impl Prediction {
             (None, Some(c)) => c.unmoved_map_at_k,
             (None, None) => self.estimate,
         }
+    }
+
+    /// The estimate's two moves as a hardness file and a curve carry them: the centre of the
+    /// excess with its rate's reference N (this prediction's pool size) and the centre of the
+    /// rare items above the top positive.
+    pub fn carried_moves(&self) -> (Option<hardness::ExcessMove>, Option<hardness::SpacingMove>) {
+        let excess = self.excess_centre.map(|c| hardness::ExcessMove {
+            rate: c.excess_rate,
+            weight: c.weight,
+            decay: c.hazard_decay,
+            pool_size: Some(self.pool_size),
+        });
+        (excess, self.spacing_centre.map(|c| c.carried()))
     }
 
     /// mAP@k at N of the evt fit that is not the estimate's (the options' own under the
@@ -621,13 +641,7 @@ pub fn predict_from_hardness(
 /// of the excess, so that [`predict_from_hardness`] on the file gives `p`'s estimate.
 pub fn hardness_meta(s: &Summary, p: &Prediction) -> HardnessMeta {
     let mut meta = HardnessMeta::from_summary(s, 0, &p.options.estimator);
-    meta.excess_move = p.excess_centre.map(|c| hardness::ExcessMove {
-        rate: c.excess_rate,
-        weight: c.weight,
-        decay: c.hazard_decay,
-        pool_size: Some(p.pool_size),
-    });
-    meta.spacing_move = p.spacing_centre.map(|c| c.carried());
+    (meta.excess_move, meta.spacing_move) = p.carried_moves();
     meta.hit_scales = p.hit_scales;
     meta
 }

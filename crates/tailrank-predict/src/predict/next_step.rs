@@ -219,12 +219,11 @@ fn doublings_to(f: f64, w: &WidthParts, target: Option<f64>, min: u32) -> u32 {
     j
 }
 
-/// The step of a summary scanned at f = 1, whatever the verdict (the input warnings say why it
-/// doubts): the whole pool (`S_0 = N`) has its metric exactly; a part of it (one shard) needs
+/// The step of a summary scanned at f = 1 ([`super::exact_scan`]), whatever the verdict (the
+/// input warnings say why it doubts): the whole pool has its metric exactly; a part of it (one shard) needs
 /// its other shards merged, not a bigger sample.
-fn exact_scan_step(s: &Summary, n_pool: u64) -> NextStep {
-    let s0 = s.subset_sizes.first().copied().unwrap_or(0);
-    let message = if s0 >= n_pool {
+fn exact_scan_step(whole: bool) -> NextStep {
+    let message = if whole {
         "Nothing to do: the summary is the whole pool (f = 1), whose metric is exact; \
          `tailrank eval --summary` reports it."
     } else {
@@ -233,15 +232,15 @@ fn exact_scan_step(s: &Summary, n_pool: u64) -> NextStep {
     };
     NextStep {
         message: message.to_string(),
-        projected_width: (s0 >= n_pool).then_some(0.0),
+        projected_width: whole.then_some(0.0),
         ..NextStep::default()
     }
 }
 
 /// The next step of prediction `p` from summary `s` (`docs/reference/predict.md`, "The next step").
 pub fn next_step(s: &Summary, p: &Prediction, plan: &NextStepPlan) -> NextStep {
-    if s.fraction >= 1.0 {
-        return exact_scan_step(s, p.pool_size);
+    if let Some(whole) = super::exact_scan(s, p.pool_size) {
+        return exact_scan_step(whole);
     }
     let doubts = p.trust.verdict == super::Verdict::Doubtful;
     let Some(w) = width_parts(p) else {

@@ -234,8 +234,9 @@ pub fn spacing_quantile(xi_index: i32, n: usize) -> f64 {
 
 /// ξ̂ of a query's level-0 tail: the GPD fitted to `x₁ … x_n` over the threshold `x_{n+1}`,
 /// the maximum included. (Fitted without it, ξ̂ is biased low and a GPD's own maxima exceed
-/// `r_α` about ten times too often: `docs/notes/2026-12-05-level0-excess-signal.md`.)
-fn tail_xi(top: &[f32]) -> Option<f64> {
+/// `r_α` about ten times too often: `docs/notes/2026-12-05-level0-excess-signal.md`.) None
+/// with fewer than `n + 1` scores or without a fit.
+pub fn tail_xi(top: &[f32]) -> Option<f64> {
     let u = f64::from(*top.get(SPACING_N)?);
     let y: Vec<f64> = top[..SPACING_N].iter().map(|&x| f64::from(x) - u).collect();
     crate::evt::fit_gpd_bounded(&y).map(|f| f.gpd.xi)

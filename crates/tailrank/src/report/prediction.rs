@@ -97,23 +97,18 @@ fn head_rows(t: &mut String, p: &Prediction) {
         );
     }
     if let Some(c) = &p.spacing_centre {
-        let unmoved = if p.excess_centre.is_some() {
-            String::new()
-        } else {
-            pct(c.unmoved_map_at_k)
+        // The tail model's value is on the line above when the excess moved it first.
+        let (unmoved, lead) = match p.excess_centre {
+            Some(_) => (String::new(), ""),
+            None => (pct(c.unmoved_map_at_k), "the tail model alone; "),
         };
         let _ = writeln!(
             t,
-            "{:<w$} {:>9}  {}moved {:+.2} points towards the rare items above the top \
+            "{:<w$} {:>9}  {lead}moved {:+.2} points towards the rare items above the top \
              positive that the top-spacing test reads ({:.0}% of the half way: {:.3} items per \
              query at N, spread unknown)",
             "  tail model (evt) at N",
             unmoved,
-            if unmoved.is_empty() {
-                ""
-            } else {
-                "the tail model alone; "
-            },
             100.0 * c.shift,
             100.0 * c.weight,
             c.rate_above * (p.pool_size - p.sample_size) as f64
