@@ -11,6 +11,9 @@ per-positive x̂ and terms, against the realized K_N) and the per-level fits of 
                                       #  ratio read from probe thresholds placed by the fit
   level_probes.py probes LEVELS DIR.. # the probes' per-depth law (NPMLE) applied to level 0:
                                       #  the run's error under the count law, tail / immune parts
+  level_probes.py scales LEVELS DIR.. # the positives' own scales (realized / predicted new items
+                                      #  per depth band of the tail, the immune positives' new
+                                      #  items per exposure) applied to level 0's x̂
 Needs numpy, scipy and pandas."""
 import collections
 import json
@@ -233,6 +236,63 @@ def probes(levels_used, dirs):
               f" immune {100 * acc['immune base']:+.2f} -> {100 * acc['immune new']:+.2f}", flush=True)
 
 
+# --- the positives' scales -------------------------------------------------------------------
+
+BANDS = [2, 6, 11]  # depth-bin edges (index of DEPTHS): d ≥ 1/2, ≥ 1/8, ≥ 1/64, below
+
+
+def band(sl_x):
+    b = np.clip(np.round(-2 * np.log2(np.maximum(sl_x, 1e-30))), 0, 12)
+    return np.digitize(b, BANDS, right=True)
+
+
+def positive_scales(d, levels_used):
+    """Per depth band, Σ(K_0 − K_l)/Σ(S_0 − S_l)·x̂_l over level l's tail positives; and the
+    immune positives' new items per exposure (S_0 − S_l)/S_l, i.e. per level-l-sized sample."""
+    man, _, sizes, nlev, _, levels = load(d)
+    k = np.load(f"{d}/summary/pos_pool_above.npy").astype(float)
+    off = np.load(f"{d}/summary/query_offsets.npy")
+    pred, real, exposure, imm = np.zeros(len(BANDS) + 1), np.zeros(len(BANDS) + 1), 0.0, 0.0
+    for level in (lv for lv in levels_used if lv < nlev):
+        e = (sizes[0] - sizes[level]) / sizes[level]
+        x = levels[levels.level == level]
+        pid = (off[x["query"].values] + x["pos"].values).astype(int)
+        new = k[pid, 0] - k[pid, level]
+        tail, b = (x.branch == 1).values, band(sizes[level] * x.x_hat.values)
+        for i in range(len(pred)):
+            pred[i] += (e * sizes[level] * x.x_hat.values[tail & (b == i)]).sum()
+            real[i] += new[tail & (b == i)].sum()
+        immune = (x.branch == 2).values
+        exposure += e * immune.sum()
+        imm += new[immune].sum()
+    return real / np.maximum(pred, 1e-300), imm / max(exposure, 1e-300)
+
+
+def scales(levels_used, dirs):
+    for d in dirs:
+        man, _, sizes, _, _, _ = load(d)
+        c, m = positive_scales(d, levels_used)
+        byq, acc = records(d), collections.Counter()
+        for ps in byq.values():
+            den = min(K, len(ps))
+            for r in ps:
+                x = r["xh"]
+                if r["br"] == "tail":
+                    x *= c[int(band(np.array([sizes[0] * x]))[0])]
+                elif r["br"] == "immune":
+                    x = m / sizes[0]
+                ex = expected_term(r["j"], r["C"], r["KS"], np.array([x * (man["pool_size"] - r["S"])]),
+                                   np.ones(1)) / den / len(byq)
+                rank = r["j"] + r["C"] + man["pool_size"] * x
+                er = (r["j"] / rank if rank <= K else 0.0) / den / len(byq)
+                acc["base"] += r["est"] - r["tru"]
+                acc["er"] += er - r["tru"]
+                acc["count law"] += ex - r["tru"]
+        print(f"{d.rstrip('/').split('/')[-1]:30s} levels {levels_used}: scales {np.round(c, 2)}, immune"
+              f" {m:.3f}; error {100 * acc['base']:+.2f} -> {100 * acc['er']:+.2f} (expected-rank),"
+              f" {100 * acc['count law']:+.2f} (count law)", flush=True)
+
+
 if __name__ == "__main__":
     cmd, rest = sys.argv[1], sys.argv[2:]
     if cmd == "censor":
@@ -241,5 +301,7 @@ if __name__ == "__main__":
         calibration(rest)
     elif cmd == "probes":
         probes(tuple(int(x) for x in rest[0].split(",")), rest[1:])
+    elif cmd == "scales":
+        scales(tuple(int(x) for x in rest[0].split(",")), rest[1:])
     else:
         sys.exit(__doc__)
