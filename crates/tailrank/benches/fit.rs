@@ -1,5 +1,5 @@
 //! Criterion benchmark of the GPD fit, the inner loop of `predict` (docs/reference/performance.md,
-//! "`predict` on an ILIAS-sized summary"): one query's fit on 200 and on 800 excesses, the
+//! "predict on an ILIAS-sized summary"): one query's fit on 200 and on 800 excesses, the
 //! paper's fit and the level-selected one at quantile 0.8 of the top 4000.
 //!
 //! `cargo bench --bench fit`. The whole process, the user's view, is timed by
