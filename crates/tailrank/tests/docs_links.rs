@@ -157,8 +157,10 @@ fn anchors(text: &str) -> Vec<String> {
     out
 }
 
+/// Whether a cited title is part of a heading or label, both read without their code and
+/// emphasis marks (a citation may quote a heading's backticks or leave them out).
 fn title_found(title: &str, anchors: &[String]) -> bool {
-    let t = title.to_lowercase();
+    let t = title.replace(['`', '*'], "").to_lowercase();
     anchors.iter().any(|a| a.contains(&t))
 }
 
@@ -303,6 +305,7 @@ fn citations_are_read_with_their_titles_across_comment_lines() {
     let a = anchors("# Top\n## The `next` step\ntext **Which factors.** more\n");
     assert_eq!(a, vec!["top", "the next step", "which factors"]);
     assert!(title_found("Which factors", &a));
+    assert!(title_found("The `next` step", &a) && title_found("the next step", &a));
     assert!(!title_found("Crates", &a));
     assert_eq!(
         relative_links("[a](guide/x.md#top) [b](https://x.org) [c](#here) [d](../LICENSE)"),
