@@ -77,7 +77,8 @@ struct LevelSection {
     /// test's, or the one a hardness file carries.
     spacing_move: Option<hardness::SpacingMove>,
     /// `r_a` of the reading of rare items above the top positive that the realized interval
-    /// reaches towards: the top-spacing test's past `reach::Z_WEIGHT_NONE` (None without it).
+    /// reaches towards: the top-spacing test's `reach_z` past `reach::Z_WEIGHT_NONE` (None
+    /// without it).
     rate_above: Option<f64>,
     /// hit@1 calibrated on the levels (None without levels).
     hit_calibration: Option<hit_calibration::HitCalibration>,
@@ -355,7 +356,7 @@ impl Stage<'_> {
             centre,
             spacing_move: spacing_test::spacing_move(&spacing, sample),
             rate_above: Some(spacing.rate_above(sample))
-                .filter(|r| spacing.z > reach::Z_WEIGHT_NONE && *r > 0.0),
+                .filter(|r| spacing.reach_z() > reach::Z_WEIGHT_NONE && *r > 0.0),
             hit_scales: hit_calibration.map(|c| c.scales),
             hit_calibration,
             trust,

@@ -50,14 +50,14 @@ impl TrendReach {
 }
 
 /// The reach towards the reading of rare items above the top positive, `m_above`: spanned as
-/// `m_tail + w(z)·(m_above − m_tail)`, `z` the top-spacing test's (module docs).
+/// `m_tail + w(z)·(m_above − m_tail)`, `z` the top-spacing test's `reach_z` (module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct AboveReach {
     /// `m_above`, the reading in full.
     pub estimate: f64,
     /// `m_tail`, the tail model's own value it is read against.
     pub tail: f64,
-    /// The top-spacing test's z.
+    /// The top-spacing test's `reach_z = max(z, z_a)`.
     pub z: f64,
     /// The lowest of the interval's other readings (the estimate included).
     pub low_others: f64,

@@ -64,7 +64,9 @@
 //!   of rare items per unsampled pool item and query (`SpacingTest::rate_above`); `m_above`
 //!   is the tail model's value moved by what that rate, added to every positive, does to the
 //!   binomial map, and the interval reaches `w(z)` of the way to it, `w` the trend's weight
-//!   below on the test's z (`predict::reach::AboveReach`; nothing up to z = 2). It is the reading
+//!   below on `z = max(z_pooled, z_a)`, the clearer of the test's pooled z and the exact z of
+//!   the count above the top positive (`SpacingTest::reach_z`, `predict::reach::AboveReach`;
+//!   nothing up to z = 2). It is the reading
 //!   of thin rare mass that sits above whole queries (the spread pair), which leaves each
 //!   query one sampled item at most and so escapes the endpoint test. *Choice:* only the
 //!   queries whose top item outranks their top positive count, so that near copies below it
@@ -173,7 +175,7 @@ pub struct RealizedInterval {
     #[serde(default)]
     pub count_estimate: Option<f64>,
     /// The reach towards `m_above`, the reading of rare items above the top positive, when
-    /// the top-spacing test's z passes `Z_WEIGHT_NONE` and its rate `r_a` is positive.
+    /// the top-spacing test's `reach_z` passes `Z_WEIGHT_NONE` and its rate `r_a` is positive.
     #[serde(default)]
     pub spacing_above: Option<AboveReach>,
     /// `m_S`, the evaluate-at-S value when it cut the upper end (module docs); None when the
@@ -287,7 +289,7 @@ pub fn realized_interval(
     .fold((estimate, estimate), |(lo, hi), v| (lo.min(v), hi.max(v)));
     let spacing_above = spacing_above
         .filter(|v| v.is_finite())
-        .zip(trust.spacing.map(|sp| sp.z))
+        .zip(trust.spacing.map(|sp| sp.reach_z()))
         .map(|(m, z)| AboveReach {
             estimate: m,
             tail: tail_value,
@@ -549,22 +551,29 @@ mod tests {
             spacing_above: Some(0.30),
             ..none
         };
-        // ... weighted by the top-spacing test's z: in full from z = 4, not at all up to 2.
-        for (z, lo) in [(5.0, 0.30), (3.0, 0.35), (1.0, 0.40)] {
+        // ... weighted by the top-spacing test's z: in full from z = 4, not at all up to 2;
+        // the z is the clearer of the pooled one and that of the count above the top positive
+        // (1 of 100 is the null's own count, z_a < 0; 10 of 10 stands out, z_a ≈ 7.9).
+        for (z, n_above, lo) in [
+            (5.0, 1, 0.30),
+            (3.0, 1, 0.35),
+            (1.0, 1, 0.40),
+            (1.0, 10, 0.30),
+        ] {
             let mut t = trusted.clone();
             t.spacing = Some(crate::predict::spacing_test::SpacingTest {
                 tested: 100,
                 exceeding: 10,
                 excess: 9.0,
                 z,
-                tested_above: 10,
-                exceeding_above: 10,
+                tested_above: if n_above == 1 { 100 } else { 10 },
+                exceeding_above: n_above,
             });
             let r =
                 realized_interval(0.40, above, f64::NAN, &[0.40, 0.40], None, &t, 0.95).unwrap();
             assert!(
                 (r.interval.lo - lo).abs() < 1e-12,
-                "z {z}: {:?}",
+                "z {z}, {n_above} above: {:?}",
                 r.interval
             );
             let a = r.spacing_above.unwrap();

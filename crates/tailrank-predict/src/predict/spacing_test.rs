@@ -29,7 +29,7 @@
 //! **Above the top positive.** The exceeding queries whose top item `x₁` also outranks their
 //! top positive, `D_a` of `Q_a`, read a rate of rare items that sit above whole queries
 //! ([`SpacingTest::rate_above`]); the realized interval reaches towards the metric at that
-//! rate (`predict::realized`, docs/method.md §9).
+//! rate, weighted by [`SpacingTest::reach_z`] (`predict::realized`, docs/method.md §9).
 //!
 //! **The centre of the rare items above.** Where the count `D_a` behind that rate is clearly
 //! more than the null puts there (its exact binomial tail as a z, [`SpacingTest::z_above`],
@@ -106,6 +106,15 @@ impl SpacingTest {
         }
         let p = crate::numerics::beta::inc_beta(ALPHA, d, q - d + 1.0).max(1e-15);
         -crate::numerics::norm_ppf(p)
+    }
+
+    /// `z_reach = max(z, z_a)`: the z that weights the realized interval's reach towards the
+    /// reading of rare items above the top positive (`predict::reach::AboveReach`). The
+    /// reading's rate is `D_a`'s, so its own exact z counts; the pooled z, which also counts
+    /// the queries whose exceeding item sits below their top positive, keeps the reach it
+    /// gave before (`docs/notes/2026-12-06-reach-z.md`).
+    pub fn reach_z(&self) -> f64 {
+        self.z.max(self.z_above())
     }
 
     /// `r_a = max(0, D_a − α·Q_a)/(P·Q_t·S)`: the rate, per unsampled pool item and query, of
