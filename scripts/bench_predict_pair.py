@@ -1,12 +1,13 @@
 """Paired timing of two `tailrank predict` binaries as whole processes: interleaved rounds, medians.
 
-Usage: bench_predict_pair.py BEFORE_BIN AFTER_BIN ROUNDS SUMMARY_DIR [predict arguments...]
+Usage: python3 scripts/bench_predict_pair.py BEFORE_BIN AFTER_BIN ROUNDS SUMMARY_DIR [predict args...]
 
 Each round runs `BIN predict --summary SUMMARY_DIR --json ARGS` once per binary, the order
 alternating between rounds so that a drift of the machine hits both alike. Prints the CPU, each
 run, the medians of wall time, CPU time and peak RSS, the after/before ratios, and whether the
 two binaries wrote the same JSON (docs/reference/performance.md, "predict on an ILIAS-sized
-summary"). An ILIAS-sized summary: `tailrank simulate --preset mixture-tail --out DIR`.
+summary"). An ILIAS-sized summary: `tailrank simulate --preset mixture-tail --out DIR`
+writes it to DIR/summary.
 """
 import json
 import statistics

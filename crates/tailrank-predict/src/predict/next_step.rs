@@ -11,15 +11,16 @@
 //! spread s = W − n − t                     the opinions' spread (and the clamps): held
 //! W(j)   = s_j + n·2^(−j/2) + min(t_j·max(0, L − j)/L, W − n),   L = log2(N/S_0)
 //! t_j    = |Δ_trend|·w(z·2^(j/2))·v
-//! s_j    = s − e(1) + e(2^(j/2))              e(c): how far m_above at weight w(z_spacing·c)
+//! s_j    = s − e(1) + e(2^(j/2))              e(c): how far m_above at weight w(z_reach·c)
 //!                                            lowers the end below the other readings
 //! ```
 //!
 //! for the sample at `f·2^j`: the trend's move left to N shrinks with the doublings left, and
 //! its weight `w` (`predict::reach`) rises as its paired z grows with √S for a trend that
-//! holds still, and so does the top-spacing test's z that weighs the reach towards the rare
-//! items above the top positive (`reach::AboveReach`); the side weight `v` is kept (with the
-//! count estimator, `t_j = |Δ|`, whose switch does not move). The trend's part never exceeds
+//! holds still, and so does the z that weighs the reach towards the rare items above the top
+//! positive (`reach::AboveReach`, `SpacingTest::reach_z`; for the few queries behind `z_a`
+//! a doubling can move it further, docs/notes/2026-12-06-reach-z.md); the side weight `v` is
+//! kept (with the count estimator, `t_j = |Δ|`, whose switch does not move). The trend's part never exceeds
 //! the room it had at f, `W − n`: past it the interval already reached the end of the
 //! metric's range. The spread of the readings (maps, fits, the calibrated law) is
 //! what the sample size does not reduce: when it makes at least half the width, or is wider

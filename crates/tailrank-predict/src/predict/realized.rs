@@ -120,7 +120,7 @@
 //!      Trust::shift()
 //! m_fit' = m_tail + clamp(m_fit − m_tail, −r_fit, r_fit)
 //! M  = {m̂, m_ER, m_Bin, m_fit', m_cal} ∪ {m_excess if r > 0} ∪ {m_count if the sample is unsettled}
-//!      ∪ {m_tail + w(z_spacing)·(m_above − m_tail) if r_a > 0}
+//!      ∪ {m_tail + w(z_reach)·(m_above − m_tail) if z_reach > 2 and r_a > 0}
 //! lo = max(0, min(M) − h − max(−Δ, 0))
 //! hi = min(1, max(m̂, m_S), max(M) + h + max(Δ, 0))
 //! ```
@@ -554,11 +554,11 @@ mod tests {
         // ... weighted by the top-spacing test's z: in full from z = 4, not at all up to 2;
         // the z is the clearer of the pooled one and that of the count above the top positive
         // (1 of 100 is the null's own count, z_a < 0; 10 of 10 stands out, z_a ≈ 7.9).
-        for (z, n_above, lo) in [
-            (5.0, 1, 0.30),
-            (3.0, 1, 0.35),
-            (1.0, 1, 0.40),
-            (1.0, 10, 0.30),
+        for (z, (tested_above, exceeding_above), lo) in [
+            (5.0, (100, 1), 0.30),
+            (3.0, (100, 1), 0.35),
+            (1.0, (100, 1), 0.40),
+            (1.0, (10, 10), 0.30),
         ] {
             let mut t = trusted.clone();
             t.spacing = Some(crate::predict::spacing_test::SpacingTest {
@@ -566,14 +566,14 @@ mod tests {
                 exceeding: 10,
                 excess: 9.0,
                 z,
-                tested_above: if n_above == 1 { 100 } else { 10 },
-                exceeding_above: n_above,
+                tested_above,
+                exceeding_above,
             });
             let r =
                 realized_interval(0.40, above, f64::NAN, &[0.40, 0.40], None, &t, 0.95).unwrap();
             assert!(
                 (r.interval.lo - lo).abs() < 1e-12,
-                "z {z}, {n_above} above: {:?}",
+                "z {z}, {exceeding_above} of {tested_above} above: {:?}",
                 r.interval
             );
             let a = r.spacing_above.unwrap();

@@ -126,22 +126,28 @@ unsafe fn sum_and_slope_avx2(t: f64, v: &[f64], w: &[f64]) -> (f64, f64) {
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx2")]
+#[target_feature(enable = "avx512f")]
 unsafe fn sum_avx512(t: f64, v: &[f64], w: &[f64]) -> f64 {
     sum_portable(t, v, w)
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx2")]
+#[target_feature(enable = "avx512f")]
 unsafe fn sum_and_slope_avx512(t: f64, v: &[f64], w: &[f64]) -> (f64, f64) {
     sum_and_slope_portable(t, v, w)
 }
 
+/// AVX-512 F and what rustc's `avx512f` implies (AVX2, FMA, F16C), each detected: every
+/// AVX-512 CPU has them, but the `unsafe` calls below rely on all of them.
 #[inline]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 fn has_avx512() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("fma")
+            && std::arch::is_x86_feature_detected!("f16c")
+            && has_avx2()
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -150,6 +156,7 @@ fn has_avx512() -> bool {
 }
 
 #[inline]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 fn has_avx2() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
@@ -166,7 +173,7 @@ pub(super) fn weighted_ln_one_minus(t: f64, v: &[f64], w: &[f64]) -> f64 {
     debug_assert_eq!(v.len(), w.len());
     #[cfg(target_arch = "x86_64")]
     if has_avx512() {
-        // SAFETY: the CPU has AVX-512 F (checked just above).
+        // SAFETY: the CPU has AVX-512 F and what it implies (checked just above).
         return unsafe { sum_avx512(t, v, w) };
     }
     #[cfg(target_arch = "x86_64")]
@@ -183,7 +190,7 @@ pub(super) fn weighted_ln_one_minus_and_slope(t: f64, v: &[f64], w: &[f64]) -> (
     debug_assert_eq!(v.len(), w.len());
     #[cfg(target_arch = "x86_64")]
     if has_avx512() {
-        // SAFETY: the CPU has AVX-512 F (checked just above).
+        // SAFETY: the CPU has AVX-512 F and what it implies (checked just above).
         return unsafe { sum_and_slope_avx512(t, v, w) };
     }
     #[cfg(target_arch = "x86_64")]
