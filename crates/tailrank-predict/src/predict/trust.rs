@@ -168,6 +168,12 @@ impl Verdict {
             Verdict::Unchecked => "unchecked",
         }
     }
+
+    /// The verdict when its tests ran, None for `unchecked`: a verdict that neither trusts
+    /// nor doubts, which the validation counts as neither a miss nor a false alarm.
+    pub fn checked(self) -> Option<Verdict> {
+        (self != Verdict::Unchecked).then_some(self)
+    }
 }
 
 /// The in-sample check of one level ℓ ≥ 1.

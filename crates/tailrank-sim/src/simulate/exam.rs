@@ -205,7 +205,7 @@ pub fn exam_line(name: &str, held_out: bool, records: &[&ExamRecord]) -> ExamLin
     );
     let (mut misses, mut false_alarms) = ((0, 0), (0, 0));
     for r in records {
-        let Some(v) = r.verdict.filter(|v| *v != Verdict::Unchecked) else {
+        let Some(v) = r.verdict.and_then(Verdict::checked) else {
             continue;
         };
         let e = r.map_error.abs();
@@ -295,7 +295,7 @@ fn checked<'a>(records: &[&'a ExamRecord]) -> Vec<CheckedRun<'a>> {
     records
         .iter()
         .filter_map(|r| {
-            let verdict = r.verdict.filter(|v| *v != Verdict::Unchecked)?;
+            let verdict = r.verdict.and_then(Verdict::checked)?;
             Some(CheckedRun {
                 held_out: r.held_out,
                 map_error: r.map_error,

@@ -487,7 +487,7 @@ pub fn coverage_width(
 /// did not run: it neither trusts nor doubts).
 pub fn doubted(r: &Run) -> Option<bool> {
     r.verdict
-        .filter(|v| *v != Verdict::Unchecked)
+        .and_then(Verdict::checked)
         .map(|v| v == Verdict::Doubtful)
 }
 
