@@ -119,6 +119,7 @@ const PREDICTION_KEYS: &[&str] = &[
     "realized.fit_choice_map_at_k",
     "realized.fit_choice_reach",
     "realized.level_calibrated_map_at_k",
+    "realized.levels_high_map_at_k",
     "realized.map_at_k_realized_interval[]",
     "realized.other_map_map_at_k",
     "realized.pool_sd",

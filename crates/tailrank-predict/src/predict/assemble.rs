@@ -480,6 +480,7 @@ impl Stage<'_> {
                 .filter(|b| b.unsettled())
                 .map(|_| base.count),
             spacing_above: es.spacing_reading,
+            levels_high: realized::levels_high(&ls.levels, &ls.trust),
             unmoved: (es.excess_centre.is_some() || es.spacing_centre.is_some())
                 .then_some(es.model_estimate),
         };

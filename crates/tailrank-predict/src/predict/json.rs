@@ -138,6 +138,9 @@ struct RealizedJson {
     /// the reach towards it (spanned: the tail model's value moved by that share of it).
     spacing_above_map_at_k: Option<f64>,
     spacing_above_weight: Option<f64>,
+    /// The levels' highest prediction at N, spanned when the estimate fell with each of the
+    /// last two doublings.
+    levels_high_map_at_k: Option<f64>,
     trend_shift: f64,
     /// The evaluate-at-S value when it capped the upper end (an upper bound of the metric at N).
     capped_at_evaluate_at_s: Option<f64>,
@@ -334,6 +337,7 @@ impl RealizedJson {
             count_map_at_k: r.count_estimate,
             spacing_above_map_at_k: r.spacing_above.map(|a| a.estimate),
             spacing_above_weight: r.spacing_above.map(|a| a.weight()),
+            levels_high_map_at_k: r.levels_high.map(|l| l.estimate),
             trend_shift: r.trend_shift,
             capped_at_evaluate_at_s: r.ceiling,
         }

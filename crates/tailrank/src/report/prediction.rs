@@ -125,7 +125,7 @@ fn uncertainty_rows(t: &mut String, p: &Prediction) {
             let _ = writeln!(
                 t,
                 "{:<w$} {:>9}  {conf} {} width {}: realized metric of these queries (pool \
-                 sd {}, other map {}{}{}{}{}, trend shift {:+.2}{})",
+                 sd {}, other map {}{}{}{}{}{}, trend shift {:+.2}{})",
                 "  these queries at N",
                 "",
                 interval(&r.interval),
@@ -150,6 +150,10 @@ fn uncertainty_rows(t: &mut String, p: &Prediction) {
                         pct(a.estimate),
                         a.weight()
                     ),
+                    None => String::new(),
+                },
+                match r.levels_high {
+                    Some(l) => format!(", falling estimate: levels' highest {}", pct(l.estimate)),
                     None => String::new(),
                 },
                 100.0 * r.trend_shift,

@@ -11,6 +11,7 @@ fn opinions(other_map: f64, other_fit: Option<f64>) -> Opinions {
         excess_mass: None,
         count: None,
         spacing_above: None,
+        levels_high: None,
         unmoved: None,
     }
 }
@@ -177,6 +178,7 @@ fn the_second_opinion_is_spanned() {
         excess_mass: None,
         count: None,
         spacing_above: None,
+        levels_high: None,
         unmoved: None,
     };
     for verdict in [Verdict::Trusted, Verdict::Doubtful] {
@@ -204,6 +206,7 @@ fn the_excess_mass_reading_is_spanned() {
         excess_mass: Some(0.33),
         count: None,
         spacing_above: None,
+        levels_high: None,
         unmoved: None,
     };
     let trusted = Trust::without_tests(Verdict::Trusted, String::new());
@@ -295,4 +298,46 @@ fn an_unsettled_sample_spans_the_count_reading() {
     let r = realized_interval(0.40, with(None), 0.70, &[0.4, 0.4], None, &t, 0.95).unwrap();
     assert_eq!((r.interval.lo, r.interval.hi), (0.40, 0.45));
     assert_eq!(r.count_estimate, None);
+}
+
+/// The falling estimate: the levels' highest prediction (levels 1 to 4, not deeper) is
+/// read only when the estimate fell with each of the last two doublings, and the upper end
+/// reaches it plus the pool noise, under the evaluate-at-S ceiling.
+#[test]
+fn a_falling_estimate_reaches_up_to_the_levels_highest() {
+    let level = |level, estimate| LevelPrediction {
+        level,
+        subset: level,
+        fraction: 0.05 / f64::from(1 << level),
+        sample_size: 1000 >> level,
+        estimate,
+        std_error: 0.01,
+        evaluate_at_s: 0.9,
+    };
+    let levels = [0.40, 0.42, 0.41, 0.44, 0.47, 0.60];
+    let levels: Vec<_> = (0..6).map(|l| level(l, levels[l])).collect();
+    let mut t = Trust::without_tests(Verdict::Doubtful, String::new());
+    assert_eq!(levels_high(&levels, &t), None);
+    t.level_rises = Some([0.02, -0.001]);
+    assert_eq!(levels_high(&levels, &t), None);
+    t.level_rises = Some([0.02, 0.01]);
+    assert_eq!(levels_high(&levels, &t), Some(0.47));
+    let ops = |levels_high| Opinions {
+        levels_high,
+        ..opinions(0.40, None)
+    };
+    let r = |m, ceiling| {
+        realized_interval(0.40, ops(m), ceiling, &[0.39, 0.41], None, &t, 0.95).unwrap()
+    };
+    let h = crate::numerics::norm_ppf(0.975) * r(None, f64::NAN).pool_sd;
+    let up = r(Some(0.47), f64::NAN);
+    assert!((up.interval.hi - (0.47 + h)).abs() < 1e-12, "{up:?}");
+    assert!((up.interval.lo - (0.40 - h)).abs() < 1e-12);
+    let e = up.levels_high.unwrap();
+    assert_eq!(e.estimate, 0.47);
+    assert!((e.extension - 0.07).abs() < 1e-12, "{e:?}");
+    assert_eq!(r(Some(0.39), f64::NAN).levels_high.unwrap().extension, 0.0);
+    assert_eq!(r(Some(0.47), 0.45).interval.hi, 0.45);
+    // Below the other readings' end it changes nothing.
+    assert_eq!(r(Some(0.39), f64::NAN).interval, r(None, f64::NAN).interval);
 }
