@@ -14,7 +14,9 @@
 //! NaN without the law) and `fit_choice_f` (whether a level-selected fit gave the estimate, the
 //! case where the trend counts only on `m_cal`'s side), and the reach towards the rare items
 //! above the top positive at f (NaN without it): `above_z_f,above_estimate_f,above_tail_f,
-//! above_low_others_f` (`predict::reach::AboveReach`).
+//! above_low_others_f` (`predict::reach::AboveReach`), and the reach up to the levels' highest
+//! prediction at f with the projection that holds it instead of halving it:
+//! `levels_extension_f,projected_held_2f` (`predict::realized::LevelsHigh`).
 //!
 //! Usage: `next_step_validation [FIRST_SEED..END_SEED [F [QUERIES [FAMILIES]]]]` (defaults
 //! 0..3, 0.05, 300, every corpus family; FAMILIES comma-separated).
@@ -38,7 +40,8 @@ fn main() {
          within_30,ratio_projected_2f,ratio_rel_error,ratio_within_30,verdict_f,verdict_2f,\
          w_h,n_h,t_h,s_h,err_h,verdict_h,n_2f,t_2f,s_2f,err_f,err_2f,\
          trend_projected_f,trend_se_f,cal_minus_est_f,cal_minus_est_2f,fit_choice_f,\
-         above_z_f,above_estimate_f,above_tail_f,above_low_others_f"
+         above_z_f,above_estimate_f,above_tail_f,above_low_others_f,levels_extension_f,\
+         projected_held_2f"
     );
     for run in runs::doubled_runs(&families, seeds, queries, f) {
         let (fam, held_out, seed, sim, opts) =
@@ -58,6 +61,11 @@ fn main() {
         let (h, m) = (parts(&ph), parts(&p2));
         let w = width_parts(&p1).expect("a realized interval at f");
         let projected = w.projected(1);
+        let held = tailrank::predict::next_step::WidthParts {
+            levels_extension: 0.0,
+            ..w
+        }
+        .projected(1);
         let above = w.above_reach;
         let ratio_projected = w_f * w_f / w_half;
         let rel = projected / measured - 1.0;
@@ -65,7 +73,7 @@ fn main() {
         println!(
             "{fam},{held_out},{seed},{f},{w_f:.5},{:.5},{:.5},{:.5},{projected:.5},\
                  {measured:.5},{rel:+.3},{},{ratio_projected:.5},{ratio_rel:+.3},{},{},{},\
-                 {:.5},{:.5},{:.5},{:.5},{:+.5},{},{:.5},{:.5},{:.5},{:+.5},{:+.5},{:+.5},{:.5},{:+.5},{:+.5},{},{:.4},{:.6},{:.6},{:.6}",
+                 {:.5},{:.5},{:.5},{:.5},{:+.5},{},{:.5},{:.5},{:.5},{:+.5},{:+.5},{:+.5},{:.5},{:+.5},{:+.5},{},{:.4},{:.6},{:.6},{:.6},{:.5},{held:.5}",
             w.noise,
             w.trend,
             w.spread,
@@ -93,6 +101,7 @@ fn main() {
             above.map_or(f64::NAN, |a| a.estimate),
             above.map_or(f64::NAN, |a| a.tail),
             above.map_or(f64::NAN, |a| a.low_others),
+            w.levels_extension,
         );
     }
 }

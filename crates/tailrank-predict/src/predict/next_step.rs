@@ -8,11 +8,12 @@
 //! ```text
 //! noise  n = min(W, 2·z·sd_pool)           the pool-sample noise, ∝ 1/√S
 //! trend  t = min(W − n, |Δ|)               the level trend's reach, Δ = Δ_trend·w(z)·v
-//! spread s = W − n − t                     the opinions' spread (and the clamps): held
+//! spread s = W − n − t                     the opinions' spread (the clamps, m_lev): held
 //! W(j)   = s_j + n·2^(−j/2) + min(t_j·max(0, L − j)/L, W − n),   L = log2(N/S_0)
 //! t_j    = |Δ_trend|·w(z·2^(j/2))·v
 //! s_j    = s − e(1) + e(2^(j/2))              e(c): how far m_above at weight w(z_reach·c)
-//!                                            lowers the end below the other readings
+//!          − e_lev·(1 − 2^(−j))              lowers the end below the other readings;
+//!                                            e_lev: how far m_lev raises the upper end
 //! ```
 //!
 //! for the sample at `f·2^j`: the trend's move left to N shrinks with the doublings left, and
@@ -20,7 +21,10 @@
 //! holds still, and so does the z that weighs the reach towards the rare items above the top
 //! positive (`reach::AboveReach`, `SpacingTest::reach_z`; for the few queries behind `z_a`
 //! a doubling can move it further, docs/notes/2026-12-06-reach-z.md); the side weight `v` is
-//! kept (with the count estimator, `t_j = |Δ|`, whose switch does not move). The trend's part never exceeds
+//! kept (with the count estimator, `t_j = |Δ|`, whose switch does not move). The reach up to
+//! the levels' highest prediction (`realized::LevelsHigh`) counts only while the estimate
+//! keeps falling with each doubling; without a trend that is an even chance per doubling, so
+//! its part is projected as `e_lev·2^(−j)` (docs/notes/2026-12-07-falling-reach.md). The trend's part never exceeds
 //! the room it had at f, `W − n`: past it the interval already reached the end of the
 //! metric's range. The spread of the readings (maps, fits, the calibrated law) is
 //! what the sample size does not reduce: when it makes at least half the width, or is wider
@@ -90,20 +94,25 @@ pub struct WidthParts {
     /// The reach towards the reading of rare items above the top positive
     /// (`reach::AboveReach`), part of the spread, when the interval has one.
     pub above_reach: Option<AboveReach>,
+    /// `e_lev`, how far the reach up to the levels' highest prediction raised the upper end
+    /// (0 without it), part of the spread.
+    pub levels_extension: f64,
 }
 
 impl WidthParts {
     /// `W(j) = s_j + n·2^(−j/2) + min(t_j·max(0, L − j)/L, W − n)`, the width projected
-    /// after `j` doublings, `s_j = s − e(1) + e(2^(j/2))` with `e` the extension of the reach
-    /// towards the rare items above the top positive (module docs).
+    /// after `j` doublings, `s_j = s − e(1) + e(2^(j/2)) − e_lev·(1 − 2^(−j))` with `e` the
+    /// extension of the reach towards the rare items above the top positive and `e_lev` the
+    /// reach up to the levels' highest prediction (module docs).
     pub fn projected(&self, doublings: u32) -> f64 {
         let j = f64::from(doublings);
         // How much larger a test's z is after j doublings, for a statistic that holds still.
         let z_scale = 2f64.powf(j / 2.0);
         let spread = match self.above_reach {
-            Some(a) => (self.spread - a.extension(1.0) + a.extension(z_scale)).max(0.0),
+            Some(a) => self.spread - a.extension(1.0) + a.extension(z_scale),
             None => self.spread,
         };
+        let spread = (spread - self.levels_extension * (1.0 - 2f64.powf(-j))).max(0.0);
         let l = self.doublings_to_pool;
         let t_j = match self.trend_reach {
             Some(r) => r.weighted(z_scale).abs(),
@@ -117,10 +126,28 @@ impl WidthParts {
         spread + self.noise * 2f64.powf(-j / 2.0) + trend
     }
 
-    /// Whether the spread, which the sample size does not reduce, makes at least half the
-    /// width.
+    /// `s − e_lev`: the spread that the sample size does not reduce (the reach up to the
+    /// levels' highest prediction is expected to halve with each doubling).
+    pub fn lasting_spread(&self) -> f64 {
+        (self.spread - self.levels_extension).max(0.0)
+    }
+
+    /// Whether the spread that the sample size does not reduce makes at least half the width.
     pub fn spread_dominates(&self) -> bool {
-        self.spread >= 0.5 * self.width
+        self.lasting_spread() >= 0.5 * self.width
+    }
+
+    /// The clause on the falling estimate's reach for a message ("" without it).
+    fn levels_clause(&self) -> String {
+        if self.levels_extension > 0.0 {
+            format!(
+                "; the reach up to the levels' highest prediction, {} points, is expected to \
+                 halve with each doubling",
+                points(self.levels_extension)
+            )
+        } else {
+            String::new()
+        }
     }
 }
 
@@ -142,6 +169,7 @@ pub fn width_parts(p: &Prediction) -> Option<WidthParts> {
             .fit_choice_estimate
             .map(|_| trend_reach(&p.trust, r.calibrated_estimate, p.estimate)),
         above_reach: r.spacing_above,
+        levels_extension: r.levels_high.map_or(0.0, |l| l.extension),
     })
 }
 
@@ -282,19 +310,20 @@ pub fn next_step(s: &Summary, p: &Prediction, plan: &NextStepPlan) -> NextStep {
             ..NextStep::default()
         };
     }
-    let out_of_reach = unmet.is_some_and(|t| w.spread >= t);
+    let out_of_reach = unmet.is_some_and(|t| w.lasting_spread() >= t);
     if out_of_reach || (unmet.is_none() && w.spread_dominates()) {
         return NextStep {
             action: Action::BudgetCannotHelp,
             message: format!(
                 "More sample is not expected to help: {} of the {} points of the interval are \
                  the spread of the readings (maps, fits, the calibrated law), which does not \
-                 shrink with the sample; the pool noise ({}) and the trend ({}) do, and another \
-                 doubling would make it {} points (docs/reference/validation.md).",
-                points(w.spread),
+                 shrink with the sample; the pool noise ({}) and the trend ({}) do{}, and \
+                 another doubling would make it {} points (docs/reference/validation.md).",
+                points(w.lasting_spread()),
                 points(w.width),
                 points(w.noise),
                 points(w.trend),
+                w.levels_clause(),
                 points(w.projected(1))
             ),
             projected_width: Some(w.projected(1)),
@@ -316,7 +345,7 @@ pub fn next_step(s: &Summary, p: &Prediction, plan: &NextStepPlan) -> NextStep {
                  smaller fraction (the spread of the readings, {} points, does not shrink with \
                  the sample)",
                 points(w.width),
-                points(w.spread)
+                points(w.lasting_spread())
             ),
             None => "the next doubling is the whole pool".to_string(),
         };
@@ -327,12 +356,13 @@ pub fn next_step(s: &Summary, p: &Prediction, plan: &NextStepPlan) -> NextStep {
         let message = format!(
             "Grow the sample from {f} to {to} {why}: the interval is projected to narrow from {} \
              to {} points (the pool noise, {} points, shrinks as 1/√S and the trend, {}, with \
-             the doublings left to N; the spread of the readings, {}, stays){trend}.",
+             the doublings left to N; the spread of the readings, {}, stays{}){trend}.",
             points(w.width),
             points(width),
             points(w.noise),
             points(w.trend),
-            points(w.spread)
+            points(w.lasting_spread()),
+            w.levels_clause()
         );
         (width, message)
     };
@@ -361,6 +391,25 @@ mod tests {
             doublings_to_pool: l,
             trend_reach: None,
             above_reach: None,
+            levels_extension: 0.0,
+        }
+    }
+
+    /// The reach up to the levels' highest prediction halves with each doubling: 2 points of
+    /// a 6-point spread leave 1 point after one doubling and 1.5 after two.
+    #[test]
+    fn the_levels_reach_halves_per_doubling() {
+        let w = WidthParts {
+            levels_extension: 0.02,
+            ..parts(0.10, 0.04, 0.0, 4.0)
+        };
+        for (j, left) in [(0, 0.02), (1, 0.01), (2, 0.005)] {
+            let want = 0.04 + left + 0.04 / 2f64.sqrt().powi(j as i32);
+            assert!(
+                (w.projected(j) - want).abs() < 1e-12,
+                "{j}: {}",
+                w.projected(j)
+            );
         }
     }
 
@@ -498,7 +547,7 @@ mod tests {
                 assert!(f <= 1.0 && n.commands.len() == 3 * j, "{n:?}");
                 assert!(n.commands[2].starts_with("tailrank grow SUMMARY "));
             }
-            Action::BudgetCannotHelp => assert!(w.spread >= 1e-4, "{w:?}"),
+            Action::BudgetCannotHelp => assert!(w.lasting_spread() >= 1e-4, "{w:?}"),
             Action::None => panic!("a target of 0.01 points is not met: {n:?}"),
         }
     }
