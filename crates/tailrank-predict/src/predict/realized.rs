@@ -350,11 +350,14 @@ pub fn realized_interval(
         .filter(|c| c.is_finite())
         .map_or(f64::INFINITY, |c| c.max(estimate));
     // The falling estimate: up to the levels' highest prediction and its pool noise.
-    let levels_high = levels_high.filter(|v| v.is_finite()).map(|m| LevelsHigh {
+    let levels_end = levels_high
+        .filter(|v| v.is_finite())
+        .map(|m| (m, (m + h).min(1.0)));
+    let levels_high = levels_end.map(|(m, end)| LevelsHigh {
         estimate: m,
-        extension: ((m + h).min(1.0).min(cap) - hi.min(cap)).max(0.0),
+        extension: (end.min(cap) - hi.min(cap)).max(0.0),
     });
-    let hi = levels_high.map_or(hi, |l| hi.max((l.estimate + h).min(1.0)));
+    let hi = levels_end.map_or(hi, |(_, end)| hi.max(end));
     let cut = Some(cap).filter(|&b| b < hi);
     Some(RealizedInterval {
         interval: Interval {
