@@ -346,6 +346,36 @@ fn scan_matches_numpy_and_merge_of_shards_equals_one_scan() {
     check(&sampled, &reference["sampled"]);
     assert_eq!(sampled.pool_size, Some(100_000));
     assert_eq!(sampled.subsets.len(), 5);
+
+    // A sample that none of the rows falls in: written, with a warning that names it.
+    let err = ok(&run(&[
+        "--pool",
+        "pool_a.npy",
+        "--pool-ids",
+        "a_ids.txt",
+        "--fraction",
+        "0.000001",
+        "--seed",
+        "7",
+        "--pool-size",
+        "100000",
+        "-o",
+        "empty",
+    ]));
+    assert_eq!(Summary::read(&d.join("empty")).unwrap().subset_sizes[0], 0);
+    assert!(
+        err.contains("warning: none of the") && err.contains("fraction 0.000001 (seed 7)"),
+        "{err}"
+    );
+    let err = ok(&run(&[
+        "--pool",
+        "pool_a.npy",
+        "--pool-ids",
+        "a_ids.txt",
+        "-o",
+        "whole_a",
+    ]));
+    assert!(!err.contains("warning"), "{err}");
 }
 
 #[test]

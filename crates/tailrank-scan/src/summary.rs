@@ -200,6 +200,20 @@ impl Summary {
             .collect()
     }
 
+    /// Its nesting in words: `levels f_0, f_1, …; H drift shards`.
+    pub fn nesting(&self) -> String {
+        let levels: Vec<String> = self
+            .level_indices()
+            .iter()
+            .map(|&i| self.subsets[i].fraction.to_string())
+            .collect();
+        format!(
+            "levels {}; {} drift shards",
+            levels.join(", "),
+            self.shard_indices().len()
+        )
+    }
+
     /// The warning the commands print for a summary without tie counts (`None` when the
     /// ties are known).
     pub fn ties_unknown_warning(&self) -> Option<String> {

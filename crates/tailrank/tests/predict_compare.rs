@@ -91,4 +91,14 @@ fn different_samples_or_queries_are_refused() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("pool samples differ"), "{e}");
+    // Other nesting levels (a summary grown by a factor that is not a power of 2): both
+    // nestings named.
+    let mut g = a.clone();
+    let last = *g.level_indices().last().unwrap();
+    g.subsets[last].fraction /= 2.0;
+    let e = compare(&a, &g, &PredictOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("nested differently"), "{e}");
+    assert!(e.contains(&a.nesting()) && e.contains(&g.nesting()), "{e}");
 }

@@ -15,10 +15,10 @@ pub struct CurveArgs {
     #[arg(short = 'o', long = "out")]
     pub out: PathBuf,
     /// Smallest pool size of the curve.
-    #[arg(long, default_value_t = 1e3)]
+    #[arg(allow_negative_numbers = true, long, default_value_t = 1e3)]
     pub from: f64,
     /// Largest pool size of the curve.
-    #[arg(long, default_value_t = 1e9)]
+    #[arg(allow_negative_numbers = true, long, default_value_t = 1e9)]
     pub to: f64,
     /// Grid points per decade of N.
     #[arg(long, default_value_t = 8)]

@@ -43,17 +43,13 @@ pub struct EstimateArgs {
     pub seed: u64,
     #[command(flatten)]
     pub fit: super::FitArgs,
-    /// evt: number of top sample scores the options' tail is fitted on (the estimate's under
-    /// --fit fixed; under level-selected, the other opinion and one more candidate) (default
-    /// `EvtOptions::DEFAULT.top_m`, used up to the M the summary keeps; given explicitly, at
-    /// most that M).
-    #[arg(long)]
+    #[arg(long, help = tailrank::jobs::predict::fit_top_help())]
     pub fit_top: Option<usize>,
     /// Former name of --fit-top (deprecated: warns; removed in the next release).
     #[arg(long = "top-m", hide = true, conflicts_with = "fit_top")]
     pub top_m_deprecated: Option<usize>,
     /// evt: threshold quantile of the options' fitted top scores (as --fit-top).
-    #[arg(long, default_value_t = EvtOptions::DEFAULT.quantile)]
+    #[arg(allow_negative_numbers = true, long, default_value_t = EvtOptions::DEFAULT.quantile)]
     pub quantile: f64,
     /// evt: counts at or above this are used as they are.
     #[arg(long, default_value_t = EvtOptions::DEFAULT.c_min)]
@@ -75,7 +71,7 @@ pub struct MethodArgs {
     #[arg(long, default_value_t = PredictOptions::DEFAULT.bootstrap)]
     pub bootstrap: usize,
     /// Confidence level of the intervals.
-    #[arg(long, default_value_t = PredictOptions::DEFAULT.confidence)]
+    #[arg(allow_negative_numbers = true, long, default_value_t = PredictOptions::DEFAULT.confidence)]
     pub confidence: f64,
 }
 
@@ -152,7 +148,7 @@ pub struct PredictArgs {
     pub hardness_out: Option<PathBuf>,
     /// Width (in points) the interval for the realized metric should reach: the next step
     /// names the fraction expected to reach it.
-    #[arg(long)]
+    #[arg(allow_negative_numbers = true, long)]
     pub target_width: Option<f64>,
 }
 

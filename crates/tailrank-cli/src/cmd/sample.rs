@@ -11,11 +11,11 @@ pub struct SampleArgs {
     #[arg(long)]
     pub ids: PathBuf,
     /// Sampling fraction f in (0, 1].
-    #[arg(long)]
+    #[arg(allow_negative_numbers = true, long)]
     pub fraction: f64,
     /// List only the increment over the sample at this fraction: the ids with
     /// t(AFTER) <= hash < t(f) (to embed and `scan --after` for `tailrank grow`).
-    #[arg(long)]
+    #[arg(allow_negative_numbers = true, long)]
     pub after: Option<f64>,
     /// Hash seed.
     #[arg(long, default_value_t = 0)]

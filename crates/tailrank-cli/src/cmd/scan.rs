@@ -57,10 +57,10 @@ pub struct ScanOpts {
     pub sample: PoolSampleArgs,
     /// Scan only the sample increment t(AFTER) <= hash < t(f) into a part summary, for
     /// `tailrank grow` (every pool row must lie in it; `tailrank sample --after` lists them).
-    #[arg(long)]
+    #[arg(allow_negative_numbers = true, long)]
     pub after: Option<f64>,
     /// Smallest nesting level fraction (levels f, f/2, ... down to it; default f/16).
-    #[arg(long)]
+    #[arg(allow_negative_numbers = true, long)]
     pub min_fraction: Option<f64>,
     /// Size N of the full pool (default: the number of pool rows when f = 1).
     #[arg(long)]
@@ -108,7 +108,7 @@ pub struct ScanOpts {
 #[derive(Args, Debug, Clone, Copy)]
 pub struct PoolSampleArgs {
     /// Level-0 sampling fraction f of the pool (1 = exact: everything scanned).
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(allow_negative_numbers = true, long, default_value_t = 1.0)]
     pub fraction: f64,
     /// Hash seed of the sample.
     #[arg(long, default_value_t = 0)]

@@ -28,7 +28,7 @@ pub struct SimulateArgs {
     #[arg(long)]
     pub pool_size: Option<u64>,
     /// Level-0 sampling fraction f of the summary (presets only; default 0.05).
-    #[arg(long, conflicts_with = "validate")]
+    #[arg(allow_negative_numbers = true, long, conflicts_with = "validate")]
     pub fraction: Option<f64>,
     /// Scale the preset to this many queries (refused, before anything is written, when the
     /// simulation's estimated memory exceeds what is available).

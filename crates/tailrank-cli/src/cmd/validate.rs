@@ -23,7 +23,7 @@ pub struct ValidateArgs {
     #[arg(long)]
     pub list: bool,
     /// Main sample fraction: headline errors and interval coverage (default: 0.05).
-    #[arg(long)]
+    #[arg(allow_negative_numbers = true, long)]
     pub fraction: Option<f64>,
     /// Comma-separated further sample fractions, point estimates only (default: 0.01).
     #[arg(long, value_delimiter = ',')]

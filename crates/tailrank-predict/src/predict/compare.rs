@@ -113,11 +113,19 @@ fn check_pair(a: &Summary, b: &Summary) -> Result<()> {
             return bad(format!("query {:?} has different positives", qa.id));
         }
     }
-    if a.seed != b.seed || a.fraction != b.fraction || a.subsets != b.subsets {
+    if a.seed != b.seed || a.fraction != b.fraction {
         return bad(format!(
-            "the pool samples differ (fraction {} seed {} vs fraction {} seed {}, or other \
-             nesting levels)",
+            "the pool samples differ (fraction {} seed {} vs fraction {} seed {})",
             a.fraction, a.seed, b.fraction, b.seed
+        ));
+    }
+    if a.subsets != b.subsets {
+        return bad(format!(
+            "the pool samples are nested differently ({} vs {}; a summary grown by a factor \
+             other than 2, 4, 8, … keeps its base's deeper levels): scan or grow both the \
+             same way",
+            a.nesting(),
+            b.nesting()
         ));
     }
     if a.subset_sizes != b.subset_sizes {

@@ -156,6 +156,9 @@ impl PredictRequest<'_> {
         let (input, path) = match (summary, hardness) {
             (Some(dir), None) => {
                 let s = read_summary_for_metrics(dir, &mut warn)?;
+                if let Some(why) = super::increment_refusal(&s) {
+                    return Err(Error::mismatch_at(dir, why));
+                }
                 self.check_fit_top(&s, Some(dir))?;
                 (PredictInput::Summary(Box::new(s)), dir)
             }

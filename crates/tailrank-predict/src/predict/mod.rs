@@ -431,13 +431,8 @@ pub fn check_summary(s: &Summary) -> Result<()> {
             "summary's first subset is not the level-0 sample",
         ));
     }
-    if let Some(r) = s.increment_range() {
-        return Err(Error::mismatch(format!(
-            "summary of query set {:?} is an increment (hash range [{}, {}) of the sample at \
-             fraction {}, scanned with --after): grow its base with it first (tailrank grow \
-             BASE PART -o OUT) and predict from the grown summary",
-            s.query_set, r.lo, r.hi, s.fraction
-        )));
+    if let Some(why) = increment_refusal(s) {
+        return Err(Error::mismatch(why));
     }
     if s.queries.is_empty() {
         return Err(Error::input_msg("summary holds no query"));
@@ -658,4 +653,17 @@ pub fn for_hardness_file(meta: &HardnessMeta, opts: &PredictOptions) -> PredictO
     o.fit = FitMode::Fixed;
     o.sample_noise = 0;
     o
+}
+
+/// Why a summary that is an increment (`scan --after`, a part of the hash range) cannot be
+/// predicted from; None for a sample from hash 0.
+pub fn increment_refusal(s: &Summary) -> Option<String> {
+    s.increment_range().map(|r| {
+        format!(
+            "summary of query set {:?} is an increment (hash range [{}, {}) of the sample at \
+             fraction {}, scanned with --after): grow its base with it first (tailrank grow \
+             BASE PART -o OUT) and predict from the grown summary",
+            s.query_set, r.lo, r.hi, s.fraction
+        )
+    })
 }

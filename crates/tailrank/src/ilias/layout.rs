@@ -240,6 +240,12 @@ pub struct FeatureFiles {
 
 /// Find the feature files in `dir` (see the module docs; `.hdf5` or `.h5`).
 pub fn find_features(dir: &Path) -> Result<FeatureFiles> {
+    if !dir.is_dir() {
+        return Err(Error::missing(
+            dir,
+            "ILIAS features folder not found (--features: the folder of features_*.hdf5)",
+        ));
+    }
     let entries = std::fs::read_dir(dir).at(dir)?;
     let mut names: Vec<PathBuf> = Vec::new();
     for e in entries {

@@ -20,6 +20,17 @@ pub const FIT_TOP_RENAMED: &str = "--top-m is deprecated here: it is now --fit-t
      of top sample scores the tail is fitted on; --top-m is the M a scan keeps); --top-m will be \
      removed in the next release";
 
+/// The help of `--fit-top` (`predict`, `compare`, `curve`), with the default's value,
+/// `EvtOptions::DEFAULT.top_m`.
+pub fn fit_top_help() -> String {
+    format!(
+        "evt: number of top sample scores the options' tail is fitted on (the estimate's \
+         under --fit fixed; under level-selected, the other opinion and one more candidate) \
+         (default {}, used up to the M the summary keeps; given explicitly, at most that M)",
+        crate::hardness::EvtOptions::DEFAULT.top_m
+    )
+}
+
 /// A prediction's options as a front end names them, and whether the number of top scores
 /// the tail is fitted on came by its former name (`--top-m`: [`FIT_TOP_RENAMED`]).
 #[derive(Debug, Clone)]

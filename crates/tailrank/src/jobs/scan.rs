@@ -10,7 +10,7 @@ use crate::report::written::{grow_written, merge_written, sample_written, scan_w
 use crate::sample::write_sample;
 use crate::scan::config::ScanOptions;
 use crate::scan::engine::Progress;
-use crate::scan::job::ScanFiles;
+use crate::scan::job::{ScanFiles, ScanFilesOutcome};
 use crate::summary::Summary;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -61,11 +61,33 @@ impl ScanJob {
         for note in &out.notes {
             console.err(&format!("tailrank scan: {note}"));
         }
+        if let Some(w) = empty_sample_warning(&out) {
+            console.warn(&w);
+        }
         let secs = started.elapsed().as_secs_f64();
         let line = scan_written(&out, self.files.pool.len(), &self.files.output, secs);
         console.err(&format!("tailrank scan: {line}"));
         Ok(())
     }
+}
+
+/// The warning for a scan that read pool rows of which none lies in the hash sample: the
+/// pool given is not the sample's rows (another fraction, seed or id list), and the summary
+/// holds no sampled item. None when a row was kept or none was read.
+fn empty_sample_warning(out: &ScanFilesOutcome) -> Option<String> {
+    let s = &out.summary;
+    (out.pool_rows > 0 && s.subset_sizes.first() == Some(&0)).then(|| {
+        let range = match s.increment_range() {
+            Some(_) => "the increment of".to_string(),
+            None => "the hash sample at".to_string(),
+        };
+        format!(
+            "none of the {} pool rows read lies in {range} fraction {} (seed {}): the summary \
+             holds no sampled item; scan the rows whose ids `tailrank sample` lists for the \
+             same fraction and seed",
+            out.pool_rows, s.fraction, s.seed
+        )
+    })
 }
 
 /// `tailrank merge`: the summary folders `inputs` of disjoint pool shards merged

@@ -42,18 +42,12 @@ pub fn merge_written(parts: usize, output: &Path, merged: &Summary) -> String {
 /// `tailrank grow`: the grown summary written to `output`: its fraction, pool items, level
 /// fractions and drift shards.
 pub fn grow_written(output: &Path, grown: &Summary) -> String {
-    let levels: Vec<String> = grown
-        .level_indices()
-        .iter()
-        .map(|&i| grown.subsets[i].fraction.to_string())
-        .collect();
     format!(
-        "wrote {} (fraction {}: {} pool items; levels {}; {} drift shards)",
+        "wrote {} (fraction {}: {} pool items; {})",
         output.display(),
         grown.fraction,
         grown.subset_sizes[0],
-        levels.join(", "),
-        grown.shard_indices().len()
+        grown.nesting()
     )
 }
 
