@@ -13,7 +13,8 @@
 //! t_j    = |Δ_trend|·w(z·2^(j/2))·v
 //! s_j    = s − e(1) + e(2^(j/2))              e(c): how far m_above at weight w(z_reach·c)
 //!          − e_lev·(1 − 2^(−j))              lowers the end below the other readings;
-//!                                            e_lev: how far m_lev raises the upper end
+//!                                            e_lev ≤ s: how far m_lev raises the upper
+//!                                            end beyond the trend's move
 //! ```
 //!
 //! for the sample at `f·2^j`: the trend's move left to N shrinks with the doublings left, and
@@ -95,7 +96,8 @@ pub struct WidthParts {
     /// (`reach::AboveReach`), part of the spread, when the interval has one.
     pub above_reach: Option<AboveReach>,
     /// `e_lev`, how far the reach up to the levels' highest prediction raised the upper end
-    /// (0 without it), part of the spread.
+    /// (0 without it), at most the spread: the part of it that the trend's move does not
+    /// already span.
     pub levels_extension: f64,
 }
 
@@ -159,17 +161,20 @@ pub fn width_parts(p: &Prediction) -> Option<WidthParts> {
     let z = crate::numerics::norm_ppf(0.5 + p.options.confidence / 2.0);
     let noise = (2.0 * z * r.pool_sd).clamp(0.0, width);
     let trend = r.trend_shift.abs().min(width - noise);
+    let spread = (width - noise - trend).max(0.0);
     Some(WidthParts {
         width,
         noise,
         trend,
-        spread: (width - noise - trend).max(0.0),
+        spread,
         doublings_to_pool: (p.pool_size as f64 / p.sample_size as f64).log2().max(0.0),
         trend_reach: r
             .fit_choice_estimate
             .map(|_| trend_reach(&p.trust, r.calibrated_estimate, p.estimate)),
         above_reach: r.spacing_above,
-        levels_extension: r.levels_high.map_or(0.0, |l| l.extension),
+        // The trend's move and the levels' reach both raise the upper end; where they
+        // overlap the trend's part holds it, and the spread only what is left.
+        levels_extension: r.levels_high.map_or(0.0, |l| l.extension).min(spread),
     })
 }
 
@@ -572,6 +577,29 @@ mod tests {
         let n = next_step(&s, &p, &NextStepPlan::default());
         let by = format!("move it by {} points", points(-p.estimate));
         assert!(n.message.contains(&by), "{} (expected {by})", n.message);
+    }
+
+    /// The levels' reach counts in the spread only beyond the trend's move: a reach of 27
+    /// points under a trend that spans all but noise of the width leaves no spread to halve,
+    /// and the message names none.
+    #[test]
+    fn the_levels_reach_under_the_trend_is_not_counted_twice() {
+        let (s, mut p) = small_prediction();
+        p.trust.verdict = super::super::Verdict::Doubtful;
+        let r = p.realized.as_mut().unwrap();
+        r.interval = super::super::stats::Interval { lo: 0.0, hi: 0.85 };
+        r.pool_sd = 0.037;
+        r.trend_shift = 0.71;
+        r.levels_high = Some(super::super::realized::LevelsHigh {
+            estimate: 0.8,
+            extension: 0.27,
+        });
+        let w = width_parts(&p).unwrap();
+        assert!(w.spread < 0.01, "{w:?}");
+        assert_eq!(w.levels_extension, w.spread);
+        assert!(w.noise + w.trend + w.spread <= w.width + 1e-12);
+        let n = next_step(&s, &p, &NextStepPlan::default());
+        assert!(!n.message.contains("levels' highest"), "{}", n.message);
     }
 
     /// A target that only the whole pool meets: the step says so, with no projected width
