@@ -58,6 +58,11 @@ def test_option_error(bench):
         tailrank.predict(small_scan(bench), estimator="nope")
     with pytest.raises(tailrank.OptionError, match="^k must be a non-negative integer"):
         tailrank.predict(small_scan(bench), k=2.5)
+    # A name that is not a string: the library's OptionError, not pyo3's TypeError.
+    with pytest.raises(tailrank.OptionError, match="^estimator must be a string"):
+        tailrank.predict(small_scan(bench), estimator=1)
+    with pytest.raises(tailrank.OptionError, match="^fit must be a string"):
+        tailrank.predict(small_scan(bench), fit=None)
 
 
 def test_input_error(bench, tmp_path):

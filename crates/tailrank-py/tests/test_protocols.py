@@ -28,3 +28,5 @@ def test_revisited_protocols(tmp_path):
     with pytest.raises(tailrank.TailrankError):
         tailrank.evaluate_revisited({}, gt)
     assert tailrank.evaluate_revisited({}, gt, missing_as_zero=True)["protocols"][0]["map"] == 0.0
+    with pytest.raises(tailrank.OptionError, match="missing_as_zero must be True or False"):
+        tailrank.evaluate_revisited({}, gt, missing_as_zero="no")

@@ -132,6 +132,15 @@ def _flag(x: Any, name: str) -> bool:
     return bool(x)
 
 
+def _text(x: Any, name: str, optional: bool = False) -> Optional[str]:
+    """A string argument (a name such as ``"evt"``, a model label); None only if optional."""
+    if x is None and optional:
+        return None
+    if not isinstance(x, str):
+        raise OptionError(f"{name} must be a string, got {x!r}")
+    return x
+
+
 def _names(x: Any) -> Optional[List[str]]:
     """A list of names; one string is one name, not a list of its characters."""
     if x is None:
@@ -457,7 +466,7 @@ def scan(
 
     Arrays: float16, float32 or float64, 2-D, one row per id. C-contiguous little-endian float32
     and float16 arrays are read in place (zero copy; the scan holds a reference to them); others
-    are converted to a contiguous float32 copy first. Do not modify an array from another thread
+    are converted first to a contiguous copy, float16 for float16 and float32 otherwise. Do not modify an array from another thread
     while a scan that reads it is running. Ids: a sequence of ``str`` (fastest: a list of ``str``
     or a numpy string array); ``bytes`` are decoded as UTF-8, anything else goes through ``str``.
     """
@@ -466,14 +475,14 @@ def scan(
     q = _source(queries, "queries")
     c = _source(core, "core")
     kw = dict(
-        query_set=query_set,
+        query_set=_text(query_set, "query_set", optional=True),
         fraction=_real(fraction, "fraction"),
         seed=_count(seed, "seed"),
         after=_real(after, "after", optional=True),
         min_fraction=_real(min_fraction, "min_fraction", optional=True),
         top_m=_count(top_m, "top_m"),
         drift_shards=_count(drift_shards, "drift_shards"),
-        model=model,
+        model=_text(model, "model"),
         threads=_count(threads, "threads", optional=True),
         normalize=_flag(normalize, "normalize"),
     )
@@ -631,8 +640,8 @@ def predict(
         summary._s,
         pool_size=_count(pool_size, "pool_size", optional=True),
         k=_count(k, "k"),
-        estimator=estimator,
-        map=map,
+        estimator=_text(estimator, "estimator"),
+        map=_text(map, "map"),
         bootstrap=_count(bootstrap, "bootstrap"),
         sample_noise=_count(sample_noise, "sample_noise"),
         confidence=_real(confidence, "confidence"),
@@ -640,7 +649,7 @@ def predict(
         fit_top=_count(fit_top, "fit_top", optional=True),
         quantile=_real(quantile, "quantile"),
         c_min=_count(c_min, "c_min"),
-        fit=fit,
+        fit=_text(fit, "fit"),
         excess_centre=_flag(excess_centre, "excess_centre"),
         target_width=_target_width(target_width),
         summary_path=summary._path,
@@ -713,7 +722,10 @@ def evaluate_revisited(
     """
     names = _native.REVISITED_PROTOCOLS if protocols is None else _names(protocols)
     text = _native.evaluate_revisited_native(
-        _results_arg(results), os.fspath(gt), list(names), missing_as_zero=missing_as_zero
+        _results_arg(results),
+        os.fspath(gt),
+        list(names),
+        missing_as_zero=_flag(missing_as_zero, "missing_as_zero"),
     )
     return json.loads(text)
 
