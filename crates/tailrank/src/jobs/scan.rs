@@ -83,8 +83,9 @@ fn empty_sample_warning(out: &ScanFilesOutcome) -> Option<String> {
         };
         format!(
             "none of the {} pool rows read lies in {range} fraction {} (seed {}): the summary \
-             holds no sampled item; scan the rows whose ids `tailrank sample` lists for the \
-             same fraction and seed",
+             holds no sampled item (possible for one small shard of a pool scanned in parts; \
+             otherwise the rows are not those whose ids `tailrank sample` lists for this \
+             fraction and seed)",
             out.pool_rows, s.fraction, s.seed
         )
     })
