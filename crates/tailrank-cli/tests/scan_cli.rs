@@ -364,7 +364,9 @@ fn scan_matches_numpy_and_merge_of_shards_equals_one_scan() {
     ]));
     assert_eq!(Summary::read(&d.join("empty")).unwrap().subset_sizes[0], 0);
     assert!(
-        err.contains("warning: none of the") && err.contains("fraction 0.000001 (seed 7)"),
+        err.contains("warning: none of the")
+            && err.contains("fraction 0.000001 (seed 7)")
+            && err.contains("too few rows for this fraction"),
         "{err}"
     );
     let err = ok(&run(&[

@@ -101,4 +101,18 @@ fn different_samples_or_queries_are_refused() {
         .to_string();
     assert!(e.contains("nested differently"), "{e}");
     assert!(e.contains(&a.nesting()) && e.contains(&g.nesting()), "{e}");
+    // The same nesting with other kept lists (another --top-m): the message says so.
+    let mut m = a.clone();
+    m.top_m += 1;
+    for i in m.shard_indices() {
+        m.subsets[i].top_m = Some(m.subsets[i].top_m.unwrap_or(a.top_m) + 1);
+    }
+    assert_ne!(
+        m.subsets, a.subsets,
+        "the simulated summary has drift shards"
+    );
+    let e = compare(&a, &m, &PredictOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("kept top lists"), "{e}");
 }

@@ -120,13 +120,20 @@ fn check_pair(a: &Summary, b: &Summary) -> Result<()> {
         ));
     }
     if a.subsets != b.subsets {
-        return bad(format!(
-            "the pool samples are nested differently ({} vs {}; a summary grown by a factor \
-             other than 2, 4, 8, … keeps its base's deeper levels): scan or grow both the \
-             same way",
-            a.nesting(),
-            b.nesting()
-        ));
+        let (na, nb) = (a.nesting(), b.nesting());
+        return bad(if na != nb {
+            format!(
+                "the pool samples are nested differently ({na} vs {nb}; a summary grown by a \
+                 factor other than 2, 4, 8, … keeps its base's deeper levels): scan or grow \
+                 both the same way"
+            )
+        } else {
+            format!(
+                "the summaries' subsets differ in their hash ranges or kept top lists (M = {} \
+                 vs {}): scan both with the same options",
+                a.top_m, b.top_m
+            )
+        });
     }
     if a.subset_sizes != b.subset_sizes {
         return bad(format!(

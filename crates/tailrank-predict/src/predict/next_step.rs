@@ -14,7 +14,7 @@
 //! s_j    = s − e(1) + e(2^(j/2))              e(c): how far m_above at weight w(z_reach·c)
 //!          − e_lev·(1 − 2^(−j))              lowers the end below the other readings;
 //!                                            e_lev ≤ s: how far m_lev raises the upper
-//!                                            end beyond the trend's move
+//!                                            end, within the spread left
 //! ```
 //!
 //! for the sample at `f·2^j`: the trend's move left to N shrinks with the doublings left, and
@@ -96,8 +96,7 @@ pub struct WidthParts {
     /// (`reach::AboveReach`), part of the spread, when the interval has one.
     pub above_reach: Option<AboveReach>,
     /// `e_lev`, how far the reach up to the levels' highest prediction raised the upper end
-    /// (0 without it), at most the spread: the part of it that the trend's move does not
-    /// already span.
+    /// (0 without it), at most the spread `s`, so that the parts add up to `W`.
     pub levels_extension: f64,
 }
 
@@ -172,8 +171,9 @@ pub fn width_parts(p: &Prediction) -> Option<WidthParts> {
             .fit_choice_estimate
             .map(|_| trend_reach(&p.trust, r.calibrated_estimate, p.estimate)),
         above_reach: r.spacing_above,
-        // The trend's move and the levels' reach both raise the upper end; where they
-        // overlap the trend's part holds it, and the spread only what is left.
+        // The parts are read off W in turn (noise, trend, spread): where the trend's part,
+        // which ignores the clamp of the interval at 0 or 1 on its own side, takes what the
+        // levels' reach made, the reach counts only in the spread that is left.
         levels_extension: r.levels_high.map_or(0.0, |l| l.extension).min(spread),
     })
 }
@@ -579,17 +579,18 @@ mod tests {
         assert!(n.message.contains(&by), "{} (expected {by})", n.message);
     }
 
-    /// The levels' reach counts in the spread only beyond the trend's move: a reach of 27
-    /// points under a trend that spans all but noise of the width leaves no spread to halve,
-    /// and the message names none.
+    /// The parts add up to the width: the tutorial's 1% sample, a falling trend of 73.5 points
+    /// clamped at 0 below and the levels' reach of 27 points above, leaves the trend's part
+    /// all but the noise of the width and no spread, so the reach counts for nothing and the
+    /// message names none.
     #[test]
-    fn the_levels_reach_under_the_trend_is_not_counted_twice() {
+    fn the_parts_add_up_to_the_width() {
         let (s, mut p) = small_prediction();
         p.trust.verdict = super::super::Verdict::Doubtful;
         let r = p.realized.as_mut().unwrap();
         r.interval = super::super::stats::Interval { lo: 0.0, hi: 0.85 };
         r.pool_sd = 0.037;
-        r.trend_shift = 0.71;
+        r.trend_shift = -0.735;
         r.levels_high = Some(super::super::realized::LevelsHigh {
             estimate: 0.8,
             extension: 0.27,

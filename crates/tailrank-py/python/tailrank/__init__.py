@@ -466,16 +466,17 @@ def scan(
 
     Arrays: float16, float32 or float64, 2-D, one row per id. C-contiguous little-endian float32
     and float16 arrays are read in place (zero copy; the scan holds a reference to them); others
-    are converted first to a contiguous copy, float16 for float16 and float32 otherwise. Do not modify an array from another thread
-    while a scan that reads it is running. Ids: a sequence of ``str`` (fastest: a list of ``str``
+    are converted first to a contiguous copy (float16 for float16, float32 otherwise). Do not
+    modify an array from another thread while a scan that reads it is running. Ids: a sequence of ``str`` (fastest: a list of ``str``
     or a numpy string array); ``bytes`` are decoded as UTF-8, anything else goes through ``str``.
     """
+    query_set = _text(query_set, "query_set", optional=True)
     _dict_gt_sets(gt, None if query_set is None else [query_set], "query_set")
     g = _gt(gt)
     q = _source(queries, "queries")
     c = _source(core, "core")
     kw = dict(
-        query_set=_text(query_set, "query_set", optional=True),
+        query_set=query_set,
         fraction=_real(fraction, "fraction"),
         seed=_count(seed, "seed"),
         after=_real(after, "after", optional=True),

@@ -125,6 +125,8 @@ def scan(
         normalize=normalize,
     )
     # Check the inputs once here, so that bad inputs fail fast instead of in every task.
+    tailrank._text(model, "model")
+    tailrank._text(query_set, "query_set", optional=True)
     if isinstance(gt, (str, os.PathLike)) and not os.path.exists(gt):
         raise TailrankIOError(f"{gt}: ground truth not found")
     q_ref, c_ref, g_ref = ray.put(queries), ray.put(core), ray.put(gt)

@@ -71,25 +71,36 @@ impl ScanJob {
     }
 }
 
-/// The warning for a scan that read pool rows of which none lies in the hash sample: the
-/// pool given is not the sample's rows (another fraction, seed or id list), and the summary
-/// holds no sampled item. None when a row was kept or none was read.
+/// The warning for a scan that read pool rows of which none lies in the hash sample (the
+/// summary holds no sampled item). None when a row was kept or none was read.
 fn empty_sample_warning(out: &ScanFilesOutcome) -> Option<String> {
     let s = &out.summary;
-    (out.pool_rows > 0 && s.subset_sizes.first() == Some(&0)).then(|| {
-        let range = match s.increment_range() {
-            Some(_) => "the increment of".to_string(),
-            None => "the hash sample at".to_string(),
-        };
-        format!(
-            "none of the {} pool rows read lies in {range} fraction {} (seed {}): the summary \
-             holds no sampled item (possible for one small shard of a pool scanned in parts; \
-             otherwise the rows are not those whose ids `tailrank sample` lists for this \
-             fraction and seed)",
-            out.pool_rows, s.fraction, s.seed
-        )
-    })
+    (out.pool_rows > 0 && s.subset_sizes.first() == Some(&0))
+        .then(|| empty_sample_message(out.pool_rows, s.fraction, s.seed))
 }
+
+/// The empty sample's message and its likely cause, read from the `f·rows` sampled items
+/// expected: under [`EMPTY_SAMPLE_EXPECTED`] an empty sample is plausible (too few rows for
+/// the fraction), above it the rows are unlikely to be the sample's.
+fn empty_sample_message(rows: u64, fraction: f64, seed: u64) -> String {
+    let expected = fraction * rows as f64;
+    let cause = if expected < EMPTY_SAMPLE_EXPECTED {
+        format!("{expected:.2} were expected, too few rows for this fraction to sample one")
+    } else {
+        format!(
+            "about {expected:.0} were expected: the rows are likely not those whose ids \
+             `tailrank sample` lists for this fraction and seed"
+        )
+    };
+    format!(
+        "none of the {rows} pool rows read lies in the hash sample at fraction {fraction} (seed \
+         {seed}), so the summary holds no sampled item; {cause}"
+    )
+}
+
+/// The expected number of sampled rows, `f·rows`, above which an empty sample (probability
+/// `e^(−3)` ≈ 5% for a Poisson count of mean 3) points at the wrong rows rather than chance.
+const EMPTY_SAMPLE_EXPECTED: f64 = 3.0;
 
 /// `tailrank merge`: the summary folders `inputs` of disjoint pool shards merged
 /// ([`Summary::merge_folders`]) into the folder `output`, never over an input.
@@ -141,5 +152,26 @@ impl GrowJob<'_> {
             grow_written(self.output, &grown)
         ));
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Few rows for the fraction: chance; many rows: the wrong rows.
+    #[test]
+    fn the_empty_sample_names_its_likely_cause() {
+        let few = empty_sample_message(1500, 1e-6, 7);
+        assert!(
+            few.contains("none of the 1500 pool rows") && few.contains("(seed 7)"),
+            "{few}"
+        );
+        assert!(few.contains("0.00 were expected, too few rows"), "{few}");
+        let many = empty_sample_message(10_000, 0.05, 0);
+        assert!(
+            many.contains("about 500 were expected") && many.contains("likely not"),
+            "{many}"
+        );
     }
 }
