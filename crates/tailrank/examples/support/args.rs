@@ -1,6 +1,6 @@
 //! Positional arguments shared by the corpus study examples (`next_step_validation`,
 //! `projection_bound`, `projection_plugin`, `projection_law`, `projection_levels`,
-//! `hit_at_1_readings`): a seed range and a family list.
+//! `projection_ends`, `hit_at_1_readings`): a seed range and a family list.
 
 use tailrank::simulate::corpus::CORPUS;
 

@@ -1,8 +1,8 @@
 //! The runs of the corpus study examples of the next step's projection (`next_step_validation`,
-//! `projection_bound`, `projection_plugin`, `projection_law`, `projection_levels`): each
-//! family and seed simulated at 2f as a scan at 2f sees it (one more level, twice the drift
-//! shards: `SimConfig::doubled_from`), with the prediction options at the simulation's pool
-//! size N.
+//! `projection_bound`, `projection_plugin`, `projection_law`, `projection_levels`,
+//! `projection_ends`): each family and seed simulated at 2f as a scan at 2f sees it (one more
+//! level, twice the drift shards: `SimConfig::doubled_from`), with the prediction options at
+//! the simulation's pool size N.
 
 use std::ops::Range;
 use tailrank::predict::PredictOptions;
