@@ -15,6 +15,7 @@ mod args;
 #[path = "support/runs.rs"]
 mod runs;
 use tailrank::predict::next_step::{level_summary, width_parts};
+use tailrank::predict::realized::fit_spanned;
 use tailrank::predict::{predict_without_next_step, Prediction};
 
 /// The readings that set the lower and the upper end, and the readings' spread in points.
@@ -23,10 +24,9 @@ fn ends(p: &Prediction) -> (&'static str, &'static str, f64) {
         return ("none", "none", f64::NAN);
     };
     let tail = p.model_estimate();
-    let fit = r.fit_choice_estimate.map(|f| match r.fit_choice_reach {
-        Some(reach) => tail + (f - tail).clamp(-reach, reach),
-        None => f,
-    });
+    let fit = r
+        .fit_choice_estimate
+        .map(|f| fit_spanned(tail, f, r.fit_choice_reach));
     let mut readings: Vec<(&'static str, f64)> = vec![
         ("estimate", p.estimate),
         ("other_map", r.other_map_estimate),

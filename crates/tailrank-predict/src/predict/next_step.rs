@@ -25,9 +25,9 @@
 //! kept (with the count estimator, `t_j = |Δ|`, whose switch does not move). The reach up to
 //! the levels' highest prediction (`realized::LevelsHigh`) counts only while the estimate
 //! keeps falling with each doubling; without a trend that is an even chance per doubling, so
-//! its part is projected as `e_lev·2^(−j)` (docs/notes/2026-12-07-falling-reach.md). The trend's part never exceeds
-//! the room it had at f, `W − n`: past it the interval already reached the end of the
-//! metric's range. The spread of the readings (maps, fits, the calibrated law) is
+//! its part is projected as `e_lev·2^(−j)` (docs/notes/2026-12-07-falling-reach.md). The
+//! trend's part never exceeds the room it had at f, `W − n`: past it the interval already
+//! reached the end of the metric's range. The spread of the readings (maps, fits, the calibrated law) is
 //! what the sample size does not reduce: when it makes at least half the width, or is wider
 //! than the target by itself, more sample is not the answer (`budget_cannot_help`). Validated
 //! against the width measured at 2f in docs/reference/validation.md, "The next step's projection".

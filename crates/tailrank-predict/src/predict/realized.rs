@@ -252,6 +252,15 @@ pub struct LevelsHigh {
     pub extension: f64,
 }
 
+/// `m_fit'`, the value the interval spans towards the other fit `m_fit`: from the tail
+/// model's own value, at most `r_fit` (the level check's cap, `fit_choice_reach`) away.
+pub fn fit_spanned(tail_value: f64, fit: f64, reach: Option<f64>) -> f64 {
+    match reach {
+        Some(r) => tail_value + (fit - tail_value).clamp(-r, r),
+        None => fit,
+    }
+}
+
 /// The deepest level whose prediction at N the falling estimate reaches to: levels 1 to 4, the
 /// hash samples at f/2 to f/16.
 pub const LEVELS_HIGH_DEPTH: usize = 4;
@@ -305,10 +314,7 @@ pub fn realized_interval(
     let fit_choice_reach = other_fit_reach.filter(|r| r.is_finite() && fit_choice.is_some());
     // m_fit': the reach towards m_fit from the tail model's own value, capped at r_fit.
     let tail_value = unmoved.filter(|v| v.is_finite()).unwrap_or(estimate);
-    let fit_spanned = fit_choice.map(|f| match fit_choice_reach {
-        Some(r) => tail_value + (f - tail_value).clamp(-r, r),
-        None => f,
-    });
+    let fit_spanned = fit_choice.map(|f| fit_spanned(tail_value, f, fit_choice_reach));
     let calibrated = calibrated.filter(|v| v.is_finite());
     // With a level-selected fit, the trend weighted by how clearly the test sees it and by
     // where the level-calibrated law lies (module docs, "the level tests").
