@@ -699,6 +699,7 @@ fn cases() -> Vec<Case> {
         c("fraction-nan", "sampling fraction NaN", words("sample --ids $DIR/pool_ids.txt --fraction NaN -o $DIR/s.txt")),
         c("fraction-negative-scan", "scan with fraction -0.1", scan("--pool $DIR/pool.npy --fraction=-0.1 -o $DIR/out")),
         c("fraction-negative-sample", "sampling fraction -0.1, written with a space", words("sample --ids $DIR/pool_ids.txt --fraction -0.1 -o $DIR/s.txt")),
+        c("fractions-negative-validate", "validate --fractions with a negative value, after a space", words("validate --fractions -0.1,0.05 -o $DIR/v.md")),
         c("target-width-negative", "predict --target-width -3", words("predict --summary $DIR/sum_b_f --pool-size 1000 --target-width -3 --bootstrap 10 --sample-noise 0")),
         c("min-fraction", "--min-fraction above --fraction", scan("--pool $DIR/pool.npy --fraction 0.1 --min-fraction 0.2 -o $DIR/out")),
         c("top-m-zero", "--top-m 0", scan("--pool $DIR/pool.npy --top-m 0 -o $DIR/out")),

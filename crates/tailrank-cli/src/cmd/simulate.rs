@@ -30,8 +30,7 @@ pub struct SimulateArgs {
     /// Level-0 sampling fraction f of the summary (presets only; default 0.05).
     #[arg(allow_negative_numbers = true, long, conflicts_with = "validate")]
     pub fraction: Option<f64>,
-    /// Scale the preset to this many queries (refused, before anything is written, when the
-    /// simulation's estimated memory exceeds what is available).
+    /// Scale the preset to this many queries (refused first if its memory would not fit).
     #[arg(long, conflicts_with = "validate")]
     pub queries: Option<usize>,
     /// Vectors: geometry (clustered, burst, cone; default: the library's, clustered).
@@ -63,7 +62,12 @@ pub struct SimulateArgs {
     #[arg(long, default_value_t = 1, requires = "validate")]
     pub seeds: u64,
     /// Validation: comma-separated sample fractions (default: the exam's, 0.05,0.01).
-    #[arg(long, value_delimiter = ',', requires = "validate")]
+    #[arg(
+        allow_hyphen_values = true,
+        long,
+        value_delimiter = ',',
+        requires = "validate"
+    )]
     pub fractions: Option<Vec<f64>>,
     /// Validation: whether the predictions move to the centre of the excess (as `predict`).
     #[command(flatten)]

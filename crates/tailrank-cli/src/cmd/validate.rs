@@ -26,7 +26,7 @@ pub struct ValidateArgs {
     #[arg(allow_negative_numbers = true, long)]
     pub fraction: Option<f64>,
     /// Comma-separated further sample fractions, point estimates only (default: 0.01).
-    #[arg(long, value_delimiter = ',')]
+    #[arg(allow_hyphen_values = true, long, value_delimiter = ',')]
     pub fractions: Option<Vec<f64>>,
     /// Override the presets' pool size N.
     #[arg(long)]
