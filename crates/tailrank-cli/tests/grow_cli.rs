@@ -73,7 +73,7 @@ def t(f):
     return int(f * 2.0**64)
 RANGES = {"s10": (0, .1), "s20": (0, .2), "s25": (0, .25), "i10_20": (.1, .2),
           "i20_40": (.2, .4), "i10_40": (.1, .4), "i25_40": (.25, .4),
-          "s04": (0, .04), "i04_08": (.04, .08), "i08_20": (.08, .2)}
+          "s04": (0, .04), "i04_08": (.04, .08), "i08_20": (.08, .2), "i10_30": (.1, .3)}
 for name, (a, b) in RANGES.items():
     keep = np.nonzero((h >= np.uint64(t(a))) & (h < np.uint64(t(b))))[0]
     ids = [pool_ids[j] for j in keep]
@@ -295,6 +295,16 @@ fn grown_summaries_equal_direct_scans() {
             &["grow", "grown20", "part20_40", "-o", "grown40x2x2"],
         ));
         assert_same_summary(d, "grown40x2x2", "direct40");
+
+        // 0.1 → 0.3 (a factor of 3): the shard cut 0.075 = 0.3·3/4 is the base's 0.1·3/4 up
+        // to rounding and takes the base's value; every subset holds what a direct scan of
+        // its hash range gives.
+        scan(d, &[&p("i10_30")], "0.3", Some("0.1"), "4", "part10_30");
+        ok(&tailrank(d, &["grow", "base10", "part10_30", "-o", "g30"]));
+        assert_eq!(level_fractions(d, "g30")[0], 0.3);
+        if ext == "npy" {
+            assert_subsets_are_direct(d, "g30");
+        }
 
         // 0.04 → 0.08 → 0.2 → 0.4 (1% → 2% → 5% → 10%, scaled): the doubling equals the direct
         // scan; the factor 2.5 keeps the levels f/2^ℓ at or above the base's 0.08 and moves the

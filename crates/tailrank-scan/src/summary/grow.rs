@@ -123,7 +123,9 @@ fn restrict(s: &Summary, targets: &[Subset], role: &str) -> Result<Summary> {
 }
 
 /// Whether two hash boundaries are the same up to the rounding of `t(f) = ⌊f·2^64⌋` and of
-/// the shard split (relative 10^-9): such a boundary of a direct scan is kept, never moved.
+/// the shard split (relative 10^-9): such a boundary of a direct scan is the base's, and takes
+/// the base's value (equal for `f = 2^k f_b`; for `f = 3 f_b` the shard cut at `f/4` and the
+/// base's at `3 f_b/4` differ by the rounding).
 fn near(a: u64, b: u64) -> bool {
     (a as f64 - b as f64).abs() <= 1e-9 * a.max(b) as f64
 }
@@ -147,15 +149,18 @@ fn grown_subsets(base: &Summary, f: f64) -> Result<Vec<Subset>> {
     for s in direct.iter().filter(|s| s.kind == SubsetKind::Level) {
         let x = s.range.hi;
         let below = out.last().map_or(u64::MAX, |p: &Subset| p.range.hi);
-        let moved = (x < end_b && !base_levels.iter().any(|b| near(b.range.hi, x)))
-            .then(|| {
+        let same = base_levels.iter().find(|b| near(b.range.hi, x));
+        let moved = match same {
+            _ if x >= end_b => None,
+            Some(b) => Some(b).filter(|b| b.range != s.range),
+            None => {
                 let off = |b: &&&Subset| (b.range.hi as f64 / x as f64).ln().abs();
                 base_levels
                     .iter()
                     .filter(|b| b.range.hi < below)
                     .min_by(|a, b| off(a).total_cmp(&off(b)).then(a.range.hi.cmp(&b.range.hi)))
-            })
-            .flatten();
+            }
+        };
         out.push(moved.map_or_else(|| s.clone(), |b| (*b).clone()));
     }
     let direct_shards: Vec<&Subset> = direct
@@ -167,7 +172,11 @@ fn grown_subsets(base: &Summary, f: f64) -> Result<Vec<Subset>> {
     let mut cuts: Vec<u64> = direct_shards.iter().map(|s| s.range.lo).collect();
     for i in 1..cuts.len() {
         let c = cuts[i];
-        if c >= end_b || base_cuts.iter().any(|&b| near(b, c)) {
+        if c >= end_b {
+            continue;
+        }
+        if let Some(b) = base_cuts.iter().copied().find(|&b| near(b, c)) {
+            cuts[i] = b;
             continue;
         }
         let nearest = base_cuts
@@ -231,7 +240,14 @@ pub(super) fn grow(base: &Summary, part: &Summary) -> Result<(Summary, Vec<Strin
             base.seed, part.seed
         )));
     }
-    if p0.lo != b0.hi || b0.hi == u64::MAX {
+    if b0.hi == u64::MAX {
+        return Err(Error::mismatch(
+            "cannot grow: the base was scanned at fraction 1 (every pool row it read), which no \
+             increment can grow: its metrics are exact (`tailrank eval --summary`), or, for one \
+             shard of the pool, once the other shards are merged (`tailrank merge`)",
+        ));
+    }
+    if p0.lo != b0.hi {
         return Err(Error::mismatch(format!(
             "cannot grow: the increment covers hash range {} (after ≈ {}), but the base's \
              sample at fraction {} ends at hash {}: scan the increment with --after {}",
