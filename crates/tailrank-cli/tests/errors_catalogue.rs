@@ -401,12 +401,20 @@ open(os.path.join(d, "garbage.h5"), "wb").write(b"\x89HDF\r\n\x1a\n" + bytes(ran
             .collect();
         save_npy(dir, name, &kept_ids, &kept);
     }
-    base_scan("sum_part50", "shard_inc50.npy", &["--after", "0.5"]);
-    base_scan("sum_part30", "shard_inc30.npy", &["--after", "0.3"]);
+    base_scan(
+        "sum_part50",
+        "shard_inc50.npy",
+        &["--fraction", "1", "--after", "0.5"],
+    );
+    base_scan(
+        "sum_part30",
+        "shard_inc30.npy",
+        &["--fraction", "1", "--after", "0.3"],
+    );
     base_scan(
         "sum_part30_h3",
         "shard_inc30.npy",
-        &["--after", "0.3", "--drift-shards", "3"],
+        &["--fraction", "1", "--after", "0.3", "--drift-shards", "3"],
     );
     base_scan("sum_b_f3", "shard_b.npy", &["--fraction", "0.3"]);
     let m = std::fs::read_to_string(dir.join("sum_empty/manifest.json")).unwrap();
@@ -787,7 +795,16 @@ fn cases() -> Vec<Case> {
         c("simulate-too-large", "a simulation too large for the memory (10^8 queries)", words("simulate --preset ilias-like --queries 100000000 -o $DIR/simbig")),
         // ---- increments and grow
         c("sample-after-not-below", "sample --after not below --fraction", words("sample --ids $DIR/pool_ids.txt --fraction 0.1 --after 0.2 -o $DIR/s.txt")),
-        c("scan-after-outside", "scan --after of a pool with rows outside the increment", scan("--pool $DIR/shard_b.npy --after 0.5 -o $DIR/out")),
+        c("scan-after-outside", "scan --after of a pool with rows outside the increment", scan("--pool $DIR/shard_b.npy --fraction 1 --after 0.5 -o $DIR/out")),
+        c("scan-after-no-fraction", "scan --after without --fraction", scan("--pool $DIR/shard_inc50.npy --after 0.5 -o $DIR/out")),
+        c("sample-after-zero", "sample --after 0", words("sample --ids $DIR/pool_ids.txt --fraction 0.2 --after 0 -o $DIR/s.txt")),
+        c("sample-ids-empty", "an id list without ids", words("sample --ids $DIR/sel_empty.txt --fraction 0.2 -o $DIR/s.txt")),
+        c("simulate-vectors-foreign", "simulate --vectors into a folder holding the user's own descriptor files", words("simulate --vectors -o $DIR")),
+        c("eval-summary-increment", "eval --summary of an increment", words("eval --summary $DIR/sum_part50")),
+        c("out-summary-file", "an output that is a file of another summary (`--html S/manifest.json`)", words("predict --summary $DIR/sum_b_f --pool-size 1000 --bootstrap 10 --sample-noise 0 --html $DIR/sum_a/manifest.json")),
+        c("curve-pool-size-small", "curve --pool-size below the sample size", words("curve --summary $DIR/sum_b_f --pool-size 10 --bootstrap 0 -o $DIR/c.svg")),
+        c("hardness-folder", "predict --hardness of a folder", words("predict --hardness $DIR/sum_a --pool-size 1000 --bootstrap 10")),
+        c("grow-base-exact", "grow a summary scanned at fraction 1", words("grow $DIR/sum_b $DIR/sum_part50 -o $DIR/g")),
         c("grow-not-increment", "grow by a summary that is not an increment", words("grow $DIR/sum_b_f $DIR/sum_b -o $DIR/g")),
         c("grow-base-increment", "grow of an increment", words("grow $DIR/sum_part50 $DIR/sum_part50 -o $DIR/g")),
         c("grow-wrong-after", "grow by an increment that starts elsewhere than the base's sample ends", words("grow $DIR/sum_b_f3 $DIR/sum_part50 -o $DIR/g")),

@@ -146,26 +146,16 @@ pub fn folder_owner(dir: &Path) -> FolderOwner {
     if dir.join("chunk.json").is_file() {
         return FolderOwner::Tailrank;
     }
-    let manifest = dir.join(SUMMARY_MANIFEST);
-    let Ok(text) = std::fs::read_to_string(&manifest) else {
+    if !dir.join(SUMMARY_MANIFEST).exists() {
         let empty = std::fs::read_dir(dir).is_ok_and(|mut rd| rd.next().is_none());
         return if empty {
             FolderOwner::Tailrank
         } else {
             FolderOwner::Foreign
         };
-    };
-    let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {
-        return FolderOwner::Foreign;
-    };
-    if v.get("format").and_then(|f| f.as_str()) != Some(SUMMARY_FORMAT_NAME) {
-        return FolderOwner::Foreign;
     }
-    let arrays = v.get("arrays").and_then(|a| a.as_object());
-    let known = |n: &str| {
-        n == SUMMARY_MANIFEST
-            || n == SUMMARY_MANIFEST_CHECKSUM
-            || arrays.is_some_and(|a| a.contains_key(n))
+    let Some(known) = summary_files(dir) else {
+        return FolderOwner::Foreign;
     };
     let Ok(rd) = std::fs::read_dir(dir) else {
         return FolderOwner::Foreign;
@@ -173,13 +163,29 @@ pub fn folder_owner(dir: &Path) -> FolderOwner {
     let mut foreign: Vec<std::ffi::OsString> = rd
         .filter_map(|e| e.ok())
         .map(|e| e.file_name())
-        .filter(|n| !n.to_str().is_some_and(known))
+        .filter(|n| !n.to_str().is_some_and(&known))
         .collect();
     foreign.sort();
     match foreign.into_iter().next() {
         Some(n) => FolderOwner::SummaryWithForeign(n),
         None => FolderOwner::Tailrank,
     }
+}
+
+/// The files of the summary in folder `dir` (see [`folder_owner`]) as a test of a file name;
+/// None when `dir` holds no readable manifest of a summary.
+fn summary_files(dir: &Path) -> Option<impl Fn(&str) -> bool> {
+    let text = std::fs::read_to_string(dir.join(SUMMARY_MANIFEST)).ok()?;
+    let v = serde_json::from_str::<serde_json::Value>(&text).ok()?;
+    if v.get("format").and_then(|f| f.as_str()) != Some(SUMMARY_FORMAT_NAME) {
+        return None;
+    }
+    let arrays = v.get("arrays").and_then(|a| a.as_object()).cloned();
+    Some(move |n: &str| {
+        n == SUMMARY_MANIFEST
+            || n == SUMMARY_MANIFEST_CHECKSUM
+            || arrays.as_ref().is_some_and(|a| a.contains_key(n))
+    })
 }
 
 /// What an output path names before anything is written there.
@@ -314,6 +320,20 @@ pub fn check_output(
             ));
         }
     }
+    let summary = abs.parent().filter(|folder| {
+        let name = abs.file_name().and_then(|n| n.to_str());
+        !dir && summary_files(folder).is_some_and(|known| name.is_some_and(known))
+    });
+    if let Some(summary) = summary {
+        return Err(Error::output(
+            target,
+            format!(
+                "is a file of the summary in {}; refusing to overwrite it (the summary would \
+                 be lost): choose another output path",
+                summary.display()
+            ),
+        ));
+    }
     if others.contains(&abs) {
         return Err(Error::output(
             target,
@@ -407,6 +427,11 @@ mod tests {
         );
         std::fs::remove_file(summary.join("notes.txt")).unwrap();
         assert_eq!(folder_owner(&summary), FolderOwner::Tailrank);
+        // A file of a summary that is not an input is not overwritten either; a new file next
+        // to it is written.
+        let e = check_output(&summary.join("manifest.json"), false, &[], &[]).unwrap_err();
+        assert!(e.to_string().contains("is a file of the summary"), "{e}");
+        check_output(&summary.join("curve.svg"), false, &[], &[]).unwrap();
         // New paths, and new files next to the inputs, are fine.
         check_output(&d.path().join("new.json"), false, &inputs, &[]).unwrap();
         check_output(&d.path().join("out"), true, &inputs, &[]).unwrap();

@@ -57,7 +57,12 @@ impl HashRange {
     /// the ids that the sample at `fraction` adds to the one at `after` (the nesting makes it
     /// the difference of the two samples). Refuses `after ≥ fraction`.
     pub fn increment(after: f64, fraction: f64) -> Result<Self> {
-        let (lo, hi) = (threshold(after)?, threshold(fraction)?);
+        let lo = threshold(after).map_err(|_| {
+            Error::option(format!(
+                "--after must be a sampling fraction in (0, 1), got {after:?}"
+            ))
+        })?;
+        let hi = threshold(fraction)?;
         if after >= fraction || lo >= hi {
             return Err(Error::option(format!(
                 "--after {after} must be below the sampling fraction {fraction}: the increment \
@@ -134,6 +139,12 @@ pub fn sample_id_list(
     seed: u64,
 ) -> Result<(usize, Vec<String>)> {
     let ids = crate::formats::RowIds::read_text(path, None)?;
+    if ids.is_empty() {
+        return Err(Error::input(
+            path,
+            "no ids: the pool id list is empty (one id per line expected)",
+        ));
+    }
     if let Some((a, b, id)) = ids.find_duplicate()? {
         return Err(Error::input(
             path,

@@ -311,9 +311,11 @@ fn bad_input_gives_clear_errors() {
 
 #[test]
 fn empty_and_small_samples_and_too_few_replicates() {
+    // A whole hash sample of N = 400,000 at f = 0.005 (no warning on its size).
     let sy = synth(&SynthOpts {
         queries: 5,
         sample: 2000,
+        fraction: 0.005,
         ..SynthOpts::default()
     });
     let s = &sy.summary;

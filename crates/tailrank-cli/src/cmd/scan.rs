@@ -57,7 +57,7 @@ pub struct ScanOpts {
     pub sample: PoolSampleArgs,
     /// Scan only the sample increment t(AFTER) <= hash < t(f) into a part summary, for
     /// `tailrank grow` (every pool row must lie in it; `tailrank sample --after` lists them).
-    #[arg(allow_negative_numbers = true, long)]
+    #[arg(allow_negative_numbers = true, long, requires = "fraction")]
     pub after: Option<f64>,
     /// Smallest nesting level fraction (levels f, f/2, ... down to it; default f/16).
     #[arg(allow_negative_numbers = true, long)]

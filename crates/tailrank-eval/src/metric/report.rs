@@ -487,13 +487,27 @@ pub fn evaluate_summary_with(
     check_k(k)?;
     let metrics = opts.resolved();
     if !s.is_exact() {
+        let seen = s.subset_sizes.first().copied().unwrap_or(0);
+        let n = s.pool_size.map_or("?".to_string(), |n| n.to_string());
+        let what = if s.subsets.first().is_some_and(|l| l.range.lo > 0) {
+            "is the increment of a sample (`scan --after`): grow its base with it \
+             (`tailrank grow`) and predict from the grown summary (`tailrank predict`)"
+                .to_string()
+        } else if s.fraction >= 1.0 {
+            format!(
+                "holds {seen} of {n} pool items, scanned at fraction 1: a shard of the pool; \
+                 merge the other shards (`tailrank merge`) for the exact metrics"
+            )
+        } else {
+            format!(
+                "is a sample (fraction {}, {seen} of {n} pool items seen): exact metrics need a \
+                 whole-pool scan; use `tailrank predict`",
+                s.fraction
+            )
+        };
         return Err(Error::mismatch(format!(
-            "summary of query set {:?} is a sample (fraction {}, {} of {} pool items seen): exact \
-             metrics need a whole-pool scan; use `tailrank predict`",
-            s.query_set,
-            s.fraction,
-            s.subset_sizes.first().copied().unwrap_or(0),
-            s.pool_size.map_or("?".to_string(), |n| n.to_string())
+            "summary of query set {:?} {what}",
+            s.query_set
         )));
     }
     let mut warnings = Vec::new();

@@ -82,8 +82,9 @@ fn calibrated_hit(h: &[QueryHardness], s0: u64, nf: f64, aps: &[LevelAps]) -> f6
     mean_of(h, |q| hit_calibration::hit_at_1(q, nf, scales.as_ref()))
 }
 
-/// Check that `a` and `b` were scanned over the same queries, positives and pool sample.
-fn check_pair(a: &Summary, b: &Summary) -> Result<()> {
+/// Check that `a` and `b` were scanned over the same queries, positives and pool sample, and
+/// record the same pool size unless `pool_size` gives the one to compare at.
+fn check_pair(a: &Summary, b: &Summary, pool_size: Option<u64>) -> Result<()> {
     let bad = |what: String| Err(Error::mismatch(format!("cannot compare: {what}")));
     if a.query_set != b.query_set {
         return bad(format!(
@@ -142,10 +143,16 @@ fn check_pair(a: &Summary, b: &Summary) -> Result<()> {
             a.subset_sizes, b.subset_sizes
         ));
     }
-    if a.pool_size != b.pool_size {
+    if a.pool_size != b.pool_size && pool_size.is_none() {
+        let n = |s: &Summary| {
+            s.pool_size
+                .map_or("none recorded".into(), |n| format!("N = {n}"))
+        };
         return bad(format!(
-            "pool sizes differ ({:?} vs {:?})",
-            a.pool_size, b.pool_size
+            "the pool sizes differ ({} vs {}): give the pool size to compare at (`--pool-size`, \
+             Python `pool_size=`)",
+            n(a),
+            n(b)
         ));
     }
     Ok(())
@@ -157,7 +164,7 @@ pub fn compare(a: &Summary, b: &Summary, opts: &PredictOptions) -> Result<Compar
     opts.check()?;
     check_summary(a)?;
     check_summary(b)?;
-    check_pair(a, b)?;
+    check_pair(a, b, opts.pool_size)?;
     let sample = a.subset_sizes[0];
     check_sample_size(sample)?;
     // Each model with the fit `predict` would give it (its own levels choose).

@@ -192,6 +192,9 @@ pub fn curve(
     let (opts, h0) = super::resolved_fit(s, opts)?;
     let opts = &opts;
     let g = grid(lo, hi, per_decade)?;
+    if opts.pool_size.or(s.pool_size).is_some() {
+        super::target_pool_size(opts, s.pool_size, s.subset_sizes[0])?;
+    }
     let pts = baselines::level_points(s, opts.k);
     let shards = s
         .shard_indices()
@@ -246,6 +249,9 @@ pub fn curve_from_hardness(
     let opts = &super::for_hardness_file(meta, opts);
     opts.check()?;
     super::check_sample_size(meta.sample_size)?;
+    if opts.pool_size.or(meta.pool_size).is_some() {
+        super::target_pool_size(opts, meta.pool_size, meta.sample_size)?;
+    }
     let g = grid(lo, hi, per_decade)?;
     Ok(build(
         &meta.model,

@@ -192,10 +192,17 @@ pub fn exact_scan(s: &Summary, n: u64) -> Option<bool> {
     (s.fraction >= 1.0).then_some(s0 >= n)
 }
 
+/// How many binomial sds `S_0` may lie from `f·N` before the report warns
+/// ([`summary_warnings`]): a uniform hash sample passes 5 sds once in about 1.7 million.
+pub const SAMPLE_SIZE_SDS: f64 = 5.0;
+
 /// Warnings about what summary `s` is, for a prediction at pool size `n` with estimator
 /// `est`: a summary scanned at f = 1 is no hash sample (with `S_0 < n` it is a part of the
-/// pool, such as one shard of an exact scan; with `S_0 = n` its metrics are known exactly),
-/// and evt fits no tail when the summary keeps fewer than 2 top scores per list.
+/// pool, such as one shard of an exact scan; with `S_0 = n` its metrics are known exactly);
+/// below f = 1, a sample whose size `S_0` lies more than [`SAMPLE_SIZE_SDS`] binomial sds from
+/// `p·N` (`S_0 ~ Bin(N, p)`, `p` the width of level 0's hash range) is not the whole hash
+/// sample of a pool of N (rows left out of the scan, or another N); and evt fits no tail when
+/// the summary keeps fewer than 2 top scores per list.
 pub fn summary_warnings(s: &Summary, n: u64, est: &Estimator) -> Vec<String> {
     let mut out = Vec::new();
     let s0 = s.subset_sizes.first().copied().unwrap_or(0);
@@ -211,6 +218,24 @@ pub fn summary_warnings(s: &Summary, n: u64, est: &Estimator) -> Vec<String> {
             "the summary is an exact scan (f = 1, S = N = {n}): its metrics are known exactly \
              (`tailrank eval --summary`); this prediction is the model's reading of them"
         ));
+    }
+    if let (Some(level0), None) = (s.subsets.first(), exact_scan(s, n)) {
+        let p = level0.range.width_fraction();
+        let (expected, sd) = (p * n as f64, (n as f64 * p * (1.0 - p)).sqrt());
+        if (s0 as f64 - expected).abs() > SAMPLE_SIZE_SDS * sd.max(1.0) {
+            let cause = if (s0 as f64) < expected {
+                "rows of the sample are missing from the scan, or N is larger than the pool \
+                 the sample was drawn from"
+            } else {
+                "N is smaller than the pool the sample was drawn from"
+            };
+            out.push(format!(
+                "the sample holds S = {s0} pool items, where a hash sample of {:.4}% of N = \
+                 {n} holds {expected:.0} ± {sd:.0}: {cause}; the prediction assumes the whole \
+                 hash sample of a pool of N (`--pool-size`, Python `pool_size=`)",
+                100.0 * p
+            ));
+        }
     }
     if matches!(est, Estimator::Evt(_)) && s.top_m < 2 {
         out.push(format!(
@@ -492,8 +517,13 @@ pub fn target_pool_size(
         Error::option("the pool size N is unknown: the input does not record it and none was given")
     })?;
     if n < sample_size {
+        let from = if opts.pool_size.is_some() {
+            "given"
+        } else {
+            "recorded in the input"
+        };
         return Err(Error::mismatch(format!(
-            "pool size N = {n} is smaller than the sample size S = {sample_size}"
+            "pool size N = {n} ({from}) is smaller than the sample size S = {sample_size}"
         )));
     }
     Ok(n)

@@ -154,6 +154,28 @@ pub fn write_vectors(cfg: &VectorConfig, dir: &Path) -> Result<VectorBenchmark> 
     write_vectors_batched(cfg, dir, WRITE_BATCH_ROWS)
 }
 
+/// Refuse to replace a file of [`FILES`] in an existing `dir` that `simulate --vectors` did not
+/// write: one is there and `dir` holds no `benchmark.json` that reads as a [`VectorBenchmark`]
+/// (a user's own descriptors or ground truth). A folder it wrote before is rewritten.
+fn check_replaceable(dir: &Path) -> Result<()> {
+    let Some(existing) = FILES.iter().map(|f| dir.join(f)).find(|p| p.exists()) else {
+        return Ok(());
+    };
+    let ours = std::fs::read(dir.join("benchmark.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<VectorBenchmark>(&b).ok())
+        .is_some();
+    if ours {
+        return Ok(());
+    }
+    Err(Error::output(
+        &existing,
+        "exists, and its folder holds no benchmark.json of a simulated benchmark, so tailrank \
+         did not write it; refusing to replace it: choose another output folder (or move the \
+         file away)",
+    ))
+}
+
 /// Append the little-endian bytes of `v` in `dtype`.
 fn push_row(out: &mut Vec<u8>, v: &[f64], dtype: Dtype) {
     for &x in v {
@@ -173,6 +195,7 @@ pub fn write_vectors_batched(
 ) -> Result<VectorBenchmark> {
     cfg.check()?;
     let layout = Layout::new(cfg)?;
+    check_replaceable(dir)?;
     crate::outputs::create_output_folder(dir)?;
     let mut tx = atomic::Transaction::new(&[]);
     let slots: Vec<usize> = FILES
@@ -284,6 +307,22 @@ mod tests {
             .filter(|f| **f != "benchmark.json")
             .map(|f| std::fs::read(dir.join(f)).unwrap())
             .collect()
+    }
+
+    /// A folder holding a user's own `pool.npy` (no `benchmark.json`) is refused before
+    /// anything is written; a folder `write_vectors` wrote is rewritten.
+    #[test]
+    fn a_users_files_are_not_replaced() {
+        let d = tempfile::tempdir().unwrap();
+        let mine = d.path().join("pool.npy");
+        std::fs::write(&mine, b"my descriptors").unwrap();
+        let e = write_vectors(&small("clustered", 1), d.path()).unwrap_err();
+        assert!(e.to_string().contains("no benchmark.json"), "{e}");
+        assert_eq!(std::fs::read(&mine).unwrap(), b"my descriptors");
+        assert!(!d.path().join("gt.json").exists());
+        std::fs::remove_file(&mine).unwrap();
+        write_vectors(&small("clustered", 1), d.path()).unwrap();
+        write_vectors(&small("clustered", 2), d.path()).unwrap();
     }
 
     /// Same seed → same bytes, whatever the thread count and the batch size (chunk boundaries);

@@ -55,8 +55,8 @@ pub fn grow_written(output: &Path, grown: &Summary) -> String {
 /// fractions) and the seed, and the id list written to `out`.
 pub fn sample_written(m: &SampleManifest, out: &Path) -> String {
     let range = match m.after {
-        Some(after) => format!("fraction {after} to {}", m.fraction),
-        None => format!("fraction {}", m.fraction),
+        Some(after) => format!("fraction {after:?} to {:?}", m.fraction),
+        None => format!("fraction {:?}", m.fraction),
     };
     format!(
         "sampled {} of {} ids ({range}, seed {}) -> {}",
