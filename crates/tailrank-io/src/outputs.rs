@@ -320,9 +320,13 @@ pub fn check_output(
             ));
         }
     }
-    let summary = abs.parent().filter(|folder| {
-        let name = abs.file_name().and_then(|n| n.to_str());
-        !dir && summary_files(folder).is_some_and(|known| name.is_some_and(known))
+    // The path as given (a link named like a summary file) and the file it leads to.
+    let literal = std::path::absolute(target).unwrap_or_else(|_| target.to_path_buf());
+    let summary = [&literal, &abs].into_iter().find_map(|p| {
+        let (folder, name) = (p.parent()?, p.file_name()?.to_str()?);
+        summary_files(folder)
+            .filter(|known| !dir && known(name))
+            .map(|_| folder.to_path_buf())
     });
     if let Some(summary) = summary {
         return Err(Error::output(
@@ -432,6 +436,17 @@ mod tests {
         let e = check_output(&summary.join("manifest.json"), false, &[], &[]).unwrap_err();
         assert!(e.to_string().contains("is a file of the summary"), "{e}");
         check_output(&summary.join("curve.svg"), false, &[], &[]).unwrap();
+        #[cfg(unix)]
+        {
+            // A summary whose manifest is a link into a cache folder (data versioning).
+            let (linked, cache) = (d.path().join("linked"), d.path().join("cache"));
+            std::fs::create_dir(&linked).unwrap();
+            std::fs::create_dir(&cache).unwrap();
+            std::fs::copy(summary.join("manifest.json"), cache.join("m")).unwrap();
+            std::os::unix::fs::symlink(cache.join("m"), linked.join("manifest.json")).unwrap();
+            let e = check_output(&linked.join("manifest.json"), false, &[], &[]).unwrap_err();
+            assert!(e.to_string().contains("is a file of the summary"), "{e}");
+        }
         // New paths, and new files next to the inputs, are fine.
         check_output(&d.path().join("new.json"), false, &inputs, &[]).unwrap();
         check_output(&d.path().join("out"), true, &inputs, &[]).unwrap();

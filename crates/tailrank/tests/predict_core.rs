@@ -348,6 +348,27 @@ fn empty_and_small_samples_and_too_few_replicates() {
     let p = predict(s, &quick(1000)).unwrap();
     assert!(p.warnings.is_empty(), "{:?}", p.warnings);
     assert_eq!(tailrank::report::prediction_json(&p)["warnings"], json!([]));
+    // The same sample at an N a tenth of the sampled pool's: the size warning, which leaves
+    // the verdict's reason as it is.
+    let p = predict(
+        s,
+        &PredictOptions {
+            pool_size: Some(40_000),
+            ..quick(1000)
+        },
+    )
+    .unwrap();
+    assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
+    assert!(
+        p.warnings[0].contains("S = 2000 pool items, where a hash sample of 0.5000% of N = 40000 holds 200 ± 14: N is smaller"),
+        "{}",
+        p.warnings[0]
+    );
+    assert!(
+        !p.trust.reason.contains("the sample holds"),
+        "{}",
+        p.trust.reason
+    );
 
     // Replicate counts: 0 (off) or at least MIN_REPLICATES = 20 (regression: B = 1 or 2
     // printed an interval that excluded the estimate).

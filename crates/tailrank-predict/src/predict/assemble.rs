@@ -167,6 +167,10 @@ pub(super) fn assemble(
         }
         None => LevelSection::without_levels(carried, &warnings),
     };
+    // After the verdict, which it leaves as it is (`sample_size_warnings`).
+    if let Some(s) = s {
+        warnings.extend(super::sample_size_warnings(s, n));
+    }
     let es = st.estimate(&ls, ap_model, model_estimate);
     let is = st.intervals(s, &es, &bs.base, &ls, other_fit);
     let queries = st.queries(&es, &bs);

@@ -192,17 +192,10 @@ pub fn exact_scan(s: &Summary, n: u64) -> Option<bool> {
     (s.fraction >= 1.0).then_some(s0 >= n)
 }
 
-/// How many binomial sds `S_0` may lie from `f·N` before the report warns
-/// ([`summary_warnings`]): a uniform hash sample passes 5 sds once in about 1.7 million.
-pub const SAMPLE_SIZE_SDS: f64 = 5.0;
-
 /// Warnings about what summary `s` is, for a prediction at pool size `n` with estimator
 /// `est`: a summary scanned at f = 1 is no hash sample (with `S_0 < n` it is a part of the
-/// pool, such as one shard of an exact scan; with `S_0 = n` its metrics are known exactly);
-/// below f = 1, a sample whose size `S_0` lies more than [`SAMPLE_SIZE_SDS`] binomial sds from
-/// `p·N` (`S_0 ~ Bin(N, p)`, `p` the width of level 0's hash range) is not the whole hash
-/// sample of a pool of N (rows left out of the scan, or another N); and evt fits no tail when
-/// the summary keeps fewer than 2 top scores per list.
+/// pool, such as one shard of an exact scan; with `S_0 = n` its metrics are known exactly),
+/// and evt fits no tail when the summary keeps fewer than 2 top scores per list.
 pub fn summary_warnings(s: &Summary, n: u64, est: &Estimator) -> Vec<String> {
     let mut out = Vec::new();
     let s0 = s.subset_sizes.first().copied().unwrap_or(0);
@@ -219,24 +212,6 @@ pub fn summary_warnings(s: &Summary, n: u64, est: &Estimator) -> Vec<String> {
              (`tailrank eval --summary`); this prediction is the model's reading of them"
         ));
     }
-    if let (Some(level0), None) = (s.subsets.first(), exact_scan(s, n)) {
-        let p = level0.range.width_fraction();
-        let (expected, sd) = (p * n as f64, (n as f64 * p * (1.0 - p)).sqrt());
-        if (s0 as f64 - expected).abs() > SAMPLE_SIZE_SDS * sd.max(1.0) {
-            let cause = if (s0 as f64) < expected {
-                "rows of the sample are missing from the scan, or N is larger than the pool \
-                 the sample was drawn from"
-            } else {
-                "N is smaller than the pool the sample was drawn from"
-            };
-            out.push(format!(
-                "the sample holds S = {s0} pool items, where a hash sample of {:.4}% of N = \
-                 {n} holds {expected:.0} ± {sd:.0}: {cause}; the prediction assumes the whole \
-                 hash sample of a pool of N (`--pool-size`, Python `pool_size=`)",
-                100.0 * p
-            ));
-        }
-    }
     if matches!(est, Estimator::Evt(_)) && s.top_m < 2 {
         out.push(format!(
             "the summary keeps only the top M = {} pool score(s) per query and subset, and the \
@@ -246,6 +221,43 @@ pub fn summary_warnings(s: &Summary, n: u64, est: &Estimator) -> Vec<String> {
         ));
     }
     out
+}
+
+/// How far `S_0` may lie from `p·N` before [`sample_size_warnings`] warns: the larger of
+/// `SAMPLE_SIZE_SDS` binomial sds, `SAMPLE_SIZE_SHARE` of `p·N` and `SAMPLE_SIZE_ITEMS`.
+pub const SAMPLE_SIZE_SDS: f64 = 5.0;
+pub const SAMPLE_SIZE_SHARE: f64 = 0.01;
+pub const SAMPLE_SIZE_ITEMS: f64 = 5.0;
+
+/// The warning on a sample whose size `S_0` is not what a hash sample of a pool of N gives
+/// (`S_0 ~ Bin(N, p)`, `p` the width of level 0's hash range), below f = 1: rows of it missing
+/// from the scan, or an N that is not the sampled pool's. It leaves the verdict as it is:
+/// predicting at another N than the sampled pool's (`--pool-size`) is legitimate.
+pub fn sample_size_warnings(s: &Summary, n: u64) -> Vec<String> {
+    let (Some(level0), None) = (s.subsets.first(), exact_scan(s, n)) else {
+        return Vec::new();
+    };
+    let s0 = s.subset_sizes.first().copied().unwrap_or(0) as f64;
+    let p = level0.range.width_fraction();
+    let (expected, sd) = (p * n as f64, (n as f64 * p * (1.0 - p)).sqrt());
+    let allowed = (SAMPLE_SIZE_SDS * sd)
+        .max(SAMPLE_SIZE_SHARE * expected)
+        .max(SAMPLE_SIZE_ITEMS);
+    if (s0 - expected).abs() <= allowed {
+        return Vec::new();
+    }
+    let cause = if s0 < expected {
+        "rows of the sample are missing from the scan, or N is larger than the pool it was \
+         drawn from"
+    } else {
+        "N is smaller than the pool the sample was drawn from"
+    };
+    vec![format!(
+        "the sample holds S = {s0} pool items, where a hash sample of {:.4}% of N = {n} holds \
+         {expected:.0} ± {sd:.0}: {cause} (`--pool-size`, Python `pool_size=`); when N is \
+         meant to differ from the sampled pool's, this is expected",
+        100.0 * p
+    )]
 }
 
 /// Refuse an estimator M above the M stored in summary `s`, read from `dir` (the tail would be

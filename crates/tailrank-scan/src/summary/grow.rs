@@ -123,9 +123,10 @@ fn restrict(s: &Summary, targets: &[Subset], role: &str) -> Result<Summary> {
 }
 
 /// Whether two hash boundaries are the same up to the rounding of `t(f) = ⌊f·2^64⌋` and of
-/// the shard split (relative 10^-9): such a boundary of a direct scan is the base's, and takes
-/// the base's value (equal for `f = 2^k f_b`; for `f = 3 f_b` the shard cut at `f/4` and the
-/// base's at `3 f_b/4` differ by the rounding).
+/// the shard split (relative 10^-9): such a boundary of a direct scan is the base's. For
+/// `f = 2^k f_b` it is kept (equal to the base's, or one off below `f_b = 2^-11`, which is
+/// refused); for other factors it takes the base's value (for `f = 3 f_b` the shard cut at
+/// `f/4` and the base's at `3 f_b/4` differ by the rounding).
 fn near(a: u64, b: u64) -> bool {
     (a as f64 - b as f64).abs() <= 1e-9 * a.max(b) as f64
 }
@@ -144,6 +145,8 @@ fn grown_subsets(base: &Summary, f: f64) -> Result<Vec<Subset>> {
     let min_fraction = f / (1u64 << (levels.len() - 1)) as f64;
     let direct = subsets(f, min_fraction, shards.len(), base.top_m)?;
     let end_b = base.subsets[0].range.hi;
+    let doublings = (f / base.fraction).log2();
+    let snap = (doublings - doublings.round()).abs() > 1e-9;
     let base_levels: Vec<&Subset> = levels.iter().map(|&i| &base.subsets[i]).collect();
     let mut out: Vec<Subset> = Vec::with_capacity(direct.len());
     for s in direct.iter().filter(|s| s.kind == SubsetKind::Level) {
@@ -152,7 +155,7 @@ fn grown_subsets(base: &Summary, f: f64) -> Result<Vec<Subset>> {
         let same = base_levels.iter().find(|b| near(b.range.hi, x));
         let moved = match same {
             _ if x >= end_b => None,
-            Some(b) => Some(b).filter(|b| b.range != s.range),
+            Some(b) => Some(b).filter(|b| snap && b.range != s.range),
             None => {
                 let off = |b: &&&Subset| (b.range.hi as f64 / x as f64).ln().abs();
                 base_levels
@@ -176,7 +179,9 @@ fn grown_subsets(base: &Summary, f: f64) -> Result<Vec<Subset>> {
             continue;
         }
         if let Some(b) = base_cuts.iter().copied().find(|&b| near(b, c)) {
-            cuts[i] = b;
+            if snap {
+                cuts[i] = b;
+            }
             continue;
         }
         let nearest = base_cuts

@@ -161,11 +161,15 @@ fn check_replaceable(dir: &Path) -> Result<()> {
     let Some(existing) = FILES.iter().map(|f| dir.join(f)).find(|p| p.exists()) else {
         return Ok(());
     };
+    // A commit of this folder cut short (its staging `NAME.tmp`) is finished by the rerun.
+    let staging = FILES
+        .iter()
+        .any(|f| dir.join(format!("{f}{}", atomic::STAGING_SUFFIX)).exists());
     let ours = std::fs::read(dir.join("benchmark.json"))
         .ok()
         .and_then(|b| serde_json::from_slice::<VectorBenchmark>(&b).ok())
         .is_some();
-    if ours {
+    if ours || staging {
         return Ok(());
     }
     Err(Error::output(
