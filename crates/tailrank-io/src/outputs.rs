@@ -320,12 +320,18 @@ pub fn check_output(
             ));
         }
     }
-    // The path as given (a link named like a summary file) and the file it leads to.
+    // A file output: the path as given (a link named like a summary file) and the file it
+    // leads to.
     let literal = std::path::absolute(target).unwrap_or_else(|_| target.to_path_buf());
-    let summary = [&literal, &abs].into_iter().find_map(|p| {
+    let paths = if literal == abs {
+        vec![&abs]
+    } else {
+        vec![&literal, &abs]
+    };
+    let summary = paths.into_iter().filter(|_| !dir).find_map(|p| {
         let (folder, name) = (p.parent()?, p.file_name()?.to_str()?);
         summary_files(folder)
-            .filter(|known| !dir && known(name))
+            .filter(|known| known(name))
             .map(|_| folder.to_path_buf())
     });
     if let Some(summary) = summary {

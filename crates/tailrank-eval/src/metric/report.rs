@@ -489,7 +489,7 @@ pub fn evaluate_summary_with(
     if !s.is_exact() {
         let seen = s.subset_sizes.first().copied().unwrap_or(0);
         let n = s.pool_size.map_or("?".to_string(), |n| n.to_string());
-        let what = if s.subsets.first().is_some_and(|l| l.range.lo > 0) {
+        let what = if s.increment_range().is_some() {
             "is the increment of a sample (`scan --after`): grow its base with it \
              (`tailrank grow`) and predict from the grown summary (`tailrank predict`)"
                 .to_string()

@@ -164,7 +164,7 @@ fn check_replaceable(dir: &Path) -> Result<()> {
     // A commit of this folder cut short (its staging `NAME.tmp`) is finished by the rerun.
     let staging = FILES
         .iter()
-        .any(|f| dir.join(format!("{f}{}", atomic::STAGING_SUFFIX)).exists());
+        .any(|f| atomic::staging_dir(&dir.join(f)).is_ok_and(|p| p.exists()));
     let ours = std::fs::read(dir.join("benchmark.json"))
         .ok()
         .and_then(|b| serde_json::from_slice::<VectorBenchmark>(&b).ok())
