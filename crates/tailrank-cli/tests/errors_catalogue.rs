@@ -572,6 +572,22 @@ open(os.path.join(d, "garbage.h5"), "wb").write(b"\x89HDF\r\n\x1a\n" + bytes(ran
     let negative = lines[hdr + 1].replacen(",1,", ",-1,", 1);
     bad[hdr + 1] = &negative;
     std::fs::write(dir.join("h_negative.csv"), bad.join("\n") + "\n").unwrap();
+    // Values no sample holds, in a file read unchecked: a count above S, a key given twice.
+    let mut f: Vec<String> = lines[hdr + 1].split(',').map(String::from).collect();
+    f[5] = (f[6].parse::<u64>().unwrap() + 1).to_string();
+    let over = f.join(",");
+    let mut overcount = lines.clone();
+    overcount[hdr + 1] = &over;
+    std::fs::write(
+        dir.join("h_overcount.csv"),
+        overcount.join("\n") + "\n# checksum: none\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("h_repeated.csv"),
+        h.replacen("\n# seed: 0\n", "\n# seed: 0\n# seed: 1\n", 1) + "# checksum: none\n",
+    )
+    .unwrap();
     // The centre of the excess needs its rate and its weight together.
     let unpaired = h.replacen(
         "\n# tool_version:",
@@ -774,6 +790,8 @@ fn cases() -> Vec<Case> {
         c("hardness-missing-column", "hardness CSV lacking `x_hat`", words("predict --hardness $DIR/h_nocol.csv --pool-size 1000 --bootstrap 10")),
         c("hardness-bad-number", "hardness CSV with `one` as a number", words("predict --hardness $DIR/h_badnum.csv --pool-size 1000 --bootstrap 10")),
         c("hardness-negative-count", "hardness CSV with `-1` as a count", words("predict --hardness $DIR/h_negative.csv --pool-size 1000 --bootstrap 20")),
+        c("hardness-count-above-sample", "hardness CSV (`# checksum: none`) with a `pool_above` above its `sample_size`", words("predict --hardness $DIR/h_overcount.csv --pool-size 1000 --bootstrap 10")),
+        c("hardness-repeated-key", "hardness CSV (`# checksum: none`) giving `# seed` twice", words("predict --hardness $DIR/h_repeated.csv --pool-size 1000 --bootstrap 10")),
         c("hardness-excess-unpaired", "hardness CSV with `excess_rate` but no `excess_weight`", words("predict --hardness $DIR/h_unpaired.csv --pool-size 1000 --bootstrap 10")),
         c("hardness-truncated", "hardness CSV cut in the middle of a row", words("predict --hardness $DIR/h_cut.csv --pool-size 1000 --bootstrap 10")),
         c("hardness-no-rows", "hardness CSV with its header and no row", words("predict --hardness $DIR/h_norows.csv --pool-size 1000 --bootstrap 10")),

@@ -74,5 +74,8 @@ def test_scan_after_and_grow_equal_a_direct_scan(bench):
     # A row of the base's sample in the increment's pool: named; a part is no base.
     with pytest.raises(tailrank.TailrankError, match="outside the sample increment"):
         tailrank.scan(q, c, (ids, pool), bench["gt"], fraction=0.5, after=0.25, **OPTS)
+    # after= without fraction= would scan the increment up to the whole pool: refused.
+    with pytest.raises(tailrank.OptionError, match="after= needs fraction="):
+        tailrank.scan(q, c, inc, bench["gt"], after=0.25, **OPTS)
     with pytest.raises(tailrank.TailrankError, match="itself an increment"):
         tailrank.grow(part, part)

@@ -347,6 +347,47 @@ fn malformed_files_give_clear_errors() {
     }
     let e = err(dir, HEAD);
     assert!(e.contains("no header"), "{e}");
+
+    // Values no sample can hold, read unchecked (`# checksum: none`): refused, line named.
+    let row = "q,p,1,0.5,0,3,100,0.03,count,,,,\n";
+    let impossible: [(String, &[&str]); 6] = [
+        (
+            format!("{HEAD}{COLS}q,p,1,0.5,0,101,100,0.03,count,,,,\n"),
+            &["line 10", "pool_above", "101", "sample_size 100"],
+        ),
+        (
+            format!("{HEAD}{COLS}q,p,1,0.5,0,3,100,0.03,tail,0.3,0.01,-0.2,101\n"),
+            &["line 10", "tail_n_u", "101"],
+        ),
+        (
+            format!("{HEAD}{COLS}{row}r,p,1,0.5,0,3,200,0.015,count,,,,\n"),
+            &[
+                "line 11",
+                "query r",
+                "sample_size 200",
+                "metadata's sample_size 100",
+            ],
+        ),
+        (
+            HEAD.replace("fraction: 0.1", "fraction: 1.5") + COLS + row,
+            &["line 5", "fraction", "1.5", "(0, 1]"],
+        ),
+        (
+            HEAD.replace("fraction: 0.1", "fraction: 0") + COLS + row,
+            &["fraction", "(0, 1]"],
+        ),
+        (
+            format!("{HEAD}# sample_size: 200\n{COLS}{row}"),
+            &["line 9", "sample_size", "second time", "line 4"],
+        ),
+    ];
+    for (text, words) in impossible {
+        let e = err(dir, &format!("{text}# checksum: none\n"));
+        assert!(words.iter().all(|w| e.contains(w)), "{text:?}: {e}");
+    }
+    // A comment line that looks like `# key: value` may repeat.
+    let commented = format!("# note: a\n# note: b\n{HEAD}{COLS}{row}# checksum: none\n");
+    assert!(read_hardness_csv(&write_text(dir, &commented)).is_ok());
     let missing = dir.join("missing.csv");
     assert!(read_hardness_csv(&missing)
         .unwrap_err()
@@ -399,30 +440,38 @@ mod roundtrip {
         ]
     }
 
-    fn positive() -> impl Strategy<Value = PositiveHardness> {
+    /// A positive of a query whose sample holds `s` items (`pool_above ≤ s`).
+    fn positive(s: u64) -> impl Strategy<Value = PositiveHardness> {
         (
             "[^\r\n]{0,12}",
             -1.0f32..1.0,
             0u64..1000,
-            0u64..u64::MAX,
+            0u64..=s,
             prop_oneof![Just(0.0), Just(1.0), 0.0f64..1.0, 1e-300f64..1e-10],
             branch(),
         )
             .prop_map(|(id, score, c, k, x, b)| pos(&id, score, c, k, x, b))
     }
 
+    /// A valid query of an artifact with [`meta`]: its sample no larger than the metadata's,
+    /// its counts and exceedances no larger than its sample.
     fn query() -> impl Strategy<Value = QueryHardness> {
+        prop_oneof![Just(0u64), Just(meta().sample_size), 0..=meta().sample_size]
+            .prop_flat_map(query_of_sample)
+    }
+
+    fn query_of_sample(s: u64) -> impl Strategy<Value = QueryHardness> {
         (
             "[^\r\n]{0,12}",
-            any::<u64>(),
+            Just(s),
             prop::option::of((
                 -1.0f64..1.0,
-                0usize..5000,
+                0usize..=(s.min(5000) as usize),
                 1e-9f64..1.0,
                 -1.0f64..=0.0,
                 -1e6f64..1e6,
             )),
-            prop::collection::vec(positive(), 0..4),
+            prop::collection::vec(positive(s), 0..4),
         )
             .prop_map(|(id, s, tail, positives)| QueryHardness {
                 query_id: id,

@@ -125,6 +125,19 @@ def _real(x: Any, name: str, optional: bool = False) -> Optional[float]:
     return float(x)
 
 
+def _scan_fraction(fraction: Any, after: Any) -> float:
+    """A scan's ``fraction`` (None: 1, the whole pool); an error when ``after`` is given
+    without it (``--after`` needs ``--fraction``): the increment's upper end must be said."""
+    if fraction is None:
+        if after is not None:
+            raise OptionError(
+                "after= needs fraction=, the upper end of the increment t(after) <= hash < "
+                "t(fraction) (without it the increment would run to the whole pool)"
+            )
+        return 1.0
+    return _real(fraction, "fraction")
+
+
 def _flag(x: Any, name: str) -> bool:
     """A boolean argument: ``True`` or ``False`` (a string such as ``"no"`` would be true)."""
     if not isinstance(x, (bool, np.bool_)):
@@ -432,7 +445,7 @@ def scan(
     core: Any,
     pool: Any,
     gt: Any,
-    fraction: float = 1.0,
+    fraction: Optional[float] = None,
     seed: int = 0,
     pool_size: Optional[int] = None,
     top_m: int = _native.SCAN_DEFAULTS["top_m"],
@@ -455,11 +468,13 @@ def scan(
     ``(path, ids_path)`` must be wrapped in a list: ``[(path, ids_path)]``. ``gt``: a path (ILIAS folder or
     JSON; ``query_set`` picks a set when it holds several) or a dict {query: [positives]}.
 
-    Sampling: pool item ``id`` is scanned iff ``xxh3_64(id, seed) < t(fraction)``; levels
+    Sampling: pool item ``id`` is scanned iff ``xxh3_64(id, seed) < t(fraction)`` (``fraction``
+    defaults to 1, the whole pool); levels
     f, f/2, ... down to ``min_fraction`` (default f/16); ``drift_shards`` hash shards; ``top_m``
     pool scores kept per query and subset (what ``predict``'s ``fit_top`` fits at most).
     ``after``: scan the increment ``t(after) <= hash < t(fraction)`` only (every pool row must
-    lie in it) into a part for :func:`grow` (``tailrank scan --after``).
+    lie in it) into a part for :func:`grow` (``tailrank scan --after``); it needs ``fraction``,
+    the part's upper end, as ``--after`` needs ``--fraction``.
     ``pool_size`` N defaults to the pool rows when ``fraction == 1``. ``threads``: worker
     threads (default all cores). Scores are inner products of unit-norm rows (``normalize``
     L2-normalises rows that are not). The GIL is released during the scan.
@@ -473,11 +488,12 @@ def scan(
     query_set = _text(query_set, "query_set", optional=True)
     _dict_gt_sets(gt, None if query_set is None else [query_set], "query_set")
     g = _gt(gt)
+    fraction = _scan_fraction(fraction, after)
     q = _source(queries, "queries")
     c = _source(core, "core")
     kw = dict(
         query_set=query_set,
-        fraction=_real(fraction, "fraction"),
+        fraction=fraction,
         seed=_count(seed, "seed"),
         after=_real(after, "after", optional=True),
         min_fraction=_real(min_fraction, "min_fraction", optional=True),

@@ -78,7 +78,7 @@ def scan(
     core: Descriptors,
     pool: Pool,
     gt: GroundTruth,
-    fraction: float = ...,
+    fraction: Optional[float] = ...,
     seed: int = ...,
     pool_size: Optional[int] = ...,
     top_m: int = ...,

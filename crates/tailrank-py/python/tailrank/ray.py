@@ -64,7 +64,7 @@ def scan(
     queries: Any,
     core: Any,
     gt: Any,
-    fraction: float = 1.0,
+    fraction: Optional[float] = None,
     seed: int = 0,
     pool_size: Optional[int] = None,
     top_m: int = tailrank._native.SCAN_DEFAULTS["top_m"],
@@ -112,7 +112,7 @@ def scan(
         shards_per_task = default_shards_per_task(len(shards), cpus, threads_per_task)
 
     kw = dict(
-        fraction=fraction,
+        fraction=tailrank._scan_fraction(fraction, after),
         seed=seed,
         pool_size=pool_size,
         top_m=top_m,
@@ -163,8 +163,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("-o", "--output", required=True, help="output summary folder")
     p.add_argument("--query-set", default=None,
                    help="query set of the ground truth (required when it holds several)")
-    p.add_argument("--fraction", type=float, default=1.0,
-                   help="hash-sample fraction f of the pool (default 1: exact scan)")
+    p.add_argument("--fraction", type=float, default=None,
+                   help="hash-sample fraction f of the pool (default 1: exact scan; "
+                        "--after needs it)")
     p.add_argument("--seed", type=int, default=0, help="hash seed of the sample (default 0)")
     p.add_argument("--after", type=float, default=None,
                    help="scan the sample increment [t(after), t(f)) into a part (tailrank grow)")
@@ -193,6 +194,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         # Before the scan: a bad output path would otherwise be found only once every shard
         # is scanned.
         tailrank._native.check_summary_output(a.output, [a.queries, a.core, a.gt, *a.pool])
+        tailrank._scan_fraction(a.fraction, a.after)
     except TailrankError as e:
         print(f"tailrank.ray: error: {e}", file=sys.stderr)
         return 1

@@ -7,7 +7,7 @@ def scan(
     queries: Descriptors,
     core: Descriptors,
     gt: GroundTruth,
-    fraction: float = ...,
+    fraction: Optional[float] = ...,
     seed: int = ...,
     pool_size: Optional[int] = ...,
     top_m: int = ...,

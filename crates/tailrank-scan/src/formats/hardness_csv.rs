@@ -242,7 +242,9 @@ fn verify_checksum<'t>(path: &Path, text: &'t str) -> Result<&'t str> {
 /// `docs/reference/hardness.md`). Errors name the file and the line: missing metadata keys or columns
 /// (all named), malformed numbers, unknown branches, positives out of order (`j` must run
 /// 1, 2, … within a query), a query split into separate blocks, tail columns that are partly
-/// empty or differ between rows of one query, a newer format version. Extra columns are
+/// empty or differ between rows of one query, a newer format version, a metadata key given
+/// twice, a fraction outside (0, 1], and counts no sample holds (`pool_above` or `tail_n_u`
+/// above the row's sample size, a row's sample size above the metadata's). Extra columns are
 /// ignored. When `tail_log_likelihood` is absent the fits' log-likelihood reads as NaN.
 ///
 /// The trailing `# checksum:` line is required (a file without it, e.g. one cut short at a line
@@ -291,6 +293,8 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
     // query id can collide with a marker.
     let mut declared_empty = std::collections::HashSet::new();
     let mut tail_of_last: Option<Vec<String>> = None;
+    // Line of each query's first row (for the check against the metadata's sample size).
+    let mut first_lines: Vec<usize> = Vec::new();
     for (ln0, raw) in text.lines().enumerate() {
         let ln = ln0 + 1;
         let line = raw.strip_suffix('\r').unwrap_or(raw);
@@ -356,7 +360,8 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
                     format!("line {ln}: query {qid} appears in two separate blocks of rows"),
                 ));
             }
-            let tail = query_tail(path, ln, &qid, &tail_vals)?;
+            let tail = query_tail(path, ln, &qid, &tail_vals, sample_size)?;
+            first_lines.push(ln);
             qs.push(QueryHardness {
                 query_id: qid.clone(),
                 sample_size,
@@ -404,7 +409,8 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
                 ),
             ));
         }
-        q.positives.push(positive_row(path, ln, &field)?);
+        q.positives
+            .push(positive_row(path, ln, &field, sample_size)?);
     }
     if header.is_none() {
         return Err(Error::input(
@@ -413,7 +419,33 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
         ));
     }
     let meta = hardness_meta(path, &meta_kv)?;
+    check_query_samples(path, &meta, &qs, &first_lines)?;
     Ok((meta, qs))
+}
+
+/// Every query's sample size at most the metadata's (a query's sample is part of the subset
+/// the estimate used); `first_lines[i]` is the line of query i's first row, named in the error.
+fn check_query_samples(
+    path: &Path,
+    meta: &HardnessMeta,
+    qs: &[QueryHardness],
+    first_lines: &[usize],
+) -> Result<()> {
+    match qs
+        .iter()
+        .zip(first_lines)
+        .find(|(q, _)| q.sample_size > meta.sample_size)
+    {
+        None => Ok(()),
+        Some((q, ln)) => Err(Error::input(
+            path,
+            format!(
+                "line {ln}: query {}: sample_size {} is above the metadata's sample_size {} \
+                 (a query's sample is part of the subset the estimate used)",
+                q.query_id, q.sample_size, meta.sample_size
+            ),
+        )),
+    }
 }
 
 /// Field `v` of column `name` on line `ln`, parsed.
@@ -439,13 +471,15 @@ fn finite(path: &Path, ln: usize, name: &str, v: f64) -> Result<f64> {
 }
 
 /// The tail of the query whose first row (line `ln`) holds tail columns `tail_vals` (u,
-/// sigma, xi, n_u, log-likelihood): none when the first four are empty, an error when only
-/// some are.
+/// sigma, xi, n_u, log-likelihood) and sample size `sample_size`: none when the first four are
+/// empty, an error when only some are, or when `n_u > sample_size` (the exceedances are
+/// sampled items).
 fn query_tail(
     path: &Path,
     ln: usize,
     qid: &str,
     tail_vals: &[String],
+    sample_size: u64,
 ) -> Result<Option<QueryTail>> {
     let present = tail_vals[..4].iter().filter(|v| !v.is_empty()).count();
     match present {
@@ -458,6 +492,15 @@ fn query_tail(
             let sigma = float(1, "tail_sigma")?;
             let xi = float(2, "tail_xi")?;
             let n_u: usize = num(path, ln, "tail_n_u", &tail_vals[3])?;
+            if n_u as u64 > sample_size {
+                return Err(Error::input(
+                    path,
+                    format!(
+                        "line {ln}: column tail_n_u: {n_u} exceedances in a sample of \
+                         {sample_size} (query {qid})"
+                    ),
+                ));
+            }
             if !(sigma > 0.0) {
                 return Err(Error::input(
                     path,
@@ -489,17 +532,27 @@ fn query_tail(
     }
 }
 
-/// The positive of a row (line `ln`) whose columns `field` gives: score, counts, x̂ in
-/// [0, 1] and branch.
+/// The positive of a row (line `ln`) whose columns `field` gives: score, counts
+/// (`pool_above ≤ sample_size`, the row's S), x̂ in [0, 1] and branch.
 fn positive_row<'a>(
     path: &Path,
     ln: usize,
     field: &impl Fn(&str) -> &'a str,
+    sample_size: u64,
 ) -> Result<PositiveHardness> {
     let score: f32 = num(path, ln, "score", field("score"))?;
     finite(path, ln, "score", score as f64)?;
     let core_above: u64 = num(path, ln, "core_above", field("core_above"))?;
     let pool_above: u64 = num(path, ln, "pool_above", field("pool_above"))?;
+    if pool_above > sample_size {
+        return Err(Error::input(
+            path,
+            format!(
+                "line {ln}: column pool_above: {pool_above} sampled items above the positive, \
+                 more than the sample_size {sample_size}"
+            ),
+        ));
+    }
     let x_hat: f64 = num(path, ln, "x_hat", field("x_hat"))?;
     if !(0.0..=1.0).contains(&x_hat) {
         return Err(Error::input(

@@ -155,8 +155,10 @@ pub fn write_vectors(cfg: &VectorConfig, dir: &Path) -> Result<VectorBenchmark> 
 }
 
 /// Refuse to replace a file of [`FILES`] in an existing `dir` that `simulate --vectors` did not
-/// write: one is there and `dir` holds no `benchmark.json` that reads as a [`VectorBenchmark`]
-/// (a user's own descriptors or ground truth). A folder it wrote before is rewritten.
+/// write: one is there and `dir` holds no `benchmark.json` of a simulated benchmark, a JSON
+/// object with the `config`, `pool` and `files` keys every version of [`VectorBenchmark`] has
+/// written (a user's own descriptors or ground truth). A folder it wrote before, by this
+/// version or another, is rewritten.
 fn check_replaceable(dir: &Path) -> Result<()> {
     let Some(existing) = FILES.iter().map(|f| dir.join(f)).find(|p| p.exists()) else {
         return Ok(());
@@ -167,8 +169,12 @@ fn check_replaceable(dir: &Path) -> Result<()> {
         .any(|f| atomic::staging_dir(&dir.join(f)).is_ok_and(|p| p.exists()));
     let ours = std::fs::read(dir.join("benchmark.json"))
         .ok()
-        .and_then(|b| serde_json::from_slice::<VectorBenchmark>(&b).ok())
-        .is_some();
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .is_some_and(|v| {
+            ["config", "pool", "files"]
+                .iter()
+                .all(|k| v.get(k).is_some())
+        });
     if ours || staging {
         return Ok(());
     }
@@ -327,6 +333,18 @@ mod tests {
         std::fs::remove_file(&mine).unwrap();
         write_vectors(&small("clustered", 1), d.path()).unwrap();
         write_vectors(&small("clustered", 2), d.path()).unwrap();
+        // A folder another version wrote (its benchmark.json has fields this one lacks or
+        // reads otherwise) is still ours; JSON of another shape is not.
+        let meta = d.path().join("benchmark.json");
+        std::fs::write(
+            &meta,
+            br#"{"config": {"from": "another version"}, "pool": 7, "files": []}"#,
+        )
+        .unwrap();
+        write_vectors(&small("clustered", 3), d.path()).unwrap();
+        std::fs::write(&meta, br#"{"queries": 3}"#).unwrap();
+        let e = write_vectors(&small("clustered", 4), d.path()).unwrap_err();
+        assert!(e.to_string().contains("no benchmark.json"), "{e}");
     }
 
     /// Same seed → same bytes, whatever the thread count and the batch size (chunk boundaries);

@@ -7,13 +7,46 @@ use crate::error::{Error, Result};
 use crate::hardness::{ExcessMove, HardnessMeta, HitScales, SpacingMove};
 use std::path::Path;
 
-/// The metadata of the file from its `# key: value` lines (`meta_kv`: key, value, line; the
-/// last of a repeated key counts): the required keys, the format version, the numbers and
-/// the excess move.
+/// The keys the metadata lines may set ([`hardness_meta`]); each at most once. Other
+/// `# key: value` lines are comments.
+const KEYS: [&str; 18] = [
+    "format",
+    "format_version",
+    "model",
+    "query_set",
+    "pool_size",
+    "sample_size",
+    "fraction",
+    "seed",
+    "estimator",
+    "tool_version",
+    "excess_rate",
+    "excess_weight",
+    "excess_decay",
+    "excess_pool_size",
+    "hit_tail_scale",
+    "hit_immune_scale",
+    "spacing_rate",
+    "spacing_weight",
+];
+
+/// The metadata of the file from its `# key: value` lines (`meta_kv`: key, value, line): the
+/// required keys, the format version, the numbers (`fraction` in (0, 1]) and the moves. A key
+/// of [`KEYS`] given twice is an error (which one counts would be a guess).
 pub(super) fn hardness_meta(
     path: &Path,
     meta_kv: &[(String, String, usize)],
 ) -> Result<HardnessMeta> {
+    for (i, (k, _, ln)) in meta_kv.iter().enumerate() {
+        if let Some((_, _, first)) = meta_kv[..i].iter().find(|(key, _, _)| key == k) {
+            if KEYS.contains(&k.as_str()) {
+                return Err(Error::input(
+                    path,
+                    format!("line {ln}: metadata {k} given a second time (first on line {first})"),
+                ));
+            }
+        }
+    }
     let meta_get = |k: &str| meta_kv.iter().rev().find(|(key, _, _)| key == k);
     let required = [
         "model",
@@ -66,7 +99,11 @@ pub(super) fn hardness_meta(
         .parse()
         .map_err(|_| bad("sample_size", &v, ln, u64::WHAT))?;
     let (v, ln) = parse_meta("fraction")?;
-    let fraction: f64 = v.parse().map_err(|_| bad("fraction", &v, ln, f64::WHAT))?;
+    let fraction: f64 = v
+        .parse()
+        .ok()
+        .filter(|f: &f64| *f > 0.0 && *f <= 1.0)
+        .ok_or_else(|| bad("fraction", &v, ln, "a sampling fraction in (0, 1]"))?;
     let (v, ln) = parse_meta("seed")?;
     let seed: u64 = v.parse().map_err(|_| bad("seed", &v, ln, u64::WHAT))?;
     let pool_size = match meta_get("pool_size") {
