@@ -19,6 +19,7 @@ Results come out as numpy arrays and dicts. Scans release the GIL.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import os
@@ -97,11 +98,23 @@ def _is_path(x: Any) -> bool:
     return isinstance(x, (str, os.PathLike))
 
 
+def _id(x: Any, label: str) -> str:
+    """One id as text: ``bytes`` decoded as UTF-8, anything else through ``str``; an id that is
+    no UTF-8 text (undecodable bytes, a lone surrogate) is refused naming ``label``."""
+    try:
+        t = x.decode() if isinstance(x, bytes) else str(x)
+        t.encode()
+    except UnicodeError as e:
+        raise InputError(f"{label}: id {x!r} is not UTF-8 text ({e.reason})") from None
+    return t
+
+
 def _ids_list(ids: Any, label: str) -> List[str]:
     if isinstance(ids, (str, bytes)):
         raise InputError(f"{label}: ids must be a sequence of strings, not one string")
-    out = [i.decode() if isinstance(i, bytes) else str(i) for i in ids]
-    return out
+    if not isinstance(ids, Iterable):
+        raise InputError(f"{label}: ids must be a sequence of strings, got {type(ids).__name__}")
+    return [_id(i, label) for i in ids]
 
 
 def _count(x: Any, name: str, optional: bool = False) -> Optional[int]:
@@ -111,8 +124,8 @@ def _count(x: Any, name: str, optional: bool = False) -> Optional[int]:
         return None
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
         raise OptionError(f"{name} must be a non-negative integer, got {x!r}")
-    if x < 0:
-        raise OptionError(f"{name} must be a non-negative integer, got {x}")
+    if x < 0 or x > 2**64 - 1:
+        raise OptionError(f"{name} must be a non-negative integer below 2**64, got {x}")
     return int(x)
 
 
@@ -122,7 +135,10 @@ def _real(x: Any, name: str, optional: bool = False) -> Optional[float]:
         return None
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
         raise OptionError(f"{name} must be a number, got {x!r}")
-    return float(x)
+    try:
+        return float(x)
+    except OverflowError:
+        raise OptionError(f"{name}: {x} is too large for a float") from None
 
 
 def _scan_fraction(fraction: Any, after: Any) -> float:
@@ -160,6 +176,8 @@ def _names(x: Any) -> Optional[List[str]]:
         return None
     if isinstance(x, str):
         return [x]
+    if not isinstance(x, Iterable):
+        raise OptionError(f"expected a name or a list of names, got {x!r}")
     return [str(v) for v in x]
 
 
@@ -186,7 +204,10 @@ def _array_source(ids: Any, array: Any, label: str) -> Dict[str, Any]:
     """An in-memory source: the array is handed to Rust by reference (no copy) once it is a
     C-contiguous little-endian float32 or float16 array; other layouts and float64 are converted
     here (one copy). The caller must not write to the array while the scan runs."""
-    a = np.asarray(array)
+    try:
+        a = np.asarray(array)
+    except (ValueError, TypeError) as e:
+        raise InputError(f"{label}: descriptors are not an array ({e})") from None
     if a.ndim != 2:
         raise InputError(f"{label}: descriptors must be a 2-D array (rows x dim), got shape {a.shape}")
     if a.dtype.kind != "f" or a.dtype.itemsize not in (2, 4, 8):
@@ -217,8 +238,9 @@ DICT_QUERY_SET = "queries"
 
 
 def _dict_gt_sets(gt: Any, wanted: Optional[List[str]], what: str) -> None:
-    """Refuse a query-set choice that a dict ground truth (one set) cannot honour."""
-    if isinstance(gt, Mapping) and wanted and DICT_QUERY_SET not in wanted:
+    """Refuse a query-set choice that a dict ground truth (one set, [`DICT_QUERY_SET`]) cannot
+    honour: any name but that one (as a ground-truth file without the set is refused)."""
+    if isinstance(gt, Mapping) and wanted and any(w != DICT_QUERY_SET for w in wanted):
         raise MismatchError(
             f"{what} {wanted}: a dict ground truth holds one query set, {DICT_QUERY_SET!r}"
         )
@@ -229,13 +251,12 @@ def _gt(gt: Any) -> Any:
     if _is_path(gt):
         return os.fspath(gt)
     if isinstance(gt, Mapping):
-        qids = [str(q) for q in gt.keys()]
-        for q, ps in gt.items():
-            if isinstance(ps, (str, bytes)):
-                raise InputError(
-                    f"gt: the positives of query {str(q)!r} must be a list of ids, not one string"
-                )
-        pos = [[str(p) for p in ps] for ps in gt.values()]
+        qids = [_id(q, "gt") for q in gt.keys()]
+        for q, ps in zip(qids, gt.values()):
+            if isinstance(ps, (str, bytes)) or not isinstance(ps, Iterable):
+                what = "not one string" if isinstance(ps, (str, bytes)) else f"got {type(ps).__name__}"
+                raise InputError(f"gt: the positives of query {q!r} must be a list of ids, {what}")
+        pos = [[_id(p, f"gt: query {q!r}") for p in ps] for q, ps in zip(qids, gt.values())]
         return (DICT_QUERY_SET, qids, pos)
     raise InputError(f"gt: expected a path or a dict {{query: [positives]}}, got {type(gt).__name__}")
 
@@ -264,13 +285,21 @@ class Summary:
     form, for processes of the same tailrank version; Ray ships it between workers that way).
     """
 
-    __slots__ = ("_s", "_meta", "_path")
+    __slots__ = ("_s", "_meta", "_path", "_read_from")
 
-    def __init__(self, native: "_native.NativeSummary", path: Optional[str] = None):
+    def __init__(
+        self,
+        native: "_native.NativeSummary",
+        path: Optional[str] = None,
+        read_from: frozenset = frozenset(),
+    ):
         self._s = native
         self._meta = json.loads(native.meta_json())
         # The folder it was read from, for the next step's commands (None when built in memory).
         self._path = path
+        # The folders it, or a summary it was merged or grown from, was read from: inputs,
+        # which save() never replaces (as `tailrank merge a b -o a` is refused).
+        self._read_from = read_from | ({os.path.realpath(path)} if path else set())
 
     # -- io
     @staticmethod
@@ -279,7 +308,13 @@ class Summary:
         return Summary(_native.NativeSummary.read(os.fspath(path)), os.fspath(path))
 
     def save(self, path: PathLike) -> None:
-        """Write the summary folder at ``path`` (replaced atomically if it exists)."""
+        """Write the summary folder at ``path`` (replaced atomically if it exists; never the
+        folder this summary, or one it was merged or grown from, was read from: an input)."""
+        if os.path.realpath(os.fspath(path)) in self._read_from:
+            raise OutputError(
+                f"{os.fspath(path)}: is the folder a summary this one was read, merged or grown "
+                "from (an input); refusing to replace it: save to another folder"
+            )
         self._s.write(os.fspath(path))
 
     def merge(self, *others: "Summary") -> "Summary":
@@ -292,14 +327,18 @@ class Summary:
         equal to a direct scan at f when f = 2^k f_b; for other factors the levels and shard
         cuts below f_b move onto the base's, each subset exact over its hash range
         (docs/reference/summary-format.md, "Which factors")."""
-        return Summary(_native.NativeSummary.grow(self._s, part._s))
+        native = _native.NativeSummary.grow(self._s, _summary_arg(part, "grow: part"))
+        return Summary(native, read_from=self._read_from | part._read_from)
 
     @staticmethod
     def merge_all(parts: Sequence["Summary"]) -> "Summary":
         """Merge summaries of disjoint pool shards, in order (``Summary::merge``)."""
         if not parts:
             raise OptionError("merge: no summary given")
-        return Summary(_native.NativeSummary.merge([p._s for p in parts]))
+        native = _native.NativeSummary.merge(
+            [_summary_arg(p, f"merge: part {i + 1}") for i, p in enumerate(parts)]
+        )
+        return Summary(native, read_from=frozenset().union(*(p._read_from for p in parts)))
 
     def to_files(self) -> Dict[str, bytes]:
         """The summary folder's files {name: bytes}."""
@@ -336,7 +375,7 @@ class Summary:
     def meta(self) -> Dict[str, Any]:
         """Every field except the per-query data (format_version, model, query_set, pool_size,
         fraction, seed, top_m, core_size, subsets, subset_sizes, inputs, ...)."""
-        return dict(self._meta)
+        return copy.deepcopy(self._meta)
 
     @property
     def model(self) -> str:
@@ -371,7 +410,7 @@ class Summary:
     @property
     def subsets(self) -> List[Dict[str, Any]]:
         """Subsets: nested levels (f, f/2, ...) then drift shards, each with kind, fraction, range."""
-        return list(self._meta["subsets"])
+        return copy.deepcopy(self._meta["subsets"])
 
     @property
     def subset_sizes(self) -> np.ndarray:
@@ -381,7 +420,7 @@ class Summary:
     @property
     def inputs(self) -> List[Dict[str, Any]]:
         """Input records (role, path, digest, rows)."""
-        return list(self._meta["inputs"])
+        return copy.deepcopy(self._meta["inputs"])
 
     @property
     def is_exact(self) -> bool:
@@ -400,7 +439,7 @@ class Summary:
     def query(self, i: int) -> Dict[str, Any]:
         """Query ``i``: id, positive_ids, scores (f32, descending), core_above C_j (u64),
         pool_above K_{j,l} (u64, positives x subsets), top_scores (list per subset, f32)."""
-        qid, pids, scores, core, pool, top = self._s.query(i)
+        qid, pids, scores, core, pool, top = self._s.query(_count(i, "query index"))
         nsub = len(self._meta["subset_sizes"])
         return {
             "id": qid,
@@ -412,6 +451,16 @@ class Summary:
         }
 
 
+def _summary_arg(x: Any, what: str) -> "_native.NativeSummary":
+    """The native summary of ``x``, a :class:`Summary` (a folder path is refused: load it)."""
+    if not isinstance(x, Summary):
+        raise OptionError(
+            f"{what}: expected a tailrank.Summary, got {type(x).__name__} (a folder is read with "
+            "tailrank.load_summary)"
+        )
+    return x._s
+
+
 def load_summary(path: PathLike) -> Summary:
     """Read a summary folder."""
     return Summary.load(path)
@@ -419,6 +468,7 @@ def load_summary(path: PathLike) -> Summary:
 
 def grow(base: Summary, part: Summary) -> Summary:
     """``base`` grown by ``part``, the scan of its increment (:meth:`Summary.grow`)."""
+    _summary_arg(base, "grow: base")
     return base.grow(part)
 
 
@@ -431,8 +481,10 @@ def _pool_sources(pool: Any) -> Union[List[Dict[str, Any]], Iterator[Any]]:
     (ids, array) blocks (returned as an iterator)."""
     if _is_path(pool):
         return [_source(pool, "pool")]
+    # (ids, array), unless both items are themselves pairs: then two shards, as in a list.
     if isinstance(pool, tuple) and len(pool) == 2 and not _is_path(pool[0]):
-        return [_source(pool, "pool")]
+        if not all(isinstance(x, tuple) and len(x) == 2 for x in pool):
+            return [_source(pool, "pool")]
     if isinstance(pool, (list, tuple)):
         return [_source(p, f"pool[{i}]") for i, p in enumerate(pool)]
     if isinstance(pool, Iterable):
@@ -751,7 +803,22 @@ def _results_arg(results: Union[Mapping[str, Mapping[str, float]], PathLike]) ->
     """Results as the native layer takes them: a path, or [(query, [(db_id, score)])]."""
     if _is_path(results):
         return os.fspath(results)
-    return [(str(q), [(str(d), _score(s, q, d)) for d, s in items.items()]) for q, items in results.items()]
+    if not isinstance(results, Mapping):
+        raise InputError(
+            f"results: expected a path or a dict {{query: {{db_id: score}}}}, got "
+            f"{type(results).__name__}"
+        )
+    out = []
+    for q, items in results.items():
+        qid = _id(q, "<results dict>")
+        if not isinstance(items, Mapping):
+            raise InputError(
+                f"<results dict>: query {qid!r}: expected a dict {{db_id: score}}, got "
+                f"{type(items).__name__}"
+            )
+        label = f"<results dict>: query {qid!r}"
+        out.append((qid, [(_id(d, label), _score(sc, q, d)) for d, sc in items.items()]))
+    return out
 
 
 def _score(s: Any, query: Any, db_id: Any) -> float:
@@ -763,7 +830,13 @@ def _score(s: Any, query: Any, db_id: Any) -> float:
             f"<results dict>: query {str(query)!r}: db id {str(db_id)!r}: score {s!r} "
             f"({type(s).__name__}) is not a number"
         )
-    return float(s)
+    try:
+        return float(s)
+    except OverflowError:
+        raise InputError(
+            f"<results dict>: query {str(query)!r}: db id {str(db_id)!r}: score {s} is too "
+            "large for a float"
+        ) from None
 
 
 def id_hashes(ids: Iterable[str], seed: int = 0) -> np.ndarray:

@@ -103,6 +103,9 @@ def scan(
     shards = [shard_paths] if single else list(shard_paths)
     if not shards:
         raise OptionError("ray.scan: no pool shard given")
+    shards_per_task = tailrank._count(shards_per_task, "shards_per_task", optional=True)
+    threads_per_task = tailrank._count(threads_per_task, "threads_per_task")
+    merge_fanin = tailrank._count(merge_fanin, "merge_fanin")
     if (shards_per_task is not None and shards_per_task < 1) or threads_per_task < 1 or merge_fanin < 2:
         raise OptionError("ray.scan: shards_per_task and threads_per_task must be >= 1, merge_fanin >= 2")
     if not ray.is_initialized():
@@ -194,7 +197,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         # Before the scan: a bad output path would otherwise be found only once every shard
         # is scanned.
         tailrank._native.check_summary_output(a.output, [a.queries, a.core, a.gt, *a.pool])
-        tailrank._scan_fraction(a.fraction, a.after)
+        # The sample's options too (a local Ray instance takes seconds to start).
+        if a.after is not None and a.fraction is None:
+            raise OptionError("--after needs --fraction, the upper end of the increment")
+        tailrank._native.sample_range(1.0 if a.fraction is None else a.fraction, a.after)
     except TailrankError as e:
         print(f"tailrank.ray: error: {e}", file=sys.stderr)
         return 1

@@ -1,0 +1,109 @@
+"""Careless and hostile arguments get a TailrankError naming the argument, never a raw Python
+or numpy exception, a silently wrong number, or an input replaced (a review of the Python API,
+2026-12-07)."""
+
+import numpy as np
+import pytest
+
+import tailrank
+
+
+def arrays(bench):
+    return (bench["qids"], bench["q"]), (bench["cids"], bench["core"])
+
+
+def test_an_iterator_pool_cannot_claim_fewer_items_than_it_scanned(bench):
+    q, c = arrays(bench)
+    blocks = [(bench["shard_ids"][i], bench["shards"][i]) for i in range(3)]
+    rows = sum(len(b[0]) for b in blocks)
+    # Each block fits N = 500; the three together (1200 rows) do not.
+    with pytest.raises(tailrank.MismatchError, match=f"N = 500 is smaller than the {rows} pool rows"):
+        tailrank.scan(q, c, iter(blocks), bench["gt"], fraction=0.25, pool_size=500,
+                      chunk_rows=400, top_m=10)
+    parts = [tailrank.scan(q, c, [b], bench["gt"], fraction=0.25, pool_size=500, top_m=10)
+             for b in blocks]
+    with pytest.raises(tailrank.MismatchError, match="pool rows"):
+        tailrank.Summary.merge_all(parts)
+
+
+def test_bytes_ids_are_decoded_in_gt_and_results():
+    gt = {"q1": ["a", "b"]}
+    res = {"q1": {"a": 0.9, "x": 0.8, "b": 0.7}}
+    want = tailrank.evaluate(res, gt)["sets"][0]["map_at_k"]
+    assert want > 0
+    as_bytes = {b"q1": {b"a": 0.9, b"x": 0.8, b"b": 0.7}}
+    assert tailrank.evaluate(as_bytes, gt)["sets"][0]["map_at_k"] == want
+    assert tailrank.evaluate(res, {"q1": [b"a", b"b"]})["sets"][0]["map_at_k"] == want
+    with pytest.raises(tailrank.InputError, match="not UTF-8 text"):
+        tailrank.evaluate({"q1": {"\ud800": 0.9}}, gt)
+    with pytest.raises(tailrank.InputError, match="not UTF-8 text"):
+        tailrank.evaluate(res, {"q1": [b"\xff"]})
+    with pytest.raises(tailrank.InputError, match="expected a dict"):
+        tailrank.evaluate({"q1": [("a", 0.9)]}, gt)
+    with pytest.raises(tailrank.InputError, match="too large"):
+        tailrank.evaluate({"q1": {"a": 10**400}}, gt)
+    with pytest.raises(tailrank.InputError, match="list of ids"):
+        tailrank.evaluate(res, {"q1": None})
+
+
+def test_a_dict_gt_refuses_other_sets():
+    with pytest.raises(tailrank.MismatchError, match="one query set"):
+        tailrank.evaluate({"q1": {"a": 0.9}}, {"q1": ["a"]}, sets=["queries", "image"])
+    with pytest.raises(tailrank.OptionError, match="list of names"):
+        tailrank.evaluate({"q1": {"a": 0.9}}, {"q1": ["a"]}, sets=5)
+
+
+def test_out_of_range_numbers_name_the_argument(bench):
+    with pytest.raises(tailrank.OptionError, match="^seed must be a non-negative integer"):
+        tailrank.sample_ids(["a"], 0.5, seed=2**64)
+    with pytest.raises(tailrank.OptionError, match="^fraction: .* too large"):
+        tailrank.sample_ids(["a"], 10**400)
+    with pytest.raises(tailrank.InputError, match="ids: id .* not UTF-8"):
+        tailrank.sample_ids([b"\xff"], 1.0)
+    q, c = arrays(bench)
+    s = tailrank.scan(q, c, [(bench["shard_ids"][0], bench["shards"][0])], bench["gt"], top_m=10)
+    with pytest.raises(tailrank.OptionError, match="query index"):
+        s.query(-1)
+    with pytest.raises(tailrank.OptionError, match="query index"):
+        s.query(True)
+    with pytest.raises(tailrank.OptionError, match="expected a tailrank.Summary"):
+        s.merge("folder")
+    with pytest.raises(tailrank.OptionError, match="grow: part: expected a tailrank.Summary"):
+        tailrank.grow(s, "folder")
+
+
+def test_a_pool_of_two_pairs_is_two_shards(bench):
+    q, c = arrays(bench)
+    a = (bench["shard_ids"][0], bench["shards"][0])
+    b = (bench["shard_ids"][1], bench["shards"][1])
+    assert tailrank.scan(q, c, (a, b), bench["gt"], top_m=10) == \
+        tailrank.scan(q, c, [a, b], bench["gt"], top_m=10)
+    with pytest.raises(tailrank.InputError, match="pool: descriptors are not an array"):
+        tailrank.scan(q, c, (bench["shard_ids"][0], [[1.0, 2.0], [1.0]]), bench["gt"])
+
+
+def test_metadata_views_are_copies(bench):
+    q, c = arrays(bench)
+    s = tailrank.scan(q, c, [(bench["shard_ids"][0], bench["shards"][0])], bench["gt"], top_m=10)
+    s.meta["subset_sizes"][0] = 999
+    s.subsets[0]["fraction"] = 0.0
+    s.inputs[0]["path"] = "changed"
+    assert s.subset_sizes[0] != 999
+    assert s.subsets[0]["fraction"] == s.fraction
+    assert s.inputs[0]["path"] != "changed"
+
+
+def test_save_never_replaces_a_summary_it_was_read_from(bench, tmp_path):
+    q, c = arrays(bench)
+    a = tailrank.scan(q, c, [(bench["shard_ids"][0], bench["shards"][0])], bench["gt"], top_m=10)
+    b = tailrank.scan(q, c, [(bench["shard_ids"][1], bench["shards"][1])], bench["gt"], top_m=10)
+    a.save(tmp_path / "a")
+    before = {p.name: p.read_bytes() for p in (tmp_path / "a").iterdir()}
+    loaded = tailrank.load_summary(tmp_path / "a")
+    merged = loaded.merge(b)
+    for s in (loaded, merged):
+        with pytest.raises(tailrank.OutputError, match="read, merged or grown from"):
+            s.save(tmp_path / "a")
+    assert {p.name: p.read_bytes() for p in (tmp_path / "a").iterdir()} == before
+    merged.save(tmp_path / "ab")
+    assert tailrank.load_summary(tmp_path / "ab") == merged
