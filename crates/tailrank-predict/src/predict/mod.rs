@@ -265,7 +265,7 @@ impl PredictOptions {
             }
             if e.top_m < 2 {
                 return Err(Error::option(format!(
-                    "top-M must be at least 2, got {}",
+                    "fit-top (the top scores the tail is fitted on) must be at least 2, got {}",
                     e.top_m
                 )));
             }

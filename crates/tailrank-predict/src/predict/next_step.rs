@@ -217,8 +217,11 @@ fn points(x: f64) -> String {
 }
 
 /// The commands that grow the sample of summary `s` from `from` to `to` one doubling at a time
-/// (`docs/reference/summary-format.md`, "Growing a sample"), with the summary's seed, model and N.
+/// (`docs/reference/summary-format.md`, "Growing a sample"), with the summary's seed, model and
+/// N: the N it records (a part must share it with its base, whatever N the prediction was made
+/// at), else `n`.
 pub fn grow_commands(s: &Summary, n: u64, from: f64, to: f64, base: &str) -> Vec<String> {
+    let n = s.pool_size.unwrap_or(n);
     let mut out = Vec::new();
     let (mut a, mut base) = (from, base.to_string());
     while a < to {
@@ -499,6 +502,15 @@ mod tests {
         assert_eq!(c[2], "tailrank grow my/summary part_0.1 -o summary_0.1");
         assert!(c[3].contains("--fraction 0.2 --after 0.1"));
         assert_eq!(c[5], "tailrank grow summary_0.1 part_0.2 -o summary_0.2");
+        // A prediction at another N: the part is scanned at the N the base records, so that
+        // grow accepts it.
+        let recorded = s.pool_size.unwrap();
+        let c = grow_commands(&s, 7 * recorded, 0.05, 0.1, "my/summary");
+        assert!(
+            c[1].contains(&format!("--pool-size {recorded} ")),
+            "{}",
+            c[1]
+        );
     }
 
     #[test]

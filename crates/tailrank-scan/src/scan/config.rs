@@ -236,7 +236,7 @@ pub fn subsets(
     let f = check_fraction(fraction)?;
     if !(min_fraction.is_finite() && min_fraction > 0.0 && min_fraction <= f) {
         return Err(Error::option(format!(
-            "minimum level fraction must be in (0, f = {f}], got {min_fraction}"
+            "minimum level fraction must be in (0, f = {f:?}], got {min_fraction:?}"
         )));
     }
     let mut out = Vec::new();
