@@ -78,6 +78,10 @@ def test_a_pool_of_two_pairs_is_two_shards(bench):
     b = (bench["shard_ids"][1], bench["shards"][1])
     assert tailrank.scan(q, c, (a, b), bench["gt"], top_m=10) == \
         tailrank.scan(q, c, [a, b], bench["gt"], top_m=10)
+    with pytest.raises(tailrank.InputError, match="not a set"):
+        tailrank.scan(q, c, (set(bench["shard_ids"][0]), bench["shards"][0]), bench["gt"])
+    with pytest.raises(tailrank.InputError, match="not a frozenset"):
+        tailrank.sample_ids(frozenset(["a", "b"]), 0.5)
     with pytest.raises(tailrank.InputError, match="pool: descriptors are not an array"):
         tailrank.scan(q, c, (bench["shard_ids"][0], [[1.0, 2.0], [1.0]]), bench["gt"])
 

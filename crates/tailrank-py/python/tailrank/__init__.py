@@ -109,9 +109,19 @@ def _id(x: Any, label: str) -> str:
     return t
 
 
-def _ids_list(ids: Any, label: str) -> List[str]:
+def _check_id_sequence(ids: Any, label: str) -> None:
+    """Ids are an ordered sequence: not one string, and not a set (no row order)."""
     if isinstance(ids, (str, bytes)):
         raise InputError(f"{label}: ids must be a sequence of strings, not one string")
+    if isinstance(ids, (set, frozenset)):
+        raise InputError(
+            f"{label}: ids must be an ordered sequence (list, tuple, array), not a "
+            f"{type(ids).__name__}: a set has no order to pair its ids with rows"
+        )
+
+
+def _ids_list(ids: Any, label: str) -> List[str]:
+    _check_id_sequence(ids, label)
     if not isinstance(ids, Iterable):
         raise InputError(f"{label}: ids must be a sequence of strings, got {type(ids).__name__}")
     return [_id(i, label) for i in ids]
@@ -185,8 +195,7 @@ def _ids_arg(ids: Any, rows: int, label: str) -> Union[bytes, List[str]]:
     """Ids for the native layer. Fast path: every id a ``str`` without a newline -> one UTF-8
     buffer of the ids joined by ``"\n"`` (``str.join`` and ``encode`` run in C; Rust splits it).
     Otherwise a list of ``str`` (bytes decoded as UTF-8, anything else through ``str``)."""
-    if isinstance(ids, (str, bytes)):
-        raise InputError(f"{label}: ids must be a sequence of strings, not one string")
+    _check_id_sequence(ids, label)
     if not hasattr(ids, "__len__"):
         ids = list(ids)
     if len(ids) != rows:
