@@ -387,10 +387,6 @@ open(os.path.join(d, "garbage.h5"), "wb").write(b"\x89HDF\r\n\x1a\n" + bytes(ran
     base_scan("sum_b_seed", "shard_b.npy", &["--seed", "5"]);
     base_scan("sum_b_f", "shard_b.npy", &["--fraction", "0.5"]);
     base_scan("sum_empty", "shard_b.npy", &["--fraction", "0.0001"]);
-    // Each shard's 100 rows fit N = 150, the two together do not.
-    for (out, pool) in [("sum_a_n150", "shard_a.npy"), ("sum_b_n150", "shard_b.npy")] {
-        base_scan(out, pool, &["--fraction", "0.5", "--pool-size", "150"]);
-    }
     // Increments of shard b (`scan --after`): its rows hashing into [t(a), t(1)] at seed 0.
     for (name, after) in [("shard_inc50", 0.5), ("shard_inc30", 0.3)] {
         let all = ids("sb", 100);
@@ -781,7 +777,6 @@ fn cases() -> Vec<Case> {
         c("merge-seeds", "merge of summaries with different seeds", words("merge $DIR/sum_a $DIR/sum_b_seed -o $DIR/m")),
         c("merge-fractions", "merge of summaries with different fractions", words("merge $DIR/sum_a $DIR/sum_b_f -o $DIR/m")),
         c("merge-queries", "merge of summaries of different query sets", words("merge $DIR/sum_a $DIR/sum_b_queries -o $DIR/m")),
-        c("merge-pool-rows", "merge of two shards of 100 rows, each scanned with `--pool-size 150`", words("merge $DIR/sum_a_n150 $DIR/sum_b_n150 -o $DIR/m")),
         c("merge-overlap", "merge of the same shard twice", words("merge $DIR/sum_a $DIR/sum_b $DIR/sum_a -o $DIR/m")),
         c("merge-overlap-content", "merge of a shard and the same rows re-encoded as f16 (another file digest)", words("merge $DIR/sum_a $DIR/sum_b $DIR/sum_a16 -o $DIR/m")),
         c("summary-manifest-edited", "summary whose `manifest.json` was edited (`subset_sizes`)", words("merge $DIR/sum_edited $DIR/sum_b -o $DIR/m")),

@@ -374,6 +374,47 @@ fn grown_summaries_equal_direct_scans() {
         ["queries", "core", "ground_truth", "pool", "pool", "pool"]
     );
 
+    // A base scanned over the whole pool file with its N (its input record holds all 3000
+    // rows) grows by an increment scanned with the same N: the records overlap in rows, and
+    // grow must not add them up against N.
+    let with_n = |pool: &str, f: &str, after: Option<&str>, out: &str| {
+        let mut args = vec![
+            "scan",
+            "--queries",
+            "queries.npy",
+            "--core",
+            "core.npy",
+            "--gt",
+            "gt.json",
+            "--seed",
+            "3",
+            "--top-m",
+            "30",
+            "--model",
+            "toy",
+            "--pool-size",
+            "3000",
+            "--fraction",
+            f,
+            "--pool",
+            pool,
+            "-o",
+            out,
+        ];
+        if let Some(a) = after {
+            args.extend_from_slice(&["--after", a]);
+        }
+        ok(&tailrank(d, &args));
+    };
+    with_n("pool.npy", "0.2", None, "base20n");
+    with_n("i20_40.npy", "0.4", Some("0.2"), "part20_40n");
+    with_n("pool.npy", "0.4", None, "direct40n");
+    ok(&tailrank(
+        d,
+        &["grow", "base20n", "part20_40n", "-o", "grown40n"],
+    ));
+    assert_same_summary(d, "grown40n", "direct40n");
+
     // Refusals, each with exit code 2 and nothing written.
     // A row of the base's sample given to the increment's scan: the first one is named.
     let first_base_id = std::fs::read_to_string(d.join("s20.ids.txt")).unwrap();

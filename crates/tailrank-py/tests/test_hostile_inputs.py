@@ -2,6 +2,8 @@
 or numpy exception, a silently wrong number, or an input replaced (a review of the Python API,
 2026-12-07)."""
 
+import pickle
+
 import numpy as np
 import pytest
 
@@ -13,6 +15,8 @@ def arrays(bench):
 
 
 def test_an_iterator_pool_cannot_claim_fewer_items_than_it_scanned(bench):
+    """Each part of an iterator's scan checks N against its own rows; the merge of the parts
+    checks it against all of them, as one pass over the pool does."""
     q, c = arrays(bench)
     blocks = [(bench["shard_ids"][i], bench["shards"][i]) for i in range(3)]
     rows = sum(len(b[0]) for b in blocks)
@@ -20,10 +24,12 @@ def test_an_iterator_pool_cannot_claim_fewer_items_than_it_scanned(bench):
     with pytest.raises(tailrank.MismatchError, match=f"N = 500 is smaller than the {rows} pool rows"):
         tailrank.scan(q, c, iter(blocks), bench["gt"], fraction=0.25, pool_size=500,
                       chunk_rows=400, top_m=10)
-    parts = [tailrank.scan(q, c, [b], bench["gt"], fraction=0.25, pool_size=500, top_m=10)
-             for b in blocks]
-    with pytest.raises(tailrank.MismatchError, match="pool rows"):
-        tailrank.Summary.merge_all(parts)
+    # With N large enough the same blocks scan (the list form checks it in one pass).
+    ok = tailrank.scan(q, c, iter(blocks), bench["gt"], fraction=0.25, pool_size=rows,
+                       chunk_rows=400, top_m=10)
+    one_pass = tailrank.scan(q, c, blocks, bench["gt"], fraction=0.25, pool_size=rows, top_m=10)
+    assert ok.pool_size == one_pass.pool_size == rows
+    assert list(ok.subset_sizes) == list(one_pass.subset_sizes)
 
 
 def test_bytes_ids_are_decoded_in_gt_and_results():
@@ -49,7 +55,7 @@ def test_bytes_ids_are_decoded_in_gt_and_results():
 def test_a_dict_gt_refuses_other_sets():
     with pytest.raises(tailrank.MismatchError, match="one query set"):
         tailrank.evaluate({"q1": {"a": 0.9}}, {"q1": ["a"]}, sets=["queries", "image"])
-    with pytest.raises(tailrank.OptionError, match="list of names"):
+    with pytest.raises(tailrank.OptionError, match="^sets must be a name or a list of names"):
         tailrank.evaluate({"q1": {"a": 0.9}}, {"q1": ["a"]}, sets=5)
 
 
@@ -105,9 +111,11 @@ def test_save_never_replaces_a_summary_it_was_read_from(bench, tmp_path):
     before = {p.name: p.read_bytes() for p in (tmp_path / "a").iterdir()}
     loaded = tailrank.load_summary(tmp_path / "a")
     merged = loaded.merge(b)
-    for s in (loaded, merged):
-        with pytest.raises(tailrank.OutputError, match="read, merged or grown from"):
+    for s in (loaded, merged, pickle.loads(pickle.dumps(merged))):
+        with pytest.raises(tailrank.OutputError, match="is the folder this summary, or one it was merged"):
             s.save(tmp_path / "a")
+    with pytest.raises(tailrank.OutputError, match="lies inside the folder"):
+        merged.save(tmp_path / "a" / "inside")
     assert {p.name: p.read_bytes() for p in (tmp_path / "a").iterdir()} == before
     merged.save(tmp_path / "ab")
     assert tailrank.load_summary(tmp_path / "ab") == merged

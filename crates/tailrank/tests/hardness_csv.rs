@@ -357,7 +357,12 @@ fn malformed_files_give_clear_errors() {
         ),
         (
             format!("{HEAD}{COLS}q,p,1,0.5,0,3,100,0.03,tail,0.3,0.01,-0.2,101\n"),
-            &["line 10", "tail_n_u", "101"],
+            &[
+                "line 10",
+                "tail_n_u",
+                "101",
+                "more than the sample_size 100",
+            ],
         ),
         (
             format!("{HEAD}{COLS}{row}r,p,1,0.5,0,3,200,0.015,count,,,,\n"),
@@ -453,11 +458,18 @@ mod roundtrip {
             .prop_map(|(id, score, c, k, x, b)| pos(&id, score, c, k, x, b))
     }
 
-    /// A valid query of an artifact with [`meta`]: its sample no larger than the metadata's,
-    /// its counts and exceedances no larger than its sample.
-    fn query() -> impl Strategy<Value = QueryHardness> {
-        prop_oneof![Just(0u64), Just(meta().sample_size), 0..=meta().sample_size]
-            .prop_flat_map(query_of_sample)
+    /// A valid query of an artifact whose metadata records sample size `max_s`: its sample
+    /// no larger, its counts and exceedances no larger than its sample.
+    fn query(max_s: u64) -> impl Strategy<Value = QueryHardness> {
+        prop_oneof![Just(0u64), Just(max_s), 0..=max_s].prop_flat_map(query_of_sample)
+    }
+
+    /// [`meta`] with the largest sample size a u64 holds (counts up to it round-trip too).
+    fn huge_meta() -> HardnessMeta {
+        HardnessMeta {
+            sample_size: u64::MAX,
+            ..meta()
+        }
     }
 
     fn query_of_sample(s: u64) -> impl Strategy<Value = QueryHardness> {
@@ -493,17 +505,22 @@ mod roundtrip {
         #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
         /// Any ids (commas, quotes, '#', spaces, unicode) and any numbers survive the round trip.
         #[test]
-        fn random_artifacts_round_trip(qs in prop::collection::vec(query(), 1..6)) {
-            // Query ids must be distinct (one block per query).
-            let mut seen = std::collections::HashSet::new();
-            let qs: Vec<QueryHardness> =
-                qs.into_iter().filter(|q| seen.insert(q.query_id.clone())).collect();
-            let d = tempfile::tempdir().unwrap();
-            let p = d.path().join("h.csv");
-            write_hardness_csv(&p, &meta(), &qs).unwrap();
-            let (m, back) = read_hardness_csv(&p).unwrap();
-            prop_assert_eq!(m, meta());
-            prop_assert_eq!(back, qs);
+        fn random_artifacts_round_trip(
+            qs in prop::collection::vec(query(meta().sample_size), 1..6),
+            huge in prop::collection::vec(query(u64::MAX), 1..4),
+        ) {
+            for (m, qs) in [(meta(), qs), (huge_meta(), huge)] {
+                // Query ids must be distinct (one block per query).
+                let mut seen = std::collections::HashSet::new();
+                let qs: Vec<QueryHardness> =
+                    qs.into_iter().filter(|q| seen.insert(q.query_id.clone())).collect();
+                let d = tempfile::tempdir().unwrap();
+                let p = d.path().join("h.csv");
+                write_hardness_csv(&p, &m, &qs).unwrap();
+                let (m_back, back) = read_hardness_csv(&p).unwrap();
+                prop_assert_eq!(m_back, m);
+                prop_assert_eq!(back, qs);
+            }
         }
     }
 

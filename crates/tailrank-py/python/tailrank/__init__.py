@@ -124,7 +124,15 @@ def _ids_list(ids: Any, label: str) -> List[str]:
     _check_id_sequence(ids, label)
     if not isinstance(ids, Iterable):
         raise InputError(f"{label}: ids must be a sequence of strings, got {type(ids).__name__}")
-    return [_id(i, label) for i in ids]
+    lst = ids if isinstance(ids, list) else list(ids)
+    # Fast path (C loops): every id a str, all of them UTF-8 text.
+    if all(type(i) is str for i in lst):
+        try:
+            "".join(lst).encode()
+            return lst
+        except UnicodeEncodeError:
+            pass
+    return [_id(i, label) for i in lst]
 
 
 def _count(x: Any, name: str, optional: bool = False) -> Optional[int]:
@@ -180,14 +188,15 @@ def _text(x: Any, name: str, optional: bool = False) -> Optional[str]:
     return x
 
 
-def _names(x: Any) -> Optional[List[str]]:
-    """A list of names; one string is one name, not a list of its characters."""
+def _names(x: Any, name: str) -> Optional[List[str]]:
+    """A list of names (argument ``name``); one string is one name, not a list of its
+    characters."""
     if x is None:
         return None
     if isinstance(x, str):
         return [x]
     if not isinstance(x, Iterable):
-        raise OptionError(f"expected a name or a list of names, got {x!r}")
+        raise OptionError(f"{name} must be a name or a list of names, got {x!r}")
     return [str(v) for v in x]
 
 
@@ -274,8 +283,10 @@ def _gt(gt: Any) -> Any:
 # summary
 
 
-def _summary_from_bytes(data: bytes) -> "Summary":
-    return Summary(_native.NativeSummary.from_bytes(data))
+def _summary_from_bytes(
+    data: bytes, path: Optional[str] = None, read_from: frozenset = frozenset()
+) -> "Summary":
+    return Summary(_native.NativeSummary.from_bytes(data), path, read_from)
 
 
 def _summary_from_files(files: Dict[str, bytes]) -> "Summary":
@@ -318,12 +329,17 @@ class Summary:
 
     def save(self, path: PathLike) -> None:
         """Write the summary folder at ``path`` (replaced atomically if it exists; never the
-        folder this summary, or one it was merged or grown from, was read from: an input)."""
-        if os.path.realpath(os.fspath(path)) in self._read_from:
-            raise OutputError(
-                f"{os.fspath(path)}: is the folder a summary this one was read, merged or grown "
-                "from (an input); refusing to replace it: save to another folder"
-            )
+        folder this summary, or one it was merged or grown from, was read from, nor a folder
+        inside it: an input)."""
+        out = os.path.realpath(os.fspath(path))
+        for src in sorted(self._read_from):
+            if out == src or os.path.commonpath([out, src]) == src:
+                where = "is" if out == src else "lies inside"
+                raise OutputError(
+                    f"{os.fspath(path)}: {where} the folder this summary, or one it was merged "
+                    f"or grown from, was read from ({src}, an input); refusing to write there: "
+                    "save to another folder"
+                )
         self._s.write(os.fspath(path))
 
     def merge(self, *others: "Summary") -> "Summary":
@@ -361,8 +377,9 @@ class Summary:
             return files
 
     def __reduce__(self):
-        # In-memory exact binary form (fast; for processes running the same tailrank version).
-        return (_summary_from_bytes, (self._s.to_bytes(),))
+        # In-memory exact binary form (fast; for processes running the same tailrank version),
+        # with the folders it was read from (save() refuses them in the new process too).
+        return (_summary_from_bytes, (self._s.to_bytes(), self._path, self._read_from))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Summary):
@@ -601,7 +618,22 @@ def scan(
     if len(parts) == 1:
         return parts[0]
     # With f = 1 and no pool_size each part records N = its rows; the merge sums them.
-    return Summary.merge_all(parts)
+    return _check_scanned_rows(Summary.merge_all(parts))
+
+
+def _check_scanned_rows(s: Summary) -> Summary:
+    """``s``, the merge of the parts of one scan (an iterator's blocks, Ray's shard groups):
+    refused when its N is below the pool rows the parts read together, as ``tailrank scan``
+    refuses it for the rows of one pass (each part checked only its own rows). Only the parts
+    of one scan are disjoint rows of the pool: a grown summary's records overlap (the base read
+    the whole pool file, the increment a subset of it), so ``merge`` cannot check this."""
+    rows = sum(r["rows"] for r in s._meta["inputs"] if r["role"] == "pool")
+    n = s.pool_size
+    if n is not None and n < rows:
+        raise MismatchError(
+            f"pool size N = {n} is smaller than the {rows} pool rows given to the scan"
+        )
+    return s
 
 
 # ----------------------------------------------------------------------------------------------
@@ -768,7 +800,7 @@ def evaluate(
 
     A query of the ground truth without results is an error unless ``missing_as_zero``.
     """
-    sets, metrics = _names(sets), _names(metrics)
+    sets, metrics = _names(sets, "sets"), _names(metrics, "metrics")
     _dict_gt_sets(gt, sets, "sets")
     g = _gt(gt)
     text = _native.evaluate_native(
@@ -798,7 +830,7 @@ def evaluate_revisited(
     ``protocols`` defaults to easy, medium and hard (``_native.REVISITED_PROTOCOLS``). A query
     of the ground truth without results is an error unless ``missing_as_zero``.
     """
-    names = _native.REVISITED_PROTOCOLS if protocols is None else _names(protocols)
+    names = _native.REVISITED_PROTOCOLS if protocols is None else _names(protocols, "protocols")
     text = _native.evaluate_revisited_native(
         _results_arg(results),
         os.fspath(gt),
@@ -826,7 +858,11 @@ def _results_arg(results: Union[Mapping[str, Mapping[str, float]], PathLike]) ->
                 f"{type(items).__name__}"
             )
         label = f"<results dict>: query {qid!r}"
-        out.append((qid, [(_id(d, label), _score(sc, q, d)) for d, sc in items.items()]))
+        pairs = []
+        for d, sc in items.items():
+            did = _id(d, label)
+            pairs.append((did, _score(sc, qid, did)))
+        out.append((qid, pairs))
     return out
 
 

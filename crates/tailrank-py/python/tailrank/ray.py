@@ -108,6 +108,7 @@ def scan(
     merge_fanin = tailrank._count(merge_fanin, "merge_fanin")
     if (shards_per_task is not None and shards_per_task < 1) or threads_per_task < 1 or merge_fanin < 2:
         raise OptionError("ray.scan: shards_per_task and threads_per_task must be >= 1, merge_fanin >= 2")
+    fraction = tailrank._scan_fraction(fraction, after)
     if not ray.is_initialized():
         ray.init(address=address)
     if shards_per_task is None:
@@ -115,7 +116,7 @@ def scan(
         shards_per_task = default_shards_per_task(len(shards), cpus, threads_per_task)
 
     kw = dict(
-        fraction=tailrank._scan_fraction(fraction, after),
+        fraction=fraction,
         seed=seed,
         pool_size=pool_size,
         top_m=top_m,
@@ -154,7 +155,8 @@ def scan(
         if isinstance(e.cause, TailrankError):
             raise e.cause from None
         raise e.as_instanceof_cause() from None
-    return parts[0] if len(parts) == 1 else Summary.merge_all(parts)
+    # The shards are disjoint rows of the pool: N must hold them all (each task checked its own).
+    return tailrank._check_scanned_rows(parts[0] if len(parts) == 1 else Summary.merge_all(parts))
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -496,8 +496,8 @@ fn query_tail(
                 return Err(Error::input(
                     path,
                     format!(
-                        "line {ln}: column tail_n_u: {n_u} exceedances in a sample of \
-                         {sample_size} (query {qid})"
+                        "line {ln}: column tail_n_u: {n_u} exceedances, more than the \
+                         sample_size {sample_size} (query {qid})"
                     ),
                 ));
             }

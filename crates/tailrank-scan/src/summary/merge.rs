@@ -232,20 +232,6 @@ pub(super) fn merge(parts: &[Summary]) -> Result<(Summary, Vec<String>)> {
                 out.subset_sizes[0]
             )));
         }
-        // Each part checked N against its own pool rows; the parts' rows add up.
-        let rows: u64 = out
-            .inputs
-            .iter()
-            .filter(|r| r.role == POOL_ROLE)
-            .map(|r| r.rows)
-            .sum();
-        if n < rows {
-            return Err(Error::mismatch(format!(
-                "cannot merge: pool size N = {n} is smaller than the {rows} pool rows the \
-                 parts scanned together; scan every part with the size of the whole pool \
-                 (--pool-size)"
-            )));
-        }
     }
     Ok((out, warnings))
 }
