@@ -123,6 +123,19 @@ fn fails(o: &Output, needles: &[&str]) {
 /// `scan` of `pool` (`.npy` or `.h5`) at `fraction` (and `after`) into `out`, with M = 30 and
 /// `shards` drift shards: the lists are truncated and the shards keep ⌈M/H⌉.
 fn scan(d: &Path, pool: &[&str], fraction: &str, after: Option<&str>, shards: &str, out: &str) {
+    scan_with(d, pool, fraction, after, shards, out, &[]);
+}
+
+/// [`scan`] with `extra` arguments (`--pool-size N`).
+fn scan_with(
+    d: &Path,
+    pool: &[&str],
+    fraction: &str,
+    after: Option<&str>,
+    shards: &str,
+    out: &str,
+    extra: &[&str],
+) {
     let mut args = vec![
         "scan",
         "--queries",
@@ -149,6 +162,7 @@ fn scan(d: &Path, pool: &[&str], fraction: &str, after: Option<&str>, shards: &s
     if let Some(a) = after {
         args.extend_from_slice(&["--after", a]);
     }
+    args.extend_from_slice(extra);
     ok(&tailrank(d, &args));
 }
 
@@ -377,38 +391,18 @@ fn grown_summaries_equal_direct_scans() {
     // A base scanned over the whole pool file with its N (its input record holds all 3000
     // rows) grows by an increment scanned with the same N: the records overlap in rows, and
     // grow must not add them up against N.
-    let with_n = |pool: &str, f: &str, after: Option<&str>, out: &str| {
-        let mut args = vec![
-            "scan",
-            "--queries",
-            "queries.npy",
-            "--core",
-            "core.npy",
-            "--gt",
-            "gt.json",
-            "--seed",
-            "3",
-            "--top-m",
-            "30",
-            "--model",
-            "toy",
-            "--pool-size",
-            "3000",
-            "--fraction",
-            f,
-            "--pool",
-            pool,
-            "-o",
-            out,
-        ];
-        if let Some(a) = after {
-            args.extend_from_slice(&["--after", a]);
-        }
-        ok(&tailrank(d, &args));
-    };
-    with_n("pool.npy", "0.2", None, "base20n");
-    with_n("i20_40.npy", "0.4", Some("0.2"), "part20_40n");
-    with_n("pool.npy", "0.4", None, "direct40n");
+    let n = ["--pool-size", "3000"];
+    scan_with(d, &["pool.npy"], "0.2", None, "4", "base20n", &n);
+    scan_with(
+        d,
+        &["i20_40.npy"],
+        "0.4",
+        Some("0.2"),
+        "4",
+        "part20_40n",
+        &n,
+    );
+    scan_with(d, &["pool.npy"], "0.4", None, "4", "direct40n", &n);
     ok(&tailrank(
         d,
         &["grow", "base20n", "part20_40n", "-o", "grown40n"],
