@@ -359,6 +359,8 @@ open(os.path.join(d, "garbage.h5"), "wb").write(b"\x89HDF\r\n\x1a\n" + bytes(ran
     let id = first.split(',').next().unwrap();
     std::fs::write(na.join("positive_ids.txt"), format!("{id},NA,NA\n{rest}")).unwrap();
     r("ids_cr.txt", "yfcc000/1\nyfcc000/2\ryfcc000/3\nyfcc000/4\n");
+    // An input at the staging name of the output (`OUT.tmp`): refused, never deleted.
+    r("sampled.txt.tmp", "yfcc000/1\nyfcc000/2\n");
 
     // Summaries: two shards of the pool scanned separately (valid), then broken copies.
     let base_scan = |out: &str, pool: &str, extra: &[&str]| {
@@ -758,6 +760,7 @@ fn cases() -> Vec<Case> {
         c("out-over-folder", "`-o` naming a folder tailrank did not write", words("merge $DIR/sum_a $DIR/sum_b -o $DIR/ilias_nopos")),
         c("out-holds-input", "`-o` naming the folder that holds the inputs", words("merge $DIR/sum_a $DIR/sum_b -o $DIR")),
         c("out-twice", "`--results-out` and `-o` the same path", scan("--pool $DIR/pool.npy --results-out $DIR/o2 -o $DIR/o2")),
+        c("out-staging-taken", "an input named like the output's staging folder (`OUT.tmp`)", words("sample --ids $DIR/sampled.txt.tmp --fraction 0.5 -o $DIR/sampled.txt")),
         c("out-locked", "another process writing the same output", scan("--pool $DIR/pool.npy -o $DIR/busy")),
         c("out-device-paired", "`sample -o /dev/null` (the id list and its manifest are written together)", words("sample --ids $DIR/pool_ids.txt --fraction 0.5 -o /dev/null")),
         c("out-dangling-link", "`-o` naming a symbolic link to a missing path", words("sample --ids $DIR/pool_ids.txt --fraction 0.5 -o $DIR/dangling.txt")),

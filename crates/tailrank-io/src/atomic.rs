@@ -17,12 +17,14 @@
 //! * `NAME.lock`: an advisory lock (`flock(2)`, non-blocking) held by the process
 //!   writing `NAME` for the whole run, holding its pid; a second process is refused with
 //!   "another tailrank process (pid N) is writing …". Removed when the writer ends; one left by
-//!   a killed process is not locked and is simply reused.
+//!   a killed process is not locked and is simply reused. Anything else at that name (a link,
+//!   a folder, a file holding more than a pid) is refused, never truncated.
 //! * `NAME.tmp/`: the staging folder. The new content is written to `NAME.tmp/NAME` (so that its
 //!   extension, which selects `.gz`, `.svg`/`.png`, is the final one); a folder being replaced
 //!   is moved to `NAME.tmp/.old` during the commit; `NAME.tmp/.pending.json` is the commit
 //!   journal. A staging folder without a journal is a leftover of a dead run, deleted by the
-//!   next writer once it holds the lock.
+//!   next writer once it holds the lock, provided it holds nothing but those names; anything
+//!   else at `NAME.tmp` (a user's file or folder) is refused, never deleted.
 //!
 //! Commit of a [`Transaction`] (several outputs): once every new content is complete, the
 //! journal (the list of outputs) is written into each staging folder, then for each output in
@@ -309,6 +311,37 @@ fn recover(target: &Path, locks: &mut Vec<Lock>) -> Result<bool> {
     Ok(true)
 }
 
+/// Remove the staging folder `NAME.tmp` of output `abs` (resolved path of `target`) that a dead
+/// run left: a folder holding nothing but the names tailrank stages there (`NAME`, `.old`,
+/// [`JOURNAL`]). Anything else at that path (a file, a link, a folder with other entries: a
+/// user's own `NAME.tmp`, possibly an input of this very command) is refused, not deleted.
+fn clear_leftover_staging(target: &Path, abs: &Path) -> Result<()> {
+    let staging = staging_dir(abs)?;
+    let Ok(m) = fs::symlink_metadata(&staging) else {
+        return Ok(());
+    };
+    let name = abs.file_name().unwrap_or_default();
+    let ours = m.is_dir()
+        && fs::read_dir(&staging).at(&staging)?.all(|e| {
+            e.is_ok_and(|e| {
+                let n = e.file_name();
+                n == name || n == OLD || n == JOURNAL
+            })
+        });
+    if !ours {
+        return Err(Error::output(
+            &staging,
+            format!(
+                "exists and is not a staging folder tailrank left (tailrank stages the new {} \
+                 there before renaming it into place); refusing to delete it: move it away or \
+                 choose another output",
+                target.display()
+            ),
+        ));
+    }
+    remove_any(&staging)
+}
+
 /// Remove the `NAME.tmp-PID` temporaries that older tailrank versions left next to `target`
 /// when their process is gone.
 fn clean_old_temporaries(target: &Path) -> Result<()> {
@@ -464,7 +497,7 @@ impl Transaction {
             // The recovery may have replaced `target`: check it again.
             crate::outputs::check_output(target, dir, &self.inputs, &others)?;
         }
-        remove_any(&staging_dir(&abs)?)?;
+        clear_leftover_staging(target, &abs)?;
         if !self.scratch {
             clean_old_temporaries(&abs)?;
         }

@@ -760,3 +760,28 @@ fn tiny_chunks_are_raised_to_the_minimum() {
     let (_, rep) = scan_resumable(&inputs(&d), &c, &o, &NoProgress).unwrap();
     assert_eq!((rep.scanned, rep.chunk_rows_raised_from), (3, None));
 }
+
+/// A folder at the partial path that no scan left (no plan, a user's file) is refused, with or
+/// without `--resume`, and what it holds is kept: a resume would have deleted it as leftovers.
+#[test]
+fn a_foreign_partial_folder_is_refused_not_emptied() {
+    let d = data(4, 4, &[400], 16);
+    let c = cfg(0.5, None);
+    let t = tempfile::tempdir().unwrap();
+    for resume in [false, true] {
+        let o = opts(t.path(), 150, resume);
+        std::fs::create_dir_all(&o.partial_dir).unwrap();
+        std::fs::write(o.partial_dir.join("notes.txt"), b"mine").unwrap();
+        let e = scan_resumable(&inputs(&d), &c, &o, &NoProgress)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("not the partial folder of an interrupted scan"),
+            "{e}"
+        );
+        assert_eq!(
+            std::fs::read(o.partial_dir.join("notes.txt")).unwrap(),
+            b"mine"
+        );
+    }
+}

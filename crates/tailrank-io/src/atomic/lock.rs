@@ -56,6 +56,33 @@ fn try_flock(_f: &fs::File, _exclusive: bool) -> std::io::Result<Flock> {
     Ok(Flock::Unsupported)
 }
 
+/// Refuse a `NAME.lock` that tailrank did not leave: anything but a regular file holding
+/// nothing or a pid (a link, a folder, a user's file, possibly an input of this very command),
+/// which taking the lock would truncate.
+fn refuse_foreign_lock(target: &Path, lp: &Path) -> Result<()> {
+    let Ok(m) = fs::symlink_metadata(lp) else {
+        return Ok(());
+    };
+    let pid_only = m.is_file()
+        && m.len() <= 32
+        && fs::read(lp).is_ok_and(|b| {
+            let t = String::from_utf8_lossy(&b);
+            t.trim().bytes().all(|c| c.is_ascii_digit())
+        });
+    if pid_only {
+        return Ok(());
+    }
+    Err(Error::output(
+        lp,
+        format!(
+            "exists and is not a lock tailrank left (tailrank locks the output {} there, in a \
+             file holding its pid); refusing to overwrite it: move it away or choose another \
+             output",
+            target.display()
+        ),
+    ))
+}
+
 /// An exclusive advisory lock on an output (`NAME.lock`, see the module docs). Dropping it
 /// removes the lock file and releases the lock.
 #[derive(Debug)]
@@ -75,6 +102,7 @@ impl Lock {
     /// [`Lock::acquire`] with the resolved path of `target` ([`resolve_output`]).
     pub(super) fn acquire_resolved(target: &Path, resolved: PathBuf) -> Result<Lock> {
         let lp = lock_path(&resolved)?;
+        refuse_foreign_lock(target, &lp)?;
         // The previous holder removes the file before unlocking: retry when the file we locked
         // is no longer the one at `lp`.
         for _ in 0..64 {

@@ -147,7 +147,18 @@ fn a_commit_cut_at_any_step_is_refused_by_readers_then_completed() {
             for p in [&r, &s] {
                 let e = check_settled(p).unwrap_err().to_string();
                 assert!(e.contains("interrupted"), "step {k}: {e}");
+                // The readers of inputs that a command writes together (a ground truth file
+                // or folder, a descriptor file) refuse them too, before reading.
+                let e = crate::formats::gt::load_ground_truth(p)
+                    .unwrap_err()
+                    .to_string();
+                assert!(e.contains("interrupted"), "step {k}: {e}");
             }
+            let e = crate::formats::open::open_descriptors(&r, None)
+                .err()
+                .unwrap()
+                .to_string();
+            assert!(e.contains("interrupted"), "step {k}: {e}");
         }
         // The next writer of either output completes the commit first.
         let mut tx = Transaction::default();
@@ -306,4 +317,52 @@ fn writes_inside_a_staging_folder_take_no_lock_or_staging_of_their_own() {
     assert_eq!(names_in(d.path()), ["s"]);
     // Once committed, the same paths are ordinary outputs again (locked and staged).
     assert!(!inside_staging(&out.join("a.json")));
+}
+
+/// Only what tailrank stages is swept: a `NAME.tmp` or `NAME.lock` that holds anything else
+/// (a user's file or folder, possibly an input of the same command) is refused, kept intact.
+#[test]
+fn a_users_tmp_or_lock_next_to_an_output_is_refused_not_deleted() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("ids.txt");
+    let tmp = d.path().join("ids.txt.tmp");
+    let lock = d.path().join("ids.txt.lock");
+    // A file, a folder with other entries, and a link at the staging name.
+    fs::write(&tmp, b"my input").unwrap();
+    let e = write_bytes(&p, b"new").unwrap_err().to_string();
+    assert!(
+        e.contains("ids.txt.tmp") && e.contains("not a staging folder"),
+        "{e}"
+    );
+    assert_eq!(fs::read(&tmp).unwrap(), b"my input");
+    fs::remove_file(&tmp).unwrap();
+    fs::create_dir(&tmp).unwrap();
+    fs::write(tmp.join("notes.txt"), b"mine").unwrap();
+    assert!(write_bytes(&p, b"new").is_err());
+    assert_eq!(fs::read(tmp.join("notes.txt")).unwrap(), b"mine");
+    fs::remove_dir_all(&tmp).unwrap();
+    // A user's file at the lock name (taking the lock would truncate it), and a link there.
+    fs::write(&lock, b"precious notes\n").unwrap();
+    let e = write_bytes(&p, b"new").unwrap_err().to_string();
+    assert!(
+        e.contains("ids.txt.lock") && e.contains("not a lock tailrank left"),
+        "{e}"
+    );
+    assert_eq!(fs::read(&lock).unwrap(), b"precious notes\n");
+    fs::remove_file(&lock).unwrap();
+    let precious = d.path().join("precious.txt");
+    fs::write(&precious, b"keep").unwrap();
+    std::os::unix::fs::symlink(&precious, &lock).unwrap();
+    assert!(write_bytes(&p, b"new").is_err());
+    assert_eq!(fs::read(&precious).unwrap(), b"keep");
+    fs::remove_file(&lock).unwrap();
+    assert!(!p.exists());
+    // What a killed run leaves (a lock holding a pid, a staging folder holding NAME) is
+    // swept, and the write goes through.
+    fs::write(&lock, b"12345\n").unwrap();
+    fs::create_dir(&tmp).unwrap();
+    fs::write(tmp.join("ids.txt"), b"half").unwrap();
+    write_bytes(&p, b"new").unwrap();
+    assert_eq!(fs::read(&p).unwrap(), b"new");
+    assert!(!tmp.exists() && !lock.exists());
 }

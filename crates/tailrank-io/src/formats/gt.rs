@@ -100,6 +100,9 @@ impl QuerySet {
 /// duplicate query ids, duplicate positives, an instance with queries but no positives,
 /// malformed JSON (line, column) or CSV (line).
 pub fn load_ground_truth(path: &Path) -> Result<Vec<QuerySet>> {
+    // A ground truth written together with descriptors (`simulate --vectors`) whose commit
+    // was cut is refused, not paired with the other files' old content.
+    crate::atomic::check_settled(path)?;
     let meta = std::fs::metadata(path).at(path)?;
     if meta.is_dir() {
         load_ilias_dir(path)

@@ -20,6 +20,8 @@ pub fn open_descriptors(path: &Path, ids: Option<&Path>) -> Result<Box<dyn Descr
     if matches!(ext.as_str(), "npy" | "h5" | "hdf5") && !path.exists() {
         return Err(Error::missing(path, "descriptor file does not exist"));
     }
+    // Half of an interrupted commit (`simulate --vectors` replaces its files together).
+    crate::atomic::check_settled(path)?;
     match ext.as_str() {
         "npy" => Ok(Box::new(NpyDescriptors::open(path, ids)?)),
         "h5" | "hdf5" => Ok(Box::new(Hdf5Descriptors::open_with_ids(path, ids)?)),

@@ -237,6 +237,18 @@ pub fn scan_sets_resumable(
         // plain rerun should not have to ask for --resume.
         remove_partial(dir)?;
     }
+    if dir.is_dir() && !dir.join(PLAN).exists() && !holds_only_partial_names(dir) {
+        // Not a partial folder tailrank left (no plan, foreign entries): a resume would
+        // delete what it holds.
+        return Err(Error::output(
+            dir,
+            format!(
+                "exists and holds no {PLAN} but other entries: not the partial folder of an \
+                 interrupted scan, which tailrank would keep there; refusing to delete its \
+                 contents: move it away or choose another output"
+            ),
+        ));
+    }
     if dir.exists() && !opts.resume {
         return Err(Error::output(
             dir,
@@ -326,9 +338,12 @@ pub fn scan_sets_resumable(
 /// the plan, temporary entries of interrupted writes and unfinished chunks (never anything
 /// else, so that a folder a user made is not deleted).
 fn holds_nothing_to_resume(dir: &Path) -> bool {
-    if !dir.is_dir() || has_chunks(dir) {
-        return false;
-    }
+    dir.is_dir() && !has_chunks(dir) && holds_only_partial_names(dir)
+}
+
+/// Whether every entry of `dir` has a name a scan puts in its partial folder (the plan, the
+/// chunks, their staging folders and locks).
+fn holds_only_partial_names(dir: &Path) -> bool {
     std::fs::read_dir(dir).is_ok_and(|rd| {
         rd.filter_map(|e| e.ok()).all(|e| {
             let n = e.file_name().to_string_lossy().into_owned();
