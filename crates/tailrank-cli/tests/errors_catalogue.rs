@@ -747,6 +747,7 @@ fn cases() -> Vec<Case> {
         c("k-not-number", "--k abc", words("eval --results $DIR/res_ok.json --gt $DIR/gt.json --k abc")),
         // ---- outputs
         c("out-under-file", "output path inside a regular file", words("scan --queries $DIR/queries.npy --core $DIR/core.npy --gt $DIR/gt.json --pool $DIR/pool.npy -o $DIR/gt.json/sub")),
+        c("out-trailing-slash", "a file output given as a folder path (`-o DIR/`)", words("sample --ids $DIR/pool_ids.txt --fraction 0.5 -o $DIR/newdir/")),
         c("out-missing-parent", "output folder whose parent does not exist", words("sample --ids $DIR/pool_ids.txt --fraction 0.5 -o $DIR/no/such/dir/s.txt")),
         c("out-disk-full", "output on a full disk (16 KiB tmpfs)", words("sample --ids $DIR/pool_ids.txt --fraction 1 -o $DIR/full/s.txt")),
         c("out-is-input", "`--results-out` equal to the ground truth", scan("--pool $DIR/pool.npy --results-out $DIR/gt.json -o $DIR/out")),

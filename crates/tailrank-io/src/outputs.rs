@@ -277,6 +277,33 @@ pub fn create_output_folder(dir: &Path) -> Result<()> {
 
 /// Check output `target` (a folder when `dir`) against the command's `inputs` and its other
 /// outputs (`others`, resolved); returns the resolved path (see the module docs).
+/// The output path itself: a file output whose path ends with `/` (a folder's) is refused, as
+/// is one whose parent folder does not exist (tailrank creates no parent folders for an
+/// output).
+fn check_output_path(target: &Path, dir: bool) -> Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    if !dir && target.as_os_str().as_bytes().ends_with(b"/") {
+        return Err(Error::output(
+            target,
+            "ends with '/', the path of a folder, but this output is a file: give a file name",
+        ));
+    }
+    let parent = match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => return Ok(()),
+    };
+    if !parent.exists() {
+        return Err(Error::output(
+            target,
+            format!(
+                "its folder {} does not exist: create it first, or choose another output path",
+                parent.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 pub fn check_output(
     target: &Path,
     dir: bool,
@@ -284,6 +311,7 @@ pub fn check_output(
     others: &[PathBuf],
 ) -> Result<PathBuf> {
     classify_output(target)?;
+    check_output_path(target, dir)?;
     let abs = resolve_output(target);
     let meta = std::fs::metadata(target).ok();
     for i in inputs {
