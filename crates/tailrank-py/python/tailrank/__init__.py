@@ -159,13 +159,16 @@ def _real(x: Any, name: str, optional: bool = False) -> Optional[float]:
         raise OptionError(f"{name}: {x} is too large for a float") from None
 
 
-def _scan_fraction(fraction: Any, after: Any) -> float:
+def _scan_fraction(
+    fraction: Any, after: Any, names: Tuple[str, str] = ("after=", "fraction=")
+) -> float:
     """A scan's ``fraction`` (None: 1, the whole pool); an error when ``after`` is given
-    without it (``--after`` needs ``--fraction``): the increment's upper end must be said."""
+    without it (``--after`` needs ``--fraction``): the increment's upper end must be said.
+    ``names`` spells the two arguments in the error (the command line's flags for its CLI)."""
     if fraction is None:
         if after is not None:
             raise OptionError(
-                "after= needs fraction=, the upper end of the increment t(after) <= hash < "
+                f"{names[0]} needs {names[1]}, the upper end of the increment t(after) <= hash < "
                 "t(fraction) (without it the increment would run to the whole pool)"
             )
         return 1.0

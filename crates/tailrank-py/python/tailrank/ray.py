@@ -200,9 +200,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         # is scanned.
         tailrank._native.check_summary_output(a.output, [a.queries, a.core, a.gt, *a.pool])
         # The sample's options too (a local Ray instance takes seconds to start).
-        if a.after is not None and a.fraction is None:
-            raise OptionError("--after needs --fraction, the upper end of the increment")
-        tailrank._native.sample_range(1.0 if a.fraction is None else a.fraction, a.after)
+        fraction = tailrank._scan_fraction(a.fraction, a.after, ("--after", "--fraction"))
+        tailrank._native.sample_range(fraction, a.after)
     except TailrankError as e:
         print(f"tailrank.ray: error: {e}", file=sys.stderr)
         return 1
