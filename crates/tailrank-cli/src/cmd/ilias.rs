@@ -6,7 +6,6 @@
 //! baselines. See `docs/reference/ilias.md`.
 
 use super::predict::{MethodArgs, SampleNoiseArgs};
-use super::progress::Bar;
 use super::scan::{PoolSampleArgs, ScanRunArgs};
 use clap::Args;
 use std::path::PathBuf;
@@ -17,10 +16,6 @@ use tailrank::scan::config::ScanOptions;
 
 /// Help heading of the options that only a prediction (`--fraction` below 1) reads.
 const PREDICTION: &str = "Prediction mode (--fraction below 1)";
-
-/// The spinner of the distractor rows done (the total is only known once every shard's index
-/// has been read inside the scan).
-const SPINNER: &str = "ilias scan {spinner} {human_pos} distractor rows {per_sec}";
 
 #[derive(Args, Debug)]
 pub struct IliasArgs {
@@ -124,6 +119,5 @@ pub fn run(a: IliasArgs) -> anyhow::Result<()> {
         view: a.view.view(),
     };
     let tuning = |k: &str| std::env::var(k).ok();
-    let spinner = || Bar::new(None, SPINNER);
-    Ok(job.run(tuning, spinner, &mut super::Terminal)?)
+    Ok(job.run(tuning, &mut super::Terminal)?)
 }

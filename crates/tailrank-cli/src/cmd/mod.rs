@@ -17,6 +17,7 @@ pub mod simulate;
 pub mod validate;
 
 use tailrank::jobs::View;
+use tailrank::scan::engine::Progress;
 
 /// Whether the estimate moves to the centre of the endpoint test's excess and to the centre
 /// of the rare items above the top positive (docs/method.md §9): the library's default
@@ -92,7 +93,7 @@ impl ViewArgs {
     }
 }
 
-/// The terminal the jobs print to: the report on stdout, warnings and notes on stderr.
+/// The terminal the jobs print to: the report on stdout, warnings, notes and progress on stderr.
 pub struct Terminal;
 
 impl tailrank::jobs::Console for Terminal {
@@ -102,6 +103,10 @@ impl tailrank::jobs::Console for Terminal {
 
     fn err(&mut self, line: &str) {
         eprintln!("{line}");
+    }
+
+    fn progress(&self, task: &str, total: Option<u64>) -> Box<dyn Progress> {
+        Box::new(progress::Bar::new(task, total))
     }
 }
 

@@ -1,4 +1,4 @@
-//! The progress indicator of the scans: on stderr when it is a terminal, nothing otherwise;
+//! The progress indicator of long steps (scans, writing a simulated pool): on stderr when it is a terminal, nothing otherwise;
 //! cleared when dropped.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -7,15 +7,22 @@ use tailrank::scan::engine::Progress;
 
 pub struct Bar(Option<ProgressBar>);
 
+/// The bar over a known number of rows, and the spinner of a count without a known end.
+const BAR: &str =
+    "{prefix} {bar:40.cyan/blue} {percent:>3}% {human_pos}/{human_len} rows {per_sec:0} ETA {eta}";
+const SPINNER: &str = "{prefix} {spinner} {human_pos} rows {per_sec:0}";
+
 impl Bar {
     /// A bar over `total` rows (`Some`: percent, rate and ETA), or a spinner (`None`: rows done
-    /// and the rate), drawn with the indicatif `template`.
-    pub fn new(total: Option<u64>, template: &str) -> Bar {
+    /// and the rate), labelled `task`.
+    pub fn new(task: &str, total: Option<u64>) -> Bar {
         if !std::io::stderr().is_terminal() {
             return Bar(None);
         }
         let pb = ProgressBar::with_draw_target(total, ProgressDrawTarget::stderr());
+        let template = if total.is_some() { BAR } else { SPINNER };
         pb.set_style(ProgressStyle::with_template(template).expect("valid template"));
+        pb.set_prefix(task.to_string());
         Bar(Some(pb))
     }
 }

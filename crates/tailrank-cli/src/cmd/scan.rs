@@ -6,16 +6,11 @@
 //! `OUTPUT.partial/` (chunks of `--chunk-rows` rows, reused by `--resume` after a kill)
 //! follow `tailrank::scan::job` and `tailrank::scan::resume`. The rules are the library's.
 
-use super::progress::Bar;
 use clap::Args;
 use std::path::PathBuf;
 use tailrank::jobs::scan::ScanJob;
 use tailrank::scan::config::{ScanOptions, DEFAULT_DRIFT_SHARDS, DEFAULT_TOP_M};
 use tailrank::scan::job::ScanFiles;
-
-/// The progress bar of the pool rows.
-const BAR: &str =
-    "scan {bar:40.cyan/blue} {percent:>3}% {human_pos}/{human_len} rows {per_sec} ETA {eta}";
 
 /// Arguments of `tailrank scan` (boxed: they are large next to the other subcommands').
 #[derive(Args, Debug)]
@@ -172,6 +167,5 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
         },
     );
     let tuning = |k: &str| std::env::var(k).ok();
-    let bar = |rows| Bar::new(Some(rows), BAR);
-    Ok(ScanJob { files, options }.run(tuning, bar, &mut super::Terminal)?)
+    Ok(ScanJob { files, options }.run(tuning, &mut super::Terminal)?)
 }

@@ -26,6 +26,12 @@ impl Progress for NoProgress {
     fn rows_done(&self, _rows: u64) {}
 }
 
+impl<P: Progress + ?Sized> Progress for Box<P> {
+    fn rows_done(&self, rows: u64) {
+        (**self).rows_done(rows);
+    }
+}
+
 /// The item-code layout of a scan: `levels` nested levels and `shards` drift shards (0: none).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Codes {

@@ -21,6 +21,7 @@ use crate::atomic;
 use crate::error::{Error, IoContext, Result};
 use crate::formats::descriptors::Dtype;
 use crate::formats::npy::npy_header_bytes;
+use crate::scan::engine::{NoProgress, Progress};
 use half::f16;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -151,7 +152,7 @@ pub const WRITE_BATCH_ROWS: u64 = 16 * GEN_BLOCK;
 /// paths and replaced together ([`atomic::Transaction`]): a kill never leaves the queries of
 /// one run next to the pool of another.
 pub fn write_vectors(cfg: &VectorConfig, dir: &Path) -> Result<VectorBenchmark> {
-    write_vectors_batched(cfg, dir, WRITE_BATCH_ROWS)
+    write_vectors_batched(cfg, dir, WRITE_BATCH_ROWS, &NoProgress)
 }
 
 /// Refuse to replace a file of [`FILES`] in an existing `dir` that `simulate --vectors` did not
@@ -197,11 +198,13 @@ fn push_row(out: &mut Vec<u8>, v: &[f64], dtype: Dtype) {
 }
 
 /// [`write_vectors`] with `batch_rows` pool rows per batch (rounded up to whole generation
-/// blocks). The bytes written do not depend on `batch_rows`.
+/// blocks), `progress` told of the pool rows as each batch is written. The bytes written do
+/// not depend on `batch_rows`.
 pub fn write_vectors_batched(
     cfg: &VectorConfig,
     dir: &Path,
     batch_rows: u64,
+    progress: &dyn Progress,
 ) -> Result<VectorBenchmark> {
     cfg.check()?;
     let layout = Layout::new(cfg)?;
@@ -258,6 +261,7 @@ pub fn write_vectors_batched(
                 for b in bufs {
                     w.write_all(&b).at(&pool_path)?;
                 }
+                progress.rows_done(((b1 * GEN_BLOCK).min(cfg.pool_size)) - b0 * GEN_BLOCK);
                 b0 = b1;
             }
             Ok(())
@@ -297,6 +301,7 @@ pub fn write_vectors_batched(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::{AtomicU64, Ordering};
 
     fn small(geometry: &str, seed: u64) -> VectorConfig {
         let mut c = VectorConfig::for_geometry(geometry).unwrap();
@@ -347,6 +352,16 @@ mod tests {
         assert!(e.to_string().contains("no benchmark.json"), "{e}");
     }
 
+    /// A [`Progress`] that adds up the rows it is told of.
+    #[derive(Default)]
+    struct RowCount(AtomicU64);
+
+    impl Progress for RowCount {
+        fn rows_done(&self, rows: u64) {
+            self.0.fetch_add(rows, Ordering::Relaxed);
+        }
+    }
+
     /// Same seed → same bytes, whatever the thread count and the batch size (chunk boundaries);
     /// another seed → another pool.
     #[test]
@@ -359,11 +374,16 @@ mod tests {
                     .num_threads(threads)
                     .build()
                     .unwrap()
-                    .install(|| write_vectors_batched(&c, d.path(), batch).unwrap());
+                    .install(|| write_vectors_batched(&c, d.path(), batch, &NoProgress).unwrap());
                 files(d.path())
             };
             let a = run(1, 1);
             assert_eq!(a, run(3, 2 * GEN_BLOCK), "{g}");
+            // The progress reports add up to the pool's rows.
+            let rows = RowCount::default();
+            let d = tempfile::tempdir().unwrap();
+            write_vectors_batched(&c, d.path(), 2 * GEN_BLOCK, &rows).unwrap();
+            assert_eq!(rows.0.load(Ordering::Relaxed), c.pool_size, "{g}");
             assert_eq!(a, run(2, 1 << 40), "{g}");
             let d = tempfile::tempdir().unwrap();
             write_vectors(&small(g, 8), d.path()).unwrap();

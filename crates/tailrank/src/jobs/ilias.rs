@@ -7,7 +7,6 @@ use crate::error::Result;
 use crate::ilias::{run_ilias, IliasRequest, SummaryOutput};
 use crate::report::headline::ilias_headline;
 use crate::report::html_pages::{ilias_report_html, write_html};
-use crate::scan::engine::Progress;
 
 /// `tailrank ilias` as asked for by `request`, its report printed in `view` (the headline
 /// only in prediction mode: an exact run prints its table).
@@ -20,12 +19,12 @@ pub struct IliasJob<'a> {
 impl IliasJob<'_> {
     /// The options checked ([`IliasRequest::options`], the scan's tuning read through
     /// `tuning`) and the HTML page claimed before the inputs are opened; the warnings of what
-    /// the report will lack printed before the scan (`progress` made as it starts), the scan's
-    /// notes after it; then the page written and the report printed.
-    pub fn run<P: Progress>(
+    /// the report will lack printed before the scan (the console's progress over the rows
+    /// scanned shown while it runs), the scan's notes after it; then the page written and the
+    /// report printed.
+    pub fn run(
         &self,
         tuning: impl Fn(&str) -> Option<String>,
-        progress: impl FnOnce() -> P,
         console: &mut dyn Console,
     ) -> Result<()> {
         let r = &self.request;
@@ -45,7 +44,8 @@ impl IliasJob<'_> {
             chunk_rows: r.chunk_rows,
             resume: r.resume,
         });
-        let bar = progress();
+        // A spinner: the distractor total is known only once the scan has read every shard.
+        let bar = console.progress("ilias scan", None);
         let (report, notes) = run_ilias(&ds, &feats, &opts, out.as_ref(), &bar)?;
         drop(bar);
         for note in notes {

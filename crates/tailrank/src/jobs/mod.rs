@@ -24,6 +24,7 @@ pub mod scan;
 pub mod simulate;
 
 use crate::error::{Error, Result};
+use crate::scan::engine::{NoProgress, Progress};
 
 /// Where a job's text goes as the job makes it: the report on standard output, warnings and
 /// notes on standard error (a terminal front end prints each as it comes).
@@ -35,6 +36,12 @@ pub trait Console {
     /// A warning: the line `tailrank: warning: {warning}`.
     fn warn(&mut self, warning: &str) {
         self.err(&format!("tailrank: warning: {warning}"));
+    }
+    /// A progress indicator of the long step `task` over `total` rows (None: a count without
+    /// a known end), fed as rows are done and cleared when dropped; by default nothing shows.
+    fn progress(&self, task: &str, total: Option<u64>) -> Box<dyn Progress> {
+        let _ = (task, total);
+        Box::new(NoProgress)
     }
 }
 

@@ -9,7 +9,6 @@ use crate::error::Result;
 use crate::report::written::{grow_written, merge_written, sample_written, scan_written};
 use crate::sample::write_sample;
 use crate::scan::config::ScanOptions;
-use crate::scan::engine::Progress;
 use crate::scan::job::{ScanFiles, ScanFilesOutcome};
 use crate::summary::Summary;
 use std::path::{Path, PathBuf};
@@ -45,19 +44,20 @@ pub struct ScanJob {
 
 impl ScanJob {
     /// Check the files ([`ScanFiles::check`]) and the options ([`ScanOptions::config`], the
-    /// tuning knobs read through `tuning`), scan ([`ScanFiles::run`], `progress` made with the
-    /// pool's row count), then print the scan's notes and the line of what was written (with
-    /// the seconds since the job started) as `tailrank scan: …` lines.
-    pub fn run<P: Progress>(
+    /// tuning knobs read through `tuning`), scan ([`ScanFiles::run`], the console's progress
+    /// over the pool's rows), then print the scan's notes and the line of what was written
+    /// (with the seconds since the job started) as `tailrank scan: …` lines.
+    pub fn run(
         &self,
         tuning: impl Fn(&str) -> Option<String>,
-        progress: impl FnOnce(u64) -> P,
         console: &mut dyn Console,
     ) -> Result<()> {
         let started = Instant::now();
         self.files.check()?;
         let cfg = self.options.config(tuning)?;
-        let out = self.files.run(cfg, progress)?;
+        let out = self
+            .files
+            .run(cfg, |rows| console.progress("scan", Some(rows)))?;
         for note in &out.notes {
             console.err(&format!("tailrank scan: {note}"));
         }

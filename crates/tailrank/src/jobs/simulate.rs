@@ -16,7 +16,7 @@ use crate::simulate::files::run_demo;
 use crate::simulate::request::{stream_line, SimulateRequest};
 use crate::simulate::validation::{run_validation, Run, ValidationOptions};
 use crate::simulate::vector_validation::VectorRunOptions;
-use crate::simulate::vectors::write_vectors;
+use crate::simulate::vectors::{write_vectors_batched, WRITE_BATCH_ROWS};
 use crate::simulate::web_validation::run_families;
 use crate::simulate::{simulate_to_dir, SimConfig, SimulationFiles};
 use std::ops::Range;
@@ -88,7 +88,9 @@ impl SimulateJob<'_> {
         }
         if self.request.vectors {
             let cfg = self.request.vector_config()?;
-            let b = write_vectors(&cfg, self.out)?;
+            let bar = console.progress("simulate", Some(cfg.pool_size));
+            let b = write_vectors_batched(&cfg, self.out, WRITE_BATCH_ROWS, &bar)?;
+            drop(bar);
             console.out(&vectors_report(&cfg, &b, self.out));
             return Ok(());
         }
