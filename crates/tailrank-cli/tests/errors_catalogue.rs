@@ -741,6 +741,8 @@ fn cases() -> Vec<Case> {
         c("predict-empty-sample", "predict from a summary whose sample is empty (S = 0)", words("predict --summary $DIR/sum_empty --pool-size 1000000")),
         c("bootstrap-too-few", "predict --bootstrap 2", words("predict --summary $DIR/sum_b_f --pool-size 1000 --bootstrap 2 --sample-noise 0")),
         c("sample-noise-too-few", "predict --sample-noise 5", words("predict --summary $DIR/sum_b_f --pool-size 1000 --bootstrap 20 --sample-noise 5")),
+        c("bootstrap-too-many", "predict --bootstrap 2⁶⁴ − 1, more replicates than a prediction draws", words("predict --summary $DIR/sum_b_f --pool-size 1000 --bootstrap 18446744073709551615 --sample-noise 0")),
+        c("demo-sample-noise-too-many", "demo --sample-noise 10¹²: refused before anything is simulated or written", words("demo -o $DIR/demo_many --sample-noise 1000000000000")),
         c("predict-fit-top-above-summary", "predict --fit-top above the M the summary stores", words("predict --summary $DIR/sum_b_f --pool-size 1000 --fit-top 50 --bootstrap 20 --sample-noise 0")),
         c("chunk-rows-zero", "--chunk-rows 0", scan("--pool $DIR/pool.npy --chunk-rows 0 -o $DIR/out")),
         c("query-set-unknown", "--query-set that the ground truth lacks", scan("--pool $DIR/pool.npy --query-set text -o $DIR/out")),

@@ -423,3 +423,58 @@ fn fit_top_and_its_former_name_top_m() {
         "{help}"
     );
 }
+
+/// A summary that holds the whole pool (f = 1, S = N) has its metrics exactly: the headline
+/// leads with the exact mAP@k, the value `eval --summary` prints, beside the model's reading.
+#[test]
+fn an_exact_scan_leads_with_the_exact_metric() {
+    let d = tempfile::tempdir().unwrap();
+    let v = d.path().join("v");
+    let full = d.path().join("full");
+    let (v, full) = (v.to_str().unwrap(), full.to_str().unwrap());
+    tailrank_test_support::cli::stdout_ok([
+        "simulate",
+        "--vectors",
+        "--pool-size",
+        "3000",
+        "--dim",
+        "16",
+        "--instances",
+        "10",
+        "-o",
+        v,
+    ]);
+    let file = |f: &str| format!("{v}/{f}");
+    tailrank_test_support::cli::stdout_ok([
+        "scan",
+        "--queries",
+        &file("queries.npy"),
+        "--core",
+        &file("core.npy"),
+        "--gt",
+        &file("gt.json"),
+        "--pool",
+        &file("pool.npy"),
+        "--fraction",
+        "1",
+        "--top-m",
+        "200",
+        "-o",
+        full,
+    ]);
+    let (ok, out, err) = tailrank(&["predict", "--summary", full, "--k", "100"]);
+    assert!(ok, "{err}");
+    let eval100 =
+        tailrank_test_support::cli::stdout_ok(["eval", "--summary", full, "--metric", "map@100"]);
+    let exact100 = eval100
+        .lines()
+        .nth(1)
+        .and_then(|l| l.split_whitespace().last())
+        .unwrap();
+    let first = out.lines().next().unwrap();
+    assert!(
+        first.starts_with(&format!("exact mAP@100 at N = 3,000: {exact100}%")),
+        "{first} (eval: {eval100})"
+    );
+    assert!(out.contains("(exact: the whole pool)"), "{out}");
+}

@@ -67,7 +67,7 @@ pub struct MethodArgs {
     /// Hardness-to-metric map.
     #[arg(long, default_value = MapKind::DEFAULT_NAME, value_parser = MapKind::NAMES)]
     pub map: String,
-    /// Query-bootstrap replicates (0 = no intervals).
+    /// Query-bootstrap replicates (0: no bootstrap intervals nor verdict; the realized one stays).
     #[arg(long, default_value_t = PredictOptions::DEFAULT.bootstrap)]
     pub bootstrap: usize,
     /// Confidence level of the intervals.

@@ -47,7 +47,7 @@ pub use query_hardness::{
     count_hardness, estimate_query_for_metric, hardness_for, hardness_for_metric, per_query_ap,
 };
 pub use realized::RealizedInterval;
-pub use sample_size::sample_size_warnings;
+pub use sample_size::{check_sample_size, sample_needed, sample_size_warnings, sample_warnings};
 pub use stats::Interval;
 pub use trust::{Check, Trust, Verdict};
 
@@ -140,52 +140,10 @@ impl Default for PredictOptions {
 /// outside the interval with probability below (B + 1)/2^B per side (2·10⁻⁵ at B = 20).
 pub const MIN_REPLICATES: usize = 20;
 
-/// The sample-size rule of a prediction, stated once (used by [`predict`],
-/// [`predict_from_hardness`] and the curves):
-///
-/// * `S = 0` is an error: with no sampled pool item every positive is immune and the
-///   "prediction" is the metric of the core alone, whatever N.
-/// * The report warns (see [`sample_warnings`]) when `S < c_min` (no positive can reach the
-///   count threshold) or when `S·k/N < c_min`: a positive ranked k-th among the N pool items
-///   has on average `S·k/N` sampled items above it, so near the cut-off k no positive is
-///   resolved by its count and the prediction at k rests on the fitted tail (evt) or on counts
-///   below `c_min` (count). `c_min` is the estimator's (the default, 5, for `count`).
-pub fn check_sample_size(sample: u64) -> Result<()> {
-    if sample == 0 {
-        return Err(Error::input_msg(
-            "the sample is empty (S = 0 sampled pool items): there is nothing to predict from \
-             (with no sampled item every positive looks unbeatable); scan a larger fraction, or \
-             check that the pool ids are those the sample was drawn from",
-        ));
-    }
-    Ok(())
-}
-
-/// Warnings of the sample-size rule ([`check_sample_size`]) for a sample of `sample` items, a
-/// pool of `n`, cut-off `k` and estimator `est`; empty when the sample is large enough.
-pub fn sample_warnings(sample: u64, n: u64, k: usize, est: &Estimator) -> Vec<String> {
-    let c_min = match est {
-        Estimator::Evt(e) => e.c_min,
-        Estimator::Count => EvtOptions::default().c_min,
-    };
-    let expected = sample as f64 * k as f64 / n.max(1) as f64;
-    if sample >= c_min && expected >= c_min as f64 {
-        return Vec::new();
-    }
-    let need = (c_min as f64 * n as f64 / k as f64)
-        .ceil()
-        .max(c_min as f64);
-    vec![format!(
-        "small sample: S = {sample} sampled items for N = {n} and k = {k} gives S·k/N = \
-         {expected:.2} sampled items on average above a positive ranked k-th, below c_min = \
-         {c_min}: near the cut-off no positive is resolved by its count, so the prediction \
-         rests on {} (sample at least {need:.0} items for S·k/N ≥ c_min)",
-        match est {
-            Estimator::Evt(_) => "the fitted tail alone",
-            Estimator::Count => "counts below c_min",
-        }
-    )]
-}
+/// Most replicates of either kind a prediction draws. The Monte Carlo error of an interval's
+/// end falls as 1/√B, so past 10⁶ it is far below any reading of the report, while the
+/// replicates' memory (tens of bytes each) and time grow without bound.
+pub const MAX_REPLICATES: usize = 1_000_000;
 
 /// For a summary scanned at f = 1: whether it holds the whole pool of `n` items (`S_0 ≥ n`,
 /// its metrics exact) or only part of it (one shard of an exact scan); None below f = 1.
@@ -233,7 +191,7 @@ pub fn check_top_m(s: &Summary, dir: &std::path::Path, top_m: usize) -> Result<(
 
 impl PredictOptions {
     /// Check the options: k ≥ 1, confidence in (0, 1), evt quantile in (0, 1) and M ≥ 2, and
-    /// replicate counts (bootstrap, sample noise) 0 or at least [`MIN_REPLICATES`].
+    /// replicate counts (bootstrap, sample noise) 0 or in [[`MIN_REPLICATES`], [`MAX_REPLICATES`]].
     pub fn check(&self) -> Result<()> {
         if self.k == 0 {
             return Err(Error::option("k must be at least 1"));
@@ -247,6 +205,13 @@ impl PredictOptions {
                     "{what} = {n} are too few for an interval: give 0 (no interval) or at \
                      least {MIN_REPLICATES} (with fewer, the interval's ends are the most \
                      extreme replicates and it can exclude the estimate)"
+                )));
+            }
+            if n > MAX_REPLICATES {
+                return Err(Error::option(format!(
+                    "{what} = {n} are more than the {MAX_REPLICATES} a prediction draws at \
+                     most (past that the interval's ends no longer move, while the memory and \
+                     the time keep growing)"
                 )));
             }
         }

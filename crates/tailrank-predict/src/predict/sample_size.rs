@@ -1,7 +1,75 @@
-//! The warning on a sample whose size is not what a hash sample of the pool gives
-//! (docs/reference/predict.md, "Usage").
+//! The sample-size rule of a prediction (how many sampled items resolve a positive near the
+//! cut-off) and the warning on a sample whose size is not what a hash sample of the pool
+//! gives (docs/reference/predict.md, "Usage").
 
+use crate::error::{Error, Result};
+use crate::hardness::{Estimator, EvtOptions};
 use crate::summary::Summary;
+
+/// The sample-size rule of a prediction, stated once (used by [`predict`],
+/// [`predict_from_hardness`] and the curves):
+///
+/// * `S = 0` is an error: with no sampled pool item every positive is immune and the
+///   "prediction" is the metric of the core alone, whatever N.
+/// * The report warns (see [`sample_warnings`]) when `S < c_min` (no positive can reach the
+///   count threshold) or when `S·k/N < c_min`: a positive ranked k-th among the N pool items
+///   has on average `S·k/N` sampled items above it, so near the cut-off k no positive is
+///   resolved by its count and the prediction at k rests on the fitted tail (evt) or on counts
+///   below `c_min` (count). `c_min` is the estimator's (the default, 5, for `count`).
+pub fn check_sample_size(sample: u64) -> Result<()> {
+    if sample == 0 {
+        return Err(Error::input_msg(
+            "the sample is empty (S = 0 sampled pool items): there is nothing to predict from \
+             (with no sampled item every positive looks unbeatable); scan a larger fraction, or \
+             check that the pool ids are those the sample was drawn from",
+        ));
+    }
+    Ok(())
+}
+
+/// `c_min` of estimator `est` (the default's for `count`).
+pub(super) fn c_min_of(est: &Estimator) -> u64 {
+    match est {
+        Estimator::Evt(e) => e.c_min,
+        Estimator::Count => EvtOptions::default().c_min,
+    }
+}
+
+/// The sample size the sample-size rule ([`check_sample_size`]) asks for at pool size `n`,
+/// cut-off `k` and estimator `est`, `max(⌈c_min·N/k⌉, c_min)`, when `sample` falls short of it;
+/// None when the sample is large enough.
+pub fn sample_needed(sample: u64, n: u64, k: usize, est: &Estimator) -> Option<u64> {
+    let c_min = c_min_of(est);
+    let expected = sample as f64 * k as f64 / n.max(1) as f64;
+    if sample >= c_min && expected >= c_min as f64 {
+        return None;
+    }
+    Some(
+        (c_min as f64 * n as f64 / k as f64)
+            .ceil()
+            .max(c_min as f64) as u64,
+    )
+}
+
+/// Warnings of the sample-size rule ([`check_sample_size`]) for a sample of `sample` items, a
+/// pool of `n`, cut-off `k` and estimator `est`; empty when the sample is large enough.
+pub fn sample_warnings(sample: u64, n: u64, k: usize, est: &Estimator) -> Vec<String> {
+    let c_min = c_min_of(est);
+    let expected = sample as f64 * k as f64 / n.max(1) as f64;
+    let Some(need) = sample_needed(sample, n, k, est) else {
+        return Vec::new();
+    };
+    vec![format!(
+        "small sample: S = {sample} sampled items for N = {n} and k = {k} gives S·k/N = \
+         {expected:.2} sampled items on average above a positive ranked k-th, below c_min = \
+         {c_min}: near the cut-off no positive is resolved by its count, so the prediction \
+         rests on {} (sample at least {need} items for S·k/N ≥ c_min)",
+        match est {
+            Estimator::Evt(_) => "the fitted tail alone",
+            Estimator::Count => "counts below c_min",
+        }
+    )]
+}
 
 /// How far `S_0` may lie from `p·N` before [`sample_size_warnings`] warns: the larger of
 /// `SAMPLE_SIZE_SDS` binomial sds, `SAMPLE_SIZE_SHARE` of `p·N` and `SAMPLE_SIZE_ITEMS`.

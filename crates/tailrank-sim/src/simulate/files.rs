@@ -66,8 +66,9 @@ pub fn simulate_to_dir(
     out: &Path,
     prediction: Option<&PredictOptions>,
 ) -> Result<(Simulation, Option<Prediction>)> {
-    // A configuration `check` refuses leaves nothing on disk.
+    // A configuration or prediction options `check` refuses leave nothing on disk.
     cfg.check()?;
+    prediction.map(PredictOptions::check).transpose()?;
     crate::outputs::create_output_folder(out)?;
     let files = SimulationFiles::in_dir(out);
     let mut outputs = Transaction::new(&[]);

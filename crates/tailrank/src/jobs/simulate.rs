@@ -45,6 +45,7 @@ impl DemoJob<'_> {
             cfg = cfg.with_queries(q);
         }
         cfg.check()?;
+        crate::simulate::files::demo_options(&cfg, self.bootstrap, self.sample_noise).check()?;
         let mut outputs = Transaction::new(&[]);
         if let Some(h) = self.html {
             crate::outputs::refuse_inside(h, self.out, "demo")?;

@@ -72,14 +72,29 @@ pub fn verdict_sentence(p: &Prediction) -> String {
 /// a count of the warnings. At most `MAX_LINES − 1` lines.
 pub fn prediction_lines(p: &Prediction) -> Vec<String> {
     let k = p.k;
-    let mut out = vec![format!(
-        "predicted mAP@{k} at N = {}: {}%  (model {:?}, {} queries, S = {} sampled)",
-        thousands(p.pool_size),
-        pct(p.estimate),
-        p.model,
-        thousands(p.n_queries as u64),
-        thousands(p.sample_size)
-    )];
+    // A sample that holds the whole pool (S ≥ N) has its metrics exactly: evaluate-at-S.
+    let whole_pool = p.sample_size >= p.pool_size;
+    let mut out = if whole_pool {
+        vec![format!(
+            "exact mAP@{k} at N = {}: {}%  (model {:?}, {} queries; the summary holds the whole \
+             pool, S = N, so the metrics are exact: `tailrank eval --summary`; the tail model, which the \
+             interval and verdict below judge, reads {}%)",
+            thousands(p.pool_size),
+            pct(p.baselines.evaluate_at_s),
+            p.model,
+            thousands(p.n_queries as u64),
+            pct(p.estimate)
+        )]
+    } else {
+        vec![format!(
+            "predicted mAP@{k} at N = {}: {}%  (model {:?}, {} queries, S = {} sampled)",
+            thousands(p.pool_size),
+            pct(p.estimate),
+            p.model,
+            thousands(p.n_queries as u64),
+            thousands(p.sample_size)
+        )]
+    };
     out.push(match &p.realized {
         Some(r) => format!(
             "realized mAP@{k} of these queries at N: {:.0}% interval [{}, {}], {} points wide",
@@ -104,11 +119,19 @@ pub fn prediction_lines(p: &Prediction) -> Vec<String> {
             ));
         }
     }
-    out.push(format!(
-        "hit@1 {}%, Recall@{k} {}%  (predicted at N; no interval)",
-        pct(p.hit_at_1),
-        pct(p.recall_at_k)
-    ));
+    out.push(if whole_pool {
+        format!(
+            "hit@1 {}%, Recall@{k} {}%  (exact: the whole pool)",
+            pct(p.baselines.evaluate_at_s_hit_at_1),
+            pct(p.baselines.evaluate_at_s_recall_at_k)
+        )
+    } else {
+        format!(
+            "hit@1 {}%, Recall@{k} {}%  (predicted at N; no interval)",
+            pct(p.hit_at_1),
+            pct(p.recall_at_k)
+        )
+    });
     if !p.warnings.is_empty() {
         out.push(format!(
             "{} warning(s) about the input: see --details",
