@@ -147,19 +147,42 @@ pub fn parse_json_gt(path: &Path, bytes: &[u8]) -> Result<QuerySet> {
     QuerySet::new(path, "queries", qids, pos)
 }
 
-const IMAGE_QUERIES: &str = "image_query_ids.txt";
-const TEXT_QUERIES: &str = "text_query_ids.txt";
-const POSITIVES: &str = "positive_ids.txt";
+/// The id lists of a folder in ILIAS layout (found by [`ilias_file`]).
+pub const IMAGE_QUERIES: &str = "image_query_ids.txt";
+pub const TEXT_QUERIES: &str = "text_query_ids.txt";
+pub const POSITIVES: &str = "positive_ids.txt";
 
 /// Find `name` in `dir` or `dir/image_ids`.
-fn find_file(dir: &Path, name: &str) -> Option<PathBuf> {
-    [dir.join(name), dir.join("image_ids").join(name)]
+/// The id file `name` of a folder in ILIAS layout: `DIR/image_ids/name` or `DIR/name` (the two
+/// layouts of docs/reference/ilias.md); None when neither exists. Both existing (and not one
+/// file) is an error: they may list different ids, and every reader of the folder (the ground
+/// truth, the id checks, the scale and clutter) must read the same one.
+pub fn ilias_file(dir: &Path, name: &str) -> Result<Option<PathBuf>> {
+    let found: Vec<PathBuf> = [dir.join("image_ids").join(name), dir.join(name)]
         .into_iter()
-        .find(|p| p.is_file())
+        .filter(|p| p.is_file())
+        .collect();
+    match found.as_slice() {
+        [a, b] if !same_file(a, b) => Err(Error::input(
+            dir,
+            format!(
+                "both {} and {} exist: tailrank reads one {name} per dataset folder; remove or \
+                 rename the one that is not the dataset's",
+                a.display(),
+                b.display()
+            ),
+        )),
+        _ => Ok(found.into_iter().next()),
+    }
+}
+
+/// Whether two existing paths name the same file (a link of one to the other).
+fn same_file(a: &Path, b: &Path) -> bool {
+    matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
 }
 
 fn load_ilias_dir(dir: &Path) -> Result<Vec<QuerySet>> {
-    let pos_path = find_file(dir, POSITIVES).ok_or_else(|| {
+    let pos_path = ilias_file(dir, POSITIVES)?.ok_or_else(|| {
         Error::input(
             dir,
             format!(
@@ -168,8 +191,8 @@ fn load_ilias_dir(dir: &Path) -> Result<Vec<QuerySet>> {
             ),
         )
     })?;
-    let image = find_file(dir, IMAGE_QUERIES);
-    let text = find_file(dir, TEXT_QUERIES);
+    let image = ilias_file(dir, IMAGE_QUERIES)?;
+    let text = ilias_file(dir, TEXT_QUERIES)?;
     if image.is_none() && text.is_none() {
         return Err(Error::input(
             dir,
@@ -367,7 +390,7 @@ pub fn ground_truth_notes(path: &Path) -> Result<Vec<String>> {
     }
     let mut notes = Vec::new();
     for name in [IMAGE_QUERIES, TEXT_QUERIES, POSITIVES] {
-        if let Some(p) = find_file(path, name) {
+        if let Some(p) = ilias_file(path, name)? {
             notes.extend(IdTable::read(&p)?.header_note());
         }
     }
@@ -406,5 +429,39 @@ mod tests {
             .to_string()
             .contains("line 3"));
         assert!(split_csv(p, 4, r#""ab"c,1"#).is_err());
+    }
+
+    /// Every reader of a folder in ILIAS layout reads the same list: one in `image_ids/` and
+    /// another directly in the folder are refused (the ground truth read one, the id checks the
+    /// other, and a positive missing from one turned into a distractor); one linked to the
+    /// other is one file.
+    #[test]
+    fn an_id_list_in_both_layouts_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let sub = d.path().join("image_ids");
+        std::fs::create_dir(&sub).unwrap();
+        std::fs::write(sub.join(IMAGE_QUERIES), "i1/q.jpg\n").unwrap();
+        std::fs::write(sub.join(POSITIVES), "i1/p1.jpg\ni1/p2.jpg\n").unwrap();
+        assert_eq!(
+            load_ground_truth(d.path()).unwrap()[0].positives[0].len(),
+            2
+        );
+        std::fs::write(d.path().join(POSITIVES), "i1/p1.jpg\n").unwrap();
+        for e in [
+            load_ground_truth(d.path()).unwrap_err(),
+            ground_truth_notes(d.path()).unwrap_err(),
+        ] {
+            let msg = e.to_string();
+            assert!(msg.contains("both") && msg.contains(POSITIVES), "{msg}");
+        }
+        std::fs::remove_file(d.path().join(POSITIVES)).unwrap();
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(sub.join(POSITIVES), d.path().join(POSITIVES)).unwrap();
+            assert_eq!(
+                load_ground_truth(d.path()).unwrap()[0].positives[0].len(),
+                2
+            );
+        }
     }
 }

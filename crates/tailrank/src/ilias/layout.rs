@@ -3,14 +3,12 @@
 //! layout section of the [module doc](super).
 
 use crate::error::{Error, IoContext, Result};
-use crate::formats::gt::{ground_truth_notes, load_ground_truth, IdTable, QuerySet};
+use crate::formats::gt::{ground_truth_notes, ilias_file, load_ground_truth, IdTable, QuerySet};
+use crate::formats::gt::{IMAGE_QUERIES, POSITIVES, TEXT_QUERIES};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-const IMAGE_QUERIES: &str = "image_query_ids.txt";
-const TEXT_QUERIES: &str = "text_query_ids.txt";
-const POSITIVES: &str = "positive_ids.txt";
 const DISTRACTORS: &str = "distractor_ids.txt.gz";
 pub(super) const TAXONOMY: &str = "taxonomy.json";
 /// Where `taxonomy.json` is looked for, relative to the dataset folder, in this order (the
@@ -80,14 +78,13 @@ impl IliasDataset {
         if !dir.is_dir() {
             return Err(Error::missing(dir, "ILIAS dataset folder not found"));
         }
-        let subs = ["image_ids", ""];
-        let positives_file = find_in(dir, &subs, POSITIVES).ok_or_else(|| {
+        let positives_file = ilias_file(dir, POSITIVES)?.ok_or_else(|| {
             Error::input(
                 dir,
                 format!("no image_ids/{POSITIVES}: not an ILIAS dataset folder"),
             )
         })?;
-        let distractors_file = find_in(dir, &subs, DISTRACTORS).ok_or_else(|| {
+        let distractors_file = ilias_file(dir, DISTRACTORS)?.ok_or_else(|| {
             Error::input(
                 dir,
                 format!("no image_ids/{DISTRACTORS} (the distractor id list gives N and is checked against the features)"),
@@ -106,8 +103,8 @@ impl IliasDataset {
         };
         Ok(IliasDataset {
             dir: dir.to_path_buf(),
-            image_queries_file: find_in(dir, &subs, IMAGE_QUERIES),
-            text_queries_file: find_in(dir, &subs, TEXT_QUERIES),
+            image_queries_file: ilias_file(dir, IMAGE_QUERIES)?,
+            text_queries_file: ilias_file(dir, TEXT_QUERIES)?,
             positives_file,
             distractors_file,
             taxonomy_file,
