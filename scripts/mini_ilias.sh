@@ -5,12 +5,13 @@
 # half the distractors in the official mini-ILIAS form (the key after the shard name, as in
 # mini_ilias_yfcc100m_ids.txt), then runs `tailrank ilias --selected-ids` on it.
 #
-# usage: scripts/mini_ilias.sh [DIR]      (default /tmp/mini-ilias; needs numpy and h5py)
-# env:   PYTHON (python3), extra arguments to `tailrank ilias` in ILIAS_ARGS
+# usage: scripts/mini_ilias.sh [DIR]      (default /tmp/mini-ilias)
+# env:   PYTHON, a Python with numpy and h5py (default: the project's, target/pyenv, made by
+#        scripts/setup-python.sh on first use); extra arguments to `tailrank ilias` in ILIAS_ARGS
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DIR=${1:-/tmp/mini-ilias}
-PYTHON=${PYTHON:-python3}
+PYTHON=${PYTHON:-$(scripts/setup-python.sh)}
 rm -rf "$DIR/ds" "$DIR/feat"
 "$PYTHON" crates/tailrank/tests/data/ilias_synth.py "$DIR/ds" "$DIR/feat"
 "$PYTHON" - "$DIR" <<'PY'

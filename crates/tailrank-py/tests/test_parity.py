@@ -131,20 +131,22 @@ def test_next_step_and_target_width_equal_cli(cli, cli_summary):
     """`target_width=` is `--target-width` (points): the report's next step, its commands naming
     the summary's folder, equals the CLI's; a summary built in memory names SUMMARY instead."""
     ref, path = cli_summary
-    opts = ["--k", 100, "--bootstrap", 0, "--sample-noise", 0, "--pool-size", 200000]
+    # N = 30,000 keeps the sample (S = 1,585) within the sample-size rule at k = 100 (S·k/N ≥ 5),
+    # below which the step grows to what the rule asks for, with no projection.
+    opts = ["--k", 100, "--bootstrap", 0, "--sample-noise", 0, "--pool-size", 30000]
     # A target just above the width projected for one doubling: met by growing (it lies above
     # the spread of the readings, which growing does not reduce, and below today's width).
     plain = json.loads(run_cli(cli, "predict", "--summary", path, "--json", *opts))
     target = round(100 * plain["next_step"]["projected_width"] + 0.1, 2)
     want = json.loads(run_cli(cli, "predict", "--summary", path, "--json", *opts,
                               "--target-width", target))
-    r = tailrank.predict(path, pool_size=200000, k=100, bootstrap=0, sample_noise=0,
+    r = tailrank.predict(path, pool_size=30000, k=100, bootstrap=0, sample_noise=0,
                          target_width=target)
     _same(r.to_dict(), want)
     step = want["next_step"]
     grow = [c for c in step["commands"] if c.startswith("tailrank grow")]
     assert step["action"] == "grow" and len(grow) == 1 and str(path) in grow[0]
-    mem = tailrank.predict(ref.merge(), pool_size=200000, k=100, bootstrap=0, sample_noise=0,
+    mem = tailrank.predict(ref.merge(), pool_size=30000, k=100, bootstrap=0, sample_noise=0,
                            target_width=target)
     assert mem.to_dict()["map_at_k"] == want["map_at_k"]
     mem_grow = [c for c in mem.to_dict()["next_step"]["commands"] if c.startswith("tailrank grow")]

@@ -277,7 +277,8 @@ fn exact_scan_step(whole: bool) -> NextStep {
 /// The step of a sample of `s0` items below the `need` of the sample-size rule
 /// ([`super::sample_needed`]): grow to the first doubling of f that holds `need` items, whatever
 /// the verdict (which doubts the degenerate input) and the width (no test or projection reads
-/// a sample too small to resolve a positive near the cut-off).
+/// a sample too small to resolve a positive near the cut-off); none helps when the pool the
+/// sample was drawn from (its recorded N, else `S/f` items) holds fewer than `need`.
 fn small_sample_step(
     s: &Summary,
     p: &Prediction,
@@ -296,14 +297,15 @@ fn small_sample_step(
          small-sample warning), so near the cut-off the estimate rests on the fitted tail alone",
         p.options.k, p.pool_size
     );
-    if (s0 as f64) / f < need as f64 {
+    // The pool the sample was drawn from: the recorded N, else as many items as S/f.
+    let drawn = (s0 as f64 / f).max(s.pool_size.unwrap_or(0) as f64);
+    if drawn < need as f64 {
         return NextStep {
             action: Action::BudgetCannotHelp,
             message: format!(
                 "More sample is not expected to help: {why}, and the whole pool this sample was \
-                 drawn from holds only about {:.0} items (S/f); predict at the pool size it was \
-                 drawn from.",
-                s0 as f64 / f
+                 drawn from holds only about {drawn:.0} items; predict at the pool size it was \
+                 drawn from."
             ),
             ..NextStep::default()
         };
