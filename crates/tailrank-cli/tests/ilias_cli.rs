@@ -550,7 +550,7 @@ fn ilias_scan_resumes_like_scan() {
         Some(tailrank::ErrorKind::Output.exit_code())
     );
     assert!(
-        String::from_utf8_lossy(&refused.stderr).contains("resume the scan"),
+        String::from_utf8_lossy(&refused.stderr).contains("rerun with `--resume`"),
         "{}",
         String::from_utf8_lossy(&refused.stderr)
     );

@@ -241,8 +241,8 @@ fn partial_folder_needs_resume_and_matching_options() {
     );
     assert!(
         err.contains(&format!(
-            "{}: a partial scan is in the way (left by an interrupted run): resume the scan to \
-             continue it, or delete this folder to start over",
+            "{}: a partial scan is in the way (left by an interrupted run): rerun with `--resume` \
+             to continue it, or delete this folder to start over",
             partial(&out).display()
         )),
         "{err}"

@@ -149,8 +149,16 @@ where
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
-    /// An I/O error on `path`.
+    /// An I/O error on `path`; a folder where a file was expected says so in words (still
+    /// [`ErrorKind::Io`]).
     pub fn io(path: impl AsRef<Path>, source: std::io::Error) -> Self {
+        if source.kind() == std::io::ErrorKind::IsADirectory {
+            return Error::at(
+                ErrorKind::Io,
+                path,
+                format!("is a folder, where a file was expected ({source})"),
+            );
+        }
         Error::Io {
             path: path.as_ref().to_path_buf(),
             source,
@@ -292,6 +300,11 @@ mod tests {
                 "e: bug",
             ),
             (Error::io("f", io), ErrorKind::Io, "f: entity not found"),
+            (
+                Error::io("g", std::io::ErrorKind::IsADirectory.into()),
+                ErrorKind::Io,
+                "g: is a folder, where a file was expected (is a directory)",
+            ),
         ];
         for (e, kind, text) in cases {
             assert_eq!((e.kind(), e.to_string()), (kind, text.to_string()));

@@ -184,3 +184,33 @@ fn feature_folder_discovery() {
     );
     let _ = Path::new("");
 }
+
+/// A feature file's name on a folder or a dangling link is an error naming it (a shard was
+/// skipped, and with `--selected-ids` not needing its ids the run went on); `--features`
+/// given a file says so.
+#[test]
+fn broken_feature_entries_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    for n in ["features_positives.hdf5", "features_distractors_000.hdf5"] {
+        std::fs::write(d.path().join(n), b"").unwrap();
+    }
+    assert!(find_features(d.path()).is_ok());
+    let shard = d.path().join("features_distractors_001.hdf5");
+    std::fs::create_dir(&shard).unwrap();
+    let e = find_features(d.path()).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("features_distractors_001.hdf5: is not a file"),
+        "{e}"
+    );
+    std::fs::remove_dir(&shard).unwrap();
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(d.path().join("gone"), &shard).unwrap();
+        let e = find_features(d.path()).unwrap_err();
+        assert_eq!(e.kind(), tailrank::ErrorKind::Io, "{e}");
+        assert!(e.to_string().contains("link to nothing"), "{e}");
+    }
+    let e = find_features(&d.path().join("features_positives.hdf5")).unwrap_err();
+    assert!(e.to_string().contains("is a file, not a folder"), "{e}");
+}

@@ -91,6 +91,19 @@ fn different_samples_or_queries_are_refused() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("pool samples differ"), "{e}");
+    // Same sizes, other sampled items: the pool fingerprints differ (one id replaced); a
+    // summary without a fingerprint cannot be checked and is compared.
+    let (mut f1, mut f2) = (a.clone(), a.clone());
+    let s0 = a.subset_sizes[0];
+    f1.pool_id_hashes = Some((0..s0).map(|i| 2 * i).collect());
+    f2.pool_id_hashes = Some((0..s0).map(|i| 2 * i + u64::from(i == 3)).collect());
+    let e = compare(&f1, &f2, &PredictOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("hold different items (1 of the"), "{e}");
+    assert!(compare(&f1, &f1.clone(), &PredictOptions::default()).is_ok());
+    f2.pool_id_hashes = None;
+    assert!(compare(&f1, &f2, &PredictOptions::default()).is_ok());
     // Other nesting levels (a summary grown by a factor that is not a power of 2): both
     // nestings named.
     let mut g = a.clone();

@@ -267,7 +267,10 @@ fn resume_reuses_chunks_rescans_lost_or_corrupted_ones() {
     let e = scan_resumable(&inputs(&d), &c, &o, &NoProgress)
         .unwrap_err()
         .to_string();
-    assert!(e.contains("resume the scan") && e.contains("delete"), "{e}");
+    assert!(
+        e.contains("rerun with `--resume`") && e.contains("delete"),
+        "{e}"
+    );
 
     // Simulate a kill: lose two chunks, leave a half-written temp folder and corrupt a third
     // chunk's array (its checksum no longer matches).

@@ -54,6 +54,17 @@ impl QuerySet {
         }
         let mut seen = HashSet::with_capacity(query_ids.len());
         for (q, pos) in query_ids.iter().zip(&positives) {
+            if q.is_empty() || pos.iter().any(String::is_empty) {
+                let what = if q.is_empty() {
+                    "a query"
+                } else {
+                    "a positive"
+                };
+                return Err(Error::input(
+                    origin,
+                    format!("query set {name:?}: {what} id is empty (query {q:?})"),
+                ));
+            }
             if !seen.insert(q.as_str()) {
                 return Err(Error::input(
                     origin,
@@ -121,6 +132,9 @@ pub fn parse_json_gt(path: &Path, bytes: &[u8]) -> Result<QuerySet> {
     r.object(
         "the ground truth must be a JSON object {query_id: [positive ids]} or a folder in ILIAS layout",
         |r, q| {
+            if q.is_empty() {
+                return Err(r.error("an empty query id"));
+            }
             if !seen.insert(q.clone()) {
                 return Err(r.error(format!("duplicate query id {q:?}")));
             }
@@ -129,6 +143,9 @@ pub fn parse_json_gt(path: &Path, bytes: &[u8]) -> Result<QuerySet> {
             let what = format!("query {q:?}: expected an array of positive ids");
             r.array(&what, |r| {
                 let p = r.expect_string(&format!("query {q:?}: a positive id must be a string"))?;
+                if p.is_empty() {
+                    return Err(r.error(format!("query {q:?}: an empty positive id")));
+                }
                 if !ps.insert(p.clone()) {
                     return Err(r.error(format!("query {q:?}: duplicate positive {p:?}")));
                 }
@@ -152,7 +169,6 @@ pub const IMAGE_QUERIES: &str = "image_query_ids.txt";
 pub const TEXT_QUERIES: &str = "text_query_ids.txt";
 pub const POSITIVES: &str = "positive_ids.txt";
 
-/// Find `name` in `dir` or `dir/image_ids`.
 /// The id file `name` of a folder in ILIAS layout: `DIR/image_ids/name` or `DIR/name` (the two
 /// layouts of docs/reference/ilias.md); None when neither exists. Both existing (and not one
 /// file) is an error: they may list different ids, and every reader of the folder (the ground
@@ -462,6 +478,27 @@ mod tests {
                 load_ground_truth(d.path()).unwrap()[0].positives[0].len(),
                 2
             );
+        }
+    }
+
+    /// An empty id names nothing a results file or a pool could hold: refused in a JSON ground
+    /// truth (with its place) and in a set built in memory (Python's dict).
+    #[test]
+    fn empty_ids_are_refused() {
+        let p = Path::new("gt.json");
+        for (text, want) in [
+            (
+                r#"{"q1": [""]}"#,
+                "line 1, column 11: query \"q1\": an empty positive id",
+            ),
+            (r#"{"": ["a"]}"#, "line 1, column 5: an empty query id"),
+        ] {
+            let e = parse_json_gt(p, text.as_bytes()).unwrap_err().to_string();
+            assert!(e.contains(want), "{e}");
+        }
+        for (q, pos) in [("", "a"), ("q", "")] {
+            let e = QuerySet::new(p, "queries", s(&[q]), vec![s(&[pos])]).unwrap_err();
+            assert!(e.to_string().contains("id is empty"), "{e}");
         }
     }
 }

@@ -143,6 +143,18 @@ fn check_pair(a: &Summary, b: &Summary, pool_size: Option<u64>) -> Result<()> {
             a.subset_sizes, b.subset_sizes
         ));
     }
+    // Same sizes, other items: the pool fingerprints (sorted id hashes) tell, when both have one.
+    if let (Some(ha), Some(hb)) = (&a.pool_id_hashes, &b.pool_id_hashes) {
+        if ha != hb {
+            let only_a = ha.iter().filter(|h| hb.binary_search(h).is_err()).count();
+            return bad(format!(
+                "the pool samples hold different items ({only_a} of the {} sampled ids of the \
+                 first are not in the second, by the summaries' pool fingerprints): the same \
+                 sampled items must be scanned for both models",
+                ha.len()
+            ));
+        }
+    }
     if a.pool_size != b.pool_size && pool_size.is_none() {
         let n = |s: &Summary| {
             s.pool_size

@@ -66,8 +66,18 @@ pub struct ScanFilesOutcome {
 }
 
 impl ScanFiles {
-    /// Refuse pool id files that do not pair one with each shard, and chunks of no rows.
+    /// Refuse pool id files that do not pair one with each shard, chunks of no rows, and a
+    /// results file inside the summary folder the scan replaces.
     pub fn check(&self) -> Result<()> {
+        // (The same path for both is the transaction's "given twice".)
+        let resolve = crate::outputs::resolve_output;
+        if let Some(r) = self
+            .results_out
+            .as_ref()
+            .filter(|r| resolve(r) != resolve(&self.output))
+        {
+            crate::outputs::refuse_inside(r, &self.output, "scan")?;
+        }
         if !self.pool_ids.is_empty() && self.pool_ids.len() != self.pool.len() {
             return Err(Error::option(format!(
                 "--pool-ids gives {} id files for {} --pool shards (give one per shard, in order)",

@@ -165,7 +165,8 @@ pub fn choose_query_set(gt: &Path, sets: Vec<QuerySet>, name: Option<&str>) -> R
             crate::ErrorKind::Option,
             gt,
             format!(
-                "the ground truth holds several query sets ({}); name the one to scan",
+                "the ground truth holds several query sets ({}); name the one to scan \
+                 (`--query-set`, Python `query_set=`)",
                 names()
             ),
         )),

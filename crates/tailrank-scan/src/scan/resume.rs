@@ -252,8 +252,8 @@ pub fn scan_sets_resumable(
     if dir.exists() && !opts.resume {
         return Err(Error::output(
             dir,
-            "a partial scan is in the way (left by an interrupted run): resume the scan to \
-             continue it, or delete this folder to start over",
+            "a partial scan is in the way (left by an interrupted run): rerun with `--resume` \
+             to continue it, or delete this folder to start over",
         ));
     }
     if dir.exists() && !dir.is_dir() {

@@ -65,7 +65,7 @@ pub fn check_rows(
             if !normalize {
                 return Err(bad(format!(
                     "L2 norm {norm} is not 1 (tolerance {NORM_TOLERANCE}); descriptors must be \
-                     L2-normalised (or use the normalize option)"
+                     L2-normalised (or normalise them: `--normalize`, Python `normalize=True`)"
                 )));
             }
             off += 1;

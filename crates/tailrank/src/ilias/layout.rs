@@ -237,6 +237,12 @@ pub struct FeatureFiles {
 
 /// Find the feature files in `dir` (see the module docs; `.hdf5` or `.h5`).
 pub fn find_features(dir: &Path) -> Result<FeatureFiles> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(Error::input(
+            dir,
+            "is a file, not a folder (--features: the folder of features_*.hdf5)",
+        ));
+    }
     if !dir.is_dir() {
         return Err(Error::missing(
             dir,
@@ -246,10 +252,7 @@ pub fn find_features(dir: &Path) -> Result<FeatureFiles> {
     let entries = std::fs::read_dir(dir).at(dir)?;
     let mut names: Vec<PathBuf> = Vec::new();
     for e in entries {
-        let e = e.at(dir)?;
-        if e.path().is_file() {
-            names.push(e.path());
-        }
+        names.push(e.at(dir)?.path());
     }
     names.sort();
     let stem_ext = |p: &Path| -> Option<(String, bool)> {
@@ -269,6 +272,15 @@ pub fn find_features(dir: &Path) -> Result<FeatureFiles> {
         let Some((stem, _)) = stem_ext(&p) else {
             continue;
         };
+        // A feature file's name on something that is no readable file (a dangling link, a
+        // folder) is an error, never a shard skipped.
+        if stem.starts_with("features_") && !p.is_file() {
+            return Err(if p.exists() {
+                Error::input(&p, "is not a file (a feature file's name on a folder?)")
+            } else {
+                Error::missing(&p, "is a link to nothing (its target is gone)")
+            });
+        }
         match stem.as_str() {
             "features_image_queries" => image = Some(p),
             "features_text_queries" => text = Some(p),

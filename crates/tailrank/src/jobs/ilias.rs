@@ -30,6 +30,9 @@ impl IliasJob<'_> {
         let r = &self.request;
         let mut opts = r.options(tuning, |w| console.warn(w))?;
         let inputs = r.inputs();
+        if let (Some(h), Some(dir)) = (r.html, r.summary_out) {
+            crate::outputs::refuse_inside(h, dir, "ilias run")?;
+        }
         let mut html_out = Transaction::new(&inputs);
         let html_slot = r.html.map(|p| html_out.add_file(p)).transpose()?;
         let (ds, feats, warnings) = r.open()?;
@@ -56,6 +59,7 @@ impl IliasJob<'_> {
             let page = ilias_report_html(&report);
             html_out.write(slot, |path| write_html(&page, path))?;
             html_out.commit()?;
+            super::note_written(console, "ilias", &[r.html]);
         }
         console.out(&match self.view {
             View::Json => json_text(&report)?,

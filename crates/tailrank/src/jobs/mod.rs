@@ -25,6 +25,7 @@ pub mod simulate;
 
 use crate::error::{Error, Result};
 use crate::scan::engine::{NoProgress, Progress};
+use std::path::Path;
 
 /// Where a job's text goes as the job makes it: the report on standard output, warnings and
 /// notes on standard error (a terminal front end prints each as it comes).
@@ -42,6 +43,14 @@ pub trait Console {
     fn progress(&self, task: &str, total: Option<u64>) -> Box<dyn Progress> {
         let _ = (task, total);
         Box::new(NoProgress)
+    }
+}
+
+/// The `tailrank CMD: wrote PATH` line on standard error of each file `paths` a job wrote
+/// beside its report (standard output keeps the report alone, JSON included).
+fn note_written(console: &mut dyn Console, cmd: &str, paths: &[Option<&Path>]) {
+    for p in paths.iter().flatten() {
+        console.err(&format!("tailrank {cmd}: wrote {}", p.display()));
     }
 }
 

@@ -115,6 +115,7 @@ impl PredictJob<'_> {
         }
         if hardness_slot.is_some() || html_slot.is_some() {
             outputs.commit()?;
+            super::note_written(console, "predict", &[self.hardness_out, self.html]);
         }
         console.out(&match self.view {
             View::Json => serde_pretty(&prediction_json(&p))? + "\n",
@@ -156,6 +157,7 @@ impl CompareJob<'_> {
             let page = compare_page(&c, (&sa, self.a), (&sb, self.b), &opts)?;
             outputs.write(slot, |path| write_html(&page, path))?;
             outputs.commit()?;
+            super::note_written(console, "compare", &[self.html]);
         }
         console.out(&match self.view {
             View::Json => json_text(&c)?,
