@@ -187,6 +187,26 @@ fn ilias_exact_and_predicted_match_the_official_logic() {
         let next = p["next_step"]["message"].as_str().unwrap();
         assert!(head.contains(&est) && head.contains(next), "{head}");
     }
+    // A set that grows gets the way to grow an ILIAS run: the increment to embed, the rerun.
+    let grows: Vec<f64> = r["sets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["prediction"]["next_step"]["action"] == "grow")
+        .map(|s| s["prediction"]["next_step"]["fraction"].as_f64().unwrap())
+        .collect();
+    match grows.iter().copied().reduce(f64::max) {
+        Some(to) if to < 1.0 => {
+            let want = format!("--fraction {to} --after {f} --seed {seed} -o new_ids.txt");
+            assert!(head.contains(&want), "{head}");
+            assert!(
+                head.contains(&format!("rerun with --fraction {to}")),
+                "{head}"
+            );
+        }
+        Some(_) => assert!(head.contains("rerun without --fraction"), "{head}"),
+        None => assert!(!head.contains("to grow:"), "{head}"),
+    }
     // --html: one page, each set's section carrying its prediction's numbers as the JSON's.
     let page = std::path::Path::new(&ds).with_file_name("ilias_report.html");
     let out = predicted(&["--html", page.to_str().unwrap()]);

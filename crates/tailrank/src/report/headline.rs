@@ -208,8 +208,33 @@ pub fn ilias_headline(r: &IliasReport) -> String {
         lines.push(format!("  verdict: {}", verdict_sentence(p)));
         lines.push(format!("  next step: {}", p.next_step.message));
     }
+    lines.extend(ilias_grow_line(r));
     lines.push(DETAILS_HINT.to_string());
     join(&lines)
+}
+
+/// How an `ilias` run grows to the largest fraction its sets' next steps name: list the
+/// distractors of the increment, embed them, rerun with the new `--fraction` (the run reads
+/// only the sample's features); at f = 1, rerun without it. None when no set grows.
+fn ilias_grow_line(r: &IliasReport) -> Option<String> {
+    let to = r
+        .sets
+        .iter()
+        .filter_map(|s| s.prediction.as_ref())
+        .filter(|p| p.next_step.action == Action::Grow)
+        .filter_map(|p| p.next_step.fraction)
+        .reduce(f64::max)?;
+    Some(if to >= 1.0 {
+        "to act on it: rerun without --fraction (the whole pool, exact metrics)".to_string()
+    } else {
+        format!(
+            "to grow: `tailrank sample --ids DISTRACTOR_IDS --fraction {to} --after {} --seed {} \
+             -o new_ids.txt` lists the distractors to embed (DISTRACTOR_IDS: the dataset's \
+             distractor_ids.txt.gz); add their features to the feature folder and rerun with \
+             --fraction {to}",
+            r.fraction, r.seed
+        )
+    })
 }
 
 /// The headline of `tailrank compare`: both estimates with their hit@1 and Recall@k, the
