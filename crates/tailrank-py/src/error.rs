@@ -84,6 +84,18 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         .downcast_into::<PyType>()?;
     m.add("TailrankIOError", &io)?;
     let _ = IO_ERROR.set(py, io.unbind());
+    // Each kind's class carries the CLI's exit status of that kind (`python -m tailrank.ray`).
+    for (class, kind) in [
+        ("OptionError", ErrorKind::Option),
+        ("InputError", ErrorKind::Input),
+        ("MismatchError", ErrorKind::Mismatch),
+        ("UnsupportedError", ErrorKind::Unsupported),
+        ("OutputError", ErrorKind::Output),
+        ("TailrankIOError", ErrorKind::Io),
+        ("InternalError", ErrorKind::Internal),
+    ] {
+        m.getattr(class)?.setattr("exit_code", kind.exit_code())?;
+    }
     Ok(())
 }
 

@@ -66,15 +66,20 @@ def test_ray_cli(bench, cluster, tmp_path):
     # A bad output path is refused before Ray starts or any shard is scanned: an input file,
     # and a folder tailrank did not write (here the folder holding the inputs).
     shard = bench["shard_paths"][0]
-    for bad, why in [(shard, "is an input of this command"),
-                     (os.path.dirname(shard), "holds the input")]:
+    # The exit status is the CLI's of the error's kind: 6 for an output, 2 for an option.
+    assert tailrank.OutputError.exit_code == 6 and tailrank.OptionError.exit_code == 2
+    for bad, extra, why, code in [
+        (shard, [], "is an input of this command", 6),
+        (os.path.dirname(shard), [], "holds the input", 6),
+        (str(out) + "_b", ["--after", "0.01"], "--after", 2),
+    ]:
         r = subprocess.run(
             [sys.executable, "-m", "tailrank.ray", "--queries", bench["queries_path"], "--core",
              bench["core_path"], "--gt", bench["gt_path"], "--pool", *bench["shard_paths"], "-o",
-             bad, "--address", "127.0.0.1:1"],
+             bad, "--address", "127.0.0.1:1", *extra],
             capture_output=True, text=True, timeout=60,
         )
-        assert r.returncode == 1 and why in r.stderr, r.stderr
+        assert r.returncode == code and why in r.stderr, (r.returncode, r.stderr)
         assert "Ray" not in r.stderr
 
 

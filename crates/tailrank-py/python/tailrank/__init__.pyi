@@ -15,13 +15,20 @@ __version__: str
 ITER_CHUNK_ROWS: int
 
 class TailrankError(ValueError): ...
-class OptionError(TailrankError): ...
-class InputError(TailrankError): ...
-class MismatchError(TailrankError): ...
-class UnsupportedError(TailrankError): ...
-class OutputError(TailrankError): ...
-class TailrankIOError(TailrankError, OSError): ...
-class InternalError(TailrankError): ...
+class OptionError(TailrankError):
+    exit_code: int
+class InputError(TailrankError):
+    exit_code: int
+class MismatchError(TailrankError):
+    exit_code: int
+class UnsupportedError(TailrankError):
+    exit_code: int
+class OutputError(TailrankError):
+    exit_code: int
+class TailrankIOError(TailrankError, OSError):
+    exit_code: int
+class InternalError(TailrankError):
+    exit_code: int
 
 class Summary:
     @staticmethod

@@ -159,6 +159,11 @@ def scan(
     return tailrank._check_scanned_rows(parts[0] if len(parts) == 1 else Summary.merge_all(parts))
 
 
+def _exit_code(e: TailrankError) -> int:
+    """The CLI's exit status of the error's kind (docs/reference/errors.md); 1 for none."""
+    return getattr(e, "exit_code", 1)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     p = argparse.ArgumentParser(prog="python -m tailrank.ray", description="Distributed tailrank scan on Ray.")
     p.add_argument("--queries", required=True, help="query descriptors (.npy with ids, or HDF5)")
@@ -204,7 +209,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         tailrank._native.sample_range(fraction, a.after)
     except TailrankError as e:
         print(f"tailrank.ray: error: {e}", file=sys.stderr)
-        return 1
+        return _exit_code(e)
     import ray
 
     ray.init(address=a.address, num_cpus=a.num_cpus, include_dashboard=False)
@@ -217,7 +222,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         s.save(a.output)
     except TailrankError as e:
         print(f"tailrank.ray: error: {e}", file=sys.stderr)
-        return 1
+        return _exit_code(e)
     finally:
         ray.shutdown()
     print(f"tailrank.ray: {len(a.pool)} shard(s) -> {a.output}: {s!r}", file=sys.stderr)
