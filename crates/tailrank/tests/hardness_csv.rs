@@ -350,7 +350,7 @@ fn malformed_files_give_clear_errors() {
 
     // Values no sample can hold, read unchecked (`# checksum: none`): refused, line named.
     let row = "q,p,1,0.5,0,3,100,0.03,count,,,,\n";
-    let impossible: [(String, &[&str]); 6] = [
+    let impossible: [(String, &[&str]); 8] = [
         (
             format!("{HEAD}{COLS}q,p,1,0.5,0,101,100,0.03,count,,,,\n"),
             &["line 10", "pool_above", "101", "sample_size 100"],
@@ -384,6 +384,15 @@ fn malformed_files_give_clear_errors() {
         (
             format!("{HEAD}# sample_size: 200\n{COLS}{row}"),
             &["line 9", "sample_size", "second time", "line 4"],
+        ),
+        // A positive twice, and positives out of score order (j is the score order).
+        (
+            format!("{HEAD}{COLS}{row}q,p,2,0.4,1,4,100,0.04,count,,,,\n"),
+            &["line 11", "query q", "\"p\" listed twice"],
+        ),
+        (
+            format!("{HEAD}{COLS}{row}q,r,2,0.6,1,4,100,0.04,count,,,,\n"),
+            &["line 11", "\"r\" scores 0.6 above", "0.5", "descending"],
         ),
     ];
     for (text, words) in impossible {
@@ -485,6 +494,14 @@ mod roundtrip {
             )),
             prop::collection::vec(positive(s), 0..4),
         )
+            .prop_map(|(id, s, tail, mut positives)| {
+                // A query's positives as a prediction holds them: each once, by score
+                // descending (the reader refuses other orders).
+                positives.sort_by(|a, b| b.score.total_cmp(&a.score));
+                let mut ids = std::collections::HashSet::new();
+                positives.retain(|p| ids.insert(p.id.clone()));
+                (id, s, tail, positives)
+            })
             .prop_map(|(id, s, tail, positives)| QueryHardness {
                 query_id: id,
                 sample_size: s,

@@ -409,8 +409,8 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
                 ),
             ));
         }
-        q.positives
-            .push(positive_row(path, ln, &field, sample_size)?);
+        let p = positive_row(path, ln, &field, sample_size)?;
+        push_positive(path, ln, q, p)?;
     }
     if header.is_none() {
         return Err(Error::input(
@@ -421,6 +421,31 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
     let meta = hardness_meta(path, &meta_kv)?;
     check_query_samples(path, &meta, &qs, &first_lines)?;
     Ok((meta, qs))
+}
+
+/// Append positive `p` (line `ln`) to query `q`: j counts positives in score order, each
+/// positive once (what the writer writes), so a score above the previous row's or an id
+/// already listed is an error.
+fn push_positive(path: &Path, ln: usize, q: &mut QueryHardness, p: PositiveHardness) -> Result<()> {
+    let qid = &q.query_id;
+    if let Some(prev) = q.positives.last().filter(|prev| p.score > prev.score) {
+        return Err(Error::input(
+            path,
+            format!(
+                "line {ln}: query {qid}: positive {:?} scores {} above the row before's {} \
+                 (rows list positives by score, descending)",
+                p.id, p.score, prev.score
+            ),
+        ));
+    }
+    if q.positives.iter().any(|x| x.id == p.id) {
+        return Err(Error::input(
+            path,
+            format!("line {ln}: query {qid}: positive {:?} listed twice", p.id),
+        ));
+    }
+    q.positives.push(p);
+    Ok(())
 }
 
 /// Every query's sample size at most the metadata's (a query's sample is part of the subset

@@ -147,14 +147,16 @@ pub fn read_positive_info(path: &Path) -> Result<(Vec<String>, Option<PositiveIn
     let mut info = HashMap::with_capacity(rows.len());
     for (line, f) in rows {
         if ncols >= 3 {
+            // Scale (a share of the image) and clutter (a count) are never negative: a
+            // negative value would fall in no group of the breakdown.
             let num = |s: &str, what: &str| -> Result<f64> {
                 s.parse::<f64>()
                     .ok()
-                    .filter(|x| x.is_finite())
+                    .filter(|x| x.is_finite() && *x >= 0.0)
                     .ok_or_else(|| {
                         Error::input(
                             path,
-                            format!("line {line}: {what} {s:?} is not a finite number"),
+                            format!("line {line}: {what} {s:?} is not a finite number ≥ 0"),
                         )
                     })
             };
