@@ -195,6 +195,7 @@ fn ilias_exact_and_predicted_match_the_official_logic() {
         .filter(|s| s["prediction"]["next_step"]["action"] == "grow")
         .map(|s| s["prediction"]["next_step"]["fraction"].as_f64().unwrap())
         .collect();
+    assert!(!grows.is_empty(), "this run's sets grow (f = {f}): {head}");
     match grows.iter().copied().reduce(f64::max) {
         Some(to) if to < 1.0 => {
             let want = format!("--fraction {to} --after {f} --seed {seed} -o new_ids.txt");

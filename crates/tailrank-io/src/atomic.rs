@@ -68,6 +68,8 @@ pub const STAGING_SUFFIX: &str = ".tmp";
 const OLD: &str = ".old";
 /// Name of the commit journal inside the staging folder.
 pub const JOURNAL: &str = ".pending.json";
+/// The journal while it is written, renamed to [`JOURNAL`] once complete.
+const JOURNAL_PART: &str = ".pending.json.part";
 const JOURNAL_FORMAT: &str = "tailrank-commit";
 
 /// The staging folder of the output at resolved path `target`: `NAME.tmp` ([`names`]).
@@ -313,7 +315,7 @@ fn recover(target: &Path, locks: &mut Vec<Lock>) -> Result<bool> {
 
 /// Remove the staging folder `NAME.tmp` of output `abs` (resolved path of `target`) that a dead
 /// run left: a folder holding nothing but the names tailrank stages there (`NAME`, `.old`,
-/// [`JOURNAL`]). Anything else at that path (a file, a link, a folder with other entries: a
+/// [`JOURNAL`], and the journal cut while written, `JOURNAL_PART`). Anything else at that path (a file, a link, a folder with other entries: a
 /// user's own `NAME.tmp`, possibly an input of this very command) is refused, not deleted.
 fn clear_leftover_staging(target: &Path, abs: &Path) -> Result<()> {
     let staging = staging_dir(abs)?;
@@ -325,7 +327,7 @@ fn clear_leftover_staging(target: &Path, abs: &Path) -> Result<()> {
         && fs::read_dir(&staging).at(&staging)?.all(|e| {
             e.is_ok_and(|e| {
                 let n = e.file_name();
-                n == name || n == OLD || n == JOURNAL
+                n == name || n == OLD || n == JOURNAL || n == JOURNAL_PART
             })
         });
     if !ours {
@@ -547,7 +549,7 @@ impl Transaction {
         let mut written = Vec::new();
         for s in steps {
             let staging = staging_dir(&s.target)?;
-            let (jp, tmp) = (staging.join(JOURNAL), staging.join(".pending.json.part"));
+            let (jp, tmp) = (staging.join(JOURNAL), staging.join(JOURNAL_PART));
             let r = (|| -> Result<()> {
                 let mut f = fs::File::create(&tmp).at(&tmp)?;
                 f.write_all(text.as_bytes()).at(&tmp)?;

@@ -38,6 +38,9 @@ fn fixed_temp_names_stale_leftovers_are_cleaned() {
     // process that no longer exists (pid 0 never names a user process in /proc).
     fs::create_dir_all(d.path().join("out.txt.tmp")).unwrap();
     fs::write(d.path().join("out.txt.tmp/out.txt"), b"half").unwrap();
+    // Killed while writing its journal (regression: the sweep refused such a folder as a
+    // user's, and a killed scan could not be rerun).
+    fs::write(d.path().join("out.txt.tmp/.pending.json.part"), b"{\"form").unwrap();
     fs::write(d.path().join("out.txt.lock"), b"999999\n").unwrap();
     fs::write(d.path().join("out.txt.tmp-0"), b"half").unwrap();
     write_bytes(&p, b"new").unwrap();

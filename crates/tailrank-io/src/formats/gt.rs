@@ -170,9 +170,9 @@ pub const TEXT_QUERIES: &str = "text_query_ids.txt";
 pub const POSITIVES: &str = "positive_ids.txt";
 
 /// The id file `name` of a folder in ILIAS layout: `DIR/image_ids/name` or `DIR/name` (the two
-/// layouts of docs/reference/ilias.md); None when neither exists. Both existing (and not one
-/// file) is an error: they may list different ids, and every reader of the folder (the ground
-/// truth, the id checks, the scale and clutter) must read the same one.
+/// layouts of docs/reference/ilias.md); None when neither exists. Both existing with other
+/// contents is an error: every reader of the folder (the ground truth, the id checks, the scale
+/// and clutter) must read the same list.
 pub fn ilias_file(dir: &Path, name: &str) -> Result<Option<PathBuf>> {
     let found: Vec<PathBuf> = [dir.join("image_ids").join(name), dir.join(name)]
         .into_iter()
@@ -192,9 +192,23 @@ pub fn ilias_file(dir: &Path, name: &str) -> Result<Option<PathBuf>> {
     }
 }
 
-/// Whether two existing paths name the same file (a link of one to the other).
+/// Whether two existing paths hold the same list: one file (a symbolic or hard link of one to
+/// the other) or two files of the same bytes.
 fn same_file(a: &Path, b: &Path) -> bool {
-    matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+    if matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y) {
+        return true;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+            if (x.dev(), x.ino()) == (y.dev(), y.ino()) {
+                return true;
+            }
+        }
+    }
+    let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).ok();
+    size(a) == size(b) && matches!((std::fs::read(a), std::fs::read(b)), (Ok(x), Ok(y)) if x == y)
 }
 
 fn load_ilias_dir(dir: &Path) -> Result<Vec<QuerySet>> {
@@ -478,7 +492,14 @@ mod tests {
                 load_ground_truth(d.path()).unwrap()[0].positives[0].len(),
                 2
             );
+            std::fs::remove_file(d.path().join(POSITIVES)).unwrap();
         }
+        // A copy of the same bytes is the same list.
+        std::fs::copy(sub.join(POSITIVES), d.path().join(POSITIVES)).unwrap();
+        assert_eq!(
+            load_ground_truth(d.path()).unwrap()[0].positives[0].len(),
+            2
+        );
     }
 
     /// An empty id names nothing a results file or a pool could hold: refused in a JSON ground

@@ -197,8 +197,14 @@ impl PredictOptions {
             return Err(Error::option("k must be at least 1"));
         }
         for (what, n) in [
-            ("query-bootstrap replicates B", self.bootstrap),
-            ("sample-noise replicates", self.sample_noise),
+            (
+                "query-bootstrap replicates B (`--bootstrap`, Python `bootstrap=`)",
+                self.bootstrap,
+            ),
+            (
+                "sample-noise replicates (`--sample-noise`, Python `sample_noise=`)",
+                self.sample_noise,
+            ),
         ] {
             if n > 0 && n < MIN_REPLICATES {
                 return Err(Error::option(format!(

@@ -275,10 +275,12 @@ fn exact_scan_step(whole: bool) -> NextStep {
 }
 
 /// The step of a sample of `s0` items below the `need` of the sample-size rule
-/// ([`super::sample_needed`]): grow to the first doubling of f that holds `need` items, whatever
-/// the verdict (which doubts the degenerate input) and the width (no test or projection reads
-/// a sample too small to resolve a positive near the cut-off); none helps when the pool the
-/// sample was drawn from (its recorded N, else `S/f` items) holds fewer than `need`.
+/// ([`super::sample_needed`]), whatever the verdict (which doubts the degenerate input) and the
+/// width (no test or projection reads a sample too small to resolve a positive near the
+/// cut-off): grow to the first doubling of f that holds `need` items, or scan the whole pool
+/// when no sample short of it does (k below c_min, or a pool barely larger than `need`). No
+/// step helps a prediction at an N above the pool the sample was drawn from (its recorded N,
+/// else about `S/f` items, allowing 5 binomial sds) that holds fewer than `need`.
 fn small_sample_step(
     s: &Summary,
     p: &Prediction,
@@ -287,28 +289,34 @@ fn small_sample_step(
     need: u64,
 ) -> NextStep {
     let f = s.fraction;
-    let mut to = f;
-    while to < 1.0 && (to / f) * (s0 as f64) < need as f64 {
-        to = (2.0 * to).min(1.0);
-    }
-    let base = plan.summary_path.as_deref().unwrap_or("SUMMARY");
     let why = format!(
         "S = {s0} sampled items is below the {need} that k = {} at N = {} needs (the \
-         small-sample warning), so near the cut-off the estimate rests on the fitted tail alone",
-        p.options.k, p.pool_size
+         small-sample warning), so near the cut-off the estimate rests on {}",
+        p.options.k,
+        p.pool_size,
+        super::sample_size::rests_on(&p.options.estimator)
     );
-    // The pool the sample was drawn from: the recorded N, else as many items as S/f.
-    let drawn = (s0 as f64 / f).max(s.pool_size.unwrap_or(0) as f64);
-    if drawn < need as f64 {
+    let n = p.pool_size as f64;
+    let (drawn, above) = match s.pool_size {
+        Some(recorded) => (recorded as f64, n > recorded as f64),
+        None => {
+            let drawn = s0 as f64 / f;
+            (drawn, n > drawn * (1.0 + 5.0 / (s0 as f64).sqrt()))
+        }
+    };
+    if above && drawn < need as f64 {
         return NextStep {
             action: Action::BudgetCannotHelp,
             message: format!(
-                "More sample is not expected to help: {why}, and the whole pool this sample was \
-                 drawn from holds only about {drawn:.0} items; predict at the pool size it was \
-                 drawn from."
+                "More sample is not expected to help: {why}, and the pool this sample was drawn \
+                 from holds only about {drawn:.0} items; predict at that pool size."
             ),
             ..NextStep::default()
         };
+    }
+    let mut to = f;
+    while to < 1.0 && (to / f) * (s0 as f64) < need as f64 {
+        to = (2.0 * to).min(1.0);
     }
     let message = if to >= 1.0 {
         format!("Scan the whole pool: {why}; at f = 1 the metric is exact.")
@@ -319,6 +327,7 @@ fn small_sample_step(
             s0 as f64 * to / f
         )
     };
+    let base = plan.summary_path.as_deref().unwrap_or("SUMMARY");
     NextStep {
         action: Action::Grow,
         message,

@@ -51,6 +51,15 @@ pub fn sample_needed(sample: u64, n: u64, k: usize, est: &Estimator) -> Option<u
     )
 }
 
+/// What a prediction near the cut-off rests on when the sample-size rule fails: the fitted
+/// tail (evt) or counts below `c_min` (count).
+pub fn rests_on(est: &Estimator) -> &'static str {
+    match est {
+        Estimator::Evt(_) => "the fitted tail alone",
+        Estimator::Count => "counts below c_min",
+    }
+}
+
 /// Warnings of the sample-size rule ([`check_sample_size`]) for a sample of `sample` items, a
 /// pool of `n`, cut-off `k` and estimator `est`; empty when the sample is large enough.
 pub fn sample_warnings(sample: u64, n: u64, k: usize, est: &Estimator) -> Vec<String> {
@@ -64,10 +73,7 @@ pub fn sample_warnings(sample: u64, n: u64, k: usize, est: &Estimator) -> Vec<St
          {expected:.2} sampled items on average above a positive ranked k-th, below c_min = \
          {c_min}: near the cut-off no positive is resolved by its count, so the prediction \
          rests on {} (sample at least {need} items for S·k/N ≥ c_min)",
-        match est {
-            Estimator::Evt(_) => "the fitted tail alone",
-            Estimator::Count => "counts below c_min",
-        }
+        rests_on(est)
     )]
 }
 

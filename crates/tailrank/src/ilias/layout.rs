@@ -276,7 +276,14 @@ pub fn find_features(dir: &Path) -> Result<FeatureFiles> {
         };
         // A feature file's name on something that is no readable file (a dangling link, a
         // folder) is an error, never a shard skipped.
-        if stem.starts_with("features_") && !p.is_file() {
+        let used = matches!(
+            stem.as_str(),
+            "features_image_queries"
+                | "features_text_queries"
+                | "features_positives"
+                | "features_positive"
+        ) || stem.starts_with("features_distractors");
+        if used && !p.is_file() {
             return Err(if p.exists() {
                 Error::input(&p, "is not a file (a feature file's name on a folder?)")
             } else {

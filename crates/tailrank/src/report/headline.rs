@@ -72,12 +72,13 @@ pub fn verdict_sentence(p: &Prediction) -> String {
 /// a count of the warnings. At most `MAX_LINES − 1` lines.
 pub fn prediction_lines(p: &Prediction) -> Vec<String> {
     let k = p.k;
-    // A sample that holds the whole pool (S ≥ N) has its metrics exactly: evaluate-at-S.
-    let whole_pool = p.sample_size >= p.pool_size;
+    // A scan at f = 1 of the whole pool (S ≥ N) has its metrics exactly: evaluate-at-S.
+    let whole_pool =
+        p.sample_size >= p.pool_size && p.levels.first().is_some_and(|l| l.fraction >= 1.0);
     let mut out = if whole_pool {
         vec![format!(
-            "exact mAP@{k} at N = {}: {}%  (model {:?}, {} queries; the summary holds the whole \
-             pool, S = N, so the metrics are exact: `tailrank eval --summary`; the tail model, which the \
+            "exact mAP@{k} at N = {}: {}%  (model {:?}, {} queries; the summary is a scan of the \
+             whole pool, f = 1 and S = N, so the metrics are exact: `tailrank eval --summary`; the tail model, which the \
              interval and verdict below judge, reads {}%)",
             thousands(p.pool_size),
             pct(p.baselines.evaluate_at_s),
@@ -225,7 +226,9 @@ fn ilias_grow_line(r: &IliasReport) -> Option<String> {
         .filter_map(|p| p.next_step.fraction)
         .reduce(f64::max)?;
     Some(if to >= 1.0 {
-        "to act on it: rerun without --fraction (the whole pool, exact metrics)".to_string()
+        "to act on it: embed the remaining distractors and rerun without --fraction (the whole \
+         pool, exact metrics)"
+            .to_string()
     } else {
         format!(
             "to grow: `tailrank sample --ids DISTRACTOR_IDS --fraction {to} --after {} --seed {} \

@@ -303,23 +303,36 @@ fn a_small_sample_grows_to_what_the_rule_needs() {
     let need = super::super::sample_needed(s0, p.pool_size, p.options.k, &p.options.estimator)
         .expect("below the rule");
     let n = next_step(&s, &p, &NextStepPlan::default());
-    if (s0 as f64) / s.fraction >= need as f64 {
-        assert_eq!(n.action, Action::Grow, "{n:?}");
-        let to = n.fraction.unwrap();
-        assert!(
-            s0 as f64 * to / s.fraction >= need as f64 || to == 1.0,
-            "{n:?}"
-        );
-        assert!(s0 as f64 * to / 2.0 / s.fraction < need as f64, "{n:?}");
-        assert!(n.message.contains("small-sample warning"), "{}", n.message);
-        assert!(!n.commands.is_empty());
-    }
+    assert!(
+        (s0 as f64) / s.fraction >= need as f64,
+        "the preset's sample is too small here"
+    );
+    assert_eq!(n.action, Action::Grow, "{n:?}");
+    let to = n.fraction.unwrap();
+    assert!(
+        s0 as f64 * to / s.fraction >= need as f64 && to < 1.0,
+        "{n:?}"
+    );
+    assert!(s0 as f64 * to / 2.0 / s.fraction < need as f64, "{n:?}");
+    assert!(n.message.contains("small-sample warning"), "{}", n.message);
+    assert!(!n.commands.is_empty());
     // A pool far larger than the one the sample was drawn from: no doubling helps.
     p.pool_size = 1000 * k * s0;
     let n = next_step(&s, &p, &NextStepPlan::default());
     assert_eq!(n.action, Action::BudgetCannotHelp, "{n:?}");
     assert!(n.message.contains("drawn from holds only"), "{}", n.message);
     assert!(n.commands.is_empty());
+    // k below c_min at the sampled pool's own N: no sample short of the whole pool meets the
+    // rule (c_min·N/k > N), so the step is the whole pool, never "predict at that pool size".
+    p.pool_size = s.pool_size.unwrap();
+    p.options.k = (c_min - 1) as usize;
+    let n = next_step(&s, &p, &NextStepPlan::default());
+    assert_eq!((n.action, n.fraction), (Action::Grow, Some(1.0)), "{n:?}");
+    assert!(
+        n.message.starts_with("Scan the whole pool"),
+        "{}",
+        n.message
+    );
 }
 
 /// With the tests not run (no bootstrap) the step never says that the verdict does not doubt.
