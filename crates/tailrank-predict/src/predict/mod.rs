@@ -196,28 +196,30 @@ impl PredictOptions {
         if self.k == 0 {
             return Err(Error::option("k must be at least 1"));
         }
-        for (what, n) in [
+        for (what, flag, n) in [
             (
-                "query-bootstrap replicates B (`--bootstrap`, Python `bootstrap=`)",
+                "query-bootstrap replicates B",
+                "`--bootstrap`, Python `bootstrap=`",
                 self.bootstrap,
             ),
             (
-                "sample-noise replicates (`--sample-noise`, Python `sample_noise=`)",
+                "sample-noise replicates",
+                "`--sample-noise`, Python `sample_noise=`",
                 self.sample_noise,
             ),
         ] {
             if n > 0 && n < MIN_REPLICATES {
                 return Err(Error::option(format!(
-                    "{what} = {n} are too few for an interval: give 0 (no interval) or at \
-                     least {MIN_REPLICATES} (with fewer, the interval's ends are the most \
+                    "{what} = {n} are too few for an interval ({flag}): give 0 (no interval) \
+                     or at least {MIN_REPLICATES} (with fewer, the interval's ends are the most \
                      extreme replicates and it can exclude the estimate)"
                 )));
             }
             if n > MAX_REPLICATES {
                 return Err(Error::option(format!(
                     "{what} = {n} are more than the {MAX_REPLICATES} a prediction draws at \
-                     most (past that the interval's ends no longer move, while the memory and \
-                     the time keep growing)"
+                     most ({flag}; past that the interval's ends no longer move, while the \
+                     memory and the time keep growing)"
                 )));
             }
         }
