@@ -8,7 +8,7 @@ use tailrank::formats::ids::write_ids;
 use tailrank::formats::npy::write_npy;
 use tailrank::formats::open_descriptors;
 use tailrank::sample::in_sample;
-use tailrank::scan::engine::{scan, NoProgress, ScanConfig, ScanInputs};
+use tailrank::scan::engine::{scan, NoProgress, Progress, ScanConfig, ScanInputs};
 use tailrank::simulate::vector_validation::VectorRunOptions;
 use tailrank::simulate::vectors::pool_id;
 use tailrank::simulate::web_geometry::WebLayout;
@@ -16,6 +16,11 @@ use tailrank::simulate::web_pool::{
     sample_scan, scan_generated, truth_scan, GeneratedPool, WebInputs,
 };
 use tailrank::simulate::web_validation::{family_config, run_families, web_family, WEB_FAMILIES};
+
+/// The progress of a pass over a generated pool, shown nowhere.
+fn no_progress(_task: &str, _rows: u64) -> Box<dyn Progress> {
+    Box::new(NoProgress)
+}
 
 const N: u64 = 200_000;
 
@@ -90,7 +95,9 @@ fn truth_counts_equal_a_brute_force_over_the_same_rows() {
     for f in WEB_FAMILIES {
         let l = layout(f.name);
         let inputs = WebInputs::new(&l).unwrap();
-        let truth = truth_scan(&l, &inputs, Some(2), 1).unwrap().summary;
+        let truth = truth_scan(&l, &inputs, Some(2), 1, &NoProgress)
+            .unwrap()
+            .summary;
         let d = l.config.dim;
         let mut rows = vec![0f32; N as usize * d];
         l.fill_rows(0, &mut rows);
@@ -129,7 +136,7 @@ fn truth_counts_equal_a_brute_force_over_the_same_rows() {
         let mut cfg = ScanConfig::new(1.0, 0);
         (cfg.min_fraction, cfg.drift_shards, cfg.top_m) = (1.0, 0, 1);
         (cfg.normalize, cfg.model, cfg.threads) = (true, "simulated".into(), Some(1));
-        let small = scan_generated(&l, &inputs, &cfg, 30_001, false).unwrap();
+        let small = scan_generated(&l, &inputs, &cfg, 30_001, false, &NoProgress).unwrap();
         assert_eq!(small.summary.queries, truth.queries, "{}", f.name);
         assert_eq!(small.summary.subset_sizes, vec![N]);
     }
@@ -143,7 +150,9 @@ fn sample_summary_equals_a_scan_of_the_sampled_rows_in_a_file() {
     for fam in WEB_FAMILIES {
         let l = layout(fam.name);
         let inputs = WebInputs::new(&l).unwrap();
-        let streamed = sample_scan(&l, &inputs, f, seed, None).unwrap().summary;
+        let streamed = sample_scan(&l, &inputs, f, seed, None, &NoProgress)
+            .unwrap()
+            .summary;
         let d = l.config.dim;
         let kept: Vec<u64> = (0..N)
             .filter(|&r| in_sample(&pool_id(r), f, seed).unwrap())
@@ -186,7 +195,7 @@ fn end_to_end_run_at_small_n() {
     };
     let dir = tempfile::tempdir().unwrap();
     let names = vec!["web-burst-1e8".to_string()];
-    let runs = run_families(&names, 0..1, &opts, dir.path(), |_, _, _| {}).unwrap();
+    let runs = run_families(&names, 0..1, &opts, dir.path(), |_, _, _| {}, &no_progress).unwrap();
     assert_eq!(runs.len(), 1);
     let r = &runs[0];
     assert!(r.is_finite(), "{r:?}");
@@ -204,9 +213,16 @@ fn end_to_end_run_at_small_n() {
         (d.immune, d.immune_outranked),
         (r.immune, r.immune_outranked)
     );
-    let e = run_families(&["nope".into()], 0..1, &opts, dir.path(), |_, _, _| {})
-        .unwrap_err()
-        .to_string();
+    let e = run_families(
+        &["nope".into()],
+        0..1,
+        &opts,
+        dir.path(),
+        |_, _, _| {},
+        &no_progress,
+    )
+    .unwrap_err()
+    .to_string();
     assert!(
         e.contains("web-hubs-1e8") && e.contains("vectors-cone"),
         "{e}"
@@ -229,11 +245,19 @@ fn kept_summaries_reproduce_the_run() {
     };
     let names = vec!["web-clustered-1e8".to_string()];
     let plain = tempfile::tempdir().unwrap();
-    let runs = run_families(&names, 0..1, &opts, plain.path(), |_, _, _| {}).unwrap();
+    let runs = run_families(
+        &names,
+        0..1,
+        &opts,
+        plain.path(),
+        |_, _, _| {},
+        &no_progress,
+    )
+    .unwrap();
     assert_eq!(std::fs::read_dir(plain.path()).unwrap().count(), 0);
     opts.keep_summaries = true;
     let dir = tempfile::tempdir().unwrap();
-    let kept = run_families(&names, 0..1, &opts, dir.path(), |_, _, _| {}).unwrap();
+    let kept = run_families(&names, 0..1, &opts, dir.path(), |_, _, _| {}, &no_progress).unwrap();
     assert_eq!(kept[0].evt, runs[0].evt);
     // (NaN cells: compare as JSON)
     let json = |r: &tailrank::simulate::vector_validation::VectorRun| {
@@ -253,7 +277,9 @@ fn kept_summaries_reproduce_the_run() {
     let full = Summary::read(&run_dir.join("full")).unwrap();
     let l = layout_seed("web-clustered-1e8", 0);
     let inputs = WebInputs::new(&l).unwrap();
-    let plain_truth = truth_scan(&l, &inputs, Some(2), 1).unwrap().summary;
+    let plain_truth = truth_scan(&l, &inputs, Some(2), 1, &NoProgress)
+        .unwrap()
+        .summary;
     assert_eq!(full.subset_sizes, plain_truth.subset_sizes);
     for (a, b) in full.queries.iter().zip(&plain_truth.queries) {
         assert_eq!(a.positives, b.positives);

@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::formats::descriptors::{DescriptorSource, Dtype, InMemoryDescriptors, SourceInfo};
 use crate::formats::gt::QuerySet;
 use crate::formats::row_ids::RowIds;
-use crate::scan::engine::{with_threads, NoProgress, ScanConfig};
+use crate::scan::engine::{with_threads, Progress, ScanConfig};
 use crate::scan::prepared::{PreparedScan, QuerySetInput};
 use crate::summary::Summary;
 use std::path::PathBuf;
@@ -174,13 +174,15 @@ pub struct GeneratedScan {
 /// Scan the pool of `layout` with `cfg` over consecutive chunks of `chunk_rows` rows (one
 /// prepared scan, one pool pass per chunk), the chunk summaries merged ([`Summary::merge`]:
 /// equal to one pass). With `fingerprint = false` the chunks' pool fingerprints are dropped
-/// (8 bytes per sampled row otherwise). N is recorded as the pool size.
+/// (8 bytes per sampled row otherwise). N is recorded as the pool size; `progress` is told of
+/// the pool rows as the chunks are scanned.
 pub fn scan_generated(
     layout: &WebLayout,
     inputs: &WebInputs,
     cfg: &ScanConfig,
     chunk_rows: u64,
     fingerprint: bool,
+    progress: &dyn Progress,
 ) -> Result<GeneratedScan> {
     let (t, cpu) = (std::time::Instant::now(), process_cpu_secs());
     let n = layout.config.pool_size;
@@ -198,7 +200,7 @@ pub fn scan_generated(
         while a < n {
             let b = (a + chunk_rows.max(1)).min(n);
             let chunk = GeneratedPool::new(layout, a, b)?;
-            let mut out = prepared.scan_pool(&[&chunk], &NoProgress)?;
+            let mut out = prepared.scan_pool(&[&chunk], progress)?;
             nanos += chunk.generation_nanos();
             let mut s = out.sets.pop().expect("one query set").summary;
             if !fingerprint {
@@ -235,6 +237,7 @@ pub fn truth_scan(
     inputs: &WebInputs,
     threads: Option<usize>,
     top_m: usize,
+    progress: &dyn Progress,
 ) -> Result<GeneratedScan> {
     let mut cfg = ScanConfig::new(1.0, 0);
     cfg.min_fraction = 1.0;
@@ -243,7 +246,7 @@ pub fn truth_scan(
     cfg.threads = threads;
     cfg.normalize = true;
     cfg.model = "simulated".into();
-    scan_generated(layout, inputs, &cfg, TRUTH_CHUNK_ROWS, false)
+    scan_generated(layout, inputs, &cfg, TRUTH_CHUNK_ROWS, false, progress)
 }
 
 /// The sample scan at `fraction` with hash seed `seed`: the scan's defaults (as
@@ -254,10 +257,18 @@ pub fn sample_scan(
     fraction: f64,
     seed: u64,
     threads: Option<usize>,
+    progress: &dyn Progress,
 ) -> Result<GeneratedScan> {
     let mut cfg = ScanConfig::new(fraction, seed);
     cfg.threads = threads;
     cfg.normalize = true;
     cfg.model = "simulated".into();
-    scan_generated(layout, inputs, &cfg, layout.config.pool_size, true)
+    scan_generated(
+        layout,
+        inputs,
+        &cfg,
+        layout.config.pool_size,
+        true,
+        progress,
+    )
 }

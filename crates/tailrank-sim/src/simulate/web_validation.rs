@@ -11,6 +11,7 @@ use super::vector_validation::{
 use super::web_geometry::{WebConfig, WebLayout};
 use super::web_pool::{sample_scan, truth_scan, WebInputs};
 use crate::error::Result;
+use crate::scan::engine::Progress;
 use std::path::Path;
 
 /// A web family: a name, what it models, and its configuration for a seed.
@@ -103,14 +104,19 @@ pub fn family_config(family: &WebFamily, seed: u64, opts: &VectorRunOptions) -> 
     cfg
 }
 
+/// Makes the [`Progress`] of one pass over a generated pool: its label and its rows.
+pub type ProgressFactory<'a> = dyn Fn(&str, u64) -> Box<dyn Progress> + 'a;
+
 /// Run `family` at `seed`: truth pass, then each fraction's sample scan (hash seed = `seed`)
 /// and prediction; one record per fraction, with the scans' times ([`StreamTiming`]). With
-/// [`VectorRunOptions::keep_summaries`] the summaries are written under `work`.
+/// [`VectorRunOptions::keep_summaries`] the summaries are written under `work`. Each pass over
+/// the generated pool reports its rows to a [`Progress`] made by `progress`.
 pub fn run_web_family(
     family: &WebFamily,
     seed: u64,
     opts: &VectorRunOptions,
     work: &Path,
+    progress: &ProgressFactory<'_>,
 ) -> Result<Vec<VectorRun>> {
     check_fractions(opts)?;
     let cfg = family_config(family, seed, opts);
@@ -120,7 +126,10 @@ pub fn run_web_family(
         .keep_summaries
         .then(|| work.join(format!("{}-s{seed}", family.name)));
     let top = if keep.is_some() { KEEP_TRUTH_TOP } else { 1 };
-    let truth = truth_scan(&layout, &inputs, opts.threads, top)?;
+    let (name, n) = (family.name, cfg.pool_size);
+    let bar = progress(&format!("{name} seed {seed}, truth"), n);
+    let truth = truth_scan(&layout, &inputs, opts.threads, top, &*bar)?;
+    drop(bar);
     if let Some(dir) = &keep {
         std::fs::create_dir_all(dir).map_err(|e| crate::error::Error::io(dir, e))?;
         truth.summary.write(&dir.join("full"))?;
@@ -135,7 +144,9 @@ pub fn run_web_family(
     let mut samples: Vec<(f64, f64, f64)> = Vec::new();
     let t = std::time::Instant::now();
     let mut runs = runs_from_scans(&shape, &truth.summary, opts, |f| {
-        let s = sample_scan(&layout, &inputs, f, seed, opts.threads)?;
+        let bar = progress(&format!("{name} seed {seed}, f = {f}"), n);
+        let s = sample_scan(&layout, &inputs, f, seed, opts.threads, &*bar)?;
+        drop(bar);
         if let Some(dir) = &keep {
             s.summary.write(&dir.join(format!("f{f}")))?;
         }
@@ -164,13 +175,14 @@ pub fn run_web_family(
 /// [`VECTOR_FAMILIES`] when empty; the web families ([`WEB_FAMILIES`]) by name only;
 /// an unknown name is an error before anything runs), for each seed of `seeds`, in the work
 /// folder `work` ([`run_family`], [`run_web_family`]); `done(family, seed, seconds)` is called
-/// after each family and seed.
+/// after each family and seed, `progress` makes the progress of each pass over a generated pool.
 pub fn run_families(
     names: &[String],
     seeds: std::ops::Range<u64>,
     opts: &VectorRunOptions,
     work: &Path,
     mut done: impl FnMut(&str, u64, f64),
+    progress: &ProgressFactory<'_>,
 ) -> Result<Vec<VectorRun>> {
     enum Either {
         Files(&'static VectorFamily),
@@ -198,7 +210,7 @@ pub fn run_families(
                     f.name
                 }
                 Either::Web(f) => {
-                    runs.extend(run_web_family(f, seed, opts, work)?);
+                    runs.extend(run_web_family(f, seed, opts, work, progress)?);
                     f.name
                 }
             };

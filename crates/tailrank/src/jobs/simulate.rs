@@ -120,16 +120,19 @@ impl VectorValidation<'_> {
     /// has one).
     pub fn run(&self, work: &Path, console: &mut dyn Console) -> Result<()> {
         let seeds = self.seeds.clone();
+        // The lines of `done` and the progress of each pass share the console.
+        let shared = std::cell::RefCell::new(&mut *console);
         let runs = run_families(
             self.families,
             seeds,
             &self.options,
             work,
             |f, seed, secs| {
-                console.err(&format!(
+                shared.borrow_mut().err(&format!(
                     "tailrank simulate: {f} seed {seed} done in {secs:.0} s"
                 ));
             },
+            &|task, rows| shared.borrow().progress(task, Some(rows)),
         )?;
         for r in &runs {
             if let Some(t) = &r.stream {
