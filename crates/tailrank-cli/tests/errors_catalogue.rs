@@ -820,6 +820,7 @@ fn cases() -> Vec<Case> {
         // ---- increments and grow
         c("sample-after-not-below", "sample --after not below --fraction", words("sample --ids $DIR/pool_ids.txt --fraction 0.1 --after 0.2 -o $DIR/s.txt")),
         c("scan-after-outside", "scan --after of a pool with rows outside the increment", scan("--pool $DIR/shard_b.npy --fraction 1 --after 0.5 -o $DIR/out")),
+        c("validate-output-is-vector-runs", "validate --exam writing its report over a --vector-runs input", words("validate --exam --vector-runs $DIR/gt.json --seeds 1 -o $DIR/gt.json")),
         c("scan-results-inside-output", "scan --results-out inside the summary folder it replaces", scan("--pool $DIR/shard_b.npy --k 10 -o $DIR/out_r --results-out $DIR/out_r/r.json")),
         c("ilias-html-inside-summary-out", "ilias --html inside its own --summary-out folder", words("ilias --dataset-dir $DIR/ilias_ds --features $DIR/ilias_feat --fraction 0.5 --bootstrap 20 --sample-noise 0 --summary-out $DIR/ilias_so2 --html $DIR/ilias_so2/r.html")),
         c("scan-after-no-fraction", "scan --after without --fraction", scan("--pool $DIR/shard_inc50.npy --after 0.5 -o $DIR/out")),

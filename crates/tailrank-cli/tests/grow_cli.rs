@@ -477,6 +477,14 @@ fn grown_summaries_equal_direct_scans() {
         &tailrank(d, &["grow", "part20_40", "part20_40", "-o", "bad"]),
         &["itself an increment"],
     );
+    // A base scanned over half the pool rows and an increment over all of them are no samples
+    // of one pool (a direct scan would hold twice the base's items): refused, not grown into
+    // wrong metrics.
+    scan(d, &["s20_a.npy"], "0.2", None, "4", "base20half");
+    fails(
+        &tailrank(d, &["grow", "base20half", "part20_40", "-o", "bad"]),
+        &["cannot grow", "sds", "same pool rows"],
+    );
     assert!(!d.join("bad").exists());
     fails(
         &tailrank(

@@ -479,9 +479,10 @@ pub struct ValidationFiles {
 }
 
 impl ValidationFiles {
-    /// Claim the markdown report `markdown` and the runs JSON `json`.
-    pub fn claim(markdown: &Path, json: Option<&Path>) -> Result<Self> {
-        let mut outputs = Transaction::new(&[]);
+    /// Claim the markdown report `markdown` and the runs JSON `json`, neither of them one of
+    /// the command's `inputs` (the exam's vector run files).
+    pub fn claim(markdown: &Path, json: Option<&Path>, inputs: &[&Path]) -> Result<Self> {
+        let mut outputs = Transaction::new(inputs);
         let json = json.map(|j| outputs.add_file(j)).transpose()?;
         let markdown = outputs.add_file(markdown)?;
         Ok(ValidationFiles {

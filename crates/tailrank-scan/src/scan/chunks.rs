@@ -251,6 +251,10 @@ pub fn plan_chunks(
     Ok(out)
 }
 
+/// Identity keys recorded only when their option is given (a plan without them is one of a
+/// run without the option, as every earlier version wrote it).
+const OPTIONAL_KEYS: [&str; 1] = ["after"];
+
 /// Compare the stored identity with the current one; the first difference is an error.
 pub(super) fn check_identity(
     dir: &Path,
@@ -270,6 +274,22 @@ pub(super) fn check_identity(
                 ),
             ));
         }
+    }
+    // An option recorded only when given (`after`), given then and not now.
+    if let Some(k) = stored
+        .keys()
+        .find(|k| OPTIONAL_KEYS.contains(&k.as_str()) && !now.contains_key(*k))
+    {
+        return Err(Error::mismatch_at(
+            dir.join(PLAN),
+            format!(
+                "cannot resume: the partial scan was made with a different {k} (partial: {}, \
+                 now: none); rerun with the original inputs and options, or delete {} to start \
+                 over",
+                stored[k],
+                dir.display()
+            ),
+        ));
     }
     if let Some(k) = stored.keys().find(|k| !now.contains_key(*k)) {
         return Err(Error::unsupported(
@@ -583,4 +603,33 @@ pub(super) fn store_chunk(
             .map_err(|e| Error::internal(format!("cannot serialise chunk record: {e}")))?;
         atomic::write_bytes(&tmp.join("chunk.json"), text.as_bytes())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(v: serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    /// An increment's partial (`after` recorded) resumed without `--after` is a changed option
+    /// (mismatch), not an option this tailrank does not know (unsupported).
+    #[test]
+    fn an_option_given_then_and_not_now_is_a_change() {
+        let d = Path::new("p");
+        let now = map(serde_json::json!({"seed": 0}));
+        let e = check_identity(d, &map(serde_json::json!({"seed": 0, "after": 0.25})), &now)
+            .unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::Mismatch, "{e}");
+        assert!(
+            e.to_string()
+                .contains("different after (partial: 0.25, now: none)"),
+            "{e}"
+        );
+        let e =
+            check_identity(d, &map(serde_json::json!({"seed": 0, "zzz": 1})), &now).unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::Unsupported, "{e}");
+        assert!(check_identity(d, &now, &now).is_ok());
+    }
 }

@@ -217,6 +217,43 @@ fn level0(s: &Summary) -> String {
     format!("[{}, {})", r.lo, r.hi)
 }
 
+/// How far the base's share of the grown sample may lie from its share of the hash range
+/// before [`check_same_density`] refuses: the larger of `DENSITY_SDS` binomial sds and
+/// `DENSITY_ITEMS` items.
+const DENSITY_SDS: f64 = 5.0;
+const DENSITY_ITEMS: f64 = 5.0;
+
+/// The base and the increment must be samples of one pool: given their `T = S_b + S_p` items,
+/// a uniform hash puts `S_b ~ Bin(T, q)` in the base, `q = w_b/(w_b + w_p)` its share of the
+/// two level-0 hash widths. A base scanned over part of the pool (one shard) and an increment
+/// over all of it (or the reverse) fail this by many sds and would grow into a summary whose
+/// exact metrics are wrong.
+fn check_same_density(base: &Summary, part: &Summary) -> Result<()> {
+    let width = |s: &Summary| {
+        let r = s.subsets[0].range;
+        (r.hi - r.lo) as f64
+    };
+    let (sb, sp) = (base.subset_sizes[0] as f64, part.subset_sizes[0] as f64);
+    let t = sb + sp;
+    let q = width(base) / (width(base) + width(part));
+    let off = sb - t * q;
+    let sd = (t * q * (1.0 - q)).sqrt();
+    if off.abs() > (DENSITY_SDS * sd).max(DENSITY_ITEMS) {
+        return Err(Error::mismatch(format!(
+            "cannot grow: the base holds {} sampled items and the increment {}, where samples of \
+             one pool would split them about {:.0} to {:.0} (by their hash widths; {:.1} sds \
+             apart): both must be scanned over the same pool rows (a base from one shard and an \
+             increment from the whole pool grow into wrong metrics)",
+            base.subset_sizes[0],
+            part.subset_sizes[0],
+            t * q,
+            t * (1.0 - q),
+            off.abs() / sd.max(f64::MIN_POSITIVE)
+        )));
+    }
+    Ok(())
+}
+
 pub(super) fn grow(base: &Summary, part: &Summary) -> Result<(Summary, Vec<String>)> {
     for (s, role) in [(base, "the base"), (part, "the increment")] {
         s.check()
@@ -263,6 +300,7 @@ pub(super) fn grow(base: &Summary, part: &Summary) -> Result<(Summary, Vec<Strin
             base.fraction
         )));
     }
+    check_same_density(base, part)?;
     let f = part.fraction;
     let grown = grown_subsets(base, f)?;
     let mut b = restrict(base, &grown, "the base")?;

@@ -204,7 +204,8 @@ impl ValidateJob<'_> {
             console.out(&corpus_list());
             return Ok(());
         }
-        let files = ValidationFiles::claim(self.out, self.json)?;
+        let inputs: Vec<&Path> = self.vector_runs.iter().map(PathBuf::as_path).collect();
+        let files = ValidationFiles::claim(self.out, self.json, &inputs)?;
         let opts = self.options();
         let mut progress = |r: &Run| {
             if !self.quiet {
