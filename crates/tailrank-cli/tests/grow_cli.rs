@@ -477,6 +477,11 @@ fn grown_summaries_equal_direct_scans() {
         &tailrank(d, &["grow", "part20_40", "part20_40", "-o", "bad"]),
         &["itself an increment"],
     );
+    // An increment is grown onto its base, never merged with it.
+    fails(
+        &tailrank(d, &["merge", "base20", "part20_40", "-o", "bad"]),
+        &["part 2 is a sample increment", "tailrank grow"],
+    );
     // A base scanned over half the pool rows and an increment over all of them are no samples
     // of one pool (a direct scan would hold twice the base's items): refused, not grown into
     // wrong metrics.

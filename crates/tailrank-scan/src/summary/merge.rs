@@ -5,7 +5,7 @@
 //! `top_M(A ∪ B) = top_M(top_M(A) ∪ top_M(B))`, so merging the summaries of the shards gives
 //! exactly the summary of the union.
 
-use super::{InputRecord, Summary};
+use super::{InputRecord, Subset, Summary};
 use crate::error::{Error, Result};
 use std::collections::HashMap;
 
@@ -236,10 +236,54 @@ pub(super) fn merge(parts: &[Summary]) -> Result<(Summary, Vec<String>)> {
     Ok((out, warnings))
 }
 
+/// The first subset in which part `i` (`p`) differs from the first part, in words.
+fn subsets_mismatch(first: &Summary, i: usize, p: &Summary) -> Error {
+    let describe = |s: &Subset| {
+        format!(
+            "{:?} at fraction {} over hash [{}, {}), M {:?}",
+            s.kind, s.fraction, s.range.lo, s.range.hi, s.top_m
+        )
+    };
+    let what = if p.subsets.len() != first.subsets.len() {
+        format!(
+            "part 1 has {} subsets and part {} has {} (other --min-fraction or \
+             --drift-shards?)",
+            first.subsets.len(),
+            i + 1,
+            p.subsets.len()
+        )
+    } else {
+        let (j, (a, b)) = first
+            .subsets
+            .iter()
+            .zip(&p.subsets)
+            .enumerate()
+            .find(|(_, (a, b))| a != b)
+            .expect("the subsets differ");
+        format!(
+            "subset {j} is {} in part 1 and {} in part {}",
+            describe(a),
+            describe(b),
+            i + 1
+        )
+    };
+    Error::mismatch(format!(
+        "cannot merge: {what}; merge only summaries scanned with the same sampling settings"
+    ))
+}
+
 /// [`merge`]: part `i` (`p`) agrees with the first part in everything but its pool: model,
 /// query set, sampling settings, M, subsets, core, non-pool inputs, and per query its
 /// positives with their scores, core ties and `C_j`.
 fn check_agrees(first: &Summary, i: usize, p: &Summary) -> Result<()> {
+    let increment = |s: &Summary| s.increment_range().is_some();
+    if increment(p) != increment(first) {
+        let which = if increment(p) { i + 1 } else { 1 };
+        return Err(Error::mismatch(format!(
+            "cannot merge: part {which} is a sample increment (scan --after) and the other a \
+             whole sample: grow the base with the increment (`tailrank grow`) instead"
+        )));
+    }
     if p.model != first.model {
         return Err(mismatch(i, "model", &first.model, &p.model));
     }
@@ -261,19 +305,31 @@ fn check_agrees(first: &Summary, i: usize, p: &Summary) -> Result<()> {
         return Err(mismatch(i, "M (top-M size)", first.top_m, p.top_m));
     }
     if p.subsets != first.subsets {
-        return Err(mismatch(i, "subsets", &first.subsets, &p.subsets));
+        return Err(subsets_mismatch(first, i, p));
     }
     if p.core_size != first.core_size {
         return Err(mismatch(i, "core size", first.core_size, p.core_size));
     }
     let (a, b) = (non_pool(&first.inputs), non_pool(&p.inputs));
     if a != b {
-        return Err(mismatch(
-            i,
-            "query/core/ground-truth inputs (role, digest)",
-            a,
-            b,
-        ));
+        // The first input that differs, by role: the same role with another digest, or a
+        // role only one part has.
+        let (ra, rb) = (
+            a.iter().find(|x| !b.contains(x)),
+            b.iter().find(|x| !a.contains(x)),
+        );
+        let (role, da, db) = match (ra, rb) {
+            (Some(x), Some(y)) if x.0 == y.0 => (x.0, x.1, y.1),
+            (Some(x), _) => (x.0, x.1, "none"),
+            (None, Some(y)) => (y.0, "none", y.1),
+            (None, None) => ("inputs", "", ""),
+        };
+        return Err(Error::mismatch(format!(
+            "cannot merge: part {} was scanned from another {} than part 1 (digest {da} \
+             against {db}); merge only summaries of the same queries, core and ground truth",
+            i + 1,
+            role.replace('_', " ")
+        )));
     }
     if p.queries.len() != first.queries.len() {
         return Err(mismatch(
