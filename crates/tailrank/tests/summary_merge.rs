@@ -157,7 +157,7 @@ fn merge_refuses_incompatible_parts() {
     check(&|s| s.fraction = 0.2, "fraction");
     check(&|s| s.top_m = 39, "M");
     check(&|s| s.core_size += 1, "core size");
-    check(&|s| s.subsets[1].range.hi -= 1, "subsets");
+    check(&|s| s.subsets[1].range.hi -= 1, "subset 1 is Level");
     check(&|s| s.queries[2].id = "zz".into(), "query ids");
     check(&|s| s.queries.truncate(4), "number of queries");
     check(
@@ -172,7 +172,10 @@ fn merge_refuses_incompatible_parts() {
         &|s| s.queries[3].positives[0].id = "core/x".into(),
         "positives of query",
     );
-    check(&|s| s.inputs[1].digest = "xxh3:1234".into(), "inputs");
+    check(
+        &|s| s.inputs[1].digest = "xxh3:1234".into(),
+        "was scanned from another",
+    );
     check(&|s| s.pool_size = Some(2_000_000), "pool sizes N");
     // An inconsistent part is named.
     let mut c = b.clone();
