@@ -208,7 +208,34 @@ fn same_file(a: &Path, b: &Path) -> bool {
         }
     }
     let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).ok();
-    size(a) == size(b) && matches!((std::fs::read(a), std::fs::read(b)), (Ok(x), Ok(y)) if x == y)
+    size(a) == size(b) && same_bytes(a, b).unwrap_or(false)
+}
+
+/// Whether two files hold the same bytes, compared 64 KiB at a time (an id list may be a
+/// gigabyte).
+fn same_bytes(a: &Path, b: &Path) -> std::io::Result<bool> {
+    use std::io::Read;
+    fn fill(r: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
+        let mut n = 0;
+        while n < buf.len() {
+            match r.read(&mut buf[n..])? {
+                0 => break,
+                k => n += k,
+            }
+        }
+        Ok(n)
+    }
+    let (mut fa, mut fb) = (std::fs::File::open(a)?, std::fs::File::open(b)?);
+    let (mut ba, mut bb) = (vec![0u8; 1 << 16], vec![0u8; 1 << 16]);
+    loop {
+        let (na, nb) = (fill(&mut fa, &mut ba)?, fill(&mut fb, &mut bb)?);
+        if ba[..na] != bb[..nb] {
+            return Ok(false);
+        }
+        if na == 0 {
+            return Ok(true);
+        }
+    }
 }
 
 fn load_ilias_dir(dir: &Path) -> Result<Vec<QuerySet>> {

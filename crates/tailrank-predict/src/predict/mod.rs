@@ -351,6 +351,12 @@ pub struct Prediction {
 }
 
 impl Prediction {
+    /// Whether the prediction came from a scan of the whole pool ([`exact_scan`] of its
+    /// summary: f = 1 and `S ≥ N`), whose metrics are known exactly (evaluate-at-S).
+    pub fn is_exact_scan(&self) -> bool {
+        self.sample_size >= self.pool_size && self.levels.first().is_some_and(|l| l.fraction >= 1.0)
+    }
+
     /// mAP@k at N of the tail model the estimate rests on, before any move to the centre of
     /// the excess or of the rare items above the top positive.
     pub fn model_estimate(&self) -> f64 {

@@ -72,14 +72,12 @@ pub fn verdict_sentence(p: &Prediction) -> String {
 /// a count of the warnings. At most `MAX_LINES − 1` lines.
 pub fn prediction_lines(p: &Prediction) -> Vec<String> {
     let k = p.k;
-    // A scan at f = 1 of the whole pool (S ≥ N) has its metrics exactly: evaluate-at-S.
-    let whole_pool =
-        p.sample_size >= p.pool_size && p.levels.first().is_some_and(|l| l.fraction >= 1.0);
+    let whole_pool = p.is_exact_scan();
     let mut out = if whole_pool {
         vec![format!(
             "exact mAP@{k} at N = {}: {}%  (model {:?}, {} queries; the summary is a scan of the \
-             whole pool, f = 1 and S = N, so the metrics are exact: `tailrank eval --summary`; the tail model, which the \
-             interval and verdict below judge, reads {}%)",
+             whole pool, f = 1 and S = N, so the metrics are exact: `tailrank eval --summary`; \
+             the tail model, which the interval and verdict below judge, reads {}%)",
             thousands(p.pool_size),
             pct(p.baselines.evaluate_at_s),
             p.model,
