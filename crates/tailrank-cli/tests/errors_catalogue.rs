@@ -501,6 +501,9 @@ open(os.path.join(d, "garbage.h5"), "wb").write(b"\x89HDF\r\n\x1a\n" + bytes(ran
     save_npy(dir, "shard_c", &c_ids, &vecs(100, 5));
     copy_dir(&sub("sum_a"), &sub("sum_missing_array"));
     std::fs::remove_file(sub("sum_missing_array/top_len.npy")).unwrap();
+    copy_dir(&sub("sum_a"), &sub("sum_folder_array"));
+    std::fs::remove_file(sub("sum_folder_array/top_len.npy")).unwrap();
+    std::fs::create_dir(sub("sum_folder_array/top_len.npy")).unwrap();
     // Level 1's fraction edited (0.5 → 0.3, its range kept) and the checksum recomputed.
     copy_dir(&sub("sum_a"), &sub("sum_fraction"));
     let m = sub("sum_fraction/manifest.json");
@@ -778,6 +781,7 @@ fn cases() -> Vec<Case> {
         c("summary-half-ties", "summary manifest listing `pos_core_ties.npy` without `pos_pool_ties.npy`", words("merge $DIR/sum_half_ties $DIR/sum_b -o $DIR/m")),
         c("summary-bad-json", "summary manifest cut short", words("merge $DIR/sum_badjson $DIR/sum_b -o $DIR/m")),
         c("summary-missing-array", "summary folder lacking `top_len.npy`", words("merge $DIR/sum_missing_array $DIR/sum_b -o $DIR/m")),
+        c("summary-array-folder", "a folder where `top_len.npy` should be", words("predict --summary $DIR/sum_folder_array")),
         c("summary-not-folder", "a file given as a summary", words("merge $DIR/gt.json $DIR/sum_b -o $DIR/m")),
         c("merge-models", "merge of summaries of different models", words("merge $DIR/sum_a $DIR/sum_b_model2 -o $DIR/m")),
         c("merge-seeds", "merge of summaries with different seeds", words("merge $DIR/sum_a $DIR/sum_b_seed -o $DIR/m")),

@@ -119,3 +119,17 @@ def test_save_never_replaces_a_summary_it_was_read_from(bench, tmp_path):
     assert {p.name: p.read_bytes() for p in (tmp_path / "a").iterdir()} == before
     merged.save(tmp_path / "ab")
     assert tailrank.load_summary(tmp_path / "ab") == merged
+
+
+def test_masked_descriptors_are_refused_not_unmasked(bench):
+    """np.asarray drops a mask: a masked row would be scanned with whatever its data holds."""
+    q, c = arrays(bench)
+    ids, a = bench["shard_ids"][0], bench["shards"][0]
+    masked = np.ma.masked_array(a, mask=np.zeros_like(a, dtype=bool))
+    masked[3] = np.ma.masked
+    with pytest.raises(tailrank.InputError, match="pool: descriptors are a masked array"):
+        tailrank.scan(q, c, (ids, masked), bench["gt"], top_m=10)
+    # A masked array with nothing masked is its data.
+    plain = np.ma.masked_array(a, mask=False)
+    assert tailrank.scan(q, c, (ids, plain), bench["gt"], top_m=10) == \
+        tailrank.scan(q, c, (ids, a), bench["gt"], top_m=10)

@@ -225,6 +225,9 @@ def _array_source(ids: Any, array: Any, label: str) -> Dict[str, Any]:
     """An in-memory source: the array is handed to Rust by reference (no copy) once it is a
     C-contiguous little-endian float32 or float16 array; other layouts and float64 are converted
     here (one copy). The caller must not write to the array while the scan runs."""
+    if isinstance(array, np.ma.MaskedArray) and np.ma.is_masked(array):
+        raise InputError(f"{label}: descriptors are a masked array with masked entries; "
+                         "fill or drop the masked rows first (np.ma.filled, compressed rows)")
     try:
         a = np.asarray(array)
     except (ValueError, TypeError) as e:

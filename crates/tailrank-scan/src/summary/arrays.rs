@@ -251,11 +251,25 @@ pub(super) fn read_raw<T: Elem>(
             format!("the manifest has no record for array {name}"),
         )
     })?;
-    if !path.is_file() {
-        return Err(Error::input(
-            &path,
-            "array file missing from the summary folder (listed in manifest.json)",
-        ));
+    match std::fs::metadata(&path) {
+        Ok(m) if m.is_file() => {}
+        Ok(m) => {
+            let what = if m.is_dir() {
+                "a folder"
+            } else {
+                "not a regular file"
+            };
+            return Err(Error::input(
+                &path,
+                format!("{what}, where manifest.json lists an array file"),
+            ));
+        }
+        Err(_) => {
+            return Err(Error::input(
+                &path,
+                "array file missing from the summary folder (listed in manifest.json)",
+            ))
+        }
     }
     let bytes = std::fs::read(&path).at(&path)?;
     let actual = checksum_string(xxhash_rust::xxh3::xxh3_64(&bytes));
