@@ -130,7 +130,10 @@ fn table_and_json_on_the_official_vector() {
     assert_eq!(set["queries"][0]["query"], "q");
     assert!((set["queries"][0]["ap_at_k"].as_f64().unwrap() - 0.5).abs() < 1e-12);
     assert_eq!(set["queries"][0]["n_results"], 6);
-    assert_eq!(v["warnings"].as_array().unwrap().len(), 1);
+    // The stray query, and "empty" listing 1 item of k = 2 without its positive.
+    let warnings = v["warnings"].as_array().unwrap();
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(warnings[0].as_str().unwrap().contains("fewer than k = 2"));
 }
 
 /// `--protocol`: revisited mAP per protocol from a results file and a revisited ground truth
@@ -780,5 +783,30 @@ fn eval_warns_when_a_tie_block_at_the_cut_decides() {
             assert!(err.contains("1 query") && err.contains("\"q\""), "{err}");
         }
         assert!(out.contains(map), "k = {k}: {out}");
+    }
+}
+
+/// A list shorter than k that misses a positive (a search cut at 100 scored at k = 1000) is
+/// scored as the official evaluator scores it, the positive not retrieved, with a warning naming
+/// the query; a short list holding every positive, or one of k items or more, is not warned.
+#[test]
+fn eval_warns_when_a_short_list_misses_a_positive() {
+    let d = tempfile::tempdir().unwrap();
+    let gt = d.path().join("gt.json");
+    let r = d.path().join("r.json");
+    fs::write(&gt, r#"{"q1": ["a", "b"], "q2": ["c"]}"#).unwrap();
+    fs::write(&r, r#"{"q1": {"a": 0.9, "x": 0.5}, "q2": {"c": 0.8}}"#).unwrap();
+    for (k, warned) in [("1000", true), ("3", true), ("2", false), ("1", false)] {
+        let o = tailrank(&["--results", p(&r), "--gt", p(&gt), "--k", k]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let err = stderr(&o);
+        assert_eq!(err.contains("fewer than k"), warned, "k = {k}: {err}");
+        if warned {
+            assert!(err.contains("1 query") && err.contains("\"q1\""), "{err}");
+            assert!(!err.contains("\"q2\""), "{err}");
+        }
+        // q1: AP@k = 1/2 (b never retrieved; at k = 1, 1/min(2, 1) = 1), q2: 1.
+        let expect = if k == "1" { "100.00" } else { "75.00" };
+        assert!(stdout(&o).contains(expect), "k = {k}: {}", stdout(&o));
     }
 }

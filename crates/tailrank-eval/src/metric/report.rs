@@ -242,6 +242,17 @@ fn ranked<'a>(
 
 /// Whether the AP@k of a results list depends on the order inside its tie block at the cut
 /// ([`crate::metric::mixed_block_at_cut`]).
+/// True when the list holds fewer than `k` items and misses a positive: that positive counts
+/// as not retrieved, as in the official evaluator, which a list cut short by the search (top-100
+/// scored at k = 1000) turns into a lower AP@k than the model's.
+fn short_list_misses_positive(items: &[(String, f64)], positives: &[String], k: usize) -> bool {
+    if items.len() >= k {
+        return false;
+    }
+    let listed: HashSet<&str> = items.iter().map(|(id, _)| id.as_str()).collect();
+    positives.iter().any(|p| !listed.contains(p.as_str()))
+}
+
 fn order_decides_at_cut(items: &[(String, f64)], positives: &[String], k: usize) -> bool {
     if items.len() <= k {
         return false;
@@ -330,11 +341,15 @@ pub fn evaluate_results_for(
         }
         let mut qs = Vec::with_capacity(set.query_ids.len());
         let mut order_decides: Vec<&str> = Vec::new();
+        let mut short: Vec<&str> = Vec::new();
         for (q, pos) in set.query_ids.iter().zip(&set.positives) {
             match results.get(q) {
                 Some(r) => {
                     if order_decides_at_cut(&r.items, pos, k) {
                         order_decides.push(q);
+                    }
+                    if short_list_misses_positive(&r.items, pos, k) {
+                        short.push(q);
                     }
                     qs.push(evaluate_query(q, &r.items, pos, k, &metrics))
                 }
@@ -364,6 +379,18 @@ pub fn evaluate_results_for(
                 order_decides.len(),
                 if order_decides.len() == 1 { "y" } else { "ies" },
                 &order_decides[..order_decides.len().min(5)]
+            ));
+        }
+        if !short.is_empty() {
+            warnings.push(format!(
+                "{}: set {:?}: {} quer{} with fewer than k = {k} items listed and a positive \
+                 not among them (first: {:?}): a positive not listed counts as not retrieved; \
+                 if the search kept fewer items, evaluate at its depth with --k",
+                results.path.display(),
+                set.name,
+                short.len(),
+                if short.len() == 1 { "y" } else { "ies" },
+                &short[..short.len().min(5)]
             ));
         }
         out.push(SetReport::from_queries(&set.name, qs));
