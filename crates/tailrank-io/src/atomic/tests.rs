@@ -369,3 +369,58 @@ fn a_users_tmp_or_lock_next_to_an_output_is_refused_not_deleted() {
     assert_eq!(fs::read(&p).unwrap(), b"new");
     assert!(!tmp.exists() && !lock.exists());
 }
+
+/// A reader that meets a live writer's commit waits for it (a few renames) instead of failing
+/// at once, and gives up with "is replacing it" only when the commit outlasts the wait.
+#[test]
+fn a_reader_waits_for_a_live_commit_to_finish() {
+    let d = tempfile::tempdir().unwrap();
+    let r = d.path().join("r.json");
+    let s = d.path().join("s");
+    write_bytes(&r, b"old").unwrap();
+    write_dir(&s, |t| write_bytes(&t.join("chunk.json"), b"old")).unwrap();
+    let start_commit = |cut: usize| {
+        let mut tx = Transaction::default();
+        let ir = tx.add_file(&r).unwrap();
+        let is = tx.add_dir(&s).unwrap();
+        tx.write(ir, |p| fs::write(p, b"new").at(p)).unwrap();
+        tx.write(is, |p| {
+            fs::create_dir_all(p).unwrap();
+            fs::write(p.join("chunk.json"), b"new").at(p)
+        })
+        .unwrap();
+        let steps = tx.steps();
+        let j = Journal {
+            format: JOURNAL_FORMAT.into(),
+            pid: std::process::id(),
+            steps: steps.clone(),
+        };
+        for st in &steps {
+            let jp = staging_dir(&st.target).unwrap().join(JOURNAL);
+            fs::write(jp, serde_json::to_string(&j).unwrap()).unwrap();
+        }
+        cut_roll_forward(&steps, cut);
+        (tx, steps)
+    };
+    // The writer holds its locks, halfway through its renames, and never finishes.
+    let (tx, steps) = start_commit(1);
+    let t0 = std::time::Instant::now();
+    let e = settled_within(&r, std::time::Duration::from_millis(200))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("is replacing it"), "{e}");
+    assert!(t0.elapsed() >= std::time::Duration::from_millis(200));
+    // It finishes 300 ms later: the reader, waiting, reads the new content.
+    let finish = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        roll_forward(&steps, &mut None, false).unwrap();
+        let mut tx = tx;
+        tx.journaled = true;
+        drop(tx);
+    });
+    check_settled(&r).unwrap();
+    check_settled(&s).unwrap();
+    finish.join().unwrap();
+    assert_eq!(fs::read(&r).unwrap(), b"new");
+    assert_eq!(fs::read(s.join("chunk.json")).unwrap(), b"new");
+}
