@@ -54,10 +54,11 @@ use std::sync::Mutex;
 
 mod lock;
 pub mod names;
+mod settle;
 mod write;
 pub use lock::Lock;
-use lock::{busy, held_by_other};
 pub use names::{entry_path, sibling, NAME_MAX};
+pub use settle::check_settled;
 pub use write::{write_bytes, write_dir, write_dir_scratch, write_file};
 
 /// Suffix of the lock file of an output.
@@ -256,64 +257,6 @@ fn sync_parents<'a>(paths: impl Iterator<Item = &'a Path>) {
     }
     #[cfg(not(unix))]
     let _ = paths.count();
-}
-
-/// Readers' check: refuse `path` while a commit that replaces it together with other outputs
-/// is unfinished (an interrupted one that nobody completed yet, or a live writer's that does
-/// not finish within [`SETTLE_WAIT`]), so that a new output is never read next to an old
-/// companion.
-pub fn check_settled(path: &Path) -> Result<()> {
-    settled_within(path, SETTLE_WAIT)
-}
-
-/// How long a reader waits for a live writer's commit (a few renames) to finish before it
-/// gives up with "another tailrank process … is replacing it".
-const SETTLE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// [`check_settled`], waiting up to `wait` while a live process holds the commit.
-fn settled_within(path: &Path, wait: std::time::Duration) -> Result<()> {
-    let resolved = resolve_output(path);
-    let Ok(staging) = staging_dir(&resolved) else {
-        return Ok(());
-    };
-    let jp = staging.join(JOURNAL);
-    let start = std::time::Instant::now();
-    let j = loop {
-        // The journal can vanish between the check and the read: the commit finished.
-        let j = match jp.is_file() {
-            true => match read_journal(&jp) {
-                Ok(j) => j,
-                Err(_) if !jp.exists() => return Ok(()),
-                Err(e) => return Err(e),
-            },
-            false => return Ok(()),
-        };
-        if !j.steps.iter().any(Step::unfinished) {
-            return Ok(());
-        }
-        if !held_by_other(&resolved) {
-            break j;
-        }
-        if start.elapsed() >= wait {
-            return Err(busy(path, &lock_path(&resolved)?, "replacing"));
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    };
-    let names: Vec<String> = j
-        .steps
-        .iter()
-        .map(|s| s.target.display().to_string())
-        .collect();
-    Err(Error::input(
-        path,
-        format!(
-            "an interrupted tailrank run left it half-replaced (outputs replaced together: {}; \
-             journal {}); run the command that writes it again (for a scan, resume it): it \
-             completes the replacement first",
-            names.join(", "),
-            jp.display()
-        ),
-    ))
 }
 
 /// Complete an interrupted commit that involves `target`, if any (the caller holds the lock of

@@ -405,7 +405,7 @@ fn a_reader_waits_for_a_live_commit_to_finish() {
     // The writer holds its locks, halfway through its renames, and never finishes.
     let (tx, steps) = start_commit(1);
     let t0 = std::time::Instant::now();
-    let e = settled_within(&r, std::time::Duration::from_millis(200))
+    let e = super::settle::settled_within(&r, std::time::Duration::from_millis(200))
         .unwrap_err()
         .to_string();
     assert!(e.contains("is replacing it"), "{e}");
