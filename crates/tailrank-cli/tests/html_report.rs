@@ -191,12 +191,22 @@ fn html_report_renders_in_chromium_with_the_json_numbers() {
         "trend",
         "in-sample",
         "fit-choice",
+        "falling",
         "endpoint",
+        "spacing",
         "budget",
         "drift",
     ] {
         assert!(dom.contains(&format!("id=\"check-{check}\"")), "{check}");
     }
+    let sp = &j["trust"]["spacing"];
+    assert!(
+        dom.contains(&format!(
+            "In {} of the {} queries tested",
+            sp["exceeding"], sp["tested"]
+        )),
+        "the top-spacing check's numbers: {sp}"
+    );
     // The next step `predict` computed is on the page as in the JSON.
     let (action, _) = element(&dom, "next-step", "data-action");
     assert_eq!(action, j["next_step"]["action"].as_str().unwrap());
