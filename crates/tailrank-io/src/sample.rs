@@ -11,6 +11,10 @@ use crate::error::{Error, Result};
 /// lives with the id formats (it is also the key of an id at seed 0).
 pub use crate::formats::ids::id_hash;
 
+/// The hash seed when none is given (`tailrank sample --seed`, `scan --seed`, Python `seed=`):
+/// a sample and the scan of it must be drawn with the same one.
+pub const DEFAULT_SEED: u64 = 0;
+
 /// Check that `f` is a usable sampling fraction: finite and in (0, 1].
 pub fn check_fraction(f: f64) -> Result<f64> {
     if f.is_finite() && f > 0.0 && f <= 1.0 {

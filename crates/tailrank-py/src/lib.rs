@@ -25,7 +25,9 @@ use tailrank::maps::MapKind;
 use tailrank::metric::{evaluate_results_for, select_sets, EvalOptions, MetricName, MissingPolicy};
 use tailrank::predict::PredictOptions;
 use tailrank::protocols::{evaluate_revisited, read_revisited_gt, Protocol};
-use tailrank::scan::config::ScanOptions;
+use tailrank::metric::DEFAULT_K;
+use tailrank::sample::DEFAULT_SEED;
+use tailrank::scan::config::{ScanOptions, DEFAULT_FRACTION};
 use tailrank::scan::engine::{scan, NoProgress, DEFAULT_DRIFT_SHARDS, DEFAULT_TOP_M};
 use tailrank::scan::request::ScanRequest;
 use tailrank::summary::Summary;
@@ -216,7 +218,7 @@ impl NativeSummary {
 
 /// Scan queries and core against pool sources into a summary (the CLI's `tailrank scan`).
 #[pyfunction]
-#[pyo3(signature = (queries, core, pool, gt, query_set=None, fraction=1.0, seed=0,
+#[pyo3(signature = (queries, core, pool, gt, query_set=None, fraction=DEFAULT_FRACTION, seed=DEFAULT_SEED,
     after=None, min_fraction=None, pool_size=None, top_m=DEFAULT_TOP_M, drift_shards=DEFAULT_DRIFT_SHARDS,
     model=String::new(),
     threads=None, normalize=false))]
@@ -427,7 +429,7 @@ fn predict_native(
 /// `results`: a path, or `[(query, [(db_id, score)])]`; `gt`: a path (every set, or those named
 /// in `sets`) or `(name, query_ids, positives)`.
 #[pyfunction]
-#[pyo3(signature = (results, gt, k=1000, missing_as_zero=false, sets=None, metrics=None))]
+#[pyo3(signature = (results, gt, k=DEFAULT_K, missing_as_zero=false, sets=None, metrics=None))]
 fn evaluate_native(
     py: Python<'_>,
     results: &Bound<'_, PyAny>,
@@ -597,7 +599,13 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let scan_defaults = pyo3::types::PyDict::new(m.py());
     scan_defaults.set_item("top_m", DEFAULT_TOP_M)?;
     scan_defaults.set_item("drift_shards", DEFAULT_DRIFT_SHARDS)?;
+    scan_defaults.set_item("fraction", DEFAULT_FRACTION)?;
+    scan_defaults.set_item("seed", DEFAULT_SEED)?;
     m.add("SCAN_DEFAULTS", scan_defaults)?;
+    // The cut-off of `evaluate` (metric::DEFAULT_K).
+    let eval_defaults = pyo3::types::PyDict::new(m.py());
+    eval_defaults.set_item("k", DEFAULT_K)?;
+    m.add("EVAL_DEFAULTS", eval_defaults)?;
     // The protocols `evaluate_revisited` uses by default.
     let revisited: Vec<&str> = Protocol::REVISITED.iter().map(|p| p.as_str()).collect();
     m.add("REVISITED_PROTOCOLS", revisited)?;

@@ -14,7 +14,7 @@ pub struct DemoArgs {
     #[arg(long, short, default_value = "tailrank-demo")]
     pub out: PathBuf,
     /// Query-bootstrap replicates.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = tailrank::predict::PredictOptions::DEFAULT.bootstrap)]
     pub bootstrap: usize,
     /// Sample-noise replicates (Poisson reweighting of the sample, tails refitted).
     #[arg(long, default_value_t = 20)]

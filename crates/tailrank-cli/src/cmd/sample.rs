@@ -18,7 +18,7 @@ pub struct SampleArgs {
     #[arg(allow_negative_numbers = true, long)]
     pub after: Option<f64>,
     /// Hash seed.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = tailrank::sample::DEFAULT_SEED)]
     pub seed: u64,
     /// Output id list (the manifest goes to `<OUT>.manifest.json`).
     #[arg(short = 'o', long = "out")]

@@ -103,10 +103,10 @@ pub struct ScanOpts {
 #[derive(Args, Debug, Clone, Copy)]
 pub struct PoolSampleArgs {
     /// Level-0 sampling fraction f of the pool (1 = exact: everything scanned).
-    #[arg(allow_negative_numbers = true, long, default_value_t = 1.0)]
+    #[arg(allow_negative_numbers = true, long, default_value_t = tailrank::scan::config::DEFAULT_FRACTION)]
     pub fraction: f64,
     /// Hash seed of the sample.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = tailrank::sample::DEFAULT_SEED)]
     pub seed: u64,
 }
 

@@ -251,7 +251,8 @@ pub fn sample_noise(
     let sample = s.subset_sizes[0];
     let (quantile, c_min) = match opts.estimator {
         Estimator::Evt(e) => (e.quantile, e.c_min),
-        Estimator::Count => (0.95, 0),
+        // c_min = 0: every positive takes its count, the quantile is never used.
+        Estimator::Count => (crate::hardness::EvtOptions::DEFAULT.quantile, 0),
     };
     let cross = if boot.replicates >= reps {
         None

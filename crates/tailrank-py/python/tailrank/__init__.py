@@ -171,7 +171,7 @@ def _scan_fraction(
                 f"{names[0]} needs {names[1]}, the upper end of the increment t(after) <= hash < "
                 "t(fraction) (without it the increment would run to the whole pool)"
             )
-        return 1.0
+        return _native.SCAN_DEFAULTS["fraction"]
     return _real(fraction, "fraction")
 
 
@@ -530,7 +530,7 @@ def scan(
     pool: Any,
     gt: Any,
     fraction: Optional[float] = None,
-    seed: int = 0,
+    seed: int = _native.SCAN_DEFAULTS["seed"],
     pool_size: Optional[int] = None,
     top_m: int = _native.SCAN_DEFAULTS["top_m"],
     model: str = "",
@@ -790,7 +790,7 @@ def _target_width(points: Any) -> Optional[float]:
 def evaluate(
     results: Union[Mapping[str, Mapping[str, float]], PathLike],
     gt: Union[Mapping[str, Sequence[str]], PathLike],
-    k: int = 1000,
+    k: int = _native.EVAL_DEFAULTS["k"],
     *,
     missing_as_zero: bool = False,
     sets: Optional[Sequence[str]] = None,
@@ -890,13 +890,14 @@ def _score(s: Any, query: Any, db_id: Any) -> float:
         ) from None
 
 
-def id_hashes(ids: Iterable[str], seed: int = 0) -> np.ndarray:
+def id_hashes(ids: Iterable[str], seed: int = _native.SCAN_DEFAULTS["seed"]) -> np.ndarray:
     """``xxh3_64_with_seed(utf8(id), seed)`` per id (uint64), as ``xxhash.xxh3_64_intdigest``."""
     return np.asarray(_native.id_hashes(_ids_list(ids, "ids"), _count(seed, "seed")), dtype=np.uint64)
 
 
 def sample_mask(
-    ids: Iterable[str], fraction: float, seed: int = 0, after: Optional[float] = None
+    ids: Iterable[str], fraction: float, seed: int = _native.SCAN_DEFAULTS["seed"],
+    after: Optional[float] = None,
 ) -> np.ndarray:
     """Boolean mask of the ids in the hash sample at ``fraction`` (docs/method.md §4), or, with
     ``after``, in its increment over the sample at ``after``: ``t(after) <= hash < t(fraction)``."""
@@ -909,7 +910,8 @@ def sample_mask(
 
 
 def sample_ids(
-    ids: Iterable[str], fraction: float, seed: int = 0, after: Optional[float] = None
+    ids: Iterable[str], fraction: float, seed: int = _native.SCAN_DEFAULTS["seed"],
+    after: Optional[float] = None,
 ) -> List[str]:
     """The sampled ids in input order: what ``tailrank sample`` writes (docs/method.md §4);
     with ``after``, the increment over the sample at ``after`` (``tailrank sample --after``).

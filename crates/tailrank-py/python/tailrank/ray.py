@@ -36,8 +36,12 @@ from tailrank import OptionError, Summary, TailrankError, TailrankIOError
 
 __all__ = ["scan", "main", "default_shards_per_task"]
 
+# The Ray-specific defaults, of `scan` and of the command line alike.
+THREADS_PER_TASK = 1
+MERGE_FANIN = 4
 
-def default_shards_per_task(n_shards: int, cpus: float, threads_per_task: int = 1) -> int:
+
+def default_shards_per_task(n_shards: int, cpus: float, threads_per_task: int = THREADS_PER_TASK) -> int:
     """Shards per task when not given: as few tasks as keep every CPU busy, i.e. about
     ``cpus // threads_per_task`` tasks (at least 1) of ``ceil(n_shards / tasks)`` shards."""
     tasks = max(1, int(cpus) // max(1, threads_per_task))
@@ -65,7 +69,7 @@ def scan(
     core: Any,
     gt: Any,
     fraction: Optional[float] = None,
-    seed: int = 0,
+    seed: int = tailrank._native.SCAN_DEFAULTS["seed"],
     pool_size: Optional[int] = None,
     top_m: int = tailrank._native.SCAN_DEFAULTS["top_m"],
     model: str = "",
@@ -76,8 +80,8 @@ def scan(
     drift_shards: int = tailrank._native.SCAN_DEFAULTS["drift_shards"],
     normalize: bool = False,
     shards_per_task: Optional[int] = None,
-    threads_per_task: int = 1,
-    merge_fanin: int = 4,
+    threads_per_task: int = THREADS_PER_TASK,
+    merge_fanin: int = MERGE_FANIN,
     max_retries: int = 3,
     address: Optional[str] = None,
     _fail_first_attempt_dir: Optional[str] = None,
@@ -176,7 +180,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--fraction", type=float, default=None,
                    help="hash-sample fraction f of the pool (default 1: exact scan; "
                         "--after needs it)")
-    p.add_argument("--seed", type=int, default=0, help="hash seed of the sample (default 0)")
+    p.add_argument("--seed", type=int, default=tailrank._native.SCAN_DEFAULTS["seed"],
+                   help="hash seed of the sample (default %(default)s)")
     p.add_argument("--after", type=float, default=None,
                    help="scan the sample increment [t(after), t(f)) into a part (tailrank grow)")
     p.add_argument("--min-fraction", type=float, default=None,
@@ -193,10 +198,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                    help="L2-normalise rows that are not unit-norm instead of refusing them")
     p.add_argument("--shards-per-task", type=int, default=None,
                    help="shards per task (default: about one task per CPU / threads-per-task)")
-    p.add_argument("--threads-per-task", type=int, default=1,
-                   help="scan threads of each task, and the Ray CPUs it reserves (default 1)")
-    p.add_argument("--merge-fanin", type=int, default=4,
-                   help="summaries merged per merge task (default 4)")
+    p.add_argument("--threads-per-task", type=int, default=THREADS_PER_TASK,
+                   help="scan threads of each task, and the Ray CPUs it reserves (default %(default)s)")
+    p.add_argument("--merge-fanin", type=int, default=MERGE_FANIN,
+                   help="summaries merged per merge task (default %(default)s)")
     p.add_argument("--address", default=None, help="Ray address (default: start a local instance)")
     p.add_argument("--num-cpus", type=int, default=None, help="CPUs of a local instance")
     a = p.parse_args(argv)

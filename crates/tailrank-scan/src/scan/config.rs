@@ -45,6 +45,8 @@ pub fn check_threads(threads: Option<usize>) -> Result<()> {
         _ => Ok(()),
     }
 }
+/// Default sampling fraction of a scan: 1, exact mode (the whole pool scanned).
+pub const DEFAULT_FRACTION: f64 = 1.0;
 /// Default number of drift shards.
 pub const DEFAULT_DRIFT_SHARDS: usize = 4;
 /// Default number of nested levels (`min_fraction = f / 2^(levels-1)`).
@@ -136,9 +138,9 @@ impl ScanConfig {
 }
 
 impl Default for ScanConfig {
-    /// Exact mode (f = 1), seed 0.
+    /// Exact mode ([`DEFAULT_FRACTION`]), the default hash seed.
     fn default() -> Self {
-        ScanConfig::new(1.0, 0)
+        ScanConfig::new(DEFAULT_FRACTION, crate::sample::DEFAULT_SEED)
     }
 }
 

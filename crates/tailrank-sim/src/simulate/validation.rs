@@ -66,8 +66,8 @@ impl Default for ValidationOptions {
             queries: None,
             fit: PredictOptions::DEFAULT.fit,
             excess_centre: PredictOptions::DEFAULT.excess_centre,
-            bootstrap: 1000,
-            confidence: 0.95,
+            bootstrap: PredictOptions::DEFAULT.bootstrap,
+            confidence: PredictOptions::DEFAULT.confidence,
         }
     }
 }

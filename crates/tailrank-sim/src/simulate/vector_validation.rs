@@ -147,7 +147,7 @@ impl Default for VectorRunOptions {
     fn default() -> Self {
         VectorRunOptions {
             fractions: EXAM_FRACTIONS.to_vec(),
-            k: 1000,
+            k: crate::metric::DEFAULT_K,
             pool_size: None,
             dim: None,
             threads: None,
