@@ -219,6 +219,8 @@ fn fixtures(dir: &Path) {
     let mut clash = ids("p", 200);
     clash[42] = "c1_0".into();
     write_ids(&dir.join("clash_ids.txt"), &clash).unwrap();
+    clash[42] = "q1".into();
+    write_ids(&dir.join("query_clash_ids.txt"), &clash).unwrap();
     std::fs::write(dir.join("noids.npy"), &pool).unwrap();
     let text = std::fs::read_to_string(dir.join("pool.ids.txt")).unwrap();
     std::fs::write(dir.join("bom_ids.txt"), format!("\u{feff}{text}")).unwrap();
@@ -676,6 +678,7 @@ fn cases() -> Vec<Case> {
         c("ids-count", "id file with one id less than the rows", scan("--pool $DIR/pool.npy --pool-ids $DIR/short_ids.txt -o $DIR/out")),
         c("ids-duplicate", "duplicate id in a pool id file", scan("--pool $DIR/pool.npy --pool-ids $DIR/dup_ids.txt -o $DIR/out")),
         c("ids-pool-in-core", "a pool id that is also a core id", scan("--pool $DIR/pool.npy --pool-ids $DIR/clash_ids.txt -o $DIR/out")),
+        c("ids-pool-has-query", "a pool id that is also a query id (the query file given as a pool shard)", scan("--pool $DIR/pool.npy --pool-ids $DIR/query_clash_ids.txt -o $DIR/out")),
         c("ids-bom", "pool id file starting with a UTF-8 byte order mark", scan("--pool $DIR/pool.npy --pool-ids $DIR/bom_ids.txt -o $DIR/out")),
         c("pool-twice", "the same pool file given twice", scan("--pool $DIR/pool.npy $DIR/pool.npy -o $DIR/out")),
         c("pool-shared-id", "an id in two pool shards", scan("--pool $DIR/shard_a.npy $DIR/shard_c.npy -o $DIR/out")),

@@ -12,6 +12,7 @@ use super::speculate;
 use super::topm::{SharedThresholds, TopKeyed, TopM};
 use crate::error::{Error, Result};
 use crate::formats::descriptors::DescriptorSource;
+use crate::formats::ids::id_key;
 use crate::formats::row_ids::{find_duplicate_rows, RowIds};
 use crate::summary::{InputRecord, QuerySummary, Summary, POOL_ROLE, SUMMARY_FORMAT_VERSION};
 use rayon::prelude::*;
@@ -371,16 +372,18 @@ impl PreparedScan<'_> {
 
     /// Hash every pool id once and keep the sampled rows with their item codes; returns them
     /// and the sorted `id_key`s of the sampled rows (the summary's pool fingerprint). A pool
-    /// id that is also a core id is an error. Works on the 8-byte keys ([`RowIds`]): the
-    /// sample hash is the key at seed 0 (otherwise the ids are streamed once more), and only
-    /// pool rows whose key is a core key have their id read back and compared.
+    /// id that is also a core id or a query id is an error (a query in the pool finds itself
+    /// at score 1, above its positives). Works on the 8-byte keys ([`RowIds`]): the sample hash
+    /// is the key at seed 0 (otherwise the ids are streamed once more), and only pool rows whose
+    /// key is a core or query key have their id read back and compared.
     fn sample(
         &self,
         pool: &[&dyn DescriptorSource],
         progress: &dyn Progress,
     ) -> Result<(Vec<SampledSource>, Vec<u64>)> {
         let seed = self.cfg.seed;
-        let core_keys: HashSet<u64> = self.core.ids().keys().iter().copied().collect();
+        let mut core_keys: HashSet<u64> = self.core.ids().keys().iter().copied().collect();
+        core_keys.extend(self.query_ids.iter().map(|q| id_key(q)));
         let mut sampled: Vec<SampledSource> = Vec::with_capacity(pool.len());
         let mut pool_keys: Vec<u64> = Vec::new();
         let mut key_offset = self.core.rows() as u64;
@@ -436,6 +439,16 @@ impl PreparedScan<'_> {
                                 "row {row} (id {id:?}) is also in the core file {}: pool and \
                                  core must be disjoint",
                                 self.core.path().display()
+                            ),
+                        ));
+                    }
+                    if self.query_ids.contains(id.as_str()) {
+                        return Err(Error::mismatch_at(
+                            src.path(),
+                            format!(
+                                "row {row} (id {id:?}) is the id of a query: a query in the \
+                                 pool finds itself above its positives; leave the query files \
+                                 out of the pool"
                             ),
                         ));
                     }

@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::formats::descriptors::DescriptorSource;
 use crate::formats::gt::QuerySet;
 use crate::summary::Subset;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
 /// One query set to scan and the descriptors holding (at least) its queries.
@@ -37,6 +37,8 @@ pub struct PreparedScan<'a> {
     pub(super) core: &'a dyn DescriptorSource,
     /// Core row of every core id (pool rows must not repeat one).
     pub(super) core_rows: HashMap<String, usize>,
+    /// The ids of the scanned queries (pool rows must not repeat one either).
+    pub(super) query_ids: HashSet<String>,
     pub(super) subsets: Vec<Subset>,
     pub(super) codes: Codes,
     pub(super) sampler: Sampler,
@@ -136,6 +138,10 @@ impl<'a> PreparedScan<'a> {
             ranges,
             core,
             core_rows,
+            query_ids: sets
+                .iter()
+                .flat_map(|s| s.set.query_ids.iter().cloned())
+                .collect(),
             codes: Codes::of(&subs),
             sampler: Sampler::new(&subs),
             subsets: subs,
