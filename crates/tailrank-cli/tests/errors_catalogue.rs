@@ -220,6 +220,8 @@ fn fixtures(dir: &Path) {
     clash[42] = "c1_0".into();
     write_ids(&dir.join("clash_ids.txt"), &clash).unwrap();
     clash[42] = "q1".into();
+    std::fs::create_dir(dir.join("user_folder")).unwrap();
+    std::fs::write(dir.join("user_folder/truth.json"), "{\"mine\": 1}").unwrap();
     write_ids(&dir.join("query_clash_ids.txt"), &clash).unwrap();
     std::fs::write(dir.join("noids.npy"), &pool).unwrap();
     let text = std::fs::read_to_string(dir.join("pool.ids.txt")).unwrap();
@@ -833,6 +835,8 @@ fn cases() -> Vec<Case> {
         c("scan-after-no-fraction", "scan --after without --fraction", scan("--pool $DIR/shard_inc50.npy --after 0.5 -o $DIR/out")),
         c("sample-after-zero", "sample --after 0", words("sample --ids $DIR/pool_ids.txt --fraction 0.2 --after 0 -o $DIR/s.txt")),
         c("sample-ids-empty", "an id list without ids", words("sample --ids $DIR/sel_empty.txt --fraction 0.2 -o $DIR/s.txt")),
+        c("simulate-foreign-truth", "simulate into a folder holding the user's own `truth.json`", words("simulate --preset ilias-like --queries 5 -o $DIR/user_folder")),
+        c("simulate-into-summary", "simulate into a scan summary folder", words("simulate --preset ilias-like --queries 5 -o $DIR/sum_a")),
         c("simulate-vectors-foreign", "simulate --vectors into a folder holding the user's own descriptor files", words("simulate --vectors -o $DIR")),
         c("eval-summary-increment", "eval --summary of an increment", words("eval --summary $DIR/sum_part50")),
         c("out-summary-file", "an output that is a file of another summary (`--html S/manifest.json`)", words("predict --summary $DIR/sum_b_f --pool-size 1000 --bootstrap 10 --sample-noise 0 --html $DIR/sum_a/manifest.json")),

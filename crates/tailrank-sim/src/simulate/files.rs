@@ -31,6 +31,51 @@ impl SimulationFiles {
     }
 }
 
+impl SimulationFiles {
+    /// Refuse an output folder whose files tailrank would replace but did not write: `out`
+    /// itself a scan summary (it holds `manifest.json`), or a `truth.json` / `prediction.json`
+    /// there that is no JSON object with the keys every simulated truth / prediction report has
+    /// (a user's file of that name). A folder a simulation wrote before is rewritten.
+    fn check_replaceable(&self, out: &Path) -> Result<()> {
+        if out.join("manifest.json").is_file() {
+            return Err(Error::output(
+                out,
+                "is a scan summary folder (it holds manifest.json); a simulation writes \
+                 OUT/summary and OUT/truth.json: choose another output folder",
+            ));
+        }
+        let ours = |path: &Path, keys: &[&str]| {
+            std::fs::read(path)
+                .ok()
+                .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+                .is_some_and(|v| keys.iter().all(|k| v.get(k).is_some()))
+        };
+        for (path, keys, what) in [
+            (
+                &self.truth,
+                &["config", "pool_size", "map_at_k", "queries"][..],
+                "simulated truth",
+            ),
+            (
+                &self.prediction,
+                &["tool_version", "map_at_k", "options"][..],
+                "prediction report",
+            ),
+        ] {
+            if std::fs::symlink_metadata(path).is_ok() && !ours(path, keys) {
+                return Err(Error::output(
+                    path,
+                    format!(
+                        "exists and is not a {what} tailrank wrote; refusing to replace it: \
+                         choose another output folder (or move the file away)"
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// The demo (`tailrank demo`): simulate `cfg` into `out` and predict from its sample with
 /// [`demo_options`], writing the prediction beside the summary and the truth
 /// ([`simulate_to_dir`]).
@@ -69,8 +114,9 @@ pub fn simulate_to_dir(
     // A configuration or prediction options `check` refuses leave nothing on disk.
     cfg.check()?;
     prediction.map(PredictOptions::check).transpose()?;
-    crate::outputs::create_output_folder(out)?;
     let files = SimulationFiles::in_dir(out);
+    files.check_replaceable(out)?;
+    crate::outputs::create_output_folder(out)?;
     let mut outputs = Transaction::new(&[]);
     let truth_slot = outputs.add_file(&files.truth)?;
     let prediction_slot = match prediction {
