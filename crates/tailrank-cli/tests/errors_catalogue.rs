@@ -835,6 +835,8 @@ fn cases() -> Vec<Case> {
         c("scan-after-no-fraction", "scan --after without --fraction", scan("--pool $DIR/shard_inc50.npy --after 0.5 -o $DIR/out")),
         c("sample-after-zero", "sample --after 0", words("sample --ids $DIR/pool_ids.txt --fraction 0.2 --after 0 -o $DIR/s.txt")),
         c("sample-ids-empty", "an id list without ids", words("sample --ids $DIR/sel_empty.txt --fraction 0.2 -o $DIR/s.txt")),
+        c("validate-preset-twice", "`validate --presets` naming a family twice (its runs would count as more seeds)", words("validate --presets ilias-like,ilias-like --queries 5 -o $DIR/vr.md")),
+        c("simulate-seeds-past-max", "`--seed` near 2^64 with `--seeds 2` (the seeds would wrap)", words("simulate --vectors --validate --seed 18446744073709551615 --seeds 2 -o $DIR/vv")),
         c("simulate-foreign-truth", "simulate into a folder holding the user's own `truth.json`", words("simulate --preset ilias-like --queries 5 -o $DIR/user_folder")),
         c("simulate-into-summary", "simulate into a scan summary folder", words("simulate --preset ilias-like --queries 5 -o $DIR/sum_a")),
         c("simulate-vectors-foreign", "simulate --vectors into a folder holding the user's own descriptor files", words("simulate --vectors -o $DIR")),

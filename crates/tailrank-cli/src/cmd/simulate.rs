@@ -7,7 +7,7 @@ use clap::Args;
 use std::path::PathBuf;
 use tailrank::jobs::simulate::{SimulateJob, VectorValidation};
 use tailrank::simulate::request::{SimulateRequest, VectorOptions};
-use tailrank::simulate::vector_validation::VectorRunOptions;
+use tailrank::simulate::{validation::seed_range, vector_validation::VectorRunOptions};
 
 #[derive(Args, Debug)]
 pub struct SimulateArgs {
@@ -107,7 +107,7 @@ pub fn run(a: SimulateArgs) -> anyhow::Result<()> {
     let defaults = VectorRunOptions::default();
     let validation = VectorValidation {
         families: &a.family,
-        seeds: a.seed..a.seed + a.seeds,
+        seeds: seed_range(a.seed, a.seeds, "--seed", "--seeds")?,
         options: VectorRunOptions {
             fractions: a.fractions.clone().unwrap_or(defaults.fractions),
             pool_size: a.pool_size,

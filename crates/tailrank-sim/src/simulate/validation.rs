@@ -339,6 +339,36 @@ fn metrics_of(f: &FitChoice) -> CalibratedMetrics {
 
 pub(crate) use crate::numerics::mean;
 
+/// The seeds `first .. first + count` of a study (`first_flag` and `count_flag` name them in
+/// errors): at least one, and all below 2^64 (a wrapped range would be empty or restart at 0).
+pub fn seed_range(
+    first: u64,
+    count: u64,
+    first_flag: &str,
+    count_flag: &str,
+) -> Result<std::ops::Range<u64>> {
+    if count == 0 {
+        return Err(Error::option(format!("{count_flag} must be at least 1")));
+    }
+    match first.checked_add(count) {
+        Some(end) => Ok(first..end),
+        None => Err(Error::option(format!(
+            "{first_flag} {first} with {count_flag} {count} runs past the largest seed, 2^64 − 1"
+        ))),
+    }
+}
+
+/// Refuse a name given twice in `names` (`flag` names the list in the error): each run of a
+/// family would be counted twice, as if it were another seed.
+pub fn check_distinct(names: &[String], flag: &str) -> Result<()> {
+    for (i, n) in names.iter().enumerate() {
+        if names[..i].contains(n) {
+            return Err(Error::option(format!("{flag} names {n:?} twice")));
+        }
+    }
+    Ok(())
+}
+
 /// Run the study; `progress` is called after each run.
 pub fn run_validation(
     opts: &ValidationOptions,
@@ -349,6 +379,13 @@ pub fn run_validation(
             "validation needs at least one preset and one seed",
         ));
     }
+    seed_range(
+        opts.first_seed,
+        opts.seeds as u64,
+        "--first-seed",
+        "--seeds",
+    )?;
+    check_distinct(&opts.presets, "--presets")?;
     crate::sample::check_fraction(opts.fraction)?;
     for &f in &opts.fractions {
         crate::sample::check_fraction(f)?;

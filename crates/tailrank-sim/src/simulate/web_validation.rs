@@ -10,7 +10,7 @@ use super::vector_validation::{
 };
 use super::web_geometry::{WebConfig, WebLayout};
 use super::web_pool::{sample_scan, truth_scan, WebInputs};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::scan::engine::Progress;
 use std::path::Path;
 
@@ -188,6 +188,10 @@ pub fn run_families(
         Files(&'static VectorFamily),
         Web(&'static WebFamily),
     }
+    if seeds.is_empty() {
+        return Err(Error::option("--seeds must be at least 1"));
+    }
+    super::validation::check_distinct(names, "--family")?;
     let web_names: Vec<&str> = WEB_FAMILIES.iter().map(|f| f.name).collect();
     let families: Vec<Either> = if names.is_empty() {
         VECTOR_FAMILIES.iter().map(Either::Files).collect()
