@@ -135,3 +135,38 @@ fn write_example_plots() {
     assert!(ok, "{err}");
     std::fs::write(dir.join("table.txt"), out).unwrap();
 }
+
+/// A summary that keeps one top score per query (`scan --top-m 1`) has no tail to fit: `curve`
+/// says so, naming M, instead of blaming a `--fit-top` the user never gave; the count
+/// estimator still draws it.
+#[test]
+fn a_summary_of_one_top_score_is_refused_naming_m() {
+    let d = tempfile::tempdir().unwrap();
+    let sdir = d.path().join("summary");
+    synth(&SynthOpts {
+        queries: 10,
+        sample: 2000,
+        top_m: 1,
+        ..SynthOpts::default()
+    })
+    .summary
+    .write(&sdir)
+    .unwrap();
+    let (sd, svg) = (sdir.to_str().unwrap(), d.path().join("c.svg"));
+    let args = [
+        "curve",
+        "--summary",
+        sd,
+        "-o",
+        svg.to_str().unwrap(),
+        "--bootstrap",
+        "0",
+    ];
+    let (ok, _, err) = tailrank(&args);
+    assert!(
+        !ok && err.contains("top M = 1") && !err.contains("fit-top"),
+        "{err}"
+    );
+    let (ok, _, err) = tailrank(&[&args[..], &["--estimator", "count"]].concat());
+    assert!(ok, "{err}");
+}

@@ -18,7 +18,7 @@ use super::bootstrap::QueryBootstrap;
 use super::stats;
 use super::{check_summary, count_hardness, mean, per_query_ap, spacing_test, PredictOptions};
 use crate::error::{Error, Result};
-use crate::hardness::{ExcessMove, HardnessMeta, QueryHardness, SpacingMove};
+use crate::hardness::{Estimator, ExcessMove, HardnessMeta, QueryHardness, SpacingMove};
 use crate::maps;
 use crate::summary::Summary;
 use serde::{Deserialize, Serialize};
@@ -188,6 +188,15 @@ pub fn curve(
     opts.check()?;
     check_summary(s)?;
     super::check_sample_size(s.subset_sizes[0])?;
+    if matches!(opts.estimator, Estimator::Evt(_)) && s.top_m < 2 {
+        // `predict` falls back to the count baseline with a warning; a curve has no place for it.
+        return Err(Error::unsupported_msg(format!(
+            "the summary keeps only the top M = {} pool score(s) per query and subset, and the \
+             tail fit of a curve needs at least 2: scan again with a larger top M (`--top-m`), \
+             or use `--estimator count`",
+            s.top_m
+        )));
+    }
     // The fit `predict` would use, resolved once (the move's prediction below reuses it).
     let (opts, h0) = super::resolved_fit(s, opts)?;
     let opts = &opts;
