@@ -363,6 +363,7 @@ open(os.path.join(d, "garbage.h5"), "wb").write(b"\x89HDF\r\n\x1a\n" + bytes(ran
     let id = first.split(',').next().unwrap();
     std::fs::write(na.join("positive_ids.txt"), format!("{id},NA,NA\n{rest}")).unwrap();
     r("ids_cr.txt", "yfcc000/1\nyfcc000/2\ryfcc000/3\nyfcc000/4\n");
+    r("ids_no_break.txt", &"0".repeat((1 << 20) + 1));
     // An input at the staging name of the output (`OUT.tmp`): refused, never deleted.
     r("sampled.txt.tmp", "yfcc000/1\nyfcc000/2\n");
 
@@ -679,6 +680,7 @@ fn cases() -> Vec<Case> {
         c("npy-no-ids", "`.npy` without an id file", scan_pool("noids.npy")),
         c("ids-count", "id file with one id less than the rows", scan("--pool $DIR/pool.npy --pool-ids $DIR/short_ids.txt -o $DIR/out")),
         c("ids-duplicate", "duplicate id in a pool id file", scan("--pool $DIR/pool.npy --pool-ids $DIR/dup_ids.txt -o $DIR/out")),
+        c("ids-no-line-break", "an id list with no line break in its first MiB (`/dev/zero`, a binary file)", words("sample --ids $DIR/ids_no_break.txt --fraction 0.5 -o $DIR/s.txt")),
         c("ids-pool-in-core", "a pool id that is also a core id", scan("--pool $DIR/pool.npy --pool-ids $DIR/clash_ids.txt -o $DIR/out")),
         c("ids-pool-has-query", "a pool id that is also a query id (the query file given as a pool shard)", scan("--pool $DIR/pool.npy --pool-ids $DIR/query_clash_ids.txt -o $DIR/out")),
         c("ids-bom", "pool id file starting with a UTF-8 byte order mark", scan("--pool $DIR/pool.npy --pool-ids $DIR/bom_ids.txt -o $DIR/out")),

@@ -70,6 +70,10 @@ pub fn parse_ids(path: &Path, reader: impl BufRead) -> Result<Vec<String>> {
     Ok(ids)
 }
 
+/// The longest line of an id list or id CSV, line break included (an id is a file name):
+/// a file with no line break in its first MiB is no such list (`/dev/zero`, a binary file).
+pub const MAX_LINE_BYTES: u64 = 1 << 20;
+
 /// The lines of a text file from `reader`: `f(line, bytes)` for each line (1-based), its
 /// line ending (`\n`, `\r\n`) removed, after checking that the first has no byte order mark;
 /// reading stops early when `f` returns `false`. Memory is one line; `path` names the file in
@@ -83,13 +87,23 @@ pub(crate) fn for_each_text_line(
     let mut line_no = 0usize;
     loop {
         buf.clear();
-        let n = reader
+        let n = (&mut reader)
+            .take(MAX_LINE_BYTES + 1)
             .read_until(b'\n', &mut buf)
             .map_err(|e| Error::input(path, format!("cannot read line {}: {e}", line_no + 1)))?;
         if n == 0 {
             return Ok(());
         }
         line_no += 1;
+        if n as u64 > MAX_LINE_BYTES {
+            return Err(Error::input(
+                path,
+                format!(
+                    "line {line_no} runs past {MAX_LINE_BYTES} bytes without a line break: not \
+                     a text list of ids (one per line)"
+                ),
+            ));
+        }
         if line_no == 1 {
             check_no_bom(path, &buf)?;
         }
