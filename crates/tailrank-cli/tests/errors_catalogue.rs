@@ -364,6 +364,7 @@ open(os.path.join(d, "garbage.h5"), "wb").write(b"\x89HDF\r\n\x1a\n" + bytes(ran
     std::fs::write(na.join("positive_ids.txt"), format!("{id},NA,NA\n{rest}")).unwrap();
     r("ids_cr.txt", "yfcc000/1\nyfcc000/2\ryfcc000/3\nyfcc000/4\n");
     r("ids_no_break.txt", &"0".repeat((1 << 20) + 1));
+    std::fs::create_dir(dir.join("folder.npy")).unwrap();
     // An input at the staging name of the output (`OUT.tmp`): refused, never deleted.
     r("sampled.txt.tmp", "yfcc000/1\nyfcc000/2\n");
 
@@ -662,6 +663,7 @@ fn cases() -> Vec<Case> {
     vec![
         // ---- .npy descriptors
         c("npy-truncated", "`.npy` whose data is cut short (100 bytes missing)", scan_pool("truncated.npy")),
+        c("npy-folder", "a folder named `.npy` given as a pool shard", scan_pool("folder.npy")),
         c("npy-trailing", "`.npy` with 32 bytes after the data", scan_pool("trailing.npy")),
         c("npy-header-cut", "`.npy` cut inside its header", scan_pool("header_cut.npy")),
         c("npy-empty", "empty (0-byte) `.npy`", scan_pool("empty.npy")),
