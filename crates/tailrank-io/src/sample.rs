@@ -20,8 +20,13 @@ pub fn check_fraction(f: f64) -> Result<f64> {
     if f.is_finite() && f > 0.0 && f <= 1.0 {
         Ok(f)
     } else {
+        // Far from 1, Debug's exponent form (1e300) instead of Display's 301 digits.
+        let shown = match f == 0.0 || (1e-6..1e6).contains(&f.abs()) {
+            true => f.to_string(),
+            false => format!("{f:?}"),
+        };
         Err(Error::option(format!(
-            "sampling fraction must be in (0, 1], got {f}"
+            "sampling fraction must be in (0, 1], got {shown}"
         )))
     }
 }
@@ -67,6 +72,13 @@ impl HashRange {
             ))
         })?;
         let hi = threshold(fraction)?;
+        if lo == 0 {
+            return Err(Error::option(format!(
+                "--after {after:?} is below 2^-64: the sample at it holds no hash (t = 0), so the \
+                 increment would be the whole sample at {fraction}; give the fraction of the \
+                 sample that the increment grows"
+            )));
+        }
         if after >= fraction || lo >= hi {
             return Err(Error::option(format!(
                 "--after {after} must be below the sampling fraction {fraction}: the increment \
@@ -281,6 +293,16 @@ mod tests {
         assert!(a.iter().zip(&b).all(|(x, y)| *x || !*y), "nested");
         let n = a.iter().filter(|x| **x).count() as f64;
         assert!((n / 200_000.0 - 0.05).abs() < 0.003, "fraction {n}");
+    }
+
+    #[test]
+    fn an_after_below_the_first_hash_step_is_refused_not_dropped() {
+        // t(1e-300) = 0: the "increment" would be the whole sample at 0.2.
+        let e = HashRange::increment(1e-300, 0.2).unwrap_err().to_string();
+        assert!(e.contains("below 2^-64"), "{e}");
+        assert!(HashRange::increment(1e-18, 0.2).is_ok());
+        let e = check_fraction(1e300).unwrap_err().to_string();
+        assert!(e.ends_with("got 1e300"), "{e}");
     }
 
     #[test]
