@@ -773,6 +773,7 @@ fn cases() -> Vec<Case> {
         c("ilias-html-exact", "`ilias --html` without `--fraction` below 1 (no prediction)", words("ilias --dataset-dir $DIR/ilias_ds --features $DIR/ilias_feat --html $DIR/ilias.html")),
         c("out-over-file", "`-o` of a scan naming an existing file", scan("--pool $DIR/pool.npy -o $DIR/res_ok.json")),
         c("out-over-folder", "`-o` naming a folder tailrank did not write", words("merge $DIR/sum_a $DIR/sum_b -o $DIR/ilias_nopos")),
+        c("out-inside-input-summary", "`-o` naming a new folder inside an input summary", words("merge $DIR/sum_a $DIR/sum_b -o $DIR/sum_a/merged")),
         c("out-holds-input", "`-o` naming the folder that holds the inputs", words("merge $DIR/sum_a $DIR/sum_b -o $DIR")),
         c("out-twice", "`--results-out` and `-o` the same path", scan("--pool $DIR/pool.npy --results-out $DIR/o2 -o $DIR/o2")),
         c("out-staging-taken", "an input named like the output's staging folder (`OUT.tmp`)", words("sample --ids $DIR/sampled.txt.tmp --fraction 0.5 -o $DIR/sampled.txt")),

@@ -6,8 +6,8 @@
 //! * `O` must not be an input: same canonical path (symlinks resolved) or, where the platform
 //!   has them, the same device and inode (hard links);
 //! * `O` must not be an existing path inside an input folder (e.g. the `manifest.json` of an
-//!   input summary), and an existing folder `O` must not hold an input (replacing it would
-//!   delete the input);
+//!   input summary), nor any path inside an input summary folder, and an existing folder `O`
+//!   must not hold an input (replacing it would delete the input);
 //! * two outputs of one command must differ;
 //! * a file output must not be an existing folder; a folder output must not be an existing
 //!   file, and an existing folder is replaced only if tailrank wrote it ([`folder_owner`]): a
@@ -337,6 +337,20 @@ pub fn check_output(
                 ),
             ));
         }
+        // Inside an input summary folder even a new path is refused: the folder would hold
+        // files its manifest does not list, which later makes it a folder tailrank did not
+        // write (a rerun of the scan that wrote it refuses to replace it).
+        if i.dir && abs != i.canon && abs.starts_with(&i.canon) && summary_files(&i.canon).is_some()
+        {
+            return Err(Error::output(
+                target,
+                format!(
+                    "lies inside the input summary {}; a summary folder holds only its own \
+                     files: choose an output path outside it",
+                    i.path.display()
+                ),
+            ));
+        }
         if i.dir && meta.is_some() && abs.starts_with(&i.canon) {
             return Err(Error::output(
                 target,
@@ -450,7 +464,19 @@ mod tests {
             std::fs::hard_link(&gt, &hard).unwrap();
             assert!(err(&hard, false).contains("is an input"));
         }
-        assert!(err(&summary.join("manifest.json"), false).contains("part of the input"));
+        assert!(err(&summary.join("manifest.json"), false).contains("inside the input summary"));
+        // Inside an input summary even a new path is refused; inside another input folder only
+        // an existing one.
+        assert!(err(&summary.join("report.html"), false).contains("inside the input summary"));
+        let plain = d.path().join("gt_folder");
+        std::fs::create_dir(&plain).unwrap();
+        std::fs::write(plain.join("ids.txt"), b"a\n").unwrap();
+        let with_plain = resolve_inputs(&[&plain]);
+        let e = check_output(&plain.join("ids.txt"), false, &with_plain, &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("part of the input folder"), "{e}");
+        check_output(&plain.join("new.txt"), false, &with_plain, &[]).unwrap();
         assert!(err(&summary, true).contains("is an input"));
         assert!(err(d.path(), true).contains("holds the input"));
         // A summary folder holding a file tailrank did not write is not replaced.
