@@ -357,7 +357,7 @@ fn outputs_over_inputs_or_foreign_paths_are_refused_and_inputs_stay_intact() {
                 "--hardness-out".into(),
                 p("s/manifest.json"),
             ],
-            "part of the input folder",
+            "lies inside the input summary",
         ),
         (
             vec![
