@@ -844,6 +844,8 @@ fn cases() -> Vec<Case> {
         c("simulate-seeds-past-max", "`--seed` near 2^64 with `--seeds 2` (the seeds would wrap)", words("simulate --vectors --validate --seed 18446744073709551615 --seeds 2 -o $DIR/vv")),
         c("simulate-foreign-truth", "simulate into a folder holding the user's own `truth.json`", words("simulate --preset ilias-like --queries 5 -o $DIR/user_folder")),
         c("simulate-into-summary", "simulate into a scan summary folder", words("simulate --preset ilias-like --queries 5 -o $DIR/sum_a")),
+        c("simulate-vectors-too-large", "`simulate --vectors` with a dimension no memory holds", words("simulate --vectors --dim 4294967296 -o $DIR/svbig")),
+        c("simulate-vectors-rows", "`simulate --vectors` above 2³² − 1 pool rows", words("simulate --vectors --pool-size 5000000000 -o $DIR/svbig")),
         c("simulate-vectors-foreign", "simulate --vectors into a folder holding the user's own descriptor files", words("simulate --vectors -o $DIR")),
         c("eval-summary-increment", "eval --summary of an increment", words("eval --summary $DIR/sum_part50")),
         c("out-summary-file", "an output that is a file of another summary (`--html S/manifest.json`)", words("predict --summary $DIR/sum_b_f --pool-size 1000 --bootstrap 10 --sample-noise 0 --html $DIR/sum_a/manifest.json")),

@@ -42,11 +42,52 @@ pub struct VectorBenchmark {
 }
 
 impl VectorConfig {
+    /// Bytes the benchmark takes while it is written, `(memory, disk)`: in memory the queries,
+    /// the core and the cluster centres as f64 rows and a batch of pool rows, each counted
+    /// twice; on disk every row in its dtype and about 16 bytes per pool id.
+    fn footprint(&self) -> (f64, f64) {
+        let d = self.dim as f64;
+        let fixed_rows = self.instances as f64 * (1.0 + 2.0 * self.mean_positives)
+            + self.extra_queries as f64
+            + self.clusters as f64;
+        let memory = 2.0 * d * (8.0 * fixed_rows + 4.0 * WRITE_BATCH_ROWS as f64);
+        let bytes = match self.dtype {
+            Dtype::F16 => 2.0,
+            Dtype::F32 => 4.0,
+        };
+        let pool = self.pool_size as f64;
+        (memory, (pool + fixed_rows) * d * bytes + 16.0 * pool)
+    }
+
     fn check(&self) -> Result<()> {
         if self.dim == 0 || self.instances == 0 || self.pool_size == 0 || self.clusters == 0 {
             return Err(Error::option(
                 "vector simulation needs dim, instances, pool size and clusters ≥ 1",
             ));
+        }
+        if self.pool_size > u32::MAX as u64 {
+            return Err(Error::option(format!(
+                "--pool-size {}: one pool file of more than 2^32 − 1 rows cannot be scanned \
+                 (a scan takes larger pools as shards); give at most 4294967295",
+                self.pool_size
+            )));
+        }
+        let (memory, _) = self.footprint();
+        if let Some(have) = super::config::available_memory() {
+            if memory > have as f64 {
+                let gb = memory / 1e9;
+                let gb = if gb < 1e4 {
+                    format!("{gb:.1}")
+                } else {
+                    format!("{gb:.1e}")
+                };
+                return Err(Error::option(format!(
+                    "a vector benchmark of {} instances, {} extra queries and dimension {} \
+                     needs about {gb} GB of memory, more than is available: give a smaller \
+                     --instances, --extra-queries or --dim",
+                    self.instances, self.extra_queries, self.dim,
+                )));
+            }
         }
         if self.mean_positives.is_nan() || self.mean_positives < 1.0 {
             return Err(Error::option("mean positives must be at least 1"));
@@ -187,6 +228,46 @@ fn check_replaceable(dir: &Path) -> Result<()> {
     ))
 }
 
+/// Refuse a benchmark larger than the free space of the file system `dir` is (or will be) on,
+/// before anything is written; no check where the free space is unknown.
+fn check_disk(cfg: &VectorConfig, dir: &Path) -> Result<()> {
+    let (_, need) = cfg.footprint();
+    match free_disk_bytes(dir) {
+        Some(free) if need > free as f64 => Err(Error::output(
+            dir,
+            format!(
+                "the benchmark needs about {:.1} GB on disk ({} pool rows of dimension {}), more \
+                 than the {:.1} GB free there: give a smaller --pool-size or --dim",
+                need / 1e9,
+                cfg.pool_size,
+                cfg.dim,
+                free as f64 / 1e9
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Bytes available to this user on the file system of `dir` (its nearest existing ancestor).
+#[cfg(unix)]
+fn free_disk_bytes(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut p = std::path::absolute(dir).ok()?;
+    while !p.exists() {
+        p = p.parent()?.to_path_buf();
+    }
+    let c = std::ffi::CString::new(p.as_os_str().as_bytes()).ok()?;
+    // SAFETY: `c` is a NUL-terminated path and `st` a plain struct statvfs fills.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    (unsafe { libc::statvfs(c.as_ptr(), &mut st) } == 0)
+        .then(|| (st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+}
+
+#[cfg(not(unix))]
+fn free_disk_bytes(_: &Path) -> Option<u64> {
+    None
+}
+
 /// Append the little-endian bytes of `v` in `dtype`.
 fn push_row(out: &mut Vec<u8>, v: &[f64], dtype: Dtype) {
     for &x in v {
@@ -209,6 +290,7 @@ pub fn write_vectors_batched(
     cfg.check()?;
     let layout = Layout::new(cfg)?;
     check_replaceable(dir)?;
+    check_disk(cfg, dir)?;
     crate::outputs::create_output_folder(dir)?;
     let mut tx = atomic::Transaction::new(&[]);
     let slots: Vec<usize> = FILES

@@ -131,11 +131,13 @@ pub fn prediction_lines(p: &Prediction) -> Vec<String> {
             pct(p.recall_at_k)
         )
     });
-    if !p.warnings.is_empty() {
-        out.push(format!(
-            "{} warning(s) about the input: see --details",
-            p.warnings.len()
-        ));
+    // The first input warning in full (a sample of another N or seed, a small sample): it can
+    // make the number meaningless, so it is not left to --details.
+    if let Some(first) = p.warnings.first() {
+        out.push(match p.warnings.len() {
+            1 => format!("WARNING: {first}"),
+            n => format!("WARNING: {first} (and {} more: --details)", n - 1),
+        });
     }
     out
 }
