@@ -191,6 +191,10 @@ fn binom_weighted_sum(n: f64, x: f64, m: u64, w: impl Fn(u64) -> f64) -> f64 {
 /// ([`binom_sum_window`]); at or below it (every k up to 10^5) it sums from 0.
 const WINDOW_FROM: u64 = 100_000;
 
+/// The log of the running term above which [`binom_sum_window`] rescales its sums (e^600 is
+/// far below f64's largest, e^709.8).
+const RESCALE_AT: f64 = 600.0;
+
 /// `Σ_{i=start}^{m} Bin(i; N, x)·w(i)` normalised by the mass from `start` to the upper tail:
 /// the terms are taken relative to `Bin(start; N, x)` through the ratio
 /// `Bin(i+1)/Bin(i) = (N−i)x/((i+1)(1−x))`, so no `ln Γ` of N enters (its rounding at N = 10^9
@@ -201,6 +205,11 @@ fn binom_sum_window(n: f64, x: f64, m: u64, start: u64, w: &impl Fn(u64) -> f64)
     let (mut lt, mut total, mut acc) = (0.0f64, 0.0, 0.0);
     let mut i = start;
     loop {
+        // Near x = 1 the peak is e^(45/(1 − x)) times Bin(start): rescale before exp overflows.
+        if lt > RESCALE_AT {
+            let scale = (-lt).exp();
+            (acc, total, lt) = (acc * scale, total * scale, 0.0);
+        }
         let t = lt.exp();
         total += t;
         if i <= m {
@@ -416,12 +425,20 @@ mod tests {
         for (n, x, m, scipy) in [
             (4e5, 0.4, 159_070, 3.376468255214309e-06),
             (1e8, 0.002, 200_223, 0.0015474598155466456),
+            // x near 1: the peak is e^(45/(1 − x)) above Bin(start), past f64 without rescaling.
+            (2e5, 0.95, 190_000, 0.0011505970489476688),
+            (2e5, 0.95, 189_950, 0.000700784898677937),
+            (1e6, 0.999, 999_000, 0.0005044699114965845),
         ] {
             let got = binom_weighted_sum(n, x, m, w);
             assert!(
                 (got - scipy).abs() < 1e-12 * scipy,
                 "N {n}: {got} vs scipy {scipy}"
             );
+        }
+        for (n, x) in [(2e5, 0.95), (1e9, 0.999)] {
+            let cdf = binomial_cdf(n, x, n as u64);
+            assert!((cdf - 1.0).abs() < 1e-12, "P(K ≤ N) at N {n}, x {x}: {cdf}");
         }
     }
 }

@@ -240,8 +240,6 @@ fn ranked<'a>(
     (sorted, ids, relevant)
 }
 
-/// Whether the AP@k of a results list depends on the order inside its tie block at the cut
-/// ([`crate::metric::mixed_block_at_cut`]).
 /// True when the list holds fewer than `k` items and misses a positive: that positive counts
 /// as not retrieved, as in the official evaluator, which a list cut short by the search (top-100
 /// scored at k = 1000) turns into a lower AP@k than the model's.
@@ -253,6 +251,8 @@ fn short_list_misses_positive(items: &[(String, f64)], positives: &[String], k: 
     positives.iter().any(|p| !listed.contains(p.as_str()))
 }
 
+/// Whether the AP@k of a results list depends on the order inside its tie block at the cut
+/// ([`crate::metric::mixed_block_at_cut`]).
 fn order_decides_at_cut(items: &[(String, f64)], positives: &[String], k: usize) -> bool {
     if items.len() <= k {
         return false;

@@ -41,7 +41,12 @@ pub(super) fn settled_within(path: &Path, wait: std::time::Duration) -> Result<(
             return Ok(());
         }
         if !held_by_other(&resolved) {
-            break j;
+            // The writer may have finished and let go between the read and the lock check.
+            match jp.is_file().then(|| read_journal(&jp)) {
+                Some(Ok(again)) if again.steps.iter().any(Step::unfinished) => break again,
+                Some(Err(e)) if jp.exists() => return Err(e),
+                _ => return Ok(()),
+            }
         }
         if start.elapsed() >= wait {
             return Err(busy(path, &lock_path(&resolved)?, "replacing"));

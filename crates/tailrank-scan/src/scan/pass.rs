@@ -447,8 +447,9 @@ impl PreparedScan<'_> {
                             src.path(),
                             format!(
                                 "row {row} (id {id:?}) is the id of a query: a query in the \
-                                 pool finds itself above its positives; leave the query files \
-                                 out of the pool"
+                                 pool finds itself above its positives; remove the pool rows \
+                                 whose ids are query ids (a query file belongs only in \
+                                 --queries)"
                             ),
                         ));
                     }

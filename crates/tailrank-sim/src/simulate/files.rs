@@ -35,8 +35,9 @@ impl SimulationFiles {
     /// Refuse an output folder whose files tailrank would replace but did not write: `out`
     /// itself a scan summary (it holds `manifest.json`), or a `truth.json` / `prediction.json`
     /// there that is no JSON object with the keys every simulated truth / prediction report has
-    /// (a user's file of that name). A folder a simulation wrote before is rewritten.
-    fn check_replaceable(&self, out: &Path) -> Result<()> {
+    /// (a user's file of that name; `prediction.json` only when `with_prediction`, the demo's).
+    /// A folder a simulation wrote before is rewritten.
+    fn check_replaceable(&self, out: &Path, with_prediction: bool) -> Result<()> {
         if out.join("manifest.json").is_file() {
             return Err(Error::output(
                 out,
@@ -50,7 +51,7 @@ impl SimulationFiles {
                 .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
                 .is_some_and(|v| keys.iter().all(|k| v.get(k).is_some()))
         };
-        for (path, keys, what) in [
+        let checked = [
             (
                 &self.truth,
                 &["config", "pool_size", "map_at_k", "queries"][..],
@@ -61,7 +62,8 @@ impl SimulationFiles {
                 &["tool_version", "map_at_k", "options"][..],
                 "prediction report",
             ),
-        ] {
+        ];
+        for (path, keys, what) in &checked[..if with_prediction { 2 } else { 1 }] {
             if std::fs::symlink_metadata(path).is_ok() && !ours(path, keys) {
                 return Err(Error::output(
                     path,
@@ -115,7 +117,7 @@ pub fn simulate_to_dir(
     cfg.check()?;
     prediction.map(PredictOptions::check).transpose()?;
     let files = SimulationFiles::in_dir(out);
-    files.check_replaceable(out)?;
+    files.check_replaceable(out, prediction.is_some())?;
     crate::outputs::create_output_folder(out)?;
     let mut outputs = Transaction::new(&[]);
     let truth_slot = outputs.add_file(&files.truth)?;

@@ -43,14 +43,16 @@ pub struct VectorBenchmark {
 
 impl VectorConfig {
     /// Bytes the benchmark takes while it is written, `(memory, disk)`: in memory the queries,
-    /// the core and the cluster centres as f64 rows and a batch of pool rows, each counted
-    /// twice; on disk every row in its dtype and about 16 bytes per pool id.
+    /// the core and the cluster centres as f64 rows, a batch of pool rows as f64 rows and their
+    /// output bytes, each row with 24 bytes of `Vec` and everything counted twice; on disk every
+    /// row in its dtype and about 16 bytes per pool id.
     fn footprint(&self) -> (f64, f64) {
         let d = self.dim as f64;
         let fixed_rows = self.instances as f64 * (1.0 + 2.0 * self.mean_positives)
             + self.extra_queries as f64
             + self.clusters as f64;
-        let memory = 2.0 * d * (8.0 * fixed_rows + 4.0 * WRITE_BATCH_ROWS as f64);
+        let batch = WRITE_BATCH_ROWS as f64;
+        let memory = 2.0 * (d * (8.0 * fixed_rows + 12.0 * batch) + 24.0 * (fixed_rows + batch));
         let bytes = match self.dtype {
             Dtype::F16 => 2.0,
             Dtype::F32 => 4.0,
@@ -84,7 +86,7 @@ impl VectorConfig {
                 return Err(Error::option(format!(
                     "a vector benchmark of {} instances, {} extra queries and dimension {} \
                      needs about {gb} GB of memory, more than is available: give a smaller \
-                     --instances, --extra-queries or --dim",
+                     --dim (or fewer --instances, --extra-queries)",
                     self.instances, self.extra_queries, self.dim,
                 )));
             }

@@ -69,7 +69,7 @@ pub fn verdict_sentence(p: &Prediction) -> String {
 
 /// The headline lines of prediction `p`, without the closing hint: estimate, realized
 /// interval, verdict, next step (with the first doubling's commands), hit@1 and Recall@k, and
-/// a count of the warnings. At most `MAX_LINES − 1` lines.
+/// the first input warning with the count of the others. At most `MAX_LINES − 1` lines.
 pub fn prediction_lines(p: &Prediction) -> Vec<String> {
     let k = p.k;
     let whole_pool = p.is_exact_scan();

@@ -315,8 +315,9 @@ fn trust_checks(t: &Value) -> Vec<Check> {
         fired: sp.is_object().then(|| t["spacing_fired"] == true),
         sentence: format!(
             "In {} of the {} queries tested, the gap between the two top sampled scores is \
-             wider than 1% of draws from the query's fitted tail give, 1% expected (z = {}); \
-             it fires with z > {Z_CRIT}: rare items above the tail, one per query.",
+             wider than the gap only 1% of draws from the query's fitted tail exceed (1% of \
+             the queries expected; z = {}); it fires with z > {Z_CRIT}: rare items above the \
+             tail, one per query.",
             sp["exceeding"],
             sp["tested"],
             z_text(&sp["z"])
