@@ -464,6 +464,31 @@ fn grown_summaries_equal_direct_scans() {
         &tailrank(d, &["grow", "base25", "part25_40h3", "-o", "bad"]),
         &["cannot grow", "drift shard", "--drift-shards"],
     );
+    // An increment that keeps another M is named as such (not as a missing union of subsets).
+    let mut args = vec![
+        "scan",
+        "--queries",
+        "queries.npy",
+        "--core",
+        "core.npy",
+        "--gt",
+    ];
+    args.extend([
+        "gt.json",
+        "--seed",
+        "3",
+        "--top-m",
+        "20",
+        "--drift-shards",
+        "4",
+    ]);
+    args.extend(["--model", "toy", "--fraction", "0.4", "--after", "0.25"]);
+    args.extend(["-o", "part25_40m20", "--pool", "i25_40.npy"]);
+    ok(&tailrank(d, &args));
+    fails(
+        &tailrank(d, &["grow", "base25", "part25_40m20", "-o", "bad"]),
+        &["cannot grow", "M = 30", "increment M = 20", "--top-m"],
+    );
     // The increment must start where the base ends, and must be an increment.
     fails(
         &tailrank(d, &["grow", "base10", "part20_40", "-o", "bad"]),

@@ -275,6 +275,13 @@ pub(super) fn grow(base: &Summary, part: &Summary) -> Result<(Summary, Vec<Strin
             part.fraction, base.fraction
         )));
     }
+    if part.top_m != base.top_m {
+        return Err(Error::mismatch(format!(
+            "cannot grow: the base keeps M = {} top scores per query and subset and the \
+             increment M = {}: scan the increment with the base's --top-m",
+            base.top_m, part.top_m
+        )));
+    }
     if part.seed != base.seed {
         return Err(Error::mismatch(format!(
             "cannot grow: the base has seed {} and the increment seed {}: both must be scanned \
