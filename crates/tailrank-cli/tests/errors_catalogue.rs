@@ -830,6 +830,7 @@ fn cases() -> Vec<Case> {
         c("resume-changed", "--resume with another seed than the killed scan", scan("--pool $DIR/pool.npy -o $DIR/killed --fraction 0.9 --chunk-rows 50 --resume --seed 9")),
         // ---- issue 44: edited subsets, simulations too large for memory
         c("summary-fraction-edited", "summary whose level fraction was edited to disagree with its hash range (checksum recomputed)", words("predict --summary $DIR/sum_fraction --bootstrap 0")),
+        c("simulate-pool-above-2-53", "a simulated pool above 2^53 items (the simulator's f64 counts)", words("simulate --preset ilias-like --queries 5 --pool-size 18446744073709551615 -o $DIR/simhuge")),
         c("simulate-too-large", "a simulation too large for the memory (10^8 queries)", words("simulate --preset ilias-like --queries 100000000 -o $DIR/simbig")),
         // ---- increments and grow
         c("sample-after-not-below", "sample --after not below --fraction", words("sample --ids $DIR/pool_ids.txt --fraction 0.1 --after 0.2 -o $DIR/s.txt")),

@@ -134,6 +134,15 @@ impl SimConfig {
         if self.top_m == 0 || self.k == 0 {
             return bad("top_m and k must be positive".into());
         }
+        if self.pool_size > 1 << 53 {
+            // Counts and ranks are carried in f64: above 2^53 they are no longer exact integers
+            // (N = 2^64 − 1 printed a true mAP of -0.00%).
+            return bad(format!(
+                "pool size {} is above 2^53 = 9007199254740992, the largest the simulator's \
+                 f64 counts hold exactly",
+                self.pool_size
+            ));
+        }
         if self.pool_size < 2 || (self.fraction * self.pool_size as f64) < 1.0 {
             return bad(format!(
                 "pool size {} with fraction {} leaves an empty sample",
