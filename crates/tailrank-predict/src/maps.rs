@@ -168,23 +168,35 @@ fn binom_weighted_sum(n: f64, x: f64, m: u64, w: impl Fn(u64) -> f64) -> f64 {
         if i >= m || (i + 1) as f64 > n {
             break;
         }
-        let fi = i as f64;
-        // Past the mean the ratio P(i+1)/P(i) = (N−i)x/((i+1)(1−x)) is < 1 and falling, so the
-        // remaining mass is at most P(i)·r/(1−r); weights are ≤ 1.
-        let ratio_ln = (n - fi).ln() - (fi + 1.0).ln() + ln_x - ln_1mx;
-        if fi >= mean {
-            let r = ratio_ln.exp();
-            if r < 1.0 && p * r / (1.0 - r) <= 1e-17 * acc {
-                break;
-            }
-            if p == 0.0 && r < 1.0 {
-                break;
-            }
+        let (ratio_ln, falling, tail_done) = next_term(n, i, mean, (ln_x, ln_1mx), p, acc);
+        if tail_done || (p == 0.0 && falling) {
+            break;
         }
         lp += ratio_ln;
         i += 1;
     }
     acc
+}
+
+/// The step from term `i` (value `t`, the sum so far `sum`) of a binomial sum with
+/// `(ln x, ln(1−x))`: `ln` of the ratio `r = Bin(i+1)/Bin(i) = (N−i)x/((i+1)(1−x))`; whether the
+/// terms are falling (`i` past the mean and `r < 1`, so `r` keeps falling); and whether the rest
+/// is negligible: then at most `t·r/(1−r)` (weights ≤ 1), here at most `1e-17·sum`.
+fn next_term(n: f64, i: u64, mean: f64, ln: (f64, f64), t: f64, sum: f64) -> (f64, bool, bool) {
+    let fi = i as f64;
+    let ratio_ln = (n - fi).ln() - (fi + 1.0).ln() + ln.0 - ln.1;
+    // Before the mean the terms rise: r is not needed (one exp less per term).
+    let r = if fi >= mean {
+        ratio_ln.exp()
+    } else {
+        f64::INFINITY
+    };
+    let falling = r < 1.0;
+    (
+        ratio_ln,
+        falling,
+        falling && t * r / (1.0 - r) <= 1e-17 * sum,
+    )
 }
 
 /// Above this many terms (`m`), [`binom_weighted_sum`] starts near the mean
@@ -218,13 +230,9 @@ fn binom_sum_window(n: f64, x: f64, m: u64, start: u64, w: &impl Fn(u64) -> f64)
         if (i + 1) as f64 > n {
             break;
         }
-        let fi = i as f64;
-        let ratio_ln = (n - fi).ln() - (fi + 1.0).ln() + ln_x - ln_1mx;
-        if fi >= mean {
-            let r = ratio_ln.exp();
-            if r < 1.0 && t * r / (1.0 - r) <= 1e-17 * total {
-                break;
-            }
+        let (ratio_ln, _, tail_done) = next_term(n, i, mean, (ln_x, ln_1mx), t, total);
+        if tail_done {
+            break;
         }
         lt += ratio_ln;
         i += 1;
