@@ -7,6 +7,7 @@ use super::families::TailModel;
 use super::hardness_law::HardnessLaw;
 use crate::error::{Error, Result};
 use crate::sample::check_fraction;
+use crate::scan::config::{DEFAULT_DRIFT_SHARDS, DEFAULT_LEVELS, DEFAULT_TOP_M};
 use serde::{Deserialize, Serialize};
 
 /// Everything that defines a simulated benchmark. Same config ⇒ same output, bit for bit,
@@ -70,10 +71,11 @@ impl SimConfig {
             mean_positives: 4.7,
             pool_size: 100_000_000,
             fraction: 0.05,
-            levels: 5,
-            shards: 4,
-            top_m: 4000,
-            k: 1000,
+            // What a default scan keeps, at the default cut-off.
+            levels: DEFAULT_LEVELS,
+            shards: DEFAULT_DRIFT_SHARDS,
+            top_m: DEFAULT_TOP_M,
+            k: crate::metric::DEFAULT_K,
             tails: TailModel::Families {
                 weights: [0.4, 0.4, 0.2],
                 xi_range: [-0.5, -0.05],
