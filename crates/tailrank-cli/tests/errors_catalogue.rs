@@ -364,6 +364,7 @@ open(os.path.join(d, "garbage.h5"), "wb").write(b"\x89HDF\r\n\x1a\n" + bytes(ran
     std::fs::write(na.join("positive_ids.txt"), format!("{id},NA,NA\n{rest}")).unwrap();
     r("ids_cr.txt", "yfcc000/1\nyfcc000/2\ryfcc000/3\nyfcc000/4\n");
     r("ids_no_break.txt", &"0".repeat((1 << 20) + 1));
+    r("revisited_empty.json", "{}");
     std::fs::create_dir(dir.join("folder.npy")).unwrap();
     // An input at the staging name of the output (`OUT.tmp`): refused, never deleted.
     r("sampled.txt.tmp", "yfcc000/1\nyfcc000/2\n");
@@ -599,6 +600,18 @@ open(os.path.join(d, "garbage.h5"), "wb").write(b"\x89HDF\r\n\x1a\n" + bytes(ran
         h.replacen("\n# seed: 0\n", "\n# seed: 0\n# seed: 1\n", 1) + "# checksum: none\n",
     )
     .unwrap();
+    let junk_estimator: String = h
+        .lines()
+        .map(|l| match l.starts_with("# estimator:") {
+            true => "# estimator: garbage\n".to_string(),
+            false => format!("{l}\n"),
+        })
+        .collect();
+    std::fs::write(
+        dir.join("h_estimator.csv"),
+        junk_estimator + "# checksum: none\n",
+    )
+    .unwrap();
     // The centre of the excess needs its rate and its weight together.
     let unpaired = h.replacen(
         "\n# tool_version:",
@@ -810,6 +823,8 @@ fn cases() -> Vec<Case> {
         c("hardness-missing-column", "hardness CSV lacking `x_hat`", words("predict --hardness $DIR/h_nocol.csv --pool-size 1000 --bootstrap 10")),
         c("hardness-bad-number", "hardness CSV with `one` as a number", words("predict --hardness $DIR/h_badnum.csv --pool-size 1000 --bootstrap 10")),
         c("hardness-negative-count", "hardness CSV with `-1` as a count", words("predict --hardness $DIR/h_negative.csv --pool-size 1000 --bootstrap 20")),
+        c("hardness-estimator-label", "hardness CSV (`# checksum: none`) whose `estimator` is no label", words("predict --hardness $DIR/h_estimator.csv --pool-size 1000 --bootstrap 10")),
+        c("eval-revisited-empty", "eval --protocol with a revisited ground truth `{}`", words("eval --results $DIR/res_ok.json --gt $DIR/revisited_empty.json --protocol easy")),
         c("hardness-count-above-sample", "hardness CSV (`# checksum: none`) with a `pool_above` above its `sample_size`", words("predict --hardness $DIR/h_overcount.csv --pool-size 1000 --bootstrap 10")),
         c("hardness-repeated-key", "hardness CSV (`# checksum: none`) giving `# seed` twice", words("predict --hardness $DIR/h_repeated.csv --pool-size 1000 --bootstrap 10")),
         c("hardness-excess-unpaired", "hardness CSV with `excess_rate` but no `excess_weight`", words("predict --hardness $DIR/h_unpaired.csv --pool-size 1000 --bootstrap 10")),

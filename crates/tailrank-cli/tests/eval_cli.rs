@@ -810,3 +810,41 @@ fn eval_warns_when_a_short_list_misses_a_positive() {
         assert!(stdout(&o).contains(expect), "k = {k}: {}", stdout(&o));
     }
 }
+
+/// A revisited ground truth that leaves nothing to score (no query with a positive under any
+/// asked protocol) or mixes the two spellings of the easy list is refused; a metric named
+/// twice (`map@1,map@1`, `hit@1,HIT@1`) is one column.
+#[test]
+fn revisited_truth_with_nothing_to_score_and_metrics_named_twice() {
+    let d = tempfile::tempdir().unwrap();
+    let (gt, r) = (d.path().join("gnd.json"), d.path().join("r.json"));
+    fs::write(&r, r#"{"q": {"a": 0.9, "b": 0.8, "c": 0.7}}"#).unwrap();
+    let run = |gnd: &str| {
+        fs::write(&gt, gnd).unwrap();
+        tailrank(&[
+            "--results",
+            p(&r),
+            "--gt",
+            p(&gt),
+            "--protocol",
+            "easy,hard",
+        ])
+    };
+    let o = run(r#"{"q": {"easy": [], "hard": [], "junk": ["a"]}}"#);
+    assert!(!o.status.success(), "{}", stdout(&o));
+    assert!(stderr(&o).contains("nothing to score"), "{}", stderr(&o));
+    let o = run(r#"{"q": {"easy": ["a"], "ok": ["b"], "hard": [], "junk": []}}"#);
+    assert!(stderr(&o).contains("two spellings"), "{}", stderr(&o));
+    // One protocol with a positive is enough.
+    let o = run(r#"{"q": {"easy": ["a"], "hard": [], "junk": []}}"#);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    let g = d.path().join("g.json");
+    fs::write(&g, r#"{"q": ["a", "c"]}"#).unwrap();
+    for metrics in ["map@1,map@1", "hit@1,HIT@1"] {
+        let o = tailrank(&["--results", p(&r), "--gt", p(&g), "--metric", metrics]);
+        let header = stdout(&o).lines().next().unwrap_or_default().to_string();
+        let first = metrics.split(',').next().unwrap().replace("map", "mAP");
+        assert_eq!(header.matches(&first).count(), 1, "{metrics}: {header}");
+    }
+}

@@ -210,6 +210,12 @@ pub fn read_revisited_gt(path: &Path) -> Result<Vec<(String, RevisitedGt)>> {
             "expected a JSON object {query_id: {easy, hard, junk}}",
         )
     })?;
+    if obj.is_empty() {
+        return Err(Error::input(
+            path,
+            "the revisited ground truth holds no query",
+        ));
+    }
     let mut out = Vec::with_capacity(obj.len());
     for (q, entry) in obj {
         let e = entry.as_object().ok_or_else(|| {
@@ -218,6 +224,12 @@ pub fn read_revisited_gt(path: &Path) -> Result<Vec<(String, RevisitedGt)>> {
                 format!("query {q:?}: expected an object with easy/hard/junk lists"),
             )
         })?;
+        if e.contains_key("easy") && e.contains_key("ok") {
+            return Err(Error::input(
+                path,
+                format!("query {q:?}: both \"easy\" and \"ok\", two spellings of one list"),
+            ));
+        }
         let mut g = RevisitedGt::default();
         for (key, list) in e {
             let target = match key.as_str() {
@@ -362,7 +374,14 @@ pub fn evaluate_revisited(
                 queries,
             }
         })
-        .collect();
+        .collect::<Vec<ProtocolReport>>();
+    if reports.iter().all(|r| r.n_queries == 0) {
+        let names: Vec<&str> = protocols.iter().map(|p| p.as_str()).collect();
+        return Err(Error::mismatch(format!(
+            "no query of the revisited ground truth has a positive under {}: nothing to score",
+            names.join(", ")
+        )));
+    }
     Ok(RevisitedReport {
         tool_version: crate::TOOL_VERSION.to_string(),
         protocols: reports,

@@ -13,7 +13,7 @@ impl EvalReport {
         let metrics: Vec<MetricName> = if metrics.is_empty() {
             default.to_vec()
         } else {
-            metrics.iter().map(|m| m.at(self.k)).collect()
+            MetricName::distinct_at(metrics, self.k)
         };
         let mut columns = vec![
             Column::left("query set").fit(),

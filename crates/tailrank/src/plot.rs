@@ -146,7 +146,10 @@ fn draw<DB: DrawingBackend>(
         chart
             .draw_series(std::iter::once(Polygon::new(band, blue.mix(0.2).filled())))
             .map_err(|x| e(&x))?
-            .label(format!("{:.0}% query-bootstrap band", 100.0 * c.confidence))
+            .label(format!(
+                "{} query-bootstrap band",
+                crate::report::confidence_label(c.confidence)
+            ))
             .legend(move |(x, y)| {
                 Rectangle::new([(x, y - 5), (x + 20, y + 5)], blue.mix(0.2).filled())
             });

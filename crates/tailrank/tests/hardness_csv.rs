@@ -208,6 +208,8 @@ fn malformed_files_give_clear_errors() {
     let t = q[0].tail.unwrap();
     assert_eq!((t.u, t.n_u, t.fit.gpd.xi), (0.3, 20, -0.2));
     assert!(t.fit.log_likelihood.is_nan());
+    let e = err(dir, &ok_tail.replace(",-0.2,20\n", ",-0.2,0\n"));
+    assert!(e.contains("tail_n_u: 0 exceedances"), "{e}");
 
     let e = err(
         dir,
@@ -485,13 +487,15 @@ mod roundtrip {
         (
             "[^\r\n]{0,12}",
             Just(s),
+            // A fitted tail has at least one exceedance (n_u ≤ s), so an empty sample has none.
             prop::option::of((
                 -1.0f64..1.0,
-                0usize..=(s.min(5000) as usize),
+                1usize..=(s.clamp(1, 5000) as usize),
                 1e-9f64..1.0,
                 -1.0f64..=0.0,
                 -1e6f64..1e6,
-            )),
+            ))
+            .prop_map(move |t| t.filter(|_| s > 0)),
             prop::collection::vec(positive(s), 0..4),
         )
             .prop_map(|(id, s, tail, mut positives)| {

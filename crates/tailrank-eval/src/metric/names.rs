@@ -78,6 +78,18 @@ impl MetricName {
     /// `hit@1`.
     pub const HIT_1: MetricName = MetricName::new(MetricKind::Hit, 1);
 
+    /// `metrics` each at `default_k` ([`MetricName::at`]), the first of each name kept in
+    /// order: `map@1,map@1` or `hit@1,HIT@1` is one column.
+    pub fn distinct_at(metrics: &[MetricName], default_k: usize) -> Vec<MetricName> {
+        let mut out: Vec<MetricName> = Vec::new();
+        for m in metrics.iter().map(|m| m.at(default_k)) {
+            if !out.contains(&m) {
+                out.push(m);
+            }
+        }
+        out
+    }
+
     /// The name with a missing `k` filled by `default_k` (`ap` keeps none).
     pub fn at(self, default_k: usize) -> Self {
         match self.kind {

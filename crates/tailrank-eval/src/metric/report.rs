@@ -36,14 +36,7 @@ impl EvalOptions {
 
     /// The extra metrics with their `k` filled in, without repeats.
     fn resolved(&self) -> Vec<MetricName> {
-        let mut out: Vec<MetricName> = Vec::new();
-        for m in &self.metrics {
-            let m = m.at(self.k);
-            if !out.contains(&m) {
-                out.push(m);
-            }
-        }
-        out
+        MetricName::distinct_at(&self.metrics, self.k)
     }
 }
 

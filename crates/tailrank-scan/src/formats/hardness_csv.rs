@@ -532,6 +532,12 @@ fn query_tail(
                     format!("line {ln}: column tail_sigma: {sigma} is not positive"),
                 ));
             }
+            if n_u == 0 {
+                return Err(Error::input(
+                    path,
+                    format!("line {ln}: column tail_n_u: 0 exceedances for a fitted tail"),
+                ));
+            }
             let ll = if tail_vals[4].is_empty() {
                 f64::NAN
             } else {

@@ -51,7 +51,7 @@ pub fn demo_table(t: &Truth, p: &Prediction, files: &SimulationFiles) -> String 
     let covered = p.percentile.lo <= t.map_at_k && t.map_at_k <= p.percentile.hi;
     let _ = writeln!(
         s,
-        "{:<34} {:>9} {:>+10.2}   {:.0}% interval over query sets [{}, {}] {} the truth",
+        "{:<34} {:>9} {:>+10.2}   {} interval over query sets [{}, {}] {} the truth",
         format!(
             "PREDICTED ({}{}, {})",
             p.options.estimator_name(),
@@ -66,7 +66,7 @@ pub fn demo_table(t: &Truth, p: &Prediction, files: &SimulationFiles) -> String 
         ),
         pct6(p.estimate),
         100.0 * (p.estimate - t.map_at_k),
-        100.0 * p.options.confidence,
+        super::confidence_label(p.options.confidence),
         pct6(p.percentile.lo).trim(),
         pct6(p.percentile.hi).trim(),
         if covered { "covers" } else { "misses" }

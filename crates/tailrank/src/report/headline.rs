@@ -96,8 +96,8 @@ pub fn prediction_lines(p: &Prediction) -> Vec<String> {
     };
     out.push(match &p.realized {
         Some(r) => format!(
-            "realized mAP@{k} of these queries at N: {:.0}% interval [{}, {}], {} points wide",
-            100.0 * p.options.confidence,
+            "realized mAP@{k} of these queries at N: {} interval [{}, {}], {} points wide",
+            super::confidence_label(p.options.confidence),
             pct(r.interval.lo),
             pct(r.interval.hi),
             pct(r.width())

@@ -106,21 +106,17 @@ fn set_rows(t: &mut String, r: &IliasReport, kl: &str) {
         let mut row = vec![s.task.clone(), s.n_queries.to_string(), pct(s.map_at_k)];
         // A set without a prediction fills the first three columns only.
         if let Some(p) = &s.prediction {
-            let conf = 100.0 * p.options.confidence;
+            let conf = super::confidence_label(p.options.confidence);
             let (iv, what) = match &p.total {
                 Some(i) => (i, "total"),
                 None => (&p.percentile, "pct"),
             };
             let realized = match &p.realized {
-                Some(r) => format!(
-                    "{conf:.0}% [{}, {}]",
-                    pct(r.interval.lo),
-                    pct(r.interval.hi)
-                ),
+                Some(r) => format!("{conf} [{}, {}]", pct(r.interval.lo), pct(r.interval.hi)),
                 None => "n/a".into(),
             };
             row.extend([
-                format!("{conf:.0}% {what} [{}, {}]", pct(iv.lo), pct(iv.hi)),
+                format!("{conf} {what} [{}, {}]", pct(iv.lo), pct(iv.hi)),
                 realized,
                 pct(p.baselines.count),
                 pct(p.baselines.evaluate_at_s),

@@ -48,6 +48,21 @@ pub fn pct(x: f64) -> String {
     }
 }
 
+/// A confidence level as a percent label (`95%`): the fewest decimals that give its value, and
+/// never `100%` or `0%` for a level inside (0, 1) (0.999999999999 is `99.9999999999%`).
+pub fn confidence_label(c: f64) -> String {
+    let x = 100.0 * c;
+    for prec in 0..=12 {
+        let s = format!("{x:.prec$}");
+        let v: f64 = s.parse().unwrap_or(f64::NAN);
+        let at_edge = (v >= 100.0 && x < 100.0) || (v <= 0.0 && x > 0.0);
+        if !at_edge && (v - x).abs() <= 1e-9 * x.abs().max(1.0) {
+            return format!("{s}%");
+        }
+    }
+    format!("{x}%")
+}
+
 /// [`pct`] of a value that may be missing (`n/a`).
 pub fn pct_opt(x: Option<f64>) -> String {
     x.map_or_else(|| "n/a".to_string(), pct)
@@ -99,5 +114,22 @@ pub fn share(a: usize, total: usize) -> String {
         "n/a".into()
     } else {
         format!("{:.1}%", 100.0 * a as f64 / total as f64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The label keeps the level's digits and never rounds a level inside (0, 1) to 100%.
+    #[test]
+    fn confidence_labels() {
+        for (c, want) in [
+            (0.95, "95%"),
+            (0.9, "90%"),
+            (0.975, "97.5%"),
+            (0.999999999999, "99.9999999999%"),
+            (0.5, "50%"),
+        ] {
+            assert_eq!(super::confidence_label(c), want);
+        }
     }
 }

@@ -31,7 +31,7 @@ const W: usize = 34;
 fn head_rows(t: &mut String, p: &Prediction) {
     let w = W;
     let k = p.k;
-    let conf = format!("{:.0}%", 100.0 * p.options.confidence);
+    let conf = super::confidence_label(p.options.confidence);
     let _ = writeln!(
         t,
         "model {:?}, query set {:?}: {} queries, {} positives",
@@ -119,7 +119,7 @@ fn head_rows(t: &mut String, p: &Prediction) {
 /// The realized-metric interval, the pool-sample noise and, when doubtful, the second opinion.
 fn uncertainty_rows(t: &mut String, p: &Prediction) {
     let w = W;
-    let conf = format!("{:.0}%", 100.0 * p.options.confidence);
+    let conf = super::confidence_label(p.options.confidence);
     match &p.realized {
         Some(r) => {
             let _ = writeln!(

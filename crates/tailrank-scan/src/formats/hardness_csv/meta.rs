@@ -175,9 +175,24 @@ pub(super) fn hardness_meta(
         sample_size,
         fraction,
         seed,
-        estimator: meta_num("estimator")?,
+        estimator: estimator_label(path, parse_meta("estimator")?)?,
         tool_version: meta_num("tool_version")?,
     })
+}
+
+/// The `estimator` metadata `(value, line)`, checked to be a label
+/// [`Estimator::parse_label`](crate::hardness::Estimator::parse_label) reads.
+fn estimator_label(path: &Path, (v, ln): (String, usize)) -> Result<String> {
+    match crate::hardness::Estimator::parse_label(&v) {
+        Some(_) => Ok(v),
+        None => Err(Error::input(
+            path,
+            format!(
+                "line {ln}: estimator {v:?} is neither `count` nor \
+                 `evt(top_m=…,quantile=…,c_min=…)`"
+            ),
+        )),
+    }
 }
 
 /// A finite number above 0.
