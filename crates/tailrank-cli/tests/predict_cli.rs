@@ -478,3 +478,25 @@ fn an_exact_scan_leads_with_the_exact_metric() {
     );
     assert!(out.contains("(exact: the whole pool)"), "{out}");
 }
+
+/// A `--fit-top` (or `--quantile`) that leaves no query with a fitted tail makes the evt
+/// estimate the count estimate: the report's warnings say so; the defaults do not warn.
+#[test]
+fn no_fitted_tail_is_a_warning() {
+    let d = tempfile::tempdir().unwrap();
+    let sdir = d.path().join("summary");
+    write_summary(&sdir);
+    let base = [
+        "predict",
+        "--summary",
+        sdir.to_str().unwrap(),
+        "--bootstrap",
+        "0",
+    ];
+    let needle = "no query's tail could be fitted (fit-top 2";
+    let fixed = ["--fit", "fixed", "--json"];
+    let (ok, out, err) = tailrank(&[&base[..], &fixed, &["--fit-top", "2"]].concat());
+    assert!(ok && out.contains(needle), "{out}{err}");
+    let (ok, out, err) = tailrank(&[&base[..], &fixed].concat());
+    assert!(ok && !out.contains("no query's tail"), "{err}");
+}

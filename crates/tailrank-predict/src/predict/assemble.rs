@@ -175,6 +175,8 @@ pub(super) fn assemble(
     let is = st.intervals(s, &es, &bs.base, &ls, other_fit);
     let queries = st.queries(&es, &bs);
     let tail = diagnostics::tail_report(&h0);
+    // After the verdict too: the evt estimate fell back to the counts everywhere.
+    warnings.extend(no_tail_warning(&opts.estimator, &tail, s));
 
     Ok(Prediction {
         model: model.to_string(),
@@ -553,4 +555,27 @@ impl Stage<'_> {
             })
             .collect()
     }
+}
+
+/// The warning for an evt prediction in which no query has a fitted tail although the summary
+/// keeps enough top scores (M ≥ 2; below, `summary_warnings` says so): `--fit-top` or
+/// `--quantile` leave fewer than [`MIN_TAIL_EXCESSES`](crate::hardness::MIN_TAIL_EXCESSES)
+/// scores above every query's threshold, and the estimate is the count estimate.
+fn no_tail_warning(
+    est: &Estimator,
+    tail: &diagnostics::TailReport,
+    s: Option<&Summary>,
+) -> Option<String> {
+    let Estimator::Evt(e) = est else { return None };
+    let enough_top = s.is_none_or(|s| s.top_m >= 2);
+    (tail.queries_with_tail == 0 && tail.positives > 0 && enough_top).then(|| {
+        format!(
+            "no query's tail could be fitted (fit-top {}, quantile {}: fewer than {} of the top \
+             scores lie above the threshold): the evt estimate is the count estimate; the \
+             defaults of --fit-top and --quantile fit the tails",
+            e.top_m,
+            e.quantile,
+            crate::hardness::MIN_TAIL_EXCESSES
+        )
+    })
 }
