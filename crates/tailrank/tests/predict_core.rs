@@ -337,9 +337,12 @@ fn empty_and_small_samples_and_too_few_replicates() {
     assert!(e.contains("S = 0"), "{e}");
 
     // A small sample for the cut-off: S·k/N = 2000·10/400,000 = 0.05 < c_min = 5 warns, in
-    // the table and the JSON; k = 1000 gives S·k/N = 5 and no warning.
+    // the table and the JSON; k = 1000 gives S·k/N = 5 and no warning. (At k = 10 the fit
+    // the levels choose, 400 top scores at quantile 0.98, leaves 8 above every threshold: no
+    // tail, which the second warning says.)
     let p = predict(s, &quick(10)).unwrap();
-    assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
+    assert_eq!(p.warnings.len(), 2, "{:?}", p.warnings);
+    assert!(p.warnings[1].starts_with("no query's tail could be fitted (fit-top 400"));
     assert!(p.warnings[0].contains("S·k/N = 0.05"), "{}", p.warnings[0]);
     let table = tailrank::report::prediction_table(&p);
     assert!(table.contains("WARNING: small sample"), "{table}");

@@ -558,9 +558,10 @@ impl Stage<'_> {
 }
 
 /// The warning for an evt prediction in which no query has a fitted tail although the summary
-/// keeps enough top scores (M ≥ 2; below, `summary_warnings` says so): `--fit-top` or
-/// `--quantile` leave fewer than [`MIN_TAIL_EXCESSES`](crate::hardness::MIN_TAIL_EXCESSES)
-/// scores above every query's threshold, and the estimate is the count estimate.
+/// keeps enough top scores (M ≥ 2; below, `summary_warnings` says so): the fit (`--fit-top`,
+/// `--quantile`, or the one the level-selected choice took on a small sample) leaves fewer than
+/// [`MIN_TAIL_EXCESSES`](crate::hardness::MIN_TAIL_EXCESSES) scores above every query's
+/// threshold, and the estimate is the count estimate.
 fn no_tail_warning(
     est: &Estimator,
     tail: &diagnostics::TailReport,
@@ -571,8 +572,7 @@ fn no_tail_warning(
     (tail.queries_with_tail == 0 && tail.positives > 0 && enough_top).then(|| {
         format!(
             "no query's tail could be fitted (fit-top {}, quantile {}: fewer than {} of the top \
-             scores lie above the threshold): the evt estimate is the count estimate; the \
-             defaults of --fit-top and --quantile fit the tails",
+             scores lie above any query's threshold): the evt estimate is the count estimate",
             e.top_m,
             e.quantile,
             crate::hardness::MIN_TAIL_EXCESSES
