@@ -22,3 +22,37 @@ pub use ids::{check_unique, read_ids, write_ids};
 pub use npy::{write_npy, NpyDescriptors};
 pub use open::open_descriptors;
 pub use row_ids::RowIds;
+
+/// What stands at a path that must hold a regular file, when it does not: `"a folder"`, or
+/// `"not a regular file"` for a FIFO, socket or device (reading one blocks or fails). `None`
+/// for a regular file (symbolic links followed).
+pub fn not_a_regular_file(meta: &std::fs::Metadata) -> Option<&'static str> {
+    if meta.is_file() {
+        None
+    } else if meta.is_dir() {
+        Some("a folder")
+    } else {
+        Some("not a regular file")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::not_a_regular_file;
+
+    #[test]
+    fn names_what_stands_where_a_file_should_be() {
+        let d = tempfile::tempdir().unwrap();
+        let file = d.path().join("f.npy");
+        std::fs::write(&file, b"x").unwrap();
+        let meta = |p: &std::path::Path| std::fs::metadata(p).unwrap();
+        assert_eq!(not_a_regular_file(&meta(&file)), None);
+        assert_eq!(not_a_regular_file(&meta(d.path())), Some("a folder"));
+        #[cfg(unix)]
+        {
+            let sock = d.path().join("s.npy");
+            let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+            assert_eq!(not_a_regular_file(&meta(&sock)), Some("not a regular file"));
+        }
+    }
+}

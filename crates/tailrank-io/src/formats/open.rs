@@ -21,18 +21,14 @@ pub fn open_descriptors(path: &Path, ids: Option<&Path>) -> Result<Box<dyn Descr
         match std::fs::metadata(path) {
             Err(_) => return Err(Error::missing(path, "descriptor file does not exist")),
             // A folder fails to map ("No such device"), a FIFO would block the reader.
-            Ok(m) if !m.is_file() => {
-                let what = if m.is_dir() {
-                    "a folder"
-                } else {
-                    "not a regular file"
-                };
-                return Err(Error::input(
-                    path,
-                    format!("{what}: a descriptor file must be a regular file"),
-                ));
+            Ok(m) => {
+                if let Some(what) = super::not_a_regular_file(&m) {
+                    return Err(Error::input(
+                        path,
+                        format!("{what}: a descriptor file must be a regular file"),
+                    ));
+                }
             }
-            Ok(_) => {}
         }
     }
     // Half of an interrupted commit (`simulate --vectors` replaces its files together).

@@ -6,6 +6,7 @@ use crate::error::{Error, IoContext, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
+use tailrank_io::formats::not_a_regular_file;
 use xxhash_rust::xxh3::Xxh3;
 
 /// Checksum, dtype and shape of one array file, as recorded in the manifest.
@@ -252,17 +253,13 @@ pub(super) fn read_raw<T: Elem>(
         )
     })?;
     match std::fs::metadata(&path) {
-        Ok(m) if m.is_file() => {}
         Ok(m) => {
-            let what = if m.is_dir() {
-                "a folder"
-            } else {
-                "not a regular file"
-            };
-            return Err(Error::input(
-                &path,
-                format!("{what}, where manifest.json lists an array file"),
-            ));
+            if let Some(what) = not_a_regular_file(&m) {
+                return Err(Error::input(
+                    &path,
+                    format!("{what}, where manifest.json lists an array file"),
+                ));
+            }
         }
         Err(_) => {
             return Err(Error::input(
