@@ -61,11 +61,18 @@ fn main() {
         Command::Validate(a) => cmd::validate::run(a),
         Command::Ilias(a) => cmd::ilias::run(a),
     };
-    if let Err(e) = result {
-        let line = tailrank::error::error_line(e.chain());
-        eprintln!("tailrank: error: {line}");
-        std::process::exit(tailrank::error::kind_of_chain(e.chain()).exit_code());
-    }
+    result.unwrap_or_else(|e| fail(e))
+}
+
+/// End the process on an error: its line on standard error, if that stream still takes it,
+/// and the exit code of its kind (docs/reference/errors.md).
+fn fail(e: anyhow::Error) -> ! {
+    let line = tailrank::error::error_line(e.chain());
+    let _ = std::io::Write::write_all(
+        &mut std::io::stderr(),
+        format!("tailrank: error: {line}\n").as_bytes(),
+    );
+    std::process::exit(tailrank::error::kind_of_chain(e.chain()).exit_code())
 }
 
 /// Let a closed output pipe end the process quietly, as for any Unix filter

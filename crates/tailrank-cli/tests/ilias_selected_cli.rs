@@ -234,6 +234,33 @@ fn selected_subset_with_ties_matches_the_official_logic() {
         );
     }
 
+    // The short headline names the selection too.
+    let out = tailrank(&[
+        "ilias",
+        "--dataset-dir",
+        ds,
+        "--features",
+        feat,
+        "--selected-ids",
+        sel,
+        "--k",
+        k,
+        "--fraction",
+        f,
+        "--seed",
+        seed,
+        "--bootstrap",
+        "50",
+        "--sample-noise",
+        "0",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let first = text.lines().find(|l| l.starts_with("ILIAS")).unwrap_or("");
+    assert!(
+        out.status.success() && first.contains(&format!("distractors selected by {sel} from S")),
+        "{text}"
+    );
+
     // Bad selection files: unknown id, duplicate, empty; each error names the file and line.
     use tailrank::ErrorKind::{Input, Mismatch};
     let cases: [(&str, String, &[&str], tailrank::ErrorKind); 3] = [

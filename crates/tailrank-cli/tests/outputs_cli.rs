@@ -718,3 +718,40 @@ fn special_files_links_long_names_and_user_files() {
     assert_eq!(summary_model(&dir.join("s")).as_deref(), Some("m"));
     assert!(leftovers(dir).is_empty(), "{:?}", leftovers(dir));
 }
+
+/// A standard stream the OS refuses (a full disk: `/dev/full`) ends the run with exit 7
+/// (`io`) and the stream named, never a panic (exit 101).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_standard_stream_is_an_io_error() {
+    use std::process::Stdio;
+    let full = || std::fs::File::create("/dev/full").map(Stdio::from);
+    if full().is_err() {
+        return; // no /dev/full in this sandbox
+    }
+    let d = tempfile::tempdir().unwrap();
+    let (res, gt) = (d.path().join("r.json"), d.path().join("gt.json"));
+    std::fs::write(&res, r#"{"q1": {"a": 0.9, "b": 0.5}}"#).unwrap();
+    std::fs::write(&gt, r#"{"q1": ["a"]}"#).unwrap();
+    let eval = |gt: &Path| {
+        let mut c = Command::new(bin());
+        c.args(["eval", "--results", res.to_str().unwrap(), "--gt"]);
+        c.arg(gt);
+        c
+    };
+    let out = eval(&gt).stdout(full().unwrap()).output().unwrap();
+    assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("standard output: No space left"),
+        "{}",
+        stderr(&out)
+    );
+    // The error line itself cannot be written: the exit code of the error is kept.
+    let missing = d.path().join("missing.json");
+    let told = eval(&missing).output().unwrap().status.code();
+    let out = eval(&missing).stderr(full().unwrap()).output().unwrap();
+    assert!(
+        told != Some(101) && out.status.code() == told,
+        "{told:?} {out:?}"
+    );
+}

@@ -33,7 +33,7 @@ pub struct CurveArgs {
 
 pub fn run(a: CurveArgs) -> anyhow::Result<()> {
     let job = CurveJob {
-        flags: a.model.flags(0, a.centre.enabled()),
+        flags: a.model.est.flags(0, a.centre.enabled()),
         input: a.model.input(),
         out: &a.out,
         from: a.from,

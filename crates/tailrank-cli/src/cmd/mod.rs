@@ -64,12 +64,6 @@ pub struct FitArgs {
     pub fit: String,
 }
 
-impl FitArgs {
-    pub fn mode(&self) -> anyhow::Result<tailrank::predict::FitMode> {
-        Ok(self.fit.parse()?)
-    }
-}
-
 /// How a report is printed (the headline, the full table or JSON: [`View`]) and whether it is
 /// also written as an HTML page; shared by `predict`, `compare` and `ilias`.
 #[derive(clap::Args, Debug, Clone)]
@@ -98,11 +92,14 @@ pub struct Terminal;
 
 impl tailrank::jobs::Console for Terminal {
     fn out(&mut self, text: &str) {
-        print!("{text}");
+        let written = tailrank::jobs::write_std(std::io::stdout(), "standard output", text);
+        written.unwrap_or_else(|e| crate::fail(e.into()));
     }
 
     fn err(&mut self, line: &str) {
-        eprintln!("{line}");
+        let written =
+            tailrank::jobs::write_std(std::io::stderr(), "standard error", &format!("{line}\n"));
+        written.unwrap_or_else(|e| crate::fail(e.into()));
     }
 
     fn progress(&self, task: &str, total: Option<u64>) -> Box<dyn Progress> {

@@ -67,7 +67,7 @@ pub struct MethodArgs {
     /// Hardness-to-metric map.
     #[arg(long, default_value = MapKind::DEFAULT_NAME, value_parser = MapKind::NAMES)]
     pub map: String,
-    /// Query-bootstrap replicates (0: no bootstrap intervals nor verdict; the realized one stays).
+    /// Query-bootstrap replicates (0: no bootstrap intervals nor verdict; a realized interval is still given).
     #[arg(long, default_value_t = PredictOptions::DEFAULT.bootstrap)]
     pub bootstrap: usize,
     /// Confidence level of the intervals.
@@ -97,11 +97,6 @@ pub struct SampleNoiseArgs {
 }
 
 impl ModelArgs {
-    /// The library's flags of the prediction (see [`EstimateArgs::flags`]).
-    pub fn flags(&self, sample_noise: usize, excess_centre: bool) -> PredictFlags<'_> {
-        self.est.flags(sample_noise, excess_centre)
-    }
-
     /// The input: the summary folder or the hardness file.
     pub fn input(&self) -> PredictInputFiles<'_> {
         PredictInputFiles {
@@ -154,7 +149,7 @@ pub struct PredictArgs {
 
 pub fn run(a: PredictArgs) -> anyhow::Result<()> {
     let job = PredictJob {
-        flags: a.model.flags(a.noise.sample_noise, a.centre.enabled()),
+        flags: a.model.est.flags(a.noise.sample_noise, a.centre.enabled()),
         input: a.model.input(),
         hardness_out: a.hardness_out.as_deref(),
         html: a.view.html.as_deref(),

@@ -113,7 +113,7 @@ pub fn run(a: SimulateArgs) -> anyhow::Result<()> {
             pool_size: a.pool_size,
             dim: a.dim,
             excess_centre: a.centre.enabled(),
-            fit: a.fit.mode()?,
+            fit: a.fit.fit.parse()?,
             keep_summaries: a.keep_summaries,
             ..defaults
         },

@@ -78,7 +78,7 @@ pub fn run(a: ValidateArgs) -> anyhow::Result<()> {
         pool_size: a.pool_size,
         queries: a.queries,
         bootstrap: a.bootstrap,
-        fit: a.fit.mode()?,
+        fit: a.fit.fit.parse()?,
         excess_centre: a.centre.enabled(),
         out: &a.out,
         json: a.json.as_deref(),

@@ -46,6 +46,15 @@ pub trait Console {
     }
 }
 
+/// Write a job's text to a standard stream (`name`: "standard output" or "standard error") and
+/// flush it: `Err` of kind `io`, naming the stream, where the OS refuses it (a full disk, a
+/// closed descriptor), for the front end to end with its exit code instead of a panic.
+pub fn write_std(mut stream: impl std::io::Write, name: &str, text: &str) -> Result<()> {
+    (stream.write_all(text.as_bytes()))
+        .and_then(|()| stream.flush())
+        .map_err(|e| Error::io(name, e))
+}
+
 /// The `tailrank CMD: wrote PATH` line on standard error of each file `paths` a job wrote
 /// beside its report (standard output keeps the report alone, JSON included).
 fn note_written(console: &mut dyn Console, cmd: &str, paths: &[Option<&Path>]) {
