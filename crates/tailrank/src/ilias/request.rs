@@ -91,7 +91,7 @@ impl IliasRequest<'_> {
         let feats = find_features(self.features)?;
         let mut warnings = dataset_warnings(&ds);
         if ds.taxonomy.is_none() {
-            warnings.push("the taxonomy file is given with --taxonomy FILE".to_string());
+            warnings.push("give the taxonomy file with --taxonomy FILE".to_string());
         }
         Ok((ds, feats, warnings))
     }

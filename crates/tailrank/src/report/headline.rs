@@ -181,10 +181,13 @@ pub fn demo_headline(t: &Truth, p: &Prediction, files: &SimulationFiles) -> Stri
 pub fn ilias_headline(r: &IliasReport) -> String {
     let mut lines: Vec<String> = r.warnings.iter().map(|w| format!("warning: {w}")).collect();
     lines.push(format!(
-        "ILIAS, model {:?}: predicted mAP@{} at N = {} from S = {} sampled (f = {}, seed {})",
+        "ILIAS, model {:?}: predicted mAP@{} at N = {}{} from S = {} sampled (f = {}, seed {})",
         r.model,
         r.k,
         thousands(r.pool_size),
+        r.selected_ids
+            .as_ref()
+            .map_or(String::new(), |f| format!(" distractors selected by {f}")),
         thousands(r.sample_size),
         super::fraction(r.fraction),
         r.seed
