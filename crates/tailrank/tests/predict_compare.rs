@@ -129,3 +129,37 @@ fn different_samples_or_queries_are_refused() {
         .to_string();
     assert!(e.contains("kept top lists"), "{e}");
 }
+
+/// Two whole-pool scans at their own size: the exact metrics of the counts, as `eval --summary`
+/// (evaluate-at-S) gives them, and no extrapolation error.
+#[test]
+fn whole_pool_scans_compare_their_exact_metrics() {
+    let mut cfg = SimConfig::preset("ilias-like", 5)
+        .unwrap()
+        .with_queries(120)
+        .with_pool_size(40_000);
+    cfg.fraction = 1.0;
+    let a = simulate_summary(&cfg).unwrap().summary;
+    let b = confused(&a);
+    let opts = PredictOptions {
+        bootstrap: 100,
+        sample_noise: 0,
+        ..PredictOptions::default()
+    };
+    let c = compare(&a, &b, &opts).unwrap();
+    let (pa, pb) = (predict(&a, &opts).unwrap(), predict(&b, &opts).unwrap());
+    assert!(
+        pa.is_exact_scan(),
+        "the test summary must read as a whole-pool scan"
+    );
+    assert_eq!(c.map_at_k_a, pa.baselines.evaluate_at_s);
+    assert_eq!(c.map_at_k_b, pb.baselines.evaluate_at_s);
+    assert_eq!(c.hit_at_1_a, pa.baselines.evaluate_at_s_hit_at_1);
+    assert_eq!(c.recall_at_k_b, pb.baselines.evaluate_at_s_recall_at_k);
+    assert_ne!(
+        c.map_at_k_a, pa.estimate,
+        "the tail model's reading differs here"
+    );
+    assert_eq!(c.extrapolation_error, None);
+    assert!(c.separated && c.reason.contains("exact"), "{}", c.reason);
+}

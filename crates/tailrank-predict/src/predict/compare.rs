@@ -16,19 +16,26 @@
 //! - the verdict: **separated** when the paired interval excludes 0 and `|Δ| > e`; otherwise
 //!   not separated, with the reason.
 //!
-//! The per-query values are the tail model's own: `predict`'s move to the centre of the
+//! A scan of the whole pool (f = 1) compared at its own size (N = S) is not a prediction: every
+//! per-query value is the exact one of its counts (`baselines::reports_at_sample`), there is no
+//! extrapolation error, and the verdict rests on the paired interval alone.
+//!
+//! Otherwise the per-query values are the tail model's own: `predict`'s move to the centre of the
 //! endpoint test's excess (`predict::endpoint_test::centre_of_excess`) is not applied here.
 //! hit@1 is calibrated on each model's levels as `predict` does (`predict::hit_calibration`).
 
+use super::baselines::reports_at_sample;
 use super::bootstrap::QueryBootstrap;
 use super::diagnostics::level_predictions_from;
 use super::hit_calibration;
 use super::stats::Interval;
 use super::trust::{level_aps, level_hardness, LevelAps};
-use super::{check_sample_size, check_summary, per_query_ap, target_pool_size, PredictOptions};
+use super::PredictOptions;
+use super::{check_sample_size, check_summary, mean, per_query_ap, target_pool_size};
 use crate::error::{Error, Result};
 use crate::hardness::QueryHardness;
 use crate::maps;
+use crate::metric::QueryReport;
 use crate::summary::Summary;
 use serde::{Deserialize, Serialize};
 
@@ -42,7 +49,7 @@ pub struct Comparison {
     pub sample_size: u64,
     pub k: usize,
     pub n_queries: usize,
-    /// Predicted mAP@k at N of each model (level 0).
+    /// Predicted mAP@k at N of each model (level 0; exact for a whole-pool scan at N = S).
     pub map_at_k_a: f64,
     pub map_at_k_b: f64,
     /// Predicted mean Recall@k and hit@1 at N of each model (level 0, the tail model's own;
@@ -184,10 +191,29 @@ pub fn compare(a: &Summary, b: &Summary, opts: &PredictOptions) -> Result<Compar
         (super::resolved_fit(a, opts)?, super::resolved_fit(b, opts)?);
     let n = target_pool_size(opts, a.pool_size, sample)?;
     let nf = n as f64;
-    let ap_a = per_query_ap(&h_a, nf, opts.k, opts.map);
-    let ap_b = per_query_ap(&h_b, nf, opts.k, opts.map);
+    // A scan of the whole pool compared at its own size: every count is known, so each
+    // metric is the exact one of its counts (no tail model, nothing to extrapolate).
+    let exact = a.fraction >= 1.0 && n <= sample;
+    let (at_s_a, at_s_b) = match exact {
+        true => (
+            reports_at_sample(&h_a, opts.k),
+            reports_at_sample(&h_b, opts.k),
+        ),
+        false => (Vec::new(), Vec::new()),
+    };
+    let exact_mean =
+        |r: &[QueryReport], m: fn(&QueryReport) -> f64| mean(&r.iter().map(m).collect::<Vec<_>>());
+    let (ap_a, ap_b) = match exact {
+        true => (
+            at_s_a.iter().map(|r| r.ap_at_k).collect(),
+            at_s_b.iter().map(|r| r.ap_at_k).collect(),
+        ),
+        false => (
+            per_query_ap(&h_a, nf, opts.k, opts.map),
+            per_query_ap(&h_b, nf, opts.k, opts.map),
+        ),
+    };
     let d: Vec<f64> = ap_a.iter().zip(&ap_b).map(|(x, y)| x - y).collect();
-    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
     let difference = mean(&d);
     let boot = QueryBootstrap::new(d.len(), opts.bootstrap, opts.seed);
     let (std_error, interval) = if opts.bootstrap >= 2 {
@@ -207,17 +233,26 @@ pub fn compare(a: &Summary, b: &Summary, opts: &PredictOptions) -> Result<Compar
         .zip(&lb)
         .map(|(x, y)| (x.sample_size, x.estimate - y.estimate))
         .collect();
-    let extrapolation_error = level_differences
-        .iter()
-        .skip(1)
+    let extrapolation_error = (level_differences.iter().skip(1))
         .map(|&(_, dl)| (dl - difference).abs())
-        .reduce(f64::max);
+        .reduce(f64::max)
+        .filter(|_| !exact);
     let excludes_zero = interval.lo.is_finite() && (interval.lo > 0.0 || interval.hi < 0.0);
     let pct = |v: f64| format!("{:.2}", 100.0 * v);
     let (separated, reason) = match (excludes_zero, extrapolation_error) {
         (false, _) if !interval.lo.is_finite() => (
             false,
             "no paired interval (bootstrap off): the margin cannot be judged".to_string(),
+        ),
+        (excludes, _) if exact => (
+            excludes,
+            format!(
+                "the whole pool is scanned (f = 1, S = N): the difference is exact for these \
+                 queries, and its paired interval [{}, {}] over other query sets {} 0",
+                pct(interval.lo),
+                pct(interval.hi),
+                if excludes { "excludes" } else { "contains" }
+            ),
         ),
         (false, _) => (
             false,
@@ -250,6 +285,19 @@ pub fn compare(a: &Summary, b: &Summary, opts: &PredictOptions) -> Result<Compar
             ),
         ),
     };
+    // Recall@k and hit@1 at N: exact from the counts, or the tail model's (hit@1 calibrated).
+    let side = |h: &[QueryHardness], at_s: &[QueryReport], aps: &[LevelAps]| match exact {
+        true => (
+            exact_mean(at_s, |r| r.recall_at_k),
+            exact_mean(at_s, |r| r.hit_at_1),
+        ),
+        false => (
+            mean_of(h, |q| maps::recall_at_k(q, nf, opts.k)),
+            calibrated_hit(h, sample, nf, aps),
+        ),
+    };
+    let (recall_at_k_a, hit_at_1_a) = side(&h_a, &at_s_a, &aps_a);
+    let (recall_at_k_b, hit_at_1_b) = side(&h_b, &at_s_b, &aps_b);
     Ok(Comparison {
         model_a: a.model.clone(),
         model_b: b.model.clone(),
@@ -260,10 +308,10 @@ pub fn compare(a: &Summary, b: &Summary, opts: &PredictOptions) -> Result<Compar
         n_queries: d.len(),
         map_at_k_a: mean(&ap_a),
         map_at_k_b: mean(&ap_b),
-        recall_at_k_a: mean_of(&h_a, |q| maps::recall_at_k(q, nf, opts.k)),
-        recall_at_k_b: mean_of(&h_b, |q| maps::recall_at_k(q, nf, opts.k)),
-        hit_at_1_a: calibrated_hit(&h_a, sample, nf, &aps_a),
-        hit_at_1_b: calibrated_hit(&h_b, sample, nf, &aps_b),
+        recall_at_k_a,
+        recall_at_k_b,
+        hit_at_1_a,
+        hit_at_1_b,
         difference,
         std_error,
         interval,

@@ -246,10 +246,15 @@ fn ilias_grow_line(r: &IliasReport) -> Option<String> {
 /// The headline of `tailrank compare`: both estimates with their hit@1 and Recall@k, the
 /// margin with its paired interval and the verdict (the per-level margins are in `--details`).
 pub fn compare_headline(c: &Comparison) -> String {
+    // A whole-pool scan compared at its own size: exact metrics, nothing extrapolated.
+    let exact = c.sample_size >= c.pool_size;
     let mut lines = vec![format!(
-        "compare at N = {} from a sample of S = {} ({} queries, {}), mAP@{} (%)",
+        "compare at N = {} from {} ({} queries, {}), mAP@{} (%)",
         thousands(c.pool_size),
-        thousands(c.sample_size),
+        match exact {
+            true => "a scan of the whole pool: exact metrics".to_string(),
+            false => format!("a sample of S = {}", thousands(c.sample_size)),
+        },
         c.n_queries,
         c.query_set,
         c.k
@@ -274,7 +279,10 @@ pub fn compare_headline(c: &Comparison) -> String {
         pct_opt(c.extrapolation_error)
     ));
     lines.push(super::compare::verdict_line(c));
-    lines.push(if c.separated {
+    lines.push(if exact {
+        "next step: none; the metrics are exact (more queries would narrow the paired interval)."
+            .to_string()
+    } else if c.separated {
         "next step: none; the margin exceeds its extrapolation error.".to_string()
     } else {
         "next step: `tailrank predict --summary` on each model says which fraction would \

@@ -139,22 +139,47 @@ fn header(out: &mut String, doc: &Value) {
     );
 }
 
+/// Whether the page is a scan of the whole pool at its own size (f = 1, S = N): its metrics
+/// are exact (the evaluate-at-S baselines), as the text headline says.
+fn whole_pool(doc: &Value) -> bool {
+    f(&doc["levels"][0]["fraction"]) >= 1.0 && f(&doc["sample_size"]) >= f(&doc["pool_size"])
+}
+
 fn headline(out: &mut String, doc: &Value) {
     let (name, iv) = headline_interval(doc);
     let verdict = doc["trust"]["verdict"].as_str().unwrap_or("unchecked");
     let k = &doc["k"];
+    let b = &doc["baselines"];
+    // A whole-pool scan: the exact metrics first, and the tail model's reading, which the
+    // interval and the verdict judge, beside them.
+    let (first, hit, recall) = match whole_pool(doc) {
+        true => (
+            format!(
+                r#"<tr><td>exact mAP@{k} at N (the whole pool is scanned)</td><td class="big">{}%</td></tr><tr><td>the tail model reads</td><td>{}%</td></tr>"#,
+                value_span("exact-map", &b["evaluate_at_s_map_at_k"]),
+                value_span("estimate", &doc["map_at_k"]),
+            ),
+            value_span("exact-hit-at-1", &b["evaluate_at_s_hit_at_1"]),
+            value_span("exact-recall-at-k", &b["evaluate_at_s_recall_at_k"]),
+        ),
+        false => (
+            format!(
+                r#"<tr><td>predicted mAP@{k} at N</td><td class="big">{}%</td></tr>"#,
+                value_span("estimate", &doc["map_at_k"]),
+            ),
+            value_span("hit-at-1", &doc["hit_at_1"]),
+            value_span("recall-at-k", &doc["recall_at_k"]),
+        ),
+    };
     let _ = write!(
         out,
-        r#"<table class="headline"><tr><td>predicted mAP@{k} at N</td><td class="big">{}%</td></tr><tr><td>{name}</td><td>{}% – {}%</td></tr><tr><td>verdict</td><td><b id="verdict" class="{}">{}</b>: {}. <span id="verdict-reason">{}</span></td></tr><tr><td>hit@1</td><td>{}%</td></tr><tr><td>Recall@{k}</td><td>{}%</td></tr></table>"#,
-        value_span("estimate", &doc["map_at_k"]),
+        r#"<table class="headline">{first}<tr><td>{name}</td><td>{}% – {}%</td></tr><tr><td>verdict</td><td><b id="verdict" class="{}">{}</b>: {}. <span id="verdict-reason">{}</span></td></tr><tr><td>hit@1</td><td>{hit}%</td></tr><tr><td>Recall@{k}</td><td>{recall}%</td></tr></table>"#,
         value_span("interval-lo", &iv[0]),
         value_span("interval-hi", &iv[1]),
         escape(verdict),
         escape(verdict),
         verdict_words(verdict),
         text(&doc["trust"]["reason"]),
-        value_span("hit-at-1", &doc["hit_at_1"]),
-        value_span("recall-at-k", &doc["recall_at_k"]),
     );
 }
 
@@ -552,6 +577,29 @@ mod tests {
         assert!(h.contains("No next step was computed"));
         // Two queries: one in the first bin, one in the last.
         assert_eq!(h.matches(r#"data-count="1""#).count(), 2);
+    }
+
+    #[test]
+    fn a_whole_pool_scan_shows_its_exact_metrics_first() {
+        let mut d = doc();
+        d["sample_size"] = d["pool_size"].clone();
+        d["levels"][0]["fraction"] = json!(1.0);
+        d["baselines"] = json!({"evaluate_at_s_map_at_k": 0.4125, "evaluate_at_s_hit_at_1": 0.5,
+            "evaluate_at_s_recall_at_k": 0.75});
+        let h = prediction_html(&d);
+        for (id, v) in [
+            ("exact-map", 0.4125),
+            ("exact-hit-at-1", 0.5),
+            ("exact-recall-at-k", 0.75),
+        ] {
+            let span = format!(r#"id="{id}" data-json="{v}">{}</span>"#, pct(v));
+            assert!(h.contains(&span), "missing {span} in {h}");
+        }
+        assert!(h.contains("exact mAP@1000 at N (the whole pool is scanned)"));
+        assert!(h.contains("the tail model reads") && h.contains(r#"id="estimate""#));
+        assert!(!h.contains(r#"id="hit-at-1""#) && !h.contains("predicted mAP@"));
+        // A sample is still a prediction.
+        assert!(prediction_html(&doc()).contains("predicted mAP@1000 at N"));
     }
 
     #[test]
