@@ -37,6 +37,7 @@
 //! `Plain` is what INSTRE uses with a ground truth that only has `easy` (or `ok`) lists.
 
 use crate::error::{Error, IoContext, Result};
+use crate::formats::json::JsonReader;
 use crate::formats::results::Results;
 use crate::metric::{rank_order, MissingPolicy};
 use serde::{Deserialize, Serialize};
@@ -202,74 +203,88 @@ pub fn map_ranked(ranked: &[Vec<&str>], gts: &[RevisitedGt], protocol: Protocol)
 /// query). Queries come sorted by id. Errors name the file.
 pub fn read_revisited_gt(path: &Path) -> Result<Vec<(String, RevisitedGt)>> {
     let bytes = std::fs::read(path).at(path)?;
-    let v: serde_json::Value = serde_json::from_slice(&bytes)
-        .map_err(|e| Error::input(path, format!("not valid JSON: {e}")))?;
-    let obj = v.as_object().ok_or_else(|| {
-        Error::input(
-            path,
-            "expected a JSON object {query_id: {easy, hard, junk}}",
-        )
-    })?;
-    if obj.is_empty() {
+    let mut r = JsonReader::new(path, &bytes)?;
+    let mut out: Vec<(String, RevisitedGt)> = Vec::new();
+    let mut queries = HashSet::new();
+    r.object(
+        "expected a JSON object {query_id: {easy, hard, junk}}",
+        |r, q| {
+            if q.is_empty() {
+                return Err(r.error("an empty query id"));
+            }
+            if !queries.insert(q.clone()) {
+                return Err(r.error(format!("duplicate query id {q:?}")));
+            }
+            let g = read_query_lists(r, &q)?;
+            out.push((q, g));
+            Ok(())
+        },
+    )?;
+    r.finish()?;
+    if out.is_empty() {
         return Err(Error::input(
             path,
             "the revisited ground truth holds no query",
         ));
     }
-    let mut out = Vec::with_capacity(obj.len());
-    for (q, entry) in obj {
-        let e = entry.as_object().ok_or_else(|| {
-            Error::input(
-                path,
-                format!("query {q:?}: expected an object with easy/hard/junk lists"),
-            )
-        })?;
-        if e.contains_key("easy") && e.contains_key("ok") {
-            return Err(Error::input(
-                path,
-                format!("query {q:?}: both \"easy\" and \"ok\", two spellings of one list"),
-            ));
-        }
-        let mut g = RevisitedGt::default();
-        for (key, list) in e {
-            let target = match key.as_str() {
-                "easy" | "ok" => &mut g.easy,
-                "hard" => &mut g.hard,
-                "junk" => &mut g.junk,
-                other => {
-                    return Err(Error::input(
-                        path,
-                        format!(
-                            "query {q:?}: unknown list {other:?} (expected easy, hard, junk or ok)"
-                        ),
-                    ))
-                }
-            };
-            let arr = list.as_array().ok_or_else(|| {
-                Error::input(
-                    path,
-                    format!("query {q:?}: {key:?} must be an array of ids"),
-                )
-            })?;
-            for x in arr {
-                let id = x.as_str().ok_or_else(|| {
-                    Error::input(path, format!("query {q:?}: {key:?} holds a non-string id"))
-                })?;
-                target.push(id.to_string());
-            }
-        }
-        let mut seen = HashSet::new();
-        for id in g.easy.iter().chain(&g.hard).chain(&g.junk) {
-            if !seen.insert(id.as_str()) {
-                return Err(Error::input(
-                    path,
-                    format!("query {q:?}: id {id:?} is listed twice (easy/hard/junk overlap)"),
-                ));
-            }
-        }
-        out.push((q.clone(), g));
-    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(out)
+}
+
+/// The list a key names (`ok` is INSTRE's spelling of `easy`).
+fn list_name(key: &str) -> &str {
+    if key == "ok" {
+        "easy"
+    } else {
+        key
+    }
+}
+
+/// The lists of query `q` (the reader placed at its object): `easy` (or `ok`), `hard`, `junk`,
+/// each at most once, with non-empty ids listed once over the three.
+fn read_query_lists(r: &mut JsonReader, q: &str) -> Result<RevisitedGt> {
+    let mut g = RevisitedGt::default();
+    let mut keys: Vec<String> = Vec::new();
+    let mut ids = HashSet::new();
+    let what = format!("query {q:?}: expected an object with easy/hard/junk lists");
+    r.object(&what, |r, key| {
+        let target = match key.as_str() {
+            "easy" | "ok" => &mut g.easy,
+            "hard" => &mut g.hard,
+            "junk" => &mut g.junk,
+            other => {
+                return Err(r.error(format!(
+                    "query {q:?}: unknown list {other:?} (expected easy, hard, junk or ok)"
+                )))
+            }
+        };
+        if let Some(first) = keys.iter().find(|k| list_name(k) == list_name(&key)) {
+            return Err(r.error(match first == &key {
+                true => format!("query {q:?}: list {key:?} given twice"),
+                false => {
+                    format!("query {q:?}: both \"easy\" and \"ok\", two spellings of one list")
+                }
+            }));
+        }
+        keys.push(key.clone());
+        r.array(
+            &format!("query {q:?}: {key:?} must be an array of ids"),
+            |r| {
+                let id = r.expect_string(&format!("query {q:?}: {key:?} holds a non-string id"))?;
+                if id.is_empty() {
+                    return Err(r.error(format!("query {q:?}: an empty id in {key:?}")));
+                }
+                if !ids.insert(id.clone()) {
+                    return Err(r.error(format!(
+                        "query {q:?}: id {id:?} is listed twice (easy/hard/junk overlap)"
+                    )));
+                }
+                target.push(id);
+                Ok(())
+            },
+        )
+    })?;
+    Ok(g)
 }
 
 /// One query's AP under a protocol; `None` when the protocol leaves it no positive.

@@ -281,3 +281,44 @@ fn gldv2_map_at_100_matches_the_kaggle_metric() {
     let m = total / per.len() as f64;
     assert!((m - r["map"].as_f64().unwrap()).abs() < 1e-12);
 }
+
+/// The revisited ground truth is read key by key: what a JSON map would hide (a query or a list
+/// given twice, the last one winning) is refused with the line, as in the plain ground truth;
+/// a byte order mark is skipped and the queries come sorted by id.
+#[test]
+fn revisited_gt_refuses_what_a_map_would_hide() {
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join("gnd.json");
+    let read = |text: &[u8]| {
+        std::fs::write(&path, text).unwrap();
+        read_revisited_gt(&path)
+    };
+    for (text, says) in [
+        (
+            &br#"{"q1": {"easy": ["a"]}, "q1": {"easy": ["d"]}}"#[..],
+            "duplicate query id \"q1\"",
+        ),
+        (
+            br#"{"q1": {"easy": ["a"], "easy": ["d"]}}"#,
+            "list \"easy\" given twice",
+        ),
+        (
+            br#"{"q1": {"ok": ["a"], "easy": ["d"]}}"#,
+            "two spellings of one list",
+        ),
+        (br#"{"q1": {"easy": [""]}}"#, "an empty id in \"easy\""),
+        (br#"{"": {"easy": ["a"]}}"#, "an empty query id"),
+        (br#"{}"#, "holds no query"),
+        (br#"{"q1": {"easy": ["a"]}} x"#, "line 1"),
+    ] {
+        let e = read(text).unwrap_err().to_string();
+        assert!(e.contains("gnd.json") && e.contains(says), "{e}");
+    }
+    let gt = read(b"\xef\xbb\xbf{\"q2\": {\"hard\": [\"b\"]}, \"q1\": {\"ok\": [\"a\"]}}").unwrap();
+    let ids: Vec<&str> = gt.iter().map(|(q, _)| q.as_str()).collect();
+    assert_eq!(ids, ["q1", "q2"]);
+    assert_eq!(
+        (gt[0].1.easy.clone(), gt[1].1.hard.clone()),
+        (vec!["a".to_string()], vec!["b".to_string()])
+    );
+}

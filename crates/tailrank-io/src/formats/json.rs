@@ -127,14 +127,14 @@ pub(crate) enum Scalar {
 /// A small order-preserving JSON reader over a byte buffer, with messages that name the file,
 /// the line and the column. Used for the results and the JSON ground truth, where the order of
 /// keys matters and duplicated keys must be caught (a generic map would hide both).
-pub(crate) struct JsonReader<'a> {
+pub struct JsonReader<'a> {
     path: &'a Path,
     b: &'a [u8],
     pos: usize,
 }
 
 impl<'a> JsonReader<'a> {
-    pub(crate) fn new(path: &'a Path, b: &'a [u8]) -> Result<Self> {
+    pub fn new(path: &'a Path, b: &'a [u8]) -> Result<Self> {
         if let [0x80, proto @ 2..=5, ..] = b {
             return Err(Error::unsupported(
                 path,
@@ -157,7 +157,7 @@ impl<'a> JsonReader<'a> {
     }
 
     /// An error at the current position: `path: line L, column C: msg`.
-    pub(crate) fn error(&self, msg: impl AsRef<str>) -> Error {
+    pub fn error(&self, msg: impl AsRef<str>) -> Error {
         let upto = &self.b[..self.pos.min(self.b.len())];
         let line = upto.iter().filter(|&&c| c == b'\n').count() + 1;
         let line_start = upto.iter().rposition(|&c| c == b'\n').map_or(0, |p| p + 1);
@@ -199,7 +199,7 @@ impl<'a> JsonReader<'a> {
 
     /// Iterate over the entries of an object, calling `f(reader, key)` with the reader placed at
     /// the value, which `f` must consume. `what` describes the expected object in messages.
-    pub(crate) fn object<F>(&mut self, what: &str, mut f: F) -> Result<()>
+    pub fn object<F>(&mut self, what: &str, mut f: F) -> Result<()>
     where
         F: FnMut(&mut Self, String) -> Result<()>,
     {
@@ -210,7 +210,7 @@ impl<'a> JsonReader<'a> {
     }
 
     /// Iterate over the elements of an array, calling `f(reader)` at each element.
-    pub(crate) fn array<F>(&mut self, what: &str, f: F) -> Result<()>
+    pub fn array<F>(&mut self, what: &str, f: F) -> Result<()>
     where
         F: FnMut(&mut Self) -> Result<()>,
     {
@@ -251,7 +251,7 @@ impl<'a> JsonReader<'a> {
     }
 
     /// Read a string value (`what` describes it in the message when something else is found).
-    pub(crate) fn expect_string(&mut self, what: &str) -> Result<String> {
+    pub fn expect_string(&mut self, what: &str) -> Result<String> {
         if self.peek() == Some(b'"') {
             self.string()
         } else {
@@ -525,7 +525,7 @@ impl<'a> JsonReader<'a> {
     }
 
     /// Check that nothing but whitespace follows the top-level value.
-    pub(crate) fn finish(&mut self) -> Result<()> {
+    pub fn finish(&mut self) -> Result<()> {
         if self.peek().is_some() {
             let found = self.found();
             return Err(self.error(format!("unexpected content after the JSON value: {found}")));
