@@ -73,7 +73,8 @@ def t(f):
     return int(f * 2.0**64)
 RANGES = {"s10": (0, .1), "s20": (0, .2), "s25": (0, .25), "i10_20": (.1, .2),
           "i20_40": (.2, .4), "i10_40": (.1, .4), "i25_40": (.25, .4),
-          "s04": (0, .04), "i04_08": (.04, .08), "i08_20": (.08, .2), "i10_30": (.1, .3)}
+          "s04": (0, .04), "i04_08": (.04, .08), "i08_20": (.08, .2), "i10_30": (.1, .3),
+          "i25_30": (.25, .3)}
 for name, (a, b) in RANGES.items():
     keep = np.nonzero((h >= np.uint64(t(a))) & (h < np.uint64(t(b))))[0]
     ids = [pool_ids[j] for j in keep]
@@ -460,6 +461,15 @@ fn grown_summaries_equal_direct_scans() {
         [0.4, 0.25, 0.125, 0.0625, 0.03125]
     );
     assert_subsets_are_direct(d, "g25_40");
+    // 0.25 → 0.3: the direct shard cut 0.225 is nearest the base's end 0.25, where the base's
+    // shards stop and the increment's start (it was kept at 0.225, which no base subset ends at:
+    // refused).
+    scan(d, &["i25_30.npy"], "0.3", Some("0.25"), "4", "part25_30");
+    ok(&tailrank(
+        d,
+        &["grow", "base25", "part25_30", "-o", "g25_30"],
+    ));
+    assert_subsets_are_direct(d, "g25_30");
     fails(
         &tailrank(d, &["grow", "base25", "part25_40h3", "-o", "bad"]),
         &["cannot grow", "drift shard", "--drift-shards"],

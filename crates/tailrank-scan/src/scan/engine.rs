@@ -164,11 +164,14 @@ impl ScanOutput {
     }
 }
 
-/// Run `f` on a local rayon pool of `threads` threads, or on the current pool when `None`.
+/// Run `f` on a local rayon pool of `threads` threads (checked first: `check_threads`), or on
+/// the current pool when `None`.
 pub fn with_threads<T>(threads: Option<usize>, f: impl FnOnce() -> Result<T> + Send) -> Result<T>
 where
     T: Send,
 {
+    // Refused before any thread starts (100,000 threads would be started, then refused).
+    crate::scan::config::check_threads(threads)?;
     match threads {
         Some(n) => {
             let pool = rayon::ThreadPoolBuilder::new()

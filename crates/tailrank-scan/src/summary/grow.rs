@@ -135,8 +135,8 @@ fn near(a: u64, b: u64) -> bool {
 /// (levels `[0, t(f/2^ℓ))`, H equal shards of `[0, t(f))`), except that below `t(f_b)` a
 /// boundary the base does not hold is moved onto one it holds (docs/reference/summary-format.md,
 /// "Which factors"): level ℓ becomes the base level nearest `f/2^ℓ` by ratio (below grown
-/// level ℓ − 1; the smaller on a tie), a shard cut the nearest base shard boundary (the lower
-/// on a tie).
+/// level ℓ − 1; the smaller on a tie), a shard cut the nearest base shard boundary, the base's
+/// end `t(f_b)` included (the lower on a tie).
 /// Boundaries at or above `t(f_b)` are the part's and stay. For `f = 2^k f_b` nothing
 /// moves: the subsets are the direct scan's.
 fn grown_subsets(base: &Summary, f: f64) -> Result<Vec<Subset>> {
@@ -189,7 +189,7 @@ fn grown_subsets(base: &Summary, f: f64) -> Result<Vec<Subset>> {
             .copied()
             .filter(|&b| b > cuts[i - 1])
             .min_by_key(|&b| (b.abs_diff(c), b));
-        if let Some(b) = nearest.filter(|&b| b < end_b) {
+        if let Some(b) = nearest.filter(|&b| b <= end_b) {
             cuts[i] = b;
         }
     }
