@@ -153,7 +153,8 @@ impl ArraySource {
 /// unless empty, and `rows · dim · element size` bytes addressable without overflow.
 fn array_view(label: &str, array: &Bound<'_, PyAny>) -> PyResult<ArrayView> {
     // The address below is read as memory: only a real numpy array vouches for it (any
-    // object can carry an `__array_interface__` dict with a made-up address).
+    // object can carry an `__array_interface__` dict with a made-up address, a subclass of
+    // ndarray too: its interface is read through ndarray's own descriptor).
     let ndarray = array.py().import("numpy")?.getattr("ndarray")?;
     if !array.is_instance(&ndarray)? {
         return Err(input_err(format!(
@@ -161,7 +162,8 @@ fn array_view(label: &str, array: &Bound<'_, PyAny>) -> PyResult<ArrayView> {
             array.get_type().name()?
         )));
     }
-    let iface = array.getattr("__array_interface__").map_err(|_| {
+    let own_interface = ndarray.getattr("__array_interface__")?;
+    let iface = own_interface.call_method1("__get__", (array,)).map_err(|_| {
         input_err(format!(
             "{label}: descriptors must be a numpy array (no __array_interface__)"
         ))

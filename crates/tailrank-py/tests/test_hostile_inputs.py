@@ -133,3 +133,47 @@ def test_masked_descriptors_are_refused_not_unmasked(bench):
     plain = np.ma.masked_array(a, mask=False)
     assert tailrank.scan(q, c, (ids, plain), bench["gt"], top_m=10) == \
         tailrank.scan(q, c, (ids, a), bench["gt"], top_m=10)
+
+
+def test_ids_must_be_flat_and_positives_ordered(bench):
+    """A column of ids (a 2-D array, nested lists) went through ``str`` as "['id']": another
+    hash sample, silently; a set of positives made the ground truth's digest depend on the
+    process's hash seed (two shard summaries would not merge). Both are refused."""
+    q, c = arrays(bench)
+    ids, rows = bench["shard_ids"][0], bench["shards"][0]
+    with pytest.raises(tailrank.InputError, match=r"one-dimensional .* shape \(400, 1\)"):
+        tailrank.scan(q, c, [(np.array(ids)[:, None], rows)], bench["gt"], fraction=0.25)
+    with pytest.raises(tailrank.InputError, match="an id is a list"):
+        tailrank.scan(q, c, [([[i] for i in ids], rows)], bench["gt"], fraction=0.25)
+    with pytest.raises(tailrank.InputError, match="one-dimensional"):
+        tailrank.sample_ids(np.array(ids)[:, None], 0.25)
+    gt = {k: set(v) for k, v in bench["gt"].items()}
+    with pytest.raises(tailrank.InputError, match="positives of query .* not a set"):
+        tailrank.scan(q, c, [(ids, rows)], gt)
+
+
+def test_too_many_threads_are_refused_before_any_starts(bench):
+    q, c = arrays(bench)
+    with pytest.raises(tailrank.OptionError, match="threads = 100000 is more than"):
+        tailrank.scan(q, c, [(bench["shard_ids"][0], bench["shards"][0])], bench["gt"],
+                      threads=100_000)
+
+
+def test_an_array_subclass_cannot_lie_about_its_memory():
+    """The native layer reads an array's memory at the address its interface gives: a subclass
+    that reports a larger shape through its own ``__array_interface__`` is read by ndarray's."""
+    from tailrank import _native
+
+    class Liar(np.ndarray):
+        @property
+        def __array_interface__(self):
+            return {"typestr": "<f4", "shape": (1_000_000, 32), "strides": None,
+                    "data": (self.ctypes.data, False), "version": 3}
+
+    a = (np.ones((2, 32)) / np.sqrt(32)).astype(np.float32)
+    ids = "\n".join(str(i) for i in range(1_000_000)).encode()
+    src = {"label": "x", "ids": ids, "array": a.view(Liar)}
+    q = {"label": "q", "ids": b"q", "array": a[:1].copy()}
+    c = {"label": "c", "ids": b"c", "array": a[1:].copy()}
+    with pytest.raises(tailrank.InputError, match="1000000 ids for 2 rows"):
+        _native.scan_native(q, c, [src], ("queries", ["q"], [["c"]]), threads=1)

@@ -114,6 +114,10 @@ def test_ray_refuses_a_shard_listed_twice(bench, cluster):
     with pytest.raises(tailrank.TailrankError, match="shards_per_task"):
         tray.scan(paths, bench["queries_path"], bench["core_path"], bench["gt_path"],
                   shards_per_task=0)
+    # A task of more threads than any node has CPUs would wait forever: refused.
+    with pytest.raises(tailrank.OptionError, match="threads_per_task = 3 .* largest node has 2"):
+        tray.scan(paths, bench["queries_path"], bench["core_path"], bench["gt_path"],
+                  threads_per_task=3)
 
 
 def test_a_task_error_is_a_tailrank_error(bench, cluster, tmp_path):

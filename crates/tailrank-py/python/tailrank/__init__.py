@@ -101,6 +101,11 @@ def _is_path(x: Any) -> bool:
 def _id(x: Any, label: str) -> str:
     """One id as text: ``bytes`` decoded as UTF-8, anything else through ``str``; an id that is
     no UTF-8 text (undecodable bytes, a lone surrogate) is refused naming ``label``."""
+    if isinstance(x, (list, tuple, set, frozenset, dict, np.ndarray)):
+        raise InputError(
+            f"{label}: an id is a {type(x).__name__} ({x!r}), not one id: give the ids as a flat "
+            "sequence (a 2-D array's column: ids[:, 0] or ids.ravel())"
+        )
     try:
         t = x.decode() if isinstance(x, bytes) else str(x)
         t.encode()
@@ -117,6 +122,11 @@ def _check_id_sequence(ids: Any, label: str) -> None:
         raise InputError(
             f"{label}: ids must be an ordered sequence (list, tuple, array), not a "
             f"{type(ids).__name__}: a set has no order to pair its ids with rows"
+        )
+    if isinstance(ids, np.ndarray) and ids.ndim != 1:
+        raise InputError(
+            f"{label}: ids must be a one-dimensional sequence, got an array of shape "
+            f"{ids.shape} (ids.ravel() or ids[:, 0] gives the flat list)"
         )
 
 
@@ -280,6 +290,12 @@ def _gt(gt: Any) -> Any:
             if isinstance(ps, (str, bytes)) or not isinstance(ps, Iterable):
                 what = "not one string" if isinstance(ps, (str, bytes)) else f"got {type(ps).__name__}"
                 raise InputError(f"gt: the positives of query {q!r} must be a list of ids, {what}")
+            if isinstance(ps, (set, frozenset)):
+                raise InputError(
+                    f"gt: the positives of query {q!r} must be a list of ids, not a "
+                    f"{type(ps).__name__}: its order changes from one process to the next, and "
+                    "the ground truth's digest with it (summaries of two shards would not merge)"
+                )
         pos = [[_id(p, f"gt: query {q!r}") for p in ps] for q, ps in zip(qids, gt.values())]
         return (DICT_QUERY_SET, qids, pos)
     raise InputError(f"gt: expected a path or a dict {{query: [positives]}}, got {type(gt).__name__}")

@@ -115,6 +115,14 @@ def scan(
     fraction = tailrank._scan_fraction(fraction, after)
     if not ray.is_initialized():
         ray.init(address=address)
+    # A task reserves threads_per_task CPUs of one node: above the largest node it never starts.
+    node_cpus = [n["Resources"].get("CPU", 0) for n in ray.nodes() if n.get("Alive")]
+    if node_cpus and threads_per_task > max(node_cpus):
+        raise OptionError(
+            f"ray.scan: threads_per_task = {threads_per_task} reserves that many Ray CPUs per task, "
+            f"but the largest node has {max(node_cpus):g}: no task could start "
+            f"(give threads_per_task <= {int(max(node_cpus))})"
+        )
     if shards_per_task is None:
         cpus = ray.cluster_resources().get("CPU", 1)
         shards_per_task = default_shards_per_task(len(shards), cpus, threads_per_task)
