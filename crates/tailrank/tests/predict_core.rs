@@ -605,3 +605,37 @@ fn the_move_follows_the_pool_size() {
     assert!(cv.excess_centre.is_none());
     assert!((cv.points[0].estimate - c.unmoved_map_at_k).abs() < 1e-9);
 }
+
+/// One query: the query bootstrap has nothing to resample. Its interval was [x, x] with
+/// SE 0, and the drift test divided a shard difference by a 1e-17 noise (z = inf, "drift
+/// flagged"); now neither is computed and a warning says so.
+#[test]
+fn one_query_has_no_bootstrap_and_no_drift_test() {
+    let sy = synth(&SynthOpts {
+        queries: 1,
+        ..SynthOpts::default()
+    });
+    let mut opts = quick(1000);
+    opts.bootstrap = 50;
+    let p = predict(&sy.summary, &opts).unwrap();
+    assert!(
+        p.std_error.is_nan() && p.bca.lo.is_nan(),
+        "{:?} {:?}",
+        p.std_error,
+        p.bca
+    );
+    assert!(p.drift.is_none());
+    assert!(p
+        .warnings
+        .iter()
+        .any(|w| w.starts_with("1 query: the query bootstrap")));
+    let json = serde_json::to_string(&tailrank::predict::json::prediction_json(&p)).unwrap();
+    assert!(!json.contains("inf"), "{json}");
+    // Two queries resample.
+    let two = synth(&SynthOpts {
+        queries: 2,
+        ..SynthOpts::default()
+    });
+    let p = predict(&two.summary, &opts).unwrap();
+    assert!(p.std_error > 0.0 && p.drift.is_some() && p.warnings.is_empty());
+}

@@ -56,9 +56,11 @@ pub struct QuerySummaryStats {
 }
 
 impl QueryBootstrap {
-    /// Draw `b` replicates of `q` indices with stream 0 of `seed`.
+    /// Draw `b` replicates of `q` indices with stream 0 of `seed`: the query bootstrap of the
+    /// intervals over query sets. None when `q < 2`: each replicate of one query is that query,
+    /// a zero-width interval and infinite z-scores that say nothing about other query sets.
     pub fn new(q: usize, b: usize, seed: u64) -> Self {
-        Self::with_stream(q, b, seed, 0)
+        Self::with_stream(q, if q < 2 { 0 } else { b }, seed, 0)
     }
 
     /// Draw `b` replicates of `q` indices with RNG stream `stream`.

@@ -184,7 +184,8 @@ impl Budget {
     }
 }
 
-/// Drift check over the summary's shards (None with fewer than 2 shards).
+/// Drift check over the summary's shards (None with fewer than 2 shards, or fewer than 2
+/// queries: one query's shard differences have no spread to measure them against).
 pub fn drift(
     s: &Summary,
     boot: &QueryBootstrap,
@@ -192,7 +193,7 @@ pub fn drift(
     opts: &PredictOptions,
 ) -> Result<Option<Drift>> {
     let shards = s.shard_indices();
-    if shards.len() < 2 {
+    if shards.len() < 2 || s.queries.len() < 2 {
         return Ok(None);
     }
     let mut aps = Vec::with_capacity(shards.len());

@@ -535,6 +535,7 @@ pub fn predict_without_next_step(s: &Summary, opts: &PredictOptions) -> Result<P
     let fell_back = opts.fit == FitMode::LevelSelected
         && matches!(opts.estimator, Estimator::Evt(_))
         && p.baselines.level_selected.is_none();
+    p.warnings.extend(one_query_warning(s.queries.len(), opts));
     if fell_back {
         p.warnings.push(format!(
             "the level-selected fit needs at least {} nesting levels and the summary has {}: \
@@ -545,6 +546,18 @@ pub fn predict_without_next_step(s: &Summary, opts: &PredictOptions) -> Result<P
         ));
     }
     Ok(p)
+}
+
+/// The warning of a prediction over fewer than two queries with a bootstrap asked for: the
+/// query bootstrap has nothing to resample (`QueryBootstrap::new` draws none).
+fn one_query_warning(queries: usize, opts: &PredictOptions) -> Option<String> {
+    (queries < 2 && opts.bootstrap > 0).then(|| {
+        format!(
+            "{queries} query: the query bootstrap has nothing to resample, so there is no \
+             interval over query sets, no drift test and no standard error for the verdict's \
+             tests"
+        )
+    })
 }
 
 /// [`fit_choice::resolve`] with the exact metric of the sample gallery its selection predicts.
@@ -610,6 +623,7 @@ pub fn predict_from_hardness(
             hit_scales: meta.hit_scales,
         },
     )?;
+    p.warnings.extend(one_query_warning(qs.len(), opts));
     p.next_step.message =
         "No projection: a hardness file has no nested levels to measure how the width scales \
          with the sample."

@@ -318,7 +318,7 @@ fn level_rows(t: &mut String, p: &Prediction) {
     };
     let _ = writeln!(t, "{:<w$} {verdict}", "budget");
     let drift = match &p.drift {
-        None => "n/a (no drift shards)".to_string(),
+        None => "n/a (fewer than 2 drift shards, or 1 query)".to_string(),
         Some(d) => format!(
             "{} over {} shards: max |z| = {:.2}, chi2 = {:.2} on {} dof{}",
             if d.flagged { "FLAGGED" } else { "ok" },
