@@ -138,3 +138,28 @@ fn the_printed_rerun_command_reproduces_the_prediction() {
         assert_eq!(line(&rerun, start), line(&stdout, start));
     }
 }
+
+/// Without a query bootstrap the full table says there is no interval over query sets (it
+/// printed "[NaN, NaN] misses the truth").
+#[test]
+fn demo_without_a_bootstrap_names_the_missing_interval() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("demo");
+    let args = [
+        "demo",
+        "--queries",
+        "20",
+        "--bootstrap",
+        "0",
+        "--details",
+        "--out",
+    ];
+    let args = args.iter().map(OsStr::new).chain([out.as_os_str()]);
+    let text = tailrank_test_support::cli::stdout_ok(args);
+    let line = text.lines().find(|l| l.starts_with("PREDICTED (")).unwrap();
+    assert!(
+        line.ends_with("no interval over query sets (no query bootstrap)"),
+        "{text}"
+    );
+    assert!(!text.contains("NaN"), "{text}");
+}

@@ -49,9 +49,19 @@ pub fn demo_table(t: &Truth, p: &Prediction, files: &SimulationFiles) -> String 
         pct6(t.map_at_k)
     );
     let covered = p.percentile.lo <= t.map_at_k && t.map_at_k <= p.percentile.hi;
+    let interval = match p.percentile.lo.is_nan() {
+        true => "no interval over query sets (no query bootstrap)".to_string(),
+        false => format!(
+            "{} interval over query sets [{}, {}] {} the truth",
+            super::confidence_label(p.options.confidence),
+            pct6(p.percentile.lo).trim(),
+            pct6(p.percentile.hi).trim(),
+            if covered { "covers" } else { "misses" }
+        ),
+    };
     let _ = writeln!(
         s,
-        "{:<34} {:>9} {:>+10.2}   {} interval over query sets [{}, {}] {} the truth",
+        "{:<34} {:>9} {:>+10.2}   {interval}",
         format!(
             "PREDICTED ({}{}, {})",
             p.options.estimator_name(),
@@ -66,10 +76,6 @@ pub fn demo_table(t: &Truth, p: &Prediction, files: &SimulationFiles) -> String 
         ),
         pct6(p.estimate),
         100.0 * (p.estimate - t.map_at_k),
-        super::confidence_label(p.options.confidence),
-        pct6(p.percentile.lo).trim(),
-        pct6(p.percentile.hi).trim(),
-        if covered { "covers" } else { "misses" }
     );
     let b = &p.baselines;
     let other_fit = match p.options.fit {
