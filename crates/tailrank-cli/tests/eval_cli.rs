@@ -422,6 +422,34 @@ fn ilias_layout_matches_official_per_query_set() {
     ]);
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["sets"].as_array().unwrap().len(), 1);
+    // Chosen by name among several, the uncovered set is not skipped: its queries are missing.
+    let o = tailrank(&[
+        "--results",
+        p(&r2),
+        "--gt",
+        p(d.path()),
+        "--set",
+        "image,text",
+    ]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("inst0/text"),
+        "{}",
+        stderr(&o)
+    );
+    let o = tailrank(&[
+        "--results",
+        p(&r2),
+        "--gt",
+        p(d.path()),
+        "--set",
+        "image,text",
+        "--missing-as-zero",
+    ]);
+    assert!(
+        o.status.success() && stdout(&o).contains("text"),
+        "{}",
+        stderr(&o)
+    );
     let o = tailrank(&["--results", p(&r2), "--gt", p(d.path()), "--set", "video"]);
     assert!(
         !o.status.success() && stderr(&o).contains("video"),

@@ -446,6 +446,7 @@ fn evaluate_native(
         .collect::<tailrank::Result<Vec<_>>>()
         .map_err(err)?;
     let results = results_of(py, results)?;
+    let chosen_sets = sets.as_ref().is_some_and(|v| !v.is_empty());
     let query_sets: Vec<QuerySet> =
         if let Ok((name, qids, pos)) = gt.extract::<(String, Vec<String>, Vec<Vec<String>>)>() {
             vec![py
@@ -463,6 +464,7 @@ fn evaluate_native(
         k,
         missing: MissingPolicy::zero_if(missing_as_zero),
         metrics,
+        chosen_sets,
     };
     let report = py
         .allow_threads(|| evaluate_results_for(&query_sets, &results, &opts))

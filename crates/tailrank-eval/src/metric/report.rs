@@ -22,6 +22,8 @@ pub struct EvalOptions {
     pub k: usize,
     pub missing: MissingPolicy,
     pub metrics: Vec<MetricName>,
+    /// The sets were chosen by name (`--set`): none of them is skipped for having no result.
+    pub chosen_sets: bool,
 }
 
 impl EvalOptions {
@@ -31,6 +33,7 @@ impl EvalOptions {
             k,
             missing,
             metrics: Vec::new(),
+            chosen_sets: false,
         }
     }
 
@@ -309,7 +312,8 @@ pub fn evaluate_counts(query: &str, pos: &[PositiveCounts], k: usize) -> QueryRe
 ///
 /// When several sets are given and a set has no query at all in the results (e.g. an image-only
 /// results file against the ILIAS ground truth with its text set), that set is skipped with a
-/// warning; it is an error when no set has any result. A single set is always evaluated.
+/// warning; it is an error when no set has any result. A single set, and a set chosen by name
+/// (`opts.chosen_sets`), is always evaluated.
 pub fn evaluate_results_for(
     sets: &[QuerySet],
     results: &Results,
@@ -324,7 +328,7 @@ pub fn evaluate_results_for(
     for set in sets {
         known.extend(set.query_ids.iter().map(String::as_str));
         let covered = set.query_ids.iter().any(|q| results.get(q).is_some());
-        if !covered && sets.len() > 1 {
+        if !covered && sets.len() > 1 && !opts.chosen_sets {
             warnings.push(format!(
                 "{}: no query of set {:?} has results; set skipped",
                 results.path.display(),

@@ -71,6 +71,7 @@ impl EvalRequest {
             k,
             missing: self.missing,
             metrics: self.metrics.clone(),
+            chosen_sets: !self.sets.is_empty(),
         };
         if k == 0 {
             return Err(Error::option("--k: k must be at least 1"));
@@ -80,7 +81,8 @@ impl EvalRequest {
                 let Some(gt) = &self.gt else {
                     return Err(Error::option("--results needs --gt (the ground truth)"));
                 };
-                let sets = select_sets(load_gt(gt, warn)?, &self.sets)?;
+                let sets = select_sets(load_gt(gt, warn)?, &self.sets)
+                    .map_err(|e| Error::new(e.kind(), format!("{}: {e}", gt.display())))?;
                 let results = read_results(r)?;
                 evaluate_results_for(&sets, &results, &opts)
             }
