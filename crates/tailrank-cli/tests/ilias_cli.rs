@@ -282,7 +282,7 @@ fn ilias_exact_and_predicted_match_the_official_logic() {
 
 #[test]
 fn broken_feature_folders_are_refused_naming_the_file() {
-    use tailrank::ErrorKind::{Input, Mismatch};
+    use tailrank::ErrorKind::{Input, Mismatch, Output};
     let dir = tempfile::tempdir().unwrap();
     let cases = [
         (
@@ -332,6 +332,41 @@ fn broken_feature_folders_are_refused_naming_the_file() {
             err.contains(file) && err.contains(words),
             "{variant}: {err}"
         );
+        // With --summary-out, the refused run leaves no new folder behind.
+        let so = dir.path().join(format!("so_{variant}"));
+        let args = [
+            "ilias",
+            "--dataset-dir",
+            &ds,
+            "--features",
+            &feat,
+            "--summary-out",
+        ];
+        let out = tailrank(&[&args[..], &[so.to_str().unwrap()]].concat());
+        assert_eq!(out.status.code(), Some(kind.exit_code()), "{variant}");
+        assert!(!so.exists(), "{variant}: {} left behind", so.display());
+    }
+    // --summary-out inside an input folder is refused (a rerun found the summaries there as
+    // part of the input and refused them), and so is one whose parent does not exist.
+    let (ds, feat) = make_all(dir.path(), &["ok"]).remove(0);
+    let inside = format!("{feat}/summaries");
+    let missing = dir.path().join("no/such").to_string_lossy().into_owned();
+    for (so, words) in [
+        (&inside, "inside the input folder"),
+        (&missing, "does not exist"),
+    ] {
+        let out = tailrank(&[
+            "ilias",
+            "--dataset-dir",
+            &ds,
+            "--features",
+            &feat,
+            "--summary-out",
+            so,
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(Output.exit_code()), "{err}");
+        assert!(err.contains(words) && !Path::new(so).exists(), "{err}");
     }
 }
 

@@ -275,12 +275,10 @@ pub fn create_output_folder(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))
 }
 
-/// Check output `target` (a folder when `dir`) against the command's `inputs` and its other
-/// outputs (`others`, resolved); returns the resolved path (see the module docs).
 /// The output path itself: a file output whose path ends with `/` (a folder's) is refused, as
 /// is one whose parent folder does not exist (tailrank creates no parent folders for an
 /// output).
-fn check_output_path(target: &Path, dir: bool) -> Result<()> {
+pub fn check_output_path(target: &Path, dir: bool) -> Result<()> {
     use std::os::unix::ffi::OsStrExt;
     if !dir && target.as_os_str().as_bytes().ends_with(b"/") {
         return Err(Error::output(
@@ -304,6 +302,8 @@ fn check_output_path(target: &Path, dir: bool) -> Result<()> {
     Ok(())
 }
 
+/// Check output `target` (a folder when `dir`) against the command's `inputs` and its other
+/// outputs (`others`, resolved); returns the resolved path (see the module docs).
 pub fn check_output(
     target: &Path,
     dir: bool,

@@ -504,8 +504,24 @@ pub fn run_ilias(
     let Some(out) = out else {
         return evaluate_ilias(ds, feats, opts, progress).map(|(report, _)| (report, Vec::new()));
     };
+    let created = summary_out_folder(out)?;
+    let result = scan_and_write(ds, feats, opts, out, progress);
+    if result.is_err() && created {
+        let _ = std::fs::remove_dir(out.dir); // only if still empty
+    }
+    result
+}
+
+/// [`run_ilias`] with `--summary-out` once its folder exists: the resumable scan, the report
+/// and the summaries written together.
+fn scan_and_write(
+    ds: &IliasDataset,
+    feats: &FeatureFiles,
+    opts: &IliasOptions,
+    out: &SummaryOutput,
+    progress: &dyn Progress,
+) -> Result<(IliasReport, Vec<String>)> {
     let mut outputs = Transaction::new(&out.inputs);
-    crate::outputs::create_output_folder(out.dir)?;
     let slots = opts
         .sets
         .iter()
@@ -540,6 +556,31 @@ pub fn run_ilias(
     let report = written.map_err(|e| output_failed(&partial_dir, e))?;
     remove_partial(&partial_dir)?;
     Ok((report, resumed.notes(&partial_dir)))
+}
+
+/// Create `--summary-out` (not its parents) unless it exists as a folder; `true` when created.
+/// Refused inside an input folder (the dataset's, the features'): a rerun would find the
+/// summaries there as part of that input and refuse to replace them.
+fn summary_out_folder(out: &SummaryOutput) -> Result<bool> {
+    let dir = crate::outputs::resolve_output(out.dir);
+    for input in out.inputs.iter().filter(|p| p.is_dir()) {
+        if dir.starts_with(crate::outputs::resolve_output(input)) {
+            return Err(Error::output(
+                out.dir,
+                format!(
+                    "inside the input folder {}: give --summary-out a folder outside the \
+                     dataset and feature folders",
+                    input.display()
+                ),
+            ));
+        }
+    }
+    if out.dir.is_dir() {
+        return Ok(false);
+    }
+    crate::outputs::check_output_path(out.dir, true)?;
+    crate::outputs::create_output_folder(out.dir)?;
+    Ok(true)
 }
 
 /// The report of the summaries of [`scan_ilias`] or
