@@ -138,8 +138,8 @@ struct RealizedJson {
     /// the reach towards it (spanned: the tail model's value moved by that share of it).
     spacing_above_map_at_k: Option<f64>,
     spacing_above_weight: Option<f64>,
-    /// The levels' highest prediction at N, spanned when the estimate fell with each of the
-    /// last two doublings.
+    /// The levels' highest prediction at N, spanned when the estimate is lowest at level 0 (of
+    /// levels 0–2).
     levels_high_map_at_k: Option<f64>,
     trend_shift: f64,
     /// The evaluate-at-S value when it capped the upper end (an upper bound of the metric at N).

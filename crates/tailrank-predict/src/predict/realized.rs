@@ -107,8 +107,8 @@
 //!   families for no more coverage than the span to `m_fit`
 //!   (`docs/notes/2026-12-estimator-log.md`, "The level-selected fit").
 //!
-//! - the falling estimate: when the prediction at N fell with each of the last two doublings
-//!   (`Trust::falling_fired`: level 0's is the lowest of levels 0–2), the fits read harder
+//! - the falling estimate: when the prediction at N is lower on the whole sample than on its
+//!   half and its quarter (`Trust::falling_fired`: level 0's is the lowest of levels 0–2), the fits read harder
 //!   the more sample they see, and the smaller samples' readings are as well supported: the
 //!   upper end reaches the levels' highest prediction `m_lev = max_{1≤ℓ≤4} m_ℓ` plus the pool
 //!   noise. *Choice:* on the web families at 10⁸ every reading the interval spans lay below
@@ -190,7 +190,7 @@ pub struct RealizedInterval {
     #[serde(default)]
     pub spacing_above: Option<AboveReach>,
     /// The reach of the upper end towards `m_lev`, the levels' highest prediction at N, when
-    /// the estimate fell with each of the last two doublings (module docs, "the falling
+    /// the estimate is lowest on the whole sample of levels 0–2 (module docs, "the falling
     /// estimate").
     #[serde(default)]
     pub levels_high: Option<LevelsHigh>,

@@ -46,7 +46,7 @@ pub fn verdict_sentence(p: &Prediction) -> String {
             }
             if t.falling_fired() {
                 fired.push(
-                    "the estimate fell with each of the last two doublings of the sample"
+                    "the estimate is lower on the whole sample than on its half and its quarter"
                         .to_string(),
                 );
             }

@@ -312,8 +312,8 @@ fn trust_checks(t: &Value) -> Vec<Check> {
         fired: rises.is_array().then(|| t["falling_fired"] == true),
         sentence: format!(
             "Levels 1 and 2 (a half and a quarter of the sample) predict {} and {} points \
-             against level 0 at N; it fires when both lie at or above it, the estimate having \
-             fallen with each of the last two doublings.",
+             against level 0 at N; it fires when both lie at or above it, the whole sample \
+             reading harder than its half and its quarter.",
             points(&rises[0]),
             points(&rises[1])
         ),

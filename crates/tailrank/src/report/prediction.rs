@@ -371,7 +371,7 @@ fn trust_rows(t: &mut String, p: &Prediction) {
             100.0 * r[0],
             100.0 * r[1],
             if tr.falling_fired() {
-                ": the estimate fell with each of the last two doublings"
+                ": the estimate is lower on the whole sample than on its half and its quarter"
             } else {
                 ""
             }

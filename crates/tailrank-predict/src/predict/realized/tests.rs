@@ -301,7 +301,7 @@ fn an_unsettled_sample_spans_the_count_reading() {
 }
 
 /// The falling estimate: the levels' highest prediction (levels 1 to 4, not deeper) is
-/// read only when the estimate fell with each of the last two doublings, and the upper end
+/// read only when the estimate is lowest on the whole sample (levels 0–2), and the upper end
 /// reaches it plus the pool noise, under the evaluate-at-S ceiling.
 #[test]
 fn a_falling_estimate_reaches_up_to_the_levels_highest() {
