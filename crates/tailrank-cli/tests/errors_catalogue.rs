@@ -732,6 +732,7 @@ fn cases() -> Vec<Case> {
         c("ids-cr-inside", "id list with a bare carriage return inside an id, sampled at f = 0.5", words("sample --ids $DIR/ids_cr.txt --fraction 0.5 -o $DIR/s_cr.txt")),
         c("gt-missing", "ground truth path that does not exist", words("eval --results $DIR/res_ok.json --gt $DIR/nothere.json")),
         // ---- results JSON
+        c("results-folder", "a folder given as the results JSON", words("eval --results $DIR/ilias_ds --gt $DIR/gt.json")),
         c("results-malformed", "results JSON with a missing colon", words("eval --results $DIR/res_malformed.json --gt $DIR/gt.json")),
         c("results-nan", "results JSON with a NaN score", words("eval --results $DIR/res_nan.json --gt $DIR/gt.json")),
         c("results-pickle", "results saved as a Python pickle (the official search.py output)", words("eval --results $DIR/res.pkl --gt $DIR/gt.json")),

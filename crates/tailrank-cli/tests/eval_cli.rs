@@ -812,6 +812,14 @@ fn eval_warns_when_a_tie_block_at_the_cut_decides() {
         }
         assert!(out.contains(map), "k = {k}: {out}");
     }
+    // The cut-offs checked are those of the printed columns: a named metric's, not k's.
+    for (metrics, warned) in [("map@1", true), ("map@2,recall@3", false), ("hit@1", true)] {
+        let o = tailrank(&["--results", p(&r), "--gt", p(&gt), "--metric", metrics]);
+        let err = stderr(&o);
+        let at_1 = err.contains("straddles the cut at k = 1 ");
+        assert!(o.status.success() && at_1 == warned, "{metrics}: {err}");
+        assert!(!err.contains("k = 1000"), "{metrics}: {err}");
+    }
 }
 
 /// A list shorter than k that misses a positive (a search cut at 100 scored at k = 1000) is

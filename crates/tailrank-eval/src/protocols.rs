@@ -36,7 +36,7 @@
 //!
 //! `Plain` is what INSTRE uses with a ground truth that only has `easy` (or `ok`) lists.
 
-use crate::error::{Error, IoContext, Result};
+use crate::error::{Error, Result};
 use crate::formats::json::JsonReader;
 use crate::formats::results::Results;
 use crate::metric::{rank_order, MissingPolicy};
@@ -202,7 +202,7 @@ pub fn map_ranked(ranked: &[Vec<&str>], gts: &[RevisitedGt], protocol: Protocol)
 /// "junk": [...]}}` (missing lists are empty; INSTRE: `{"easy": [...]}` or `{"ok": [...]}` per
 /// query). Queries come sorted by id. Errors name the file.
 pub fn read_revisited_gt(path: &Path) -> Result<Vec<(String, RevisitedGt)>> {
-    let bytes = std::fs::read(path).at(path)?;
+    let bytes = crate::formats::read_input_file(path, "a revisited ground truth")?;
     let mut r = JsonReader::new(path, &bytes)?;
     let mut out: Vec<(String, RevisitedGt)> = Vec::new();
     let mut queries = HashSet::new();
@@ -331,6 +331,14 @@ pub fn evaluate_revisited(
     if protocols.is_empty() {
         return Err(Error::option("no protocol to evaluate"));
     }
+    // Each protocol once, in the order first asked for (`--protocol easy,easy`: one row).
+    let mut distinct: Vec<Protocol> = Vec::with_capacity(protocols.len());
+    for &p in protocols {
+        if !distinct.contains(&p) {
+            distinct.push(p);
+        }
+    }
+    let protocols = &distinct[..];
     let mut rankings: Vec<Option<Vec<&str>>> = Vec::with_capacity(gt.len());
     for (q, _) in gt {
         match results.get(q) {

@@ -231,6 +231,15 @@ fn ilias_layout_errors_name_file_and_line() {
 fn json_ground_truth() {
     let d = tempfile::tempdir().unwrap();
     let p = write(d.path(), "gt.json", r#"{"q2": ["a", "b"], "q1": ["c"]}"#);
+    let escaped = write(d.path(), "esc.json", r#"{"q\u0041": ["\u00e9"]}"#);
+    let sets = load_ground_truth(&escaped).unwrap();
+    assert_eq!(
+        (
+            sets[0].query_ids[0].as_str(),
+            sets[0].positives[0][0].as_str()
+        ),
+        ("qA", "é")
+    );
     let sets = load_ground_truth(&p).unwrap();
     assert_eq!(
         sets,
@@ -253,6 +262,9 @@ fn json_ground_truth() {
         ("{\"q\": [\"a\"],\n \"r\": [\"b\"}", &["line 2"]),
         (r#"["a"]"#, &["JSON object"]),
         (r#"not json"#, &["line 1"]),
+        // Four hex digits after \u: a sign is no digit (Python's json refuses it too).
+        (r#"{"q": ["\u+041"]}"#, &["invalid \\u escape"]),
+        (r#"{"q": ["\u-041"]}"#, &["invalid \\u escape"]),
     ];
     for (text, parts) in cases {
         let p = write(d.path(), "bad.json", text);

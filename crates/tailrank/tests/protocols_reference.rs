@@ -322,3 +322,26 @@ fn revisited_gt_refuses_what_a_map_would_hide() {
         (vec!["a".to_string()], vec!["b".to_string()])
     );
 }
+
+/// A protocol asked for twice (`--protocol easy,easy`) is one row.
+#[test]
+fn a_protocol_named_twice_is_one_row() {
+    let d = tempfile::tempdir().unwrap();
+    let (gt, res) = (d.path().join("gnd.json"), d.path().join("r.json"));
+    std::fs::write(&gt, br#"{"q1": {"easy": ["a"], "hard": ["b"]}}"#).unwrap();
+    std::fs::write(&res, br#"{"q1": {"a": 0.9, "b": 0.5, "x": 0.7}}"#).unwrap();
+    let (gt, res) = (
+        read_revisited_gt(&gt).unwrap(),
+        tailrank::formats::results::read_results(&res).unwrap(),
+    );
+    let protocols = [Protocol::Easy, Protocol::Hard, Protocol::Easy];
+    let r = evaluate_revisited(
+        &res,
+        &gt,
+        &protocols,
+        tailrank::metric::MissingPolicy::Error,
+    )
+    .unwrap();
+    let names: Vec<Protocol> = r.protocols.iter().map(|p| p.protocol).collect();
+    assert_eq!(names, [Protocol::Easy, Protocol::Hard]);
+}

@@ -71,8 +71,8 @@ pub struct ViewArgs {
     /// Print the full JSON report instead of the table.
     #[arg(long)]
     pub json: bool,
-    /// Print the full report (every table of a prediction, with its levels and checks) instead
-    /// of the headline.
+    /// Print the full report instead of the headline (for a prediction: every table, with its
+    /// levels and checks).
     #[arg(long, conflicts_with = "json")]
     pub details: bool,
     /// Also write the report as one self-contained HTML page here (each prediction's page:

@@ -247,8 +247,19 @@ fn short_list_misses_positive(items: &[(String, f64)], positives: &[String], k: 
     positives.iter().any(|p| !listed.contains(p.as_str()))
 }
 
-/// Whether the AP@k of a results list depends on the order inside its tie block at the cut
-/// ([`crate::metric::mixed_block_at_cut`]).
+/// The cut-offs of the columns a report prints: `k`'s (the default columns) when no metric is
+/// named, else the named metrics' (the full AP has none).
+fn printed_cuts(k: usize, metrics: &[MetricName]) -> Vec<usize> {
+    match metrics.is_empty() {
+        true => vec![k],
+        false => (metrics.iter().map(|m| m.cut()))
+            .filter(|&c| c != usize::MAX)
+            .collect(),
+    }
+}
+
+/// Whether the metrics at cut `k` of a results list depend on the order inside its tie block
+/// at the cut ([`crate::metric::mixed_block_at_cut`]).
 fn order_decides_at_cut(items: &[(String, f64)], positives: &[String], k: usize) -> bool {
     if items.len() <= k {
         return false;
@@ -322,6 +333,8 @@ pub fn evaluate_results_for(
     let (k, missing) = (opts.k, opts.missing);
     check_k(k)?;
     let metrics = opts.resolved();
+    let cuts = printed_cuts(k, &metrics);
+    let deepest = cuts.iter().copied().max().unwrap_or(k);
     let mut out = Vec::with_capacity(sets.len());
     let mut known: HashSet<&str> = HashSet::new();
     let mut warnings = Vec::new();
@@ -338,14 +351,19 @@ pub fn evaluate_results_for(
         }
         let mut qs = Vec::with_capacity(set.query_ids.len());
         let mut order_decides: Vec<&str> = Vec::new();
+        let mut decides_at = usize::MAX;
         let mut short: Vec<&str> = Vec::new();
         for (q, pos) in set.query_ids.iter().zip(&set.positives) {
             match results.get(q) {
                 Some(r) => {
-                    if order_decides_at_cut(&r.items, pos, k) {
+                    if let Some(&c) = cuts
+                        .iter()
+                        .find(|&&c| order_decides_at_cut(&r.items, pos, c))
+                    {
                         order_decides.push(q);
+                        decides_at = decides_at.min(c);
                     }
-                    if short_list_misses_positive(&r.items, pos, k) {
+                    if short_list_misses_positive(&r.items, pos, deepest) {
                         short.push(q);
                     }
                     qs.push(evaluate_query(q, &r.items, pos, k, &metrics))
@@ -368,9 +386,9 @@ pub fn evaluate_results_for(
         if !order_decides.is_empty() {
             warnings.push(format!(
                 "{}: set {:?}: for {} quer{} (first: {:?}) a tie block straddles the cut at k = \
-                 {k} holding relevant and non-relevant items: AP@k depends on the order inside \
-                 the block; the file's order is used (non-relevant first gives the scan \
-                 summary's value, docs/reference/metrics.md)",
+                 {decides_at} holding relevant and non-relevant items: the metric at that cut \
+                 depends on the order inside the block; the file's order is used (non-relevant \
+                 first gives the scan summary's value, docs/reference/metrics.md)",
                 results.path.display(),
                 set.name,
                 order_decides.len(),
@@ -380,7 +398,7 @@ pub fn evaluate_results_for(
         }
         if !short.is_empty() {
             warnings.push(format!(
-                "{}: set {:?}: {} quer{} with fewer than k = {k} items listed and a positive \
+                "{}: set {:?}: {} quer{} with fewer than k = {deepest} items listed and a positive \
                  not among them (first: {:?}): a positive not listed counts as not retrieved; \
                  if the search kept fewer items, evaluate at its depth with --k",
                 results.path.display(),
@@ -536,10 +554,16 @@ pub fn evaluate_summary_with(
     }
     let mut warnings = Vec::new();
     let mut order_decides: Vec<String> = Vec::new();
+    let mut decides_at = usize::MAX;
+    let cuts = printed_cuts(k, &metrics);
     let mut counts_of = |q: &str, qi: usize| -> Result<Vec<PositiveCounts>> {
         let pos = positive_counts(s, qi, 0)?;
-        if super::counts::mixed_block_at_cut_counts(&pos, k) {
+        let cut = cuts
+            .iter()
+            .find(|&&c| super::counts::mixed_block_at_cut_counts(&pos, c));
+        if let Some(&c) = cut {
             order_decides.push(q.to_string());
+            decides_at = decides_at.min(c);
         }
         Ok(pos)
     };
@@ -621,9 +645,10 @@ pub fn evaluate_summary_with(
     };
     if !order_decides.is_empty() {
         warnings.push(format!(
-            "summary: for {} quer{} (first: {:?}) a tie block holds the cut at k = {k} with \
-             relevant and non-relevant items: the official AP@k depends on the order inside the \
-             block; the value given is its lowest, non-relevant first (docs/reference/metrics.md)",
+            "summary: for {} quer{} (first: {:?}) a tie block holds the cut at k = {decides_at} \
+             with relevant and non-relevant items: the official metric at that cut depends on the \
+             order inside the block; the value given is its lowest, non-relevant first \
+             (docs/reference/metrics.md)",
             order_decides.len(),
             if order_decides.len() == 1 { "y" } else { "ies" },
             &order_decides[..order_decides.len().min(5)]

@@ -508,6 +508,8 @@ impl<'a> JsonReader<'a> {
         let s = self
             .b
             .get(self.pos..self.pos + 4)
+            // Four hex digits, no sign (`from_str_radix` alone takes "+041").
+            .filter(|h| h.iter().all(u8::is_ascii_hexdigit))
             .and_then(|h| std::str::from_utf8(h).ok())
             .and_then(|h| u32::from_str_radix(h, 16).ok());
         match s {

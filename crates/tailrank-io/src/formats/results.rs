@@ -13,7 +13,7 @@
 //! f64, so Python and tailrank see identical scores (and identical ties).
 
 use crate::atomic::write_file;
-use crate::error::{Error, IoContext, Result};
+use crate::error::{Error, Result};
 use crate::formats::json::{write_json_string, JsonReader, Scalar};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -87,7 +87,7 @@ impl Results {
 /// not finite (naming query and db id), a duplicated query id or duplicated db id in a query.
 pub fn read_results(path: &Path) -> Result<Results> {
     crate::atomic::check_settled(path)?;
-    let bytes = std::fs::read(path).at(path)?;
+    let bytes = super::read_input_file(path, "a results JSON")?;
     parse_results(path, &bytes)
 }
 

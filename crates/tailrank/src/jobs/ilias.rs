@@ -37,7 +37,7 @@ impl IliasJob<'_> {
         let html_slot = r.html.map(|p| html_out.add_file(p)).transpose()?;
         let (ds, feats, warnings) = r.open()?;
         for w in warnings {
-            console.err(&format!("warning: {w}"));
+            console.warn(&w);
         }
         opts.sets = ds.chosen_sets(r.queries);
         // The summaries of all sets are replaced together, never over the dataset or features.
