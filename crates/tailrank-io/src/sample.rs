@@ -68,20 +68,20 @@ impl HashRange {
     pub fn increment(after: f64, fraction: f64) -> Result<Self> {
         let lo = threshold(after).map_err(|_| {
             Error::option(format!(
-                "--after must be a sampling fraction in (0, 1), got {after:?}"
+                "--after (Python `after=`) must be a sampling fraction in (0, 1), got {after:?}"
             ))
         })?;
         let hi = threshold(fraction)?;
         if lo == 0 {
             return Err(Error::option(format!(
-                "--after {after:?} is below 2^-64: the sample at it holds no hash (t = 0), so the \
+                "--after (Python `after=`) {after:?} is below 2^-64: the sample at it holds no hash (t = 0), so the \
                  increment would be the whole sample at {fraction}; give the fraction of the \
                  sample that the increment grows"
             )));
         }
         if after >= fraction || lo >= hi {
             return Err(Error::option(format!(
-                "--after {after} must be below the sampling fraction {fraction}: the increment \
+                "--after (Python `after=`) {after} must be below the sampling fraction {fraction}: the increment \
                  holds the ids with t({after}) <= hash < t({fraction})"
             )));
         }

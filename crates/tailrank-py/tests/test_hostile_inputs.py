@@ -177,3 +177,14 @@ def test_an_array_subclass_cannot_lie_about_its_memory():
     c = {"label": "c", "ids": b"c", "array": a[1:].copy()}
     with pytest.raises(tailrank.InputError, match="1000000 ids for 2 rows"):
         _native.scan_native(q, c, [src], ("queries", ["q"], [["c"]]), threads=1)
+
+
+def test_a_float32_fraction_is_the_decimal_it_prints():
+    """np.float32(0.05) is 0.0500000007 as a double: another hash threshold than the CLI's
+    --fraction 0.05 (a summary that would not merge with the CLI's shards). It is read as the
+    decimal it prints."""
+    ids = [f"img/{i:05d}" for i in range(20000)]
+    assert tailrank.sample_ids(ids, np.float32(0.05)) == tailrank.sample_ids(ids, 0.05)
+    assert tailrank.sample_ids(ids, np.float64(0.05)) == tailrank.sample_ids(ids, 0.05)
+    with pytest.raises(tailrank.OptionError, match=r"--after \(Python `after=`\) 0.2 must be below"):
+        tailrank.sample_ids(ids, 0.1, after=np.float32(0.2))

@@ -163,6 +163,10 @@ def _real(x: Any, name: str, optional: bool = False) -> Optional[float]:
         return None
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
         raise OptionError(f"{name} must be a number, got {x!r}")
+    if isinstance(x, np.floating) and np.finfo(x.dtype).bits < 64:
+        # np.float32(0.05) is 0.0500000007 as a double: another hash threshold than the CLI's
+        # --fraction 0.05. Its shortest decimal is the number that was meant.
+        return float(str(x))
     try:
         return float(x)
     except OverflowError:

@@ -2,6 +2,9 @@ from typing import Any, Optional, Sequence, Union
 
 from . import Descriptors, GroundTruth, PathLike, Summary
 
+THREADS_PER_TASK: int
+MERGE_FANIN: int
+
 def scan(
     shard_paths: Union[PathLike, Sequence[Any]],
     queries: Descriptors,
