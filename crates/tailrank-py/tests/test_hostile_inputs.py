@@ -188,3 +188,19 @@ def test_a_float32_fraction_is_the_decimal_it_prints():
     assert tailrank.sample_ids(ids, np.float64(0.05)) == tailrank.sample_ids(ids, 0.05)
     with pytest.raises(tailrank.OptionError, match=r"--after \(Python `after=`\) 0.2 must be below"):
         tailrank.sample_ids(ids, 0.1, after=np.float32(0.2))
+
+
+def test_a_pool_path_with_its_ids_file_is_one_shard(bench, tmp_path):
+    """``pool=(path, ids_path)`` is one shard, as for queries and core (it was read as two
+    shards, the ids file refused as an unknown descriptor format); two descriptor files in a
+    tuple stay two shards."""
+    import shutil
+
+    path = bench["shard_paths"][0]
+    ids = tmp_path / "elsewhere.txt"
+    shutil.copy(str(path)[: -len(".npy")] + ".ids.txt", ids)
+    args = (bench["queries_path"], bench["core_path"])
+    one = tailrank.scan(*args, (path, ids), bench["gt_path"], top_m=10)
+    assert one == tailrank.scan(*args, path, bench["gt_path"], top_m=10)
+    two = tailrank.scan(*args, tuple(bench["shard_paths"][:2]), bench["gt_path"], top_m=10)
+    assert two == tailrank.scan(*args, list(bench["shard_paths"][:2]), bench["gt_path"], top_m=10)

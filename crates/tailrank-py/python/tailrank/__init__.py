@@ -533,6 +533,13 @@ def _pool_sources(pool: Any) -> Union[List[Dict[str, Any]], Iterator[Any]]:
     (ids, array) blocks (returned as an iterator)."""
     if _is_path(pool):
         return [_source(pool, "pool")]
+    # (path, ids_path) is one shard, as for queries and core; (a.npy, b.npy) two.
+    if isinstance(pool, tuple) and len(pool) == 2 and _is_path(pool[0]):
+        ids_file = pool[1] is None or (
+            _is_path(pool[1]) and not os.fspath(pool[1]).lower().endswith((".npy", ".h5", ".hdf5"))
+        )
+        if ids_file:
+            return [_source(pool, "pool")]
     # (ids, array), unless both items are themselves pairs: then two shards, as in a list.
     if isinstance(pool, tuple) and len(pool) == 2 and not _is_path(pool[0]):
         if not all(isinstance(x, tuple) and len(x) == 2 for x in pool):
