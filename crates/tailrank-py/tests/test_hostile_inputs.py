@@ -204,3 +204,20 @@ def test_a_pool_path_with_its_ids_file_is_one_shard(bench, tmp_path):
     assert one == tailrank.scan(*args, path, bench["gt_path"], top_m=10)
     two = tailrank.scan(*args, tuple(bench["shard_paths"][:2]), bench["gt_path"], top_m=10)
     assert two == tailrank.scan(*args, list(bench["shard_paths"][:2]), bench["gt_path"], top_m=10)
+
+
+def test_a_path_argument_of_another_type_is_an_option_error(bench, tmp_path):
+    """A wrong-typed path was a raw TypeError ("expected str, bytes or os.PathLike"); python.md
+    says a wrong-typed argument is an OptionError naming it. Bytes are a path."""
+    with pytest.raises(tailrank.OptionError, match=r"^summary \(a tailrank.Summary or a folder\)"):
+        tailrank.predict(3)
+    with pytest.raises(tailrank.OptionError, match="^path must be a path"):
+        tailrank.load_summary(3)
+    with pytest.raises(tailrank.OptionError, match="^gt .* must be a path"):
+        tailrank.evaluate_revisited({"q": {"a": 1.0}}, {"q": {"easy": ["a"]}})
+    q, c = arrays(bench)
+    s = tailrank.scan(q, c, [(bench["shard_ids"][0], bench["shards"][0])], bench["gt"], top_m=10)
+    with pytest.raises(tailrank.OptionError, match="^path must be a path"):
+        s.save(3)
+    s.save(bytes(tmp_path / "s"))
+    assert tailrank.load_summary(bytes(tmp_path / "s")) == s

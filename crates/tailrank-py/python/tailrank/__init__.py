@@ -196,6 +196,15 @@ def _flag(x: Any, name: str) -> bool:
     return bool(x)
 
 
+def _path(x: Any, name: str) -> str:
+    """A path argument: ``str``, ``os.PathLike`` or ``bytes`` (decoded as the file system does)."""
+    if isinstance(x, bytes):
+        return os.fsdecode(x)
+    if not _is_path(x):
+        raise OptionError(f"{name} must be a path (str or os.PathLike), got {x!r}")
+    return os.fspath(x)
+
+
 def _text(x: Any, name: str, optional: bool = False) -> Optional[str]:
     """A string argument (a name such as ``"evt"``, a model label); None only if optional."""
     if x is None and optional:
@@ -351,13 +360,15 @@ class Summary:
     @staticmethod
     def load(path: PathLike) -> "Summary":
         """Read a summary folder (written by :meth:`save` or ``tailrank scan``)."""
-        return Summary(_native.NativeSummary.read(os.fspath(path)), os.fspath(path))
+        path = _path(path, "path")
+        return Summary(_native.NativeSummary.read(path), path)
 
     def save(self, path: PathLike) -> None:
         """Write the summary folder at ``path`` (replaced atomically if it exists; never the
         folder this summary, or one it was merged or grown from, was read from, nor a folder
         inside it: an input)."""
-        out = os.path.realpath(os.fspath(path))
+        path = _path(path, "path")
+        out = os.path.realpath(path)
         for src in sorted(self._read_from):
             if out == src or os.path.commonpath([out, src]) == src:
                 where = "is" if out == src else "lies inside"
@@ -778,7 +789,7 @@ def predict(
         warnings.warn("predict(top_m=...) is deprecated: use fit_top=", DeprecationWarning, 2)
         fit_top = top_m
     if not isinstance(summary, Summary):
-        summary = Summary.load(summary)
+        summary = Summary.load(_path(summary, "summary (a tailrank.Summary or a folder)"))
     text, cols = _native.predict_native(
         summary._s,
         pool_size=_count(pool_size, "pool_size", optional=True),
@@ -866,7 +877,7 @@ def evaluate_revisited(
     names = _native.REVISITED_PROTOCOLS if protocols is None else _names(protocols, "protocols")
     text = _native.evaluate_revisited_native(
         _results_arg(results),
-        os.fspath(gt),
+        _path(gt, "gt (the path of a revisited ground truth JSON)"),
         list(names),
         missing_as_zero=_flag(missing_as_zero, "missing_as_zero"),
     )
