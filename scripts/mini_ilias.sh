@@ -7,7 +7,8 @@
 #
 # usage: scripts/mini_ilias.sh [DIR]      (default /tmp/mini-ilias)
 # env:   PYTHON, a Python with numpy and h5py (default: the project's, target/pyenv, made by
-#        scripts/setup-python.sh on first use); extra arguments to `tailrank ilias` in ILIAS_ARGS
+#        scripts/setup-python.sh on first use); extra arguments to `tailrank ilias` in ILIAS_ARGS;
+#        TAILRANK, a tailrank binary to run (default: target/release/tailrank, built here)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DIR=${1:-/tmp/mini-ilias}
@@ -20,7 +21,10 @@ d = sys.argv[1]
 ids = gzip.open(f"{d}/ds/image_ids/distractor_ids.txt.gz", "rt").read().split()
 open(f"{d}/mini_ids.txt", "w").write("".join(i.split("/")[1] + "\n" for i in ids[::2]))
 PY
-cargo build --release -q -p tailrank-cli
+if [ -z "${TAILRANK:-}" ]; then
+  cargo build --release -q -p tailrank-cli
+  TAILRANK=target/release/tailrank
+fi
 # shellcheck disable=SC2086
-target/release/tailrank ilias --dataset-dir "$DIR/ds" --features "$DIR/feat" \
+"$TAILRANK" ilias --dataset-dir "$DIR/ds" --features "$DIR/feat" \
     --selected-ids "$DIR/mini_ids.txt" --k 100 --model synthetic ${ILIAS_ARGS:-}
