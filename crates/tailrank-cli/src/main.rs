@@ -61,7 +61,10 @@ fn main() {
         Command::Validate(a) => cmd::validate::run(a),
         Command::Ilias(a) => cmd::ilias::run(a),
     };
-    result.unwrap_or_else(|e| fail(e))
+    result.unwrap_or_else(|e| fail(e));
+    if let Some(e) = tailrank::jobs::take_stream_failure() {
+        fail(e.into())
+    }
 }
 
 /// End the process on an error: its line on standard error, if that stream still takes it,

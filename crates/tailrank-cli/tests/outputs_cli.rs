@@ -746,6 +746,20 @@ fn a_full_standard_stream_is_an_io_error() {
         "{}",
         stderr(&out)
     );
+    // The job runs to its end and commits (or rolls back) its outputs: no staging folder or
+    // lock is left behind (an exit in the middle of the job left both).
+    let demo = d.path().join("demo");
+    let mut c = Command::new(bin());
+    c.args(["demo", "--queries", "20", "--bootstrap", "0", "--out"]);
+    c.arg(&demo).arg("--html").arg(d.path().join("demo.html"));
+    let out = c.stdout(full().unwrap()).output().unwrap();
+    assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
+    let mut names: Vec<String> = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["demo", "demo.html", "gt.json", "r.json"]);
     // The error line itself cannot be written: the exit code of the error is kept.
     let missing = d.path().join("missing.json");
     let told = eval(&missing).output().unwrap().status.code();
@@ -754,4 +768,35 @@ fn a_full_standard_stream_is_an_io_error() {
         told != Some(101) && out.status.code() == told,
         "{told:?} {out:?}"
     );
+}
+
+/// A results file read from a pipe (`--results <(zcat r.json.gz)`, here `/dev/stdin`) is read to
+/// its end; a folder in its place is refused as bad input.
+#[cfg(target_os = "linux")]
+#[test]
+fn results_are_read_from_a_pipe() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let d = tempfile::tempdir().unwrap();
+    let gt = d.path().join("gt.json");
+    std::fs::write(&gt, r#"{"q1": ["a"]}"#).unwrap();
+    let mut c = Command::new(bin());
+    c.args(["eval", "--results", "/dev/stdin", "--gt"]).arg(&gt);
+    let mut child = c
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(br#"{"q1": {"b": 0.9, "a": 0.5}}"#).unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("50.00"));
+    let o = Command::new(bin())
+        .args(["eval", "--results", d.path().to_str().unwrap(), "--gt"])
+        .arg(&gt)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
 }

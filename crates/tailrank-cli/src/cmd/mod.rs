@@ -92,14 +92,11 @@ pub struct Terminal;
 
 impl tailrank::jobs::Console for Terminal {
     fn out(&mut self, text: &str) {
-        let written = tailrank::jobs::write_std(std::io::stdout(), "standard output", text);
-        written.unwrap_or_else(|e| crate::fail(e.into()));
+        tailrank::jobs::write_std(std::io::stdout(), "standard output", text);
     }
 
     fn err(&mut self, line: &str) {
-        let written =
-            tailrank::jobs::write_std(std::io::stderr(), "standard error", &format!("{line}\n"));
-        written.unwrap_or_else(|e| crate::fail(e.into()));
+        tailrank::jobs::write_std(std::io::stderr(), "standard error", &format!("{line}\n"));
     }
 
     fn progress(&self, task: &str, total: Option<u64>) -> Box<dyn Progress> {

@@ -253,20 +253,12 @@ fn verify_checksum<'t>(path: &Path, text: &'t str) -> Result<&'t str> {
 /// reported first, as they are more specific).
 pub fn read_hardness_csv(path: &Path) -> Result<(HardnessMeta, Vec<QueryHardness>)> {
     crate::atomic::check_settled(path)?;
-    if let Ok(m) = std::fs::metadata(path) {
-        if m.is_dir() {
-            return Err(Error::input(
-                path,
-                "is a folder, not a hardness CSV (`predict --hardness-out` writes one; a summary \
-                 folder is read with `--summary`)",
-            ));
-        }
-        if let Some(what) = tailrank_io::formats::not_a_regular_file(&m) {
-            return Err(Error::input(
-                path,
-                format!("{what}: a hardness CSV must be a regular file"),
-            ));
-        }
+    if path.is_dir() {
+        return Err(Error::input(
+            path,
+            "is a folder, not a hardness CSV (`predict --hardness-out` writes one; a summary \
+             folder is read with `--summary`)",
+        ));
     }
     let raw = std::fs::read_to_string(path).at(path)?;
     let (body, checked) = match verify_checksum(path, &raw) {

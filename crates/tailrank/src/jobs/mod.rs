@@ -46,13 +46,30 @@ pub trait Console {
     }
 }
 
+/// The first refusal of a standard stream by [`write_std`], with the stream's name.
+static STREAM_FAILURE: std::sync::Mutex<Option<(&str, Error)>> = std::sync::Mutex::new(None);
+
 /// Write a job's text to a standard stream (`name`: "standard output" or "standard error") and
-/// flush it: `Err` of kind `io`, naming the stream, where the OS refuses it (a full disk, a
-/// closed descriptor), for the front end to end with its exit code instead of a panic.
-pub fn write_std(mut stream: impl std::io::Write, name: &str, text: &str) -> Result<()> {
-    (stream.write_all(text.as_bytes()))
-        .and_then(|()| stream.flush())
-        .map_err(|e| Error::io(name, e))
+/// flush it. Where the OS refuses it (a full disk), the first refusal is kept, as an `io` error
+/// naming the stream, for [`take_stream_failure`], and later writes to that stream are skipped:
+/// the job runs on, its outputs committed or rolled back as usual, and the front end then ends
+/// with that error (a panic, or an exit in the middle of the job, would leave its staging
+/// behind).
+pub fn write_std(mut stream: impl std::io::Write, name: &'static str, text: &str) {
+    let mut failure = STREAM_FAILURE.lock().unwrap_or_else(|p| p.into_inner());
+    if failure.as_ref().is_some_and(|(failed, _)| *failed == name) {
+        return;
+    }
+    let written = (stream.write_all(text.as_bytes())).and_then(|()| stream.flush());
+    if let (Err(e), None) = (written, failure.as_ref()) {
+        *failure = Some((name, Error::io(name, e)));
+    }
+}
+
+/// The first refusal of a standard stream by [`write_std`], if any (taken: once).
+pub fn take_stream_failure() -> Option<Error> {
+    let mut failure = STREAM_FAILURE.lock().unwrap_or_else(|p| p.into_inner());
+    failure.take().map(|(_, e)| e)
 }
 
 /// The `tailrank CMD: wrote PATH` line on standard error of each file `paths` a job wrote
