@@ -161,5 +161,23 @@ fn whole_pool_scans_compare_their_exact_metrics() {
         "the tail model's reading differs here"
     );
     assert_eq!(c.extrapolation_error, None);
-    assert!(c.separated && c.reason.contains("exact"), "{}", c.reason);
+    assert!(
+        c.exact && c.separated && c.reason.contains("exact"),
+        "{}",
+        c.reason
+    );
+    // At a larger N the same summaries are a prediction.
+    let larger = PredictOptions {
+        pool_size: Some(4 * a.subset_sizes[0]),
+        ..opts
+    };
+    assert!(!compare(&a, &b, &larger).unwrap().exact);
+    // One query: no paired interval, and the reason says why.
+    let one = simulated(1);
+    let c = compare(&one, &confused(&one), &opts).unwrap();
+    assert!(
+        !c.separated && c.reason.starts_with("one query"),
+        "{}",
+        c.reason
+    );
 }

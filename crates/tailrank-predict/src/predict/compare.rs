@@ -49,6 +49,10 @@ pub struct Comparison {
     pub sample_size: u64,
     pub k: usize,
     pub n_queries: usize,
+    /// A whole-pool scan compared at its own size (f = 1, N = S): every value is the exact one
+    /// of the counts, nothing is extrapolated (module docs).
+    #[serde(default)]
+    pub exact: bool,
     /// Predicted mAP@k at N of each model (level 0; exact for a whole-pool scan at N = S).
     pub map_at_k_a: f64,
     pub map_at_k_b: f64,
@@ -240,6 +244,11 @@ pub fn compare(a: &Summary, b: &Summary, opts: &PredictOptions) -> Result<Compar
     let excludes_zero = interval.lo.is_finite() && (interval.lo > 0.0 || interval.hi < 0.0);
     let pct = |v: f64| format!("{:.2}", 100.0 * v);
     let (separated, reason) = match (excludes_zero, extrapolation_error) {
+        _ if d.len() < 2 => (
+            false,
+            "one query: no paired interval (resampling one query gives it back every time)"
+                .to_string(),
+        ),
         (false, _) if !interval.lo.is_finite() => (
             false,
             "no paired interval (bootstrap off): the margin cannot be judged".to_string(),
@@ -306,6 +315,7 @@ pub fn compare(a: &Summary, b: &Summary, opts: &PredictOptions) -> Result<Compar
         sample_size: sample,
         k: opts.k,
         n_queries: d.len(),
+        exact,
         map_at_k_a: mean(&ap_a),
         map_at_k_b: mean(&ap_b),
         recall_at_k_a,

@@ -246,8 +246,7 @@ fn ilias_grow_line(r: &IliasReport) -> Option<String> {
 /// The headline of `tailrank compare`: both estimates with their hit@1 and Recall@k, the
 /// margin with its paired interval and the verdict (the per-level margins are in `--details`).
 pub fn compare_headline(c: &Comparison) -> String {
-    // A whole-pool scan compared at its own size: exact metrics, nothing extrapolated.
-    let exact = c.sample_size >= c.pool_size;
+    let exact = c.exact;
     let mut lines = vec![format!(
         "compare at N = {} from {} ({} queries, {}), mAP@{} (%)",
         thousands(c.pool_size),
