@@ -820,6 +820,40 @@ fn eval_warns_when_a_tie_block_at_the_cut_decides() {
         assert!(o.status.success() && at_1 == warned, "{metrics}: {err}");
         assert!(!err.contains("k = 1000"), "{metrics}: {err}");
     }
+    // Each query is named at its own cut: q1's block straddles 3, q2's 1.
+    let (gt2, r2) = (d.path().join("gt2.json"), d.path().join("r2.json"));
+    fs::write(&gt2, r#"{"q1": ["d"], "q2": ["f"]}"#).unwrap();
+    let lists = r#"{"q1": {"a": 0.9, "b": 0.8, "c": 0.5, "d": 0.5}, "q2": {"e": 0.9, "f": 0.9}}"#;
+    fs::write(&r2, lists).unwrap();
+    let o = tailrank(&[
+        "--results",
+        p(&r2),
+        "--gt",
+        p(&gt2),
+        "--metric",
+        "map@3,hit@1",
+    ]);
+    let err = stderr(&o);
+    assert!(
+        err.contains(r#"(first: ["q1"]) a tie block straddles the cut at k = 3"#),
+        "{err}"
+    );
+    assert!(
+        err.contains(r#"(first: ["q2"]) a tie block straddles the cut at k = 1"#),
+        "{err}"
+    );
+    // The full AP counts a positive missing from a short list: warned at k, not at map@1's 1.
+    let gt3 = d.path().join("gt3.json");
+    fs::write(&gt3, r#"{"q1": ["d", "zz"], "q2": ["f"]}"#).unwrap();
+    for (metrics, warned) in [("ap,map@1", true), ("map@1", false)] {
+        let o = tailrank(&["--results", p(&r2), "--gt", p(&gt3), "--metric", metrics]);
+        let err = stderr(&o);
+        assert_eq!(
+            err.contains("fewer than k = 1000 items"),
+            warned,
+            "{metrics}: {err}"
+        );
+    }
 }
 
 /// A list shorter than k that misses a positive (a search cut at 100 scored at k = 1000) is

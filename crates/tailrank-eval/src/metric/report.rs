@@ -258,6 +258,23 @@ fn printed_cuts(k: usize, metrics: &[MetricName]) -> Vec<usize> {
     }
 }
 
+/// The queries of `flagged` (cut, query) grouped by cut, in the order of `cuts`; cuts without
+/// a query left out.
+fn by_cut<'a>(cuts: &[usize], flagged: &[(usize, &'a str)]) -> Vec<(usize, Vec<&'a str>)> {
+    (cuts.iter())
+        .map(|&c| {
+            (
+                c,
+                (flagged.iter())
+                    .filter(|(fc, _)| *fc == c)
+                    .map(|(_, q)| *q)
+                    .collect(),
+            )
+        })
+        .filter(|(_, qs): &(usize, Vec<&str>)| !qs.is_empty())
+        .collect()
+}
+
 /// Whether the metrics at cut `k` of a results list depend on the order inside its tie block
 /// at the cut ([`crate::metric::mixed_block_at_cut`]).
 fn order_decides_at_cut(items: &[(String, f64)], positives: &[String], k: usize) -> bool {
@@ -334,7 +351,9 @@ pub fn evaluate_results_for(
     check_k(k)?;
     let metrics = opts.resolved();
     let cuts = printed_cuts(k, &metrics);
-    let deepest = cuts.iter().copied().max().unwrap_or(k);
+    // A list this short misses a positive that a printed column counts (the full AP: at k).
+    let full_ap = metrics.iter().any(|m| m.cut() == usize::MAX);
+    let deepest = (cuts.iter().copied().max()).map_or(k, |c| if full_ap { c.max(k) } else { c });
     let mut out = Vec::with_capacity(sets.len());
     let mut known: HashSet<&str> = HashSet::new();
     let mut warnings = Vec::new();
@@ -350,18 +369,16 @@ pub fn evaluate_results_for(
             continue;
         }
         let mut qs = Vec::with_capacity(set.query_ids.len());
-        let mut order_decides: Vec<&str> = Vec::new();
-        let mut decides_at = usize::MAX;
+        let mut order_decides: Vec<(usize, &str)> = Vec::new();
         let mut short: Vec<&str> = Vec::new();
         for (q, pos) in set.query_ids.iter().zip(&set.positives) {
             match results.get(q) {
                 Some(r) => {
-                    if let Some(&c) = cuts
+                    for &c in cuts
                         .iter()
-                        .find(|&&c| order_decides_at_cut(&r.items, pos, c))
+                        .filter(|&&c| order_decides_at_cut(&r.items, pos, c))
                     {
-                        order_decides.push(q);
-                        decides_at = decides_at.min(c);
+                        order_decides.push((c, q));
                     }
                     if short_list_misses_positive(&r.items, pos, deepest) {
                         short.push(q);
@@ -383,17 +400,17 @@ pub fn evaluate_results_for(
                 },
             }
         }
-        if !order_decides.is_empty() {
+        for (c, qs) in by_cut(&cuts, &order_decides) {
             warnings.push(format!(
                 "{}: set {:?}: for {} quer{} (first: {:?}) a tie block straddles the cut at k = \
-                 {decides_at} holding relevant and non-relevant items: the metric at that cut \
-                 depends on the order inside the block; the file's order is used (non-relevant \
-                 first gives the scan summary's value, docs/reference/metrics.md)",
+                 {c} holding relevant and non-relevant items: the metric at that cut depends on \
+                 the order inside the block; the file's order is used (non-relevant first gives \
+                 the scan summary's value, docs/reference/metrics.md)",
                 results.path.display(),
                 set.name,
-                order_decides.len(),
-                if order_decides.len() == 1 { "y" } else { "ies" },
-                &order_decides[..order_decides.len().min(5)]
+                qs.len(),
+                if qs.len() == 1 { "y" } else { "ies" },
+                &qs[..qs.len().min(5)]
             ));
         }
         if !short.is_empty() {
@@ -553,17 +570,12 @@ pub fn evaluate_summary_with(
         )));
     }
     let mut warnings = Vec::new();
-    let mut order_decides: Vec<String> = Vec::new();
-    let mut decides_at = usize::MAX;
+    let mut order_decides: Vec<(usize, String)> = Vec::new();
     let cuts = printed_cuts(k, &metrics);
     let mut counts_of = |q: &str, qi: usize| -> Result<Vec<PositiveCounts>> {
         let pos = positive_counts(s, qi, 0)?;
-        let cut = cuts
-            .iter()
-            .find(|&&c| super::counts::mixed_block_at_cut_counts(&pos, c));
-        if let Some(&c) = cut {
-            order_decides.push(q.to_string());
-            decides_at = decides_at.min(c);
+        for &c in (cuts.iter()).filter(|&&c| super::counts::mixed_block_at_cut_counts(&pos, c)) {
+            order_decides.push((c, q.to_string()));
         }
         Ok(pos)
     };
@@ -643,15 +655,18 @@ pub fn evaluate_summary_with(
             qs
         }
     };
-    if !order_decides.is_empty() {
+    let order_decides: Vec<(usize, &str)> = (order_decides.iter())
+        .map(|(c, q)| (*c, q.as_str()))
+        .collect();
+    for (c, qs) in by_cut(&cuts, &order_decides) {
         warnings.push(format!(
-            "summary: for {} quer{} (first: {:?}) a tie block holds the cut at k = {decides_at} \
-             with relevant and non-relevant items: the official metric at that cut depends on the \
+            "summary: for {} quer{} (first: {:?}) a tie block holds the cut at k = {c} with \
+             relevant and non-relevant items: the official metric at that cut depends on the \
              order inside the block; the value given is its lowest, non-relevant first \
              (docs/reference/metrics.md)",
-            order_decides.len(),
-            if order_decides.len() == 1 { "y" } else { "ies" },
-            &order_decides[..order_decides.len().min(5)]
+            qs.len(),
+            if qs.len() == 1 { "y" } else { "ies" },
+            &qs[..qs.len().min(5)]
         ));
     }
     if let Some(w) = s.ties_unknown_warning() {
