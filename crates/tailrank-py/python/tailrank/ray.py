@@ -117,7 +117,8 @@ def scan(
         ray.init(address=address)
     # A task reserves threads_per_task CPUs of one node: above the largest node it never starts.
     node_cpus = [n["Resources"].get("CPU", 0) for n in ray.nodes() if n.get("Alive")]
-    if node_cpus and threads_per_task > max(node_cpus):
+    # (A head node of 0 CPUs alone is an autoscaling cluster before its workers join: not judged.)
+    if node_cpus and 0 < max(node_cpus) < threads_per_task:
         raise OptionError(
             f"ray.scan: threads_per_task = {threads_per_task} reserves that many Ray CPUs per task, "
             f"but the largest node has {max(node_cpus):g}: no task could start "
