@@ -61,6 +61,24 @@ impl EvtOptions {
         quantile: 0.95,
         c_min: 5,
     };
+
+    /// What is wrong with these options, if anything: the threshold quantile must lie in
+    /// (0, 1) and the tail be fitted on at least 2 scores.
+    pub fn range_error(&self) -> Option<String> {
+        if !(self.quantile > 0.0 && self.quantile < 1.0) {
+            return Some(format!(
+                "tail threshold quantile must be in (0, 1), got {}",
+                self.quantile
+            ));
+        }
+        if self.top_m < 2 {
+            return Some(format!(
+                "fit-top (the top scores the tail is fitted on) must be at least 2, got {}",
+                self.top_m
+            ));
+        }
+        None
+    }
 }
 
 impl Default for EvtOptions {
@@ -158,8 +176,17 @@ impl Estimator {
     }
 
     /// Parse `count`, `evt` (default options) or `evt(top_m=..,quantile=..,c_min=..)` (any
-    /// subset of the keys, the rest default). None when malformed.
+    /// subset of the keys, the rest default). None when malformed or out of range
+    /// ([`EvtOptions::range_error`]).
     pub fn parse_label(s: &str) -> Option<Estimator> {
+        Estimator::parse_label_unchecked(s).filter(|e| match e {
+            Estimator::Evt(o) => o.range_error().is_none(),
+            Estimator::Count => true,
+        })
+    }
+
+    /// [`Estimator::parse_label`] without the range check.
+    pub fn parse_label_unchecked(s: &str) -> Option<Estimator> {
         let s = s.trim();
         if s == "count" {
             return Some(Estimator::Count);

@@ -210,6 +210,17 @@ fn malformed_files_give_clear_errors() {
     assert!(t.fit.log_likelihood.is_nan());
     let e = err(dir, &ok_tail.replace(",-0.2,20\n", ",-0.2,0\n"));
     assert!(e.contains("tail_n_u: 0 exceedances"), "{e}");
+    // A tail (or immune) positive needs its query's fit; another format is not read.
+    let e = err(dir, &ok_tail.replace("0.3,0.01,-0.2,20", ",,,"));
+    assert!(
+        e.contains("line 10") && e.contains("branch tail needs"),
+        "{e}"
+    );
+    let e = err(dir, &format!("# format: other\n{ok_tail}"));
+    assert!(
+        e.contains("line 1") && e.contains("format \"other\""),
+        "{e}"
+    );
 
     let e = err(
         dir,
@@ -504,6 +515,12 @@ mod roundtrip {
                 positives.sort_by(|a, b| b.score.total_cmp(&a.score));
                 let mut ids = std::collections::HashSet::new();
                 positives.retain(|p| ids.insert(p.id.clone()));
+                // Without a fitted tail every positive is resolved by its count.
+                if tail.is_none() {
+                    for p in &mut positives {
+                        p.branch = Branch::Count;
+                    }
+                }
                 (id, s, tail, positives)
             })
             .prop_map(|(id, s, tail, positives)| QueryHardness {

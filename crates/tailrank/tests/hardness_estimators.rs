@@ -351,6 +351,15 @@ fn summary_uses_the_requested_subset_and_checks_shapes() {
         }))
     );
     assert_eq!(Estimator::parse_label("evt(x=3)"), None);
+    // Out of range: no tail on fewer than 2 scores, the threshold strictly inside (0, 1).
+    for bad in [
+        "evt(top_m=1)",
+        "evt(quantile=1)",
+        "evt(quantile=0)",
+        "evt(quantile=NaN)",
+    ] {
+        assert_eq!(Estimator::parse_label(bad), None, "{bad}");
+    }
 
     // Errors, never panics.
     let e = estimate_summary(&s, 2, &est).unwrap_err().to_string();

@@ -164,6 +164,16 @@ impl PredictRequest<'_> {
             }
             (None, Some(h)) => {
                 let (meta, qs) = read_hardness_csv(h)?;
+                if let Some(q) = qs.iter().find(|q| q.positives.is_empty()) {
+                    return Err(Error::input(
+                        h,
+                        format!(
+                            "query {:?} has no positives (its `j = 0` row): AP is undefined \
+                             for it, so nothing can be predicted from this file",
+                            q.query_id
+                        ),
+                    ));
+                }
                 (PredictInput::Hardness(Box::new(meta), qs), h)
             }
             _ => {

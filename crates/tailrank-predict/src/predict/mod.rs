@@ -229,19 +229,11 @@ impl PredictOptions {
                 self.confidence
             )));
         }
-        if let Estimator::Evt(e) = self.estimator {
-            if !(e.quantile > 0.0 && e.quantile < 1.0) {
-                return Err(Error::option(format!(
-                    "tail threshold quantile must be in (0, 1), got {}",
-                    e.quantile
-                )));
-            }
-            if e.top_m < 2 {
-                return Err(Error::option(format!(
-                    "fit-top (the top scores the tail is fitted on) must be at least 2, got {}",
-                    e.top_m
-                )));
-            }
+        if let Some(why) = match self.estimator {
+            Estimator::Evt(e) => e.range_error(),
+            Estimator::Count => None,
+        } {
+            return Err(Error::option(why));
         }
         Ok(())
     }

@@ -31,6 +31,8 @@ use meta::hardness_meta;
 ///
 /// [`SpacingMove`]: crate::hardness::SpacingMove
 pub const HARDNESS_FORMAT_VERSION: u32 = 4;
+/// The `format` metadata of a hardness CSV; the reader refuses any other.
+pub const HARDNESS_FORMAT_NAME: &str = "tailrank-hardness";
 
 /// Columns of the hardness CSV, in the order written. All but `tail_log_likelihood` are
 /// required when reading.
@@ -104,7 +106,7 @@ pub fn write_hardness_csv(path: &Path, meta: &HardnessMeta, qs: &[QueryHardness]
         };
         let w: &mut dyn std::io::Write = &mut hashing;
         let mut head = String::new();
-        head.push_str("# format: tailrank-hardness\n");
+        head.push_str(&format!("# format: {HARDNESS_FORMAT_NAME}\n"));
         head.push_str(&format!("# format_version: {HARDNESS_FORMAT_VERSION}\n"));
         head.push_str(&format!("# model: {}\n", meta.model));
         head.push_str(&format!("# query_set: {}\n", meta.query_set));
@@ -425,9 +427,19 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
 
 /// Append positive `p` (line `ln`) to query `q`: j counts positives in score order, each
 /// positive once (what the writer writes), so a score above the previous row's or an id
-/// already listed is an error.
+/// already listed is an error, as is a tail or immune positive of a query without a tail.
 fn push_positive(path: &Path, ln: usize, q: &mut QueryHardness, p: PositiveHardness) -> Result<()> {
     let qid = &q.query_id;
+    if p.branch != crate::hardness::Branch::Count && q.tail.is_none() {
+        return Err(Error::input(
+            path,
+            format!(
+                "line {ln}: query {qid}: branch {} needs the query's fitted tail, but its tail \
+                 columns are empty",
+                p.branch.as_str()
+            ),
+        ));
+    }
     if let Some(prev) = q.positives.last().filter(|prev| p.score > prev.score) {
         return Err(Error::input(
             path,

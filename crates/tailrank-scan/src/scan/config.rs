@@ -1,5 +1,5 @@
 //! Options of a scan ([`ScanConfig`], each default stated once here) and the subsets they
-//! define ([`subsets`], docs/method.md §4).
+//! define ([`subsets`], docs/method.md §5).
 
 use crate::error::{Error, Result};
 use crate::sample::{check_fraction, HashRange};

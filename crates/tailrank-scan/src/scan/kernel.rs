@@ -6,7 +6,7 @@
 //! `S[q][r]` is a pure function of query `q`'s values and row `r`'s values: it does not depend on
 //! the row's position in the block, on the other rows, nor on zero padding. The scan relies on it
 //! so that an exact duplicate of a positive in the pool scores bitwise equal to the positive and
-//! does not outrank it (docs/method.md §3), and so that [`ScoreKernel::exact`] can
+//! does not outrank it (docs/method.md §2), and so that [`ScoreKernel::exact`] can
 //! recompute single scores bitwise (the integer [`screen`](super::screen) needs it).
 //!
 //! ## Backends

@@ -48,7 +48,7 @@ pub struct PoolScan {
     pub rescored_pairs: u64,
 }
 
-/// Refuse pool shards that share an id (docs/method.md §5: the pool is a set; a repeated id
+/// Refuse pool shards that share an id (docs/method.md §2: the pool is N distinct items; a repeated id
 /// would be counted twice in `S_ℓ` and `K_{j,ℓ}`), naming the id and both files and rows. The
 /// same file given twice is reported as such, two different ids with one 64-bit key as a hash
 /// collision. Memory: 8 bytes per pool id ([`find_duplicate_rows`]).

@@ -1,4 +1,4 @@
-//! Reading rows into block buffers and checking them (docs/method.md §5, input checks):
+//! Reading rows into block buffers and checking them (docs/method.md §2, the norm check):
 //! every query, core and pool row must be finite with `|‖x‖₂ − 1| ≤` [`NORM_TOLERANCE`] (on
 //! the f32 values after conversion from f16); with `normalize` every row is L2-normalised and
 //! the rows that were outside the tolerance are counted. A zero row, or one whose squares

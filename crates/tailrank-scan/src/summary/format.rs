@@ -586,7 +586,7 @@ pub(super) fn read_folder(dir: &Path) -> Result<(Summary, Vec<String>)> {
     Ok((s, warnings))
 }
 
-/// The manifest's subsets against their hash ranges (docs/method.md §4): each `fraction` is
+/// The manifest's subsets against their hash ranges (docs/method.md §5): each `fraction` is
 /// the share of the hashes its range holds ([`Subset::fraction_matches_range`]), level 0's
 /// is the summary's `fraction`, levels are `[0, t(f_ℓ))` and shards lie inside level 0; in an
 /// increment (`scan --after`) level 0 is `[t(after), t(f))` and the levels start there too; a

@@ -2,7 +2,7 @@
 //! read into a [`HardnessMeta`]: the required keys, the format version, the numbers and the
 //! excess move.
 
-use super::{missing_names, Expected, HARDNESS_FORMAT_VERSION};
+use super::{missing_names, Expected, HARDNESS_FORMAT_NAME, HARDNESS_FORMAT_VERSION};
 use crate::error::{Error, Result};
 use crate::hardness::{ExcessMove, HardnessMeta, HitScales, SpacingMove};
 use std::path::Path;
@@ -71,6 +71,7 @@ pub(super) fn hardness_meta(
         let (_, v, ln) = meta_get(k).expect("checked");
         Ok((v.clone(), *ln))
     };
+    check_format_name(path, meta_get("format"))?;
     if let Some((_, v, ln)) = meta_get("format_version") {
         let ver: u32 = v.parse().map_err(|_| {
             Error::input(
@@ -180,19 +181,32 @@ pub(super) fn hardness_meta(
     })
 }
 
+/// Refuse a `format` metadata `(key, value, line)` other than [`HARDNESS_FORMAT_NAME`].
+fn check_format_name(path: &Path, format: Option<&(String, String, usize)>) -> Result<()> {
+    match format {
+        Some((_, v, ln)) if v != HARDNESS_FORMAT_NAME => Err(Error::input(
+            path,
+            format!("line {ln}: format {v:?} is not {HARDNESS_FORMAT_NAME:?}: not a hardness file"),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// The `estimator` metadata `(value, line)`, checked to be a label
 /// [`Estimator::parse_label`](crate::hardness::Estimator::parse_label) reads.
 fn estimator_label(path: &Path, (v, ln): (String, usize)) -> Result<String> {
-    match crate::hardness::Estimator::parse_label(&v) {
-        Some(_) => Ok(v),
-        None => Err(Error::input(
+    let why = match crate::hardness::Estimator::parse_label_unchecked(&v) {
+        None => Some("it is neither `count` nor `evt(top_m=…,quantile=…,c_min=…)`".to_string()),
+        Some(crate::hardness::Estimator::Evt(o)) => o.range_error(),
+        Some(_) => None,
+    };
+    if let Some(why) = why {
+        return Err(Error::input(
             path,
-            format!(
-                "line {ln}: estimator {v:?} is neither `count` nor \
-                 `evt(top_m=…,quantile=…,c_min=…)`"
-            ),
-        )),
+            format!("line {ln}: estimator {v:?}: {why}"),
+        ));
     }
+    Ok(v)
 }
 
 /// A finite number above 0.
