@@ -1,6 +1,6 @@
 //! tailrank-predict: the full-pool mAP@k predicted from a hash sample (`docs/method.md`,
 //! `docs/architecture.md`). [`maps`] turns per-positive hardness into expected ranks and
-//! AP@k (the plug-in, Jensen-corrected and Poisson-binomial maps); [`predict`] assembles the
+//! AP@k (the expected-rank and binomial maps); [`predict`] assembles the
 //! prediction: estimate, bootstrap intervals, endpoint test, verdict, baselines, levels,
 //! diagnostics, comparison of two models and the next step.
 //!

@@ -791,3 +791,38 @@ fn endpoint_test_counts_the_stated_events() {
         }
     }
 }
+
+/// The endpoint test needs the levels the verdict's paired tests need (`trust::MIN_LEVELS`):
+/// with two levels it is not run, so nothing moves the estimate that the report says never
+/// ran (before this rule, level 1 alone moved this estimate by −2.4 points); with three it is
+/// reported.
+#[test]
+fn the_endpoint_move_needs_the_verdicts_levels() {
+    let run = |levels: usize| {
+        // At the ILIAS size (1,232 queries) level 1 alone shows this seed's excess.
+        let mut cfg = SimConfig::preset("mixture-tail", 1).unwrap();
+        cfg.fraction = 0.05;
+        cfg.levels = levels;
+        let sim = simulate_summary(&cfg).unwrap();
+        predict(&sim.summary, &opts()).unwrap()
+    };
+    let two = run(2);
+    assert!(two.trust.endpoint.is_none());
+    assert!(two.excess_centre.is_none());
+    assert_eq!(
+        two.trust.verdict,
+        Verdict::Unchecked,
+        "{}",
+        two.trust.reason
+    );
+    let three = run(3);
+    assert!(three.trust.endpoint.is_some(), "{}", three.trust.reason);
+}
+
+/// One query has no measured noise (its SE is 0, its z infinite): its excess moves nothing
+/// (with the limit w = 1 this summary's estimate moved by −30 points).
+#[test]
+fn one_query_moves_nothing() {
+    let (p, _) = sim_predict("hubs", 25, 0.05, 1, &PredictOptions::default());
+    assert!(p.excess_centre.is_none(), "{:?}", p.excess_centre);
+}

@@ -48,6 +48,7 @@ const PREDICTION_KEYS: &[&str] = &[
     "drift.shards[].sample_size",
     "drift.shards[].subset",
     "drift.shards[].z",
+    "exact_scan",
     "excess_centre",
     "hit_at_1",
     "hit_calibration.immune_cases",

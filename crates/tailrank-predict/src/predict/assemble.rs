@@ -330,7 +330,10 @@ impl Stage<'_> {
             ));
         }
         let level_hardness = trust::level_hardness(aps);
-        let endpoint = endpoint_test::endpoint_test(h0, self.sample, nf, &level_hardness);
+        // The test, and the move it gates, need the levels the verdict's paired tests need.
+        let endpoint = (aps.len() >= trust::MIN_LEVELS)
+            .then(|| endpoint_test::endpoint_test(h0, self.sample, nf, &level_hardness))
+            .flatten();
         let hit_calibration = hit_calibration::calibrate(h0, self.sample, nf, &level_hardness);
         let excess_h = endpoint
             .as_ref()

@@ -198,25 +198,17 @@ pub fn compare(a: &Summary, b: &Summary, opts: &PredictOptions) -> Result<Compar
     // A scan of the whole pool compared at its own size: every count is known, so each
     // metric is the exact one of its counts (no tail model, nothing to extrapolate).
     let exact = a.fraction >= 1.0 && n <= sample;
-    let (at_s_a, at_s_b) = match exact {
-        true => (
-            reports_at_sample(&h_a, opts.k),
-            reports_at_sample(&h_b, opts.k),
-        ),
-        false => (Vec::new(), Vec::new()),
+    // Per model: the per-query AP@k at N and, exact, the mean Recall@k and hit@1 of the counts.
+    let per_query = |h: &[QueryHardness]| -> (Vec<f64>, Option<(f64, f64)>) {
+        if !exact {
+            return (per_query_ap(h, nf, opts.k, opts.map), None);
+        }
+        let r = reports_at_sample(h, opts.k);
+        let of = |m: fn(&QueryReport) -> f64| r.iter().map(m).sum::<f64>() / r.len() as f64;
+        let ap = r.iter().map(|q| q.ap_at_k).collect();
+        (ap, Some((of(|q| q.recall_at_k), of(|q| q.hit_at_1))))
     };
-    let exact_mean =
-        |r: &[QueryReport], m: fn(&QueryReport) -> f64| mean(&r.iter().map(m).collect::<Vec<_>>());
-    let (ap_a, ap_b) = match exact {
-        true => (
-            at_s_a.iter().map(|r| r.ap_at_k).collect(),
-            at_s_b.iter().map(|r| r.ap_at_k).collect(),
-        ),
-        false => (
-            per_query_ap(&h_a, nf, opts.k, opts.map),
-            per_query_ap(&h_b, nf, opts.k, opts.map),
-        ),
-    };
+    let ((ap_a, exact_a), (ap_b, exact_b)) = (per_query(&h_a), per_query(&h_b));
     let d: Vec<f64> = ap_a.iter().zip(&ap_b).map(|(x, y)| x - y).collect();
     let difference = mean(&d);
     let boot = QueryBootstrap::new(d.len(), opts.bootstrap, opts.seed);
@@ -295,18 +287,12 @@ pub fn compare(a: &Summary, b: &Summary, opts: &PredictOptions) -> Result<Compar
         ),
     };
     // Recall@k and hit@1 at N: exact from the counts, or the tail model's (hit@1 calibrated).
-    let side = |h: &[QueryHardness], at_s: &[QueryReport], aps: &[LevelAps]| match exact {
-        true => (
-            exact_mean(at_s, |r| r.recall_at_k),
-            exact_mean(at_s, |r| r.hit_at_1),
-        ),
-        false => (
-            mean_of(h, |q| maps::recall_at_k(q, nf, opts.k)),
-            calibrated_hit(h, sample, nf, aps),
-        ),
+    let side = |h: &[QueryHardness], aps: &[LevelAps]| {
+        let recall = mean_of(h, |q| maps::recall_at_k(q, nf, opts.k));
+        (recall, calibrated_hit(h, sample, nf, aps))
     };
-    let (recall_at_k_a, hit_at_1_a) = side(&h_a, &at_s_a, &aps_a);
-    let (recall_at_k_b, hit_at_1_b) = side(&h_b, &at_s_b, &aps_b);
+    let (recall_at_k_a, hit_at_1_a) = exact_a.unwrap_or_else(|| side(&h_a, &aps_a));
+    let (recall_at_k_b, hit_at_1_b) = exact_b.unwrap_or_else(|| side(&h_b, &aps_b));
     Ok(Comparison {
         model_a: a.model.clone(),
         model_b: b.model.clone(),

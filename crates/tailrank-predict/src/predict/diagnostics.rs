@@ -15,7 +15,7 @@
 //! `SE(d_h)` comes from the query bootstrap of `d_{h,·}` (paired: the query noise common to all
 //! shards cancels, what is left is the per-query sample noise). `z_h = d_h / SE(d_h)`,
 //! `χ² = Σ_h z_h²` (≈ χ²_{H−1} under a uniform sample). Drift is flagged when
-//! `max_h |z_h| > 3`.
+//! `max_h |z_h| > Z_CRIT` (3).
 //!
 //! **Tail report.** Share of positives resolved by count, by tail and as immune, and the
 //! quartiles (numpy linear) of the fitted ξ over queries with a tail; per-query u, σ, ξ, n_u are
@@ -241,7 +241,7 @@ pub fn drift(
         dof: out.len() - 1,
         chi2,
         max_abs_z,
-        flagged: max_abs_z > 3.0,
+        flagged: max_abs_z > stats::Z_CRIT,
         shards: out,
     }))
 }

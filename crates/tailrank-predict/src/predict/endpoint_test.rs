@@ -300,7 +300,8 @@ pub fn endpoint_test(
 
 /// `w = 1 − 1/z²` for `z = D/SE > Z_CRIT` with a finite SE, else 0 (module docs): the
 /// factor of the empirical-Bayes mean `D·w` of the excess under a prior `N(0, τ²)` with
-/// `τ² = max(0, D² − SE²)`, once the endpoint test fires.
+/// `τ² = max(0, D² − SE²)`, once the endpoint test fires. Without a measured noise (`SE = 0`,
+/// `z = +∞`: one query, whose noise is unknown, not absent) the excess moves nothing.
 pub fn shrink_weight(z: f64, std_error: f64) -> f64 {
     if std_error.is_finite() && z.is_finite() && z > Z_CRIT {
         1.0 - 1.0 / (z * z)
@@ -343,9 +344,13 @@ pub struct ExcessCentre {
     pub hazard_decay: f64,
     /// The tail model's own mAP@k (the paper's estimator under the default options).
     pub unmoved_map_at_k: f64,
-    /// The move of mAP@k: `mean_q ½(a_q(r_w) − a_q(0))`.
+    /// The move of mAP@k: `mean_q ½(a_q(r_γ) − a_q(0))`, `r_γ` the decayed rate.
     pub shift: f64,
 }
+
+/// How far a move goes from the tail model's reading towards the rate's: the midpoint, which
+/// halves the worst case over the range between them (docs/method.md §9).
+pub const HALF_WAY: f64 = 0.5;
 
 /// The centre of the excess, per query: `v_q + ½·(at_rate_q − at_zero_q)`, the value `v`
 /// moved halfway from the count-law reading with every level-0 immune positive at rate 0
@@ -359,7 +364,7 @@ pub fn centre_of_excess(v: &[f64], at_zero: &[f64], at_rate: &[f64]) -> Vec<f64>
     v.iter()
         .zip(at_zero)
         .zip(at_rate)
-        .map(|((v, z), r)| v + 0.5 * (r - z))
+        .map(|((v, z), r)| v + HALF_WAY * (r - z))
         .collect()
 }
 
@@ -379,6 +384,7 @@ mod tests {
         assert!((shrink_weight(4.0, 1.0) - 15.0 / 16.0).abs() < 1e-15);
         assert!(shrink_weight(10.0, 1.0) > 0.98);
         assert_eq!(shrink_weight(10.0, f64::INFINITY), 0.0);
+        assert_eq!(shrink_weight(f64::INFINITY, 0.0), 0.0);
     }
 
     /// Each value moves by half the step from the rate-0 reading to the rate-r one.

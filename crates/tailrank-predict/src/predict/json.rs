@@ -63,6 +63,9 @@ pub struct PredictionJson<'a> {
     query_set: &'a str,
     pool_size: u64,
     sample_size: u64,
+    /// A scan of the whole pool at its own size (`Prediction::is_exact_scan`): the exact
+    /// metrics are the `baselines.evaluate_at_s_*`.
+    exact_scan: bool,
     k: usize,
     n_queries: usize,
     n_positives: usize,
@@ -222,7 +225,7 @@ struct BudgetStepJson {
 struct DriftJson {
     flagged: bool,
     /// The flagging rule, as text.
-    rule: &'static str,
+    rule: String,
     max_abs_z: f64,
     chi2: f64,
     dof: usize,
@@ -273,6 +276,7 @@ impl<'a> PredictionJson<'a> {
             query_set: &p.query_set,
             pool_size: p.pool_size,
             sample_size: p.sample_size,
+            exact_scan: p.is_exact_scan(),
             k: p.k,
             n_queries: p.n_queries,
             n_positives: p.n_positives,
@@ -435,7 +439,7 @@ impl DriftJson {
     fn of(d: &Drift) -> Self {
         DriftJson {
             flagged: d.flagged,
-            rule: "max |z| > 3",
+            rule: format!("max |z| > {}", super::stats::Z_CRIT),
             max_abs_z: d.max_abs_z,
             chi2: d.chi2,
             dof: d.dof,

@@ -68,6 +68,14 @@ pub fn sample_warnings(sample: u64, n: u64, k: usize, est: &Estimator) -> Vec<St
     let Some(need) = sample_needed(sample, n, k, est) else {
         return Vec::new();
     };
+    if expected >= c_min as f64 {
+        // The rule fails on S itself: fewer items than c_min in the whole sample.
+        return vec![format!(
+            "small sample: S = {sample} sampled items, below c_min = {c_min}: no positive is \
+             resolved by its count, so the prediction rests on {} (sample at least {need} items)",
+            rests_on(est)
+        )];
+    }
     vec![format!(
         "small sample: S = {sample} sampled items for N = {n} and k = {k} gives S·k/N = \
          {expected:.2} sampled items on average above a positive ranked k-th, below c_min = \
@@ -112,4 +120,25 @@ pub fn sample_size_warnings(s: &Summary, n: u64) -> Vec<String> {
          meant to differ from the sampled pool's, this is expected",
         100.0 * p
     )]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The warning names the part of the rule that fails: S itself below c_min, or the
+    /// expected count S·k/N near the cut-off.
+    #[test]
+    fn the_warning_names_the_failing_part_of_the_rule() {
+        let est = Estimator::default();
+        let tiny = sample_warnings(2, 2, 1000, &est);
+        assert!(
+            tiny[0].contains("S = 2 sampled items, below c_min = 5"),
+            "{tiny:?}"
+        );
+        assert!(!tiny[0].contains("S·k/N"), "{tiny:?}");
+        let thin = sample_warnings(100_000, 100_000_000, 1000, &est);
+        assert!(thin[0].contains("S·k/N = 1.00"), "{thin:?}");
+        assert!(sample_warnings(5_000_000, 100_000_000, 1000, &est).is_empty());
+    }
 }

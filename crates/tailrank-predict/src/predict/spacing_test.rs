@@ -55,12 +55,12 @@ pub const ALPHA: f64 = 0.01;
 /// *Choice:* one half, the power measured for the spread pair's items at 5%
 /// (`docs/notes/2026-12-05-spacing-reading.md`).
 pub const POWER_ABOVE: f64 = 0.5;
-/// `n`: the exceedances each query's test reads (the paper's fit: top 1000 at its 95%
-/// quantile), whatever fit the estimate chose.
+/// `n`: the exceedances each query's test reads (as many as a fit to the top 1000 at its 95%
+/// quantile has), whatever fit the estimate chose.
 pub const SPACING_N: usize = 50;
 /// The z of the count above the top positive from which its reading moves the estimate
 /// (`w_move(z_a)` > 0): the endpoint test's gate for its own move.
-pub const Z_MOVE_NONE: f64 = 3.0;
+pub const Z_MOVE_NONE: f64 = super::stats::Z_CRIT;
 /// The z from which the estimate moves the whole half way (`w_move(z)` = 1).
 pub const Z_MOVE_FULL: f64 = 5.0;
 /// Monte Carlo draws behind each quantile `r_α(ξ, n)`.
@@ -190,7 +190,7 @@ pub fn rate_above_effect(
 pub fn centre_of_spacing(v: &[f64], effect: &[f64], weight: f64) -> Vec<f64> {
     v.iter()
         .zip(effect)
-        .map(|(v, d)| v + 0.5 * weight * d)
+        .map(|(v, d)| v + super::endpoint_test::HALF_WAY * weight * d)
         .collect()
 }
 

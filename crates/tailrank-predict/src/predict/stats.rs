@@ -151,13 +151,16 @@ pub fn poisson<R: rand::Rng + ?Sized>(rng: &mut R, lambda: f64) -> u64 {
 /// move (`predict::endpoint_test`).
 pub const Z_CRIT: f64 = 3.0;
 
-/// `x / se`, the z-score of a statistic `x` with standard error `se`: 0 when both are 0, +∞
-/// when only `se` is 0 (or NaN: a statistic without an SE is never "within noise").
+/// `x / se`, the z-score of a statistic `x` with standard error `se`: 0 when both are 0, ±∞
+/// (the sign of `x`; +∞ for a NaN `x`) when only `se` is 0 or NaN: a statistic without an SE
+/// is never "within noise".
 pub fn z_score(x: f64, se: f64) -> f64 {
     if se > 0.0 {
         x / se
     } else if x.abs() < 1e-15 {
         0.0
+    } else if x < 0.0 {
+        f64::NEG_INFINITY
     } else {
         f64::INFINITY
     }
@@ -166,6 +169,16 @@ pub fn z_score(x: f64, se: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Without a standard error a nonzero statistic is infinitely far from 0, on its own side.
+    #[test]
+    fn z_without_noise_keeps_the_sign() {
+        assert_eq!(z_score(0.3, 0.1), 0.3 / 0.1);
+        assert_eq!(z_score(0.0, 0.0), 0.0);
+        assert_eq!(z_score(0.2, 0.0), f64::INFINITY);
+        assert_eq!(z_score(-0.2, 0.0), f64::NEG_INFINITY);
+        assert_eq!(z_score(-0.2, f64::NAN), f64::NEG_INFINITY);
+    }
 
     #[test]
     fn poisson1_moments() {

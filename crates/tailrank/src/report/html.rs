@@ -139,12 +139,6 @@ fn header(out: &mut String, doc: &Value) {
     );
 }
 
-/// Whether the page is a scan of the whole pool at its own size (f = 1, S = N): its metrics
-/// are exact (the evaluate-at-S baselines), as the text headline says.
-fn whole_pool(doc: &Value) -> bool {
-    f(&doc["levels"][0]["fraction"]) >= 1.0 && f(&doc["sample_size"]) >= f(&doc["pool_size"])
-}
-
 fn headline(out: &mut String, doc: &Value) {
     let (name, iv) = headline_interval(doc);
     let verdict = doc["trust"]["verdict"].as_str().unwrap_or("unchecked");
@@ -152,7 +146,7 @@ fn headline(out: &mut String, doc: &Value) {
     let b = &doc["baselines"];
     // A whole-pool scan: the exact metrics first, and the tail model's reading, which the
     // interval and the verdict judge, beside them.
-    let (first, hit, recall) = match whole_pool(doc) {
+    let (first, hit, recall) = match doc["exact_scan"] == true {
         true => (
             format!(
                 r#"<tr><td>exact mAP@{k} at N (the whole pool is scanned)</td><td class="big">{}%</td></tr><tr><td>the tail model reads</td><td>{}%</td></tr>"#,
@@ -582,8 +576,7 @@ mod tests {
     #[test]
     fn a_whole_pool_scan_shows_its_exact_metrics_first() {
         let mut d = doc();
-        d["sample_size"] = d["pool_size"].clone();
-        d["levels"][0]["fraction"] = json!(1.0);
+        d["exact_scan"] = json!(true);
         d["baselines"] = json!({"evaluate_at_s_map_at_k": 0.4125, "evaluate_at_s_hit_at_1": 0.5,
             "evaluate_at_s_recall_at_k": 0.75});
         let h = prediction_html(&d);
