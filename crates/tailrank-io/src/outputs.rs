@@ -8,6 +8,8 @@
 //! * `O` must not be an existing path inside an input folder (e.g. the `manifest.json` of an
 //!   input summary), nor any path inside an input summary folder, and an existing folder `O`
 //!   must not hold an input (replacing it would delete the input);
+//! * outputs of the commands that write no summary (`simulate`, `validate`) must not be, or lie
+//!   inside, a scan summary folder ([`refuse_in_summary`]);
 //! * two outputs of one command must differ;
 //! * a file output must not be an existing folder; a folder output must not be an existing
 //!   file, and an existing folder is replaced only if tailrank wrote it ([`folder_owner`]): a
@@ -90,6 +92,29 @@ pub fn refuse_inside(path: &Path, folder: &Path, command: &str) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// Refuse output `path` when it is, or lies inside, a scan summary folder (a `manifest.json`
+/// of format `tailrank-summary`): a summary folder holds only its own files, and anything else
+/// written there would block the next scan or simulation that replaces it. For the commands
+/// whose outputs are never summaries (`simulate`, `validate`).
+pub fn refuse_in_summary(path: &Path) -> Result<()> {
+    let abs = resolve_output(path);
+    match abs.ancestors().find(|dir| summary_files(dir).is_some()) {
+        Some(dir) if dir == abs => Err(Error::output(
+            path,
+            "is a scan summary folder; this command writes no summary: choose another path",
+        )),
+        Some(dir) => Err(Error::output(
+            path,
+            format!(
+                "lies inside the scan summary folder {}; a summary folder holds only its own \
+                 files: choose a path outside it",
+                dir.display()
+            ),
+        )),
+        None => Ok(()),
+    }
 }
 
 /// The absolute, symlink-free path `p` names (its parent resolved when `p` does not exist).

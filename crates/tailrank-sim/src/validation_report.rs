@@ -480,8 +480,11 @@ pub struct ValidationFiles {
 
 impl ValidationFiles {
     /// Claim the markdown report `markdown` and the runs JSON `json`, neither of them one of
-    /// the command's `inputs` (the exam's vector run files).
+    /// the command's `inputs` (the exam's vector run files) nor inside a summary folder.
     pub fn claim(markdown: &Path, json: Option<&Path>, inputs: &[&Path]) -> Result<Self> {
+        for p in std::iter::once(markdown).chain(json) {
+            crate::outputs::refuse_in_summary(p)?;
+        }
         let mut outputs = Transaction::new(inputs);
         let json = json.map(|j| outputs.add_file(j)).transpose()?;
         let markdown = outputs.add_file(markdown)?;

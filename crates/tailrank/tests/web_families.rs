@@ -9,7 +9,9 @@ use tailrank::formats::npy::write_npy;
 use tailrank::formats::open_descriptors;
 use tailrank::sample::in_sample;
 use tailrank::scan::engine::{scan, NoProgress, Progress, ScanConfig, ScanInputs};
-use tailrank::simulate::vector_validation::VectorRunOptions;
+use tailrank::simulate::exam::{exam, read_vector_runs};
+use tailrank::simulate::validation::ValidationOptions;
+use tailrank::simulate::vector_validation::{VectorRun, VectorRunOptions};
 use tailrank::simulate::vectors::pool_id;
 use tailrank::simulate::web_geometry::WebLayout;
 use tailrank::simulate::web_pool::{
@@ -195,7 +197,7 @@ fn end_to_end_run_at_small_n() {
     };
     let dir = tempfile::tempdir().unwrap();
     let names = vec!["web-burst-1e8".to_string()];
-    let runs = run_families(&names, 0..1, &opts, dir.path(), |_, _, _| {}, &no_progress).unwrap();
+    let runs = run_families(&names, 0..=0, &opts, dir.path(), |_, _, _| {}, &no_progress).unwrap();
     assert_eq!(runs.len(), 1);
     let r = &runs[0];
     assert!(r.is_finite(), "{r:?}");
@@ -213,9 +215,10 @@ fn end_to_end_run_at_small_n() {
         (d.immune, d.immune_outranked),
         (r.immune, r.immune_outranked)
     );
+    vector_run_files_are_checked(dir.path(), r);
     let e = run_families(
         &["nope".into()],
-        0..1,
+        0..=0,
         &opts,
         dir.path(),
         |_, _, _| {},
@@ -247,7 +250,7 @@ fn kept_summaries_reproduce_the_run() {
     let plain = tempfile::tempdir().unwrap();
     let runs = run_families(
         &names,
-        0..1,
+        0..=0,
         &opts,
         plain.path(),
         |_, _, _| {},
@@ -257,7 +260,7 @@ fn kept_summaries_reproduce_the_run() {
     assert_eq!(std::fs::read_dir(plain.path()).unwrap().count(), 0);
     opts.keep_summaries = true;
     let dir = tempfile::tempdir().unwrap();
-    let kept = run_families(&names, 0..1, &opts, dir.path(), |_, _, _| {}, &no_progress).unwrap();
+    let kept = run_families(&names, 0..=0, &opts, dir.path(), |_, _, _| {}, &no_progress).unwrap();
     assert_eq!(kept[0].evt, runs[0].evt);
     // (NaN cells: compare as JSON)
     let json = |r: &tailrank::simulate::vector_validation::VectorRun| {
@@ -285,4 +288,61 @@ fn kept_summaries_reproduce_the_run() {
         assert_eq!(a.positives, b.positives);
     }
     assert!(full.top_m >= 1000);
+}
+
+/// The exam's `--vector-runs` files (`exam::read_vector_runs`, `exam::exam`): a run counts
+/// once, comes from a vector-level family, and shares a fraction with the exam; each refusal
+/// names the file before the corpus runs.
+fn vector_run_files_are_checked(dir: &std::path::Path, run: &VectorRun) {
+    let write = |name: &str, runs: serde_json::Value| {
+        let p = dir.join(name);
+        std::fs::write(&p, runs.to_string()).unwrap();
+        p
+    };
+    let one = serde_json::to_value(run).unwrap();
+    let ok = write("ok.json", serde_json::json!([one]));
+    assert_eq!(read_vector_runs(&ok).unwrap().len(), 1);
+    let mut corpus = one.clone();
+    corpus["family"] = "ilias-like".into();
+    let refused = [
+        (
+            "twice.json",
+            serde_json::json!([one, one]),
+            "repeats an earlier run",
+        ),
+        (
+            "corpus.json",
+            serde_json::json!([corpus]),
+            "not a vector-level family",
+        ),
+        ("empty.json", serde_json::json!([]), "holds no run"),
+    ];
+    for (name, runs, says) in refused {
+        let p = write(name, runs);
+        let e = read_vector_runs(&p).unwrap_err().to_string();
+        assert!(e.contains(name) && e.contains(says), "{e}");
+    }
+    let exam_of = |files: &[&std::path::Path], fractions: &[f64]| {
+        exam(
+            &ValidationOptions::default(),
+            Some(fractions),
+            files,
+            |_| {},
+        )
+        .unwrap_err()
+        .to_string()
+    };
+    let copy = write("copy.json", serde_json::json!([one]));
+    let e = exam_of(&[&ok, &copy], &[run.fraction]);
+    assert!(
+        e.contains("copy.json") && e.contains("repeats the run"),
+        "{e}"
+    );
+    let e = exam_of(&[&ok], &[run.fraction / 2.0]);
+    assert!(
+        e.contains("ok.json") && e.contains("holds no run at a fraction"),
+        "{e}"
+    );
+    let e = exam_of(&[&ok], &[0.05, 0.05]);
+    assert!(e.contains("--fractions names 0.05 twice"), "{e}");
 }

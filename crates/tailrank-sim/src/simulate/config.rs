@@ -51,6 +51,17 @@ pub struct SimConfig {
     pub rare: Option<RareModel>,
 }
 
+/// Refuse a pool of `pool_size` items whose sample at `fraction` is empty on average
+/// (`f·N < 1`): the rule of every simulator, before anything is generated.
+pub fn check_sample_not_empty(pool_size: u64, fraction: f64) -> Result<()> {
+    if fraction * (pool_size as f64) < 1.0 {
+        return Err(Error::option(format!(
+            "pool size {pool_size} with fraction {fraction} leaves an empty sample"
+        )));
+    }
+    Ok(())
+}
+
 impl SimConfig {
     /// A named family of the validation corpus ([`corpus::CORPUS`], which includes the presets
     /// `ilias-like` and `mixture-tail`) with the given seed.
@@ -145,12 +156,13 @@ impl SimConfig {
                 self.pool_size
             ));
         }
-        if self.pool_size < 2 || (self.fraction * self.pool_size as f64) < 1.0 {
+        if self.pool_size < 2 {
             return bad(format!(
-                "pool size {} with fraction {} leaves an empty sample",
-                self.pool_size, self.fraction
+                "pool size {}: the simulator needs a pool of at least 2 items",
+                self.pool_size
             ));
         }
+        check_sample_not_empty(self.pool_size, self.fraction)?;
         if self.mean_positives.is_nan() || self.mean_positives < 1.0 {
             return bad("mean_positives must be at least 1".into());
         }

@@ -37,6 +37,7 @@ pub fn run_exam(
     if fractions.is_empty() {
         return Err(Error::option("the exam needs at least one fraction"));
     }
+    super::validation::check_distinct(fractions, "--fractions")?;
     let mut runs = Vec::new();
     for &f in fractions {
         let o = ValidationOptions {
@@ -59,37 +60,81 @@ pub fn exam(
     vector_runs: &[impl AsRef<Path>],
     progress: impl FnMut(&Run),
 ) -> Result<(String, Vec<Run>)> {
-    let vector: Vec<_> = vector_runs
-        .iter()
-        .map(|p| read_vector_runs(p.as_ref()))
-        .collect::<Result<Vec<_>>>()?
-        .into_iter()
-        .flatten()
-        .collect();
     let fractions = fractions.unwrap_or(&EXAM_FRACTIONS);
+    let mut vector: Vec<VectorRun> = Vec::new();
+    for path in vector_runs.iter().map(AsRef::as_ref) {
+        let file = read_vector_runs(path)?;
+        if !file
+            .iter()
+            .any(|v| fractions.iter().any(|&f| same_fraction(f, v.fraction)))
+        {
+            return Err(Error::input(
+                path,
+                format!("holds no run at a fraction of the exam ({fractions:?})"),
+            ));
+        }
+        if let Some(v) = file.iter().find(|v| vector.iter().any(|w| same_run(w, v))) {
+            return Err(Error::input(
+                path,
+                format!(
+                    "repeats the run of {} seed {} at f = {} given before: each run counts once",
+                    v.family, v.seed, v.fraction
+                ),
+            ));
+        }
+        vector.extend(file);
+    }
     let runs = run_exam(opts, fractions, progress)?;
     let mut records: Vec<ExamRecord> = runs.iter().map(ExamRecord::of_run).collect();
     records.extend(
         vector
             .iter()
-            .filter(|v| fractions.iter().any(|f| (f - v.fraction).abs() < 1e-12))
+            .filter(|v| fractions.iter().any(|&f| same_fraction(f, v.fraction)))
             .map(ExamRecord::of_vector_run),
     );
     Ok((exam_markdown(&exam_tables(&records)), runs))
 }
 
-/// The vector-level runs of a `tailrank simulate --vectors --validate --json` file.
+/// The vector-level runs of a `tailrank simulate --vectors --validate --json` file: at least
+/// one, each of a vector-level family, at a sample fraction in (0, 1], none repeated.
 pub fn read_vector_runs(path: &Path) -> Result<Vec<VectorRun>> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    serde_json::from_slice(&bytes).map_err(|e| {
-        Error::input(
+    let what = "a vector-run file (the --json of `tailrank simulate --vectors --validate`)";
+    let bytes = crate::formats::read_input_file(path, what)?;
+    let runs: Vec<VectorRun> = serde_json::from_slice(&bytes)
+        .map_err(|e| Error::input(path, format!("not {what}: {e}")))?;
+    if runs.is_empty() {
+        return Err(Error::input(
             path,
-            format!(
-                "not a vector-run file (the --json of `tailrank simulate --vectors \
-                 --validate`): {e}"
-            ),
-        )
-    })
+            format!("holds no run: it is not {what}"),
+        ));
+    }
+    let known = |name: &str| super::web_validation::vector_family_names().any(|n| n == name);
+    for (i, v) in runs.iter().enumerate() {
+        let bad = if !known(&v.family) {
+            Some(format!(
+                "family {:?} is not a vector-level family",
+                v.family
+            ))
+        } else if crate::sample::check_fraction(v.fraction).is_err() {
+            Some(format!("fraction {} is not in (0, 1]", v.fraction))
+        } else if runs[..i].iter().any(|w| same_run(w, v)) {
+            Some("repeats an earlier run (same family, seed, fraction, N, D and queries)".into())
+        } else {
+            None
+        };
+        if let Some(bad) = bad {
+            return Err(Error::input(path, format!("run {i}: {bad}")));
+        }
+    }
+    Ok(runs)
+}
+
+/// Whether two vector runs are one run given twice: same family, seed, fraction, pool size,
+/// dimension and query count.
+fn same_run(a: &VectorRun, b: &VectorRun) -> bool {
+    (&a.family, a.seed, a.pool_size, a.dim, a.queries)
+        == (&b.family, b.seed, b.pool_size, b.dim, b.queries)
+        && same_fraction(a.fraction, b.fraction)
 }
 
 /// One run as the exam scores it (errors as fractions, not points).

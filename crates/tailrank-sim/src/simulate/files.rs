@@ -118,6 +118,7 @@ pub fn simulate_to_dir(
     prediction.map(PredictOptions::check).transpose()?;
     let files = SimulationFiles::in_dir(out);
     files.check_replaceable(out, prediction.is_some())?;
+    crate::outputs::refuse_in_summary(out)?;
     crate::outputs::create_output_folder(out)?;
     let mut outputs = Transaction::new(&[]);
     let truth_slot = outputs.add_file(&files.truth)?;

@@ -339,31 +339,31 @@ fn metrics_of(f: &FitChoice) -> CalibratedMetrics {
 
 pub(crate) use crate::numerics::mean;
 
-/// The seeds `first .. first + count` of a study (`first_flag` and `count_flag` name them in
-/// errors): at least one, and all below 2^64 (a wrapped range would be empty or restart at 0).
+/// The seeds `first ..= first + count − 1` of a study (`first_flag` and `count_flag` name them
+/// in errors): at least one, and none past 2^64 − 1 (a wrapped range would restart at 0).
 pub fn seed_range(
     first: u64,
     count: u64,
     first_flag: &str,
     count_flag: &str,
-) -> Result<std::ops::Range<u64>> {
+) -> Result<std::ops::RangeInclusive<u64>> {
     if count == 0 {
         return Err(Error::option(format!("{count_flag} must be at least 1")));
     }
-    match first.checked_add(count) {
-        Some(end) => Ok(first..end),
+    match first.checked_add(count - 1) {
+        Some(last) => Ok(first..=last),
         None => Err(Error::option(format!(
             "{first_flag} {first} with {count_flag} {count} runs past the largest seed, 2^64 − 1"
         ))),
     }
 }
 
-/// Refuse a name given twice in `names` (`flag` names the list in the error): each run of a
-/// family would be counted twice, as if it were another seed.
-pub fn check_distinct(names: &[String], flag: &str) -> Result<()> {
-    for (i, n) in names.iter().enumerate() {
-        if names[..i].contains(n) {
-            return Err(Error::option(format!("{flag} names {n:?} twice")));
+/// Refuse an entry given twice in `items` (a family name or a sample fraction; `flag` names the
+/// list in the error): its runs would be counted twice, as if they were other seeds.
+pub fn check_distinct<T: PartialEq + std::fmt::Debug>(items: &[T], flag: &str) -> Result<()> {
+    for (i, x) in items.iter().enumerate() {
+        if items[..i].contains(x) {
+            return Err(Error::option(format!("{flag} names {x:?} twice")));
         }
     }
     Ok(())
@@ -386,6 +386,7 @@ pub fn run_validation(
         "--seeds",
     )?;
     check_distinct(&opts.presets, "--presets")?;
+    check_distinct(&opts.fractions, "--fractions")?;
     crate::sample::check_fraction(opts.fraction)?;
     for &f in &opts.fractions {
         crate::sample::check_fraction(f)?;

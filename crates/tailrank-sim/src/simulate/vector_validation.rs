@@ -425,6 +425,14 @@ pub(crate) fn check_fractions(opts: &VectorRunOptions) -> Result<()> {
     Ok(())
 }
 
+/// [`check_sample_not_empty`](super::config::check_sample_not_empty) at every fraction of
+/// `opts`.
+pub(crate) fn check_sample_not_empty(pool_size: u64, opts: &VectorRunOptions) -> Result<()> {
+    opts.fractions
+        .iter()
+        .try_for_each(|&f| super::config::check_sample_not_empty(pool_size, f))
+}
+
 /// Run `family` at `seed`: write the files into `work` (replaced), scan the whole pool, then
 /// each fraction's sample; one record per fraction.
 pub fn run_family(
@@ -441,6 +449,7 @@ pub fn run_family(
     if let Some(d) = opts.dim {
         cfg.dim = d;
     }
+    check_sample_not_empty(cfg.pool_size, opts)?;
     let bench = write_vectors(&cfg, work)?;
     let (full, _) = scan_benchmark(work, 1.0, seed, opts.threads, None)?;
     let pool = PoolShape {

@@ -177,7 +177,7 @@ pub fn pool_id(i: u64) -> String {
 
 /// Files of a vector benchmark, in the order they are renamed into place (`benchmark.json`
 /// last).
-const FILES: [&str; 8] = [
+pub const FILES: [&str; 8] = [
     "queries.npy",
     "queries.ids.txt",
     "core.npy",
@@ -291,6 +291,7 @@ pub fn write_vectors_batched(
 ) -> Result<VectorBenchmark> {
     cfg.check()?;
     let layout = Layout::new(cfg)?;
+    crate::outputs::refuse_in_summary(dir)?;
     check_replaceable(dir)?;
     check_disk(cfg, dir)?;
     crate::outputs::create_output_folder(dir)?;

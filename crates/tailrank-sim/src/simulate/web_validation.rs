@@ -53,6 +53,15 @@ pub(crate) fn base(seed: u64) -> WebConfig {
     }
 }
 
+/// The names of every vector-level family: the file-based ones ([`VECTOR_FAMILIES`]) and the
+/// generated ones ([`WEB_FAMILIES`]).
+pub fn vector_family_names() -> impl Iterator<Item = &'static str> {
+    VECTOR_FAMILIES
+        .iter()
+        .map(|f| f.name)
+        .chain(WEB_FAMILIES.iter().map(|f| f.name))
+}
+
 /// The web families (docs/reference/validation.md has their parameters as a table).
 pub const WEB_FAMILIES: &[WebFamily] = &[
     WebFamily {
@@ -120,6 +129,7 @@ pub fn run_web_family(
 ) -> Result<Vec<VectorRun>> {
     check_fractions(opts)?;
     let cfg = family_config(family, seed, opts);
+    super::vector_validation::check_sample_not_empty(cfg.pool_size, opts)?;
     let layout = WebLayout::new(&cfg)?;
     let inputs = WebInputs::new(&layout)?;
     let keep = opts
@@ -178,7 +188,7 @@ pub fn run_web_family(
 /// after each family and seed, `progress` makes the progress of each pass over a generated pool.
 pub fn run_families(
     names: &[String],
-    seeds: std::ops::Range<u64>,
+    seeds: std::ops::RangeInclusive<u64>,
     opts: &VectorRunOptions,
     work: &Path,
     mut done: impl FnMut(&str, u64, f64),
@@ -192,6 +202,7 @@ pub fn run_families(
         return Err(Error::option("--seeds must be at least 1"));
     }
     super::validation::check_distinct(names, "--family")?;
+    super::validation::check_distinct(&opts.fractions, "--fractions")?;
     let web_names: Vec<&str> = WEB_FAMILIES.iter().map(|f| f.name).collect();
     let families: Vec<Either> = if names.is_empty() {
         VECTOR_FAMILIES.iter().map(Either::Files).collect()

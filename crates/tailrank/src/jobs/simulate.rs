@@ -4,6 +4,7 @@
 use super::{serde_pretty, Console};
 use crate::atomic::{write_bytes, Transaction};
 use crate::error::{Error, Result};
+use crate::outputs::resolve_output;
 use crate::predict::FitMode;
 use crate::report::demo::{demo_header, demo_table, simulation_report, vectors_report};
 use crate::report::headline::demo_headline;
@@ -19,7 +20,7 @@ use crate::simulate::vector_validation::VectorRunOptions;
 use crate::simulate::vectors::{write_vectors_batched, WRITE_BATCH_ROWS};
 use crate::simulate::web_validation::run_families;
 use crate::simulate::{simulate_to_dir, SimConfig, SimulationFiles};
-use std::ops::Range;
+use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 
 /// `tailrank demo`: the `ilias-like` preset (seed `seed`, scaled to `queries` when given)
@@ -109,7 +110,7 @@ impl SimulateJob<'_> {
 #[derive(Debug, Clone)]
 pub struct VectorValidation<'a> {
     pub families: &'a [String],
-    pub seeds: Range<u64>,
+    pub seeds: RangeInclusive<u64>,
     pub options: VectorRunOptions,
     pub json: Option<&'a Path>,
 }
@@ -118,7 +119,20 @@ impl VectorValidation<'_> {
     /// Run in the work folder `work`: a line as each family and seed is done, the timings of
     /// the generated (web) families, then the table (and the error decomposition, when a run
     /// has one).
+    /// The runs JSON is claimed first: never a file the runs write into `work` (a benchmark
+    /// file, or anything inside a kept run's folder) nor in a summary folder, so a bad path
+    /// fails before the runs.
     pub fn run(&self, work: &Path, console: &mut dyn Console) -> Result<()> {
+        crate::outputs::refuse_in_summary(work)?;
+        let mut outputs = Transaction::new(&[]);
+        let json = match self.json {
+            Some(j) => {
+                refuse_run_file(j, work)?;
+                crate::outputs::refuse_in_summary(j)?;
+                Some(outputs.add_file(j)?)
+            }
+            None => None,
+        };
         let seeds = self.seeds.clone();
         // The lines of `done` and the progress of each pass share the console.
         let shared = std::cell::RefCell::new(&mut *console);
@@ -143,11 +157,41 @@ impl VectorValidation<'_> {
         if runs.iter().any(|r| r.decomposition.is_some()) {
             console.out(&format!("\n{}", vector_decomposition_table(&runs)));
         }
-        if let Some(j) = self.json {
-            write_bytes(j, serde_pretty(&runs)?.as_bytes())?;
+        if let Some(slot) = json {
+            let bytes = serde_pretty(&runs)?;
+            outputs.write(slot, |p| write_bytes(p, bytes.as_bytes()))?;
+            outputs.commit()?;
         }
         Ok(())
     }
+}
+
+/// Refuse `json` where the runs in `work` write: one of the benchmark files
+/// (`simulate::vectors::FILES`) in `work`, or a path deeper inside `work` (the kept runs'
+/// folders). Other files of `work` are left alone by the runs.
+fn refuse_run_file(json: &Path, work: &Path) -> Result<()> {
+    let (j, w) = (resolve_output(json), resolve_output(work));
+    let ours = match j.strip_prefix(&w) {
+        Ok(rel) if rel.as_os_str().is_empty() => true,
+        Ok(rel) => {
+            rel.components().count() > 1
+                || crate::simulate::vectors::FILES
+                    .iter()
+                    .any(|f| rel == Path::new(f))
+        }
+        Err(_) => false,
+    };
+    if ours {
+        return Err(Error::output(
+            json,
+            format!(
+                "is where the runs write into --out {} (its benchmark files and kept runs): \
+                 choose another path for the runs",
+                work.display()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// `tailrank validate`: the validation study ([`run_validation`]) or, with `exam`, the exam
@@ -222,7 +266,7 @@ impl ValidateJob<'_> {
             files.write(&report, &self.command)?;
         }
         console.out(&format!("report: {}\n", self.out.display()));
-        if let Some(j) = self.json.filter(|_| !self.exam) {
+        if let Some(j) = self.json {
             console.out(&format!("runs:   {}\n", j.display()));
         }
         Ok(())
