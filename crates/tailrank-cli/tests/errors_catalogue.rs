@@ -609,7 +609,7 @@ open(os.path.join(d, "garbage.h5"), "wb").write(b"\x89HDF\r\n\x1a\n" + bytes(ran
         .collect();
     std::fs::write(
         dir.join("h_estimator.csv"),
-        junk_estimator + "# checksum: none\n",
+        junk_estimator.clone() + "# checksum: none\n",
     )
     .unwrap();
     // The centre of the excess needs its rate and its weight together.
@@ -627,6 +627,20 @@ open(os.path.join(d, "garbage.h5"), "wb").write(b"\x89HDF\r\n\x1a\n" + bytes(ran
         .map(|l| format!("{l}\n"))
         .collect();
     std::fs::write(dir.join("h_cutline.csv"), cut).unwrap();
+    // A query declared without positives (its `j = 0` row): read, but nothing to predict.
+    let mut empty: Vec<String> = vec![String::new(); f.len()];
+    (empty[0], empty[2], empty[6]) = ("qempty".into(), "0".into(), f[6].clone());
+    std::fs::write(
+        dir.join("h_nopos.csv"),
+        format!("{h}{}\n# checksum: none\n", empty.join(",")),
+    )
+    .unwrap();
+    let range_estimator = junk_estimator.replace("garbage", "evt(top_m=1)");
+    std::fs::write(
+        dir.join("h_estimator_range.csv"),
+        range_estimator + "# checksum: none\n",
+    )
+    .unwrap();
     // The header and metadata only (no checksum line): no query row.
     std::fs::write(
         dir.join("h_norows.csv"),
@@ -830,6 +844,8 @@ fn cases() -> Vec<Case> {
         c("hardness-repeated-key", "hardness CSV (`# checksum: none`) giving `# seed` twice", words("predict --hardness $DIR/h_repeated.csv --pool-size 1000 --bootstrap 10")),
         c("hardness-excess-unpaired", "hardness CSV with `excess_rate` but no `excess_weight`", words("predict --hardness $DIR/h_unpaired.csv --pool-size 1000 --bootstrap 10")),
         c("hardness-truncated", "hardness CSV cut in the middle of a row", words("predict --hardness $DIR/h_cut.csv --pool-size 1000 --bootstrap 10")),
+        c("hardness-estimator-range", "hardness CSV (`# checksum: none`) whose `estimator` fits the tail on 1 score", words("predict --hardness $DIR/h_estimator_range.csv --pool-size 1000 --bootstrap 10")),
+        c("hardness-query-without-positives", "hardness CSV (`# checksum: none`) with a query's `j = 0` row", words("predict --hardness $DIR/h_nopos.csv --pool-size 1000 --bootstrap 10")),
         c("hardness-no-rows", "hardness CSV with its header and no row", words("predict --hardness $DIR/h_norows.csv --pool-size 1000 --bootstrap 10")),
         c("hardness-cut-at-line", "hardness CSV cut at a line boundary (last row and checksum line lost)", words("predict --hardness $DIR/h_cutline.csv --pool-size 1000 --bootstrap 10")),
         // ---- simulations
@@ -861,6 +877,10 @@ fn cases() -> Vec<Case> {
         c("simulate-seeds-past-max", "`--seed` near 2^64 with `--seeds 2` (the seeds would wrap)", words("simulate --vectors --validate --seed 18446744073709551615 --seeds 2 -o $DIR/vv")),
         c("simulate-foreign-truth", "simulate into a folder holding the user's own `truth.json`", words("simulate --preset ilias-like --queries 5 -o $DIR/user_folder")),
         c("simulate-into-summary", "simulate into a scan summary folder", words("simulate --preset ilias-like --queries 5 -o $DIR/sum_a")),
+        c("simulate-inside-summary", "simulate into a folder inside a scan summary folder", words("simulate --preset ilias-like --queries 5 -o $DIR/sum_a/inner")),
+        c("simulate-runs-inside-out", "`simulate --vectors --validate --json` on a benchmark file of its own `--out`", words("simulate --vectors --validate --family vectors-clustered --pool-size 20000 -o $DIR/vv2 --json $DIR/vv2/gt.json")),
+        c("validate-fraction-twice", "`validate --fractions` naming a fraction twice (its runs would count as more seeds)", words("validate --presets ilias-like --queries 5 --fractions 0.01,0.01 -q -o $DIR/vr.md")),
+        c("validate-vector-runs-folder", "validate --exam --vector-runs of a folder", words("validate --exam --vector-runs $DIR/sum_a -q -o $DIR/exam.md")),
         c("simulate-vectors-too-large", "`simulate --vectors` with a dimension no memory holds", words("simulate --vectors --dim 4294967296 -o $DIR/svbig")),
         c("simulate-vectors-rows", "`simulate --vectors` above 2³² − 1 pool rows", words("simulate --vectors --pool-size 5000000000 -o $DIR/svbig")),
         c("simulate-vectors-foreign", "simulate --vectors into a folder holding the user's own descriptor files", words("simulate --vectors -o $DIR")),

@@ -397,7 +397,11 @@ fn ilias_layout_matches_official_per_query_set() {
         .collect();
     let r2 = d.path().join("image_only.json");
     fs::write(&r2, serde_json::to_string(&image_only).unwrap()).unwrap();
-    let o = tailrank(&["--results", p(&r2), "--gt", p(d.path())]);
+    let image_only = |extra: &[&str]| {
+        let gt = p(d.path());
+        tailrank(&[&["--results", p(&r2), "--gt", gt][..], extra].concat())
+    };
+    let o = image_only(&[]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("image") && !stdout(&o).contains("text"));
     assert!(
@@ -405,52 +409,29 @@ fn ilias_layout_matches_official_per_query_set() {
         "{}",
         stderr(&o)
     );
-    let o = tailrank(&["--results", p(&r2), "--gt", p(d.path()), "--set", "text"]);
+    let o = image_only(&["--set", "text"]);
     assert!(
         !o.status.success() && stderr(&o).contains("inst0/text"),
         "{}",
         stderr(&o)
     );
-    let o = tailrank(&[
-        "--results",
-        p(&r2),
-        "--gt",
-        p(d.path()),
-        "--set",
-        "image",
-        "--json",
-    ]);
+    let o = image_only(&["--set", "image", "--json"]);
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["sets"].as_array().unwrap().len(), 1);
     // Chosen by name among several, the uncovered set is not skipped: its queries are missing.
-    let o = tailrank(&[
-        "--results",
-        p(&r2),
-        "--gt",
-        p(d.path()),
-        "--set",
-        "image,text",
-    ]);
+    let o = image_only(&["--set", "image,text"]);
     assert!(
         !o.status.success() && stderr(&o).contains("inst0/text"),
         "{}",
         stderr(&o)
     );
-    let o = tailrank(&[
-        "--results",
-        p(&r2),
-        "--gt",
-        p(d.path()),
-        "--set",
-        "image,text",
-        "--missing-as-zero",
-    ]);
+    let o = image_only(&["--set", "image,text", "--missing-as-zero"]);
     assert!(
         o.status.success() && stdout(&o).contains("text"),
         "{}",
         stderr(&o)
     );
-    let o = tailrank(&["--results", p(&r2), "--gt", p(d.path()), "--set", "video"]);
+    let o = image_only(&["--set", "video"]);
     assert!(
         !o.status.success() && stderr(&o).contains("video"),
         "{}",

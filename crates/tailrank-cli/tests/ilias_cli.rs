@@ -324,6 +324,17 @@ fn broken_feature_folders_are_refused_naming_the_file() {
     ];
     let variants: Vec<&str> = cases.iter().map(|c| c.0).collect();
     let folders = make_all(dir.path(), &variants);
+    let ilias_to = |ds: &str, feat: &str, so: &str| {
+        tailrank(&[
+            "ilias",
+            "--dataset-dir",
+            ds,
+            "--features",
+            feat,
+            "--summary-out",
+            so,
+        ])
+    };
     for ((variant, file, words, kind), (ds, feat)) in cases.into_iter().zip(folders) {
         let out = tailrank(&["ilias", "--dataset-dir", &ds, "--features", &feat]);
         assert_eq!(out.status.code(), Some(kind.exit_code()), "{variant}");
@@ -334,15 +345,7 @@ fn broken_feature_folders_are_refused_naming_the_file() {
         );
         // With --summary-out, the refused run leaves no new folder behind.
         let so = dir.path().join(format!("so_{variant}"));
-        let args = [
-            "ilias",
-            "--dataset-dir",
-            &ds,
-            "--features",
-            &feat,
-            "--summary-out",
-        ];
-        let out = tailrank(&[&args[..], &[so.to_str().unwrap()]].concat());
+        let out = ilias_to(&ds, &feat, so.to_str().unwrap());
         assert_eq!(out.status.code(), Some(kind.exit_code()), "{variant}");
         assert!(!so.exists(), "{variant}: {} left behind", so.display());
     }
@@ -355,15 +358,7 @@ fn broken_feature_folders_are_refused_naming_the_file() {
         (&inside, "inside the input folder"),
         (&missing, "does not exist"),
     ] {
-        let out = tailrank(&[
-            "ilias",
-            "--dataset-dir",
-            &ds,
-            "--features",
-            &feat,
-            "--summary-out",
-            so,
-        ]);
+        let out = ilias_to(&ds, &feat, so);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(Output.exit_code()), "{err}");
         assert!(err.contains(words) && !Path::new(so).exists(), "{err}");

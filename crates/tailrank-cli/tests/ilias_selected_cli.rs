@@ -192,7 +192,7 @@ fn selected_subset_with_ties_matches_the_official_logic() {
     let (k, f, seed) = ("100", "0.5", "3");
     let reference: Value =
         serde_json::from_str(&common::run_python(REFERENCE, &[ds, feat, k, f, seed, sel])).unwrap();
-    let r = ok(&tailrank(&[
+    let predict_args = [
         "ilias",
         "--dataset-dir",
         ds,
@@ -210,8 +210,8 @@ fn selected_subset_with_ties_matches_the_official_logic() {
         "50",
         "--sample-noise",
         "0",
-        "--json",
-    ]));
+    ];
+    let r = ok(&tailrank(&[&predict_args[..], &["--json"]].concat()));
     assert_eq!(r["pool_size"].as_u64(), reference["N"].as_u64());
     assert_eq!(r["sample_size"].as_u64(), reference["S"].as_u64());
     for set in r["sets"].as_array().unwrap() {
@@ -235,25 +235,7 @@ fn selected_subset_with_ties_matches_the_official_logic() {
     }
 
     // The short headline names the selection too.
-    let out = tailrank(&[
-        "ilias",
-        "--dataset-dir",
-        ds,
-        "--features",
-        feat,
-        "--selected-ids",
-        sel,
-        "--k",
-        k,
-        "--fraction",
-        f,
-        "--seed",
-        seed,
-        "--bootstrap",
-        "50",
-        "--sample-noise",
-        "0",
-    ]);
+    let out = tailrank(&predict_args);
     let text = String::from_utf8_lossy(&out.stdout);
     let first = text.lines().find(|l| l.starts_with("ILIAS")).unwrap_or("");
     assert!(

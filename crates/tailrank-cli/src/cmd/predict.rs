@@ -30,7 +30,7 @@ pub struct ModelArgs {
 /// `compare`.
 #[derive(Args, Debug, Clone)]
 pub struct EstimateArgs {
-    /// Pool size N to predict at (default: the N recorded in the input).
+    /// Pool size N to predict at; `curve` marks it on the plot (default: the N in the input).
     #[arg(long)]
     pub pool_size: Option<u64>,
     /// Cut-off k of mAP@k.
