@@ -363,7 +363,7 @@ fn malformed_files_give_clear_errors() {
 
     // Values no sample can hold, read unchecked (`# checksum: none`): refused, line named.
     let row = "q,p,1,0.5,0,3,100,0.03,count,,,,\n";
-    let impossible: [(String, &[&str]); 8] = [
+    let impossible: [(String, &[&str]); 13] = [
         (
             format!("{HEAD}{COLS}q,p,1,0.5,0,101,100,0.03,count,,,,\n"),
             &["line 10", "pool_above", "101", "sample_size 100"],
@@ -407,6 +407,39 @@ fn malformed_files_give_clear_errors() {
             format!("{HEAD}{COLS}{row}q,r,2,0.6,1,4,100,0.04,count,,,,\n"),
             &["line 11", "\"r\" scores 0.6 above", "0.5", "descending"],
         ),
+        // Edits the writer never makes: a column twice (two readers would take different
+        // ones), empty ids, a version that never existed, N below S.
+        (
+            format!(
+                "{HEAD}{}x_hat\nq,p,1,0.5,0,3,100,0.03,count,,,,,0\n",
+                COLS.trim_end().to_owned() + ","
+            ),
+            &[
+                "line 9",
+                "column \"x_hat\" appears twice",
+                "columns 8 and 14",
+            ],
+        ),
+        (
+            format!("{HEAD}{COLS},p,1,0.5,0,3,100,0.03,count,,,,\n"),
+            &["line 10", "column query_id is empty"],
+        ),
+        (
+            format!("{HEAD}{COLS}q,,1,0.5,0,3,100,0.03,count,,,,\n"),
+            &["line 10", "column positive_id is empty"],
+        ),
+        (
+            format!("# format_version: 0\n{HEAD}{COLS}{row}"),
+            &["line 1", "format_version 0 does not exist"],
+        ),
+        (
+            HEAD.replace("pool_size: 1000", "pool_size: 99") + COLS + row,
+            &[
+                "line 3",
+                "pool_size: N = 99",
+                "smaller than the sample_size 100",
+            ],
+        ),
     ];
     for (text, words) in impossible {
         let e = err(dir, &format!("{text}# checksum: none\n"));
@@ -431,8 +464,9 @@ fn malformed_files_give_clear_errors() {
 }
 
 /// Regression (found by the round-trip property in CI): a query without positives whose id is
-/// "\0" followed by a query with id "" and a positive. The reader once marked declared-empty
-/// queries in the same set as the ids, under "\0" + id, so the two collided.
+/// "\0" followed by a query with another id and a positive. The reader once marked
+/// declared-empty queries in the same set as the ids, under "\0" + id, so the two collided
+/// (the ids were "\0" and ""; empty ids are refused now, "\0\0" is the same marker).
 #[test]
 fn empty_query_id_markers_do_not_collide() {
     let qs = vec![
@@ -443,10 +477,10 @@ fn empty_query_id_markers_do_not_collide() {
             positives: vec![],
         },
         QueryHardness {
-            query_id: "".into(),
+            query_id: "\0\0".into(),
             sample_size: 0,
             tail: None,
-            positives: vec![pos("", 0.0, 0, 0, 0.0, Branch::Count)],
+            positives: vec![pos("p", 0.0, 0, 0, 0.0, Branch::Count)],
         },
     ];
     let d = tempfile::tempdir().unwrap();
@@ -470,7 +504,7 @@ mod roundtrip {
     /// A positive of a query whose sample holds `s` items (`pool_above ≤ s`).
     fn positive(s: u64) -> impl Strategy<Value = PositiveHardness> {
         (
-            "[^\r\n]{0,12}",
+            "[^\r\n]{1,12}",
             -1.0f32..1.0,
             0u64..1000,
             0u64..=s,
@@ -486,17 +520,19 @@ mod roundtrip {
         prop_oneof![Just(0u64), Just(max_s), 0..=max_s].prop_flat_map(query_of_sample)
     }
 
-    /// [`meta`] with the largest sample size a u64 holds (counts up to it round-trip too).
+    /// [`meta`] with the largest sample (and pool) size a u64 holds (counts up to it round-trip
+    /// too).
     fn huge_meta() -> HardnessMeta {
         HardnessMeta {
             sample_size: u64::MAX,
+            pool_size: Some(u64::MAX),
             ..meta()
         }
     }
 
     fn query_of_sample(s: u64) -> impl Strategy<Value = QueryHardness> {
         (
-            "[^\r\n]{0,12}",
+            "[^\r\n]{1,12}",
             Just(s),
             // A fitted tail has at least one exceedance (n_u ≤ s), so an empty sample has none.
             prop::option::of((

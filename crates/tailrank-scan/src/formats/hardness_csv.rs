@@ -75,6 +75,18 @@ fn check_text(path: &Path, what: &str, s: &str) -> Result<()> {
     Ok(())
 }
 
+/// An id the file can hold and the reader accepts: one line, not empty (a ground truth has no
+/// empty ids, so an empty one in a hardness file is an edit).
+fn check_id(path: &Path, what: &str, s: &str) -> Result<()> {
+    if s.is_empty() {
+        return Err(Error::output(
+            path,
+            format!("a {what} is empty, which the hardness CSV does not hold"),
+        ));
+    }
+    check_text(path, what, s)
+}
+
 /// Write the hardness artifact (atomically): `# key: value` metadata lines (`format`,
 /// `format_version`, `model`, `query_set`, `pool_size` (`unknown` when None), `sample_size`,
 /// `fraction`, `seed`, `estimator`, `tool_version`, and `excess_rate`, `excess_weight`,
@@ -94,9 +106,9 @@ pub fn write_hardness_csv(path: &Path, meta: &HardnessMeta, qs: &[QueryHardness]
         check_text(path, k, v)?;
     }
     for q in qs {
-        check_text(path, "query id", &q.query_id)?;
+        check_id(path, "query id", &q.query_id)?;
         for p in &q.positives {
-            check_text(path, "positive id", &p.id)?;
+            check_id(path, "positive id", &p.id)?;
         }
     }
     atomic::write_file(path, |out| {
@@ -314,18 +326,8 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
         let fields = split_fields(line, Padding::Keep)
             .map_err(|e| Error::input(path, format!("line {ln}: {e}")))?;
         let Some(hdr) = &header else {
-            let names: Vec<String> = fields.iter().map(|f| f.trim().to_string()).collect();
-            let has = |c: &str| names.iter().any(|n| n == c);
-            if let Some(missing) = missing_names(&HARDNESS_COLUMNS[..13], has) {
-                return Err(Error::input(
-                    path,
-                    format!("line {ln}: header lacks the column(s) {missing}"),
-                ));
-            }
-            for (i, n) in names.iter().enumerate() {
-                col.entry(n.clone()).or_insert(i);
-            }
-            header = Some(names);
+            let (names, columns) = header_columns(path, ln, &fields)?;
+            (header, col) = (Some(names), columns);
             continue;
         };
         if fields.len() != hdr.len() {
@@ -341,6 +343,12 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
         let get = |name: &str| -> Option<&str> { col.get(name).map(|&i| fields[i].as_str()) };
         let field = |name: &str| get(name).unwrap_or("");
         let qid = field("query_id").to_string();
+        if qid.is_empty() {
+            return Err(Error::input(
+                path,
+                format!("line {ln}: column query_id is empty"),
+            ));
+        }
         let j: usize = num(path, ln, "j", field("j"))?;
         let sample_size: u64 = num(path, ln, "sample_size", field("sample_size"))?;
         let tail_cols = [
@@ -423,6 +431,38 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
     let meta = hardness_meta(path, &meta_kv)?;
     check_query_samples(path, &meta, &qs, &first_lines)?;
     Ok((meta, qs))
+}
+
+/// The header line `ln`'s column names and the position of each: every column of
+/// [`HARDNESS_COLUMNS`] but the log-likelihood present, none named twice.
+fn header_columns(
+    path: &Path,
+    ln: usize,
+    fields: &[String],
+) -> Result<(Vec<String>, std::collections::HashMap<String, usize>)> {
+    let names: Vec<String> = fields.iter().map(|f| f.trim().to_string()).collect();
+    let has = |c: &str| names.iter().any(|n| n == c);
+    if let Some(missing) = missing_names(&HARDNESS_COLUMNS[..13], has) {
+        return Err(Error::input(
+            path,
+            format!("line {ln}: header lacks the column(s) {missing}"),
+        ));
+    }
+    let mut col = std::collections::HashMap::new();
+    for (i, n) in names.iter().enumerate() {
+        if let Some(first) = col.insert(n.clone(), i) {
+            return Err(Error::input(
+                path,
+                format!(
+                    "line {ln}: column {n:?} appears twice in the header (columns {} and {}): \
+                     which one counts would be a guess",
+                    first + 1,
+                    i + 1
+                ),
+            ));
+        }
+    }
+    Ok((names, col))
 }
 
 /// Append positive `p` (line `ln`) to query `q`: j counts positives in score order, each
@@ -601,6 +641,12 @@ fn positive_row<'a>(
         return Err(Error::input(
             path,
             format!("line {ln}: column x_hat: {x_hat} is not a fraction in [0, 1]"),
+        ));
+    }
+    if field("positive_id").is_empty() {
+        return Err(Error::input(
+            path,
+            format!("line {ln}: column positive_id is empty"),
         ));
     }
     let b = field("branch").trim();

@@ -72,23 +72,7 @@ pub(super) fn hardness_meta(
         Ok((v.clone(), *ln))
     };
     check_format_name(path, meta_get("format"))?;
-    if let Some((_, v, ln)) = meta_get("format_version") {
-        let ver: u32 = v.parse().map_err(|_| {
-            Error::input(
-                path,
-                format!("line {ln}: format_version {v:?} is not a number"),
-            )
-        })?;
-        if ver > HARDNESS_FORMAT_VERSION {
-            return Err(Error::unsupported(
-                path,
-                format!(
-                    "line {ln}: format_version {ver} is newer than this tool reads \
-                     ({HARDNESS_FORMAT_VERSION})"
-                ),
-            ));
-        }
-    }
+    check_format_version(path, meta_get("format_version"))?;
     let bad = |k: &str, v: &str, ln: usize, what: &str| {
         Error::input(
             path,
@@ -107,14 +91,7 @@ pub(super) fn hardness_meta(
         .ok_or_else(|| bad("fraction", &v, ln, "a sampling fraction in (0, 1]"))?;
     let (v, ln) = parse_meta("seed")?;
     let seed: u64 = v.parse().map_err(|_| bad("seed", &v, ln, u64::WHAT))?;
-    let pool_size = match meta_get("pool_size") {
-        None => None,
-        Some((_, v, _)) if v.is_empty() || v == "unknown" => None,
-        Some((_, v, ln)) => Some(
-            v.parse::<u64>()
-                .map_err(|_| bad("pool_size", v, *ln, u64::WHAT))?,
-        ),
-    };
+    let pool_size = pool_size(path, meta_get("pool_size"), sample_size)?;
     let excess_move =
         match number_pair(
             path,
@@ -182,6 +159,63 @@ pub(super) fn hardness_meta(
 }
 
 /// Refuse a `format` metadata `(key, value, line)` other than [`HARDNESS_FORMAT_NAME`].
+/// The `format_version` metadata, when given: a version from 1 to [`HARDNESS_FORMAT_VERSION`].
+fn check_format_version(path: &Path, version: Option<&(String, String, usize)>) -> Result<()> {
+    let Some((_, v, ln)) = version else {
+        return Ok(());
+    };
+    let ver: u32 = v.parse().map_err(|_| {
+        Error::input(
+            path,
+            format!("line {ln}: format_version {v:?} is not a number"),
+        )
+    })?;
+    if ver == 0 {
+        return Err(Error::input(
+            path,
+            format!("line {ln}: format_version 0 does not exist (versions start at 1)"),
+        ));
+    }
+    if ver > HARDNESS_FORMAT_VERSION {
+        return Err(Error::unsupported(
+            path,
+            format!(
+                "line {ln}: format_version {ver} is newer than this tool reads \
+                 ({HARDNESS_FORMAT_VERSION})"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The `pool_size` metadata: None when absent, empty or `unknown`, else an integer N not below
+/// the file's `sample_size` (the sample is drawn from the pool).
+fn pool_size(
+    path: &Path,
+    entry: Option<&(String, String, usize)>,
+    sample_size: u64,
+) -> Result<Option<u64>> {
+    let Some((_, v, ln)) = entry.filter(|(_, v, _)| !v.is_empty() && v != "unknown") else {
+        return Ok(None);
+    };
+    let n = v.parse::<u64>().map_err(|_| {
+        Error::input(
+            path,
+            format!("line {ln}: metadata pool_size: {v:?} is not {}", u64::WHAT),
+        )
+    })?;
+    if n < sample_size {
+        return Err(Error::input(
+            path,
+            format!(
+                "line {ln}: metadata pool_size: N = {n} is smaller than the sample_size \
+                 {sample_size} (the sample is drawn from the pool)"
+            ),
+        ));
+    }
+    Ok(Some(n))
+}
+
 fn check_format_name(path: &Path, format: Option<&(String, String, usize)>) -> Result<()> {
     match format {
         Some((_, v, ln)) if v != HARDNESS_FORMAT_NAME => Err(Error::input(
