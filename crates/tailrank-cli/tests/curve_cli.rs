@@ -103,6 +103,26 @@ print(w, h, len(raw) == h * (1 + 3 * w))
         "1e3",
     ]);
     assert!(!ok && err.contains("curve range"), "{err}");
+    // One pool size (`--from` = `--to`): a marker at it, on an axis with ticks around it.
+    let one = d.path().join("one.svg");
+    let (ok, _, err) = tailrank(&[
+        "curve",
+        "--summary",
+        sd,
+        "-o",
+        one.to_str().unwrap(),
+        "--from",
+        "5e4",
+        "--to",
+        "5e4",
+    ]);
+    assert!(ok, "{err}");
+    let text = std::fs::read_to_string(&one).unwrap().replace('\n', "");
+    assert!(text.contains("<circle"), "no marker for the one point");
+    assert!(
+        text.contains(">1e4</text>") && text.contains(">1e5</text>"),
+        "no ticks around the point's N"
+    );
 }
 
 /// Writes an example summary, table and plots into `$TAILRANK_PLOT_DIR` for a visual check.

@@ -133,6 +133,35 @@ fn sample_rejects_bad_input() {
     assert!(!o.exists());
 }
 
+/// `-o X.manifest.json` next to a sample `X` would replace X's manifest by an id list (and
+/// write `X.manifest.json.manifest.json`): refused, both files of X kept.
+#[test]
+fn a_sample_over_another_samples_manifest_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let ids = d.path().join("ids.txt");
+    std::fs::write(&ids, "a\nb\nc\nd\n").unwrap();
+    let s = d.path().join("s.txt");
+    let sample = |out: &std::path::Path, f: &str| {
+        let (i, o) = (ids.to_str().unwrap(), out.to_str().unwrap());
+        tailrank(&["sample", "--ids", i, "--fraction", f, "-o", o])
+    };
+    let (ok, _, err) = sample(&s, "0.5");
+    assert!(ok, "{err}");
+    let manifest = d.path().join("s.txt.manifest.json");
+    let before = std::fs::read(&manifest).unwrap();
+    let (ok, _, err) = sample(&manifest, "0.25");
+    assert!(
+        !ok && err.contains("is the manifest of the sample") && err.contains("s.txt"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&manifest).unwrap(), before);
+    assert!(!d.path().join("s.txt.manifest.json.manifest.json").exists());
+    // Without the sample beside it, the name is an ordinary output.
+    std::fs::remove_file(&s).unwrap();
+    let (ok, _, err) = sample(&manifest, "0.25");
+    assert!(ok, "{err}");
+}
+
 /// Regression (issue 44): an id list with a bare CR inside an id was refused only when the
 /// sample kept that id, naming the output and the sample index (at f = 0.5 it passed, while
 /// Python's text-mode readers split the line there). Every line is checked, whatever the

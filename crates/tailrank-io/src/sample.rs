@@ -183,6 +183,30 @@ pub fn manifest_path(out: &std::path::Path) -> Result<std::path::PathBuf> {
     crate::atomic::sibling(out, ".manifest.json")
 }
 
+/// Refuse an id-list output `out` that is the manifest of another sample (`<X>.manifest.json`
+/// next to an existing `X`): writing there would leave `X` without its manifest.
+fn refuse_other_manifest(out: &std::path::Path) -> Result<()> {
+    let name = out.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let Some(stem) = name
+        .strip_suffix(".manifest.json")
+        .filter(|s| !s.is_empty())
+    else {
+        return Ok(());
+    };
+    let sample = out.with_file_name(stem);
+    if sample.is_file() {
+        return Err(Error::output(
+            out,
+            format!(
+                "is the manifest of the sample {}; writing an id list here would leave that \
+                 sample without its manifest: choose another output path",
+                sample.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Digest of a sample recorded in its manifest: xxh3_64 (seed 0) over `id + "\n"` for each
 /// id, as 16 hex digits (the uncompressed content of the id list).
 pub fn sample_digest(ids: &[String]) -> String {
@@ -234,6 +258,7 @@ pub fn write_sample(
     out: &std::path::Path,
 ) -> Result<SampleManifest> {
     let range = HashRange::sample(fraction, after)?;
+    refuse_other_manifest(out)?;
     let manifest_path = manifest_path(out)?;
     let mut outputs = crate::atomic::Transaction::new(&[ids]);
     let ids_slot = outputs.add_file(out)?;

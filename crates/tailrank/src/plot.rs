@@ -108,8 +108,15 @@ fn draw<DB: DrawingBackend>(
     let e = |x: &dyn std::fmt::Display| x.to_string();
     root.fill(&WHITE).map_err(|x| e(&x))?;
     let pts = &c.points;
+    // One point (`--from` = `--to`) is drawn as a marker amid a decade on either side.
+    let single = pts.len() == 1;
     let lo = pts.first().map_or(1.0, |p| p.pool_size);
     let hi = pts.last().map_or(10.0, |p| p.pool_size).max(lo * 1.0001);
+    let (lo, hi) = if single {
+        (lo / 10.0, lo * 10.0)
+    } else {
+        (lo, hi)
+    };
     let ymax = y_max(c);
     let title = format!(
         "{} ({}): predicted mAP@{} vs pool size, from S = {}",
@@ -155,10 +162,13 @@ fn draw<DB: DrawingBackend>(
             });
     }
     chart
-        .draw_series(LineSeries::new(
-            pts.iter().map(|p| (p.pool_size, pct(p.estimate))),
-            blue.stroke_width(3),
-        ))
+        .draw_series(
+            LineSeries::new(
+                pts.iter().map(|p| (p.pool_size, pct(p.estimate))),
+                blue.stroke_width(3),
+            )
+            .point_size(if single { 5 } else { 0 }),
+        )
         .map_err(|x| e(&x))?
         .label("predicted (tail-aware hardness)")
         .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], blue.stroke_width(3)));

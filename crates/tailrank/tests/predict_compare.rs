@@ -70,6 +70,30 @@ fn a_clearly_worse_model_is_separated_with_a_paired_interval() {
     assert_eq!(c.separated, c.difference.abs() > e, "{c:?}");
 }
 
+/// Two scans that list the same queries in another order (their ground truths did) compare
+/// as if listed alike: B is read in A's order. Other query ids are still refused.
+#[test]
+fn the_same_queries_in_another_order_compare_alike() {
+    let a = simulated(60);
+    let b = confused(&a);
+    let mut reversed = b.clone();
+    reversed.queries.reverse();
+    let opts = PredictOptions {
+        bootstrap: 50,
+        sample_noise: 0,
+        ..PredictOptions::default()
+    };
+    let want = compare(&a, &b, &opts).unwrap();
+    let got = compare(&a, &reversed, &opts).unwrap();
+    assert_eq!(got.difference, want.difference);
+    assert_eq!(got.interval.lo, want.interval.lo);
+    assert_eq!(got.map_at_k_b, want.map_at_k_b);
+    let mut renamed = reversed;
+    renamed.queries[0].id.push_str("-other");
+    let e = compare(&a, &renamed, &opts).unwrap_err().to_string();
+    assert!(e.contains("at the same position"), "{e}");
+}
+
 #[test]
 fn different_samples_or_queries_are_refused() {
     let a = simulated(50);

@@ -93,6 +93,33 @@ fn calibrated_hit(h: &[QueryHardness], s0: u64, nf: f64, aps: &[LevelAps]) -> f6
     mean_of(h, |q| hit_calibration::hit_at_1(q, nf, scales.as_ref()))
 }
 
+/// `b` with its queries in the order of `a`'s, when both hold the same query ids in another
+/// order (two scans whose ground truths list the queries differently); None otherwise.
+fn in_query_order_of(b: &Summary, a: &Summary) -> Option<Summary> {
+    let same_order = a
+        .queries
+        .iter()
+        .map(|q| &q.id)
+        .eq(b.queries.iter().map(|q| &q.id));
+    if same_order || a.queries.len() != b.queries.len() {
+        return None;
+    }
+    let at: std::collections::HashMap<&str, usize> = b
+        .queries
+        .iter()
+        .enumerate()
+        .map(|(i, q)| (q.id.as_str(), i))
+        .collect();
+    let order: Vec<usize> = a
+        .queries
+        .iter()
+        .map(|q| at.get(q.id.as_str()).copied())
+        .collect::<Option<_>>()?;
+    let mut out = b.clone();
+    out.queries = order.iter().map(|&i| b.queries[i].clone()).collect();
+    Some(out)
+}
+
 /// Check that `a` and `b` were scanned over the same queries, positives and pool sample, and
 /// record the same pool size unless `pool_size` gives the one to compare at.
 fn check_pair(a: &Summary, b: &Summary, pool_size: Option<u64>) -> Result<()> {
@@ -187,6 +214,8 @@ pub fn compare(a: &Summary, b: &Summary, opts: &PredictOptions) -> Result<Compar
     opts.check()?;
     check_summary(a)?;
     check_summary(b)?;
+    let b_in_a_order = in_query_order_of(b, a);
+    let b = b_in_a_order.as_ref().unwrap_or(b);
     check_pair(a, b, opts.pool_size)?;
     let sample = a.subset_sizes[0];
     check_sample_size(sample)?;

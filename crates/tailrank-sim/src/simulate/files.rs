@@ -6,7 +6,7 @@
 use super::{simulate_summary, SimConfig, Simulation};
 use crate::atomic::{write_bytes, Transaction};
 use crate::error::{Error, Result};
-use crate::predict::{predict, PredictOptions, Prediction};
+use crate::predict::{predict_with_plan, NextStepPlan, PredictOptions, Prediction};
 use std::path::{Path, PathBuf};
 
 /// Where the files of a simulation go in its output folder.
@@ -128,8 +128,13 @@ pub fn simulate_to_dir(
     };
     let summary_slot = outputs.add_dir(&files.summary)?;
     let sim = simulate_summary(cfg)?;
+    // The next step's commands name the summary folder written here.
+    let plan = NextStepPlan {
+        summary_path: Some(files.summary.display().to_string()),
+        ..NextStepPlan::default()
+    };
     let p = prediction
-        .map(|opts| predict(&sim.summary, opts))
+        .map(|opts| predict_with_plan(&sim.summary, opts, &plan))
         .transpose()?;
     outputs.write(truth_slot, |path| sim.truth.write(path))?;
     if let (Some(slot), Some(p)) = (prediction_slot, &p) {
