@@ -347,6 +347,8 @@ open(os.path.join(d, "garbage.h5"), "wb").write(b"\x89HDF\r\n\x1a\n" + bytes(ran
     );
     r("sel_dup.txt", "000000001\n000000002\n000000001\n");
     r("sel_empty.txt", "\n\n");
+    r("smp.txt", "a\n");
+    r("smp.txt.manifest.json", "{}\n");
     // Issue 44: an ILIAS positive whose scale and clutter are `NA` (a data line, not a header),
     // and an id list with a bare carriage return inside an id (refused whatever the fraction).
     let na = dir.join("ilias_na/image_ids");
@@ -647,6 +649,42 @@ open(os.path.join(d, "garbage.h5"), "wb").write(b"\x89HDF\r\n\x1a\n" + bytes(ran
         lines[..=hdr].join("\n") + "\n# checksum: none\n",
     )
     .unwrap();
+    // A column named twice (x_hat appended, 0 on every row), and N below S.
+    let twice: Vec<String> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| match i {
+            i if i == hdr => format!("{l},x_hat"),
+            i if i > hdr && !l.starts_with('#') => format!("{l},0"),
+            _ => l.to_string(),
+        })
+        .collect();
+    std::fs::write(
+        dir.join("h_column_twice.csv"),
+        twice.join("\n") + "\n# checksum: none\n",
+    )
+    .unwrap();
+    let small_pool: String = junk_estimator
+        .lines()
+        .map(|l| match l.starts_with("# pool_size:") {
+            true => "# pool_size: 10\n".to_string(),
+            false => format!("{l}\n"),
+        })
+        .collect();
+    let small_pool = small_pool.replace("# estimator: garbage", &estimator_line(&h));
+    std::fs::write(
+        dir.join("h_pool_below_sample.csv"),
+        small_pool + "# checksum: none\n",
+    )
+    .unwrap();
+}
+
+/// The `# estimator: …` line of hardness text `h`.
+fn estimator_line(h: &str) -> String {
+    h.lines()
+        .find(|l| l.starts_with("# estimator:"))
+        .expect("an estimator line")
+        .to_string()
 }
 
 fn copy_dir(a: &Path, b: &Path) {
@@ -847,6 +885,8 @@ fn cases() -> Vec<Case> {
         c("hardness-estimator-range", "hardness CSV (`# checksum: none`) whose `estimator` fits the tail on 1 score", words("predict --hardness $DIR/h_estimator_range.csv --pool-size 1000 --bootstrap 10")),
         c("hardness-query-without-positives", "hardness CSV (`# checksum: none`) with a query's `j = 0` row", words("predict --hardness $DIR/h_nopos.csv --pool-size 1000 --bootstrap 10")),
         c("hardness-no-rows", "hardness CSV with its header and no row", words("predict --hardness $DIR/h_norows.csv --pool-size 1000 --bootstrap 10")),
+        c("hardness-column-twice", "hardness CSV (`# checksum: none`) whose header names `x_hat` twice", words("predict --hardness $DIR/h_column_twice.csv --pool-size 1000 --bootstrap 10")),
+        c("hardness-pool-below-sample", "hardness CSV (`# checksum: none`) whose `pool_size` is below its `sample_size`", words("predict --hardness $DIR/h_pool_below_sample.csv --bootstrap 10")),
         c("hardness-cut-at-line", "hardness CSV cut at a line boundary (last row and checksum line lost)", words("predict --hardness $DIR/h_cutline.csv --pool-size 1000 --bootstrap 10")),
         // ---- simulations
         c("simulate-no-queries", "a simulated benchmark scaled down to 0 queries", words("simulate --preset ilias-like --queries 0 -o $DIR/sim0")),
@@ -872,6 +912,7 @@ fn cases() -> Vec<Case> {
         c("ilias-html-inside-summary-out", "ilias --html inside its own --summary-out folder", words("ilias --dataset-dir $DIR/ilias_ds --features $DIR/ilias_feat --fraction 0.5 --bootstrap 20 --sample-noise 0 --summary-out $DIR/ilias_so2 --html $DIR/ilias_so2/r.html")),
         c("scan-after-no-fraction", "scan --after without --fraction", scan("--pool $DIR/shard_inc50.npy --after 0.5 -o $DIR/out")),
         c("sample-after-zero", "sample --after 0", words("sample --ids $DIR/pool_ids.txt --fraction 0.2 --after 0 -o $DIR/s.txt")),
+        c("sample-over-a-manifest", "sample -o naming another sample's manifest (`smp.txt.manifest.json` beside `smp.txt`)", words("sample --ids $DIR/pool_ids.txt --fraction 0.5 -o $DIR/smp.txt.manifest.json")),
         c("sample-ids-empty", "an id list without ids", words("sample --ids $DIR/sel_empty.txt --fraction 0.2 -o $DIR/s.txt")),
         c("validate-preset-twice", "`validate --presets` naming a family twice (its runs would count as more seeds)", words("validate --presets ilias-like,ilias-like --queries 5 -o $DIR/vr.md")),
         c("simulate-seeds-past-max", "`--seed` near 2^64 with `--seeds 2` (the seeds would wrap)", words("simulate --vectors --validate --seed 18446744073709551615 --seeds 2 -o $DIR/vv")),

@@ -474,6 +474,28 @@ fn grown_summaries_equal_direct_scans() {
         &tailrank(d, &["grow", "base25", "part25_40h3", "-o", "bad"]),
         &["cannot grow", "drift shard", "--drift-shards"],
     );
+    // To f = 1 the drift shards cannot match (the whole pool's cuts lie one hash below the
+    // base's): the error says so, not "scan with the base's options" (it was).
+    let (d_s, lo, hi) = (
+        d.to_str().unwrap(),
+        (1u64 << 62).to_string(),
+        "18446744073709551616",
+    );
+    common::run_python(SLICE, &[d_s, &lo, hi, "i25_100"]);
+    scan(d, &["i25_100.npy"], "1", Some("0.25"), "4", "part25_100");
+    fails(
+        &tailrank(d, &["grow", "base25", "part25_100", "-o", "bad"]),
+        &[
+            "cannot grow",
+            "growing to f = 1 with drift shards",
+            "--drift-shards 0",
+        ],
+    );
+    // The two given the other way round are named as such.
+    fails(
+        &tailrank(d, &["grow", "part25_40", "base25", "-o", "bad"]),
+        &["the wrong order", "tailrank grow BASE PART"],
+    );
     // An increment that keeps another M is named as such (not as a missing union of subsets).
     let mut args = vec![
         "scan",
@@ -516,6 +538,15 @@ fn grown_summaries_equal_direct_scans() {
     fails(
         &tailrank(d, &["merge", "base20", "part20_40", "-o", "bad"]),
         &["part 2 is a sample increment", "tailrank grow"],
+    );
+    // Increments of other ranges are named by their --after.
+    fails(
+        &tailrank(d, &["merge", "part20_40", "part25_40", "-o", "bad"]),
+        &[
+            "increment above fraction 0.2",
+            "above 0.25",
+            "other --after",
+        ],
     );
     // A base scanned over half the pool rows and an increment over all of them are no samples
     // of one pool (a direct scan would hold twice the base's items): refused, not grown into

@@ -71,14 +71,23 @@ fn restrict(s: &Summary, targets: &[Subset], role: &str) -> Result<Summary> {
                     .iter()
                     .all(|q| q.top_scores[i].len() as u64 == s.subset_sizes[i])
         };
+        // The whole pool's range ends at 2^64 − 1 (inclusive), so its shard cuts lie one
+        // below the base's: no increment scan can fix that.
+        let to_whole_pool = g.kind == SubsetKind::Shard && targets[0].range.hi == u64::MAX;
+        let fix = if to_whole_pool {
+            "growing to f = 1 with drift shards cannot be exact (the whole pool's shard cuts \
+             lie one hash below the base's): scan the base and the increment with \
+             --drift-shards 0, or scan the whole pool directly"
+        } else {
+            "scan the increment with the base's --drift-shards and --top-m and the default \
+             --min-fraction, from a base with levels down to f/2^(L-1) (L its number of \
+             levels), or scan the larger sample directly"
+        };
         let chain = tiling(s, piece.bounds(), usable).ok_or_else(|| {
             Error::mismatch(format!(
                 "cannot grow: subset {gi} of the grown summary ({} at fraction {}, hash range \
                  [{}, {})) needs the items of {role} in hash range [{}, {}), which is not a \
-                 union of {role}'s subsets (keeping at least {m} top scores): scan the \
-                 increment with the base's --drift-shards and --top-m and the default \
-                 --min-fraction, from a base with levels down to f/2^(L-1) (L its number of \
-                 levels), or scan the larger sample directly",
+                 union of {role}'s subsets (keeping at least {m} top scores): {fix}",
                 match g.kind {
                     SubsetKind::Level => "level",
                     SubsetKind::Shard => "drift shard",
@@ -260,6 +269,15 @@ pub(super) fn grow(base: &Summary, part: &Summary) -> Result<(Summary, Vec<Strin
             .map_err(|m| Error::input_msg(format!("cannot grow: {role} is inconsistent: {m}")))?;
     }
     let (b0, p0) = (base.subsets[0].range, part.subsets[0].range);
+    if b0.lo != 0 && p0.lo == 0 {
+        return Err(Error::mismatch(format!(
+            "cannot grow: the two summaries are given in the wrong order (the first is an \
+             increment, hash range {}; the second a whole sample at fraction {}): tailrank grow \
+             BASE PART",
+            level0(base),
+            part.fraction
+        )));
+    }
     if b0.lo != 0 {
         return Err(Error::mismatch(format!(
             "cannot grow: the base is itself an increment (its level 0 is hash range {}): grow \

@@ -244,7 +244,19 @@ fn subsets_mismatch(first: &Summary, i: usize, p: &Summary) -> Error {
             s.kind, s.fraction, s.range.lo, s.range.hi, s.top_m
         )
     };
-    let what = if p.subsets.len() != first.subsets.len() {
+    let (lo_1, lo_p) = (first.subsets[0].range.lo, p.subsets[0].range.lo);
+    let what = if lo_1 != lo_p {
+        // Level 0 starts elsewhere: increments of other `--after`, or an increment and a
+        // whole sample.
+        let after = |lo: u64| lo as f64 / 2f64.powi(64);
+        format!(
+            "part 1 is the increment above fraction {} and part {} the one above {} (scanned \
+             with other --after: increments merge only with increments of the same range)",
+            after(lo_1),
+            i + 1,
+            after(lo_p)
+        )
+    } else if p.subsets.len() != first.subsets.len() {
         format!(
             "part 1 has {} subsets and part {} has {} (other --min-fraction or \
              --drift-shards?)",
