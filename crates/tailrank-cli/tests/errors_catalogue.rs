@@ -891,6 +891,7 @@ fn cases() -> Vec<Case> {
         // ---- simulations
         c("simulate-no-queries", "a simulated benchmark scaled down to 0 queries", words("simulate --preset ilias-like --queries 0 -o $DIR/sim0")),
         c("simulate-validate-preset", "`--validate` with a `--preset` (the vector validation needs `--vectors`)", words("simulate --preset ilias-like --validate -o $DIR/simv")),
+        c("simulate-keep-summaries-files", "`--keep-summaries` for a vector family of descriptor files (it keeps web families' summaries)", words("simulate --vectors --validate --keep-summaries --family vectors-clustered --out $DIR/simk")),
         c("simulate-vector-option-preset", "a vectors-only option (`--dim`) with a `--preset`", words("simulate --preset ilias-like --queries 5 --dim 8 -o $DIR/simd")),
         c("simulate-web-pool-zero", "a web family at `--pool-size 0`", words("simulate --vectors --validate --family web-burst-1e8 --pool-size 0 -o $DIR/simw")),
         c("simulate-web-pool-huge", "a web family above 2³² − 1 pool rows", words("simulate --vectors --validate --family web-hubs-1e8 --pool-size 5000000000 -o $DIR/simw")),

@@ -363,6 +363,19 @@ fn broken_feature_folders_are_refused_naming_the_file() {
         assert_eq!(out.status.code(), Some(Output.exit_code()), "{err}");
         assert!(err.contains(words) && !Path::new(so).exists(), "{err}");
     }
+    // A query listed among the positives would rank itself first (mAP went up silently):
+    // refused naming positive_ids.txt and the id.
+    let positives = format!("{ds}/image_ids/positive_ids.txt");
+    let mut text = std::fs::read_to_string(&positives).unwrap();
+    text.push_str("inst_00/query_0.jpg,0.1,10\n");
+    std::fs::write(&positives, text).unwrap();
+    let out = tailrank(&["ilias", "--dataset-dir", &ds, "--features", &feat]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(Input.exit_code()), "{err}");
+    assert!(
+        err.contains("positive_ids.txt") && err.contains("\"inst_00/query_0.jpg\", a query"),
+        "{err}"
+    );
 }
 
 /// The per-query APs of a report's set (`queries: [{query, ap_at_k}]`) against the reference's

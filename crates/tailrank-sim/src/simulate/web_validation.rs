@@ -215,6 +215,13 @@ pub fn run_families(
             })
             .collect::<Result<_>>()?
     };
+    if opts.keep_summaries && !families.iter().any(|f| matches!(f, Either::Web(_))) {
+        return Err(Error::option(format!(
+            "--keep-summaries keeps the summaries of the web families ({}); the families asked \
+             for write their descriptor files into --out and have none to keep",
+            web_names.join(", ")
+        )));
+    }
     let mut runs = Vec::new();
     for f in families {
         for seed in seeds.clone() {

@@ -97,6 +97,7 @@ impl IliasDataset {
         let sets = load_ground_truth(dir)?;
         let header_notes = ground_truth_notes(dir)?;
         let (positive_ids, positive_info) = read_positive_info(&positives_file)?;
+        check_queries_are_not_positives(&positives_file, &sets, &positive_ids)?;
         let taxonomy = match &taxonomy_file {
             Some(t) => Some(read_taxonomy(t)?),
             None => None,
@@ -129,6 +130,35 @@ impl IliasDataset {
         }
         .unwrap_or_else(|| self.dir.clone())
     }
+}
+
+/// No query id of `sets` is listed among the positives (`positives_file`): ILIAS's queries and
+/// positives are different images, and a query that is its own positive would rank itself
+/// first.
+fn check_queries_are_not_positives(
+    positives_file: &Path,
+    sets: &[QuerySet],
+    positive_ids: &[String],
+) -> Result<()> {
+    let positives: std::collections::HashSet<&str> =
+        positive_ids.iter().map(String::as_str).collect();
+    for set in sets {
+        if let Some(q) = set
+            .query_ids
+            .iter()
+            .find(|q| positives.contains(q.as_str()))
+        {
+            return Err(Error::input(
+                positives_file,
+                format!(
+                    "lists {q:?}, a query of the {} set: queries and positives are different \
+                     images (a query that is its own positive ranks itself first)",
+                    set.name
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Scale and clutter per positive id.
