@@ -461,3 +461,32 @@ fn scan_refuses_bad_inputs_and_writes_nothing() {
     assert!(err.contains("warning: 1 row(s)"), "{err}");
     assert!(Summary::read(&d.join("out")).is_ok());
 }
+
+/// A query id that is also a core id is scanned, with a warning naming it (the pool refuses
+/// one): the core row counts against its query like any database item.
+#[test]
+fn a_query_id_in_the_core_is_warned_about() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    common::run_python(GENERATE, &[d.to_str().unwrap()]);
+    let ids = std::fs::read_to_string(d.join("core_ids.txt")).unwrap();
+    assert!(ids.contains("other/c00.jpg\n") && !ids.contains("inst0/q0.jpg"));
+    std::fs::write(
+        d.join("core_q_ids.txt"),
+        ids.replace("other/c00.jpg\n", "inst0/q0.jpg\n"),
+    )
+    .unwrap();
+    let scan = |core_ids: &str, out: &str| {
+        let rest = ["--query-set", "image", "--core-ids", core_ids];
+        let rest = [&rest[..], &["--pool", "pool_b.npy", "-o", out]].concat();
+        ok(&tailrank(d, &[&INPUTS[..], &rest[..]].concat()))
+    };
+    let err = scan("core_q_ids.txt", "with_query");
+    assert!(
+        err.contains("warning: 1 query of set \"image\" is also in the core file")
+            && err.contains("inst0/q0.jpg"),
+        "{err}"
+    );
+    let err = scan("core_ids.txt", "plain");
+    assert!(!err.contains("also in the core"), "{err}");
+}

@@ -125,6 +125,7 @@ impl ScanFiles {
             ScanRequest::from_ground_truth(&self.gt, self.query_set.as_deref(), self.pool_size)?;
         let queries = open_descriptors(&self.queries, self.queries_ids.as_deref())?;
         let core = open_descriptors(&self.core, self.core_ids.as_deref())?;
+        let core_note = request.queries_in_core_note(core.as_ref())?;
         let pool: Vec<Box<dyn DescriptorSource>> = self
             .pool
             .iter()
@@ -165,6 +166,7 @@ impl ScanFiles {
         let scanned = written.map_err(|e| output_failed(&partial_dir, e))?;
         remove_partial(&partial_dir)?;
         let mut notes = request_notes;
+        notes.extend(core_note);
         notes.extend(resume.notes(&partial_dir));
         notes.extend(scan_notes);
         Ok(ScanFilesOutcome {

@@ -46,6 +46,37 @@ pub struct ScannedRequest {
 }
 
 impl ScanRequest {
+    /// A warning when query ids are also ids of `core`: such a core row is a database item
+    /// scored against its query (as itself, when it holds the query's vector), so it counts
+    /// above the query's positives; a query file belongs only in `--queries`. Not refused, as
+    /// the pool refuses a query id: some benchmarks crop their queries from database images
+    /// under the same id. None when the two are disjoint.
+    pub fn queries_in_core_note(&self, core: &dyn DescriptorSource) -> Result<Option<String>> {
+        let queries: std::collections::HashSet<&str> = self
+            .query_set
+            .query_ids
+            .iter()
+            .map(String::as_str)
+            .collect();
+        let shared: Vec<String> = (core.ids().to_vec()?.into_iter())
+            .filter(|id| queries.contains(id.as_str()))
+            .collect();
+        Ok((!shared.is_empty()).then(|| {
+            format!(
+                "warning: {} quer{} of set {:?} {} also in the core file {} (first: {:?}): \
+                 each such core row is ranked against its query like any database item (with \
+                 the query's own vector it scores above every positive); remove them from the \
+                 core unless the benchmark means it",
+                shared.len(),
+                if shared.len() == 1 { "y" } else { "ies" },
+                self.query_set.name,
+                if shared.len() == 1 { "is" } else { "are" },
+                core.path().display(),
+                &shared[..shared.len().min(5)]
+            )
+        }))
+    }
+
     /// Request from a ground-truth file or folder (`load_ground_truth`) and the name of the
     /// set to scan, if given.
     pub fn from_ground_truth(gt: &Path, set: Option<&str>, pool_size: Option<u64>) -> Result<Self> {
