@@ -118,7 +118,10 @@ print(w, h, len(raw) == h * (1 + 3 * w))
     ]);
     assert!(ok, "{err}");
     let text = std::fs::read_to_string(&one).unwrap().replace('\n', "");
-    assert!(text.contains("<circle"), "no marker for the one point");
+    // The estimate's marker is blue (the level points are red circles too).
+    let blue = (text.split("<circle").skip(1))
+        .any(|c| c.split("/>").next().unwrap().contains("stroke=\"#1F77B4\""));
+    assert!(blue, "no marker for the one point");
     assert!(
         text.contains(">1e4</text>") && text.contains(">1e5</text>"),
         "no ticks around the point's N"

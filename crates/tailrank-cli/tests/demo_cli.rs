@@ -111,6 +111,16 @@ fn demo_headline_is_short_and_carries_the_prediction() {
     ] {
         assert!(stdout.contains(&needle), "missing {needle:?} in\n{stdout}");
     }
+    // The next step's grow command names the demo's summary folder (it printed SUMMARY).
+    let commands = p["next_step"]["commands"].as_array().unwrap();
+    let grow = (commands.iter().filter_map(|c| c.as_str()))
+        .find(|c| c.starts_with("tailrank grow"))
+        .expect("this demo's verdict doubts: a grow command");
+    let summary = out.join("summary").display().to_string();
+    assert!(
+        grow.starts_with(&format!("tailrank grow {summary} ")),
+        "{grow}"
+    );
 }
 
 /// The headline's re-run command carries the demo's non-default options (here

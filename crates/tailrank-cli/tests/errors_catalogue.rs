@@ -348,7 +348,10 @@ open(os.path.join(d, "garbage.h5"), "wb").write(b"\x89HDF\r\n\x1a\n" + bytes(ran
     r("sel_dup.txt", "000000001\n000000002\n000000001\n");
     r("sel_empty.txt", "\n\n");
     r("smp.txt", "a\n");
-    r("smp.txt.manifest.json", "{}\n");
+    r(
+        "smp.txt.manifest.json",
+        "{\"digest_algorithm\": \"xxh3_64\"}\n",
+    );
     // Issue 44: an ILIAS positive whose scale and clutter are `NA` (a data line, not a header),
     // and an id list with a bare carriage return inside an id (refused whatever the fraction).
     let na = dir.join("ilias_na/image_ids");

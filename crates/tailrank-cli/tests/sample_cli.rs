@@ -156,10 +156,22 @@ fn a_sample_over_another_samples_manifest_is_refused() {
     );
     assert_eq!(std::fs::read(&manifest).unwrap(), before);
     assert!(!d.path().join("s.txt.manifest.json.manifest.json").exists());
-    // Without the sample beside it, the name is an ordinary output.
-    std::fs::remove_file(&s).unwrap();
+    // Beside a file that is no sample (the id list given as input), the name is an output.
+    let ids_manifest = d.path().join("ids.txt.manifest.json");
+    let (ok, _, err) = sample(&ids_manifest, "0.25");
+    assert!(ok, "{err}");
+    // The other way: a sample over X whose manifest X.manifest.json would replace the id
+    // list of a sample written under that name.
+    std::fs::remove_file(&manifest).unwrap();
     let (ok, _, err) = sample(&manifest, "0.25");
     assert!(ok, "{err}");
+    let list = std::fs::read(&manifest).unwrap();
+    let (ok, _, err) = sample(&s, "0.5");
+    assert!(
+        !ok && err.contains("is not a sample manifest") && err.contains("s.txt.manifest.json"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&manifest).unwrap(), list);
 }
 
 /// Regression (issue 44): an id list with a bare CR inside an id was refused only when the

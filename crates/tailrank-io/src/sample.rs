@@ -183,24 +183,44 @@ pub fn manifest_path(out: &std::path::Path) -> Result<std::path::PathBuf> {
     crate::atomic::sibling(out, ".manifest.json")
 }
 
-/// Refuse an id-list output `out` that is the manifest of another sample (`<X>.manifest.json`
-/// next to an existing `X`): writing there would leave `X` without its manifest.
-fn refuse_other_manifest(out: &std::path::Path) -> Result<()> {
+/// Whether the file `p` is a sample manifest ([`SampleManifest`] as [`write_sample`] writes
+/// it: a small JSON object with `digest_algorithm`).
+fn is_sample_manifest(p: &std::path::Path) -> bool {
+    let small = std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() <= 1 << 16);
+    small
+        && std::fs::read(p)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .is_some_and(|v| v.get("digest_algorithm").is_some())
+}
+
+/// Refuse the outputs of a sample that would break another sample's pair: an id list `out`
+/// over the manifest of a sample `X` (`out` = `X.manifest.json`, `X` a file), and a manifest
+/// `manifest` over an existing file that is no sample manifest (the id list of a sample written
+/// under that name).
+fn refuse_breaking_a_sample(out: &std::path::Path, manifest: &std::path::Path) -> Result<()> {
     let name = out.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    let Some(stem) = name
+    let stem = name
         .strip_suffix(".manifest.json")
-        .filter(|s| !s.is_empty())
-    else {
-        return Ok(());
-    };
-    let sample = out.with_file_name(stem);
-    if sample.is_file() {
+        .filter(|s| !s.is_empty());
+    let sample = stem.map(|s| out.with_file_name(s));
+    if let Some(sample) = sample.filter(|x| x.is_file() && is_sample_manifest(out)) {
         return Err(Error::output(
             out,
             format!(
                 "is the manifest of the sample {}; writing an id list here would leave that \
                  sample without its manifest: choose another output path",
                 sample.display()
+            ),
+        ));
+    }
+    if manifest.exists() && !is_sample_manifest(manifest) {
+        return Err(Error::output(
+            manifest,
+            format!(
+                "exists and is not a sample manifest; the manifest of {} would replace it: \
+                 choose another output path",
+                out.display()
             ),
         ));
     }
@@ -258,8 +278,8 @@ pub fn write_sample(
     out: &std::path::Path,
 ) -> Result<SampleManifest> {
     let range = HashRange::sample(fraction, after)?;
-    refuse_other_manifest(out)?;
     let manifest_path = manifest_path(out)?;
+    refuse_breaking_a_sample(out, &manifest_path)?;
     let mut outputs = crate::atomic::Transaction::new(&[ids]);
     let ids_slot = outputs.add_file(out)?;
     let manifest_slot = outputs.add_file(&manifest_path)?;

@@ -200,6 +200,12 @@ fn malformed_files_give_clear_errors() {
     );
     let (m, q) = read_hardness_csv(&write_text(dir, &ok)).unwrap();
     assert_eq!(m.pool_size, Some(1000));
+    // Extra columns are ignored, even repeated ones (trailing commas of a spreadsheet).
+    let extra = ok
+        .replace("tail_n_u\n", "tail_n_u,note,note,,\n")
+        .replace(",,,,\n", ",,,,,a,b,,\n");
+    assert_eq!(extra.matches(",a,b,,").count(), 2);
+    assert_eq!(read_hardness_csv(&write_text(dir, &extra)).unwrap().1, q);
     assert_eq!(q.len(), 1);
     assert_eq!(q[0].positives.len(), 2);
     let ok_tail =

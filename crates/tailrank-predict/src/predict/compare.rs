@@ -137,6 +137,13 @@ fn check_pair(a: &Summary, b: &Summary, pool_size: Option<u64>) -> Result<()> {
             b.queries.len()
         ));
     }
+    let ids_b: std::collections::HashSet<&str> = b.queries.iter().map(|q| q.id.as_str()).collect();
+    if let Some(q) = a.queries.iter().find(|q| !ids_b.contains(q.id.as_str())) {
+        return bad(format!(
+            "query {:?} of the first summary is not among the second's queries",
+            q.id
+        ));
+    }
     for (qa, qb) in a.queries.iter().zip(&b.queries) {
         if qa.id != qb.id {
             return bad(format!(

@@ -434,7 +434,8 @@ fn parse_hardness_text(path: &Path, text: &str) -> Result<(HardnessMeta, Vec<Que
 }
 
 /// The header line `ln`'s column names and the position of each: every column of
-/// [`HARDNESS_COLUMNS`] but the log-likelihood present, none named twice.
+/// [`HARDNESS_COLUMNS`] but the log-likelihood present, none of those named twice (extra
+/// columns are ignored, repeated or not).
 fn header_columns(
     path: &Path,
     ln: usize,
@@ -450,7 +451,8 @@ fn header_columns(
     }
     let mut col = std::collections::HashMap::new();
     for (i, n) in names.iter().enumerate() {
-        if let Some(first) = col.insert(n.clone(), i) {
+        let read = HARDNESS_COLUMNS.contains(&n.as_str());
+        if let Some(first) = col.insert(n.clone(), i).filter(|_| read) {
             return Err(Error::input(
                 path,
                 format!(

@@ -56,7 +56,7 @@ fn tiling(
 /// `s` expressed on the subsets `targets`: target `G` holds the items of `s` in `G ∩ R`, `R`
 /// being the range of `s`'s level 0 (sizes, counts and ties summed over a tiling of `G ∩ R`,
 /// top lists merged). `role` names `s` in errors.
-fn restrict(s: &Summary, targets: &[Subset], role: &str) -> Result<Summary> {
+fn restrict(s: &Summary, targets: &[Subset], role: &str, cuts_one_off: bool) -> Result<Summary> {
     let cover = s.subsets[0].range;
     let mut chains: Vec<Vec<usize>> = Vec::with_capacity(targets.len());
     for (gi, g) in targets.iter().enumerate() {
@@ -71,10 +71,9 @@ fn restrict(s: &Summary, targets: &[Subset], role: &str) -> Result<Summary> {
                     .iter()
                     .all(|q| q.top_scores[i].len() as u64 == s.subset_sizes[i])
         };
-        // The whole pool's range ends at 2^64 − 1 (inclusive), so its shard cuts lie one
-        // below the base's: no increment scan can fix that.
-        let to_whole_pool = g.kind == SubsetKind::Shard && targets[0].range.hi == u64::MAX;
-        let fix = if to_whole_pool {
+        // Growing by a power of 2 to the whole pool, whose range ends at 2^64 − 1 (inclusive),
+        // keeps shard cuts one hash below the base's: no increment scan can fix that.
+        let fix = if cuts_one_off && g.kind == SubsetKind::Shard {
             "growing to f = 1 with drift shards cannot be exact (the whole pool's shard cuts \
              lie one hash below the base's): scan the base and the increment with \
              --drift-shards 0, or scan the whole pool directly"
@@ -328,8 +327,11 @@ pub(super) fn grow(base: &Summary, part: &Summary) -> Result<(Summary, Vec<Strin
     check_same_density(base, part)?;
     let f = part.fraction;
     let grown = grown_subsets(base, f)?;
-    let mut b = restrict(base, &grown, "the base")?;
-    let mut p = restrict(part, &grown, "the increment")?;
+    // f = 2^k f_b up to f = 1 keeps the direct scan's shard cuts, one below the base's.
+    let doublings = (f / base.fraction).log2();
+    let cuts_one_off = f >= 1.0 && (doublings - doublings.round()).abs() < 1e-9;
+    let mut b = restrict(base, &grown, "the base", cuts_one_off)?;
+    let mut p = restrict(part, &grown, "the increment", cuts_one_off)?;
     b.fraction = f;
     p.fraction = f;
     let (mut out, warnings) = merge(&[b, p]).map_err(|e| {

@@ -158,7 +158,6 @@ pub(super) fn hardness_meta(
     })
 }
 
-/// Refuse a `format` metadata `(key, value, line)` other than [`HARDNESS_FORMAT_NAME`].
 /// The `format_version` metadata, when given: a version from 1 to [`HARDNESS_FORMAT_VERSION`].
 fn check_format_version(path: &Path, version: Option<&(String, String, usize)>) -> Result<()> {
     let Some((_, v, ln)) = version else {
@@ -216,6 +215,7 @@ fn pool_size(
     Ok(Some(n))
 }
 
+/// Refuse a `format` metadata `(key, value, line)` other than [`HARDNESS_FORMAT_NAME`].
 fn check_format_name(path: &Path, format: Option<&(String, String, usize)>) -> Result<()> {
     match format {
         Some((_, v, ln)) if v != HARDNESS_FORMAT_NAME => Err(Error::input(
