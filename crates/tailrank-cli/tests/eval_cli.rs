@@ -823,16 +823,35 @@ fn eval_warns_when_a_tie_block_at_the_cut_decides() {
         err.contains(r#"(first: ["q2"]) a tie block straddles the cut at k = 1"#),
         "{err}"
     );
-    // The full AP counts a positive missing from a short list: warned at k, not at map@1's 1.
+    // The full AP counts a positive missing from any list: warned (whatever the list's
+    // length), not at map@1's cut of 1.
     let gt3 = d.path().join("gt3.json");
     fs::write(&gt3, r#"{"q1": ["d", "zz"], "q2": ["f"]}"#).unwrap();
     for (metrics, warned) in [("ap,map@1", true), ("map@1", false)] {
         let o = tailrank(&["--results", p(&r2), "--gt", p(&gt3), "--metric", metrics]);
         let err = stderr(&o);
         assert_eq!(
-            err.contains("fewer than k = 1000 items"),
+            err.contains("with a positive not listed"),
             warned,
             "{metrics}: {err}"
+        );
+    }
+    // A list of k = 1000 items cut by the search: the full AP is warned, mAP@1000 is not.
+    let items: Vec<String> = std::iter::once("\"a\": 2.0".to_string())
+        .chain((0..999).map(|i| format!("\"x{i}\": {}", 1.0 - i as f64 * 1e-4)))
+        .collect();
+    let long = d.path().join("long.json");
+    fs::write(&long, format!("{{\"q1\": {{{}}}}}", items.join(", "))).unwrap();
+    let gt_ab = d.path().join("gt_ab.json");
+    fs::write(&gt_ab, r#"{"q1": ["a", "b"]}"#).unwrap();
+    for (metric, warned) in [("ap", true), ("map@1000", false)] {
+        let o = tailrank(&["--results", p(&long), "--gt", p(&gt_ab), "--metric", metric]);
+        let err = stderr(&o);
+        assert!(o.status.success(), "{err}");
+        assert_eq!(
+            err.contains("with a positive not listed"),
+            warned,
+            "{metric}: {err}"
         );
     }
 }

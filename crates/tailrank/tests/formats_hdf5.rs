@@ -230,6 +230,12 @@ const BROKEN: &[(&str, &str, &[&str])] = &[
         "f.create_dataset('features', data=np.ones((4, 4), np.float16)); f.create_dataset('index', data=np.array([[b'a', b'b'], [b'c', b'd']]))",
         &["'index' has rank 2"],
     ),
+    // An id that is no UTF-8 text: named as such, not as a corrupt file.
+    (
+        "badutf8",
+        "f.create_dataset('features', data=np.ones((2, 4), np.float16)); f.create_dataset('index', data=np.array([b'a', b'd\\xff'], dtype='S2'))",
+        &["not valid UTF-8"],
+    ),
     // A 2-byte float that is not IEEE half (bfloat16 layout), via h5py's low-level API.
     (
         "bf16",

@@ -351,9 +351,13 @@ pub fn evaluate_results_for(
     check_k(k)?;
     let metrics = opts.resolved();
     let cuts = printed_cuts(k, &metrics);
-    // A list this short misses a positive that a printed column counts (the full AP: at k).
+    // A list this short misses a positive that a printed column counts; the full AP counts
+    // every positive, so for it any list without one is flagged.
     let full_ap = metrics.iter().any(|m| m.cut() == usize::MAX);
-    let deepest = (cuts.iter().copied().max()).map_or(k, |c| if full_ap { c.max(k) } else { c });
+    let deepest = match full_ap {
+        true => usize::MAX,
+        false => cuts.iter().copied().max().unwrap_or(k),
+    };
     let mut out = Vec::with_capacity(sets.len());
     let mut known: HashSet<&str> = HashSet::new();
     let mut warnings = Vec::new();
@@ -414,10 +418,20 @@ pub fn evaluate_results_for(
             ));
         }
         if !short.is_empty() {
+            let (which, advice) = match deepest {
+                usize::MAX => (
+                    "with a positive not listed".to_string(),
+                    "the full AP counts it as not retrieved, so lists cut by the search (e.g. \
+                     at 1000) give a lower full AP than the whole ranking would",
+                ),
+                d => (
+                    format!("with fewer than k = {d} items listed and a positive not among them"),
+                    "a positive not listed counts as not retrieved; if the search kept fewer \
+                     items, evaluate at its depth with --k",
+                ),
+            };
             warnings.push(format!(
-                "{}: set {:?}: {} quer{} with fewer than k = {deepest} items listed and a positive \
-                 not among them (first: {:?}): a positive not listed counts as not retrieved; \
-                 if the search kept fewer items, evaluate at its depth with --k",
+                "{}: set {:?}: {} quer{} {which} (first: {:?}): {advice}",
                 results.path.display(),
                 set.name,
                 short.len(),

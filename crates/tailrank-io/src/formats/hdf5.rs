@@ -446,9 +446,17 @@ fn read_index_dataset(path: &Path, file: &Hdf5File, names: &str) -> Result<Vec<S
 /// valid UTF-8 and non-empty.
 fn read_index(path: &Path, index: &Dataset) -> Result<Vec<String>> {
     let strings = match index.dtype() {
-        Datatype::String { .. } | Datatype::VarLen { .. } => index
-            .read_strings()
-            .map_err(|e| h5err(path, "cannot read dataset 'index'", e))?,
+        Datatype::String { .. } | Datatype::VarLen { .. } => {
+            index.read_strings().map_err(|e| match e.to_string() {
+                // The file is sound; one of its ids is not text (the reader names no row).
+                m if m.to_ascii_lowercase().contains("utf-8") => Error::input(
+                    path,
+                    "dataset 'index' holds an id that is not valid UTF-8: ids are read as \
+                     UTF-8 text (write them as UTF-8 or ASCII strings)",
+                ),
+                _ => h5err(path, "cannot read dataset 'index'", e),
+            })?
+        }
         other => {
             return Err(Error::input(
                 path,
