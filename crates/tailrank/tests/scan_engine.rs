@@ -691,6 +691,22 @@ fn normalize_fixes_and_counts_off_rows() {
     let out = scan(&inputs, &cfg, &NoProgress).unwrap();
     assert_eq!(out.renormalized_rows, 4);
     assert_eq!(out.summary.queries, base.summary.queries);
+    // A row whose squares overflow f32 (×2^70) is normalised from its f64 norm, not refused
+    // (it was "norm overflows f32"); without --normalize its norm is named.
+    let mut pool = data.pool.clone();
+    let huge = 2f32.powi(70);
+    pool.data[5 * d..6 * d].iter_mut().for_each(|v| *v *= huge);
+    let inputs = ScanInputs {
+        query_set: &data.qs,
+        queries: &data.queries,
+        core: &data.core,
+        pool: vec![&pool],
+    };
+    let out = scan(&inputs, &cfg, &NoProgress).unwrap();
+    assert_eq!(out.renormalized_rows, 1);
+    assert_eq!(out.summary.subset_sizes, base.summary.subset_sizes);
+    let e = err(&data, &data.queries, &data.core, &pool, false);
+    assert!(e.contains("row 5") && e.contains("L2 norm 1.18"), "{e}");
 }
 
 #[test]

@@ -37,10 +37,22 @@ pub fn check_rows(
             Error::input(src.path(), format!("row {row} (id {id:?}): {msg}"))
         };
         if !norm.is_finite() {
-            return Err(match x.iter().position(|v| !v.is_finite()) {
-                Some(c) => bad(format!("non-finite value {} in column {c}", x[c])),
-                None => bad("norm overflows f32".into()),
-            });
+            if let Some(c) = x.iter().position(|v| !v.is_finite()) {
+                return Err(bad(format!("non-finite value {} in column {c}", x[c])));
+            }
+            // Finite values whose squares overflow f32: the norm in f64, by which a row is
+            // normalised as asked.
+            let norm = x.iter().map(|&v| f64::from(v).powi(2)).sum::<f64>().sqrt();
+            if !normalize {
+                return Err(bad(format!(
+                    "L2 norm {norm:e} is not 1; descriptors must be L2-normalised (or normalise \
+                     them: `--normalize`, Python `normalize=True`)"
+                )));
+            }
+            off += 1;
+            x.iter_mut()
+                .for_each(|v| *v = (f64::from(*v) / norm) as f32);
+            continue;
         }
         if sq < f32::MIN_POSITIVE {
             // Σx² is 0 or subnormal: either every value is 0, or the values are so small that
