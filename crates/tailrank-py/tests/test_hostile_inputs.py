@@ -150,6 +150,10 @@ def test_ids_must_be_flat_and_positives_ordered(bench):
     gt = {k: set(v) for k, v in bench["gt"].items()}
     with pytest.raises(tailrank.InputError, match="positives of query .* not a set"):
         tailrank.scan(q, c, [(ids, rows)], gt)
+    # Ids that are no sequence at all (None, a number) were a bare TypeError.
+    for bad in (None, 5, object()):
+        with pytest.raises(tailrank.InputError, match="ids must be a sequence of strings, got"):
+            tailrank.scan(q, c, [(bad, rows)], bench["gt"], fraction=0.25)
 
 
 def test_too_many_threads_are_refused_before_any_starts(bench):

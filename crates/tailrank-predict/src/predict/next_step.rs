@@ -222,8 +222,19 @@ fn points(x: f64) -> String {
 /// at), else `n`.
 pub fn grow_commands(s: &Summary, n: u64, from: f64, to: f64, base: &str) -> Vec<String> {
     let n = s.pool_size.unwrap_or(n);
+    // The increment must keep the base's M and drift shards (grow refuses others): the options
+    // the base was scanned with, where they are not the scan's defaults.
+    let defaults = crate::scan::config::ScanOptions::default();
+    let mut kept = String::new();
+    if s.top_m != defaults.top_m {
+        kept.push_str(&format!(" --top-m {}", s.top_m));
+    }
+    let shards = s.shard_indices().len();
+    if shards != defaults.drift_shards {
+        kept.push_str(&format!(" --drift-shards {shards}"));
+    }
     let mut out = Vec::new();
-    let (mut a, mut base) = (from, base.to_string());
+    let (mut a, mut base) = (from, shell_word(base));
     while a < to {
         let b = (2.0 * a).min(1.0);
         let seed = s.seed;
@@ -232,7 +243,7 @@ pub fn grow_commands(s: &Summary, n: u64, from: f64, to: f64, base: &str) -> Vec
         ));
         out.push(format!(
             "tailrank scan --queries QUERIES --core CORE --gt GT --pool POOL_{b} --fraction {b} \
-             --after {a} --seed {seed} --pool-size {n} --model {:?} -o part_{b}",
+             --after {a} --seed {seed}{kept} --pool-size {n} --model {:?} -o part_{b}",
             s.model
         ));
         out.push(format!("tailrank grow {base} part_{b} -o summary_{b}"));
@@ -240,6 +251,17 @@ pub fn grow_commands(s: &Summary, n: u64, from: f64, to: f64, base: &str) -> Vec
         a = b;
     }
     out
+}
+
+/// `word` as one shell word: as it is when it holds only characters no shell reads specially,
+/// else in single quotes (a `'` inside written `'\''`).
+fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_./-:=+@%,".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
 }
 
 /// Doublings from `f` to reach `target` by the projection `w`: the smallest `j ≥ min` with

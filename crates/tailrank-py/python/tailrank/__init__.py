@@ -128,6 +128,8 @@ def _check_id_sequence(ids: Any, label: str) -> None:
             f"{label}: ids must be a one-dimensional sequence, got an array of shape "
             f"{ids.shape} (ids.ravel() or ids[:, 0] gives the flat list)"
         )
+    if not isinstance(ids, Iterable):
+        raise InputError(f"{label}: ids must be a sequence of strings, got {type(ids).__name__}")
 
 
 def _ids_list(ids: Any, label: str) -> List[str]:

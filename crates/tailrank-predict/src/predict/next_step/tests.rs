@@ -126,6 +126,20 @@ fn commands_grow_one_doubling_at_a_time() {
         "{}",
         c[1]
     );
+    // A base scanned with another M: the increment's scan keeps it (grow refuses another);
+    // a folder name a shell would split is quoted.
+    let mut m = s.clone();
+    m.top_m = 200;
+    let c = grow_commands(&m, 100_000_000, 0.05, 0.1, "my runs/it's");
+    assert!(
+        c[1].contains("--seed 1 --top-m 200 --pool-size"),
+        "{}",
+        c[1]
+    );
+    assert_eq!(
+        c[2],
+        r"tailrank grow 'my runs/it'\''s' part_0.1 -o summary_0.1"
+    );
 }
 
 #[test]
