@@ -801,6 +801,22 @@ fn eval_warns_when_a_tie_block_at_the_cut_decides() {
         assert!(o.status.success() && at_1 == warned, "{metrics}: {err}");
         assert!(!err.contains("k = 1000"), "{metrics}: {err}");
     }
+    // Two metrics at one cut (hit@1, map@1): the query is named once, in one warning.
+    let o = tailrank(&[
+        "--results",
+        p(&r),
+        "--gt",
+        p(&gt),
+        "--metric",
+        "hit@1,map@1",
+    ]);
+    let err = stderr(&o);
+    assert_eq!(
+        err.matches("straddles the cut at k = 1 ").count(),
+        1,
+        "{err}"
+    );
+    assert!(err.contains(r#"1 query (first: ["q"])"#), "{err}");
     // Each query is named at its own cut: q1's block straddles 3, q2's 1.
     let (gt2, r2) = (d.path().join("gt2.json"), d.path().join("r2.json"));
     fs::write(&gt2, r#"{"q1": ["d"], "q2": ["f"]}"#).unwrap();

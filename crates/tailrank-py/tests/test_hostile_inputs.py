@@ -76,6 +76,9 @@ def test_out_of_range_numbers_name_the_argument(bench):
         s.merge("folder")
     with pytest.raises(tailrank.OptionError, match="grow: part: expected a tailrank.Summary"):
         tailrank.grow(s, "folder")
+    # A name list holding a non-string was read as the name "None".
+    with pytest.raises(tailrank.OptionError, match="metrics must be a name .* got None in"):
+        tailrank.evaluate({"q": {"a": 1.0}}, {"q": ["a"]}, metrics=[None])
 
 
 def test_a_pool_of_two_pairs_is_two_shards(bench):

@@ -45,6 +45,7 @@
 //! resolve ties in the positive's favour.
 
 mod counts;
+mod list_checks;
 pub mod names;
 mod ranking;
 mod report;

@@ -4,9 +4,12 @@
 //! the vocabulary ([`super::names`]) by canonical name.
 
 use super::counts::{positive_counts, ranks, PositiveCounts};
+use super::list_checks::{
+    by_cut, order_decides_at_cut, printed_cuts, ranked, short_list_misses_positive,
+};
 use super::names::MetricName;
 use super::ranking::QueryRanking;
-use super::{rank_order, tied_pairs};
+use super::tied_pairs;
 use crate::error::{Error, Result};
 use crate::formats::gt::QuerySet;
 use crate::formats::results::Results;
@@ -223,69 +226,6 @@ pub struct EvalReport {
 
 /// All metrics of one query from its results (file order) and positives (the fixed fields at
 /// `k`, and `metrics` in `values`).
-/// A results list in rank order ([`rank_order`]): its scores, ids and relevance to `pos`.
-fn ranked<'a>(
-    items: &'a [(String, f64)],
-    pos: &HashSet<&str>,
-) -> (Vec<f64>, Vec<&'a str>, Vec<bool>) {
-    let scores: Vec<f64> = items.iter().map(|(_, s)| *s).collect();
-    let order = rank_order(&scores);
-    let sorted: Vec<f64> = order.iter().map(|&i| scores[i]).collect();
-    let ids: Vec<&str> = order.iter().map(|&i| items[i].0.as_str()).collect();
-    let relevant: Vec<bool> = ids.iter().map(|id| pos.contains(id)).collect();
-    (sorted, ids, relevant)
-}
-
-/// True when the list holds fewer than `k` items and misses a positive: that positive counts
-/// as not retrieved, as in the official evaluator, which a list cut short by the search (top-100
-/// scored at k = 1000) turns into a lower AP@k than the model's.
-fn short_list_misses_positive(items: &[(String, f64)], positives: &[String], k: usize) -> bool {
-    if items.len() >= k {
-        return false;
-    }
-    let listed: HashSet<&str> = items.iter().map(|(id, _)| id.as_str()).collect();
-    positives.iter().any(|p| !listed.contains(p.as_str()))
-}
-
-/// The cut-offs of the columns a report prints: `k`'s (the default columns) when no metric is
-/// named, else the named metrics' (the full AP has none).
-fn printed_cuts(k: usize, metrics: &[MetricName]) -> Vec<usize> {
-    match metrics.is_empty() {
-        true => vec![k],
-        false => (metrics.iter().map(|m| m.cut()))
-            .filter(|&c| c != usize::MAX)
-            .collect(),
-    }
-}
-
-/// The queries of `flagged` (cut, query) grouped by cut, in the order of `cuts`; cuts without
-/// a query left out.
-fn by_cut<'a>(cuts: &[usize], flagged: &[(usize, &'a str)]) -> Vec<(usize, Vec<&'a str>)> {
-    (cuts.iter())
-        .map(|&c| {
-            (
-                c,
-                (flagged.iter())
-                    .filter(|(fc, _)| *fc == c)
-                    .map(|(_, q)| *q)
-                    .collect(),
-            )
-        })
-        .filter(|(_, qs): &(usize, Vec<&str>)| !qs.is_empty())
-        .collect()
-}
-
-/// Whether the metrics at cut `k` of a results list depend on the order inside its tie block
-/// at the cut ([`crate::metric::mixed_block_at_cut`]).
-fn order_decides_at_cut(items: &[(String, f64)], positives: &[String], k: usize) -> bool {
-    if items.len() <= k {
-        return false;
-    }
-    let pos: HashSet<&str> = positives.iter().map(String::as_str).collect();
-    let (sorted, _, relevant) = ranked(items, &pos);
-    crate::metric::mixed_block_at_cut(&sorted, &relevant, k)
-}
-
 pub fn evaluate_query(
     query: &str,
     items: &[(String, f64)],

@@ -225,7 +225,11 @@ def _names(x: Any, name: str) -> Optional[List[str]]:
         return [x]
     if not isinstance(x, Iterable):
         raise OptionError(f"{name} must be a name or a list of names, got {x!r}")
-    return [str(v) for v in x]
+    names = list(x)
+    for v in names:
+        if not isinstance(v, str):
+            raise OptionError(f"{name} must be a name or a list of names, got {v!r} in the list")
+    return names
 
 
 def _ids_arg(ids: Any, rows: int, label: str) -> Union[bytes, List[str]]:
