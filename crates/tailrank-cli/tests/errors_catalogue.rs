@@ -667,27 +667,18 @@ open(os.path.join(d, "garbage.h5"), "wb").write(b"\x89HDF\r\n\x1a\n" + bytes(ran
         twice.join("\n") + "\n# checksum: none\n",
     )
     .unwrap();
-    let small_pool: String = junk_estimator
+    let small_pool: String = h
         .lines()
         .map(|l| match l.starts_with("# pool_size:") {
             true => "# pool_size: 10\n".to_string(),
             false => format!("{l}\n"),
         })
         .collect();
-    let small_pool = small_pool.replace("# estimator: garbage", &estimator_line(&h));
     std::fs::write(
         dir.join("h_pool_below_sample.csv"),
         small_pool + "# checksum: none\n",
     )
     .unwrap();
-}
-
-/// The `# estimator: …` line of hardness text `h`.
-fn estimator_line(h: &str) -> String {
-    h.lines()
-        .find(|l| l.starts_with("# estimator:"))
-        .expect("an estimator line")
-        .to_string()
 }
 
 fn copy_dir(a: &Path, b: &Path) {

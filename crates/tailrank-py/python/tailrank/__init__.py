@@ -134,8 +134,6 @@ def _check_id_sequence(ids: Any, label: str) -> None:
 
 def _ids_list(ids: Any, label: str) -> List[str]:
     _check_id_sequence(ids, label)
-    if not isinstance(ids, Iterable):
-        raise InputError(f"{label}: ids must be a sequence of strings, got {type(ids).__name__}")
     lst = ids if isinstance(ids, list) else list(ids)
     # Fast path (C loops): every id a str, all of them UTF-8 text.
     if all(type(i) is str for i in lst):
