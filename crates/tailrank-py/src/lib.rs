@@ -10,6 +10,7 @@
 //! evaluations run with the GIL released (`py.allow_threads`).
 
 mod error;
+mod interrupt;
 mod source;
 
 use error::{err, input_err, internal_err, kind_err, option_err};
@@ -28,8 +29,8 @@ use tailrank::protocols::{evaluate_revisited, read_revisited_gt, Protocol};
 use tailrank::metric::DEFAULT_K;
 use tailrank::sample::DEFAULT_SEED;
 use tailrank::scan::config::{ScanOptions, DEFAULT_FRACTION};
-use tailrank::scan::engine::{scan, NoProgress, DEFAULT_DRIFT_SHARDS, DEFAULT_TOP_M};
-use tailrank::scan::request::ScanRequest;
+use tailrank::scan::engine::{scan, DEFAULT_DRIFT_SHARDS, DEFAULT_TOP_M};
+use tailrank::scan::request::{empty_sample_note, ScanRequest};
 use tailrank::summary::Summary;
 
 /// The scan request of a ground truth from Python: a path (with an optional query-set name, as
@@ -267,20 +268,22 @@ fn scan_native(
         .collect::<PyResult<_>>()?;
     let pool_rows: u64 = p.iter().map(|s| s.rows() as u64).sum();
     cfg.pool_size = request.pool_size_for(&cfg, pool_rows).map_err(err)?;
-    let scanned = py.allow_threads(|| -> tailrank::Result<(Summary, Vec<String>)> {
+    let scanned = interrupt::interruptible(py, |cancel| {
         let inputs = request.inputs(
             q.as_ref(),
             c.as_ref(),
             p.iter().map(|s| s.as_ref()).collect(),
         );
-        let out = scan(&inputs, &cfg, &NoProgress)?;
+        let out = scan(&inputs, &cfg, cancel)?;
         let mut notes = request.notes.clone();
         notes.extend(out.notes());
-        Ok((request.finish(out)?.summary, notes))
-    });
+        let summary = request.finish(out)?.summary;
+        notes.extend(empty_sample_note(pool_rows, &summary));
+        tailrank::Result::Ok((summary, notes))
+    })?;
     let (summary, notes) = scanned.map_err(err)?;
-    // What the CLI prints after a scan (rows normalised, pilot blocks scanned twice), as
-    // Python warnings.
+    // What the CLI prints after a scan (rows normalised, pilot blocks scanned twice, an empty
+    // sample), as Python warnings.
     warn_all(py, "tailrank.scan", &notes)?;
     Ok(NativeSummary { inner: summary })
 }

@@ -266,3 +266,12 @@ def test_merge_warns_as_the_cli_does(tmp_path):
     s = tailrank.load_summary(sim / "summary")
     with pytest.warns(UserWarning, match="no pool fingerprint"):
         s.merge(s)
+
+
+def test_an_empty_sample_is_reported_as_a_warning(bench):
+    """As `tailrank scan` warns: pool rows read of which none lies in the hash sample."""
+    q, c = arrays(bench)
+    ids, arr = bench["shard_ids"][0], bench["shards"][0]
+    with pytest.warns(UserWarning, match=r"tailrank\.scan: none of the \d+ pool rows read lies in the hash sample"):
+        s = tailrank.scan(q, c, (ids, arr), bench["gt"], fraction=1e-6, top_m=20)
+    assert s.subset_sizes[0] == 0

@@ -440,6 +440,34 @@ fn progress_adds_up_to_pool_rows() {
     check(&data, &out, true);
 }
 
+/// A progress that asks to stop ends the scan before its first block, with the error that
+/// names the cancellation (Python's Ctrl-C).
+#[test]
+fn a_cancelled_progress_stops_the_scan() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    struct Stop(AtomicU64);
+    impl Progress for Stop {
+        fn rows_done(&self, rows: u64) {
+            self.0.fetch_add(rows, Ordering::Relaxed);
+        }
+        fn cancelled(&self) -> bool {
+            true
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let data = make(dir.path(), 5, 6, 20, 3000, 16, "grid", 0.2, 1, 2, 0, 10, 5);
+    let stop = Stop(AtomicU64::new(0));
+    let inputs = ScanInputs {
+        query_set: &data.qs,
+        queries: &data.queries,
+        core: &data.core,
+        pool: vec![&data.pool],
+    };
+    let e = scan(&inputs, &config(0.2, 1, 2, 0, 10, 5), &stop).unwrap_err();
+    assert!(e.to_string().contains("the scan was cancelled"), "{e}");
+    assert_eq!(stop.0.load(Ordering::Relaxed), 0);
+}
+
 #[test]
 fn subsets_levels_and_shards() {
     let s = subsets(0.05, 0.05 / 16.0, 4, 4001).unwrap();

@@ -17,6 +17,26 @@ use std::sync::Mutex;
 /// skipped) just finished. The calls add up to the total number of pool rows.
 pub trait Progress: Sync {
     fn rows_done(&self, rows: u64);
+
+    /// Whether the caller asks the scan to stop (Python's Ctrl-C). A scan checks it before
+    /// each block and each pool source and then returns [`cancelled`], having written nothing.
+    fn cancelled(&self) -> bool {
+        false
+    }
+}
+
+/// The error of a scan whose [`Progress`] asked it to stop.
+pub fn cancelled() -> Error {
+    Error::new(crate::ErrorKind::Io, "interrupted: the scan was cancelled")
+}
+
+/// `Err(`[`cancelled`]`)` when `progress` asks the scan to stop.
+pub fn check_cancelled(progress: &dyn Progress) -> Result<()> {
+    if progress.cancelled() {
+        Err(cancelled())
+    } else {
+        Ok(())
+    }
 }
 
 /// A [`Progress`] that ignores progress.
@@ -29,6 +49,10 @@ impl Progress for NoProgress {
 impl<P: Progress + ?Sized> Progress for Box<P> {
     fn rows_done(&self, rows: u64) {
         (**self).rows_done(rows);
+    }
+
+    fn cancelled(&self) -> bool {
+        (**self).cancelled()
     }
 }
 

@@ -3,7 +3,7 @@
 //! hold, and assemble one summary per query set (steps 1 and 3–5 of the algorithm in
 //! [`engine`](super::engine)).
 
-use super::block::{cut_blocks, Block, Progress, SampledSource};
+use super::block::{check_cancelled, cut_blocks, Block, Progress, SampledSource};
 use super::collect::{query_summary, QueryCollector, QueryPositives, RELEVANT_KEY};
 use super::kernel::ScoreKernel;
 use super::pool::{self, PoolPlan, WorkerStates};
@@ -388,6 +388,7 @@ impl PreparedScan<'_> {
         let mut pool_keys: Vec<u64> = Vec::new();
         let mut key_offset = self.core.rows() as u64;
         for src in pool {
+            check_cancelled(progress)?;
             let rows = src.rows();
             if rows > u32::MAX as usize {
                 return Err(Error::unsupported(

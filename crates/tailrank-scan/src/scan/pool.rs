@@ -19,7 +19,7 @@
 //! rejected by that subset's reservoir. Floors are how the speculative pilot of
 //! [`speculate`](super::speculate) speeds up the top-M warm-up; the caller verifies them.
 
-use super::block::{run_blocks, Block, Buffers, Codes, Progress, SampledSource};
+use super::block::{check_cancelled, run_blocks, Block, Buffers, Codes, Progress, SampledSource};
 use super::collect::{QueryCollector, QueryPositives};
 use super::compact::{compact_above, CHUNK};
 use super::kernel::ScoreKernel;
@@ -238,6 +238,9 @@ impl PoolPlan<'_> {
         };
         let states = run_blocks(which.len(), init, |st, wi| {
             let block = self.blocks[which[wi]];
+            if let Some(pr) = progress {
+                check_cancelled(pr)?;
+            }
             pass.block(st, block)?;
             if let Some(pr) = progress {
                 pr.rows_done(block.covered);

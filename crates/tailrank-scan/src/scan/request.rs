@@ -204,6 +204,37 @@ pub fn choose_query_set(gt: &Path, sets: Vec<QuerySet>, name: Option<&str>) -> R
     }
 }
 
+/// The warning for a scan that read `pool_rows` pool rows of which none lies in the hash
+/// sample (`summary` holds no sampled item), with its likely cause. None when a row was kept
+/// or none was read. The CLI prints it as a warning, Python raises it as a `UserWarning`.
+pub fn empty_sample_note(pool_rows: u64, summary: &Summary) -> Option<String> {
+    (pool_rows > 0 && summary.subset_sizes.first() == Some(&0))
+        .then(|| empty_sample_message(pool_rows, summary.fraction, summary.seed))
+}
+
+/// The empty sample's message and its likely cause, read from the `f·rows` sampled items
+/// expected: under [`EMPTY_SAMPLE_EXPECTED`] an empty sample is plausible (too few rows for
+/// the fraction), above it the rows are unlikely to be the sample's.
+fn empty_sample_message(rows: u64, fraction: f64, seed: u64) -> String {
+    let expected = fraction * rows as f64;
+    let cause = if expected < EMPTY_SAMPLE_EXPECTED {
+        format!("{expected:.2} were expected, too few rows for this fraction to sample one")
+    } else {
+        format!(
+            "about {expected:.0} were expected: the rows are likely not those whose ids \
+             `tailrank sample` lists for this fraction and seed"
+        )
+    };
+    format!(
+        "none of the {rows} pool rows read lies in the hash sample at fraction {fraction} (seed \
+         {seed}), so the summary holds no sampled item; {cause}"
+    )
+}
+
+/// The expected number of sampled rows, `f·rows`, above which an empty sample (probability
+/// `e^(−3)` ≈ 5% for a Poisson count of mean 3) points at the wrong rows rather than chance.
+const EMPTY_SAMPLE_EXPECTED: f64 = 3.0;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -251,5 +282,21 @@ mod tests {
             let e = r(Some(10)).pool_size(f, 200).unwrap_err().to_string();
             assert!(e.contains("N = 10") && e.contains("200 pool rows"), "{e}");
         }
+    }
+
+    /// Few rows for the fraction: chance; many rows: the wrong rows.
+    #[test]
+    fn the_empty_sample_names_its_likely_cause() {
+        let few = empty_sample_message(1500, 1e-6, 7);
+        assert!(
+            few.contains("none of the 1500 pool rows") && few.contains("(seed 7)"),
+            "{few}"
+        );
+        assert!(few.contains("0.00 were expected, too few rows"), "{few}");
+        let many = empty_sample_message(10_000, 0.05, 0);
+        assert!(
+            many.contains("about 500 were expected") && many.contains("likely not"),
+            "{many}"
+        );
     }
 }

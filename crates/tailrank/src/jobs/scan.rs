@@ -9,7 +9,8 @@ use crate::error::Result;
 use crate::report::written::{grow_written, merge_written, sample_written, scan_written};
 use crate::sample::write_sample;
 use crate::scan::config::ScanOptions;
-use crate::scan::job::{ScanFiles, ScanFilesOutcome};
+use crate::scan::job::ScanFiles;
+use crate::scan::request::empty_sample_note;
 use crate::summary::Summary;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -61,7 +62,7 @@ impl ScanJob {
         for note in &out.notes {
             console.err(&format!("tailrank scan: {note}"));
         }
-        if let Some(w) = empty_sample_warning(&out) {
+        if let Some(w) = empty_sample_note(out.pool_rows, &out.summary) {
             console.warn(&w);
         }
         let secs = started.elapsed().as_secs_f64();
@@ -70,37 +71,6 @@ impl ScanJob {
         Ok(())
     }
 }
-
-/// The warning for a scan that read pool rows of which none lies in the hash sample (the
-/// summary holds no sampled item). None when a row was kept or none was read.
-fn empty_sample_warning(out: &ScanFilesOutcome) -> Option<String> {
-    let s = &out.summary;
-    (out.pool_rows > 0 && s.subset_sizes.first() == Some(&0))
-        .then(|| empty_sample_message(out.pool_rows, s.fraction, s.seed))
-}
-
-/// The empty sample's message and its likely cause, read from the `f·rows` sampled items
-/// expected: under [`EMPTY_SAMPLE_EXPECTED`] an empty sample is plausible (too few rows for
-/// the fraction), above it the rows are unlikely to be the sample's.
-fn empty_sample_message(rows: u64, fraction: f64, seed: u64) -> String {
-    let expected = fraction * rows as f64;
-    let cause = if expected < EMPTY_SAMPLE_EXPECTED {
-        format!("{expected:.2} were expected, too few rows for this fraction to sample one")
-    } else {
-        format!(
-            "about {expected:.0} were expected: the rows are likely not those whose ids \
-             `tailrank sample` lists for this fraction and seed"
-        )
-    };
-    format!(
-        "none of the {rows} pool rows read lies in the hash sample at fraction {fraction} (seed \
-         {seed}), so the summary holds no sampled item; {cause}"
-    )
-}
-
-/// The expected number of sampled rows, `f·rows`, above which an empty sample (probability
-/// `e^(−3)` ≈ 5% for a Poisson count of mean 3) points at the wrong rows rather than chance.
-const EMPTY_SAMPLE_EXPECTED: f64 = 3.0;
 
 /// `tailrank merge`: the summary folders `inputs` of disjoint pool shards merged
 /// ([`Summary::merge_folders`]) into the folder `output`, never over an input.
@@ -152,26 +122,5 @@ impl GrowJob<'_> {
             grow_written(self.output, &grown)
         ));
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Few rows for the fraction: chance; many rows: the wrong rows.
-    #[test]
-    fn the_empty_sample_names_its_likely_cause() {
-        let few = empty_sample_message(1500, 1e-6, 7);
-        assert!(
-            few.contains("none of the 1500 pool rows") && few.contains("(seed 7)"),
-            "{few}"
-        );
-        assert!(few.contains("0.00 were expected, too few rows"), "{few}");
-        let many = empty_sample_message(10_000, 0.05, 0);
-        assert!(
-            many.contains("about 500 were expected") && many.contains("likely not"),
-            "{many}"
-        );
     }
 }
