@@ -298,6 +298,7 @@ fn fixtures(dir: &Path) {
     let many: String = (0..2000).map(|i| format!("yfcc/{i:06}\n")).collect();
     r("pool_ids.txt", &many);
     r("dup_pool_ids.txt", "a\nb\na\n");
+    r("side.txt.lock", "12345\n");
     r("fake.txt.gz", "this is not gzip\n");
     common::run_python(
         r#"
@@ -826,6 +827,7 @@ fn cases() -> Vec<Case> {
         c("out-disk-full", "output on a full disk (16 KiB tmpfs)", words("sample --ids $DIR/pool_ids.txt --fraction 1 -o $DIR/full/s.txt")),
         c("out-is-input", "`--results-out` equal to the ground truth", scan("--pool $DIR/pool.npy --results-out $DIR/gt.json -o $DIR/out")),
         c("out-is-input-o", "`-o` equal to the pool id list of `sample`", words("sample --ids $DIR/pool_ids.txt --fraction 0.5 -o $DIR/pool_ids.txt")),
+        c("out-input-is-lock", "`sample --ids` reading the lock file of its own `-o`", words("sample --ids $DIR/side.txt.lock --fraction 1 -o $DIR/side.txt")),
         c("out-in-input-folder", "`--hardness-out` equal to the input summary's `manifest.json`", words("predict --summary $DIR/sum_b_f --pool-size 1000 --bootstrap 10 --sample-noise 0 --hardness-out $DIR/sum_b_f/manifest.json")),
         c("out-html-is-input", "`predict --html` naming the input summary's `manifest.json`", words("predict --summary $DIR/sum_b_f --pool-size 1000 --bootstrap 10 --sample-noise 0 --html $DIR/sum_b_f/manifest.json")),
         c("out-html-compare-is-input", "`compare --html` naming summary A's `manifest.json`", words("compare $DIR/sum_b_f $DIR/sum_b_f --pool-size 1000 --bootstrap 10 --html $DIR/sum_b_f/manifest.json")),

@@ -455,6 +455,7 @@ impl Transaction {
             }
             return Ok(self.push(target, abs, dir, Mode::Stream));
         }
+        names::check_inputs_clear_of_side_entries(target, &abs, &self.inputs)?;
         // Taken already when an earlier output's interrupted commit involved this one.
         if !self.scratch && !self.locks.iter().any(|l| l.target == abs) {
             self.locks

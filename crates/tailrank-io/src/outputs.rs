@@ -44,6 +44,13 @@ pub struct InputPath {
     dir: bool,
 }
 
+impl InputPath {
+    /// The input's resolved path (symbolic links followed).
+    pub fn resolved(&self) -> &Path {
+        &self.canon
+    }
+}
+
 #[cfg(unix)]
 fn file_id(m: &std::fs::Metadata) -> Option<(u64, u64)> {
     use std::os::unix::fs::MetadataExt;

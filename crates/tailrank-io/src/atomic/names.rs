@@ -7,6 +7,7 @@
 //! same lock and staging folder; two names sharing a hashed entry would need an xxh3 collision.
 
 use crate::error::{Error, Result};
+use crate::outputs::InputPath;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
@@ -70,6 +71,36 @@ pub fn sibling(path: &Path, suffix: &str) -> Result<PathBuf> {
     let mut s = name.to_os_string();
     s.push(suffix);
     Ok(path.with_file_name(s))
+}
+
+/// Refuse output `target` (resolved `abs`) when an input of the command is its lock file
+/// `NAME.lock` or lies in its staging folder `NAME.tmp`: the writer truncates the one and
+/// sweeps the other before it reads its inputs.
+pub(super) fn check_inputs_clear_of_side_entries(
+    target: &Path,
+    abs: &Path,
+    inputs: &[InputPath],
+) -> Result<()> {
+    let (lock, staging) = (super::lock_path(abs)?, super::staging_dir(abs)?);
+    for i in inputs {
+        let (what, entry) = if i.resolved() == lock {
+            ("lock file", &lock)
+        } else if i.resolved().starts_with(&staging) {
+            ("staging folder", &staging)
+        } else {
+            continue;
+        };
+        return Err(Error::output(
+            target,
+            format!(
+                "the input {} is this output's {what} {} (tailrank writes and deletes it while \
+                 it writes the output): rename the input or choose another output path",
+                i.path.display(),
+                entry.display()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -424,3 +424,27 @@ fn a_reader_waits_for_a_live_commit_to_finish() {
     assert_eq!(fs::read(&r).unwrap(), b"new");
     assert_eq!(fs::read(s.join("chunk.json")).unwrap(), b"new");
 }
+
+/// An input stored at an output's lock file or inside its staging folder is refused before
+/// anything is written (the writer would truncate the lock and sweep the staging folder).
+#[test]
+fn an_input_at_an_outputs_side_entry_is_refused_untouched() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("s.txt");
+    let lock_input = d.path().join("s.txt.lock");
+    fs::write(&lock_input, b"12345\n").unwrap();
+    let staged_input = d.path().join("s.txt.tmp/s.txt");
+    fs::create_dir(d.path().join("s.txt.tmp")).unwrap();
+    fs::write(&staged_input, b"a\nb\n").unwrap();
+    for (input, what) in [
+        (&lock_input, "lock file"),
+        (&staged_input, "staging folder"),
+    ] {
+        let mut t = Transaction::new(&[input.as_path()]);
+        let e = t.add_file(&out).unwrap_err().to_string();
+        assert!(e.contains(&format!("is this output's {what}")), "{e}");
+    }
+    assert_eq!(fs::read(&lock_input).unwrap(), b"12345\n");
+    assert_eq!(fs::read(&staged_input).unwrap(), b"a\nb\n");
+    assert!(!out.exists());
+}
