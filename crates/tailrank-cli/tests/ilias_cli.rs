@@ -624,6 +624,53 @@ fn ilias_scan_resumes_like_scan() {
     assert!(!dir.path().join("again.partial").exists());
 }
 
+/// `--summary-out` with `--html`: the page is replaced in the summaries' commit, so a run
+/// killed once the commit journals are written (test hook) leaves the page's journal too, and
+/// the next run completes both.
+#[test]
+fn ilias_page_and_summaries_are_one_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ds, feat) = make_all(dir.path(), &["ok"]).remove(0);
+    let (out, page) = (dir.path().join("sums"), dir.path().join("page.html"));
+    let run = |failpoint: Option<&str>| {
+        let mut c = std::process::Command::new(tailrank_test_support::cli::bin());
+        c.args(["ilias", "--dataset-dir", &ds, "--features", &feat])
+            .args([
+                "--fraction",
+                "0.5",
+                "--bootstrap",
+                "20",
+                "--sample-noise",
+                "0",
+            ])
+            .arg("--summary-out")
+            .arg(&out)
+            .arg("--html")
+            .arg(&page);
+        if let Some(f) = failpoint {
+            c.env("TAILRANK_FAILPOINT", f);
+        }
+        c.output().expect("run tailrank")
+    };
+    let killed = run(Some("commit:0"));
+    assert_eq!(
+        killed.status.code(),
+        None,
+        "the test hook did not fire: {}",
+        String::from_utf8_lossy(&killed.stderr)
+    );
+    assert!(dir.path().join("page.html.tmp/.pending.json").exists());
+    assert!(!page.exists());
+    let done = run(None);
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    assert!(page.is_file() && out.join("image/manifest.json").is_file());
+    assert!(!dir.path().join("page.html.tmp").exists());
+}
+
 /// `--top-m` is the M the scan keeps and `--fit-top` the tail fit's number of top scores (at
 /// most M); `--fit-top` alone keeps its former meaning (M too) with a deprecation warning.
 #[test]

@@ -529,6 +529,91 @@ fn simulate_vectors_killed_at_every_commit_step_never_mixes_benchmarks() {
     assert!(completed);
 }
 
+/// `demo --html`: the page and the demo folder are one commit. Killed at any of its steps,
+/// the page and the folder's prediction come from one seed, or a commit journal is pending
+/// (the next writer completes it); rerun, both are the new seed's.
+#[test]
+fn demo_killed_at_every_commit_step_keeps_page_and_folder_paired() {
+    let t = tempfile::tempdir().unwrap();
+    let (out, page) = (t.path().join("demo"), t.path().join("demo.html"));
+    let demo = |seed: &str, fp: Option<usize>| {
+        let args = [
+            "demo",
+            "--queries",
+            "20",
+            "--bootstrap",
+            "0",
+            "--seed",
+            seed,
+        ];
+        let (o, h) = (out.to_str().unwrap(), page.to_str().unwrap());
+        run(&[&args[..], &["-o", o, "--html", h]].concat(), fp)
+    };
+    let seed_of = |text: &str| {
+        [
+            "ilias-like:seed1 ",
+            "ilias-like:seed1\"",
+            "ilias-like:seed2 ",
+            "ilias-like:seed2\"",
+        ]
+        .iter()
+        .position(|s| text.contains(s))
+        .map(|i| i / 2 + 1)
+    };
+    let state = || {
+        let pred = std::fs::read_to_string(out.join("prediction.json")).unwrap_or_default();
+        let html = std::fs::read_to_string(&page).unwrap_or_default();
+        (seed_of(&pred), seed_of(&html))
+    };
+    let pending = || {
+        [
+            page.with_extension("html.tmp"),
+            out.join("prediction.json.tmp"),
+        ]
+        .iter()
+        .any(|s| s.join(".pending.json").exists())
+    };
+    let mut completed = false;
+    for step in 0..12 {
+        assert!(demo("1", None).status.success());
+        assert_eq!(state(), (Some(1), Some(1)));
+        let o = demo("2", Some(step));
+        if o.status.success() {
+            assert_eq!(state(), (Some(2), Some(2)));
+            completed = true;
+            break;
+        }
+        let (pred, html) = state();
+        assert!(pred == html || pending(), "step {step}: {pred:?} {html:?}");
+        assert!(demo("2", None).status.success(), "step {step}");
+        assert_eq!(state(), (Some(2), Some(2)), "step {step}");
+    }
+    assert!(completed);
+}
+
+/// A plain simulation into a demo's folder is refused: it would leave the demo's
+/// `prediction.json` beside a new summary and truth.
+#[test]
+fn simulate_over_a_demo_folder_is_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("demo");
+    let o = out.to_str().unwrap();
+    let demo = ["demo", "--queries", "20", "--bootstrap", "0", "-o", o];
+    assert!(run(&demo, None).status.success());
+    let before = digest_tree(&out);
+    let r = run(
+        &["simulate", "--queries", "20", "--seed", "1", "-o", o],
+        None,
+    );
+    assert_eq!(r.status.code(), Some(6), "{}", stderr(&r));
+    assert!(
+        stderr(&r).contains("prediction.json: is the prediction of an earlier `tailrank demo`"),
+        "{}",
+        stderr(&r)
+    );
+    assert_eq!(digest_tree(&out), before);
+}
+
 /// A reader that closes the pipe early (`tailrank predict --json | head -1`) ends the process
 /// quietly, as for any Unix filter: no panic, no "failed printing to stdout".
 #[cfg(unix)]

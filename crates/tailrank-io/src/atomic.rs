@@ -163,7 +163,7 @@ fn read_journal(p: &Path) -> Result<Journal> {
 
 /// Test hook: with `TAILRANK_FAILPOINT=commit:N` in the environment, the process aborts (as if
 /// killed) at the N-th point of a journaled commit (0 = journals written, nothing renamed; then
-/// after each rename and removal). Used by the tests that kill a commit at every step.
+/// after each rename and removal, and once the commit is complete). Used by the tests that kill a commit at every step.
 /// `None` disables the hook (recoveries).
 fn failpoint(counter: &mut Option<usize>) {
     let Some(n) = counter else {
@@ -214,6 +214,8 @@ fn roll_forward(steps: &[Step], fp: &mut Option<usize>, sync: bool) -> Result<()
             remove_any(&staging)?;
         }
     }
+    // The commit is complete: a kill here falls between it and whatever the process does next.
+    failpoint(fp);
     if sync {
         sync_parents(steps.iter().map(|s| s.target.as_path()));
     }

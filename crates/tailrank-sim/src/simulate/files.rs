@@ -36,7 +36,8 @@ impl SimulationFiles {
     /// itself a scan summary (it holds `manifest.json`), or a `truth.json` / `prediction.json`
     /// there that is no JSON object with the keys every simulated truth / prediction report has
     /// (a user's file of that name; `prediction.json` only when `with_prediction`, the demo's).
-    /// A folder a simulation wrote before is rewritten.
+    /// A folder a simulation wrote before is rewritten; one holding a `prediction.json` is
+    /// refused without `with_prediction` (the file would be left stale).
     fn check_replaceable(&self, out: &Path, with_prediction: bool) -> Result<()> {
         if out.join("manifest.json").is_file() {
             return Err(Error::output(
@@ -63,6 +64,14 @@ impl SimulationFiles {
                 "prediction report",
             ),
         ];
+        if !with_prediction && std::fs::symlink_metadata(&self.prediction).is_ok() {
+            return Err(Error::output(
+                &self.prediction,
+                "is the prediction of an earlier `tailrank demo` in this folder, which a \
+                 simulation (it predicts nothing) would leave beside a new summary and truth: \
+                 choose another output folder (or move the file away)",
+            ));
+        }
         for (path, keys, what) in &checked[..if with_prediction { 2 } else { 1 }] {
             if std::fs::symlink_metadata(path).is_ok() && !ours(path, keys) {
                 return Err(Error::output(
@@ -79,16 +88,17 @@ impl SimulationFiles {
 }
 
 /// The demo (`tailrank demo`): simulate `cfg` into `out` and predict from its sample with
-/// [`demo_options`], writing the prediction beside the summary and the truth
-/// ([`simulate_to_dir`]).
+/// [`demo_options`], staging the prediction beside the summary and the truth in `outputs`
+/// ([`stage_simulation`]; the caller commits, with its own outputs of the demo).
 pub fn run_demo(
     cfg: &SimConfig,
     out: &Path,
     bootstrap: usize,
     sample_noise: usize,
+    outputs: &mut Transaction,
 ) -> Result<(Simulation, Prediction)> {
     let opts = demo_options(cfg, bootstrap, sample_noise);
-    let (sim, p) = simulate_to_dir(cfg, out, Some(&opts))?;
+    let (sim, p) = stage_simulation(cfg, out, Some(&opts), outputs)?;
     Ok((sim, p.expect("a prediction was asked for")))
 }
 
@@ -113,6 +123,20 @@ pub fn simulate_to_dir(
     out: &Path,
     prediction: Option<&PredictOptions>,
 ) -> Result<(Simulation, Option<Prediction>)> {
+    let mut outputs = Transaction::new(&[]);
+    let done = stage_simulation(cfg, out, prediction, &mut outputs)?;
+    outputs.commit()?;
+    Ok(done)
+}
+
+/// [`simulate_to_dir`] with its files staged in `outputs` (after the outputs the caller added
+/// there) and not yet committed: the caller commits them together with its own.
+pub fn stage_simulation(
+    cfg: &SimConfig,
+    out: &Path,
+    prediction: Option<&PredictOptions>,
+    outputs: &mut Transaction,
+) -> Result<(Simulation, Option<Prediction>)> {
     // A configuration or prediction options `check` refuses leave nothing on disk.
     cfg.check()?;
     prediction.map(PredictOptions::check).transpose()?;
@@ -120,7 +144,6 @@ pub fn simulate_to_dir(
     files.check_replaceable(out, prediction.is_some())?;
     crate::outputs::refuse_in_summary(out)?;
     crate::outputs::create_output_folder(out)?;
-    let mut outputs = Transaction::new(&[]);
     let truth_slot = outputs.add_file(&files.truth)?;
     let prediction_slot = match prediction {
         Some(_) => Some(outputs.add_file(&files.prediction)?),
@@ -143,6 +166,5 @@ pub fn simulate_to_dir(
         outputs.write(slot, |path| write_bytes(path, &json))?;
     }
     outputs.write(summary_slot, |path| sim.summary.write(path))?;
-    outputs.commit()?;
     Ok((sim, p))
 }

@@ -486,6 +486,23 @@ pub struct SummaryOutput<'a> {
     pub chunk_rows: usize,
     /// Continue from an existing partial folder (without it, one is an error).
     pub resume: bool,
+    /// A page rendered from the report and replaced together with the summaries.
+    pub page: Option<ReportPage<'a>>,
+}
+
+/// A file rendered from the report (`ilias --html`): its path and its renderer.
+#[derive(Clone, Copy)]
+pub struct ReportPage<'a> {
+    pub path: &'a Path,
+    pub render: &'a dyn Fn(&IliasReport) -> String,
+}
+
+impl std::fmt::Debug for ReportPage<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReportPage")
+            .field("path", &self.path)
+            .finish()
+    }
 }
 
 /// The ILIAS report of `opts.sets`, from the scan to the report: without `out`
@@ -527,6 +544,7 @@ fn scan_and_write(
         .iter()
         .map(|s| outputs.add_dir(&out.dir.join(s)))
         .collect::<Result<Vec<_>>>()?;
+    let page_slot = out.page.map(|p| outputs.add_file(p.path)).transpose()?;
     let partial_dir = partial_dir_for(out.dir);
     let ropts = ResumeOptions {
         partial_dir: partial_dir.clone(),
@@ -549,6 +567,10 @@ fn scan_and_write(
                     ))
                 })?;
             outputs.write(slot, |p| s.write(p))?;
+        }
+        if let (Some(page), Some(slot)) = (out.page, page_slot) {
+            let text = (page.render)(&report);
+            outputs.write(slot, |p| crate::atomic::write_bytes(p, text.as_bytes()))?;
         }
         outputs.commit()?;
         Ok(report)

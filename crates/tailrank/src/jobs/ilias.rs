@@ -4,7 +4,7 @@
 use super::{json_text, Console, View};
 use crate::atomic::Transaction;
 use crate::error::Result;
-use crate::ilias::{run_ilias, IliasRequest, SummaryOutput};
+use crate::ilias::{run_ilias, IliasReport, IliasRequest, ReportPage, SummaryOutput};
 use crate::report::headline::ilias_headline;
 use crate::report::html_pages::{ilias_report_html, write_html};
 
@@ -33,8 +33,13 @@ impl IliasJob<'_> {
         if let (Some(h), Some(dir)) = (r.html, r.summary_out) {
             crate::outputs::refuse_inside(h, dir, "ilias run")?;
         }
+        // With the summaries the page is replaced together with them, else on its own.
         let mut html_out = Transaction::new(&inputs);
-        let html_slot = r.html.map(|p| html_out.add_file(p)).transpose()?;
+        let html_slot = match r.summary_out {
+            Some(_) => None,
+            None => r.html.map(|p| html_out.add_file(p)).transpose()?,
+        };
+        let render = |report: &IliasReport| ilias_report_html(report);
         let (ds, feats, warnings) = r.open()?;
         for w in warnings {
             console.warn(&w);
@@ -46,6 +51,10 @@ impl IliasJob<'_> {
             inputs: inputs.clone(),
             chunk_rows: r.chunk_rows,
             resume: r.resume,
+            page: r.html.map(|path| ReportPage {
+                path,
+                render: &render,
+            }),
         });
         // A spinner: the distractor total is known only once the scan has read every shard.
         let bar = console.progress("ilias scan", None);
@@ -59,6 +68,8 @@ impl IliasJob<'_> {
             let page = ilias_report_html(&report);
             html_out.write(slot, |path| write_html(&page, path))?;
             html_out.commit()?;
+        }
+        if r.html.is_some() {
             super::note_written(console, "ilias", &[r.html]);
         }
         console.out(&match self.view {

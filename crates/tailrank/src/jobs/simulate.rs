@@ -53,15 +53,22 @@ impl DemoJob<'_> {
         }
         let html_slot = self.html.map(|p| outputs.add_file(p)).transpose()?;
         console.out(&demo_header(&cfg));
-        let (sim, p) = run_demo(&cfg, self.out, self.bootstrap, self.sample_noise)?;
+        let (sim, p) = run_demo(
+            &cfg,
+            self.out,
+            self.bootstrap,
+            self.sample_noise,
+            &mut outputs,
+        )?;
         let files = SimulationFiles::in_dir(self.out);
         if let Some(slot) = html_slot {
             let truth = serde_json::to_value(&sim.truth)
                 .map_err(|e| Error::internal(format!("cannot serialise the truth: {e}")))?;
             let page = demo_html(&prediction_json(&p), &truth);
             outputs.write(slot, |path| write_html(&page, path))?;
-            outputs.commit()?;
         }
+        // The report page and the folder's files replaced together.
+        outputs.commit()?;
         console.out(&if self.details {
             demo_table(&sim.truth, &p, &files)
         } else {
