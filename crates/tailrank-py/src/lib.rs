@@ -30,7 +30,7 @@ use tailrank::metric::DEFAULT_K;
 use tailrank::sample::DEFAULT_SEED;
 use tailrank::scan::config::{ScanOptions, DEFAULT_FRACTION};
 use tailrank::scan::engine::{scan, DEFAULT_DRIFT_SHARDS, DEFAULT_TOP_M};
-use tailrank::scan::request::{empty_sample_note, ScanRequest};
+use tailrank::scan::request::{sample_rows_note, ScanRequest};
 use tailrank::summary::Summary;
 
 /// The scan request of a ground truth from Python: a path (with an optional query-set name, as
@@ -278,7 +278,7 @@ fn scan_native(
         let mut notes = request.notes.clone();
         notes.extend(out.notes());
         let summary = request.finish(out)?.summary;
-        notes.extend(empty_sample_note(pool_rows, &summary));
+        notes.extend(sample_rows_note(pool_rows, &summary));
         tailrank::Result::Ok((summary, notes))
     })?;
     let (summary, notes) = scanned.map_err(err)?;

@@ -376,6 +376,23 @@ fn empty_and_small_samples_and_too_few_replicates() {
         "{}",
         p.trust.reason
     );
+    // With the small-sample warning too (k = 10), the size warning still comes first: the
+    // headline shows only the first (a sample scanned with another seed looks like this).
+    let p = predict(
+        s,
+        &PredictOptions {
+            pool_size: Some(40_000),
+            ..quick(10)
+        },
+    )
+    .unwrap();
+    assert_eq!(p.warnings.len(), 3, "{:?}", p.warnings);
+    assert!(
+        p.warnings[0].contains("the sample holds S = 2000"),
+        "{:?}",
+        p.warnings
+    );
+    assert!(p.warnings[1].contains("S·k/N"), "{:?}", p.warnings);
 
     // Replicate counts: 0 (off) or at least MIN_REPLICATES = 20 (regression: B = 1 or 2
     // printed an interval that excluded the estimate).

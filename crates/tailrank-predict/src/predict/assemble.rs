@@ -167,9 +167,10 @@ pub(super) fn assemble(
         }
         None => LevelSection::without_levels(carried, &warnings),
     };
-    // After the verdict, which it leaves as it is (`sample_size_warnings`).
+    // After the verdict, which it leaves as it is (`sample_size_warnings`), and first: a
+    // sample of another N or seed makes the other warnings' numbers beside the point.
     if let Some(s) = s {
-        warnings.extend(super::sample_size_warnings(s, n));
+        warnings.splice(0..0, super::sample_size_warnings(s, n));
     }
     let es = st.estimate(&ls, ap_model, model_estimate);
     let is = st.intervals(s, &es, &bs.base, &ls, other_fit);
