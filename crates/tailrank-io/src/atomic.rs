@@ -151,6 +151,35 @@ impl Step {
     }
 }
 
+/// The journal in `staging`, the staging folder of one of its outputs, checked to be that
+/// folder's own: one of its steps is the output staged there. Otherwise the folder was moved
+/// or copied while the commit was unfinished (the journal names the outputs at their old
+/// paths), and neither a reader nor a writer may act on it (a writer would finish the commit
+/// at the old paths): refused.
+fn read_own_journal(staging: &Path) -> Result<Journal> {
+    let jp = staging.join(JOURNAL);
+    let j = read_journal(&jp)?;
+    let own = |s: &Step| staging_dir(&s.target).is_ok_and(|d| d == staging);
+    if j.steps.iter().any(own) {
+        return Ok(j);
+    }
+    let names: Vec<String> = j
+        .steps
+        .iter()
+        .map(|s| s.target.display().to_string())
+        .collect();
+    Err(Error::input(
+        &jp,
+        format!(
+            "the journal of an unfinished commit of outputs at other paths ({}): the folder was \
+             moved or copied while a tailrank run was replacing them; move it back and rerun \
+             the command that writes them, or remove the `.tmp` folders beside its outputs \
+             and rerun that command here (it writes them all anew)",
+            names.join(", ")
+        ),
+    ))
+}
+
 fn read_journal(p: &Path) -> Result<Journal> {
     let text = fs::read_to_string(p).at(p)?;
     let j: Journal = serde_json::from_str(&text)
@@ -265,11 +294,11 @@ fn sync_parents<'a>(paths: impl Iterator<Item = &'a Path>) {
 /// `target`, among `locks`; the locks of the other outputs of the journal are taken here and
 /// added to `locks`). Returns whether there was one.
 fn recover(target: &Path, locks: &mut Vec<Lock>) -> Result<bool> {
-    let jp = staging_dir(target)?.join(JOURNAL);
-    if !jp.is_file() {
+    let staging = staging_dir(target)?;
+    if !staging.join(JOURNAL).is_file() {
         return Ok(false);
     }
-    let j = read_journal(&jp)?;
+    let j = read_own_journal(&staging)?;
     for s in &j.steps {
         let t = resolve_output(&s.target);
         if !locks.iter().any(|l| l.target == t) {

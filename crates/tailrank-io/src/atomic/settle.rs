@@ -2,7 +2,7 @@
 //! work to do is refused, after a short wait when a live writer is finishing it.
 
 use super::lock::{busy, held_by_other};
-use super::{lock_path, read_journal, staging_dir, Step, JOURNAL};
+use super::{lock_path, read_own_journal, staging_dir, Step, JOURNAL};
 use crate::error::{Error, Result};
 use crate::outputs::resolve_output;
 use std::path::Path;
@@ -30,7 +30,7 @@ pub(super) fn settled_within(path: &Path, wait: std::time::Duration) -> Result<(
     let j = loop {
         // The journal can vanish between the check and the read: the commit finished.
         let j = match jp.is_file() {
-            true => match read_journal(&jp) {
+            true => match read_own_journal(&staging) {
                 Ok(j) => j,
                 Err(_) if !jp.exists() => return Ok(()),
                 Err(e) => return Err(e),
@@ -42,7 +42,7 @@ pub(super) fn settled_within(path: &Path, wait: std::time::Duration) -> Result<(
         }
         if !held_by_other(&resolved) {
             // The writer may have finished and let go between the read and the lock check.
-            match jp.is_file().then(|| read_journal(&jp)) {
+            match jp.is_file().then(|| read_own_journal(&staging)) {
                 Some(Ok(again)) if again.steps.iter().any(Step::unfinished) => break again,
                 Some(Err(e)) if jp.exists() => return Err(e),
                 _ => return Ok(()),

@@ -448,3 +448,66 @@ fn an_input_at_an_outputs_side_entry_is_refused_untouched() {
     assert_eq!(fs::read(&staged_input).unwrap(), b"a\nb\n");
     assert!(!out.exists());
 }
+
+/// A folder moved (or copied) while a commit in it was unfinished: its journals name the
+/// outputs at the old paths, so readers and writers there refuse it (a writer finished the
+/// commit at the old paths, in a tree it was never told to write), and the other copy is left
+/// as it was.
+#[test]
+fn a_journal_of_a_moved_folder_is_refused_and_the_old_place_untouched() {
+    let d = tempfile::tempdir().unwrap();
+    let (old_root, new_root) = (d.path().join("proj"), d.path().join("proj2"));
+    fs::create_dir(&old_root).unwrap();
+    let (r, s) = (old_root.join("r.json"), old_root.join("s"));
+    write_bytes(&r, b"old").unwrap();
+    write_dir(&s, |t| write_bytes(&t.join("chunk.json"), b"old")).unwrap();
+    let mut tx = Transaction::default();
+    let ir = tx.add_file(&r).unwrap();
+    let is = tx.add_dir(&s).unwrap();
+    tx.write(ir, |p| fs::write(p, b"new").at(p)).unwrap();
+    tx.write(is, |p| {
+        fs::create_dir(p).unwrap();
+        fs::write(p.join("chunk.json"), b"new").at(p)
+    })
+    .unwrap();
+    let steps = tx.steps();
+    let j = Journal {
+        format: JOURNAL_FORMAT.into(),
+        pid: 1,
+        steps: steps.clone(),
+    };
+    for st in &steps {
+        let jp = staging_dir(&st.target).unwrap().join(JOURNAL);
+        fs::write(jp, serde_json::to_string(&j).unwrap()).unwrap();
+    }
+    cut_roll_forward(&steps, 1);
+    tx.journaled = true;
+    drop(tx);
+    // A copy of the half-replaced tree, then the original moved away and back as a copy.
+    let copy = |from: &Path, to: &Path| {
+        let ok = std::process::Command::new("cp")
+            .arg("-a")
+            .arg(from)
+            .arg(to)
+            .status();
+        assert!(ok.unwrap().success());
+    };
+    copy(&old_root, &new_root);
+    let before = names_in(&old_root);
+    let (r2, s2) = (new_root.join("r.json"), new_root.join("s"));
+    for p in [&r2, &s2] {
+        let e = check_settled(p).unwrap_err().to_string();
+        assert!(e.contains("moved or copied"), "{e}");
+    }
+    let mut tx = Transaction::default();
+    let e = tx.add_file(&r2).unwrap_err().to_string();
+    assert!(e.contains("moved or copied"), "{e}");
+    drop(tx);
+    assert_eq!(names_in(&old_root), before, "the old place was touched");
+    // At its own place the commit is completed as before.
+    let mut tx = Transaction::default();
+    tx.add_file(&r).unwrap();
+    drop(tx);
+    assert_eq!(fs::read(&r).unwrap(), b"new");
+    assert_eq!(fs::read(s.join("chunk.json")).unwrap(), b"new");
+}
