@@ -118,7 +118,7 @@ pub fn load_ground_truth(path: &Path) -> Result<Vec<QuerySet>> {
     if meta.is_dir() {
         load_ilias_dir(path)
     } else {
-        let bytes = std::fs::read(path).at(path)?;
+        let bytes = super::read_input_file(path, "a JSON ground truth")?;
         Ok(vec![parse_json_gt(path, &bytes)?])
     }
 }

@@ -36,22 +36,61 @@ pub fn not_a_regular_file(meta: &std::fs::Metadata) -> Option<&'static str> {
     }
 }
 
-/// The bytes of input file `path` (`what` names the file's kind in the message): a folder in
-/// its place is refused as bad input. A pipe is read to its end (`--results <(zcat r.gz)`).
+/// The bytes of input file `path` (`what` names the file's kind in the message): a folder or
+/// a device in its place is refused as bad input (a device such as `/dev/zero` never ends). A
+/// pipe is read to its end (`--results <(zcat r.gz)`).
 pub fn read_input_file(path: &std::path::Path, what: &str) -> crate::Result<Vec<u8>> {
     use crate::error::IoContext;
-    if path.is_dir() {
+    let meta = std::fs::metadata(path).at(path)?;
+    if meta.is_dir() {
         return Err(crate::Error::input(
             path,
             format!("a folder: {what} is a file"),
         ));
     }
+    if is_device(&meta) {
+        return Err(crate::Error::input(
+            path,
+            format!("a device, not a file: {what} is a file (or a pipe)"),
+        ));
+    }
     std::fs::read(path).at(path)
+}
+
+/// Whether `meta` is a character or block device or a socket: what no input file is.
+#[cfg(unix)]
+fn is_device(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    t.is_char_device() || t.is_block_device() || t.is_socket()
+}
+
+#[cfg(not(unix))]
+fn is_device(_meta: &std::fs::Metadata) -> bool {
+    false
 }
 
 #[cfg(test)]
 mod tests {
-    use super::not_a_regular_file;
+    use super::{not_a_regular_file, read_input_file};
+
+    /// A device never ends (`/dev/zero`): refused at once, where reading it filled the memory.
+    #[cfg(unix)]
+    #[test]
+    fn a_device_is_no_input_file() {
+        let dev = std::path::Path::new("/dev/zero");
+        let e = read_input_file(dev, "a results JSON")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("/dev/zero: a device, not a file"), "{e}");
+        let e = crate::formats::gt::load_ground_truth(dev)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("a device, not a file: a JSON ground truth"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn names_what_stands_where_a_file_should_be() {
