@@ -204,43 +204,15 @@ pub fn choose_query_set(gt: &Path, sets: Vec<QuerySet>, name: Option<&str>) -> R
     }
 }
 
-/// The warning for a scan that kept few of the `pool_rows` pool rows it read, with its likely
-/// cause; None when the count kept is plausible. Two cases: none kept (`summary` holds no
-/// sampled item; [`empty_sample_message`]); or, with N known, rows about as many as a sample
-/// of N (at most twice the `p·N` items of level 0's hash range) of which fewer than half were
-/// kept, where the rows `tailrank sample` lists all lie in the sample
-/// ([`foreign_rows_message`]). The CLI prints it as a warning, Python raises a `UserWarning`.
+/// The warning for a scan that read `pool_rows` pool rows of which none lies in the hash
+/// sample (`summary` holds no sampled item), with its likely cause; None when a row was kept
+/// or none was read. (A low share kept is no sign of a wrong seed: a shard of the whole pool,
+/// scanned to be merged, keeps about f of its rows too.) The CLI prints it as a warning,
+/// Python raises a `UserWarning`.
 pub fn sample_rows_note(pool_rows: u64, summary: &Summary) -> Option<String> {
-    let s0 = *summary.subset_sizes.first()?;
-    if pool_rows > 0 && s0 == 0 {
-        return Some(empty_sample_message(
-            pool_rows,
-            summary.fraction,
-            summary.seed,
-        ));
-    }
-    let (n, level0) = (summary.pool_size?, summary.subsets.first()?);
-    let sample = level0.range.width_fraction() * n as f64;
-    let looks_sampled = summary.fraction < 1.0 && (pool_rows as f64) <= 2.0 * sample;
-    (looks_sampled && pool_rows >= FOREIGN_ROWS_MIN && 2 * s0 < pool_rows)
-        .then(|| foreign_rows_message(pool_rows, s0, sample, summary))
+    (pool_rows > 0 && summary.subset_sizes.first() == Some(&0))
+        .then(|| empty_sample_message(pool_rows, summary.fraction, summary.seed))
 }
-
-/// Rows read that look like a sample's, most of them outside the hash sample.
-fn foreign_rows_message(rows: u64, kept: u64, sample: f64, s: &Summary) -> String {
-    format!(
-        "only {kept} of the {rows} pool rows read lie in the hash sample at fraction {} (seed \
-         {}), whereas the rows `tailrank sample` lists for it (about {sample:.0} of N = {}) all \
-         lie in it: the rows were likely listed with another --seed or --fraction than this \
-         scan's; the others are left out of the summary",
-        s.fraction,
-        s.seed,
-        s.pool_size.unwrap_or(0)
-    )
-}
-
-/// Fewer pool rows than this are too few to tell a foreign sample from chance.
-const FOREIGN_ROWS_MIN: u64 = 20;
 
 /// The empty sample's message and its likely cause, read from the `f·rows` sampled items
 /// expected: under [`EMPTY_SAMPLE_EXPECTED`] an empty sample is plausible (too few rows for
@@ -312,43 +284,6 @@ mod tests {
             let e = r(Some(10)).pool_size(f, 200).unwrap_err().to_string();
             assert!(e.contains("N = 10") && e.contains("200 pool rows"), "{e}");
         }
-    }
-
-    /// A sample's rows scanned with another seed: about f of them kept, the warning says so;
-    /// the sample's own rows (all kept) or the whole pool (f of it kept) give none.
-    #[test]
-    fn rows_of_another_sample_are_named() {
-        let mut s = Summary {
-            format_version: 3,
-            tool_version: String::new(),
-            model: String::new(),
-            query_set: "queries".into(),
-            pool_size: Some(200_000),
-            fraction: 0.05,
-            seed: 1,
-            top_m: 10,
-            core_size: 0,
-            subsets: crate::scan::config::subsets(0.05, 0.05, 0, 10).unwrap(),
-            subset_sizes: vec![502],
-            queries: Vec::new(),
-            inputs: Vec::new(),
-            pool_id_hashes: None,
-            ties_known: true,
-        };
-        let w = sample_rows_note(10_005, &s).expect("a warning");
-        assert!(
-            w.starts_with("only 502 of the 10005 pool rows read") && w.contains("another --seed"),
-            "{w}"
-        );
-        s.subset_sizes = vec![10_005];
-        assert_eq!(sample_rows_note(10_005, &s), None);
-        s.subset_sizes = vec![9_990];
-        assert_eq!(sample_rows_note(200_000, &s), None);
-        s.pool_size = None;
-        s.subset_sizes = vec![502];
-        assert_eq!(sample_rows_note(10_005, &s), None);
-        s.subset_sizes = vec![0];
-        assert!(sample_rows_note(10_005, &s).is_some_and(|w| w.starts_with("none of the")));
     }
 
     /// Few rows for the fraction: chance; many rows: the wrong rows.
