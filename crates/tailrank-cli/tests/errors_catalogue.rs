@@ -466,7 +466,14 @@ open(os.path.join(d, "garbage.h5"), "wb").write(b"\x89HDF\r\n\x1a\n" + bytes(ran
         .unwrap()
         .remove("pos_pool_ties.npy")
         .expect("the scan writes the tie arrays");
-    std::fs::write(&m, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    // Checksum recomputed: the row reaches the tie arrays' rule, not the checksum's.
+    let t = serde_json::to_string_pretty(&v).unwrap();
+    std::fs::write(&m, &t).unwrap();
+    std::fs::write(
+        sub("sum_half_ties/manifest.xxh3"),
+        format!("xxh3:{:016x}\n", xxhash_rust::xxh3::xxh3_64(t.as_bytes())),
+    )
+    .unwrap();
     copy_dir(&sub("sum_a"), &sub("sum_badjson"));
     std::fs::write(
         sub("sum_badjson/manifest.json"),
@@ -850,7 +857,7 @@ fn cases() -> Vec<Case> {
         c("summary-corrupted", "summary array with one flipped bit", words("merge $DIR/sum_corrupt $DIR/sum_b -o $DIR/m")),
         c("summary-no-manifest", "summary folder without `manifest.json`", words("merge $DIR/sum_nomanifest $DIR/sum_b -o $DIR/m")),
         c("summary-future", "summary of a newer format version", words("merge $DIR/sum_future $DIR/sum_b -o $DIR/m")),
-        c("summary-half-ties", "summary manifest listing `pos_core_ties.npy` without `pos_pool_ties.npy`", words("merge $DIR/sum_half_ties $DIR/sum_b -o $DIR/m")),
+        c("summary-half-ties", "summary manifest listing `pos_core_ties.npy` without `pos_pool_ties.npy` (checksum recomputed)", words("merge $DIR/sum_half_ties $DIR/sum_b -o $DIR/m")),
         c("summary-bad-json", "summary manifest cut short", words("merge $DIR/sum_badjson $DIR/sum_b -o $DIR/m")),
         c("summary-missing-array", "summary folder lacking `top_len.npy`", words("merge $DIR/sum_missing_array $DIR/sum_b -o $DIR/m")),
         c("summary-array-folder", "a folder where `top_len.npy` should be", words("predict --summary $DIR/sum_folder_array")),
