@@ -69,6 +69,7 @@ impl DemoJob<'_> {
         }
         // The report page and the folder's files replaced together.
         outputs.commit()?;
+        super::note_written(console, "demo", &[self.html]);
         console.out(&if self.details {
             demo_table(&sim.truth, &p, &files)
         } else {
