@@ -228,3 +228,63 @@ def test_a_path_argument_of_another_type_is_an_option_error(bench, tmp_path):
         s.save(3)
     s.save(bytes(tmp_path / "s"))
     assert tailrank.load_summary(bytes(tmp_path / "s")) == s
+
+
+def test_bytes_paths_are_paths_everywhere(bench, tmp_path):
+    """A bytes path (or a path object giving bytes) is read as the str path is, in scan,
+    evaluate and the ground truth (scan read a bytes pool as a list of blocks)."""
+    import os
+
+    fs = lambda p: os.fsencode(str(p))  # noqa: E731
+    args = (bench["queries_path"], bench["core_path"])
+    want = tailrank.scan(*args, bench["shard_paths"][0], bench["gt_path"], top_m=10)
+    got = tailrank.scan(fs(args[0]), fs(args[1]), fs(bench["shard_paths"][0]),
+                        fs(bench["gt_path"]), top_m=10)
+    assert got == want
+
+    class BytesPath:
+        def __fspath__(self):
+            return fs(bench["shard_paths"][0])
+
+    assert tailrank.scan(*args, BytesPath(), bench["gt_path"], top_m=10) == want
+    res = {q: {bench["gt"][q][0]: 0.9, "other": 0.5} for q in bench["qids"]}
+    path = tmp_path / "res.json"
+    path.write_text(__import__("json").dumps(res))
+    score = lambda r: r["sets"][0]["map_at_k"]  # noqa: E731
+    assert score(tailrank.evaluate(fs(path), fs(bench["gt_path"]))) == score(tailrank.evaluate(res, bench["gt"]))
+
+
+def test_a_nul_in_a_path_is_an_option_error(bench):
+    q, c = arrays(bench)
+    s = tailrank.scan(q, c, [(bench["shard_ids"][0], bench["shards"][0])], bench["gt"], top_m=10)
+    with pytest.raises(tailrank.OptionError, match="path: a path cannot contain a NUL"):
+        s.save("a\x00b")
+    with pytest.raises(tailrank.OptionError, match="cannot contain a NUL"):
+        tailrank.load_summary("x\x00y")
+
+
+def test_a_summary_folder_named_in_other_bytes_predicts(bench, tmp_path):
+    """A folder name that is no UTF-8 (read back with surrogates) predicts; the next step's
+    commands name it with the bytes replaced (it raised UnicodeEncodeError)."""
+    import os
+
+    q, c = arrays(bench)
+    s = tailrank.scan(q, c, [(bench["shard_ids"][0], bench["shards"][0])], bench["gt"],
+                      top_m=10, fraction=0.5, pool_size=4000)
+    folder = os.path.join(os.fsencode(str(tmp_path)), b"sum\xff")
+    s.save(folder)
+    r = tailrank.predict(folder, bootstrap=0, sample_noise=0)
+    assert r.estimate == tailrank.predict(s, bootstrap=0, sample_noise=0).estimate
+
+
+def test_float64_values_float32_cannot_hold_are_named(bench):
+    q, c = arrays(bench)
+    ids, arr = bench["shard_ids"][0], bench["shards"][0].astype(np.float64)
+    big = arr.copy()
+    big[5, 0] = 1e300
+    with pytest.raises(tailrank.InputError, match=r"row 5: value 1e\+300 \(column 0\) is outside float32's range"):
+        tailrank.scan(q, c, (ids, big), bench["gt"], normalize=True, top_m=10)
+    tiny = arr.copy()
+    tiny[7, :] = 1e-300
+    with pytest.raises(tailrank.InputError, match="row 7: every value is below float32's smallest"):
+        tailrank.scan(q, c, (ids, tiny), bench["gt"], normalize=True, top_m=10)

@@ -95,7 +95,23 @@ ITER_CHUNK_ROWS = 1 << 20
 
 
 def _is_path(x: Any) -> bool:
-    return isinstance(x, (str, os.PathLike))
+    return isinstance(x, (str, bytes, os.PathLike))
+
+
+def _fspath(x: Any, name: str) -> str:
+    """A path as text: ``str``, ``bytes`` or an ``os.PathLike`` giving either (bytes decoded as
+    the file system does); a NUL character, which no path holds, is refused naming ``name``."""
+    p = os.fspath(x)
+    if isinstance(p, bytes):
+        p = os.fsdecode(p)
+    if "\0" in p:
+        raise OptionError(f"{name}: a path cannot contain a NUL character, got {p!r}")
+    return p
+
+
+def _display(path: str) -> str:
+    """``path`` as UTF-8 text for messages and commands (undecodable bytes replaced)."""
+    return os.fsencode(path).decode("utf-8", "replace")
 
 
 def _id(x: Any, label: str) -> str:
@@ -198,11 +214,9 @@ def _flag(x: Any, name: str) -> bool:
 
 def _path(x: Any, name: str) -> str:
     """A path argument: ``str``, ``os.PathLike`` or ``bytes`` (decoded as the file system does)."""
-    if isinstance(x, bytes):
-        return os.fsdecode(x)
     if not _is_path(x):
-        raise OptionError(f"{name} must be a path (str or os.PathLike), got {x!r}")
-    return os.fspath(x)
+        raise OptionError(f"{name} must be a path (str, bytes or os.PathLike), got {x!r}")
+    return _fspath(x, name)
 
 
 def _text(x: Any, name: str, optional: bool = False) -> Optional[str]:
@@ -265,19 +279,43 @@ def _array_source(ids: Any, array: Any, label: str) -> Dict[str, Any]:
         raise UnsupportedError(f"{label}: descriptors must be float16, float32 or float64, got {a.dtype}")
     if a.shape[1] == 0:
         raise InputError(f"{label}: descriptors have dimension 0")
-    a = np.ascontiguousarray(a, dtype="<f2" if a.dtype.itemsize == 2 else "<f4")
+    wide = a if a.dtype.itemsize == 8 else None
+    with np.errstate(over="ignore"):
+        a = np.ascontiguousarray(a, dtype="<f2" if a.dtype.itemsize == 2 else "<f4")
+    if wide is not None:
+        _check_float32_range(wide, a, label)
     return {"label": label, "ids": _ids_arg(ids, a.shape[0], label), "array": a}
+
+
+def _check_float32_range(wide: np.ndarray, narrow: np.ndarray, label: str) -> None:
+    """Refuse float64 rows that float32 cannot hold: a finite value that overflows to inf, or a
+    non-zero row whose values all underflow to 0 (the scan would name the float32 copy's inf or
+    zero row, not the user's value)."""
+    over = np.isfinite(wide) & ~np.isfinite(narrow)
+    if over.any():
+        r, c = np.argwhere(over)[0]
+        raise InputError(
+            f"{label}: row {r}: value {float(wide[r, c])!r} (column {c}) is outside float32's range "
+            "(|x| < 3.4e38): scale the rows first (the scan computes in float32)"
+        )
+    lost = ~(narrow != 0).any(axis=1) & (wide != 0).any(axis=1)
+    if lost.any():
+        r = int(np.argmax(lost))
+        raise InputError(
+            f"{label}: row {r}: every value is below float32's smallest (about 1e-45) and "
+            "becomes 0: scale the rows first (the scan computes in float32)"
+        )
 
 
 def _source(x: Any, label: str) -> Dict[str, Any]:
     """A descriptor input: a path (``.npy`` with sibling ids, or HDF5), ``(path, ids_path)``,
     or ``(ids, array)``."""
     if _is_path(x):
-        return {"path": os.fspath(x), "ids": None}
+        return {"path": _fspath(x, label), "ids": None}
     if isinstance(x, tuple) and len(x) == 2:
         a, b = x
         if _is_path(a) and (b is None or _is_path(b)):
-            return {"path": os.fspath(a), "ids": None if b is None else os.fspath(b)}
+            return {"path": _fspath(a, label), "ids": None if b is None else _fspath(b, label)}
         return _array_source(a, b, label)
     raise InputError(
         f"{label}: expected a path, (path, ids_path) or (ids, array), got {type(x).__name__}"
@@ -300,7 +338,7 @@ def _dict_gt_sets(gt: Any, wanted: Optional[List[str]], what: str) -> None:
 def _gt(gt: Any) -> Any:
     """Ground truth: a path, or a mapping {query_id: [positive ids]} (query order kept)."""
     if _is_path(gt):
-        return os.fspath(gt)
+        return _fspath(gt, "gt")
     if isinstance(gt, Mapping):
         qids = [_id(q, "gt") for q in gt.keys()]
         for q, ps in zip(qids, gt.values()):
@@ -377,11 +415,11 @@ class Summary:
             if out == src or os.path.commonpath([out, src]) == src:
                 where = "is" if out == src else "lies inside"
                 raise OutputError(
-                    f"{os.fspath(path)}: {where} the folder this summary, or one it was merged "
+                    f"{path}: {where} the folder this summary, or one it was merged "
                     f"or grown from, was read from ({src}, an input); refusing to write there: "
                     "save to another folder"
                 )
-        self._s.write(os.fspath(path))
+        self._s.write(path)
 
     def merge(self, *others: "Summary") -> "Summary":
         """This summary merged with ``others`` (disjoint pool shards), in that order."""
@@ -551,7 +589,7 @@ def _pool_sources(pool: Any) -> Union[List[Dict[str, Any]], Iterator[Any]]:
     # (path, ids_path) is one shard, as for queries and core; (a.npy, b.npy) two.
     if isinstance(pool, tuple) and len(pool) == 2 and _is_path(pool[0]):
         ids_file = pool[1] is None or (
-            _is_path(pool[1]) and not os.fspath(pool[1]).lower().endswith((".npy", ".h5", ".hdf5"))
+            _is_path(pool[1]) and not _fspath(pool[1], "pool").lower().endswith((".npy", ".h5", ".hdf5"))
         )
         if ids_file:
             return [_source(pool, "pool")]
@@ -810,7 +848,7 @@ def predict(
         fit=_text(fit, "fit"),
         excess_centre=_flag(excess_centre, "excess_centre"),
         target_width=_target_width(target_width),
-        summary_path=summary._path,
+        summary_path=None if summary._path is None else _display(summary._path),
     )
     return Report(json.loads(text), dict(cols))
 
@@ -891,7 +929,7 @@ def evaluate_revisited(
 def _results_arg(results: Union[Mapping[str, Mapping[str, float]], PathLike]) -> Any:
     """Results as the native layer takes them: a path, or [(query, [(db_id, score)])]."""
     if _is_path(results):
-        return os.fspath(results)
+        return _fspath(results, "results")
     if not isinstance(results, Mapping):
         raise InputError(
             f"results: expected a path or a dict {{query: {{db_id: score}}}}, got "

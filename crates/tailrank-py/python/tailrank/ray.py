@@ -144,8 +144,11 @@ def scan(
     # Check the inputs once here, so that bad inputs fail fast instead of in every task.
     tailrank._text(model, "model")
     tailrank._text(query_set, "query_set", optional=True)
-    if isinstance(gt, (str, os.PathLike)) and not os.path.exists(gt):
-        raise TailrankIOError(f"{gt}: ground truth not found")
+    for value, name in [(seed, "seed"), (top_m, "top_m"), (drift_shards, "drift_shards")]:
+        tailrank._count(value, name)
+    tailrank._count(pool_size, "pool_size", optional=True)
+    if tailrank._is_path(gt) and not os.path.exists(tailrank._fspath(gt, "gt")):
+        raise TailrankIOError(f"{tailrank._fspath(gt, 'gt')}: ground truth not found")
     q_ref, c_ref, g_ref = ray.put(queries), ray.put(core), ray.put(gt)
     task = ray.remote(_scan_group).options(num_cpus=threads_per_task, max_retries=max_retries)
     merge = ray.remote(_merge).options(num_cpus=1, max_retries=max_retries)
