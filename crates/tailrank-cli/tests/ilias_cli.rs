@@ -669,6 +669,16 @@ fn ilias_page_and_summaries_are_one_commit() {
     );
     assert!(page.is_file() && out.join("image/manifest.json").is_file());
     assert!(!dir.path().join("page.html.tmp").exists());
+    // A page on a stream is written on its own (it cannot be replaced with the summaries).
+    let (d, f) = (ds.as_str(), feat.as_str());
+    let o = std::process::Command::new(tailrank_test_support::cli::bin())
+        .args(["ilias", "--dataset-dir", d, "--features", f, "--fraction", "0.5"])
+        .args(["--bootstrap", "20", "--sample-noise", "0", "--html", "/dev/null"])
+        .arg("--summary-out")
+        .arg(dir.path().join("sums2"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
 /// `--top-m` is the M the scan keeps and `--fit-top` the tail fit's number of top scores (at

@@ -589,6 +589,11 @@ fn demo_killed_at_every_commit_step_keeps_page_and_folder_paired() {
         assert_eq!(state(), (Some(2), Some(2)), "step {step}");
     }
     assert!(completed);
+    // A page on a stream is written on its own (a stream cannot be replaced with the folder).
+    let o = out.to_str().unwrap();
+    let args = ["demo", "--queries", "20", "--bootstrap", "0", "-o", o];
+    let r = run(&[&args[..], &["--html", "/dev/null"]].concat(), None);
+    assert!(r.status.success(), "{}", stderr(&r));
 }
 
 /// A plain simulation into a demo's folder is refused: it would leave the demo's

@@ -231,6 +231,12 @@ pub enum OutputKind {
     Stream(&'static str),
 }
 
+/// Whether output `target` is an [`OutputKind::Stream`] (`/dev/stdout`, a pipe): written in
+/// place, never replaced together with other outputs.
+pub fn is_stream(target: &Path) -> bool {
+    matches!(classify_output(target), Ok(OutputKind::Stream(_)))
+}
+
 /// Classify output `target` ([`OutputKind`]); refuses what tailrank never writes: a block
 /// device, a socket, a symbolic link that leads nowhere (dangling or a loop).
 pub fn classify_output(target: &Path) -> Result<OutputKind> {

@@ -18,7 +18,8 @@ pub struct IliasJob<'a> {
 
 impl IliasJob<'_> {
     /// The options checked ([`IliasRequest::options`], the scan's tuning read through
-    /// `tuning`) and the HTML page claimed before the inputs are opened; the warnings of what
+    /// `tuning`) and the HTML page claimed before the inputs are opened (with `--summary-out`,
+    /// with the summaries, in their commit); the warnings of what
     /// the report will lack printed before the scan (the console's progress over the rows
     /// scanned shown while it runs), the scan's notes after it; then the page written and the
     /// report printed.
@@ -33,11 +34,13 @@ impl IliasJob<'_> {
         if let (Some(h), Some(dir)) = (r.html, r.summary_out) {
             crate::outputs::refuse_inside(h, dir, "ilias run")?;
         }
-        // With the summaries the page is replaced together with them, else on its own.
+        // With the summaries the page is replaced together with them (claimed with them, once
+        // the inputs are open), else on its own: without them, or on a stream (`/dev/stdout`).
+        let page_alone = r.summary_out.is_none() || r.html.is_some_and(crate::outputs::is_stream);
         let mut html_out = Transaction::new(&inputs);
-        let html_slot = match r.summary_out {
-            Some(_) => None,
-            None => r.html.map(|p| html_out.add_file(p)).transpose()?,
+        let html_slot = match page_alone {
+            true => r.html.map(|p| html_out.add_file(p)).transpose()?,
+            false => None,
         };
         let render = |report: &IliasReport| ilias_report_html(report);
         let (ds, feats, warnings) = r.open()?;
@@ -51,7 +54,7 @@ impl IliasJob<'_> {
             inputs: inputs.clone(),
             chunk_rows: r.chunk_rows,
             resume: r.resume,
-            page: r.html.map(|path| ReportPage {
+            page: r.html.filter(|_| !page_alone).map(|path| ReportPage {
                 path,
                 render: &render,
             }),

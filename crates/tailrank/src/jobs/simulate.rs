@@ -47,11 +47,18 @@ impl DemoJob<'_> {
         }
         cfg.check()?;
         crate::simulate::files::demo_options(&cfg, self.bootstrap, self.sample_noise).check()?;
-        let mut outputs = Transaction::new(&[]);
         if let Some(h) = self.html {
             crate::outputs::refuse_inside(h, self.out, "demo")?;
         }
-        let html_slot = self.html.map(|p| outputs.add_file(p)).transpose()?;
+        // The page is replaced together with the folder's files; on a stream (`/dev/stdout`,
+        // a pipe), which cannot be, it is written on its own.
+        let page_alone = self.html.is_some_and(crate::outputs::is_stream);
+        let (mut outputs, mut page_out) = (Transaction::new(&[]), Transaction::new(&[]));
+        let html_slot = match self.html {
+            Some(p) if page_alone => Some(page_out.add_file(p)?),
+            Some(p) => Some(outputs.add_file(p)?),
+            None => None,
+        };
         console.out(&demo_header(&cfg));
         let (sim, p) = run_demo(
             &cfg,
@@ -65,10 +72,11 @@ impl DemoJob<'_> {
             let truth = serde_json::to_value(&sim.truth)
                 .map_err(|e| Error::internal(format!("cannot serialise the truth: {e}")))?;
             let page = demo_html(&prediction_json(&p), &truth);
-            outputs.write(slot, |path| write_html(&page, path))?;
+            let page_tx = if page_alone { &page_out } else { &outputs };
+            page_tx.write(slot, |path| write_html(&page, path))?;
         }
-        // The report page and the folder's files replaced together.
         outputs.commit()?;
+        page_out.commit()?;
         super::note_written(console, "demo", &[self.html]);
         console.out(&if self.details {
             demo_table(&sim.truth, &p, &files)
