@@ -25,6 +25,18 @@ pub trait Progress: Sync {
     }
 }
 
+/// A [`Progress`] for a second pass over rows already counted: it reports no rows and asks
+/// to stop when the wrapped one does.
+pub struct CancelOnly<'a>(pub &'a dyn Progress);
+
+impl Progress for CancelOnly<'_> {
+    fn rows_done(&self, _rows: u64) {}
+
+    fn cancelled(&self) -> bool {
+        self.0.cancelled()
+    }
+}
+
 /// The error of a scan whose [`Progress`] asked it to stop.
 pub fn cancelled() -> Error {
     Error::new(crate::ErrorKind::Io, "interrupted: the scan was cancelled")

@@ -3,7 +3,7 @@
 //! hold, and assemble one summary per query set (steps 1 and 3–5 of the algorithm in
 //! [`engine`](super::engine)).
 
-use super::block::{check_cancelled, cut_blocks, Block, Progress, SampledSource};
+use super::block::{check_cancelled, cut_blocks, Block, CancelOnly, Progress, SampledSource};
 use super::collect::{query_summary, QueryCollector, QueryPositives, RELEVANT_KEY};
 use super::kernel::ScoreKernel;
 use super::pool::{self, PoolPlan, WorkerStates};
@@ -131,7 +131,7 @@ impl PreparedScan<'_> {
             .map(|(parts, p)| plan.merge(p, parts))
             .collect();
         let rescanned = match &floors {
-            Some(f) => self.verify_or_rescan(&plan, f, &mut merged)?,
+            Some(f) => self.verify_or_rescan(&plan, f, &mut merged, progress)?,
             None => 0,
         };
         let finished = self.finish_queries(merged, &plan);
@@ -217,12 +217,14 @@ impl PreparedScan<'_> {
     /// Verify the floors: a query passes when each merged reservoir `i` of `merged[q]` proves
     /// its highest floor `floors[q · subsets + i]` harmless ([`speculate::verified`]). Each
     /// query that fails is scanned again over all blocks, from scratch (no floors, no screen),
-    /// and its state in `merged` replaced. Returns the number of queries scanned again.
+    /// and its state in `merged` replaced (stopped when `progress` asks, its rows not counted
+    /// again). Returns the number of queries scanned again.
     fn verify_or_rescan(
         &self,
         plan: &PoolPlan,
         floors: &[f32],
         merged: &mut [QueryCollector],
+        progress: &dyn Progress,
     ) -> Result<usize> {
         let (d, nsub) = (self.d, self.codes.subsets());
         let rescan: Vec<usize> = (0..self.positives.len())
@@ -254,7 +256,7 @@ impl PreparedScan<'_> {
             Vec::new(),
             None,
             &fresh,
-            None,
+            Some(&CancelOnly(progress)),
         )?;
         // Rows were checked (and counted) by the first pass already.
         let (parts, _) = pool::by_query(again, rescan.len());
