@@ -222,7 +222,7 @@ impl NativeSummary {
 #[pyo3(signature = (queries, core, pool, gt, query_set=None, fraction=DEFAULT_FRACTION, seed=DEFAULT_SEED,
     after=None, min_fraction=None, pool_size=None, top_m=DEFAULT_TOP_M, drift_shards=DEFAULT_DRIFT_SHARDS,
     model=String::new(),
-    threads=None, normalize=false))]
+    threads=None, normalize=false, warn_empty=true))]
 #[allow(clippy::too_many_arguments)]
 fn scan_native(
     py: Python<'_>,
@@ -241,6 +241,7 @@ fn scan_native(
     model: String,
     threads: Option<usize>,
     normalize: bool,
+    warn_empty: bool,
 ) -> PyResult<NativeSummary> {
     let mut cfg = ScanOptions {
         fraction,
@@ -278,7 +279,8 @@ fn scan_native(
         let mut notes = request.notes.clone();
         notes.extend(out.notes());
         let summary = request.finish(out)?.summary;
-        notes.extend(sample_rows_note(pool_rows, &summary));
+        // A part of a scan (an iterator's chunk, a Ray task) leaves it to the whole scan.
+        notes.extend(sample_rows_note(pool_rows, &summary).filter(|_| warn_empty));
         tailrank::Result::Ok((summary, notes))
     })?;
     let (summary, notes) = scanned.map_err(err)?;
@@ -286,6 +288,13 @@ fn scan_native(
     // sample), as Python warnings.
     warn_all(py, "tailrank.scan", &notes)?;
     Ok(NativeSummary { inner: summary })
+}
+
+/// The empty-sample warning of a scan that read `pool_rows` pool rows into `summary`
+/// (`scan::request::sample_rows_note`), for the merge of a scan's parts.
+#[pyfunction]
+fn scan_rows_note(summary: PyRef<'_, NativeSummary>, pool_rows: u64) -> Option<String> {
+    sample_rows_note(pool_rows, &summary.inner)
 }
 
 /// Each note as a Python `UserWarning` "`what`: note" (what the CLI prints as a warning).
@@ -574,6 +583,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     error::register(m)?;
     m.add_class::<NativeSummary>()?;
     m.add_function(wrap_pyfunction!(scan_native, m)?)?;
+    m.add_function(wrap_pyfunction!(scan_rows_note, m)?)?;
     m.add_function(wrap_pyfunction!(predict_native, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate_native, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate_revisited_native, m)?)?;

@@ -275,3 +275,26 @@ def test_an_empty_sample_is_reported_as_a_warning(bench):
     with pytest.warns(UserWarning, match=r"tailrank\.scan: none of the \d+ pool rows read lies in the hash sample"):
         s = tailrank.scan(q, c, (ids, arr), bench["gt"], fraction=1e-6, top_m=20)
     assert s.subset_sizes[0] == 0
+
+
+def test_an_iterator_scan_warns_of_an_empty_sample_once(bench):
+    """The parts of an iterator's scan may each hold no sampled row while the whole scan does:
+    no warning then; a whole scan with none warns once, not once per part."""
+    import warnings
+
+    q, c = arrays(bench)
+    blocks = list(zip(bench["shard_ids"], bench["shards"]))
+    counts = lambda seed: [int(tailrank.sample_mask(ids, 2e-3, seed).sum()) for ids, _ in blocks]  # noqa: E731
+    seed = next(s for s in range(200) if 0 in counts(s) and sum(counts(s)) > 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        s = tailrank.scan(q, c, iter(blocks), bench["gt"], fraction=2e-3, seed=seed,
+                          chunk_rows=400, top_m=10)
+    assert s.subset_sizes[0] == sum(counts(seed))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tailrank.scan(q, c, iter(blocks), bench["gt"], fraction=1e-7, chunk_rows=400, top_m=10)
+    import re
+
+    empty = [w for w in caught if re.match(tailrank.EMPTY_SAMPLE_WARNING, str(w.message))]
+    assert len(empty) == 1, [str(w.message) for w in caught]

@@ -290,21 +290,23 @@ def _array_source(ids: Any, array: Any, label: str) -> Dict[str, Any]:
 def _check_float32_range(wide: np.ndarray, narrow: np.ndarray, label: str) -> None:
     """Refuse float64 rows that float32 cannot hold: a finite value that overflows to inf, or a
     non-zero row whose values all underflow to 0 (the scan would name the float32 copy's inf or
-    zero row, not the user's value)."""
-    over = np.isfinite(wide) & ~np.isfinite(narrow)
-    if over.any():
-        r, c = np.argwhere(over)[0]
-        raise InputError(
-            f"{label}: row {r}: value {float(wide[r, c])!r} (column {c}) is outside float32's range "
-            "(|x| < 3.4e38): scale the rows first (the scan computes in float32)"
-        )
-    lost = ~(narrow != 0).any(axis=1) & (wide != 0).any(axis=1)
-    if lost.any():
-        r = int(np.argmax(lost))
-        raise InputError(
-            f"{label}: row {r}: every value is below float32's smallest (about 1e-45) and "
-            "becomes 0: scale the rows first (the scan computes in float32)"
-        )
+    zero row, not the user's value). Checked in blocks of rows, so the masks stay small."""
+    step = 1 << 14
+    for lo in range(0, wide.shape[0], step):
+        w, n = wide[lo : lo + step], narrow[lo : lo + step]
+        over = np.isinf(n) & np.isfinite(w)
+        if over.any():
+            r, c = np.argwhere(over)[0]
+            raise InputError(
+                f"{label}: row {lo + r}: value {float(w[r, c])!r} (column {c}) is outside "
+                "float32's range (|x| < 3.4e38): scale the rows first (the scan computes in float32)"
+            )
+        lost = ~n.any(axis=1) & w.any(axis=1)
+        if lost.any():
+            raise InputError(
+                f"{label}: row {lo + int(np.argmax(lost))}: every value is below float32's smallest "
+                "(about 1e-45) and becomes 0: scale the rows first (the scan computes in float32)"
+            )
 
 
 def _source(x: Any, label: str) -> Dict[str, Any]:
@@ -682,7 +684,8 @@ def scan(
     def flush() -> None:
         nonlocal buf, rows
         if buf:
-            parts.append(Summary(_native.scan_native(q, c, buf, g, pool_size=pool_size, **kw)))
+            parts.append(Summary(_native.scan_native(q, c, buf, g, pool_size=pool_size,
+                                                     warn_empty=False, **kw)))
         buf, rows = [], 0
 
     for block in srcs:
@@ -701,10 +704,27 @@ def scan(
     flush()
     if not parts:
         raise InputError("pool: the iterator gave no block")
-    if len(parts) == 1:
-        return parts[0]
     # With f = 1 and no pool_size each part records N = its rows; the merge sums them.
-    return _check_scanned_rows(Summary.merge_all(parts))
+    whole = parts[0] if len(parts) == 1 else _check_scanned_rows(Summary.merge_all(parts))
+    _warn_empty_sample(whole)
+    return whole
+
+
+def _pool_rows_read(s: Summary) -> int:
+    """The pool rows the scan (or the scans merged) into ``s`` read, from its input records."""
+    return sum(r["rows"] for r in s._meta["inputs"] if r["role"] == "pool")
+
+
+#: The pattern of the empty-sample warning (``warnings.filterwarnings(message=...)``).
+EMPTY_SAMPLE_WARNING = r"tailrank\.scan: none of the \d+ pool rows read lies in the hash sample"
+
+
+def _warn_empty_sample(s: Summary) -> None:
+    """Warn, as ``tailrank scan`` does, when none of the pool rows read lies in the hash sample
+    (once for a scan made of parts, whose parts may each be empty)."""
+    note = _native.scan_rows_note(s._s, _pool_rows_read(s))
+    if note:
+        warnings.warn(f"tailrank.scan: {note}", stacklevel=3)
 
 
 def _check_scanned_rows(s: Summary) -> Summary:
@@ -713,7 +733,7 @@ def _check_scanned_rows(s: Summary) -> Summary:
     refuses it for the rows of one pass (each part checked only its own rows). Only the parts
     of one scan are disjoint rows of the pool: a grown summary's records overlap (the base read
     the whole pool file, the increment a subset of it), so ``merge`` cannot check this."""
-    rows = sum(r["rows"] for r in s._meta["inputs"] if r["role"] == "pool")
+    rows = _pool_rows_read(s)
     n = s.pool_size
     if n is not None and n < rows:
         raise MismatchError(

@@ -13,6 +13,7 @@ GroundTruth = Union[PathLike, Mapping[str, Sequence[str]]]
 
 __version__: str
 ITER_CHUNK_ROWS: int
+EMPTY_SAMPLE_WARNING: str
 
 class TailrankError(ValueError): ...
 class OptionError(TailrankError):

@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import warnings
 import sys
 from typing import Any, List, Optional, Sequence
 
@@ -56,7 +57,10 @@ def _scan_group(queries: Any, core: Any, group: List[Any], gt: Any, kw: dict, fa
             with open(marker, "w") as f:
                 f.write("failed once\n")
             os._exit(1)
-    return tailrank.scan(queries, core, group, gt, **kw)
+    # A group may hold no sampled row while the whole scan does: the driver warns once.
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=tailrank.EMPTY_SAMPLE_WARNING)
+        return tailrank.scan(queries, core, group, gt, **kw)
 
 
 def _merge(*parts: Summary) -> Summary:
@@ -113,6 +117,15 @@ def scan(
     if (shards_per_task is not None and shards_per_task < 1) or threads_per_task < 1 or merge_fanin < 2:
         raise OptionError("ray.scan: shards_per_task and threads_per_task must be >= 1, merge_fanin >= 2")
     fraction = tailrank._scan_fraction(fraction, after)
+    # Check the inputs once here, so that bad inputs fail fast, before Ray starts,
+    # instead of in every task.
+    tailrank._text(model, "model")
+    tailrank._text(query_set, "query_set", optional=True)
+    for value, name in [(seed, "seed"), (top_m, "top_m"), (drift_shards, "drift_shards")]:
+        tailrank._count(value, name)
+    tailrank._count(pool_size, "pool_size", optional=True)
+    if tailrank._is_path(gt) and not os.path.exists(tailrank._fspath(gt, "gt")):
+        raise TailrankIOError(f"{tailrank._fspath(gt, 'gt')}: ground truth not found")
     if not ray.is_initialized():
         ray.init(address=address)
     # A task reserves threads_per_task CPUs of one node: above the largest node it never starts.
@@ -141,14 +154,6 @@ def scan(
         drift_shards=drift_shards,
         normalize=normalize,
     )
-    # Check the inputs once here, so that bad inputs fail fast instead of in every task.
-    tailrank._text(model, "model")
-    tailrank._text(query_set, "query_set", optional=True)
-    for value, name in [(seed, "seed"), (top_m, "top_m"), (drift_shards, "drift_shards")]:
-        tailrank._count(value, name)
-    tailrank._count(pool_size, "pool_size", optional=True)
-    if tailrank._is_path(gt) and not os.path.exists(tailrank._fspath(gt, "gt")):
-        raise TailrankIOError(f"{tailrank._fspath(gt, 'gt')}: ground truth not found")
     q_ref, c_ref, g_ref = ray.put(queries), ray.put(core), ray.put(gt)
     task = ray.remote(_scan_group).options(num_cpus=threads_per_task, max_retries=max_retries)
     merge = ray.remote(_merge).options(num_cpus=1, max_retries=max_retries)
@@ -172,7 +177,9 @@ def scan(
             raise e.cause from None
         raise e.as_instanceof_cause() from None
     # The shards are disjoint rows of the pool: N must hold them all (each task checked its own).
-    return tailrank._check_scanned_rows(parts[0] if len(parts) == 1 else Summary.merge_all(parts))
+    whole = tailrank._check_scanned_rows(parts[0] if len(parts) == 1 else Summary.merge_all(parts))
+    tailrank._warn_empty_sample(whole)
+    return whole
 
 
 def _exit_code(e: TailrankError) -> int:
