@@ -672,8 +672,23 @@ fn ilias_page_and_summaries_are_one_commit() {
     // A page on a stream is written on its own (it cannot be replaced with the summaries).
     let (d, f) = (ds.as_str(), feat.as_str());
     let o = std::process::Command::new(tailrank_test_support::cli::bin())
-        .args(["ilias", "--dataset-dir", d, "--features", f, "--fraction", "0.5"])
-        .args(["--bootstrap", "20", "--sample-noise", "0", "--html", "/dev/null"])
+        .args([
+            "ilias",
+            "--dataset-dir",
+            d,
+            "--features",
+            f,
+            "--fraction",
+            "0.5",
+        ])
+        .args([
+            "--bootstrap",
+            "20",
+            "--sample-noise",
+            "0",
+            "--html",
+            "/dev/null",
+        ])
         .arg("--summary-out")
         .arg(dir.path().join("sums2"))
         .output()

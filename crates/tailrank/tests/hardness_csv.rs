@@ -617,3 +617,21 @@ mod roundtrip {
         );
     }
 }
+
+/// Every whole-file reader refuses a device at once (`/dev/zero` filled the memory): the
+/// hardness CSV, the ILIAS taxonomy, a simulation's truth.
+#[cfg(unix)]
+#[test]
+fn a_device_is_refused_by_every_whole_file_reader() {
+    let dev = Path::new("/dev/zero");
+    let msgs = [
+        read_hardness_csv(dev).unwrap_err().to_string(),
+        tailrank::ilias::read_taxonomy(dev).unwrap_err().to_string(),
+        tailrank::simulate::Truth::read(dev)
+            .unwrap_err()
+            .to_string(),
+    ];
+    for m in msgs {
+        assert!(m.starts_with("/dev/zero: a device, not a file"), "{m}");
+    }
+}

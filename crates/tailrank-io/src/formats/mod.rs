@@ -57,6 +57,16 @@ pub fn read_input_file(path: &std::path::Path, what: &str) -> crate::Result<Vec<
     std::fs::read(path).at(path)
 }
 
+/// [`read_input_file`] as text: bytes that are not UTF-8 are an I/O error of `path` (as
+/// `std::fs::read_to_string` gives it).
+pub fn read_input_text(path: &std::path::Path, what: &str) -> crate::Result<String> {
+    use crate::error::IoContext;
+    let invalid = |_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not valid UTF-8");
+    String::from_utf8(read_input_file(path, what)?)
+        .map_err(invalid)
+        .at(path)
+}
+
 /// Whether `meta` is a character or block device or a socket: what no input file is.
 #[cfg(unix)]
 fn is_device(meta: &std::fs::Metadata) -> bool {

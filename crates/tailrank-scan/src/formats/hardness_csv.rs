@@ -274,7 +274,7 @@ pub fn read_hardness_csv(path: &Path) -> Result<(HardnessMeta, Vec<QueryHardness
              folder is read with `--summary`)",
         ));
     }
-    let raw = std::fs::read_to_string(path).at(path)?;
+    let raw = crate::formats::read_input_text(path, "a hardness CSV")?;
     let (body, checked) = match verify_checksum(path, &raw) {
         Ok(body) => (body, Ok(())),
         // No checksum line: parse everything (a cut row is reported as such).

@@ -99,7 +99,7 @@ impl Truth {
 
     /// Read a `truth.json`.
     pub fn read(path: &Path) -> Result<Truth> {
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        let bytes = crate::formats::read_input_file(path, "a simulation truth file")?;
         serde_json::from_slice(&bytes)
             .map_err(|e| Error::input(path, format!("not a simulation truth file: {e}")))
     }

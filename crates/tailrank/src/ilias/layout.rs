@@ -204,7 +204,7 @@ pub fn read_positive_info(path: &Path) -> Result<(Vec<String>, Option<PositiveIn
 /// (`{category: {subcategory: {type: [instances]}}}`, the official file) or two
 /// (`{category: {subcategory: [instances]}}`). An instance listed twice is an error.
 pub fn read_taxonomy(path: &Path) -> Result<Taxonomy> {
-    let bytes = std::fs::read(path).at(path)?;
+    let bytes = crate::formats::read_input_file(path, "a taxonomy JSON")?;
     let v: serde_json::Value = serde_json::from_slice(&bytes)
         .map_err(|e| Error::input(path, format!("not valid JSON: {e}")))?;
     let bad = |msg: String| Error::input(path, msg);
