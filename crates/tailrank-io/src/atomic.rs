@@ -138,6 +138,18 @@ struct Journal {
     steps: Vec<Step>,
 }
 
+impl Journal {
+    /// The outputs it replaces, for messages: their paths joined by ", ".
+    fn targets(&self) -> String {
+        let names: Vec<String> = self
+            .steps
+            .iter()
+            .map(|s| s.target.display().to_string())
+            .collect();
+        names.join(", ")
+    }
+}
+
 impl Step {
     fn new_content(&self) -> Result<PathBuf> {
         staged(&self.target)
@@ -163,11 +175,6 @@ fn read_own_journal(staging: &Path) -> Result<Journal> {
     if j.steps.iter().any(own) {
         return Ok(j);
     }
-    let names: Vec<String> = j
-        .steps
-        .iter()
-        .map(|s| s.target.display().to_string())
-        .collect();
     Err(Error::input(
         &jp,
         format!(
@@ -175,7 +182,7 @@ fn read_own_journal(staging: &Path) -> Result<Journal> {
              moved or copied while a tailrank run was replacing them; move it back and rerun \
              the command that writes them, or remove the `.tmp` folders beside its outputs \
              and rerun that command here (it writes them all anew)",
-            names.join(", ")
+            j.targets()
         ),
     ))
 }

@@ -53,18 +53,13 @@ pub(super) fn settled_within(path: &Path, wait: std::time::Duration) -> Result<(
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     };
-    let names: Vec<String> = j
-        .steps
-        .iter()
-        .map(|s| s.target.display().to_string())
-        .collect();
     Err(Error::input(
         path,
         format!(
             "an interrupted tailrank run left it half-replaced (outputs replaced together: {}; \
              journal {}); run the command that writes it again (for a scan, resume it): it \
              completes the replacement first",
-            names.join(", "),
+            j.targets(),
             jp.display()
         ),
     ))

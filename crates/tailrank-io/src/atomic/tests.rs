@@ -109,41 +109,43 @@ fn cut_roll_forward(steps: &[Step], k: usize) {
     }
 }
 
+/// In `dir`, `r.json` and the folder `s` ("old"), replaced by "new" in one commit that is cut
+/// after `k` steps of its roll-forward (its journals written, as the commit writes them), the
+/// process gone: its locks released, nothing cleaned. Returns the two outputs.
+fn cut_commit(dir: &Path, k: usize) -> (PathBuf, PathBuf) {
+    let (r, s) = (dir.join("r.json"), dir.join("s"));
+    write_bytes(&r, b"old").unwrap();
+    write_dir(&s, |t| write_bytes(&t.join("chunk.json"), b"old")).unwrap();
+    let mut tx = Transaction::default();
+    let ir = tx.add_file(&r).unwrap();
+    let is = tx.add_dir(&s).unwrap();
+    tx.write(ir, |p| fs::write(p, b"new").at(p)).unwrap();
+    tx.write(is, |p| {
+        fs::create_dir(p).unwrap();
+        fs::write(p.join("chunk.json"), b"new").at(p)
+    })
+    .unwrap();
+    let steps = tx.steps();
+    let j = Journal {
+        format: JOURNAL_FORMAT.into(),
+        pid: 1,
+        steps: steps.clone(),
+    };
+    for st in &steps {
+        let jp = staging_dir(&st.target).unwrap().join(JOURNAL);
+        fs::write(jp, serde_json::to_string(&j).unwrap()).unwrap();
+    }
+    cut_roll_forward(&steps, k);
+    tx.journaled = true;
+    drop(tx);
+    (r, s)
+}
+
 #[test]
 fn a_commit_cut_at_any_step_is_refused_by_readers_then_completed() {
     for k in 0..4 {
         let d = tempfile::tempdir().unwrap();
-        let r = d.path().join("r.json");
-        let s = d.path().join("s");
-        write_bytes(&r, b"old").unwrap();
-        write_dir(&s, |t| write_bytes(&t.join("chunk.json"), b"old")).unwrap();
-        let mut tx = Transaction::default();
-        let ir = tx.add_file(&r).unwrap();
-        let is = tx.add_dir(&s).unwrap();
-        tx.write(ir, |p| fs::write(p, b"new").at(p)).unwrap();
-        tx.write(is, |p| {
-            fs::create_dir(p).unwrap();
-            fs::write(p.join("chunk.json"), b"new").at(p)
-        })
-        .unwrap();
-        // Write the journals as the commit does, then cut the renames after k steps.
-        let steps = tx.steps();
-        let j = Journal {
-            format: JOURNAL_FORMAT.into(),
-            pid: 1,
-            steps: steps.clone(),
-        };
-        for st in &steps {
-            fs::write(
-                staging_dir(&st.target).unwrap().join(JOURNAL),
-                serde_json::to_string(&j).unwrap(),
-            )
-            .unwrap();
-        }
-        cut_roll_forward(&steps, k);
-        // The crash: locks go, nothing is cleaned.
-        tx.journaled = true;
-        drop(tx);
+        let (r, s) = cut_commit(d.path(), k);
         let rv = fs::read(&r).unwrap();
         let sv = fs::read(s.join("chunk.json")).ok();
         if (rv.as_slice(), sv.as_deref()) != (b"old", Some(&b"old"[..])) {
@@ -458,31 +460,7 @@ fn a_journal_of_a_moved_folder_is_refused_and_the_old_place_untouched() {
     let d = tempfile::tempdir().unwrap();
     let (old_root, new_root) = (d.path().join("proj"), d.path().join("proj2"));
     fs::create_dir(&old_root).unwrap();
-    let (r, s) = (old_root.join("r.json"), old_root.join("s"));
-    write_bytes(&r, b"old").unwrap();
-    write_dir(&s, |t| write_bytes(&t.join("chunk.json"), b"old")).unwrap();
-    let mut tx = Transaction::default();
-    let ir = tx.add_file(&r).unwrap();
-    let is = tx.add_dir(&s).unwrap();
-    tx.write(ir, |p| fs::write(p, b"new").at(p)).unwrap();
-    tx.write(is, |p| {
-        fs::create_dir(p).unwrap();
-        fs::write(p.join("chunk.json"), b"new").at(p)
-    })
-    .unwrap();
-    let steps = tx.steps();
-    let j = Journal {
-        format: JOURNAL_FORMAT.into(),
-        pid: 1,
-        steps: steps.clone(),
-    };
-    for st in &steps {
-        let jp = staging_dir(&st.target).unwrap().join(JOURNAL);
-        fs::write(jp, serde_json::to_string(&j).unwrap()).unwrap();
-    }
-    cut_roll_forward(&steps, 1);
-    tx.journaled = true;
-    drop(tx);
+    let (r, s) = cut_commit(&old_root, 1);
     // A copy of the half-replaced tree, then the original moved away and back as a copy.
     let copy = |from: &Path, to: &Path| {
         let ok = std::process::Command::new("cp")
