@@ -25,15 +25,17 @@ use memmap2::Mmap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-/// Sibling id files tried, in order, for `path` = `dir/stem.npy`.
+/// Sibling id files tried, in order, for `path` = `dir/stem.npy` (the stem's bytes kept as
+/// they are, UTF-8 or not).
 pub fn sibling_id_candidates(path: &Path) -> Vec<PathBuf> {
-    let stem = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let stem = path.file_stem().unwrap_or_default();
     [".ids.txt", "_ids.txt", ".ids.txt.gz", "_ids.txt.gz"]
         .iter()
-        .map(|suffix| path.with_file_name(format!("{stem}{suffix}")))
+        .map(|suffix| {
+            let mut name = stem.to_os_string();
+            name.push(suffix);
+            path.with_file_name(name)
+        })
         .collect()
 }
 

@@ -85,3 +85,15 @@ fn long_headers_are_not_echoed_whole() {
         .to_string();
     assert!(e.len() < 400 && e.contains("…(40000 dimensions)"), "{e}");
 }
+
+/// A stem that is not UTF-8 keeps its bytes in the sibling id file's name (they were replaced
+/// by U+FFFD, so `p\xff.ids.txt` next to `p\xff.npy` was never found).
+#[cfg(unix)]
+#[test]
+fn sibling_id_files_keep_a_non_utf8_stem() {
+    use std::os::unix::ffi::OsStrExt;
+    let p = Path::new(std::ffi::OsStr::from_bytes(b"/d/p\xff.npy"));
+    let c = sibling_id_candidates(p);
+    assert_eq!(c[0].as_os_str().as_bytes(), b"/d/p\xff.ids.txt");
+    assert_eq!(c[3].as_os_str().as_bytes(), b"/d/p\xff_ids.txt.gz");
+}
