@@ -30,7 +30,7 @@ use tailrank::metric::DEFAULT_K;
 use tailrank::sample::DEFAULT_SEED;
 use tailrank::scan::config::{ScanOptions, DEFAULT_FRACTION};
 use tailrank::scan::engine::{scan, DEFAULT_DRIFT_SHARDS, DEFAULT_TOP_M};
-use tailrank::scan::request::{sample_rows_note, ScanRequest};
+use tailrank::scan::request::{listed_seed_note, sample_rows_note, ScanRequest};
 use tailrank::summary::Summary;
 
 /// The scan request of a ground truth from Python: a path (with an optional query-set name, as
@@ -280,7 +280,12 @@ fn scan_native(
         notes.extend(out.notes());
         let summary = request.finish(out)?.summary;
         // A part of a scan (an iterator's chunk, a Ray task) leaves it to the whole scan.
-        notes.extend(sample_rows_note(pool_rows, &summary).filter(|_| warn_empty));
+        if warn_empty {
+            notes.extend(sample_rows_note(pool_rows, &summary));
+            let sources: Vec<&dyn DescriptorSource> = p.iter().map(|s| s.as_ref()).collect();
+            let seed_note = listed_seed_note(&sources, &summary)?;
+            notes.extend(seed_note.map(|n| format!("warning: {n}")));
+        }
         tailrank::Result::Ok((summary, notes))
     })?;
     let (summary, notes) = scanned.map_err(err)?;

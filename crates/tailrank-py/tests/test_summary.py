@@ -298,3 +298,19 @@ def test_an_iterator_scan_warns_of_an_empty_sample_once(bench):
 
     empty = [w for w in caught if re.match(tailrank.EMPTY_SAMPLE_WARNING, str(w.message))]
     assert len(empty) == 1, [str(w.message) for w in caught]
+
+
+def test_rows_listed_with_another_seed_are_named(bench):
+    """As `tailrank scan` warns: the rows of seed 3's sample scanned at seed 0."""
+    import warnings
+
+    q, c = arrays(bench)
+    ids, arr = bench["shard_ids"][0], bench["shards"][0]
+    mask = tailrank.sample_mask(ids, 0.25, seed=3)
+    listed = ([i for i, m in zip(ids, mask) if m], arr[mask])
+    with pytest.warns(UserWarning, match=r"tailrank\.scan: warning: only \d+ of the \d+ pool rows .* sample of seed 3"):
+        tailrank.scan(q, c, listed, bench["gt"], fraction=0.25, seed=0, top_m=10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tailrank.scan(q, c, listed, bench["gt"], fraction=0.25, seed=3, top_m=10)
+        tailrank.scan(q, c, (ids, arr), bench["gt"], fraction=0.25, seed=0, top_m=10)

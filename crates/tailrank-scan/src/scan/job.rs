@@ -7,7 +7,7 @@
 //! the summary last), after which the partial folder is removed.
 
 use super::engine::{Progress, ScanConfig};
-use super::request::ScanRequest;
+use super::request::{listed_seed_note, ScanRequest};
 use super::resume::{
     output_failed, partial_dir_for, remove_partial, scan_resumable, ResumeOptions, ResumeReport,
 };
@@ -165,7 +165,10 @@ impl ScanFiles {
         })();
         let scanned = written.map_err(|e| output_failed(&partial_dir, e))?;
         remove_partial(&partial_dir)?;
+        let pool_refs: Vec<&dyn DescriptorSource> = pool.iter().map(|p| p.as_ref()).collect();
+        let seed_note = listed_seed_note(&pool_refs, &scanned.summary)?;
         let mut notes = request_notes;
+        notes.extend(seed_note.map(|n| format!("warning: {n}")));
         notes.extend(core_note);
         notes.extend(resume.notes(&partial_dir));
         notes.extend(scan_notes);

@@ -14,6 +14,7 @@
 use crate::error::{Error, Result};
 use crate::formats::descriptors::DescriptorSource;
 use crate::formats::gt::{load_ground_truth, QuerySet};
+use crate::formats::ids::id_hash;
 use crate::scan::engine::{ScanInputs, ScanOutput};
 use crate::summary::Summary;
 use std::path::Path;
@@ -214,6 +215,48 @@ pub fn sample_rows_note(pool_rows: u64, summary: &Summary) -> Option<String> {
         .then(|| empty_sample_message(pool_rows, summary.fraction, summary.seed))
 }
 
+/// The warning for a scan that kept fewer than half of the rows of `pool` although every one
+/// of their first [`SEED_PROBE_ROWS`] lies in the sample at f of another seed among
+/// `0..`[`SEED_PROBES`]: rows `tailrank sample` listed with that seed, scanned with
+/// `summary`'s. A shard of the whole pool also keeps about f of its rows, but lies whole in
+/// another seed's sample only with probability `f^rows`. None when the rows are too few
+/// (under [`FOREIGN_ROWS_MIN`]), more than half were kept, or no probed seed holds them all.
+pub fn listed_seed_note(
+    pool: &[&dyn DescriptorSource],
+    summary: &Summary,
+) -> Result<Option<String>> {
+    let rows: u64 = pool.iter().map(|p| p.rows() as u64).sum();
+    let (Some(&kept), Some(level0)) = (summary.subset_sizes.first(), summary.subsets.first())
+    else {
+        return Ok(None);
+    };
+    if summary.fraction >= 1.0 || rows < FOREIGN_ROWS_MIN || 2 * kept >= rows {
+        return Ok(None);
+    }
+    let mut probe: Vec<String> = Vec::new();
+    for src in pool {
+        let want = (SEED_PROBE_ROWS - probe.len()).min(src.rows());
+        probe.extend(src.ids().names(&(0..want).collect::<Vec<_>>())?);
+    }
+    let listed = (0..SEED_PROBES)
+        .filter(|&s| s != summary.seed)
+        .find(|&s| probe.iter().all(|id| level0.range.contains(id_hash(id, s))));
+    Ok(listed.map(|s| {
+        format!(
+            "only {kept} of the {rows} pool rows read lie in the hash sample at fraction {} (seed \
+             {}), but every row checked lies in the sample of seed {s}: the rows were listed by \
+             `tailrank sample --seed {s}`; scan them with --seed {s} (Python `seed={s}`)",
+            summary.fraction, summary.seed
+        )
+    }))
+}
+
+/// The seeds [`listed_seed_note`] tries, and how many rows it hashes under each.
+const SEED_PROBES: u64 = 16;
+const SEED_PROBE_ROWS: usize = 256;
+/// Fewer pool rows than this say too little to name a seed.
+const FOREIGN_ROWS_MIN: u64 = 20;
+
 /// The empty sample's message and its likely cause, read from the `f·rows` sampled items
 /// expected: under [`EMPTY_SAMPLE_EXPECTED`] an empty sample is plausible (too few rows for
 /// the fraction), above it the rows are unlikely to be the sample's.
@@ -284,6 +327,59 @@ mod tests {
             let e = r(Some(10)).pool_size(f, 200).unwrap_err().to_string();
             assert!(e.contains("N = 10") && e.contains("200 pool rows"), "{e}");
         }
+    }
+
+    /// Rows of seed 3's sample scanned at seed 0 name seed 3; a shard of the whole pool (about
+    /// f of its rows kept under any seed) and the sample's own scan name none.
+    #[test]
+    fn rows_listed_with_another_seed_name_it() {
+        use crate::formats::descriptors::InMemoryDescriptors;
+        use crate::sample::HashRange;
+        let f = 0.25;
+        let range = HashRange::fraction(f).unwrap();
+        let all: Vec<String> = (0..4000).map(|i| format!("img{i}")).collect();
+        let of_seed3: Vec<String> = all
+            .iter()
+            .filter(|id| range.contains(id_hash(id, 3)))
+            .take(300)
+            .cloned()
+            .collect();
+        let kept_at = |ids: &[String], seed| {
+            ids.iter()
+                .filter(|id| range.contains(id_hash(id, seed)))
+                .count() as u64
+        };
+        let pool = |ids: &[String]| {
+            InMemoryDescriptors::new("pool", ids.to_vec(), 1, vec![1.0; ids.len()]).unwrap()
+        };
+        let summary = |seed, kept| Summary {
+            format_version: 3,
+            tool_version: String::new(),
+            model: String::new(),
+            query_set: "queries".into(),
+            pool_size: Some(1_000_000),
+            fraction: f,
+            seed,
+            top_m: 10,
+            core_size: 0,
+            subsets: crate::scan::config::subsets(f, f, 0, 10).unwrap(),
+            subset_sizes: vec![kept],
+            queries: Vec::new(),
+            inputs: Vec::new(),
+            pool_id_hashes: None,
+            ties_known: true,
+        };
+        let (foreign, shard) = (pool(&of_seed3), pool(&all[..300]));
+        let note = listed_seed_note(&[&foreign], &summary(0, kept_at(&of_seed3, 0))).unwrap();
+        let note = note.expect("seed 3 named");
+        assert!(
+            note.contains("sample of seed 3") && note.contains("--seed 3"),
+            "{note}"
+        );
+        let at_own_seed = summary(3, kept_at(&of_seed3, 3));
+        assert_eq!(listed_seed_note(&[&foreign], &at_own_seed).unwrap(), None);
+        let shard_scan = summary(0, kept_at(&all[..300], 0));
+        assert_eq!(listed_seed_note(&[&shard], &shard_scan).unwrap(), None);
     }
 
     /// Few rows for the fraction: chance; many rows: the wrong rows.
