@@ -7,7 +7,7 @@
 //! the summary last), after which the partial folder is removed.
 
 use super::engine::{Progress, ScanConfig};
-use super::request::{listed_seed_note, ScanRequest};
+use super::request::{listed_seed_note, sample_rows_note, ScanRequest};
 use super::resume::{
     output_failed, partial_dir_for, remove_partial, scan_resumable, ResumeOptions, ResumeReport,
 };
@@ -60,6 +60,10 @@ pub struct ScanFilesOutcome {
     /// the queries scanned a second time and the rows normalised
     /// ([`ScanOutput::notes`](super::engine::ScanOutput::notes)).
     pub notes: Vec<String>,
+    /// What the rows kept say of the rows read, for a front end to print as warnings: none in
+    /// the sample ([`sample_rows_note`]), or rows listed with another seed
+    /// ([`listed_seed_note`]).
+    pub warnings: Vec<String>,
     /// `ScanOutput::rescanned_queries` and `ScanOutput::renormalized_rows` of the scan.
     pub rescanned_queries: u64,
     pub renormalized_rows: u64,
@@ -166,9 +170,11 @@ impl ScanFiles {
         let scanned = written.map_err(|e| output_failed(&partial_dir, e))?;
         remove_partial(&partial_dir)?;
         let pool_refs: Vec<&dyn DescriptorSource> = pool.iter().map(|p| p.as_ref()).collect();
-        let seed_note = listed_seed_note(&pool_refs, &scanned.summary)?;
+        let mut warnings: Vec<String> = sample_rows_note(pool_rows, &scanned.summary)
+            .into_iter()
+            .collect();
+        warnings.extend(listed_seed_note(&pool_refs, &scanned.summary)?);
         let mut notes = request_notes;
-        notes.extend(seed_note.map(|n| format!("warning: {n}")));
         notes.extend(core_note);
         notes.extend(resume.notes(&partial_dir));
         notes.extend(scan_notes);
@@ -176,6 +182,7 @@ impl ScanFiles {
             summary: scanned.summary,
             pool_rows,
             notes,
+            warnings,
             rescanned_queries,
             renormalized_rows,
         })

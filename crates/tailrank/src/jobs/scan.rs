@@ -10,7 +10,6 @@ use crate::report::written::{grow_written, merge_written, sample_written, scan_w
 use crate::sample::write_sample;
 use crate::scan::config::ScanOptions;
 use crate::scan::job::ScanFiles;
-use crate::scan::request::sample_rows_note;
 use crate::summary::Summary;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -62,8 +61,8 @@ impl ScanJob {
         for note in &out.notes {
             console.err(&format!("tailrank scan: {note}"));
         }
-        if let Some(w) = sample_rows_note(out.pool_rows, &out.summary) {
-            console.warn(&w);
+        for w in &out.warnings {
+            console.warn(w);
         }
         let secs = started.elapsed().as_secs_f64();
         let line = scan_written(&out, self.files.pool.len(), &self.files.output, secs);
